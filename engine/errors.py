@@ -1,0 +1,43 @@
+"""The project's one error tree.
+
+Every error a user can cause is a :class:`TacgridError`. Its message says what was given,
+where, and how to fix it; the command line prints it as one line and exits with status 2.
+"""
+
+from __future__ import annotations
+
+
+class TacgridError(ValueError):
+    """Root of every user-facing error (bad file, bad argument, bad stat)."""
+
+
+class MapError(TacgridError):
+    """A map file that cannot be read or is not a usable grid."""
+
+
+class ArgumentError(TacgridError):
+    """A command-line argument or an API argument with a bad value."""
+
+
+class StatError(TacgridError):
+    """An unknown stat, or a stat value out of range."""
+
+
+class CheckError(TacgridError):
+    """A check expression that cannot be parsed."""
+
+
+class ScenarioError(TacgridError):
+    """A malformed scenario file."""
+
+
+def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
+    """Return ``" (did you mean 'x'?)"`` for the closest choice, or ``""``.
+
+    >>> did_you_mean("whisperspce", ["whisperspace", "d6"])
+    " (did you mean 'whisperspace'?)"
+    """
+    import difflib
+
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.5)
+    return f" (did you mean '{close[0]}'?)" if close else ""
