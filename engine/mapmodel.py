@@ -1,0 +1,203 @@
+"""The project's own map model, independent of pytmx and of any file format.
+
+A :class:`MapModel` is a grid plus, for every cell, an index into a small table of
+:class:`Terrain` records (cells that share every property share a record). Per-property
+numpy arrays (``move_codes()``, ``cost_array()``...) are derived from that table in one
+vectorised lookup, which is what the search and the renderer consume.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from engine.grid import Cell, Grid
+
+
+class Mode(StrEnum):
+    """The movement mode a cell forces (MAP-FORMAT.md, ``move``)."""
+
+    WALK = "walk"
+    CRAWL = "crawl"
+    SWIM = "swim"
+    CLIMB = "climb"
+    LADDER = "ladder"
+    GAP = "gap"
+    AIR = "air"
+    BLOCKED = "blocked"
+
+
+MODES: tuple[str, ...] = tuple(m.value for m in Mode)
+DIFFICULTIES: tuple[str, ...] = (
+    "none",
+    "very_easy",
+    "easy",
+    "moderate",
+    "difficult",
+    "very_difficult",
+    "heroic",
+)
+FALLS: tuple[str, ...] = ("hard", "soft", "water")
+UNITS: tuple[str, ...] = ("ft", "m")
+#: The properties a tile or a region object may set (MAP-FORMAT.md).
+TERRAIN_KEYS: tuple[str, ...] = ("terrain", "move", "difficulty", "dn", "cost", "height", "fall")
+
+
+@dataclass(frozen=True)
+class Terrain:
+    """Everything the rules need to know about one cell.
+
+    ``height`` is in the map's ``cell_unit``; ``None`` means the default (one cell for
+    ``climb``/``ladder``, 0 otherwise), resolved by :meth:`height_in_cells`.
+    """
+
+    name: str = "open"
+    move: str = "walk"
+    difficulty: str = "none"
+    dn: int | None = None
+    cost: float = 1.0
+    height: float | None = None
+    fall: str = "hard"
+
+    def height_in_cells(self, cell_size: float) -> float:
+        """Vertical extent in cells: a climb's length, a gap's depth, an obstacle's height."""
+        if self.height is None:
+            return 1.0 if self.move in ("climb", "ladder") else 0.0
+        return self.height / cell_size
+
+
+BLOCKED_EMPTY = Terrain(name="empty", move="blocked")
+
+
+@dataclass(frozen=True)
+class MapObject:
+    """A Tiled object as the model keeps it (position in map pixels, Tiled's object space)."""
+
+    id: int
+    name: str
+    cls: str
+    shape: str  # rectangle | ellipse | point | polygon | polyline | tile | text
+    x: float
+    y: float
+    width: float = 0.0
+    height: float = 0.0
+    rotation: float = 0.0
+    points: tuple[tuple[float, float], ...] = ()  # polygon/polyline, relative to (x, y)
+    properties: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Spawn:
+    id: str
+    cell: Cell
+
+
+@dataclass(frozen=True)
+class Exit:
+    name: str
+    cells: tuple[Cell, ...]
+
+
+@dataclass(frozen=True)
+class TileLayer:
+    """One tile layer's raw tile ids, for renderers (flip flags kept apart)."""
+
+    name: str
+    gids: np.ndarray  # (height, width) uint32, flags stripped; 0 = empty
+    flags: np.ndarray  # (height, width) uint8: Tiled's top four gid bits >> 28
+    visible: bool = True
+    opacity: float = 1.0
+    offset: tuple[float, float] = (0.0, 0.0)
+    terrain: bool = True
+
+
+@dataclass
+class MapModel:
+    """A loaded map: grid, terrain per cell, objects, spawns and exits.
+
+    >>> from engine.grid import Grid
+    >>> g = Grid("orthogonal", 3, 2, 32, 32)
+    >>> m = MapModel.uniform(g, Terrain())
+    >>> m.terrain_at((2, 1)).move
+    'walk'
+    """
+
+    grid: Grid
+    terrain_ids: np.ndarray  # (height, width) int32 indices into ``terrains``
+    terrains: tuple[Terrain, ...]
+    path: str = ""
+    properties: dict[str, Any] = field(default_factory=dict)
+    cell_size: float | None = None  # from the map; None = the system's default
+    cell_unit: str | None = None
+    system: str | None = None
+    spawns: tuple[Spawn, ...] = ()
+    exits: tuple[Exit, ...] = ()
+    objects: tuple[MapObject, ...] = ()
+    layers: tuple[TileLayer, ...] = ()
+    origin: Cell = (0, 0)  # Tiled coordinates of cell (0, 0): non-zero for infinite maps
+    notes: tuple[str, ...] = ()  # what the loader changed or ignored, for `info`
+
+    @classmethod
+    def uniform(cls, grid: Grid, terrain: Terrain, **kwargs: Any) -> MapModel:
+        ids = np.zeros((grid.height, grid.width), dtype=np.int32)
+        return cls(grid=grid, terrain_ids=ids, terrains=(terrain,), **kwargs)
+
+    @property
+    def width(self) -> int:
+        return self.grid.width
+
+    @property
+    def height(self) -> int:
+        return self.grid.height
+
+    def terrain_at(self, cell: Cell) -> Terrain:
+        c, r = cell
+        return self.terrains[int(self.terrain_ids[r, c])]
+
+    def _lookup(self, values: list[Any], dtype: Any) -> np.ndarray:
+        return np.asarray(values, dtype=dtype)[self.terrain_ids]
+
+    def move_codes(self) -> np.ndarray:
+        """(height, width) uint8 array of indices into :data:`MODES`."""
+        return self._lookup([MODES.index(t.move) for t in self.terrains], np.uint8)
+
+    def cost_array(self) -> np.ndarray:
+        return self._lookup([t.cost for t in self.terrains], np.float64)
+
+    def difficulty_codes(self) -> np.ndarray:
+        return self._lookup([DIFFICULTIES.index(t.difficulty) for t in self.terrains], np.uint8)
+
+    def mode_counts(self) -> dict[str, int]:
+        """Cells per movement mode, every mode listed (0 where absent)."""
+        per_terrain = np.bincount(self.terrain_ids.ravel(), minlength=len(self.terrains))
+        counts = dict.fromkeys(MODES, 0)
+        for t, n in zip(self.terrains, per_terrain.tolist(), strict=True):
+            counts[t.move] += n
+        return counts
+
+    def terrain_counts(self) -> dict[str, int]:
+        per_terrain = np.bincount(self.terrain_ids.ravel(), minlength=len(self.terrains))
+        counts: dict[str, int] = {}
+        for t, n in zip(self.terrains, per_terrain.tolist(), strict=True):
+            if n:
+                counts[t.name] = counts.get(t.name, 0) + n
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def with_terrain(self, cells: list[Cell], override: dict[str, Any]) -> None:
+        """Apply a region's properties to ``cells`` in place (new records as needed)."""
+        table = list(self.terrains)
+        remap: dict[int, int] = {}
+        for c, r in cells:
+            old = int(self.terrain_ids[r, c])
+            if old not in remap:
+                new = replace(table[old], **override)
+                try:
+                    remap[old] = table.index(new)
+                except ValueError:
+                    table.append(new)
+                    remap[old] = len(table) - 1
+            self.terrain_ids[r, c] = remap[old]
+        self.terrains = tuple(table)

@@ -1,0 +1,269 @@
+"""The Tiled reader: the shared corpus, text-drawn maps, and broken files."""
+
+from __future__ import annotations
+
+import base64
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tmxtext
+from conftest import CORPUS
+
+from engine.errors import MapError
+from engine.tiled import load_map
+
+CORPUS_MAPS = sorted(CORPUS.rglob("*.tmx"))
+# Files in the corpus that are broken on purpose (Tiled's own error tests).
+EXPECTED_ERRORS = {
+    "tile_image_not_found_in_tileset.tmx": "hexmini_typo.png' not found",
+    "tileset_image_not_found_in_map.tmx": "isometric_grass_and_water_typo.png' not found",
+    "tileset_image_not_found_in_tileset.tmx": "tmw_desert_spacing_typo.png' not found",
+    "tileset_not_found.tmx": "tileset_image_not_found_in_tileset_typo.tsx' not found",
+}
+
+
+def test_corpus_is_there() -> None:
+    assert len(CORPUS_MAPS) >= 40
+
+
+@pytest.mark.parametrize("path", CORPUS_MAPS, ids=lambda p: str(p.relative_to(CORPUS)))
+def test_corpus_map_loads_or_fails_in_one_line(path: Path) -> None:
+    if path.name in EXPECTED_ERRORS:
+        with pytest.raises(MapError) as err:
+            load_map(path)
+        msg = str(err.value)
+        assert "\n" not in msg and str(path) in msg and EXPECTED_ERRORS[path.name] in msg
+        return
+    m = load_map(path)
+    assert m.terrain_ids.shape == (m.height, m.width)
+    assert sum(m.mode_counts().values()) == m.width * m.height
+
+
+def test_every_layer_encoding_gives_the_same_cells() -> None:
+    base = load_map(CORPUS / "pytiled-parser/layer_tests/b64/map.tmx")
+    for name in ("b64_gzip", "b64_zlib", "b64_zstd", "all_layer_types"):
+        other = load_map(CORPUS / f"pytiled-parser/layer_tests/{name}/map.tmx")
+        assert np.array_equal(base.layers[0].gids, other.layers[0].gids), name
+
+
+def test_infinite_map_with_float_offsets_is_cropped_to_its_chunks() -> None:
+    m = load_map(CORPUS / "pytiled-parser/layer_tests/infinite_map/map.tmx")
+    assert (m.width, m.height) == (8, 8)
+    assert any("infinite" in n for n in m.notes)
+    assert any(
+        lay.offset != (0.0, 0.0) and not float(lay.offset[0]).is_integer() for lay in m.layers
+    )
+
+
+def test_template_objects_are_resolved() -> None:
+    m = load_map(CORPUS / "pytiled-parser/map_tests/template/map.tmx")
+    assert m.objects and all("template" not in o.properties for o in m.objects)
+    # The template gives the object its size.
+    assert any(o.width > 0 for o in m.objects)
+
+
+def test_object_shapes_are_told_apart() -> None:
+    m = load_map(CORPUS / "pytiled-parser/layer_tests/all_layer_types/map.tmx")
+    shapes = {o.shape for o in load_map(CORPUS / "tiled-tests/data/mapobject.tmx").objects}
+    assert m is not None and shapes
+    m2 = load_map(CORPUS / "tiled-examples/sticker-knight/map/sandbox.tmx")
+    kinds = {o.shape for o in m2.objects}
+    assert "tile" in kinds
+
+
+def test_hex_rotation_bit_is_stripped() -> None:
+    m = load_map(CORPUS / "tiled-examples/test_hexagonal_tile_60x60x30.tmx")
+    lay = m.layers[0]
+    assert int(lay.gids.max()) < 0x10000000
+    assert (lay.flags & 0x1).any(), "the 120-degree bit is kept as a flag"
+
+
+# --------------------------------------------------------------------------- drawn maps
+
+DRAWING = [
+    "..,,##~~",
+    ".^H.#_O.",
+    "a.....~.",
+]
+
+
+@pytest.mark.parametrize("encoding", ["csv", "base64", "base64-zlib"])
+def test_cells_match_the_drawing(tmp_path: Path, encoding: str) -> None:
+    m = load_map(tmxtext.write(tmp_path / "m.tmx", DRAWING, encoding=encoding))
+    for r, row in enumerate(DRAWING):
+        for c, ch in enumerate(row):
+            t = m.terrain_at((c, r))
+            assert t.move == tmxtext.LEGEND[ch]["move"], (c, r, ch)
+            assert t.name == tmxtext.LEGEND[ch]["terrain"]
+    counts = m.mode_counts()
+    assert counts["walk"] == sum(row.count(".") + row.count(",") for row in DRAWING)
+    assert counts["blocked"] == 3 and counts["swim"] == 3 and counts["air"] == 1
+    assert m.terrain_at((2, 0)).cost == 2.0
+    assert m.terrain_at((1, 1)).difficulty == "difficult" and m.terrain_at((1, 1)).height == 10.0
+
+
+def test_empty_cells_are_blocked(tmp_path: Path) -> None:
+    m = load_map(tmxtext.write(tmp_path / "m.tmx", [". .", "..."]))
+    assert m.terrain_at((1, 0)).move == "blocked"
+    assert m.mode_counts()["blocked"] == 1
+
+
+def _layer(name: str, rows: list[str], props: str = "") -> str:
+    gids = tmxtext.gid_rows(rows)
+    data = ",".join(str(g) for r in gids for g in r)
+    return (
+        f'<layer name="{name}" width="{len(rows[0])}" height="{len(rows)}">{props}'
+        f'<data encoding="csv">{data}</data></layer>'
+    )
+
+
+def test_top_most_layer_that_sets_a_property_wins(tmp_path: Path) -> None:
+    # A bridge layer over water sets only `move`; the water below still gives `fall`.
+    bridge_ts = (
+        '<tileset firstgid="100" name="bridge" tilewidth="32" tileheight="32" tilecount="1" columns="1">'
+        '<tile id="0"><properties><property name="move" value="walk"/></properties></tile></tileset>'
+    )
+    over = '<layer name="bridge" width="3" height="1"><data encoding="csv">0,100,0</data></layer>'
+    deco = _layer(
+        "decor",
+        ["###"],
+        '<properties><property name="terrain_layer" type="bool" value="false"/></properties>',
+    )
+    text = tmxtext.tmx(["~~~"], extra_layers=over + deco).replace(
+        "</tileset>", "</tileset>" + bridge_ts, 1
+    )
+    path = tmp_path / "bridge.tmx"
+    path.write_text(text)
+    m = load_map(path)
+    assert [m.terrain_at((c, 0)).move for c in range(3)] == ["swim", "walk", "swim"]
+    assert m.terrain_at((1, 0)).fall == "water" and m.terrain_at((1, 0)).name == "water"
+
+
+def test_regions_spawns_and_exits(tmp_path: Path) -> None:
+    rows = ["......", "......", "......"]
+    objects = (
+        '<objectgroup name="objects">'
+        '<object id="1" name="mud" x="32" y="0" width="64" height="64">'
+        '<properties><property name="cost" type="float" value="3"/>'
+        '<property name="terrain" value="mud"/></properties></object>'
+        '<object id="2" name="hero" type="spawn" x="170" y="80"><point/></object>'
+        '<object id="3" name="door" type="exit" x="0" y="64" width="32" height="32"/>'
+        '<object id="4" name="pond" x="128" y="0" width="64" height="64">'
+        '<properties><property name="move" value="swim"/></properties><ellipse/></object>'
+        "</objectgroup>"
+    )
+    m = load_map(tmxtext.write(tmp_path / "m.tmx", rows, objects=objects))
+    assert {(c, r) for r in range(3) for c in range(6) if m.terrain_at((c, r)).cost == 3} == {
+        (1, 0),
+        (2, 0),
+        (1, 1),
+        (2, 1),
+    }
+    assert m.terrain_at((1, 0)).name == "mud"
+    assert [(s.id, s.cell) for s in m.spawns] == [("hero", (5, 2))]
+    assert [(e.name, e.cells) for e in m.exits] == [("door", ((0, 2),))]
+    swim = {(c, r) for r in range(3) for c in range(6) if m.terrain_at((c, r)).move == "swim"}
+    assert swim == {(4, 0), (5, 0), (4, 1), (5, 1)}
+
+
+@pytest.mark.parametrize("axis", ["x", "y"])
+@pytest.mark.parametrize("index", ["odd", "even"])
+def test_hex_maps_all_variants(tmp_path: Path, axis: str, index: str) -> None:
+    rows = ["..#..", ".~~..", "....."]
+    tile = (32, 28) if axis == "y" else (28, 32)
+    m = load_map(
+        tmxtext.write(
+            tmp_path / "h.tmx",
+            rows,
+            orientation="hexagonal",
+            tile=tile,
+            hexside=16,
+            stagger=(axis, index),
+        )
+    )
+    assert m.grid.kind == "hex" and (m.grid.stagger_axis, m.grid.stagger_index) == (axis, index)
+    assert m.mode_counts()["swim"] == 2 and m.mode_counts()["blocked"] == 1
+
+
+def test_large_map(tmp_path: Path) -> None:
+    rows = ["." * 299 + "#"] * 300
+    m = load_map(tmxtext.write(tmp_path / "big.tmx", rows, encoding="base64-zlib"))
+    assert (m.width, m.height) == (300, 300)
+    assert m.mode_counts()["blocked"] == 300
+
+
+# --------------------------------------------------------------------------- broken files
+
+
+def _broken(tmp_path: Path, name: str, content: str | bytes) -> Path:
+    p = tmp_path / name
+    p.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return p
+
+
+GOOD = tmxtext.tmx(["...", "..."])
+BROKEN = {
+    "empty": ("", "empty"),
+    "truncated": (GOOD[: len(GOOD) // 2], "truncated"),
+    "garbage": (b"\x00\xff garbage \x13", "not a readable Tiled XML"),
+    "not a map": ('<tileset name="x"/>', "not a Tiled map"),
+    "unknown orientation": (
+        GOOD.replace('orientation="orthogonal"', 'orientation="spiral"'),
+        "unknown orientation 'spiral'",
+    ),
+    "missing tileset": (
+        GOOD.replace('<tileset firstgid="1"', '<tileset firstgid="1" source="nope.tsx"'),
+        "tileset 'nope.tsx' not found",
+    ),
+    "short layer": (GOOD.replace("1,1,1\n</data>", "1,1\n</data>"), "has 5 tiles, expected 6"),
+    "bad csv": (GOOD.replace("1,1,1\n</data>", "1,x,1\n</data>"), "not a list of numbers"),
+    "unknown gid": (GOOD.replace("1,1,1\n</data>", "1,1,77\n</data>"), "tile id 77"),
+    "huge": (
+        GOOD.replace('width="3" height="2" tilewidth', 'width="100000" height="100000" tilewidth'),
+        "at most",
+    ),
+    "bad move": (GOOD.replace('name="move" value="walk"', 'name="move" value="fly"'), "move='fly'"),
+    "bad base64": (
+        '<map orientation="orthogonal" width="1" height="1" tilewidth="8" tileheight="8"><layer name="a" width="1" height="1"><data encoding="base64" compression="zlib">!!!!</data></layer></map>',
+        "cannot be decoded",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_broken_files_fail_in_one_line(tmp_path: Path, case: str) -> None:
+    content, expected = BROKEN[case]
+    p = _broken(tmp_path, "broken.tmx", content)
+    with pytest.raises(MapError) as err:
+        load_map(p)
+    msg = str(err.value)
+    assert "\n" not in msg and str(p) in msg and expected in msg, msg
+
+
+def test_missing_file() -> None:
+    with pytest.raises(MapError, match="not found"):
+        load_map("/nonexistent/map.tmx")
+
+
+def test_external_json_tileset(tmp_path: Path) -> None:
+    m = load_map(CORPUS / "pytiled-parser/map_tests/cross_format_tileset/map.tmx")
+    assert m.width == 8
+
+
+def test_rotation_bit_in_drawn_map(tmp_path: Path) -> None:
+    water = tmxtext.CHARS.index("~") + 1
+    flat = struct.pack("<3I", water | 0x10000000, water | 0x80000000, water)
+    data = base64.b64encode(zlib.compress(flat)).decode()
+    text = tmxtext.tmx(["~~~"], encoding="base64-zlib")
+    start = text.index('<data encoding="base64" compression="zlib">') + len(
+        '<data encoding="base64" compression="zlib">'
+    )
+    end = text.index("</data>")
+    p = tmp_path / "rot.tmx"
+    p.write_text(text[:start] + data + text[end:])
+    m = load_map(p)
+    assert [m.terrain_at((c, 0)).move for c in range(3)] == ["swim"] * 3
+    assert m.layers[0].flags.tolist() == [[1, 8, 0]]

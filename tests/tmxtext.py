@@ -1,0 +1,106 @@
+"""Write small Tiled maps from text drawings, for tests and benchmarks.
+
+Each character of a drawing is one cell; LEGEND maps it to the tile's properties. The
+tileset is embedded (no image), so the files are self-contained.
+"""
+
+from __future__ import annotations
+
+import base64
+import zlib
+from pathlib import Path
+from typing import Any
+
+LEGEND: dict[str, dict[str, Any]] = {
+    ".": {"terrain": "open", "move": "walk"},
+    ",": {"terrain": "rough", "move": "walk", "cost": 2.0},
+    "#": {"terrain": "wall", "move": "blocked"},
+    "~": {"terrain": "water", "move": "swim", "difficulty": "easy", "fall": "water"},
+    "^": {"terrain": "cliff", "move": "climb", "difficulty": "difficult", "height": 10.0},
+    "H": {"terrain": "ladder", "move": "ladder"},
+    "_": {"terrain": "crawlspace", "move": "crawl"},
+    "O": {"terrain": "pit", "move": "gap", "height": 10.0},
+    "a": {"terrain": "sky", "move": "air"},
+}
+CHARS = list(LEGEND)
+
+
+def _prop(name: str, value: Any) -> str:
+    if isinstance(value, float):
+        return f'<property name="{name}" type="float" value="{value}"/>'
+    if isinstance(value, int):
+        return f'<property name="{name}" type="int" value="{value}"/>'
+    return f'<property name="{name}" value="{value}"/>'
+
+
+def tileset_xml(firstgid: int = 1) -> str:
+    tiles = []
+    for i, ch in enumerate(CHARS):
+        props = LEGEND[ch]
+        inner = "".join(_prop(k, v) for k, v in props.items() if k != "terrain")
+        tiles.append(
+            f'<tile id="{i}" type="{props["terrain"]}"><properties>{inner}</properties></tile>'
+        )
+    return (
+        f'<tileset firstgid="{firstgid}" name="terrain" tilewidth="32" tileheight="32" '
+        f'tilecount="{len(CHARS)}" columns="{len(CHARS)}">' + "".join(tiles) + "</tileset>"
+    )
+
+
+def gid_rows(rows: list[str]) -> list[list[int]]:
+    """Tiled gids for a drawing (space = no tile)."""
+    return [[0 if ch == " " else CHARS.index(ch) + 1 for ch in row] for row in rows]
+
+
+def tmx(
+    rows: list[str],
+    *,
+    orientation: str = "orthogonal",
+    tile: tuple[int, int] = (32, 32),
+    hexside: int = 0,
+    stagger: tuple[str, str] = ("y", "odd"),
+    encoding: str = "csv",
+    properties: dict[str, Any] | None = None,
+    objects: str = "",
+    extra_layers: str = "",
+) -> str:
+    """A whole .tmx document for the drawing."""
+    height = len(rows)
+    width = len(rows[0])
+    assert all(len(r) == width for r in rows), "ragged drawing"
+    gids = gid_rows(rows)
+    if encoding == "csv":
+        data = (
+            '<data encoding="csv">\n'
+            + ",\n".join(",".join(map(str, r)) for r in gids)
+            + "\n</data>"
+        )
+    else:
+        flat = b"".join(g.to_bytes(4, "little") for r in gids for g in r)
+        if encoding == "base64-zlib":
+            data = f'<data encoding="base64" compression="zlib">{base64.b64encode(zlib.compress(flat)).decode()}</data>'
+        else:
+            data = f'<data encoding="base64">{base64.b64encode(flat).decode()}</data>'
+    hexattrs = ""
+    if orientation in ("hexagonal", "staggered"):
+        hexattrs = f' staggeraxis="{stagger[0]}" staggerindex="{stagger[1]}"'
+        if orientation == "hexagonal":
+            hexattrs = f' hexsidelength="{hexside}"' + hexattrs
+    props = ""
+    if properties:
+        props = (
+            "<properties>" + "".join(_prop(k, v) for k, v in properties.items()) + "</properties>"
+        )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<map version="1.10" tiledversion="1.10.2" orientation="{orientation}" renderorder="right-down" '
+        f'width="{width}" height="{height}" tilewidth="{tile[0]}" tileheight="{tile[1]}"{hexattrs} infinite="0">'
+        f"{props}{tileset_xml()}"
+        f'<layer id="1" name="ground" width="{width}" height="{height}">{data}</layer>'
+        f"{extra_layers}{objects}</map>\n"
+    )
+
+
+def write(path: Path, rows: list[str], **kwargs: Any) -> Path:
+    path.write_text(tmx(rows, **kwargs), encoding="utf-8")
+    return path
