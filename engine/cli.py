@@ -1,0 +1,284 @@
+"""The command line (CONTRACT.md): `tacgrid COMMAND ...`.
+
+Every command that reports takes ``--json`` and then prints exactly one JSON document on
+stdout. A user error is one line on stderr and exit status 2 (``--debug`` adds the
+traceback); "no path" style answers exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from engine.errors import ArgumentError, TacgridError, did_you_mean
+
+#: The repository root (maps/, scenarios/, assets/ live beside engine/).
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_MAP = ROOT / "maps" / "encounter.tmx"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage, so errors stay one line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ArgumentError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+def _print_json(doc: Any) -> None:
+    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+
+
+# --------------------------------------------------------------------------- info
+
+
+def info_report(path: str) -> dict[str, Any]:
+    """The `info` JSON for a map file (CONTRACT.md)."""
+    from engine.tiled import load_map
+
+    model = load_map(path)
+    g = model.grid
+    size, unit, source = model.cell_size, model.cell_unit, "map"
+    if size is None or unit is None:
+        source = "default"
+        size = size if size is not None else 5.0
+        unit = unit or "ft"
+    staggered = g.orientation in ("hexagonal", "staggered")
+    return {
+        "path": path,
+        "orientation": g.orientation,
+        "grid": g.kind,
+        "stagger_axis": g.stagger_axis if staggered else None,
+        "stagger_index": g.stagger_index if staggered else None,
+        "hex_side": g.hex_side if g.orientation == "hexagonal" else None,
+        "width": g.width,
+        "height": g.height,
+        "tile_width": g.tile_width,
+        "tile_height": g.tile_height,
+        "pixel_size": list(g.pixel_size()),
+        "cell_size": size,
+        "cell_unit": unit,
+        "cell_size_source": source,
+        "diagonals": g.diagonals if g.kind != "hex" else None,
+        "system": model.system,
+        "cells": model.mode_counts(),
+        "terrain": model.terrain_counts(),
+        "spawns": [{"id": s.id, "cell": list(s.cell)} for s in model.spawns],
+        "exits": [{"name": e.name, "cells": [list(c) for c in e.cells]} for e in model.exits],
+        "layers": [lay.name for lay in model.layers],
+        "origin": list(model.origin),
+        "notes": list(model.notes),
+    }
+
+
+def format_info(rep: dict[str, Any]) -> str:
+    lines = [f"{rep['path']}"]
+    grid = rep["grid"]
+    if rep["orientation"] == "hexagonal":
+        top = "pointy-top" if rep["stagger_axis"] == "y" else "flat-top"
+        grid = f"hex ({top}, stagger {rep['stagger_axis']}/{rep['stagger_index']}, side {rep['hex_side']})"
+    elif rep["orientation"] == "staggered":
+        grid = f"staggered diamond (stagger {rep['stagger_axis']}/{rep['stagger_index']})"
+    elif rep["orientation"] == "isometric":
+        grid = "square (drawn isometric)"
+    lines.append(f"  grid      {grid}, {rep['width']} x {rep['height']} cells")
+    lines.append(
+        f"  tiles     {rep['tile_width']} x {rep['tile_height']} px, map "
+        f"{rep['pixel_size'][0]} x {rep['pixel_size'][1]} px"
+    )
+    src = "" if rep["cell_size_source"] == "map" else " (default; set map property cell_size)"
+    lines.append(f"  cell      {rep['cell_size']:g} {rep['cell_unit']}{src}")
+    if rep["diagonals"]:
+        lines.append(f"  diagonals {rep['diagonals']}")
+    if rep["system"]:
+        lines.append(f"  system    {rep['system']}")
+    total = rep["width"] * rep["height"]
+    lines.append("  cells by movement mode:")
+    for mode, n in rep["cells"].items():
+        if n:
+            lines.append(f"    {mode:<8} {n:>8}  {100 * n / total:5.1f}%")
+    lines.append("  terrain:")
+    for name, n in list(rep["terrain"].items())[:12]:
+        lines.append(f"    {name:<16} {n:>8}")
+    if len(rep["terrain"]) > 12:
+        lines.append(f"    ... {len(rep['terrain']) - 12} more")
+    if rep["spawns"]:
+        spawns = ", ".join(f"{s['id']} {s['cell'][0]},{s['cell'][1]}" for s in rep["spawns"])
+        lines.append(f"  spawns    {spawns}")
+    if rep["exits"]:
+        exits = ", ".join(f"{e['name']} ({len(e['cells'])} cells)" for e in rep["exits"])
+        lines.append(f"  exits     {exits}")
+    for note in rep["notes"]:
+        lines.append(f"  note: {note}")
+    return "\n".join(lines)
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    rep = info_report(args.map)
+    if args.json:
+        _print_json(rep)
+    else:
+        print(format_info(rep))
+    return 0
+
+
+# --------------------------------------------------------------------------- systems
+
+
+def parse_sets(pairs: list[str] | None) -> dict[str, str]:
+    """``--set key=value`` (repeatable) -> dict."""
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise ArgumentError(f"--set {pair}: expected key=value, e.g. --set wild_one=none")
+        k, v = pair.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def make_system(name: str, sets: list[str] | None) -> Any:
+    from engine import systems
+
+    return systems.create(name, parse_sets(sets))
+
+
+def cmd_systems(args: argparse.Namespace) -> int:
+    from engine import systems
+
+    docs = [systems.get(n).describe() for n in systems.names()]
+    if args.json:
+        _print_json({"systems": docs})
+        return 0
+    for d in docs:
+        print(f"{d['name']}: {d['title']} ({d['source']})")
+        print(
+            f"  unit {d['unit']}, cell {d['cell_size']} {d['unit']}, {d['turn']['name']} of "
+            f"{d['turn']['seconds']} s, {d['turn']['actions']} action(s); paces: "
+            f"{', '.join(d['paces'])} (default {d['default_pace']})"
+        )
+        print("  stats:")
+        for st in d["stats"]:
+            extra = f" [{' | '.join(st['choices'])}]" if "choices" in st else ""
+            print(
+                f"    {st['name']:<14} {st['type']:<7} default {st['default']!s:<8}{extra} {st.get('help', '')}"
+            )
+        if d["settings"]:
+            print("  settings (--set key=value):")
+            for st in d["settings"]:
+                extra = f" [{' | '.join(st['choices'])}]" if "choices" in st else ""
+                print(
+                    f"    {st['name']:<22} default {st['default']!s:<10}{extra} {st.get('help', '')}"
+                )
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    system = make_system(args.system, args.set)
+    token = system.token(args.token or "")
+    rep = system.stats_report(token)
+    if args.json:
+        _print_json(rep)
+        return 0
+    print(f"{rep['system']}: {', '.join(f'{k}={v}' for k, v in rep['stats'].items())}")
+    print(f"  rates ({rep['unit']}): " + ", ".join(f"{k} {v}" for k, v in rep["rates"].items()))
+    print(
+        f"  cells per {rep['turn']['name']} moving the whole {rep['turn']['name']} "
+        f"({rep['cell_size']} {rep['unit']} cells):"
+    )
+    for mode, n in rep["per_turn"].items():
+        if mode != "blocked":
+            print(f"    {mode:<8} {n}")
+    print(f"  encumbrance {rep['encumbrance']}")
+    shown = {
+        "system",
+        "unit",
+        "cell_size",
+        "turn",
+        "stats",
+        "rates",
+        "per_turn",
+        "encumbrance",
+        "state",
+        "settings",
+    }
+    for key, value in rep.items():
+        if key not in shown:
+            print(f"  {key}: {json.dumps(value)}")
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+
+
+COMMAND_NAMES: list[str] = []
+
+
+def build_parser() -> _Parser:
+    p = _Parser(prog="tacgrid", description="Tactical grid movement simulator")
+    p.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    s = sub.add_parser("info", help="what a map is")
+    s.add_argument("map", help="a Tiled .tmx file")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.set_defaults(func=cmd_info)
+
+    s = sub.add_parser("systems", help="rule systems, their stats and settings")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.set_defaults(func=cmd_systems)
+
+    s = sub.add_parser("stats", help="a token's derived movement figures")
+    _system_args(s)
+    s.set_defaults(func=cmd_stats)
+    COMMAND_NAMES[:] = list(sub.choices)
+    return p
+
+
+def _system_args(s: argparse.ArgumentParser, token: bool = True) -> None:
+    s.add_argument("--system", required=True, help="rule system (see `tacgrid systems`)")
+    if token:
+        s.add_argument("--token", default="", help="key=value,key=value or a YAML/JSON file")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="change a rule setting")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `tacgrid` and `python main.py`."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        parser = build_parser()
+        if not argv or argv == ["--debug"]:
+            # No viewer yet: the default job describes the shipped encounter map.
+            argv = [*argv, "info", os.path.relpath(DEFAULT_MAP)]
+        known = set(COMMAND_NAMES)
+        first = next((a for a in argv if not a.startswith("-")), None)
+        if first is not None and first not in known:
+            raise ArgumentError(
+                f"tacgrid: unknown command '{first}'{did_you_mean(first, sorted(known))}; "
+                f"commands: {', '.join(sorted(known))}"
+            )
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 0
+        return int(args.func(args))
+    except TacgridError as exc:
+        if debug:
+            traceback.print_exc()
+        sys.stderr.write(f"tacgrid: {exc}\n" if not str(exc).startswith("tacgrid") else f"{exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("tacgrid: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
