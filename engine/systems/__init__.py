@@ -1,0 +1,49 @@
+"""Rule systems, found automatically.
+
+Every module in this package that defines ``SYSTEM`` (a
+:class:`~engine.systems.base.RuleSystem` subclass) is a registered system: adding a
+system is adding one module, nothing else changes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+from typing import Any
+
+from engine.errors import ArgumentError, did_you_mean
+
+
+@cache
+def _registry() -> dict[str, type]:
+    found: dict[str, type] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_") or info.name == "base":
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        system = getattr(module, "SYSTEM", None)
+        if system is not None:
+            found[system.name] = system
+    return dict(sorted(found.items()))
+
+
+def names() -> list[str]:
+    """Registered system names, sorted."""
+    return list(_registry())
+
+
+def get(name: str) -> Any:
+    """The RuleSystem class called ``name``; unknown names get a "did you mean"."""
+    reg = _registry()
+    if name not in reg:
+        raise ArgumentError(
+            f"--system {name}: unknown rule system{did_you_mean(name, list(reg))}; "
+            f"systems: {', '.join(reg)}"
+        )
+    return reg[name]
+
+
+def create(name: str, settings: dict[str, Any] | None = None) -> Any:
+    """An instance of system ``name`` with ``settings`` (``--set`` values) applied."""
+    return get(name)(settings)

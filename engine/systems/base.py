@@ -1,0 +1,432 @@
+"""The shape every rule system follows.
+
+A rule system is a :class:`RuleSystem` subclass in its own module under
+``engine/systems/`` that sets ``SYSTEM = TheClass``. Class-level metadata (its stats,
+its settings, units and turn structure) is data; behaviour is a handful of hooks:
+
+* :meth:`RuleSystem.rate` - how far a token gets per turn in a movement mode at a pace;
+* :meth:`RuleSystem.rates` / :meth:`RuleSystem.extra_stats` - the system's own figures;
+* :meth:`RuleSystem.cell_check` - the check a cell's terrain asks, if any;
+* :meth:`RuleSystem.apply_check` - a check result's effect on the token's state;
+* :meth:`RuleSystem.start_turn` / :meth:`RuleSystem.end_turn` - per-turn upkeep;
+* :meth:`RuleSystem.parse_check` - the ``odds``/``roll`` check syntax.
+
+Token state (cell, mode, conditions, encumbrance, fractional progress) is explicit data
+in :class:`TokenState`, never hidden in the system object, so a log can replay it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from engine.errors import ArgumentError, StatError, did_you_mean
+from engine.grid import Cell
+from engine.mapmodel import MODES, Terrain
+
+# --------------------------------------------------------------------------- values
+
+_TRUE = ("true", "yes", "1", "on")
+_FALSE = ("false", "no", "0", "off")
+
+
+def exact(value: Any) -> Fraction:
+    """An exact fraction from an int, a Fraction, or text like ``7.5`` or ``15/2``."""
+    if isinstance(value, bool):
+        raise ValueError("not a number")
+    if isinstance(value, Fraction | int):
+        return Fraction(value)
+    if isinstance(value, float):
+        # Floats from YAML/JSON are decimal literals: read them as the decimal they show.
+        return Fraction(repr(value))
+    return Fraction(str(value).strip())
+
+
+def jsonable(value: Any) -> Any:
+    """Exact numbers for JSON: whole fractions as ints, others as ``"a/b"`` strings."""
+    if isinstance(value, Fraction):
+        return int(value) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Param:
+    """A stat or a setting: its name, type, range and default.
+
+    ``kind`` is one of ``int``, ``number`` (exact Fraction), ``bool``, ``choice``,
+    ``dice`` (a D6 die code such as ``3D+2``) or ``text``.
+    """
+
+    name: str
+    kind: str
+    default: Any = None
+    minimum: Any = None
+    maximum: Any = None
+    choices: tuple[str, ...] = ()
+    help: str = ""
+    unit: str = ""
+
+    def allowed(self) -> str:
+        if self.kind == "choice":
+            return " | ".join(self.choices)
+        if self.kind == "bool":
+            return "true | false"
+        if self.kind == "dice":
+            return "a die code such as 3D+2"
+        lo = "" if self.minimum is None else f">= {jsonable(self.minimum)}"
+        hi = "" if self.maximum is None else f"<= {jsonable(self.maximum)}"
+        what = "a whole number" if self.kind == "int" else "a number (7.5 or 15/2)"
+        return " ".join(x for x in (what, lo, "and" if lo and hi else "", hi) if x)
+
+    def parse(self, raw: Any, where: str) -> Any:
+        """Validate ``raw`` and return it typed; bad values raise one clear line."""
+
+        def bad() -> StatError:
+            return StatError(f"{where} {self.name}={raw!r}: expected {self.allowed()}")
+
+        if self.kind == "bool":
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in _TRUE:
+                return True
+            if text in _FALSE:
+                return False
+            raise bad()
+        if self.kind == "choice":
+            text = str(raw).strip()
+            if text not in self.choices:
+                raise StatError(
+                    f"{where} {self.name}={raw!r}: expected {self.allowed()}"
+                    f"{did_you_mean(text, self.choices)}"
+                )
+            return text
+        if self.kind == "dice":
+            from engine.dice import DieCode
+
+            try:
+                return str(DieCode.parse(str(raw)))
+            except ValueError:
+                raise bad() from None
+        if self.kind == "text":
+            return str(raw)
+        try:
+            value = exact(raw)
+        except (ValueError, ZeroDivisionError):
+            raise bad() from None
+        if self.kind == "int":
+            if value.denominator != 1:
+                raise bad()
+            value = Fraction(int(value))
+        if (self.minimum is not None and value < self.minimum) or (
+            self.maximum is not None and value > self.maximum
+        ):
+            raise bad()
+        return int(value) if self.kind == "int" else value
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "type": self.kind,
+            "default": jsonable(self.default),
+        }
+        if self.choices:
+            out["choices"] = list(self.choices)
+        if self.minimum is not None:
+            out["min"] = jsonable(self.minimum)
+        if self.maximum is not None:
+            out["max"] = jsonable(self.maximum)
+        if self.unit:
+            out["unit"] = self.unit
+        if self.help:
+            out["help"] = self.help
+        return out
+
+
+def Stat(name: str, kind: str, default: Any = None, **kw: Any) -> Param:  # noqa: N802
+    """A token stat (CONTRACT.md's stat names)."""
+    return Param(name, kind, default, **kw)
+
+
+def Setting(name: str, kind: str, default: Any, **kw: Any) -> Param:  # noqa: N802
+    """A rule setting; every "(ruling)" of RULES.md is one, with the ruling as default."""
+    return Param(name, kind, default, **kw)
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+@dataclass(frozen=True)
+class TokenState:
+    """Everything about a token that changes during play. Immutable: moves make new ones."""
+
+    cell: Cell | None = None
+    mode: str = "walk"
+    conditions: frozenset[str] = frozenset()  # prone, immobile, asphyxiating, stunned, ...
+    encumbrance: str = "none"  # none | encumbered | heavy | immobile
+    progress: Fraction = Fraction(0)  # fractional progress in `mode`, carried between turns
+    counters: tuple[tuple[str, int], ...] = ()  # e.g. consecutive heavy-encumbrance turns
+
+    def has(self, condition: str) -> bool:
+        return condition in self.conditions
+
+    def with_conditions(self, *add: str, remove: tuple[str, ...] = ()) -> TokenState:
+        return replace(self, conditions=(self.conditions - set(remove)) | set(add))
+
+    def counter(self, name: str) -> int:
+        return dict(self.counters).get(name, 0)
+
+    def with_counter(self, name: str, value: int) -> TokenState:
+        d = dict(self.counters)
+        d[name] = value
+        return replace(self, counters=tuple(sorted(d.items())))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cell": list(self.cell) if self.cell is not None else None,
+            "mode": self.mode,
+            "conditions": sorted(self.conditions),
+            "encumbrance": self.encumbrance,
+            "progress": jsonable(self.progress),
+            "counters": dict(self.counters),
+        }
+
+
+@dataclass(frozen=True)
+class Token:
+    """A token: validated stats (read-only) plus its state."""
+
+    system: str
+    stats: Mapping[str, Any]
+    state: TokenState = field(default_factory=TokenState)
+    id: str = "token"
+
+    def __getitem__(self, name: str) -> Any:
+        return self.stats[name]
+
+    def moved(self, **changes: Any) -> Token:
+        return replace(self, state=replace(self.state, **changes))
+
+
+def parse_token_spec(spec: str | Mapping[str, Any]) -> dict[str, Any]:
+    """``key=value,key=value``, a YAML/JSON file path, or a mapping -> raw stats dict."""
+    if isinstance(spec, Mapping):
+        return dict(spec)
+    text = spec.strip()
+    if (
+        text
+        and "=" not in text
+        and (os.path.exists(text) or text.endswith((".yaml", ".yml", ".json")))
+    ):
+        if not os.path.exists(text):
+            raise ArgumentError(
+                f"--token {text}: file not found; give key=value,... or a YAML/JSON file"
+            )
+        try:
+            with open(text, encoding="utf-8") as fh:
+                if text.endswith(".json"):
+                    data = json.load(fh)
+                else:
+                    import yaml
+
+                    data = yaml.safe_load(fh)
+        except (OSError, ValueError) as exc:
+            raise ArgumentError(f"--token {text}: cannot read ({exc})") from None
+        if not isinstance(data, Mapping):
+            raise ArgumentError(f"--token {text}: expected a mapping of stat names to values")
+        return dict(data)
+    out: dict[str, Any] = {}
+    if not text:
+        return out
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise ArgumentError(
+                f"--token '{spec}': '{part.strip()}' is not key=value; e.g. speed=30,fly=true"
+            )
+        k, v = part.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+# --------------------------------------------------------------------------- checks
+
+
+@dataclass(frozen=True)
+class CellCheck:
+    """What a cell asks of a token: the check, its target, and its exact chance."""
+
+    what: str  # e.g. "athletics (swim)"
+    target: str  # the system's own target, e.g. "DC 6"
+    p_success: Fraction
+    check: Any = None  # the system's check object, for rolling
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"what": self.what, "target": self.target, "p_success": float(self.p_success)}
+
+
+# --------------------------------------------------------------------------- the base
+
+
+class RuleSystem:
+    """Base class of every rule system. Subclasses set the ClassVars and override hooks."""
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    source: ClassVar[str] = ""  # which seed / RULES.md section
+    unit: ClassVar[str] = "ft"  # the unit of the system's own distances
+    cell_size: ClassVar[Fraction] = Fraction(5)  # default cell, in `unit`
+    turn_name: ClassVar[str] = "turn"
+    turn_seconds: ClassVar[Fraction] = Fraction(6)
+    actions_per_turn: ClassVar[int] = 1
+    paces: ClassVar[tuple[str, ...]] = ("walk",)
+    default_pace: ClassVar[str] = "walk"
+    fastest_pace: ClassVar[str] = "walk"
+    stats: ClassVar[tuple[Param, ...]] = ()
+    settings: ClassVar[tuple[Param, ...]] = ()
+
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        self.config: dict[str, Any] = {s.name: s.default for s in self.settings}
+        for key, value in (settings or {}).items():
+            spec = self._setting(key)
+            self.config[key] = spec.parse(value, f"--set {self.name}")
+
+    # ----------------------------------------------------------------- metadata
+
+    @classmethod
+    def _setting(cls, key: str) -> Param:
+        for s in cls.settings:
+            if s.name == key:
+                return s
+        names = [s.name for s in cls.settings]
+        listed = ", ".join(names) if names else "none"
+        raise StatError(
+            f"--set {key}: {cls.name} has no setting '{key}'{did_you_mean(key, names)}; "
+            f"settings: {listed}"
+        )
+
+    @classmethod
+    def stat_names(cls) -> list[str]:
+        return [s.name for s in cls.stats]
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        return {
+            "name": cls.name,
+            "title": cls.title,
+            "source": cls.source,
+            "unit": cls.unit,
+            "cell_size": jsonable(cls.cell_size),
+            "turn": {
+                "name": cls.turn_name,
+                "seconds": jsonable(cls.turn_seconds),
+                "actions": cls.actions_per_turn,
+            },
+            "paces": list(cls.paces),
+            "default_pace": cls.default_pace,
+            "stats": [s.describe() for s in cls.stats],
+            "settings": [s.describe() for s in cls.settings],
+        }
+
+    # ----------------------------------------------------------------- tokens
+
+    def token(self, spec: str | Mapping[str, Any], *, token_id: str = "token") -> Token:
+        """Validate a token's stats (unknown names and bad values raise one line)."""
+        raw = parse_token_spec(spec)
+        names = self.stat_names()
+        stats: dict[str, Any] = {}
+        for key in raw:
+            if key not in names:
+                raise StatError(
+                    f"--token {key}: {self.name} has no stat '{key}'{did_you_mean(key, names)}; "
+                    f"stats: {', '.join(names)}"
+                )
+        for s in self.stats:
+            if s.name in raw and raw[s.name] is not None:
+                stats[s.name] = s.parse(raw[s.name], "--token")
+            elif s.default is not None:
+                stats[s.name] = s.default
+        self.validate(stats)
+        tok = Token(system=self.name, stats=MappingProxyType(stats), id=token_id)
+        return replace(tok, state=self.initial_state(tok))
+
+    def validate(self, stats: dict[str, Any]) -> None:
+        """Cross-stat checks (e.g. "needs speed or phys"); raise StatError."""
+
+    def initial_state(self, token: Token) -> TokenState:
+        return TokenState(encumbrance=self.encumbrance(token))
+
+    # ----------------------------------------------------------------- hooks
+
+    def rate(self, token: Token, mode: str, pace: str | None = None) -> Fraction:
+        """Distance (in ``unit``) the token covers in ``mode`` in one turn at ``pace``.
+
+        0 means the token cannot use that mode. Terrain ``cost`` divides it further.
+        """
+        raise NotImplementedError
+
+    def rates(self, token: Token) -> dict[str, Any]:
+        """The system's own movement figures (per action; per round and speed for d6)."""
+        return {mode: self.rate(token, mode, self.default_pace) for mode in MODES}
+
+    def encumbrance(self, token: Token) -> str:
+        return "none"
+
+    def cell_check(self, token: Token, terrain: Terrain) -> CellCheck | None:
+        """The check entering a run of this terrain asks, or None."""
+        return None
+
+    def apply_check(self, token: Token, what: str, degree: str) -> Token:
+        """A check result's effect on the token (penalties, conditions, falls)."""
+        return token
+
+    def start_turn(self, token: Token, dice: Any) -> Token:
+        """Upkeep at the start of the token's turn (e.g. encumbrance checks)."""
+        return token
+
+    def end_turn(self, token: Token, dice: Any) -> Token:
+        return token
+
+    def extra_stats(self, token: Token) -> dict[str, Any]:
+        """System-specific figures added to the ``stats`` report."""
+        return {}
+
+    @classmethod
+    def parse_check(cls, text: str) -> Any:
+        """The system's check for ``odds``/``roll`` (CONTRACT.md's CHECK syntax)."""
+        from engine.errors import CheckError
+
+        raise CheckError(f"--system {cls.name}: this system has no checks")
+
+    # ----------------------------------------------------------------- derived
+
+    def per_turn(self, token: Token) -> dict[str, Fraction]:
+        """Most cells of each mode crossed in a turn spent wholly moving (default cell)."""
+        return {mode: self.rate(token, mode, self.fastest_pace) / self.cell_size for mode in MODES}
+
+    def stats_report(self, token: Token) -> dict[str, Any]:
+        """The ``stats`` JSON (CONTRACT.md)."""
+        report: dict[str, Any] = {
+            "system": self.name,
+            "unit": self.unit,
+            "cell_size": jsonable(self.cell_size),
+            "turn": {"name": self.turn_name, "seconds": jsonable(self.turn_seconds)},
+            "stats": jsonable(dict(token.stats)),
+            "rates": jsonable(self.rates(token)),
+            "per_turn": jsonable(self.per_turn(token)),
+            "encumbrance": token.state.encumbrance,
+            "state": token.state.to_dict(),
+            "settings": jsonable(self.config),
+        }
+        report.update(jsonable(self.extra_stats(token)))
+        return report
