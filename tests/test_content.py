@@ -249,3 +249,21 @@ def test_generated_files_are_up_to_date(tmp_path: Path) -> None:
         )
     # and the script's legend is this test's legend
     assert {t.char: (t.name, t.move) for t in module.LEGEND} == LEGEND
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_engine_loader_matches_the_drawing(name: str) -> None:
+    """`tacgrid info` counts come from the same cells the GM drew (regions change cost only)."""
+    from engine.tiled import load_map
+
+    rows = [line for line in (MAPS / "src" / f"{name}.txt").read_text().splitlines() if line]
+    model = load_map(MAPS / f"{name}.tmx")
+    assert (model.width, model.height) == (len(rows[0]), len(rows))
+    expected: dict[str, int] = {}
+    for r, row in enumerate(rows):
+        for c, ch in enumerate(row):
+            terrain, move = LEGEND[ch]
+            assert model.terrain_at((c, r)).move == move, (name, c, r, ch)
+            expected[move] = expected.get(move, 0) + 1
+    assert {k: v for k, v in model.mode_counts().items() if v} == expected
+    assert model.spawns, name
