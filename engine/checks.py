@@ -1,0 +1,367 @@
+"""Checks, system-agnostic: results, the CHECK text syntax, and the ``odds``/``roll`` reports.
+
+Each rule system defines its own check type and ``parse_check(text)`` in its module
+(``engine/systems/<system>.py``). A check is any object with::
+
+    outcomes() -> dict[str, Fraction]   # exact, best degree first, sums to exactly 1
+    p_success() -> Fraction
+    roll(dice) -> CheckResult           # records its RollEvent(s), decided = the degree
+    roll_many(dice, n) -> BatchResult   # the same results as n calls of roll(), in bulk
+    str(check)                          # the check in canonical CHECK syntax
+
+The degrees of a system are ordered best to worst and the successes come first, so a degree
+is a success exactly when its index is below the system's count of success degrees.
+
+CHECK text is whitespace- (or comma-) separated ``key=value`` fields and bare flags, e.g.
+``athletics=2 dc=6 bonus=1``. Bad text raises :class:`~engine.errors.CheckError` with one
+line that names the bad field and what was expected.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Protocol
+
+import numpy as np
+
+from engine.dice import Dice, RollEvent
+from engine.errors import CheckError, did_you_mean
+
+# ---------------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One rolled check: its degree, whether that is a success, total, margin and events.
+
+    ``margin`` is the total minus the target (negative on a failure); ``notes`` holds flags
+    such as ``complication`` that do not change the degree.
+    """
+
+    degree: str
+    success: bool
+    total: int
+    margin: int
+    events: tuple[RollEvent, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the result and its events."""
+        return {
+            "degree": self.degree,
+            "success": self.success,
+            "total": self.total,
+            "margin": self.margin,
+            "notes": list(self.notes),
+            "events": [e.to_dict() for e in self.events],
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class BatchResult:
+    """Many rolls of one check, as arrays (no object per roll).
+
+    ``index[i]`` is roll i's degree as a position in ``degrees``; the first ``n_success``
+    degrees are the successes.
+    """
+
+    degrees: tuple[str, ...]
+    n_success: int
+    index: np.ndarray
+    totals: np.ndarray
+    margins: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    @property
+    def success(self) -> np.ndarray:
+        """Boolean array: did roll i succeed."""
+        return self.index < self.n_success
+
+    def degree(self, i: int) -> str:
+        """The degree of roll ``i``."""
+        return self.degrees[int(self.index[i])]
+
+    def counts(self) -> dict[str, int]:
+        """How many rolls fell in each degree (every degree listed, best first)."""
+        tally = np.bincount(self.index.astype(np.int64), minlength=len(self.degrees))
+        return {name: int(c) for name, c in zip(self.degrees, tally, strict=True)}
+
+
+class Check(Protocol):
+    """What every system's check type provides (see the module docstring)."""
+
+    def outcomes(self) -> dict[str, Fraction]: ...
+
+    def p_success(self) -> Fraction: ...
+
+    def roll(self, dice: Dice) -> CheckResult: ...
+
+    def roll_many(self, dice: Dice, n: int) -> BatchResult: ...
+
+
+def finish_batch(
+    dice: Dice,
+    check: object,
+    degrees: tuple[str, ...],
+    n_success: int,
+    index: np.ndarray,
+    totals: np.ndarray,
+    margins: np.ndarray,
+) -> BatchResult:
+    """Build a :class:`BatchResult` and record one :class:`~engine.dice.BatchEvent` for it."""
+    result = BatchResult(degrees, n_success, index.astype(np.int8), totals, margins)
+    dice.record_batch(str(check), len(result), result.counts())
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# CHECK text
+# ---------------------------------------------------------------------------------------------
+
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_TRUE = ("1", "yes", "on", "true")
+_FALSE = ("0", "no", "off", "false")
+
+
+def parse_fields(
+    text: str,
+    *,
+    keys: Mapping[str, str],
+    flags: Mapping[str, tuple[str, str]] | None = None,
+    example: str,
+) -> dict[str, tuple[str, str]]:
+    """Split CHECK text into ``{field: (token, value)}``.
+
+    ``keys`` maps every accepted key (aliases included) to its field name; ``flags`` maps a
+    bare word to the ``(field, value)`` it sets. ``token`` is the text as written, for error
+    messages; ``example`` is a whole valid check of the system, shown when the text is empty.
+
+    >>> parse_fields("mod=2 dc=6", keys={"mod": "mod", "dc": "dc"}, example="mod=2 dc=6")
+    {'mod': ('mod=2', '2'), 'dc': ('dc=6', '6')}
+    """
+    flags = flags or {}
+    tokens = [t for t in re.split(r"[\s,]+", text.strip()) if t]
+    if not tokens:
+        raise CheckError(
+            f"check '{text.strip()}': empty, expected key=value fields, e.g. {example}"
+        )
+    fields: dict[str, tuple[str, str]] = {}
+    for token in tokens:
+        if "=" in token:
+            key, value = token.split("=", 1)
+            key = key.strip().lower()
+            if key not in keys:
+                choices = sorted(set(keys) | set(flags))
+                raise CheckError(
+                    f"check '{token}': unknown key '{key}'{did_you_mean(key, choices)}; "
+                    f"keys: {', '.join(choices)}"
+                )
+            name = keys[key]
+        elif token.lower() in flags:
+            name, value = flags[token.lower()]
+        else:
+            raise CheckError(
+                f"check '{token}': expected key=value{_flag_hint(flags)}, e.g. {example}"
+            )
+        if name in fields:
+            raise CheckError(f"check '{token}': {name} given twice (also as '{fields[name][0]}')")
+        fields[name] = (token, value.strip())
+    return fields
+
+
+def _flag_hint(flags: Mapping[str, tuple[str, str]]) -> str:
+    return f" or a flag ({', '.join(sorted(flags))})" if flags else ""
+
+
+def _key_of(token: str) -> str:
+    return token.split("=", 1)[0].strip().lower()
+
+
+def field_int(
+    fields: Mapping[str, tuple[str, str]],
+    name: str,
+    *,
+    example: int,
+    default: int | None = None,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    text: str = "",
+) -> int:
+    """Read an integer field; ``default`` None makes it required.
+
+    Messages name the key as the user wrote it and show ``example`` as its value:
+    ``check 'dc=x': dc must be an integer, e.g. dc=6``; ``check 'athletics=2': dc is missing,
+    e.g. dc=6`` (``text`` is the whole check, quoted in that case).
+    """
+    if name not in fields:
+        if default is None:
+            whole = " ".join(text.split())
+            raise CheckError(f"check '{whole}': {name} is missing, e.g. {name}={example}")
+        return default
+    token, value = fields[name]
+    key = _key_of(token)
+    if not _INT_RE.fullmatch(value):
+        raise CheckError(f"check '{token}': {key} must be an integer, e.g. {key}={example}")
+    number = int(value)
+    if minimum is not None and number < minimum:
+        raise CheckError(f"check '{token}': {key} must be >= {minimum}, e.g. {key}={example}")
+    if maximum is not None and number > maximum:
+        raise CheckError(f"check '{token}': {key} must be <= {maximum}, e.g. {key}={example}")
+    return number
+
+
+def field_bool(fields: Mapping[str, tuple[str, str]], name: str, *, default: bool) -> bool:
+    """Read a yes/no field (``1 yes on true`` / ``0 no off false``)."""
+    if name not in fields:
+        return default
+    token, value = fields[name]
+    if value.lower() in _TRUE:
+        return True
+    if value.lower() in _FALSE:
+        return False
+    key = _key_of(token)
+    raise CheckError(f"check '{token}': {key} must be yes or no, e.g. {key}=no")
+
+
+def field_choice(
+    fields: Mapping[str, tuple[str, str]],
+    name: str,
+    choices: tuple[str, ...],
+    *,
+    default: str,
+) -> str:
+    """Read a field that must be one of ``choices``."""
+    if name not in fields:
+        return default
+    token, value = fields[name]
+    value = value.lower()
+    if value not in choices:
+        raise CheckError(
+            f"check '{token}': {_key_of(token)} must be one of {', '.join(choices)}"
+            f"{did_you_mean(value, choices)}"
+        )
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Front: load a check by system name, and the odds / roll reports
+# ---------------------------------------------------------------------------------------------
+
+
+def load_check(system: str, text: str) -> Check:
+    """Parse ``text`` with ``engine.systems.<system>.parse_check``.
+
+    An unknown system raises :class:`CheckError` with a "did you mean" suggestion.
+
+    >>> str(load_check("whisperspace", "athletics=2 dc=6 bonus=1"))
+    'athletics=2 dc=6 bonus=1 penalty=0'
+    """
+    import engine.systems
+
+    name = system.strip().lower()
+    known = sorted(
+        m.name
+        for m in pkgutil.iter_modules(engine.systems.__path__)
+        if not m.name.startswith("_") and m.name != "base"
+    )
+    if name not in known:
+        raise CheckError(
+            f"system '{system}': unknown rule system{did_you_mean(name, known)}; "
+            f"systems: {', '.join(known)}"
+        )
+    module = importlib.import_module(f"engine.systems.{name}")
+    parse = getattr(module, "parse_check", None)
+    if parse is None:
+        raise CheckError(f"system '{name}': this rule system has no checks")
+    check: Check = parse(text)
+    return check
+
+
+def _frac(p: Fraction) -> str:
+    return f"{p.numerator}/{p.denominator}"
+
+
+def odds_report(system: str, text: str) -> dict[str, Any]:
+    """The ``odds`` command's JSON: exact chances of every degree of the check.
+
+    ``{"system", "check", "p_success": float, "outcomes": {name: float}, "exact": {name:
+    "num/den"}, "p_success_exact": "num/den"}``; ``check`` is the check in canonical form.
+    """
+    check = load_check(system, text)
+    outcomes = check.outcomes()
+    p = check.p_success()
+    return {
+        "system": system.strip().lower(),
+        "check": str(check),
+        "p_success": float(p),
+        "outcomes": {name: float(q) for name, q in outcomes.items()},
+        "exact": {name: _frac(q) for name, q in outcomes.items()},
+        "p_success_exact": _frac(p),
+    }
+
+
+def roll_report(system: str, text: str, seed: int) -> dict[str, Any]:
+    """The ``roll`` command's JSON: one check rolled with a fresh ``Dice(seed)``.
+
+    ``{"system", "check", "seed", "degree", "success", "total", "margin", "notes",
+    "events": [...]}``; ``events`` is the dice log.
+    """
+    check = load_check(system, text)
+    dice = Dice(seed)
+    result = check.roll(dice)
+    return {
+        "system": system.strip().lower(),
+        "check": str(check),
+        "seed": seed,
+        "degree": result.degree,
+        "success": result.success,
+        "total": result.total,
+        "margin": result.margin,
+        "notes": list(result.notes),
+        "events": [e.to_dict() for e in dice.events()],
+    }
+
+
+def _percent(p: float) -> str:
+    if 0 < p < 0.00005:
+        return "<0.01%"
+    return f"{100 * p:.2f}%"
+
+
+def format_odds(report: Mapping[str, Any]) -> str:
+    """Plain text for an :func:`odds_report`: one aligned row per degree, then p(success).
+
+    ``whisperspace: athletics=2 dc=6 bonus=1 penalty=0`` followed by rows like
+    ``  success          46.53%   67/144``.
+    """
+    rows = [(name, _percent(p), report["exact"][name]) for name, p in report["outcomes"].items()]
+    exact_p = report.get("p_success_exact", "")
+    rows.append(("p_success", _percent(report["p_success"]), exact_p))
+    w_name = max(len(r[0]) for r in rows)
+    w_pct = max(len(r[1]) for r in rows)
+    lines = [f"{report['system']}: {report['check']}"]
+    lines += [f"  {n:<{w_name}}  {p:>{w_pct}}  {e}".rstrip() for n, p, e in rows]
+    return "\n".join(lines)
+
+
+def format_roll(report: Mapping[str, Any]) -> str:
+    """Plain text for a :func:`roll_report`: the check, each roll, then the result."""
+    lines = [f"{report['system']}: {report['check']}  (seed {report['seed']})"]
+    for event in report["events"]:
+        faces = ", ".join(str(f) for f in event.get("faces", []))
+        extra = f"  [{event['note']}]" if event.get("note") else ""
+        lines.append(f"  roll {event['expression']}: [{faces}] -> {event['total']}{extra}")
+    notes = f", {', '.join(report['notes'])}" if report.get("notes") else ""
+    lines.append(
+        f"  {report['degree']} (total {report['total']}, margin {report['margin']:+d}{notes})"
+    )
+    return "\n".join(lines)
