@@ -212,6 +212,43 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- odds and roll
+
+
+def cmd_odds(args: argparse.Namespace) -> int:
+    from engine.checks import format_odds, odds_report
+
+    rep = odds_report(args.system, " ".join(args.check))
+    if args.json:
+        _print_json(rep)
+    else:
+        print(format_odds(rep))
+    return 0
+
+
+def cmd_roll(args: argparse.Namespace) -> int:
+    from engine.checks import format_roll, roll_report
+
+    # No --seed: draw one, and report it, so the roll can still be reproduced.
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    rep = roll_report(args.system, " ".join(args.check), seed)
+    if args.json:
+        _print_json(rep)
+    else:
+        print(format_roll(rep))
+    return 0
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a whole number >= 0, e.g. --seed 42")
+    return value
+
+
 # --------------------------------------------------------------------------- parser
 
 
@@ -235,6 +272,18 @@ def build_parser() -> _Parser:
     s = sub.add_parser("stats", help="a token's derived movement figures")
     _system_args(s)
     s.set_defaults(func=cmd_stats)
+    s = sub.add_parser("odds", help="exact chances of a check")
+    s.add_argument("--system", required=True, help="rule system (see `tacgrid systems`)")
+    s.add_argument("check", nargs="+", help="e.g. athletics=2 dc=6 bonus=1")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.set_defaults(func=cmd_odds)
+
+    s = sub.add_parser("roll", help="one seeded roll of a check")
+    s.add_argument("--system", required=True, help="rule system (see `tacgrid systems`)")
+    s.add_argument("check", nargs="+", help="e.g. dice=3D+1 dn=13")
+    s.add_argument("--seed", type=_seed, default=None, help="seed (default: drawn and reported)")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.set_defaults(func=cmd_roll)
     COMMAND_NAMES[:] = list(sub.choices)
     return p
 
