@@ -382,8 +382,26 @@ class RuleSystem:
     def encumbrance(self, token: Token) -> str:
         return "none"
 
-    def cell_check(self, token: Token, terrain: Terrain) -> CellCheck | None:
-        """The check entering a run of this terrain asks, or None."""
+    def cell_rate(self, token: Token, terrain: Terrain, pace: str | None = None) -> Fraction:
+        """Rate (``unit`` per turn) through a cell of this terrain, before its ``cost``.
+
+        Defaults to the rate of the terrain's mode; systems whose rate depends on the
+        terrain's difficulty or height (climbing tables) override it.
+        """
+        return self.rate(token, terrain.move, pace)
+
+    def refusal(self, token: Token, terrain: Terrain, pace: str | None = None) -> str | None:
+        """Why the token cannot enter this terrain at all (None when it can)."""
+        if terrain.move == "blocked":
+            return f"{terrain.name} is blocked"
+        if self.cell_rate(token, terrain, pace) <= 0:
+            return f"{self.name}: this token cannot {terrain.move} ({terrain.name})"
+        return None
+
+    def cell_check(
+        self, token: Token, terrain: Terrain, pace: str | None = None
+    ) -> CellCheck | None:
+        """The check entering a run of this terrain asks at ``pace``, or None."""
         return None
 
     def apply_check(self, token: Token, what: str, degree: str) -> Token:
