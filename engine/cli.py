@@ -212,6 +212,136 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- path and reach
+
+GLYPHS = {
+    "walk": ".",
+    "crawl": "=",
+    "swim": "~",
+    "climb": "^",
+    "ladder": "H",
+    "gap": "O",
+    "air": ":",
+    "blocked": "#",
+}
+TURN_MARKS = "123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _load_for_search(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    from engine.tiled import load_map
+
+    model = load_map(args.map)
+    name = args.system or model.system
+    if not name:
+        raise ArgumentError(
+            f"{args.map}: the map names no rule system; give --system (see `tacgrid systems`)"
+        )
+    system = make_system(name, args.set)
+    token = system.token(args.token or "")
+    return model, system, token
+
+
+def draw_cells(model: Any, marks: dict[tuple[int, int], str], margin: int = 3) -> str:
+    """The map as text (one glyph per cell by movement mode) with ``marks`` on top.
+
+    Cropped to the marked cells plus a margin; hex rows/columns that Tiled shifts are
+    indented by one character so neighbours line up as they do on the map.
+    """
+    g = model.grid
+    if marks:
+        cs = [c for c, _ in marks]
+        rs = [r for _, r in marks]
+        c0, c1 = max(0, min(cs) - margin), min(g.width - 1, max(cs) + margin)
+        r0, r1 = max(0, min(rs) - margin), min(g.height - 1, max(rs) + margin)
+    else:
+        c0, c1, r0, r1 = 0, g.width - 1, 0, g.height - 1
+    lines = [f"   cols {c0}..{c1}, rows {r0}..{r1}"]
+    for r in range(r0, r1 + 1):
+        row = []
+        for c in range(c0, c1 + 1):
+            row.append(marks.get((c, r)) or GLYPHS[model.terrain_at((c, r)).move])
+        sep = " " if g.kind == "hex" else ""
+        shift = " " if g.kind == "hex" and g.stagger_axis == "y" and g.parity((0, r)) else ""
+        lines.append(f"{r:>4} {shift}{sep.join(row)}")
+    return "\n".join(lines)
+
+
+def cmd_path(args: argparse.Namespace) -> int:
+    from engine.movement import MovementGraph
+    from engine.search import NoPath, find_path, parse_cell
+
+    model, system, token = _load_for_search(args)
+    start, goal = parse_cell(args.start, "--from"), parse_cell(args.goal, "--to")
+    graph = MovementGraph(model, system, token, args.pace)
+    try:
+        rep = find_path(graph, start, goal, prefer=args.prefer)
+    except NoPath as exc:
+        if args.json:
+            _print_json({"system": system.name, "cells": [], "reason": str(exc)})
+        else:
+            print(f"no path: {exc}")
+        return 1
+    if args.json:
+        _print_json(rep)
+        return 0
+    marks = {}
+    for step in rep["steps"][1:]:
+        marks[tuple(step["cell"])] = TURN_MARKS[min(step["turn"], len(TURN_MARKS)) - 1]
+    marks[start], marks[goal] = "S", "G"
+    print(
+        f"{system.name} path {start[0]},{start[1]} -> {goal[0]},{goal[1]} at {rep['pace']}: "
+        f"{rep['turns_exact']} turns ({rep['turns']:.3g}), {rep['distance']} {rep['unit']}, "
+        f"{len(rep['cells']) - 1} steps, p(no failure) {rep['p_no_failure']:.4f}"
+    )
+    print(draw_cells(model, marks))
+    print("   S start, G goal, 1-9 a-z: the turn each cell is entered in")
+    for step in rep["steps"]:
+        if step["check"]:
+            ch = step["check"]
+            print(
+                f"   check at {step['cell'][0]},{step['cell'][1]}: {ch['what']} {ch['target']} "
+                f"-> {100 * ch['p_success']:.2f}%"
+            )
+    for turn in rep["plan"]:
+        print(
+            f"   turn {turn['turn']}: ends at {turn['end'][0]},{turn['end'][1]}, {len(turn['cells'])} cells"
+        )
+    for alt in rep.get("pareto", []):
+        print(f"   option: {alt['turns']:.3g} turns, p(no failure) {alt['p_no_failure']:.4f}")
+    return 0
+
+
+def cmd_reach(args: argparse.Namespace) -> int:
+    from engine.movement import MovementGraph
+    from engine.search import parse_cell, reach
+
+    model, system, token = _load_for_search(args)
+    start = parse_cell(args.start, "--from")
+    pace = args.pace or system.fastest_pace
+    graphs = {p: MovementGraph(model, system, token, p) for p in system.paces}
+    if pace not in graphs:
+        raise ArgumentError(f"--pace {pace}: {system.name} paces are {', '.join(system.paces)}")
+    rep = reach(graphs, pace, start, args.turns)
+    rep.pop("tree")
+    if args.json:
+        _print_json(rep)
+        return 0
+    marks = {
+        tuple(c["cell"]): (c["band"] or "?")[0]
+        if not c["band"].startswith("turn")
+        else c["band"][4:]
+        for c in rep["cells"]
+    }
+    marks[start] = "@"
+    bands = ", ".join(f"{b[0]} = {b}" for b in rep["bands"])
+    print(
+        f"{system.name} reach from {start[0]},{start[1]} in {args.turns} turn(s) at {pace}: {len(rep['cells'])} cells"
+    )
+    print(draw_cells(model, marks))
+    print(f"   @ start; first turn: {bands}; 2, 3, ...: the turn a cell is reached in")
+    return 0
+
+
 # --------------------------------------------------------------------------- odds and roll
 
 
@@ -272,6 +402,23 @@ def build_parser() -> _Parser:
     s = sub.add_parser("stats", help="a token's derived movement figures")
     _system_args(s)
     s.set_defaults(func=cmd_stats)
+    s = sub.add_parser("path", help="best path between two cells")
+    s.add_argument("map", help="a Tiled .tmx file")
+    _system_args(s, required=False)
+    s.add_argument("--from", dest="start", required=True, metavar="C,R", help="start cell")
+    s.add_argument("--to", dest="goal", required=True, metavar="C,R", help="goal cell")
+    s.add_argument("--pace", default=None, help="the system's pace (default: its default)")
+    s.add_argument("--prefer", default="fast", choices=("fast", "safe"), help="quickest or safest")
+    s.set_defaults(func=cmd_path)
+
+    s = sub.add_parser("reach", help="cells reachable from a cell")
+    s.add_argument("map", help="a Tiled .tmx file")
+    _system_args(s, required=False)
+    s.add_argument("--from", dest="start", required=True, metavar="C,R", help="start cell")
+    s.add_argument("--turns", type=_positive, default=1, help="turns of movement (default 1)")
+    s.add_argument("--pace", default=None, help="pace (default: the system's fastest)")
+    s.set_defaults(func=cmd_reach)
+
     s = sub.add_parser("odds", help="exact chances of a check")
     s.add_argument("--system", required=True, help="rule system (see `tacgrid systems`)")
     s.add_argument("check", nargs="+", help="e.g. athletics=2 dc=6 bonus=1")
@@ -288,8 +435,23 @@ def build_parser() -> _Parser:
     return p
 
 
-def _system_args(s: argparse.ArgumentParser, token: bool = True) -> None:
-    s.add_argument("--system", required=True, help="rule system (see `tacgrid systems`)")
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a whole number >= 1")
+    return value
+
+
+def _system_args(s: argparse.ArgumentParser, token: bool = True, required: bool = True) -> None:
+    s.add_argument(
+        "--system",
+        required=required,
+        default=None,
+        help="rule system (see `tacgrid systems`)" + ("" if required else "; default: the map's"),
+    )
     if token:
         s.add_argument("--token", default="", help="key=value,key=value or a YAML/JSON file")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="change a rule setting")

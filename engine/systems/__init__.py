@@ -35,6 +35,18 @@ def names() -> list[str]:
 
 def get(name: str) -> Any:
     """The RuleSystem class called ``name``; unknown names get a "did you mean"."""
+    # Fast path: a system lives in the module of its own name; importing only that one
+    # keeps start-up short for commands that name their system.
+    if name.isidentifier() and not name.startswith("_") and name != "base":
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+        else:
+            system = getattr(module, "SYSTEM", None)
+            if system is not None and system.name == name:
+                return system
     reg = _registry()
     if name not in reg:
         raise ArgumentError(
