@@ -293,9 +293,9 @@ class MovementGraph:
                 ),
                 weight="ticks",
             )
-            for s in range(self.n * self.n_states):
-                if self._ticks_list[s % self.n] >= 0:
-                    graph.add_node(label(s))
+            # Every cell is a node (a token may stand anywhere, even where it could not
+            # go); cells it cannot enter simply have no in-edges.
+            graph.add_nodes_from(label(s) for s in range(self.n * self.n_states))
             self._nx = graph
         return self._nx
 
@@ -312,10 +312,7 @@ class MovementGraph:
                 if node in graph:
                     graph.remove_edges_from(list(graph.in_edges(node)))
                 if self.ticks_of(cell) < 0:
-                    if node in graph:
-                        graph.remove_node(node)
                     continue
-                graph.add_node(node)
             for nb in self.grid.neighbours(cell):
                 for p in range(self.n_states):
                     if self.ticks_of(nb) < 0:

@@ -42,6 +42,7 @@ def model_from(
                 move=p["move"],
                 difficulty=p.get("difficulty", "none"),
                 cost=p.get("cost", 1.0),
+                height=p.get("height"),
             )
             if t not in table:
                 table.append(t)
