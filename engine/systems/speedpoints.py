@@ -1,16 +1,42 @@
-"""Speedpoints (seed 004, a wiki system whose name is unknown; RULES.md section 4)."""
+"""Speedpoints (seed 004, a wiki system whose name is unknown; RULES.md section 4).
+
+Speeds are points: 1 point = 1 m/s = 3.6 km/h = one 2-m space per 2-s turn, so a token with
+running 5 crosses 5 spaces (10 m) in a turn spent running (the only pace, ``run``; the turn's
+move may be split around actions, its total at most the running, the swimming in water).
+
+Sections, in order: the success roll (checks); units and tables (the Strength table, the
+climbing table); jumping (:func:`jump_length`, :func:`jump_check`); falling
+(:func:`fall_outcome`); the rule system, whose hooks the path search calls.
+
+How the cell hooks read the seed (each a documented choice):
+
+* ``climb`` cells: difficulty from the cell's level (``none`` = 0, the easiest: the seed
+  rolls for every climb). 0: ceil(running / 2) spaces per turn; 5: 1 m per turn; 10 and up:
+  refused ("not strategically significant"). ``ladder`` cells climb at the difficulty-0 rate;
+  their level, if any, only makes the roll harder. One climbing roll per climb.
+* ``gap`` cells: one space (2 m) wide. Crossed at running rate when the jump the ``gap_jump``
+  setting assumes (run-up by default) is at least 2 m; an acrobatics roll when the jump is
+  within 1 m of the longest (exactly 1 m short counts as within); refused when too long.
+* Encumbrance: load > CC halves running and swimming (rounded down; jumps and the
+  difficulty-0 climb use the halved running), forbids strenuous actions and flight;
+  load > 2 x CC cannot be carried: the token is ``immobile`` (or, with ``overload=error``,
+  refused as a token with a :class:`~engine.errors.StatError`).
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any, ClassVar
 
 import numpy as np
 
 from engine.checks import BatchResult, CheckResult, field_int, finish_batch, parse_fields
 from engine.dice import Dice, Dist, add_constant, sum_dist
-from engine.errors import CheckError
+from engine.errors import ArgumentError, CheckError, StatError
+from engine.mapmodel import Terrain
+from engine.systems.base import CellCheck, Param, RuleSystem, Setting, Stat, Token, jsonable
 
 # =============================================================================================
 # Checks: the success roll
@@ -128,3 +154,710 @@ def parse_check(text: str) -> SpeedpointsCheck:
         difficulty=field_int(fields, "difficulty", example=5, text=text),
         resolver=resolver,
     )
+
+
+# =============================================================================================
+# Units and tables (seed 004, RULES.md section 4)
+# =============================================================================================
+#
+# One point of running, swimming or airspeed is 1 m/s = 3.6 km/h = one 2-m space per 2-s turn,
+# so a figure in points is at once metres per second and spaces per turn, and 2 m per turn.
+
+SPACE_M = Fraction(2)
+"""A space (one cell on the system's default grid), in metres."""
+
+TURN_S = Fraction(2)
+"""A turn, in seconds."""
+
+KMH_PER_POINT = Fraction(36, 10)
+"""1 m/s in km/h."""
+
+CARRYING_CAPACITY: dict[int, int] = {
+    0: 0, 1: 1, 2: 2, 3: 5, 4: 10, 5: 15, 6: 20, 7: 30, 8: 50, 9: 65,
+    10: 80, 11: 100, 12: 120, 13: 150, 14: 200, 15: 250, 16: 300,
+    17: 400, 18: 500, 19: 600, 20: 800, 21: 1000, 22: 1200, 23: 1500, 24: 1800, 25: 2100,
+    26: 2500, 27: 3000, 28: 4000, 29: 5000, 30: 6000, 31: 7500, 32: 9000, 33: 10_000,
+    34: 12_000, 35: 15_000, 36: 20_000, 37: 25_000, 38: 30_000, 39: 35_000, 40: 40_000,
+    41: 45_000, 42: 50_000, 43: 55_000, 44: 60_000, 45: 65_000, 46: 70_000, 47: 75_000,
+    48: 80_000, 49: 90_000, 50: 100_000,
+}  # fmt: skip
+"""The seed's Strength table: strength -> carrying capacity (CC) in kg, every row."""
+
+MAX_STRENGTH = max(CARRYING_CAPACITY)
+
+LEVEL_DIFFICULTY: dict[str, int] = {
+    "very_easy": 0,
+    "easy": 5,
+    "moderate": 10,
+    "difficult": 15,
+    "very_difficult": 20,
+    "heroic": 25,
+}
+"""Neutral levels to the seed's 0/5/10/15/20 difficulty scale (RULES.md section 4)."""
+
+CLIMB_SURFACES: dict[int, str] = {
+    0: "ladder, steep mountain",
+    5: "rope, pole",
+    10: "wall or cliff with hand holds",
+    15: "finger holds only",
+    20: "sheer surface",
+}
+"""The seed's climbing table, difficulty -> surface or structure."""
+
+TACTICAL_CLIMB_LIMIT = 10
+"""Climbs of this difficulty and up are "not strategically significant": never tactical."""
+
+ROPE_CLIMB_M = Fraction(1)
+"""Difficulty 5 (rope, pole): 1 m per turn, whatever the running."""
+
+FALL_SAFE_M = Fraction(3)
+"""Falls up to 3 m (one story) are safe; over it, dangerous."""
+
+FALL_LETHAL_M = Fraction(6)
+"""Falls over 6 m (two stories) are lethal."""
+
+FALL_DIFFICULTY = 10
+"""The falling roll's difficulty when the fall is not from a climb (RULES.md section 4)."""
+
+JUMP_MARGIN_M = Fraction(1)
+"""A jump within this of the longest is "barely": it asks an acrobatics roll."""
+
+FALL_BANDS = ("safe", "dangerous", "lethal")
+SURFACES = ("hard", "soft", "water")
+
+
+def convert(points: int | Fraction) -> dict[str, Fraction]:
+    """A speed in points in every unit the seed names.
+
+    >>> convert(1) == {"points": 1, "m_per_s": 1, "km_per_h": Fraction(18, 5),
+    ...                "spaces_per_turn": 1, "m_per_turn": 2}
+    True
+    """
+    p = Fraction(points)
+    return {
+        "points": p,
+        "m_per_s": p,
+        "km_per_h": p * KMH_PER_POINT,
+        "spaces_per_turn": p * TURN_S / SPACE_M,
+        "m_per_turn": p * TURN_S,
+    }
+
+
+def carrying_capacity(strength: int) -> int:
+    """CC in kg for a strength on the seed's table (0-50).
+
+    >>> carrying_capacity(10), carrying_capacity(50)
+    (80, 100000)
+    """
+    if strength not in CARRYING_CAPACITY:
+        raise StatError(
+            f"--token strength={strength}: expected a whole number 0-{MAX_STRENGTH} "
+            "(the seed's Strength table)"
+        )
+    return CARRYING_CAPACITY[strength]
+
+
+def load_encumbrance(strength: int, load: Fraction | int) -> str:
+    """``none`` (load <= CC), ``encumbered`` (<= 2 x CC) or ``immobile`` (more: cannot carry)."""
+    cc = carrying_capacity(strength)
+    if load > 2 * cc:
+        return "immobile"
+    if load > cc:
+        return "encumbered"
+    return "none"
+
+
+def token_encumbrance(token: Token) -> str:
+    """The token's encumbrance from its stats (strength and load)."""
+    return load_encumbrance(int(token.stats.get("strength", 10)), token.stats.get("load", 0))
+
+
+def effective_points(token: Token, stat: str) -> int:
+    """``running`` or ``swimming`` after encumbrance: halved, rounded down; 0 when overloaded.
+
+    ``airspeed`` is 0 while encumbered (no flight).
+    """
+    base = int(token.stats.get(stat, 0))
+    enc = token_encumbrance(token)
+    if enc == "immobile":
+        return 0
+    if enc == "encumbered":
+        return 0 if stat == "airspeed" else base // 2
+    return base
+
+
+def level_difficulty(level: str, none: int) -> int:
+    """A terrain's neutral level on the seed's scale; ``none`` gives the caller's default."""
+    return none if level == "none" else LEVEL_DIFFICULTY[level]
+
+
+def climb_spaces(running: int, difficulty: int) -> Fraction:
+    """Spaces per turn on a climb of this difficulty (0 = not tactical).
+
+    Difficulty 0 (and ladders): half the running, rounded up; 5: 1 m (half a space);
+    10 and up: not tactical.
+
+    >>> climb_spaces(5, 0), climb_spaces(5, 5), climb_spaces(5, 10)
+    (Fraction(3, 1), Fraction(1, 2), Fraction(0, 1))
+    """
+    if difficulty >= TACTICAL_CLIMB_LIMIT:
+        return Fraction(0)
+    if difficulty >= 5:
+        return ROPE_CLIMB_M / SPACE_M if running > 0 else Fraction(0)
+    return Fraction(-(-running // 2))
+
+
+# =============================================================================================
+# Jumping
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class JumpCheck:
+    """What a jump over a gap asks: an acrobatics roll (``check``) or a ``refusal``.
+
+    ``p_success`` is exact: the roll's chance, or 0 for a refused jump.
+    """
+
+    gap_m: Fraction
+    longest_m: Fraction
+    run_up: bool
+    check: SpeedpointsCheck | None
+    p_success: Fraction
+    refusal: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "gap_m": self.gap_m,
+            "longest_m": self.longest_m,
+            "run_up": self.run_up,
+            "check": str(self.check) if self.check else None,
+            "p_success": self.p_success,
+            "refusal": self.refusal,
+        }
+
+
+def jump_length(token: Token, run_up: bool) -> Fraction:
+    """The longest jump in metres: running (after encumbrance) with a run-up, half standing.
+
+    >>> from engine.systems import create
+    >>> sp = create("speedpoints")
+    >>> jump_length(sp.token("running=5"), True), jump_length(sp.token("running=5"), False)
+    (Fraction(5, 1), Fraction(5, 2))
+    """
+    running = Fraction(effective_points(token, "running"))
+    return running if run_up else running / 2
+
+
+def jump_height(token: Token, run_up: bool) -> Fraction:
+    """The highest vertical leap in metres: half the longest jump."""
+    return jump_length(token, run_up) / 2
+
+
+def jump_check(
+    token: Token,
+    gap_m: Fraction | int,
+    run_up: bool,
+    *,
+    difficulty: int = FALL_DIFFICULTY,
+    resolver: str = DEFAULT_RESOLVER,
+) -> JumpCheck | None:
+    """What jumping a gap of ``gap_m`` metres asks.
+
+    None when clearly safe (more than 1 m short of the longest jump); a :class:`JumpCheck`
+    with the acrobatics roll and its exact odds when within 1 m of the longest (1 m short
+    counts as within); a :class:`JumpCheck` with a ``refusal`` when the gap is longer than
+    the longest jump. ``difficulty`` is the roll's (the seed names none; default 10).
+    """
+    gap = Fraction(gap_m)
+    longest = jump_length(token, run_up)
+    how = "run-up" if run_up else "standing"
+    if gap > longest:
+        return JumpCheck(
+            gap,
+            longest,
+            run_up,
+            None,
+            Fraction(0),
+            f"a {jsonable(gap)} m gap is longer than this token's longest {how} jump "
+            f"({jsonable(longest)} m)",
+        )
+    if longest - gap > JUMP_MARGIN_M:
+        return None
+    check = SpeedpointsCheck(int(token.stats.get("acrobatics", 0)), difficulty, resolver)
+    return JumpCheck(gap, longest, run_up, check, check.p_success())
+
+
+# =============================================================================================
+# Falling
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class FallOutcome:
+    """A fall's band (before and after the landing) and the exact odds of each outcome.
+
+    ``outcomes`` maps ``unharmed`` / ``hurt`` (damage and stun = toughness) / ``grievous``
+    (damage = stamina) to exact probabilities summing to 1; ``effects`` gives each outcome's
+    damage and stun (None where the token has no such stat). ``check`` is the falling roll
+    (None for a safe fall, which asks none).
+    """
+
+    height_m: Fraction
+    surface: str
+    band_by_height: str
+    band: str
+    check: SpeedpointsCheck | None
+    outcomes: dict[str, Fraction]
+    effects: dict[str, dict[str, int | None]]
+
+    @property
+    def what(self) -> str:
+        """The name :meth:`Speedpoints.apply_check` reads: ``fall (dangerous)`` etc."""
+        return f"fall ({self.band})"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "height_m": self.height_m,
+            "surface": self.surface,
+            "band_by_height": self.band_by_height,
+            "band": self.band,
+            "check": str(self.check) if self.check else None,
+            "outcomes": dict(self.outcomes),
+            "effects": {k: dict(v) for k, v in self.effects.items()},
+        }
+
+
+def fall_band(height_m: Fraction | int) -> str:
+    """``safe`` up to 3 m, ``dangerous`` over 3 m, ``lethal`` over 6 m."""
+    h = Fraction(height_m)
+    if h > FALL_LETHAL_M:
+        return "lethal"
+    if h > FALL_SAFE_M:
+        return "dangerous"
+    return "safe"
+
+
+def softened(band: str, surface: str, landing: str = "soft_and_water") -> str:
+    """The band after the landing: soft ground or water soften a fall one step (setting)."""
+    softens = (landing == "soft_and_water" and surface in ("soft", "water")) or (
+        landing == "water" and surface == "water"
+    )
+    if not softens or band == "safe":
+        return band
+    return FALL_BANDS[FALL_BANDS.index(band) - 1]
+
+
+def fall_ability(token: Token) -> int:
+    """The falling roll's ability: the better of climbing and acrobatics, plus agility."""
+    stats = token.stats
+    return max(int(stats.get("climbing", 0)), int(stats.get("acrobatics", 0))) + int(
+        stats.get("agility", 0)
+    )
+
+
+def fall_outcome(
+    token: Token,
+    height_m: Fraction | int,
+    surface: str = "hard",
+    difficulty: int = FALL_DIFFICULTY,
+    *,
+    resolver: str = DEFAULT_RESOLVER,
+    landing: str = "soft_and_water",
+) -> FallOutcome:
+    """The exact odds of each outcome of a fall of ``height_m`` metres onto ``surface``.
+
+    ``difficulty`` is the climb's (10 when the fall is not from a climb). Dangerous: success
+    unharmed, failure damage and stun equal to toughness. Lethal: success damage and stun
+    equal to toughness, failure damage equal to stamina. Armour does not count.
+    """
+    if surface not in SURFACES:
+        raise ArgumentError(f"fall surface '{surface}': expected {' | '.join(SURFACES)}")
+    h = Fraction(height_m)
+    by_height = fall_band(h)
+    band = softened(by_height, surface, landing)
+    toughness = token.stats.get("toughness")
+    stamina = token.stats.get("stamina")
+    effects: dict[str, dict[str, int | None]] = {
+        "unharmed": {"damage": 0, "stun": 0},
+        "hurt": {"damage": toughness, "stun": toughness},
+        "grievous": {"damage": stamina},  # the seed names no stun here
+    }
+    if band == "safe":
+        return FallOutcome(h, surface, by_height, band, None, {"unharmed": Fraction(1)}, effects)
+    check = SpeedpointsCheck(fall_ability(token), difficulty, resolver)
+    p = check.p_success()
+    if band == "dangerous":
+        outcomes = {"unharmed": p, "hurt": 1 - p}
+    else:
+        outcomes = {"hurt": p, "grievous": 1 - p}
+    return FallOutcome(h, surface, by_height, band, check, outcomes, effects)
+
+
+# =============================================================================================
+# The rule system
+# =============================================================================================
+
+
+def _points(name: str, default: int, what: str) -> Param:
+    return Stat(
+        name,
+        "int",
+        default,
+        minimum=0,
+        unit="points (m/s = spaces per turn)",
+        help=f"{what} (1 point = 1 m/s = 3.6 km/h = 1 space per turn)",
+    )
+
+
+class Speedpoints(RuleSystem):
+    """Speedpoints: speeds in points (m/s = spaces per turn), climbing table, jumps, falls."""
+
+    name = "speedpoints"
+    title = "Speedpoints (seed 004)"
+    source = "seed 004; RULES.md section 4"
+    unit = "m"
+    cell_size = SPACE_M
+    turn_name = "turn"
+    turn_seconds = TURN_S
+    actions_per_turn = 1
+    paces = ("run",)
+    default_pace = "run"
+    fastest_pace = "run"
+    stats: ClassVar[tuple[Param, ...]] = (
+        _points("running", 5, "running; also the longest run-up jump in m"),
+        _points("swimming", 1, "swimming (0: cannot swim)"),
+        _points("airspeed", 0, "flying (flight: a later issue)"),
+        Stat(
+            "strength",
+            "int",
+            10,
+            minimum=0,
+            maximum=MAX_STRENGTH,
+            help="sets the carrying capacity (the seed's Strength table, 0-50)",
+        ),
+        Stat("agility", "int", 0, minimum=0, help="added to the falling roll"),
+        Stat("acrobatics", "int", 0, minimum=0, help="ability for barely-possible jumps, falls"),
+        Stat("climbing", "int", 0, minimum=0, help="ability for climbing rolls, falls"),
+        Stat("toughness", "int", None, minimum=0, help="damage and stun of a bad fall"),
+        Stat("stamina", "int", None, minimum=0, help="damage of a failed lethal fall"),
+        Stat("load", "number", Fraction(0), minimum=0, unit="kg", help="what the token carries"),
+    )
+    settings: ClassVar[tuple[Param, ...]] = (
+        Setting(
+            "resolver",
+            "choice",
+            DEFAULT_RESOLVER,
+            choices=("1d20", "3d6", "2d10"),
+            help="RULES.md 4 (ruling, the seed names no dice): success roll = resolver + "
+            "ability >= 10 + difficulty",
+        ),
+        Setting(
+            "overload",
+            "choice",
+            "immobile",
+            choices=("immobile", "error"),
+            help="load > 2 x CC cannot be carried: immobile = the token cannot move; "
+            "error = refuse the token",
+        ),
+        Setting(
+            "crawl",
+            "choice",
+            "half",
+            choices=("half", "full", "none"),
+            help="the seed has no crawling: half = ceil(running / 2) spaces per turn "
+            "(its ladder rate), full = running, none = cannot crawl",
+        ),
+        Setting(
+            "gap_jump",
+            "choice",
+            "run_up",
+            choices=("run_up", "standing"),
+            help="the jump the path search assumes for a gap cell (a cell cannot see the "
+            "approach); a gap cell is one 2-m space wide",
+        ),
+        Setting(
+            "jump_difficulty",
+            "int",
+            FALL_DIFFICULTY,
+            minimum=0,
+            maximum=25,
+            help="the seed names no difficulty for the acrobatics roll of a jump within 1 m "
+            "of the longest: this one, or the gap cell's own level",
+        ),
+        Setting(
+            "landing",
+            "choice",
+            "soft_and_water",
+            choices=("soft_and_water", "water", "none"),
+            help="which landings soften a fall one step (RULES.md 4: the landing may soften it)",
+        ),
+    )
+
+    # ----------------------------------------------------------------- stats and state
+
+    def validate(self, stats: dict[str, Any]) -> None:
+        if self.config["overload"] != "error":
+            return
+        strength, load = int(stats.get("strength", 10)), stats.get("load", 0)
+        cc = carrying_capacity(strength)
+        if load > 2 * cc:
+            raise StatError(
+                f"--token load={jsonable(Fraction(load))}: strength {strength} carries at most "
+                f"{2 * cc} kg (2 x CC {cc} kg); lower load or raise strength"
+            )
+
+    def encumbrance(self, token: Token) -> str:
+        return token_encumbrance(token)
+
+    # ----------------------------------------------------------------- rates
+
+    def _crawl_spaces(self, running: int) -> Fraction:
+        how = self.config["crawl"]
+        if how == "full":
+            return Fraction(running)
+        if how == "half":
+            return Fraction(-(-running // 2))
+        return Fraction(0)
+
+    def rate(self, token: Token, mode: str, pace: str | None = None) -> Fraction:
+        running = effective_points(token, "running")
+        if mode == "walk":
+            spaces = Fraction(running)
+        elif mode == "crawl":
+            spaces = self._crawl_spaces(running)
+        elif mode == "swim":
+            spaces = Fraction(effective_points(token, "swimming"))
+        elif mode in ("climb", "ladder"):
+            # Without a terrain: the easiest climb (difficulty 0, ladders).
+            spaces = climb_spaces(running, 0)
+        elif mode == "gap":
+            spaces = Fraction(running) if self._clears_a_cell(token) else Fraction(0)
+        else:
+            # air: flight is planned by section 6 (a later issue); blocked: never.
+            spaces = Fraction(0)
+        return spaces * SPACE_M
+
+    def _clears_a_cell(self, token: Token) -> bool:
+        return jump_length(token, self.config["gap_jump"] == "run_up") >= SPACE_M
+
+    def climb_difficulty(self, terrain: Terrain) -> int:
+        """The climb's difficulty on the seed's scale: ``none`` is the easiest (0), since the
+        seed always rolls for a climb; a ``ladder`` cell is 0 unless its level says more."""
+        return level_difficulty(terrain.difficulty, 0)
+
+    def jump_difficulty(self, terrain: Terrain) -> int:
+        """The acrobatics roll's difficulty for a gap cell: its level, else the setting."""
+        return level_difficulty(terrain.difficulty, int(self.config["jump_difficulty"]))
+
+    def cell_rate(self, token: Token, terrain: Terrain, pace: str | None = None) -> Fraction:
+        if terrain.move == "climb":
+            running = effective_points(token, "running")
+            return climb_spaces(running, self.climb_difficulty(terrain)) * SPACE_M
+        # Ladders climb at the difficulty-0 rate whatever their level (which only makes the
+        # roll harder); every other mode's rate does not depend on the terrain.
+        return self.rate(token, terrain.move, pace)
+
+    def refusal(self, token: Token, terrain: Terrain, pace: str | None = None) -> str | None:
+        if terrain.move == "blocked":
+            return f"{terrain.name} is blocked"
+        if token_encumbrance(token) == "immobile":
+            return (
+                f"speedpoints: load {jsonable(Fraction(token.stats.get('load', 0)))} kg is over "
+                f"twice the carrying capacity ({2 * carrying_capacity(token['strength'])} kg): "
+                "it cannot be carried"
+            )
+        if terrain.move == "climb":
+            d = self.climb_difficulty(terrain)
+            if d >= TACTICAL_CLIMB_LIMIT:
+                return (
+                    f"{terrain.name}: untactical climb (difficulty {d}, "
+                    f"{CLIMB_SURFACES.get(d, 'harder than a sheer surface')}: "
+                    "10 and up is not strategically significant)"
+                )
+        if terrain.move == "gap":
+            run_up = self.config["gap_jump"] == "run_up"
+            jc = jump_check(token, SPACE_M, run_up)
+            if jc is not None and jc.refusal:
+                return f"{terrain.name}: {jc.refusal}"
+        if terrain.move == "swim" and effective_points(token, "swimming") == 0:
+            return f"{terrain.name}: this token cannot swim (swimming 0)"
+        if terrain.move == "air":
+            return f"{terrain.name}: air cells are for flight (section 6), not the ground search"
+        return super().refusal(token, terrain, pace)
+
+    # ----------------------------------------------------------------- checks
+
+    def cell_check(
+        self, token: Token, terrain: Terrain, pace: str | None = None
+    ) -> CellCheck | None:
+        resolver = self.config["resolver"]
+        if terrain.move in ("climb", "ladder"):
+            d = self.climb_difficulty(terrain)
+            if terrain.move == "climb" and d >= TACTICAL_CLIMB_LIMIT:
+                return None  # refused, never entered
+            check = SpeedpointsCheck(int(token.stats.get("climbing", 0)), d, resolver)
+            return CellCheck(
+                what=f"climbing ({terrain.move}, difficulty {d})",
+                target=f"{resolver} + {check.ability} >= {check.target}",
+                p_success=check.p_success(),
+                check=check,
+            )
+        if terrain.move == "gap":
+            run_up = self.config["gap_jump"] == "run_up"
+            jc = jump_check(
+                token,
+                SPACE_M,
+                run_up,
+                difficulty=self.jump_difficulty(terrain),
+                resolver=resolver,
+            )
+            if jc is None or jc.check is None:
+                return None
+            return CellCheck(
+                what=f"acrobatics (jump {jsonable(jc.gap_m)} m of {jsonable(jc.longest_m)} m)",
+                target=f"{resolver} + {jc.check.ability} >= {jc.check.target}",
+                p_success=jc.p_success,
+                check=jc.check,
+            )
+        return None
+
+    def apply_check(self, token: Token, what: str, degree: str) -> Token:
+        """Climbing or jump failure: the token falls (``fell``; a jump lands ``in_gap``);
+        the height reached on a climb is lost. Fall rolls mark ``hurt`` or ``grievous``."""
+        if degree == "success" and not what.startswith("fall"):
+            return token
+        state = token.state
+        if what.startswith("climbing"):
+            return token.moved(conditions=state.with_conditions("fell").conditions, progress=0)
+        if what.startswith("acrobatics"):
+            return token.moved(conditions=state.with_conditions("fell", "in_gap").conditions)
+        if what.startswith("fall"):
+            # Dangerous: failure hurts. Lethal: success hurts, failure is grievous.
+            if "lethal" in what:
+                worse = "hurt" if degree == "success" else "grievous"
+            elif degree == "success":
+                return token
+            else:
+                worse = "hurt"
+            return token.moved(conditions=state.with_conditions(worse).conditions)
+        return token
+
+    parse_check = staticmethod(parse_check)
+
+    def jump_check(self, token: Token, gap_m: Fraction | int, run_up: bool) -> JumpCheck | None:
+        """:func:`jump_check` with this system's resolver and jump difficulty."""
+        return jump_check(
+            token,
+            gap_m,
+            run_up,
+            difficulty=int(self.config["jump_difficulty"]),
+            resolver=self.config["resolver"],
+        )
+
+    def fall_outcome(
+        self,
+        token: Token,
+        height_m: Fraction | int,
+        surface: str = "hard",
+        difficulty: int = FALL_DIFFICULTY,
+    ) -> FallOutcome:
+        """:func:`fall_outcome` with this system's resolver and landing setting."""
+        return fall_outcome(
+            token,
+            height_m,
+            surface,
+            difficulty,
+            resolver=self.config["resolver"],
+            landing=self.config["landing"],
+        )
+
+    # ----------------------------------------------------------------- reports
+
+    def rates(self, token: Token) -> dict[str, Any]:
+        """Metres per turn (the whole turn's running) by mode; climbs by difficulty."""
+        running = effective_points(token, "running")
+        return {
+            "run": self.rate(token, "walk"),
+            "crawl": self.rate(token, "crawl"),
+            "swim": self.rate(token, "swim"),
+            "ladder": self.rate(token, "ladder"),
+            "climb_0": climb_spaces(running, 0) * SPACE_M,
+            "climb_5": climb_spaces(running, 5) * SPACE_M,
+            "air": Fraction(0),
+        }
+
+    def extra_stats(self, token: Token) -> dict[str, Any]:
+        stats = token.stats
+        resolver = self.config["resolver"]
+        running = effective_points(token, "running")
+        enc = token_encumbrance(token)
+        cc = carrying_capacity(int(stats["strength"]))
+        climbing = int(stats.get("climbing", 0))
+        climb_table = []
+        for d, surface in CLIMB_SURFACES.items():
+            spaces = climb_spaces(running, d)
+            row: dict[str, Any] = {"difficulty": d, "surface": surface}
+            if d >= TACTICAL_CLIMB_LIMIT:
+                row["movement"] = "not tactical"
+            else:
+                row["spaces_per_turn"] = spaces
+                row["m_per_turn"] = spaces * SPACE_M
+                row["p_success"] = SpeedpointsCheck(climbing, d, resolver).p_success()
+            climb_table.append(row)
+        swimming = int(stats["swimming"])
+        fall_p = SpeedpointsCheck(fall_ability(token), FALL_DIFFICULTY, resolver).p_success()
+        return {
+            "points": {
+                "running": running,
+                "swimming": effective_points(token, "swimming"),
+                "airspeed": effective_points(token, "airspeed"),
+            },
+            "speeds": {
+                name: convert(effective_points(token, name))
+                for name in ("running", "swimming", "airspeed")
+            },
+            "jump": {
+                "run_up": {
+                    "length_m": jump_length(token, True),
+                    "height_m": jump_height(token, True),
+                },
+                "standing": {
+                    "length_m": jump_length(token, False),
+                    "height_m": jump_height(token, False),
+                },
+                "check_within_m": JUMP_MARGIN_M,
+                "p_barely": SpeedpointsCheck(
+                    int(stats.get("acrobatics", 0)), int(self.config["jump_difficulty"]), resolver
+                ).p_success(),
+            },
+            "climbing": climb_table,
+            "carrying": {
+                "strength": int(stats["strength"]),
+                "capacity_kg": cc,
+                "max_kg": 2 * cc,
+                "load_kg": Fraction(stats.get("load", 0)),
+                "encumbrance": enc,
+                "strenuous_actions": enc == "none",
+                "can_fly": enc == "none" and int(stats["airspeed"]) > 0,
+            },
+            "falls": {
+                "safe_up_to_m": FALL_SAFE_M,
+                "dangerous_over_m": FALL_SAFE_M,
+                "lethal_over_m": FALL_LETHAL_M,
+                "ability": fall_ability(token),
+                "p_success_not_from_a_climb": fall_p,
+                "hurt": {"damage": stats.get("toughness"), "stun": stats.get("toughness")},
+                "grievous": {"damage": stats.get("stamina")},
+            },
+            "swimming_combat": {
+                "striking_bonus": swimming,
+                "grappling_bonus": swimming,
+                "defence_bonus": swimming,
+                "striking_stun": Fraction(1, 2),
+                "striking_damage": Fraction(1),
+            },
+        }
+
+
+SYSTEM = Speedpoints
