@@ -1,9 +1,21 @@
-"""Mythmaster (seed 002; RULES.md section 2)."""
+"""Mythmaster (seed 002; RULES.md section 2).
+
+Sections, in order: the checks (21 Challenge and Versus Challenge); Base Move and Bulk
+Factor; carrying bodies, travel and speed; sneaking against detection; the rule system.
+
+Units: hexes of 2 m, turns of 5 s of 3 actions. The seed's speeds are hexes per action
+("h/t"); :meth:`Mythmaster.rate` gives metres per turn (the system's unit) at a pace of 1, 2
+or 3 actions moving (walk, run, sprint). Every figure is an exact int or Fraction.
+"""
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -17,6 +29,9 @@ from engine.checks import (
     parse_fields,
 )
 from engine.dice import Dice, RollEvent, sum_dist
+from engine.errors import ArgumentError, StatError, did_you_mean
+from engine.mapmodel import Terrain
+from engine.systems.base import CellCheck, Param, RuleSystem, Setting, Stat, Token
 
 # =============================================================================================
 # Checks: the 21 Challenge (21C) and the Versus Challenge
@@ -187,3 +202,741 @@ def parse_check(text: str) -> MythmasterCheck:
         versus=versus,
         tie=field_choice(fields, "tie", TIE_SETTINGS, default="opponent"),
     )
+
+
+# =============================================================================================
+# Base Move and Bulk Factor
+# =============================================================================================
+#
+# Base Move (BM) is hexes per action. It is an integer: the seed rounds (Adaptability +
+# adjustments) x 0.44 to the nearest whole number, half up (RULES.md 2). 44 x n never ends in
+# 50, so no sum ever sits exactly on a half; the rounding is still written half up.
+
+LEVELS: tuple[str, ...] = (
+    "very_easy",
+    "easy",
+    "moderate",
+    "difficult",
+    "very_difficult",
+    "heroic",
+)
+"""The neutral difficulty levels (MAP-FORMAT.md) the system maps, easiest first."""
+
+LEVEL_ADJUST: dict[str, int] = {
+    "very_easy": 3,
+    "easy": 0,
+    "moderate": -1,
+    "difficult": -2,
+    "very_difficult": -3,
+    "heroic": -7,
+}
+"""21C adjustment of each level (RULES.md 2, a ruling): Normal 0, Somewhat Difficult -2..."""
+
+CLIMB_DIVISOR: dict[str, int] = {
+    "very_easy": 1,
+    "easy": 1,
+    "moderate": 2,
+    "difficult": 3,
+    "very_difficult": 4,
+    "heroic": 8,
+}
+"""k of each level: a successful skill-climbing turn moves BM / (10 k) hexes (RULES.md 2)."""
+
+BULK_AFFECTED_SKILLS: frozenset[str] = frozenset(
+    {
+        "acrobatics",
+        "athletics",
+        "climbing",
+        "dancing",
+        "distance_running",
+        "escape",
+        "legerdemain",
+        "pickpocket",
+        "reposition",
+        "sneaking",
+        "sport",
+        "swimming",
+        "vanish",
+        "wall_run",
+    }
+)
+"""Skills rolled at -Bulk Factor (seed 002's list, lower case with underscores)."""
+
+PACE_ACTIONS: dict[str, int] = {"walk": 1, "run": 2, "sprint": 3}
+"""Actions of the turn spent moving at each pace."""
+
+HEX_METRES = Fraction(2)
+TURN_SECONDS = Fraction(5)
+MAX_BULK_FACTOR = 10
+BULK_REDUCTIONS = ("total", "per_factor", "compound")
+
+
+def level_of(difficulty: str) -> str:
+    """The level a terrain difficulty stands for; ``none`` is the easiest (skill climbs
+    always roll, RULES.md 0)."""
+    if difficulty == "none":
+        return LEVELS[0]
+    if difficulty not in LEVEL_ADJUST:
+        raise ArgumentError(
+            f"difficulty {difficulty!r}: expected none | {' | '.join(LEVELS)}"
+            f"{did_you_mean(difficulty, LEVELS)}"
+        )
+    return difficulty
+
+
+def base_move(adaptability: int, adjustments: int = 0) -> int:
+    """Base Move in hexes per action: (Adaptability + adjustments) x 0.44, rounded half up.
+
+    >>> [base_move(a) for a in (11, 12, 13, 14, 15)]
+    [5, 5, 6, 6, 7]
+    """
+    total = adaptability + adjustments
+    if total <= 0:
+        return 0
+    return (44 * total + 50) // 100
+
+
+def bulk_factor(bulk: Fraction | int, physical: int) -> int:
+    """0 while bulk <= Physical; else min(10, ceil(bulk / Physical) - 1).
+
+    >>> bulk_factor(30, 12), bulk_factor(12, 12), bulk_factor(121, 12)
+    (2, 0, 10)
+    """
+    if physical < 1:
+        raise StatError(f"--token physical={physical}: expected a whole number >= 1")
+    carried = Fraction(bulk)
+    if carried <= physical:
+        return 0
+    return min(MAX_BULK_FACTOR, math.ceil(carried / physical) - 1)
+
+
+def reduced_base_move(bm: int, bf: int, rule: str = "total") -> int:
+    """Base Move after the Bulk Factor's 10% steps (each rounded up). BF 10 gives 0.
+
+    ``total`` (RULES.md 2, the ruling): BM - ceil(BM x BF / 10). ``per_factor``: each factor
+    takes ceil(BM / 10) off the unburdened BM. ``compound``: each factor takes 10% (rounded
+    up) off what the previous factors left.
+
+    >>> reduced_base_move(6, 2), reduced_base_move(6, 5, "per_factor")
+    (4, 1)
+    """
+    if bf >= MAX_BULK_FACTOR or bm <= 0:
+        return 0
+    if rule == "total":
+        return bm - (-(-bm * bf // 10))
+    if rule == "per_factor":
+        return max(0, bm - bf * (-(-bm // 10)))
+    if rule == "compound":
+        left = bm
+        for _ in range(bf):
+            left -= -(-left // 10)
+        return left
+    raise ArgumentError(f"bulk_reduction={rule!r}: expected {' | '.join(BULK_REDUCTIONS)}")
+
+
+def climb_per_success(bm: int, level: str) -> Fraction:
+    """Hexes one successful skill-climbing turn gains: BM / (10 k).
+
+    >>> climb_per_success(6, "difficult")  # seed 002's climber: 0.2 hex
+    Fraction(1, 5)
+    """
+    return Fraction(bm, 10 * CLIMB_DIVISOR[level_of(level)])
+
+
+def skill_check(
+    rank: int | None, skill: str, *, adjust: int = 0, bf: int = 0, tie: str = "opponent"
+) -> MythmasterCheck:
+    """A 21C of ``skill`` at ``rank`` (None: untrained, rolled at 0), at -BF when the seed
+    lists the skill as bulk-affected."""
+    key = skill.lower().replace(" ", "_")
+    return MythmasterCheck(
+        skill=rank or 0,
+        adjust=adjust,
+        bulk_factor=bf if key in BULK_AFFECTED_SKILLS else 0,
+        has_skill=rank is not None,
+        tie=tie,
+    )
+
+
+# =============================================================================================
+# Carrying bodies, travel, actual speed
+# =============================================================================================
+
+MAX_CARRIERS = 4
+"""At most four people share a body's (or a stretcher's) bulk (seed 002)."""
+
+
+def carried_bulk(
+    weight: Fraction | int, gear: Fraction | int = 0, carriers: int = 1, stretcher: bool = False
+) -> Fraction:
+    """Bulk each carrier takes for a body: (weight kg, halved on a stretcher, + the body's
+    gear) / carriers, for 1 to 4 carriers.
+
+    >>> carried_bulk(80, carriers=4), carried_bulk(80, carriers=4, stretcher=True)
+    (Fraction(20, 1), Fraction(10, 1))
+    """
+    if not 1 <= carriers <= MAX_CARRIERS:
+        raise ArgumentError(
+            f"carriers={carriers}: expected 1 to {MAX_CARRIERS} (seed 002 splits a body's bulk "
+            f"over at most four carriers)"
+        )
+    weight, gear = Fraction(weight), Fraction(gear)
+    if weight < 0 or gear < 0:
+        raise ArgumentError(f"weight={weight}, gear={gear}: expected numbers >= 0")
+    return ((weight / 2 if stretcher else weight) + gear) / carriers
+
+
+@dataclass(frozen=True)
+class Travel:
+    """A day's travel on foot over even terrain: hours, km and Stamina lost."""
+
+    hours: Fraction
+    km: Fraction
+    stamina_lost: Fraction
+
+    def to_dict(self) -> dict[str, Fraction]:
+        return {"hours": self.hours, "km": self.km, "stamina_lost": self.stamina_lost}
+
+
+def travel(bm: int, hours: Fraction | int = 8, *, stops: bool = False) -> Travel:
+    """Daily travel distance (seed 002): 5 x BM km in 8 h at 8 Stamina, or in 10 h with rest
+    stops and none; each hour past 8 adds 5% of 5 x BM and costs 1 Stamina.
+
+    Readings (not in the seed): under 8 h without stops goes 5 x BM / 8 km an hour at 1
+    Stamina an hour; with stops a day is at most 10 h, at 5 x BM / 10 km an hour.
+
+    >>> travel(6, 24)  # 1.8 x 30 km for 24 Stamina
+    Travel(hours=Fraction(24, 1), km=Fraction(54, 1), stamina_lost=Fraction(24, 1))
+    """
+    h = Fraction(hours)
+    day = 5 * Fraction(bm)
+    if h < 0:
+        raise ArgumentError(f"hours={h}: expected a number of hours >= 0")
+    if stops:
+        if h > 10:
+            raise ArgumentError(
+                f"hours={h} with stops: a day with rest stops is at most 10 hours (seed 002); "
+                f"longer days are travelled without stops"
+            )
+        return Travel(h, day * h / 10, Fraction(0))
+    if h <= 8:
+        return Travel(h, day * h / 8, h)
+    return Travel(h, day * (1 + (h - 8) / 20), h)
+
+
+def metres_per_second(hexes_per_turn: Fraction | int) -> Fraction:
+    """Actual speed: hexes per turn / 2.5 (2 m hexes, 5 s turns).
+
+    >>> metres_per_second(6)
+    Fraction(12, 5)
+    """
+    return Fraction(hexes_per_turn) * HEX_METRES / TURN_SECONDS
+
+
+# =============================================================================================
+# Sneaking against detection
+# =============================================================================================
+#
+# Seed 002: with the Sneaking skill, a 21C (context adjustment, -BF) succeeds undetected.
+# Without the skill, or after a failed Sneaking roll, a Versus Challenge of Adaptability
+# (-BF, context adjustment, -1 per action taken) against each observer's Alertness, "or use
+# your failed roll". ``fallback`` (a ruling, setting ``sneak_fallback``) reads that "or":
+# ``reuse`` (default) the failed Sneaking roll's total is the Versus total; ``adaptability``
+# a fresh Adaptability roll; ``best`` the sneaker, seeing the failed total, keeps it or rolls
+# Adaptability, whichever wins more often. One roll of the sneaker's faces all observers.
+
+SNEAK_FALLBACKS = ("reuse", "adaptability", "best")
+_FACES = tuple((a, b) for a in range(1, 11) for b in range(1, 11))
+_PAIR = Fraction(1, 100)
+
+
+def _p_beats_all(check: MythmasterCheck, a: int, b: int, observers: Sequence[int]) -> Fraction:
+    """Chance that the roller's faces a, b win the Versus against every observer."""
+    opp = sum_dist(2, 10)
+    p = Fraction(1)
+    for alertness in observers:
+        p *= sum(
+            (q for t, q in opp.items() if check.decide(a, b, t + alertness).endswith("success")),
+            Fraction(0),
+        )
+    return p
+
+
+def undetected_odds(
+    *,
+    adaptability: int,
+    alertness: int | Iterable[int],
+    sneaking: int | None = None,
+    bulk_factor: int = 0,
+    adjust: int = 0,
+    actions: int = 1,
+    tie: str = "opponent",
+    fallback: str = "reuse",
+) -> dict[str, Fraction]:
+    """Exact chances of staying undetected by every observer (one Alertness each).
+
+    Returns ``p_undetected``, ``p_sneaking`` (the Sneaking 21C alone; 0 untrained) and
+    ``p_versus`` (undetected through the Versus Challenge after a failed or absent Sneaking
+    roll). ``adjust`` is the context's difficulty; ``actions`` the actions taken (-1 each
+    on the Adaptability roll).
+
+    >>> undetected_odds(adaptability=12, alertness=10, sneaking=15, adjust=-2)["p_sneaking"]
+    Fraction(79, 100)
+    """
+    observers = [alertness] if isinstance(alertness, int) else list(alertness)
+    if not observers:
+        raise ArgumentError("alertness: give at least one observer's Alertness")
+    if actions < 0:
+        raise ArgumentError(f"actions={actions}: expected a whole number >= 0")
+    if fallback not in SNEAK_FALLBACKS:
+        raise ArgumentError(f"sneak_fallback={fallback!r}: expected {' | '.join(SNEAK_FALLBACKS)}")
+    fresh = MythmasterCheck(
+        skill=adaptability, adjust=adjust - actions, bulk_factor=bulk_factor, tie=tie
+    )
+    p_fresh = sum((_PAIR * _p_beats_all(fresh, a, b, observers) for a, b in _FACES), Fraction(0))
+    if sneaking is None:
+        return {"p_undetected": p_fresh, "p_sneaking": Fraction(0), "p_versus": p_fresh}
+    sneak = skill_check(sneaking, "sneaking", adjust=adjust, bf=bulk_factor, tie=tie)
+    p_sneak = Fraction(0)
+    p_versus = Fraction(0)
+    for a, b in _FACES:
+        if sneak.decide(a, b).endswith("success"):
+            p_sneak += _PAIR
+            continue
+        if fallback == "adaptability":
+            p_versus += _PAIR * p_fresh
+            continue
+        kept = _p_beats_all(sneak, a, b, observers)
+        p_versus += _PAIR * (max(kept, p_fresh) if fallback == "best" else kept)
+    return {"p_undetected": p_sneak + p_versus, "p_sneaking": p_sneak, "p_versus": p_versus}
+
+
+# =============================================================================================
+# The rule system
+# =============================================================================================
+
+_WHAT_RE = re.compile(r"^(climbing|climbing recovery|swimming) \((\w+)\)$")
+
+
+def _choice(name: str, choices: tuple[str, ...], help: str) -> Param:
+    return Setting(name, "choice", choices[0], choices=choices, help=help)
+
+
+def _skill(name: str, what: str) -> Param:
+    return Stat(name, "int", None, minimum=0, help=f"{what} skill rank; absent = untrained")
+
+
+class Mythmaster(RuleSystem):
+    """Mythmaster: Base Move from Adaptability, Bulk Factor, a 3-action turn on 2 m hexes."""
+
+    name = "mythmaster"
+    title = "Mythmaster (2d10 21 Challenge, hexes)"
+    source = "seed 002; RULES.md section 2"
+    unit = "m"
+    cell_size = HEX_METRES
+    turn_name = "turn"
+    turn_seconds = TURN_SECONDS
+    actions_per_turn = 3
+    paces = ("walk", "run", "sprint")
+    default_pace = "sprint"
+    fastest_pace = "sprint"
+    stats: ClassVar[tuple[Param, ...]] = (
+        Stat(
+            "adaptability",
+            "int",
+            14,
+            minimum=0,
+            help="Adaptability attribute (default 14: Base Move 6, seed 002's climber)",
+        ),
+        Stat("adjustments", "int", 0, help="species and other adjustments to Adaptability for BM"),
+        Stat("physical", "int", 12, minimum=1, help="Physical: bulk carried without penalty"),
+        Stat("bulk", "number", Fraction(0), minimum=0, help="total bulk carried", unit="bulk"),
+        _skill("climbing", "Climbing"),
+        _skill("swimming", "Swimming"),
+        _skill("sneaking", "Sneaking"),
+        _skill("acrobatics", "Acrobatics"),
+        Stat("dash", "bool", False, help="the Dash perk: doubles run and sprint"),
+        Stat("aquatic", "bool", False, help="aquatic species (merfolk, lizari): swims at full BM"),
+        Stat(
+            "flyer",
+            "bool",
+            False,
+            help="can fly (flight, RULES.md 6, is planned apart from ground moves)",
+        ),
+    )
+    settings: ClassVar[tuple[Param, ...]] = (
+        _choice(
+            "bulk_reduction",
+            BULK_REDUCTIONS,
+            "RULES.md 2 (ruling): effective BM = BM - ceil(BM x BF / 10); per_factor: "
+            "BM - BF x ceil(BM / 10); compound: 10% rounded up off what is left, per factor",
+        ),
+        _choice(
+            "dash_doubles",
+            ("run_and_sprint", "every_pace"),
+            "RULES.md 2 (ruling): Dash doubles run and sprint (4 and 6 x BM), not walk; "
+            "every_pace doubles walk too",
+        ),
+        _choice(
+            "climb_slip",
+            ("lose_turn", "none"),
+            "RULES.md 2 (ruling): a natural 2 climbing loses a turn's progress, BM / (10 k), "
+            "then rolls again at once, failing that is a fall; none: no loss, the roll only",
+        ),
+        _choice(
+            "versus_tie",
+            TIE_SETTINGS,
+            "Versus Challenge ties (ruling, the check section): the opponent wins; roller: "
+            "the roller wins",
+        ),
+        _choice(
+            "sneak_fallback",
+            SNEAK_FALLBACKS,
+            "after a failed Sneaking 21C (ruling on seed 002's 'or use your failed roll'): "
+            "reuse its total in the Versus; adaptability: roll Adaptability; best: either",
+        ),
+        _choice(
+            "aquatic_swim",
+            ("unadjusted", "adjusted"),
+            "aquatic species swim at 'unadjusted Base Move' (reading): unadjusted = "
+            "Adaptability x 0.44 without adjustments, then bulk; adjusted: their BM",
+        ),
+        _choice(
+            "untrained_climbing",
+            ("roll", "refuse"),
+            "skill climbs without the Climbing skill (reading, the seed is silent): roll "
+            "untrained at 0; refuse: the path search will not climb",
+        ),
+    )
+
+    parse_check = staticmethod(parse_check)
+
+    # ----------------------------------------------------------------- derived figures
+
+    def validate(self, stats: dict[str, Any]) -> None:
+        total = stats["adaptability"] + stats["adjustments"]
+        if total < 0:
+            raise StatError(
+                f"--token adjustments={stats['adjustments']}: adaptability + adjustments must "
+                f"be >= 0 (got {total})"
+            )
+
+    def base_move(self, token: Token) -> int:
+        """Base Move before bulk (hexes per action)."""
+        return base_move(token["adaptability"], token["adjustments"])
+
+    def bulk_factor(self, token: Token) -> int:
+        return bulk_factor(token["bulk"], token["physical"])
+
+    def effective_base_move(self, token: Token) -> int:
+        """Base Move after the Bulk Factor: what every movement rate derives from."""
+        return reduced_base_move(
+            self.base_move(token), self.bulk_factor(token), self.config["bulk_reduction"]
+        )
+
+    def skill_check(self, token: Token, skill: str, adjust: int = 0) -> MythmasterCheck:
+        """A 21C of one of the token's skills, at -Bulk Factor where the seed says so."""
+        rank = token.stats.get(skill.lower())
+        return skill_check(
+            rank, skill, adjust=adjust, bf=self.bulk_factor(token), tie=self.config["versus_tie"]
+        )
+
+    def climb_check(self, token: Token, level: str) -> MythmasterCheck:
+        return self.skill_check(token, "climbing", LEVEL_ADJUST[level_of(level)])
+
+    def can_climb(self, token: Token) -> bool:
+        return (
+            token.stats.get("climbing") is not None or self.config["untrained_climbing"] == "roll"
+        )
+
+    def climb_per_success(self, token: Token, level: str) -> Fraction:
+        """Hexes a successful skill-climbing turn gains at ``level``."""
+        return climb_per_success(self.effective_base_move(token), level)
+
+    def climb_expected(self, token: Token, level: str) -> Fraction:
+        """Expected hexes per turn of skill climbing: p(21C) x BM / (10 k)."""
+        if not self.can_climb(token):
+            return Fraction(0)
+        return self.climb_check(token, level).p_success() * self.climb_per_success(token, level)
+
+    def swim_per_action(self, token: Token) -> Fraction:
+        """Hexes per action swimming: BM / 6 with the skill; aquatic species their full BM."""
+        if token["aquatic"]:
+            adjustments = 0 if self.config["aquatic_swim"] == "unadjusted" else token["adjustments"]
+            bm = base_move(token["adaptability"], adjustments)
+            return Fraction(
+                reduced_base_move(bm, self.bulk_factor(token), self.config["bulk_reduction"])
+            )
+        if token.stats.get("swimming") is None:
+            return Fraction(0)
+        return Fraction(self.effective_base_move(token), 6)
+
+    def moves(self, token: Token) -> dict[str, Fraction]:
+        """The seed's own figures in hexes: per action, except run and sprint (per turn)."""
+        bm = Fraction(self.effective_base_move(token))
+        return {
+            "walk": self.hexes_per_turn(token, "walk", "walk"),
+            "run": self.hexes_per_turn(token, "walk", "run"),
+            "sprint": self.hexes_per_turn(token, "walk", "sprint"),
+            "sneak": bm / 2,
+            "down": bm / 6,
+            "ladder": bm / 6,
+            "swim": self.swim_per_action(token),
+        }
+
+    @staticmethod
+    def actions_of(pace: str | None) -> int:
+        """Actions spent moving at ``pace`` (None: sprint, the default)."""
+        name = pace or Mythmaster.default_pace
+        if name not in PACE_ACTIONS:
+            raise ArgumentError(
+                f"--pace {name}: mythmaster paces are {', '.join(PACE_ACTIONS)}"
+                f"{did_you_mean(name, list(PACE_ACTIONS))}"
+            )
+        return PACE_ACTIONS[name]
+
+    def hexes_per_turn(self, token: Token, mode: str, pace: str | None = None) -> Fraction:
+        """Hexes crossed in ``mode`` in one turn at ``pace`` (climb: expected, at its
+        easiest level; it always takes the whole turn)."""
+        n = self.actions_of(pace)
+        bm = Fraction(self.effective_base_move(token))
+        if mode == "walk":
+            doubled = token["dash"] and (n > 1 or self.config["dash_doubles"] == "every_pace")
+            return bm * n * (2 if doubled else 1)
+        if mode in ("crawl", "ladder"):
+            return bm / 6 * n
+        if mode == "swim":
+            return self.swim_per_action(token) * n
+        if mode == "climb":
+            return self.climb_expected(token, LEVELS[0])
+        return Fraction(0)
+
+    # ----------------------------------------------------------------- hooks
+
+    def rate(self, token: Token, mode: str, pace: str | None = None) -> Fraction:
+        """Metres per turn in ``mode`` at ``pace``: walk BM x actions (Dash doubles run and
+        sprint), crawl and ladder BM / 6 an action, swim BM / 6 an action (skill needed;
+        aquatic: full BM), climb the EXPECTED p x BM / (10 k) a turn (whole turn)."""
+        return self.hexes_per_turn(token, mode, pace) * HEX_METRES
+
+    def cell_rate(self, token: Token, terrain: Terrain, pace: str | None = None) -> Fraction:
+        if terrain.move == "climb":
+            return self.climb_expected(token, level_of(terrain.difficulty)) * HEX_METRES
+        return self.rate(token, terrain.move, pace)
+
+    def refusal(self, token: Token, terrain: Terrain, pace: str | None = None) -> str | None:
+        move = terrain.move
+        if move == "blocked":
+            return f"{terrain.name} is blocked"
+        if move in ("gap", "air"):
+            return (
+                f"{terrain.name}: {move} cells are for fliers (seed 002 has no jumping rules; "
+                f"flight is planned separately)"
+            )
+        if self.effective_base_move(token) == 0:
+            return (
+                f"Base Move 0 (Bulk Factor {self.bulk_factor(token)}): the token cannot move "
+                f"until it drops bulk"
+            )
+        if move == "swim" and self.swim_per_action(token) == 0:
+            return f"{terrain.name}: swimming needs the Swimming skill (seed 002)"
+        if move == "climb" and not self.can_climb(token):
+            return (
+                f"{terrain.name}: skill climbing needs the Climbing skill "
+                f"(setting untrained_climbing=refuse)"
+            )
+        return super().refusal(token, terrain, pace)
+
+    def rates(self, token: Token) -> dict[str, Any]:
+        """Metres: per action, except run and sprint (their turn) and climb (a turn)."""
+        out = {name: v * HEX_METRES for name, v in self.moves(token).items()}
+        out["climb"] = self.rate(token, "climb")
+        out["climb_per_success"] = self.climb_per_success(token, LEVELS[0]) * HEX_METRES
+        return out
+
+    def encumbrance(self, token: Token) -> str:
+        """none at BF 0; encumbered at BF 1-4; heavy at 5-9 (half of BM or more gone);
+        immobile when the effective Base Move is 0."""
+        bf = self.bulk_factor(token)
+        if self.effective_base_move(token) == 0:
+            return "immobile"
+        if bf >= 5:
+            return "heavy"
+        return "encumbered" if bf else "none"
+
+    def cell_check(
+        self, token: Token, terrain: Terrain, pace: str | None = None
+    ) -> CellCheck | None:
+        """Skill climbs always roll a Climbing 21C each turn (difficulty none: very_easy);
+        rough water (difficulty other than none) a Swimming 21C, except for aquatic species.
+        Walking, crawling and ladders roll nothing: seed 002 gives them no roll."""
+        if terrain.move == "climb" and self.can_climb(token):
+            level = level_of(terrain.difficulty)
+            check = self.climb_check(token, level)
+            what = f"climbing ({level})"
+        elif (
+            terrain.move == "swim"
+            and terrain.difficulty != "none"
+            and not token["aquatic"]
+            and token.stats.get("swimming") is not None
+        ):
+            level = level_of(terrain.difficulty)
+            check = self.skill_check(token, "swimming", LEVEL_ADJUST[level])
+            what = f"swimming ({level})"
+        else:
+            return None
+        target = f"21C: 2d10{check.modifier:+d} >= 21"
+        return CellCheck(what=what, target=target, p_success=check.p_success(), check=check)
+
+    def apply_check(self, token: Token, what: str, degree: str) -> Token:
+        """Climbing (per turn): a success gains BM / (10 k) hexes of progress; a failure
+        nothing; a catastrophe loses a success's worth (setting climb_slip; not below the
+        cell's start) and sets ``slipping`` until the immediate ``climbing recovery`` roll,
+        whose failure sets ``falling``. Swimming: a failure sets ``stalled`` (no progress in
+        the water for the rest of the turn; cleared at the end of the turn)."""
+        match = _WHAT_RE.match(what)
+        if match is None:
+            return token
+        kind, level = match.groups()
+        success = degree.endswith("success")
+        state = token.state
+        if kind == "swimming":
+            return token if success else token.moved(conditions=state.conditions | {"stalled"})
+        progress = state.progress if state.mode == "climb" else Fraction(0)
+        step = self.climb_per_success(token, level)
+        if kind == "climbing recovery":
+            falling = () if success else ("falling",)
+            return token.moved(
+                mode="climb",
+                progress=progress,
+                conditions=(state.conditions - {"slipping"}) | set(falling),
+            )
+        if success:
+            return token.moved(mode="climb", progress=progress + step)
+        if degree == "catastrophe":
+            loss = step if self.config["climb_slip"] == "lose_turn" else Fraction(0)
+            return token.moved(
+                mode="climb",
+                progress=max(Fraction(0), progress - loss),
+                conditions=state.conditions | {"slipping"},
+            )
+        return token.moved(mode="climb", progress=progress)
+
+    def end_turn(self, token: Token, dice: Any) -> Token:
+        if token.state.has("stalled"):
+            return token.moved(conditions=token.state.conditions - {"stalled"})
+        return token
+
+    # ----------------------------------------------------------------- turns and groups
+
+    def advance(self, token: Token, mode: str, hexes: Fraction | int) -> tuple[Token, int]:
+        """Add ``hexes`` of movement in ``mode``: progress carries over while the mode stays
+        the same (a new mode starts from 0). Returns the token, keeping the fraction, and the
+        whole hexes it may now enter."""
+        carried = token.state.progress if token.state.mode == mode else Fraction(0)
+        total = carried + Fraction(hexes)
+        whole = math.floor(total)
+        return token.moved(mode=mode, progress=total - whole), whole
+
+    def climb_turn(self, token: Token, difficulty: str, dice: Dice) -> Token:
+        """One turn of skill climbing (all 3 actions): roll the 21C and apply it; on a natural
+        2 roll again at once (RULES.md 2), failing that sets ``falling``. Every roll is an
+        event in ``dice``'s log."""
+        level = level_of(difficulty)
+        check = self.climb_check(token, level)
+        result = check.roll(dice)
+        token = self.apply_check(token, f"climbing ({level})", result.degree)
+        if result.degree == "catastrophe":
+            again = check.roll(dice)
+            token = self.apply_check(token, f"climbing recovery ({level})", again.degree)
+        return token
+
+    def carrying(self, token: Token, bulk: Fraction | int) -> Token:
+        """The token with ``bulk`` more carried (e.g. its share of a body)."""
+        stats = dict(token.stats)
+        stats["bulk"] = Fraction(stats["bulk"]) + Fraction(bulk)
+        carried = self.token(stats, token_id=token.id)
+        return carried.moved(
+            cell=token.state.cell, mode=token.state.mode, progress=token.state.progress
+        )
+
+    def group_rate(
+        self,
+        carriers: Sequence[Token],
+        mode: str = "walk",
+        pace: str | None = None,
+        *,
+        weight: Fraction | int = 0,
+        gear: Fraction | int = 0,
+        stretcher: bool = False,
+    ) -> Fraction:
+        """Metres per turn of a group carrying a body: each carrier takes
+        :func:`carried_bulk` on top of its own bulk; the group moves at the slowest rate."""
+        share = carried_bulk(weight, gear, len(carriers), stretcher)
+        return min(self.rate(self.carrying(t, share), mode, pace) for t in carriers)
+
+    def sneak_odds(
+        self, token: Token, alertness: int | Iterable[int], *, adjust: int = 0, actions: int = 1
+    ) -> dict[str, Fraction]:
+        """Exact odds of staying undetected (see :func:`undetected_odds`)."""
+        return undetected_odds(
+            adaptability=token["adaptability"],
+            alertness=alertness,
+            sneaking=token.stats.get("sneaking"),
+            bulk_factor=self.bulk_factor(token),
+            adjust=adjust,
+            actions=actions,
+            tie=self.config["versus_tie"],
+            fallback=self.config["sneak_fallback"],
+        )
+
+    # ----------------------------------------------------------------- the report
+
+    def extra_stats(self, token: Token) -> dict[str, Any]:
+        bm = self.effective_base_move(token)
+        bf = self.bulk_factor(token)
+        moves = self.moves(token)
+        climbing: dict[str, Any] = {}
+        for level in LEVELS:
+            check = self.climb_check(token, level)
+            climbing[level] = {
+                "adjust": LEVEL_ADJUST[level],
+                "divisor": 10 * CLIMB_DIVISOR[level],
+                "needs_on_2d10": max(3, min(20, TARGET - check.modifier)),
+                "p_success": check.p_success(),
+                "per_success": self.climb_per_success(token, level),
+                "expected_per_turn": self.climb_expected(token, level),
+            }
+        skills = {}
+        for skill in ("climbing", "swimming", "sneaking", "acrobatics"):
+            check = self.skill_check(token, skill)
+            skills[skill] = {
+                "rank": token.stats.get(skill),
+                "bulk_penalty": -check.bulk_factor,
+                "modifier": check.modifier,
+            }
+        return {
+            "base_move": self.base_move(token),
+            "bulk_factor": bf,
+            "effective_base_move": bm,
+            "bulk": {
+                "carried": Fraction(token["bulk"]),
+                "free_up_to": token["physical"],
+                "next_factor_above": token["physical"] * (bf + 1) if bf < 10 else None,
+            },
+            "moves_hexes": moves,
+            "speed_m_per_s": {
+                pace: metres_per_second(moves[pace]) for pace in ("walk", "run", "sprint")
+            },
+            "climbing": climbing,
+            "skills": skills,
+            "travel": {
+                "km_per_day": 5 * bm,
+                "day": travel(bm, 8).to_dict(),
+                "day_with_stops": travel(bm, 10, stops=True).to_dict(),
+                "extra_hour": {"km": Fraction(bm, 4), "stamina_lost": 1},
+            },
+        }
+
+
+SYSTEM = Mythmaster

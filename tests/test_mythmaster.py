@@ -1,0 +1,468 @@
+"""Mythmaster movement (seed 002; RULES.md section 2): golden numbers from the seed."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.cli import main
+from engine.dice import Dice
+from engine.errors import ArgumentError, StatError
+from engine.mapmodel import Terrain
+from engine.systems import create
+from engine.systems.mythmaster import (
+    BULK_REDUCTIONS,
+    LEVELS,
+    MythmasterCheck,
+    base_move,
+    bulk_factor,
+    carried_bulk,
+    climb_per_success,
+    metres_per_second,
+    reduced_base_move,
+    travel,
+    undetected_odds,
+)
+
+MM = create("mythmaster")
+
+
+def tok(spec: str = "", system=MM):
+    return system.token(spec)
+
+
+def cliff(level: str = "difficult") -> Terrain:
+    return Terrain(name="cliff", move="climb", difficulty=level)
+
+
+# --------------------------------------------------------------------------- Base Move
+
+# (Adaptability + adjustments) x 0.44, rounded half up, for 1..30 (worked by hand).
+BASE_MOVE_TABLE = [0, 1, 1, 2, 2, 3, 3, 4, 4, 4, 5, 5, 6, 6, 7]
+BASE_MOVE_TABLE += [7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 11, 12, 12, 13, 13]
+
+
+@pytest.mark.parametrize("adaptability", range(1, 31))
+def test_base_move_rounding_table(adaptability: int) -> None:
+    expected = BASE_MOVE_TABLE[adaptability - 1]
+    decimal = (Decimal(adaptability) * Decimal("0.44")).quantize(Decimal(1), ROUND_HALF_UP)
+    assert base_move(adaptability) == expected == int(decimal)
+    # Adjustments add to Adaptability before the multiplication.
+    assert base_move(adaptability - 3, 3) == expected
+    assert MM.base_move(tok(f"adaptability={adaptability}")) == expected
+
+
+def test_adjustments_below_zero_are_refused() -> None:
+    with pytest.raises(StatError, match="adaptability \\+ adjustments must be >= 0"):
+        tok("adaptability=5,adjustments=-6")
+    assert base_move(0) == 0
+
+
+# --------------------------------------------------------------------------- Bulk Factor
+
+
+def test_bulk_factor_seed_example() -> None:
+    # RULES.md 2: BM 6, Physical 12, bulk 30: BF 2, effective BM 4.
+    t = tok("adaptability=14,physical=12,bulk=30")
+    assert MM.base_move(t) == 6
+    assert MM.bulk_factor(t) == 2
+    assert MM.effective_base_move(t) == 4
+    assert MM.encumbrance(t) == "encumbered"
+    rep = MM.stats_report(t)
+    assert (rep["base_move"], rep["bulk_factor"], rep["effective_base_move"]) == (6, 2, 4)
+    assert rep["per_turn"]["walk"] == 12  # 3 actions x 4 hexes
+
+
+@pytest.mark.parametrize(
+    ("bulk", "bf"),
+    [(0, 0), (12, 0), ("12.5", 1), (24, 1), ("24.01", 2), (36, 2), (37, 3), (120, 9), (121, 10)],
+)
+def test_bulk_factor_steps(bulk, bf: int) -> None:
+    assert bulk_factor(Fraction(str(bulk)), 12) == bf
+    assert bulk_factor(10_000, 12) == 10
+
+
+def test_bulk_factor_10_is_immobile() -> None:
+    t = tok("adaptability=30,physical=10,bulk=101")
+    assert MM.bulk_factor(t) == 10 and MM.effective_base_move(t) == 0
+    assert MM.encumbrance(t) == "immobile"
+    assert MM.rate(t, "walk", "sprint") == 0
+    assert "Base Move 0" in (MM.refusal(t, Terrain()) or "")
+
+
+def test_bulk_reduction_rulings() -> None:
+    # Ruling (default): BM - ceil(BM x BF / 10).
+    assert [reduced_base_move(6, bf) for bf in range(11)] == [6, 5, 4, 4, 3, 3, 2, 1, 1, 0, 0]
+    assert reduced_base_move(6, 5, "per_factor") == 1  # 6 - 5 x ceil(0.6)
+    assert reduced_base_move(20, 3, "compound") == 14  # 20 -> 18 -> 16 -> 14
+    assert reduced_base_move(13, 1, "total") == 11  # 10% of 13 rounded up is 2
+    t = tok("adaptability=14,bulk=60")  # BM 6, BF 4
+    assert create("mythmaster", {"bulk_reduction": "per_factor"}).effective_base_move(t) == 2
+    assert MM.effective_base_move(t) == 3
+
+
+@given(st.integers(0, 40), st.sampled_from(BULK_REDUCTIONS))
+def test_reduced_base_move_never_rises_and_ends_at_zero(bm: int, rule: str) -> None:
+    moves = [reduced_base_move(bm, bf, rule) for bf in range(11)]
+    assert moves[0] == bm and moves[-1] == 0
+    assert all(a >= b >= 0 for a, b in itertools.pairwise(moves))
+
+
+def test_bulk_affected_skills_roll_at_minus_bf() -> None:
+    t = tok("climbing=15,sneaking=9,physical=12,bulk=30")
+    assert MM.skill_check(t, "climbing", -2).modifier == 11
+    assert MM.skill_check(t, "sneaking").modifier == 7
+    assert MM.skill_check(t, "Wall Run").bulk_factor == 2  # listed in the seed
+    assert MM.skill_check(t, "perception").bulk_factor == 0  # not listed
+    skills = MM.stats_report(t)["skills"]
+    assert skills["climbing"] == {"rank": 15, "bulk_penalty": -2, "modifier": 13}
+    assert skills["swimming"]["rank"] is None
+
+
+# --------------------------------------------------------------------------- rates
+
+
+def test_walk_run_sprint_and_dash() -> None:
+    t = tok("adaptability=14")  # BM 6
+    hexes = {p: MM.rate(t, "walk", p) / 2 for p in ("walk", "run", "sprint")}
+    assert hexes == {"walk": 6, "run": 12, "sprint": 18}
+    assert MM.rate(t, "walk") == 36  # default pace sprint, metres
+    d = tok("adaptability=14,dash=true")
+    assert [MM.rate(d, "walk", p) / 2 for p in ("walk", "run", "sprint")] == [6, 24, 36]
+    every = create("mythmaster", {"dash_doubles": "every_pace"})
+    assert [every.rate(d, "walk", p) / 2 for p in ("walk", "run", "sprint")] == [12, 24, 36]
+    with pytest.raises(ArgumentError, match="paces are walk, run, sprint"):
+        MM.rate(t, "walk", "dash")
+
+
+def test_slow_modes_per_action() -> None:
+    t = tok("adaptability=14,swimming=5")  # BM 6
+    for mode in ("crawl", "ladder", "swim"):
+        assert [MM.rate(t, mode, p) / 2 for p in ("walk", "run", "sprint")] == [1, 2, 3]
+    moves = MM.stats_report(t)["moves_hexes"]
+    assert moves == {
+        "walk": 6,
+        "run": 12,
+        "sprint": 18,
+        "sneak": 3,
+        "down": 1,
+        "ladder": 1,
+        "swim": 1,
+    }
+    assert MM.rate(tok("adaptability=9"), "crawl", "walk") == Fraction(4, 6) * 2  # BM 4
+
+
+def test_swimming_needs_the_skill_unless_aquatic() -> None:
+    water = Terrain(name="river", move="swim")
+    t = tok("adaptability=14")
+    assert MM.rate(t, "swim", "sprint") == 0
+    assert "Swimming skill" in (MM.refusal(t, water) or "")
+    assert MM.refusal(tok("swimming=3"), water) is None
+    # Merfolk with -4 to Adaptability on land: BM 4 walking, unadjusted BM 6 swimming.
+    mer = tok("adaptability=14,adjustments=-4,aquatic=true")
+    assert MM.rate(mer, "walk", "walk") / 2 == 4
+    assert MM.rate(mer, "swim", "walk") / 2 == 6 and MM.rate(mer, "swim", "sprint") / 2 == 18
+    adjusted = create("mythmaster", {"aquatic_swim": "adjusted"})
+    assert adjusted.rate(mer, "swim", "walk") / 2 == 4
+    # Bulk still reduces it: BF 2 takes ceil(1.2) = 2 off 6.
+    assert MM.rate(tok("adaptability=14,aquatic=true,bulk=30"), "swim", "walk") / 2 == 4
+
+
+def test_speed_in_metres_per_second() -> None:
+    assert metres_per_second(6) == Fraction(12, 5)  # 6 h/t / 2.5
+    rep = MM.stats_report(tok("adaptability=14"))
+    assert rep["speed_m_per_s"] == {"walk": "12/5", "run": "24/5", "sprint": "36/5"}
+
+
+def test_gaps_and_air_are_refused_for_now() -> None:
+    t = tok("flyer=true")
+    for move in ("gap", "air", "blocked"):
+        assert MM.rate(t, move, "sprint") == 0
+        assert MM.refusal(t, Terrain(name="x", move=move))
+
+
+# --------------------------------------------------------------------------- climbing
+
+
+def test_seed_climbing_example() -> None:
+    # Skill 15, Somewhat Difficult (-2), BM 6, no bulk: 0.2 hex a success, 79% a turn,
+    # 20 successes for 4 hexes, 20 / 0.79 = about 25.3 turns (RULES.md 2).
+    t = tok("adaptability=14,climbing=15")
+    assert climb_per_success(6, "difficult") == Fraction(1, 5)
+    assert MM.climb_per_success(t, "difficult") == Fraction(1, 5)
+    check = MM.climb_check(t, "difficult")
+    assert check.p_success() == Fraction(79, 100)
+    expected = MM.cell_rate(t, cliff(), "walk") / 2
+    assert expected == Fraction(79, 100) * Fraction(1, 5) == Fraction(79, 500)
+    assert 4 / MM.climb_per_success(t, "difficult") == 20
+    turns = 4 / expected
+    assert turns == Fraction(2000, 79) == 20 / Fraction(79, 100)
+    assert round(float(turns), 1) == 25.3
+    table = MM.stats_report(t)["climbing"]["difficult"]
+    assert table == {
+        "adjust": -2,
+        "divisor": 30,
+        "needs_on_2d10": 8,
+        "p_success": "79/100",
+        "per_success": "1/5",
+        "expected_per_turn": "79/500",
+    }
+
+
+def test_climb_rate_is_the_expected_figure_at_any_pace() -> None:
+    t = tok("adaptability=14,climbing=15")
+    # rate(..., 'climb') is the easiest level (difficulty none): +3, 1/10 BM.
+    per_pace = {MM.rate(t, "climb", p) for p in ("walk", "run", "sprint")}
+    assert per_pace == {Fraction(99, 100) * Fraction(6, 10) * 2}
+    assert MM.cell_rate(t, cliff("none")) == MM.rate(t, "climb")
+    assert MM.stats_report(t)["rates"]["climb_per_success"] == "6/5"
+    rates = [MM.cell_rate(t, cliff(level)) for level in LEVELS]
+    assert rates == sorted(rates, reverse=True)  # harder is never faster
+
+
+def test_climb_cell_checks_always_roll() -> None:
+    t = tok("adaptability=14,climbing=15,bulk=30")  # BF 2 on climbing
+    check = MM.cell_check(t, cliff("none"))
+    assert check is not None and check.what == "climbing (very_easy)"
+    assert check.target == "21C: 2d10+16 >= 21"
+    hard = MM.cell_check(t, cliff("difficult"))
+    assert hard is not None and hard.p_success == Fraction(64, 100)  # 2d10 >= 10
+    assert MM.cell_check(t, Terrain(move="walk", difficulty="difficult")) is None
+    assert MM.cell_check(t, Terrain(move="ladder")) is None
+
+
+def test_untrained_climbing() -> None:
+    t = tok("adaptability=14")
+    # Untrained: skill 0, +3 very easy: 2d10 >= 18, 6 in 100.
+    assert MM.climb_check(t, "none").p_success() == Fraction(6, 100)
+    refuse = create("mythmaster", {"untrained_climbing": "refuse"})
+    assert refuse.cell_rate(t, cliff()) == 0
+    assert "Climbing skill" in (refuse.refusal(t, cliff()) or "")
+    assert refuse.cell_check(t, cliff()) is None
+
+
+def test_climb_results_move_progress_exactly() -> None:
+    t = MM.token("adaptability=14,climbing=15").moved(mode="climb", progress=Fraction(1, 10))
+    what = "climbing (difficult)"
+    assert MM.apply_check(t, what, "success").state.progress == Fraction(3, 10)
+    assert MM.apply_check(t, what, "critical_success").state.progress == Fraction(3, 10)
+    assert MM.apply_check(t, what, "failure").state.progress == Fraction(1, 10)
+    slip = MM.apply_check(t, what, "catastrophe")
+    assert slip.state.progress == 0 and slip.state.has("slipping")  # not below the cell
+    held = MM.apply_check(slip, "climbing recovery (difficult)", "success")
+    assert not held.state.conditions
+    fell = MM.apply_check(slip, "climbing recovery (difficult)", "failure")
+    assert fell.state.conditions == {"falling"}
+    high = t.moved(progress=Fraction(7, 10))
+    assert MM.apply_check(high, what, "catastrophe").state.progress == Fraction(1, 2)
+    keep = create("mythmaster", {"climb_slip": "none"})
+    assert keep.apply_check(high, what, "catastrophe").state.progress == Fraction(7, 10)
+    # A new mode starts from zero progress.
+    walking = t.moved(mode="walk", progress=Fraction(1, 2))
+    assert MM.apply_check(walking, what, "success").state.progress == Fraction(1, 5)
+
+
+def test_climb_turns_replay_from_their_events() -> None:
+    t = MM.token("adaptability=14,climbing=15")
+    dice = Dice(2024)
+    gained = Fraction(0)
+    falls = 0
+    for _ in range(400):
+        before = len(dice.events())
+        t = MM.climb_turn(t, "difficult", dice)
+        events = dice.events()[before:]
+        first = events[0].decided
+        assert len(events) == (2 if first == "catastrophe" else 1)
+        if first.endswith("success"):
+            gained += Fraction(1, 5)
+        elif first == "catastrophe":
+            gained = max(Fraction(0), gained - Fraction(1, 5))
+            if not events[1].decided.endswith("success"):
+                falls += 1
+                t = t.moved(conditions=frozenset())
+        assert t.state.progress == gained
+    assert t.state.mode == "climb" and not t.state.has("slipping")
+
+
+# --------------------------------------------------------------------------- progress
+
+
+def test_progress_carries_over_while_the_mode_stays() -> None:
+    t = tok("adaptability=9")  # BM 4: crawling 2/3 hex an action
+    step = MM.rate(t, "crawl", "walk") / 2
+    t, cells = MM.advance(t, "crawl", step)
+    assert (cells, t.state.progress) == (0, Fraction(2, 3))
+    t, cells = MM.advance(t, "crawl", step)
+    assert (cells, t.state.progress) == (1, Fraction(1, 3))
+    t, cells = MM.advance(t, "walk", Fraction(1, 2))
+    assert (cells, t.state.mode, t.state.progress) == (0, "walk", Fraction(1, 2))
+
+
+# --------------------------------------------------------------------------- bodies
+
+
+def test_carrying_a_body_seed_example() -> None:
+    # An 80 kg ally: four carriers take 20 bulk each; with a stretcher 10 each.
+    assert carried_bulk(80, carriers=4) == 20
+    assert carried_bulk(80, carriers=4, stretcher=True) == 10
+    assert carried_bulk(80, 8, carriers=4, stretcher=True) == 12  # gear is not halved
+    assert carried_bulk(80, 5, carriers=3) == Fraction(85, 3)
+    with pytest.raises(ArgumentError, match="1 to 4"):
+        carried_bulk(80, carriers=5)
+
+
+def test_group_moves_at_the_slowest_carrier() -> None:
+    strong = [tok("adaptability=14,physical=12") for _ in range(3)]  # BM 6
+    weak = tok("adaptability=10,physical=12")  # BM 4
+    group = [*strong, weak]
+    # 20 bulk each: BF 1: 6 -> 5 and 4 -> 3; the group moves at 3 hexes an action.
+    assert MM.group_rate(group, "walk", "walk", weight=80) == 3 * 2
+    assert MM.group_rate(group, "walk", "sprint", weight=80) == 9 * 2
+    # On a stretcher: 10 bulk each, under Physical 12: no Bulk Factor.
+    assert MM.group_rate(group, "walk", "walk", weight=80, stretcher=True) == 4 * 2
+    alone = MM.group_rate([strong[0]], "walk", "walk", weight=80)  # 80 bulk: BF 6 -> 6 - 4
+    assert alone == 2 * 2
+    assert MM.carrying(weak, 20)["bulk"] == 20
+
+
+# --------------------------------------------------------------------------- travel
+
+
+def test_travel_days() -> None:
+    # BM 6: 30 km in 8 h for 8 Stamina, or in 10 h with stops for none; +5% an hour after 8.
+    assert travel(6, 8).to_dict() == {"hours": 8, "km": 30, "stamina_lost": 8}
+    assert travel(6, 10, stops=True).to_dict() == {"hours": 10, "km": 30, "stamina_lost": 0}
+    assert travel(6, 10).to_dict() == {"hours": 10, "km": 33, "stamina_lost": 10}
+    day = travel(6, 24)
+    assert (day.km, day.stamina_lost) == (54, 24) and day.km / 30 == Fraction(9, 5)
+    assert travel(6, 4).km == 15 and travel(6, 5, stops=True).km == 15
+    with pytest.raises(ArgumentError, match="at most 10 hours"):
+        travel(6, 12, stops=True)
+
+
+def test_travel_in_stats() -> None:
+    rep = MM.stats_report(tok("adaptability=14,bulk=30"))  # effective BM 4
+    assert rep["travel"] == {
+        "km_per_day": 20,
+        "day": {"hours": 8, "km": 20, "stamina_lost": 8},
+        "day_with_stops": {"hours": 10, "km": 20, "stamina_lost": 0},
+        "extra_hour": {"km": 1, "stamina_lost": 1},
+    }
+
+
+# --------------------------------------------------------------------------- sneaking
+
+_SUMS = np.add.outer(np.arange(1, 11), np.arange(1, 11)).ravel()
+_PAIRS = list(itertools.product(range(1, 11), repeat=2))
+
+
+def _natural(a: int, b: int) -> str:
+    return "top" if a == b == 10 else "bottom" if a == b == 1 else ""
+
+
+def _brute(adapt, alerts, sneaking, bf, adjust, actions, tie, fallback) -> Fraction:
+    """Count faces: the sneaker's 2d10 (and a fresh Adaptability 2d10), every observer's."""
+    grids = np.meshgrid(*[_SUMS] * len(alerts), indexing="ij")
+    opponents = [g.ravel() + a for g, a in zip(grids, alerts, strict=True)]
+    size = len(opponents[0])
+
+    def beaten(total: int, natural: str) -> int:
+        """How many of the observers' face combinations the roller beats, all at once."""
+        if natural:
+            return size if natural == "top" else 0
+        ok = np.ones(size, dtype=bool)
+        for opp in opponents:
+            ok &= (total > opp) | ((total == opp) & (tie == "roller"))
+        return int(ok.sum())
+
+    fresh = sum(beaten(c + d + adapt + adjust - actions - bf, _natural(c, d)) for c, d in _PAIRS)
+    won = 0  # out of 100 (sneak faces) x 100 (fresh faces) x size
+    for a, b in _PAIRS:
+        if sneaking is None or fallback == "adaptability":
+            total = a + b + (sneaking or 0) + adjust - bf
+            sneaked = sneaking is not None and (
+                _natural(a, b) == "top" or (_natural(a, b) == "" and total >= 21)
+            )
+            won += 100 * size if sneaked else fresh
+            continue
+        total = a + b + sneaking + adjust - bf
+        if _natural(a, b) == "top" or (_natural(a, b) == "" and total >= 21):
+            won += 100 * size
+        else:
+            won += 100 * beaten(total, _natural(a, b))
+    return Fraction(won, 100 * 100 * size)
+
+
+@pytest.mark.parametrize("fallback", ["reuse", "adaptability"])
+@pytest.mark.parametrize("tie", ["opponent", "roller"])
+def test_sneak_odds_match_enumeration(fallback: str, tie: str) -> None:
+    args = dict(adapt=11, alerts=[12], sneaking=12, bf=1, adjust=-1, actions=2)
+    got = undetected_odds(
+        adaptability=11,
+        alertness=12,
+        sneaking=12,
+        bulk_factor=1,
+        adjust=-1,
+        actions=2,
+        tie=tie,
+        fallback=fallback,
+    )
+    assert got["p_undetected"] == _brute(**args, tie=tie, fallback=fallback)
+    assert got["p_sneaking"] == MythmasterCheck(12, -1, 1).p_success()
+    assert got["p_undetected"] == got["p_sneaking"] + got["p_versus"]
+
+
+def test_sneak_odds_untrained_is_the_versus_challenge() -> None:
+    got = undetected_odds(adaptability=12, alertness=10, bulk_factor=2, adjust=1, actions=3)
+    versus = MythmasterCheck(12, 1 - 3, 2, versus=10).p_success()
+    assert got == {"p_undetected": versus, "p_sneaking": 0, "p_versus": versus}
+
+
+def test_sneak_odds_two_observers_share_one_roll() -> None:
+    got = undetected_odds(adaptability=12, alertness=[9, 11], sneaking=10, fallback="reuse")
+    assert got["p_undetected"] == _brute(12, [9, 11], 10, 0, 0, 1, "opponent", "reuse")
+    one = undetected_odds(adaptability=12, alertness=9, sneaking=10)["p_undetected"]
+    assert got["p_undetected"] < one
+
+
+def test_sneak_odds_best_is_at_least_either() -> None:
+    kw = dict(adaptability=14, alertness=12, sneaking=8, bulk_factor=1, adjust=-2, actions=1)
+    odds = {f: undetected_odds(**kw, fallback=f)["p_undetected"] for f in ("reuse", "adaptability")}
+    best = undetected_odds(**kw, fallback="best")["p_undetected"]
+    assert best >= max(odds.values())
+    t = tok("adaptability=14,sneaking=8,bulk=13")  # BF 1
+    assert MM.sneak_odds(t, 12, adjust=-2, actions=1)["p_undetected"] == odds["reuse"]
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def test_stats_command_json_golden(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = "adaptability=14,physical=12,bulk=30,climbing=15,swimming=4"
+    assert main(["stats", "--system", "mythmaster", "--token", spec, "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert (rep["unit"], rep["cell_size"], rep["encumbrance"]) == ("m", 2, "encumbered")
+    # Effective BM 4: sprint 12 hexes; down, ladder, swim 4/6 an action, 2 a turn.
+    assert {k: rep["per_turn"][k] for k in ("walk", "crawl", "swim", "ladder")} == {
+        "walk": 12,
+        "crawl": 2,
+        "swim": 2,
+        "ladder": 2,
+    }
+    # Climb: easiest level, 2d10 + 15 + 3 - 2 >= 21: 94%, 0.4 hex a success.
+    assert rep["per_turn"]["climb"] == "47/125"
+    assert rep["rates"]["walk"] == 8 and rep["rates"]["sprint"] == 24
+    assert rep["travel"]["km_per_day"] == 20
+
+
+def test_stats_command_text(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stats", "--system", "mythmaster", "--token", "adaptability=14"]) == 0
+    out = capsys.readouterr().out
+    assert "walk 12, run 24, sprint 36" in out and "travel" in out
