@@ -1,10 +1,18 @@
-"""Star Wars D6 REUP (seed 003; RULES.md section 3)."""
+"""Star Wars D6 REUP (seed 003; RULES.md section 3).
+
+Sections: the check (a die code against a difficulty number), exact tails, speeds and
+acceleration, difficulty and what each speed makes of it, failures / collisions / maneuvers,
+long-distance stamina, and the :class:`D6` rule system that ties them to tokens and cells.
+"""
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -17,8 +25,28 @@ from engine.checks import (
     finish_batch,
     parse_fields,
 )
-from engine.dice import WILD_ONE_SETTINGS, Dice, DieCode, PoolDist, d6_pool_dist
-from engine.errors import CheckError
+from engine.dice import (
+    WILD_ONE_SETTINGS,
+    Dice,
+    DieCode,
+    PoolDist,
+    d6_pool_dist,
+    prob_at_least,
+    sum_dist,
+)
+from engine.errors import ArgumentError, CheckError, StatError, did_you_mean
+from engine.mapmodel import Terrain
+from engine.systems.base import (
+    CellCheck,
+    Param,
+    RuleSystem,
+    Setting,
+    Stat,
+    Token,
+    TokenState,
+    exact,
+    jsonable,
+)
 
 # =============================================================================================
 # Checks: a die code against a difficulty number (DN)
@@ -222,3 +250,1093 @@ def parse_check(text: str) -> D6Check:
         wild=field_bool(fields, "wild", default=True),
         wild_one=field_choice(fields, "wild_one", WILD_ONE_SETTINGS, default="complication"),
     )
+
+
+# =============================================================================================
+# Exact tails: P(total >= t) for any t, past the wild die's truncation
+# =============================================================================================
+#
+# D6Check.p_success is exact for every DN up to 97 or so. Long-distance stamina checks climb one
+# level (10 numbers above Heroic) per roll, so a long sprint asks DNs far beyond that; these
+# closed forms keep every chance exact there too.
+
+
+def _wild_at_least(w: int) -> Fraction:
+    """``P(W >= w)`` for the wild die W alone (6 rolls again and adds, without end).
+
+    With ``w - 1 = 6q + m`` (``0 <= m <= 5``): ``(6 - m) / 6**(q + 1)``.
+    """
+    if w <= 1:
+        return Fraction(1)
+    q, m = divmod(w - 1, 6)
+    return Fraction(6 - m, 6 ** (q + 1))
+
+
+@functools.lru_cache(maxsize=64)
+def _sum_minus_max(n: int) -> tuple[tuple[int, Fraction], ...]:
+    """Distribution of the sum of ``n`` d6 less their highest (0 for ``n = 0``)."""
+    states: dict[tuple[int, int], int] = {(0, 0): 1}
+    for _ in range(n):
+        nxt: dict[tuple[int, int], int] = {}
+        for (high, total), c in states.items():
+            for face in range(1, 7):
+                key = (max(high, face), total + face)
+                nxt[key] = nxt.get(key, 0) + c
+        states = nxt
+    out: dict[int, int] = {}
+    for (high, total), c in states.items():
+        out[total - high] = out.get(total - high, 0) + c
+    return tuple((v, Fraction(c, 6**n)) for v, c in sorted(out.items()))
+
+
+def p_at_least(
+    code: DieCode, target: int, *, wild: bool = True, wild_one: str = "complication"
+) -> Fraction:
+    """Exactly ``P(total of code >= target)``, for any target (no truncation).
+
+    Agrees with :meth:`D6Check.p_success` wherever that is exact (DN up to 97 or more).
+
+    >>> p_at_least(DieCode(1), 98) == Fraction(5, 6**17)  # 16 sixes then 2-5, or 17 sixes
+    True
+    """
+    n, pips = code.dice, code.pips
+    if n <= 0:
+        return Fraction(1 if pips >= target else 0)
+    if not wild:
+        return prob_at_least(sum_dist(n, 6), target - pips)
+    need = target - pips
+    total = Fraction(0)
+    for s, p in sum_dist(n - 1, 6).items():
+        tail = _wild_at_least(need - s)
+        if wild_one == "remove_highest" and need - s <= 1:
+            tail -= Fraction(1, 6)  # a wild 1 is not counted as 1 here ...
+        total += p * tail
+    if wild_one == "remove_highest":  # ... it removes itself and the highest other die
+        total += Fraction(1, 6) * sum(
+            (p for v, p in _sum_minus_max(n - 1) if v >= need), Fraction(0)
+        )
+    return total
+
+
+# =============================================================================================
+# Speeds: distances, partial moves, acceleration
+# =============================================================================================
+#
+# Seed 003: one move a round at one of four speeds, Move/2, Move, 2 x Move, 4 x Move; "after
+# choosing a speed, a character may move anywhere from half to full distance for that speed";
+# "a character may change speed by up to two levels per round". Stop is the bottom of the
+# acceleration ladder but not a pace (it moves nothing).
+
+SPEEDS: tuple[str, ...] = ("stop", "cautious", "cruising", "high", "all_out")
+"""The acceleration ladder, slowest first (seed 003: stop < cautious < cruising < high < all-out)."""
+
+PACES: tuple[str, ...] = SPEEDS[1:]
+"""The four speeds a token moves at (CONTRACT.md's d6 paces)."""
+
+SPEED_FACTOR: dict[str, Fraction] = {
+    "stop": Fraction(0),
+    "cautious": Fraction(1, 2),
+    "cruising": Fraction(1),
+    "high": Fraction(2),
+    "all_out": Fraction(4),
+}
+"""Each speed's distance as a multiple of Move."""
+
+MAX_SPEED_CHANGE = 2
+"""Speed levels a round may change by (seed 003)."""
+
+UNUSUAL_MODES: tuple[str, ...] = ("crawl", "swim", "climb", "ladder")
+"""Modes at Move / 3 ("for unusual movement (swimming, climbing, etc.) ... one-third")."""
+
+UNUSUAL_DIVISOR = 3
+
+MODE_SKILLS: dict[str, tuple[str, str]] = {
+    "walk": ("running", "dexterity"),
+    "crawl": ("running", "dexterity"),
+    "swim": ("swimming", "strength"),
+    "climb": ("climbing", "strength"),
+    "ladder": ("climbing", "strength"),
+    "gap": ("climbing", "strength"),  # the seed's climbing/jumping skill
+}
+"""The skill each mode rolls, and the attribute rolled without it (seed 003)."""
+
+
+def _speed_name(speed: str, allowed: tuple[str, ...] = SPEEDS) -> str:
+    if speed not in allowed:
+        raise ArgumentError(
+            f"speed '{speed}': expected {' | '.join(allowed)}{did_you_mean(speed, allowed)}"
+        )
+    return speed
+
+
+def allowed_speeds(previous: str) -> tuple[str, ...]:
+    """The speeds a round may use after a round at ``previous`` (up to two levels of change).
+
+    >>> allowed_speeds("cautious")  # seed 003: not all-out
+    ('stop', 'cautious', 'cruising', 'high')
+    >>> allowed_speeds("all_out")  # seed 003: not cautious or stop
+    ('cruising', 'high', 'all_out')
+    """
+    i = SPEEDS.index(_speed_name(previous))
+    return tuple(s for j, s in enumerate(SPEEDS) if abs(j - i) <= MAX_SPEED_CHANGE)
+
+
+def speeds_to(previous: str, target: str) -> tuple[str, ...]:
+    """The quickest run of round speeds from ``previous`` that ends at ``target``.
+
+    >>> speeds_to("stop", "all_out")
+    ('cruising', 'all_out')
+    """
+    i, goal = SPEEDS.index(_speed_name(previous)), SPEEDS.index(_speed_name(target))
+    out: list[str] = []
+    while True:
+        step = max(-MAX_SPEED_CHANGE, min(MAX_SPEED_CHANGE, goal - i))
+        i += step
+        out.append(SPEEDS[i])
+        if i == goal:
+            return tuple(out)
+
+
+def base_move(token: Token, mode: str = "walk") -> Fraction:
+    """Metres per round at cruising speed in ``mode`` (Move, or Move / 3 for unusual modes)."""
+    move = Fraction(token["move"])
+    if mode in ("walk", "gap"):
+        return move
+    if mode in UNUSUAL_MODES:
+        return move / UNUSUAL_DIVISOR
+    return Fraction(0)
+
+
+def move_range(token: Token, speed: str, mode: str = "walk") -> tuple[Fraction, Fraction]:
+    """The least and most metres a round at ``speed`` covers (half to full distance).
+
+    >>> from engine.systems.base import Token
+    >>> [str(x) for x in move_range(Token("d6", {"move": 10}), "all_out")]  # seed: 20-40 m
+    ['20', '40']
+    """
+    full = base_move(token, mode) * SPEED_FACTOR[_speed_name(speed)]
+    return (full / 2, full)
+
+
+# =============================================================================================
+# Difficulty: levels, numbers, and what each speed makes of them
+# =============================================================================================
+
+LEVELS: tuple[str, ...] = (
+    "very_easy",
+    "easy",
+    "moderate",
+    "difficult",
+    "very_difficult",
+    "heroic",
+)
+"""Seed 003's difficulty levels; above Heroic come ``heroic+10``, ``heroic+20``, ..."""
+
+LEVEL_RANGES: tuple[tuple[int, int], ...] = (
+    (1, 5),
+    (6, 10),
+    (11, 15),
+    (16, 20),
+    (21, 30),
+    (31, 40),
+)
+"""The numbers each level spans (seed 003; Heroic is "31+", read as 31-40 before Heroic +10)."""
+
+DEFAULT_NUMBERS: tuple[int, ...] = (3, 8, 13, 18, 25, 31)
+"""RULES.md 3's default number of each level (a ruling; settings ``dn_<level>``)."""
+
+HEROIC_STEP = 10
+"""Each level above Heroic adds 10 (seed 003: "Heroic -> Heroic +10")."""
+
+
+def level_name(index: int) -> str:
+    """``0 -> very_easy`` ... ``5 -> heroic``, ``6 -> heroic+10``, ``7 -> heroic+20``."""
+    if index < 0:
+        raise ValueError(f"level index must be >= 0, got {index}")
+    if index < len(LEVELS):
+        return LEVELS[index]
+    return f"heroic+{HEROIC_STEP * (index - len(LEVELS) + 1)}"
+
+
+def level_index(name: str) -> int:
+    """The index of a level name; ``none`` counts as very_easy (RULES.md 3)."""
+    if name == "none":
+        return 0
+    if name in LEVELS:
+        return LEVELS.index(name)
+    if name.startswith("heroic+"):
+        extra = name.removeprefix("heroic+")
+        if extra.isdigit() and int(extra) % HEROIC_STEP == 0 and int(extra) > 0:
+            return len(LEVELS) - 1 + int(extra) // HEROIC_STEP
+    allowed = ("none", *LEVELS)
+    raise ArgumentError(
+        f"difficulty '{name}': expected {' | '.join(allowed)} or heroic+10, heroic+20, ..."
+        f"{did_you_mean(name, allowed)}"
+    )
+
+
+def level_range(index: int) -> tuple[int, int]:
+    """The numbers level ``index`` spans: ``level_range(3) == (16, 20)``."""
+    if index < len(LEVEL_RANGES):
+        return LEVEL_RANGES[index]
+    low = LEVEL_RANGES[-1][0] + HEROIC_STEP * (index - len(LEVEL_RANGES) + 1)
+    return (low, low + HEROIC_STEP - 1)
+
+
+def level_of_dn(dn: int) -> int:
+    """The level whose range holds ``dn`` (below 1 counts as very_easy)."""
+    for i, (_, high) in enumerate(LEVEL_RANGES):
+        if dn <= high:
+            return i
+    return len(LEVEL_RANGES) - 1 + (dn - LEVEL_RANGES[-1][0]) // HEROIC_STEP
+
+
+def shift_dn(dn: int, level: int, to_level: int) -> int:
+    """Move a GM's number ``dn`` of ``level`` to the same place in ``to_level``'s range.
+
+    The offset from the bottom of the range is kept (capped to the new range), so the seed's
+    examples agree with one number per terrain: a Difficult 19 becomes Very Difficult 24 at
+    high speed and Heroic 34 all-out; a Very Difficult 22 is Difficult 17 taken cautiously.
+
+    >>> shift_dn(19, 3, 4), shift_dn(19, 3, 5), shift_dn(22, 4, 3), shift_dn(6, 1, 2)
+    (24, 34, 17, 11)
+    """
+    if to_level == level:
+        return dn
+    low, _ = level_range(level)
+    new_low, new_high = level_range(to_level)
+    return new_low + max(0, min(dn - low, new_high - new_low))
+
+
+@dataclass(frozen=True)
+class TerrainRule:
+    """What moving at ``pace`` over terrain of level ``level`` asks (seed 003, Move Speeds).
+
+    ``asks`` is ``free`` (no roll, not an action), ``automatic`` (no roll, an action) or
+    ``roll`` (a movement roll at level ``level + shift``, an action unless ruled otherwise).
+    """
+
+    pace: str
+    level: int
+    asks: str
+    shift: int
+    action: bool
+
+    @property
+    def rolled_level(self) -> int:
+        return self.level + self.shift
+
+
+_EASY_TOP = LEVELS.index("moderate")  # very_easy..moderate are the seed's easy grounds
+
+
+def terrain_rule(pace: str, level: int, *, cautious_roll_action: bool = True) -> TerrainRule:
+    """The seed's Move Speeds table for one pace and level index.
+
+    >>> r = terrain_rule("all_out", 3)  # dense forest, Difficult, all-out
+    >>> r.asks, level_name(r.rolled_level)
+    ('roll', 'heroic')
+    """
+    _speed_name(pace, PACES)
+    easy = level <= _EASY_TOP
+    if pace == "cautious":
+        if easy:
+            return TerrainRule(pace, level, "free", 0, False)
+        return TerrainRule(pace, level, "roll", -1, cautious_roll_action)
+    if pace == "cruising":
+        if easy:
+            return TerrainRule(pace, level, "automatic", 0, True)
+        return TerrainRule(pace, level, "roll", 0, True)
+    if pace == "high":
+        return TerrainRule(pace, level, "roll", 0 if easy else 1, True)
+    return TerrainRule(pace, level, "roll", 1 if easy else 2, True)
+
+
+# =============================================================================================
+# Failures, collisions, maneuvers
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class FailureEffect:
+    """One row of seed 003's Movement Failures table, as state changes.
+
+    ``distance``: the share of the round's chosen distance moved before the move ends.
+    ``penalty_now`` / ``penalty_next``: -nD on every action for the rest of this round / the
+    next round. ``lose_round`` / ``lose_next``: no more actions this round / none next round.
+    ``posture``: ``kneeling`` or ``prone`` after a fall. ``collision``: dice added to the
+    speed's collision damage (None: no collision).
+    """
+
+    degree: str
+    distance: Fraction = Fraction(1)
+    penalty_now: int = 0
+    penalty_next: int = 0
+    lose_round: bool = False
+    lose_next: bool = False
+    posture: str = ""
+    collision: int | None = None
+
+
+_TUMBLE_STOP = {"quarter": Fraction(1, 4), "half": Fraction(1, 2), "full": Fraction(1)}
+
+
+def failure_effect(degree: str, tumble_stop: str = "quarter") -> FailureEffect:
+    """The effect of a movement roll's degree (``tumble_stop``: RULES.md 3's ruling)."""
+    quarter = Fraction(1, 4)
+    tumble = _TUMBLE_STOP[tumble_stop]
+    half = Fraction(1, 2)
+    table = {
+        "success": FailureEffect("success"),
+        "fail_1_3": FailureEffect("fail_1_3", penalty_now=1),
+        "fail_4_6": FailureEffect("fail_4_6", half, penalty_now=3, penalty_next=1),
+        "fail_7_10": FailureEffect(
+            "fail_7_10", half, penalty_next=2, lose_round=True, posture="kneeling"
+        ),
+        "fail_11_15": FailureEffect(
+            "fail_11_15", quarter, lose_round=True, lose_next=True, posture="prone", collision=-3
+        ),
+        "fail_16_20": FailureEffect(
+            "fail_16_20", tumble, lose_round=True, lose_next=True, posture="prone", collision=0
+        ),
+        "fail_21_plus": FailureEffect(
+            "fail_21_plus", tumble, lose_round=True, lose_next=True, posture="prone", collision=2
+        ),
+    }
+    if degree not in table:
+        raise ArgumentError(
+            f"degree '{degree}': expected {' | '.join(CHECK_DEGREES)}"
+            f"{did_you_mean(degree, CHECK_DEGREES)}"
+        )
+    return table[degree]
+
+
+COLLISION_DICE: dict[str, int] = {"cautious": 1, "cruising": 2, "high": 3, "all_out": 4}
+"""Collision damage by speed (seed 003), rolled against Strength."""
+
+
+def collision_damage(pace: str, degree: str, tumble_stop: str = "quarter") -> DieCode | None:
+    """The collision damage a failed move at ``pace`` deals, or None.
+
+    >>> str(collision_damage("high", "fail_16_20"))  # seed 003: fails by 18 -> 3D
+    '3D'
+    >>> str(collision_damage("all_out", "fail_11_15")), collision_damage("high", "fail_11_15")
+    ('1D', None)
+    """
+    extra = failure_effect(degree, tumble_stop).collision
+    if extra is None:
+        return None
+    dice = COLLISION_DICE[_speed_name(pace, PACES)] + extra
+    return DieCode(dice) if dice > 0 else None
+
+
+@dataclass(frozen=True)
+class Maneuver:
+    """A stunt while moving adds ``low``..``high`` to the movement difficulty (seed 003)."""
+
+    name: str
+    low: int
+    high: int | None
+    description: str
+
+
+MANEUVERS: tuple[Maneuver, ...] = (
+    Maneuver("minor", 1, 5, "minor coordination"),
+    Maneuver("moderate", 6, 10, "moderate coordination"),
+    Maneuver("high", 11, 15, "high concentration; very difficult while moving fast"),
+    Maneuver("extreme", 16, None, "extremely difficult while moving fast"),
+)
+
+
+def maneuver(name: str) -> Maneuver:
+    """The maneuver band called ``name`` (``minor``, ``moderate``, ``high``, ``extreme``)."""
+    names = tuple(m.name for m in MANEUVERS)
+    for m in MANEUVERS:
+        if m.name == name:
+            return m
+    raise ArgumentError(
+        f"maneuver '{name}': expected {' | '.join(names)}{did_you_mean(name, names)}"
+    )
+
+
+# =============================================================================================
+# Long-distance movement: stamina checks
+# =============================================================================================
+
+STAMINA_INTERVAL_S: dict[str, int] = {
+    "all_out": 60,  # sprinting: every minute
+    "high": 600,  # running: every 10 minutes
+    "cruising": 3 * 3600,  # a long march: every 3 hours (2 on a forced march)
+    "cautious": 3 * 3600,
+}
+FORCED_MARCH_INTERVAL_S = 2 * 3600
+MAX_STAMINA_CHECKS = 500
+"""Most checks :func:`long_distance` computes exactly (the chance is far below 1e-100 by then)."""
+
+LONG_DISTANCE_M = 10000
+"""The distance of the ``long_distance`` figure in ``stats`` (10 km)."""
+
+
+def _clock(seconds: Fraction) -> str:
+    whole = int(seconds)
+    h, rest = divmod(whole, 3600)
+    m, s = divmod(rest, 60)
+    frac = "" if seconds == whole else f"+{seconds - whole}"
+    return f"{h}:{m:02d}:{s:02d}{frac}"
+
+
+# =============================================================================================
+# The rule system
+# =============================================================================================
+
+
+def _skill_help(skill: str, attribute: str, what: str) -> str:
+    return f"{skill} skill die code for {what} (absent: {attribute})"
+
+
+def _set(state: TokenState, name: str, value: int) -> TokenState:
+    """``state`` with counter ``name`` at ``value``; a 0 counter is dropped (absent reads 0)."""
+    counters = {k: v for k, v in state.counters if k != name}
+    if value:
+        counters[name] = value
+    return replace(state, counters=tuple(sorted(counters.items())))
+
+
+class D6(RuleSystem):
+    """Star Wars D6 REUP: Move per round at four speeds, movement rolls against a DN."""
+
+    name = "d6"
+    title = "Star Wars D6 REUP"
+    source = "seed 003; RULES.md section 3"
+    unit = "m"
+    cell_size = Fraction(2)
+    turn_name = "round"
+    turn_seconds = Fraction(5)
+    actions_per_turn = 1  # one move a round; other actions cost -1D each
+    paces = PACES
+    default_pace = "all_out"
+    fastest_pace = "all_out"
+    stats: ClassVar[tuple[Param, ...]] = (
+        Stat("move", "number", Fraction(10), minimum=0, unit="m", help="metres per round walking"),
+        Stat("dexterity", "dice", "3D", help="Dexterity die code (walking without running)"),
+        Stat("strength", "dice", "3D", help="Strength die code (swim, climb, stamina, damage)"),
+        Stat("running", "dice", None, help=_skill_help("running", "Dexterity", "walking")),
+        Stat("swimming", "dice", None, help=_skill_help("swimming", "Strength", "swimming")),
+        Stat(
+            "climbing",
+            "dice",
+            None,
+            help=_skill_help("climbing/jumping", "Strength", "climbing and jumping"),
+        ),
+        Stat("stamina", "dice", None, help=_skill_help("stamina", "Strength", "stamina rolls")),
+        Stat("items", "int", 0, minimum=0, help="medium-sized items carried (encumbrance rule)"),
+    )
+    settings: ClassVar[tuple[Param, ...]] = (
+        Setting("wild_die", "bool", True, help="RULES.md 3 (ruling): one die explodes on 6"),
+        Setting(
+            "wild_one",
+            "choice",
+            "complication",
+            choices=WILD_ONE_SETTINGS,
+            help="RULES.md 3 (ruling): a 1 on the wild die is a complication only",
+        ),
+        *(
+            Setting(
+                f"dn_{level}",
+                "int",
+                number,
+                minimum=low,
+                maximum=None if level == "heroic" else high,
+                help=f"RULES.md 3 (ruling): default number of {level} "
+                + (f"({low}+)" if level == "heroic" else f"({low}-{high})"),
+            )
+            for level, number, (low, high) in zip(
+                LEVELS, DEFAULT_NUMBERS, LEVEL_RANGES, strict=True
+            )
+        ),
+        Setting(
+            "dn_shift",
+            "choice",
+            "range_offset",
+            choices=("range_offset", "level_default"),
+            help="a cell's dn shifted by speed keeps its place in the level's range "
+            "(range_offset: Difficult 19 -> Very Difficult 24, as seed 003's examples) "
+            "or becomes the new level's default number",
+        ),
+        Setting(
+            "roll_per",
+            "choice",
+            "round",
+            choices=("round", "cell_run"),
+            help="RULES.md 3 (ruling): one movement roll per round, at the hardest cell "
+            "crossed (cell_run: one per run of the same terrain)",
+        ),
+        Setting(
+            "cautious_roll_action",
+            "bool",
+            True,
+            help="a cautious move that must roll (Difficult or worse) counts as an action",
+        ),
+        Setting(
+            "encumbrance",
+            "bool",
+            False,
+            help="seed 003's optional rule: one medium item per pip of Strength",
+        ),
+        Setting(
+            "overloaded_top_speed",
+            "choice",
+            "high",
+            choices=PACES,
+            help="RULES.md 3 (ruling): overloaded tokens cannot go all-out",
+        ),
+        Setting(
+            "tumble_stop",
+            "choice",
+            "quarter",
+            choices=tuple(_TUMBLE_STOP),
+            help="RULES.md 3 (ruling): a tumble (failure by 16+) stops at a quarter of the move",
+        ),
+        Setting(
+            "start_speed",
+            "choice",
+            "stop",
+            choices=SPEEDS,
+            help="the speed a token's previous round had when play starts (acceleration)",
+        ),
+    )
+
+    parse_check = staticmethod(parse_check)
+
+    # ----------------------------------------------------------------- stats and figures
+
+    def validate(self, stats: dict[str, Any]) -> None:
+        for name in ("dexterity", "strength", "running", "swimming", "climbing", "stamina"):
+            if name in stats and DieCode.parse(stats[name]).dice > MAX_POOL_DICE:
+                raise StatError(
+                    f"--token {name}={stats[name]}: expected a die code of at most {MAX_POOL_DICE}D"
+                )
+
+    def initial_state(self, token: Token) -> TokenState:
+        state = super().initial_state(token)
+        return _set(state, "speed", SPEEDS.index(self.config["start_speed"]))
+
+    def carrying_capacity(self, token: Token) -> int:
+        """Medium-sized items the token carries: one per pip of Strength (3D+2 = 11)."""
+        return DieCode.parse(token["strength"]).pips_total
+
+    def overloaded(self, token: Token) -> bool:
+        """Carrying more than its capacity, with the optional encumbrance rule on."""
+        return bool(self.config["encumbrance"]) and token["items"] > self.carrying_capacity(token)
+
+    def encumbrance(self, token: Token) -> str:
+        return "encumbered" if self.overloaded(token) else "none"
+
+    def top_speed(self, token: Token) -> str:
+        """The fastest speed the token may use (overloaded: ``overloaded_top_speed``)."""
+        return self.config["overloaded_top_speed"] if self.overloaded(token) else "all_out"
+
+    def effective_pace(self, token: Token, pace: str | None) -> str:
+        """``pace`` (default all-out), capped at the token's top speed."""
+        chosen = _speed_name(pace or self.default_pace, PACES)
+        top = self.top_speed(token)
+        return top if SPEEDS.index(chosen) > SPEEDS.index(top) else chosen
+
+    def skill(self, token: Token, mode: str) -> tuple[str, DieCode]:
+        """The stat a move in ``mode`` rolls, and its code (the skill, else the attribute)."""
+        skill, attribute = MODE_SKILLS.get(mode, MODE_SKILLS["walk"])
+        name = skill if token.stats.get(skill) is not None else attribute
+        return name, DieCode.parse(token[name])
+
+    def stamina_code(self, token: Token) -> tuple[str, DieCode]:
+        name = "stamina" if token.stats.get("stamina") is not None else "strength"
+        return name, DieCode.parse(token[name])
+
+    def rate(self, token: Token, mode: str, pace: str | None = None) -> Fraction:
+        """Metres in one round at ``pace``'s full distance (Move x the speed's factor)."""
+        return base_move(token, mode) * SPEED_FACTOR[self.effective_pace(token, pace)]
+
+    def refusal(self, token: Token, terrain: Terrain, pace: str | None = None) -> str | None:
+        if terrain.move == "air":
+            return f"{terrain.name}: d6 tokens do not fly (air cells are for fliers only)"
+        return super().refusal(token, terrain, pace)
+
+    def move_range(self, token: Token, speed: str, mode: str = "walk") -> tuple[Fraction, Fraction]:
+        """Least and most metres a round at ``speed`` covers (capped at the top speed)."""
+        if speed == "stop":
+            return (Fraction(0), Fraction(0))
+        return move_range(token, self.effective_pace(token, speed), mode)
+
+    def rates(self, token: Token) -> dict[str, Any]:
+        """Metres per round at each speed's full distance, walking and in each unusual mode."""
+        modes = ("walk", *UNUSUAL_MODES)
+        return {pace: {mode: self.rate(token, mode, pace) for mode in modes} for pace in PACES}
+
+    # ----------------------------------------------------------------- acceleration
+
+    def allowed_paces(self, token: Token) -> tuple[str, ...]:
+        """Speeds this round may use after the token's last round (and within its top speed)."""
+        previous = SPEEDS[token.state.counter("speed")]
+        top = SPEEDS.index(self.top_speed(token))
+        return tuple(s for s in allowed_speeds(previous) if SPEEDS.index(s) <= top)
+
+    def with_speed(self, token: Token, speed: str) -> Token:
+        """The token after a round at ``speed``; a change of more than two levels raises."""
+        allowed = self.allowed_paces(token)
+        if speed not in allowed:
+            previous = SPEEDS[token.state.counter("speed")]
+            raise ArgumentError(
+                f"speed '{speed}' after a round at {previous}: expected {' | '.join(allowed)} "
+                f"(up to {MAX_SPEED_CHANGE} levels of change a round)"
+            )
+        return replace(token, state=_set(token.state, "speed", SPEEDS.index(speed)))
+
+    # ----------------------------------------------------------------- difficulty
+
+    def number(self, level: int) -> int:
+        """The default number of level index ``level`` (settings ``dn_<level>``; +10 a level
+        above Heroic)."""
+        if level < len(LEVELS):
+            return int(self.config[f"dn_{LEVELS[level]}"])
+        return int(self.config["dn_heroic"]) + HEROIC_STEP * (level - len(LEVELS) + 1)
+
+    def terrain_level(self, terrain: Terrain) -> int:
+        """The level a cell asks for: its difficulty, else the level of its ``dn``; ``none``
+        counts as very_easy."""
+        if terrain.difficulty == "none" and terrain.dn is not None:
+            return level_of_dn(terrain.dn)
+        return level_index(terrain.difficulty)
+
+    def terrain_dn(self, level: int, pace: str, dn: int | None = None) -> tuple[TerrainRule, int]:
+        """The rule for ``pace`` at ``level`` and the DN it rolls against.
+
+        ``dn`` is the GM's number for the terrain (a cell's ``dn``); without it the level's
+        default number. Shifted by the speed as setting ``dn_shift`` says.
+        """
+        rule = terrain_rule(pace, level, cautious_roll_action=self.config["cautious_roll_action"])
+        to = rule.rolled_level
+        if dn is None or (to != level and self.config["dn_shift"] == "level_default"):
+            return rule, self.number(to)
+        return rule, shift_dn(dn, level, to)
+
+    def round_actions(
+        self, token: Token, terrain: Terrain, pace: str | None = None, other: int | None = None
+    ) -> int:
+        """Actions in the round: the move (unless free) plus ``other`` declared actions
+        (default: the token's ``actions`` counter; none at all-out)."""
+        pace = self.effective_pace(token, pace)
+        if pace == "all_out":
+            return 1
+        rule = terrain_rule(
+            pace,
+            self.terrain_level(terrain),
+            cautious_roll_action=self.config["cautious_roll_action"],
+        )
+        others = token.state.counter("actions") if other is None else other
+        return max(1, others + (1 if rule.action or terrain.move == "gap" else 0))
+
+    def _check(self, code: DieCode, dn: int, actions: int, penalty: int) -> D6Check:
+        return D6Check(
+            code.minus_dice(penalty),
+            dn,
+            actions,
+            wild=self.config["wild_die"],
+            wild_one=self.config["wild_one"],
+        )
+
+    def move_check(
+        self,
+        token: Token,
+        terrain: Terrain,
+        pace: str | None = None,
+        *,
+        maneuver: int = 0,
+        other: int | None = None,
+    ) -> CellCheck | None:
+        """The movement roll a round at ``pace`` over ``terrain`` asks, or None (free or
+        automatic). ``maneuver`` adds a stunt's modifier to the DN; ``other`` is the count of
+        other actions declared this round (default: the token's ``actions`` counter).
+
+        A ``gap`` is jumped: a climbing/jumping roll at the cell's own level, whatever the
+        speed (seed 003: "roll movement, then roll the other skill separately").
+        """
+        if terrain.move not in MODE_SKILLS:  # air and blocked: nothing to roll for
+            return None
+        pace = self.effective_pace(token, pace)
+        level = self.terrain_level(terrain)
+        skill, code = self.skill(token, terrain.move)
+        actions = self.round_actions(token, terrain, pace, other)
+        penalty = token.state.counter("penalty")
+        if terrain.move == "gap":
+            dn = (terrain.dn if terrain.dn is not None else self.number(level)) + maneuver
+            check = self._check(code, dn, actions, penalty)
+            what = f"jump {pace} gap: {skill} {check.rolled} vs {level_name(level)}"
+            return CellCheck(what, f"DN {dn}", check.p_success(), check)
+        rule, dn = self.terrain_dn(level, pace, terrain.dn)
+        if rule.asks != "roll" and not maneuver:
+            return None
+        dn += maneuver
+        check = self._check(code, dn, actions, penalty)
+        shifted = level_name(level)
+        if rule.shift:
+            shifted += f"->{level_name(rule.rolled_level)}"
+        what = f"move {pace} {terrain.move}: {skill} {check.rolled} vs {shifted}"
+        return CellCheck(what, f"DN {dn}", check.p_success(), check)
+
+    def cell_check(
+        self, token: Token, terrain: Terrain, pace: str | None = None
+    ) -> CellCheck | None:
+        return self.move_check(token, terrain, pace)
+
+    def round_checks(
+        self, token: Token, terrains: list[Terrain], pace: str | None = None
+    ) -> list[CellCheck]:
+        """The rolls one round's move over ``terrains`` (in order) asks.
+
+        ``roll_per=round`` (RULES.md 3's ruling): one movement roll, at the hardest DN
+        crossed; ``cell_run``: one per run of cells with the same mode, difficulty and dn.
+        Jumps over gaps are rolled apart from the movement roll, each in its place.
+        """
+        checks: list[CellCheck] = []
+        last: tuple[str, str, int | None] | None = None
+        for terrain in terrains:
+            key = (terrain.move, terrain.difficulty, terrain.dn)
+            if key == last:
+                continue
+            last = key
+            found = self.move_check(token, terrain, pace)
+            if found is not None:
+                checks.append(found)
+        moves = [c for c in checks if c.what.startswith("move ")]
+        if self.config["roll_per"] == "cell_run" or len(moves) < 2:
+            return checks
+        hardest = max(moves, key=lambda c: (c.check.dn, -c.p_success))
+        return [c for c in checks if c is hardest or not c.what.startswith("move ")]
+
+    # ----------------------------------------------------------------- results
+
+    def move_fraction(self, token: Token) -> Fraction:
+        """Share of this round's chosen distance the token may still cover (failures)."""
+        if token.state.has("quarter_move"):
+            return Fraction(1, 4)
+        if token.state.has("half_move"):
+            return Fraction(1, 2)
+        return Fraction(1)
+
+    def apply_check(self, token: Token, what: str, degree: str) -> Token:
+        """A movement roll's result on the token (seed 003's Movement Failures table).
+
+        ``what`` is a :class:`CellCheck`'s ``what`` (``move <pace> ...``, ``jump <pace> ...``)
+        or ``stamina <pace>``; the pace sets the collision damage. State kept: counters
+        ``penalty`` (-nD this round), ``penalty_next``, ``lose_next``, ``collision_dice``
+        (rolled against Strength at the end of the round); conditions ``half_move`` /
+        ``quarter_move`` (where the move ends), ``no_actions``, ``kneeling``, ``prone``,
+        ``fallen`` (into a gap), ``exhausted`` (a failed stamina roll: rest).
+        """
+        words = what.split()
+        kind = words[0] if words else ""
+        pace = words[1].rstrip(":") if len(words) > 1 else ""
+        if pace not in PACES:
+            pace = SPEEDS[token.state.counter("speed")]
+        state = token.state
+        if kind == "stamina":
+            if degree != "success":
+                failure_effect(degree)  # validates the degree name
+                state = state.with_conditions("exhausted")
+            return replace(token, state=state)
+        effect = failure_effect(degree, self.config["tumble_stop"])
+        if effect.penalty_now:
+            state = _set(state, "penalty", state.counter("penalty") + effect.penalty_now)
+        if effect.penalty_next:
+            state = _set(state, "penalty_next", state.counter("penalty_next") + effect.penalty_next)
+        if effect.distance == Fraction(1, 4):
+            state = state.with_conditions("quarter_move", remove=("half_move",))
+        elif effect.distance == Fraction(1, 2) and not state.has("quarter_move"):
+            state = state.with_conditions("half_move")
+        if effect.lose_round:
+            state = state.with_conditions("no_actions")
+        if effect.lose_next:
+            state = _set(state, "lose_next", 1)
+        if effect.posture:
+            state = state.with_conditions(effect.posture)
+        if kind == "jump" and effect.distance < 1:
+            state = state.with_conditions("fallen")
+        if pace in PACES:
+            damage = collision_damage(pace, degree, self.config["tumble_stop"])
+            if damage is not None:
+                state = _set(state, "collision_dice", state.counter("collision_dice") + damage.dice)
+        return replace(token, state=state)
+
+    def start_turn(self, token: Token, dice: Any) -> Token:
+        """A new round: next round's penalties and lost actions arrive, the old ones go."""
+        state = token.state
+        state = _set(state, "penalty", state.counter("penalty_next"))
+        state = _set(state, "penalty_next", 0)
+        state = state.with_conditions(remove=("half_move", "quarter_move", "no_actions"))
+        if state.counter("lose_next"):
+            state = _set(state, "lose_next", 0).with_conditions("no_actions")
+        return replace(token, state=state)
+
+    def end_turn(self, token: Token, dice: Any) -> Token:
+        """Roll this round's collision damage against Strength (each roll an event).
+
+        The seed gives no wound chart: the state keeps ``collision_margin`` (damage total less
+        the Strength total) and the condition ``injured`` when damage beats Strength.
+        """
+        n = token.state.counter("collision_dice")
+        if not n:
+            return token
+        wild, wild_one = self.config["wild_die"], self.config["wild_one"]
+        hit = dice.roll_code(DieCode(n), wild=wild, wild_one=wild_one)
+        resist = dice.roll_code(DieCode.parse(token["strength"]), wild=wild, wild_one=wild_one)
+        margin = hit.total - resist.total
+        injured = margin > 0
+        dice.decide(hit, f"collision damage {n}D: {'injured' if injured else 'no injury'}")
+        dice.decide(resist, f"strength resists: margin {margin}")
+        state = _set(_set(token.state, "collision_dice", 0), "collision_margin", margin)
+        if injured:
+            state = state.with_conditions("injured")
+        return replace(token, state=state)
+
+    # ----------------------------------------------------------------- long distance
+
+    def long_distance(
+        self,
+        token: Token,
+        distance_m: Any,
+        speed: str,
+        forced: bool = False,
+        *,
+        mode: str = "walk",
+        terrain: Terrain | None = None,
+        harder: int = 0,
+    ) -> LongDistance:
+        """The stamina checks of covering ``distance_m`` at ``speed``, and the exact chance to
+        arrive without failing one.
+
+        Seed 003: sprinting (all-out) checks every minute, running (high) every 10 minutes, a
+        march (cruising; cautious too) every 3 hours or every 2 on a ``forced`` march; the
+        first check is Very Easy, each next one a level harder (``harder`` starts the ladder
+        higher: arduous terrain). A check falls due at each full interval spent moving, up to
+        and including the arrival. With a ``terrain``, its movement roll at that speed is
+        made on the same schedule. The stamina roll is the ``stamina`` skill, else Strength.
+        """
+        try:
+            distance = exact(distance_m)
+        except (ValueError, ZeroDivisionError):
+            distance = Fraction(-1)
+        if distance < 0:
+            raise ArgumentError(f"distance {distance_m!r}: expected metres >= 0, e.g. 10000")
+        used = self.effective_pace(token, _speed_name(speed, PACES))
+        if forced and used not in ("cruising", "cautious"):
+            raise ArgumentError(
+                f"forced march at {speed}: a forced march is cruising (or cautious); "
+                "sprints and runs have their own schedule"
+            )
+        per_round = self.rate(token, mode, used)
+        if per_round <= 0:
+            raise ArgumentError(f"long distance in mode '{mode}': this token cannot move there")
+        rounds = distance / per_round
+        seconds = rounds * self.turn_seconds
+        interval = FORCED_MARCH_INTERVAL_S if forced else STAMINA_INTERVAL_S[used]
+        count = int(seconds // interval)
+        if count > MAX_STAMINA_CHECKS:
+            raise ArgumentError(
+                f"distance {jsonable(distance)} m at {used}: {count} stamina checks; at most "
+                f"{MAX_STAMINA_CHECKS} are computed (choose a shorter distance or a slower speed)"
+            )
+        stamina, code = self.stamina_code(token)
+        wild, wild_one = self.config["wild_die"], self.config["wild_one"]
+        hazard = None if terrain is None else self.move_check(token, terrain, used, other=0)
+        checks: list[StaminaCheck] = []
+        p_arrive = Fraction(1)
+        for k in range(1, count + 1):
+            at = Fraction(k * interval)
+            level = k - 1 + harder
+            dn = self.number(level)
+            p = p_at_least(code, dn, wild=wild, wild_one=wild_one)
+            rest = 2 * at if used in ("all_out", "high") else None
+            terrain_p = None if hazard is None else hazard.p_success
+            checks.append(StaminaCheck(k, at, level_name(level), dn, p, rest, terrain_p))
+            p_arrive *= p * (1 if terrain_p is None else terrain_p)
+        return LongDistance(
+            speed=speed,
+            speed_used=used,
+            mode=mode,
+            forced=forced,
+            distance_m=distance,
+            m_per_round=per_round,
+            rounds=rounds,
+            time_s=seconds,
+            interval_s=interval,
+            stamina=f"{stamina} {code}",
+            terrain=None if hazard is None else f"{hazard.what} {hazard.target}",
+            checks=tuple(checks),
+            p_arrive=p_arrive,
+        )
+
+    def long_distance_figure(
+        self, token: Token, distance_m: Any = LONG_DISTANCE_M
+    ) -> dict[str, Any]:
+        """The ``long_distance`` figure of ``stats``: every speed (and a forced march) over
+        ``distance_m`` metres."""
+        out: dict[str, Any] = {}
+        for pace in PACES:
+            out[pace] = self.long_distance(token, distance_m, pace).to_dict()
+            if pace == "cruising":
+                out["cruising_forced"] = self.long_distance(token, distance_m, pace, True).to_dict()
+        return {"distance_m": jsonable(exact(distance_m)), "speeds": out}
+
+    # ----------------------------------------------------------------- the stats report
+
+    def extra_stats(self, token: Token) -> dict[str, Any]:
+        previous = SPEEDS[token.state.counter("speed")]
+        walk_skill, walk_code = self.skill(token, "walk")
+        terrain_checks: dict[str, Any] = {}
+        for pace in PACES:
+            row: dict[str, Any] = {}
+            for i, level in enumerate(LEVELS):
+                found = self.move_check(token, Terrain(difficulty=level), pace, other=0)
+                rule, dn = self.terrain_dn(i, self.effective_pace(token, pace))
+                entry: dict[str, Any] = {"asks": rule.asks, "action": rule.action}
+                if found is not None:
+                    entry |= {"rolls": level_name(rule.rolled_level), "dn": dn}
+                    entry["p_success"] = float(found.p_success)
+                row[level] = entry
+            terrain_checks[pace] = row
+        capacity = self.carrying_capacity(token)
+        return {
+            "speed": {
+                "previous": previous,
+                "allowed": list(self.allowed_paces(token)),
+                "top": self.top_speed(token),
+            },
+            "partial_moves": {pace: list(self.move_range(token, pace)) for pace in PACES},
+            "acceleration": {s: list(allowed_speeds(s)) for s in SPEEDS},
+            "skills": {
+                mode: " ".join(str(x) for x in self.skill(token, mode))
+                for mode in ("walk", "swim", "climb", "gap")
+            }
+            | {"stamina": " ".join(str(x) for x in self.stamina_code(token))},
+            "difficulty_numbers": {
+                level_name(i): {"dn": self.number(i), "range": list(level_range(i))}
+                for i in range(len(LEVELS) + 1)
+            },
+            "terrain_checks": {"roll": f"{walk_skill} {walk_code}", **terrain_checks},
+            "collision_damage": {pace: f"{n}D" for pace, n in COLLISION_DICE.items()},
+            "maneuvers": [
+                {"name": m.name, "modifier": [m.low, m.high], "for": m.description}
+                for m in MANEUVERS
+            ],
+            "carrying": {
+                "capacity_items": capacity,
+                "items": token["items"],
+                "rule_on": self.config["encumbrance"],
+                "overloaded": self.overloaded(token),
+            },
+            "long_distance": self.long_distance_figure(token),
+        }
+
+
+@dataclass(frozen=True)
+class StaminaCheck:
+    """One stamina roll of a long move: when (seconds moving), how hard, its exact chance.
+
+    ``rest_if_failed_s``: failing a sprint's or a run's check means resting twice as long as
+    the run so far. ``terrain_p``: the chance of the terrain roll made at the same time.
+    """
+
+    n: int
+    at_s: Fraction
+    level: str
+    dn: int
+    p_success: Fraction
+    rest_if_failed_s: Fraction | None = None
+    terrain_p: Fraction | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "check": self.n,
+            "at_s": jsonable(self.at_s),
+            "at": _clock(self.at_s),
+            "level": self.level,
+            "dn": self.dn,
+            "p_success": float(self.p_success),
+            "p_success_exact": str(self.p_success),
+        }
+        if self.rest_if_failed_s is not None:
+            out["rest_if_failed_s"] = jsonable(self.rest_if_failed_s)
+        if self.terrain_p is not None:
+            out["terrain_p_success"] = float(self.terrain_p)
+        return out
+
+
+@dataclass(frozen=True)
+class LongDistance:
+    """A long move's schedule of stamina checks and the exact chance to pass them all."""
+
+    speed: str
+    speed_used: str
+    mode: str
+    forced: bool
+    distance_m: Fraction
+    m_per_round: Fraction
+    rounds: Fraction
+    time_s: Fraction
+    interval_s: int
+    stamina: str
+    terrain: str | None
+    checks: tuple[StaminaCheck, ...]
+    p_arrive: Fraction
+
+    @property
+    def sleep_hours(self) -> int:
+        """Hours of sleep that restore vigor after a march (one per stamina check)."""
+        return len(self.checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "speed": self.speed_used,
+            "mode": self.mode,
+            "forced": self.forced,
+            "distance_m": jsonable(self.distance_m),
+            "m_per_round": jsonable(self.m_per_round),
+            "rounds": jsonable(self.rounds),
+            "time_s": jsonable(self.time_s),
+            "time": _clock(self.time_s),
+            "check_every_s": self.interval_s,
+            "stamina": self.stamina,
+        }
+        if self.speed != self.speed_used:
+            out["asked_speed"] = self.speed
+        if self.terrain is not None:
+            out["terrain"] = self.terrain
+        out["checks"] = [c.to_dict() for c in self.checks]
+        out["p_arrive"] = float(self.p_arrive)
+        out["p_arrive_exact"] = str(self.p_arrive)
+        if self.speed_used in ("cruising", "cautious"):
+            out["sleep_h"] = self.sleep_hours
+        return out
+
+
+def long_distance(
+    token: Token,
+    distance_m: Any,
+    speed: str,
+    forced: bool = False,
+    *,
+    settings: Mapping[str, Any] | None = None,
+    **options: Any,
+) -> LongDistance:
+    """:meth:`D6.long_distance` under ``settings`` (default: the rulings).
+
+    >>> from engine import systems
+    >>> rhen = systems.create("d6").token("move=10,strength=3D")
+    >>> plan = long_distance(rhen, 10000, "high")  # 2500 s: checks at 10, 20, 30, 40 min
+    >>> [(c.at_s, c.dn) for c in plan.checks]
+    [(Fraction(600, 1), 3), (Fraction(1200, 1), 8), (Fraction(1800, 1), 13), (Fraction(2400, 1), 18)]
+    """
+    return D6(settings).long_distance(token, distance_m, speed, forced, **options)
+
+
+SYSTEM = D6

@@ -1,14 +1,51 @@
-"""Whisperspace (seeds 000 and 001; RULES.md section 1)."""
+"""Whisperspace (seeds 000 and 001; RULES.md section 1).
+
+Three sections:
+
+* **Checks** - 1d12 + modifier >= DC with four degrees and bonus/penalty dice
+  (:class:`WhisperspaceCheck`, :func:`parse_check`).
+* **Movement tables** - pure functions the turn loop and the viewer show:
+  :func:`net_bonus`, :func:`speed_with`, :func:`encumbrance_for`, :func:`plan_turn` (moves
+  split around other actions), :func:`fall_band`, :func:`fall_severity`, :func:`fall_odds`.
+* **The rule system** - :class:`Whisperspace`: Speed per Move action (the ``speed`` stat or
+  30 + 5 x PHYS), 3 actions a turn (paces walk/run/sprint = 1/2/3 Move actions), movement
+  bonuses and penalties from stats, mode, encumbrance, dragging, Asphyxiating and check
+  results, all in 10-ft steps capped at double and floored at 0 (Immobile); swim and climb
+  checks from the terrain; the heavy-load Endurance check each turn; falls.
+
+Everything that changes in play (check effects, Asphyxiating, prone, a dropped load, Stress,
+damage, stun, a fall still to roll) is in ``token.state``: conditions ``prone``,
+``standing_up`` (this turn's first 15 ft go to standing), ``asphyxiating``, ``stunned``,
+``unconscious``, ``strained`` (failed the hourly check), ``immobile``; counters
+``check_penalty_swim``/``check_penalty_climb`` (+1 failure, -1 extreme success),
+``dropped_bulk``, ``heavy_turns``, ``encumbered_turns``, ``rest_turns``, ``stress``,
+``damage``, ``stunned_rounds``, ``fall_ft``.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import re
+from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any, ClassVar
 
 import numpy as np
 
 from engine.checks import BatchResult, CheckResult, field_int, finish_batch, parse_fields
-from engine.dice import Dice, Dist, add_constant, keep_highest, keep_lowest
+from engine.dice import Dice, Dist, add_constant, die_dist, keep_highest, keep_lowest
+from engine.errors import ArgumentError, StatError, did_you_mean
+from engine.mapmodel import Terrain
+from engine.systems.base import (
+    CellCheck,
+    Param,
+    RuleSystem,
+    Setting,
+    Stat,
+    Token,
+    TokenState,
+    exact,
+)
 
 # =============================================================================================
 # Checks: 1d12 + modifier >= DC, with bonus and penalty dice (seed 001)
@@ -143,3 +180,898 @@ def parse_check(text: str) -> WhisperspaceCheck:
         penalty=field_int(fields, "penalty", example=1, default=0, minimum=0),
         skill=skill,
     )
+
+
+# =============================================================================================
+# Movement tables: pure functions (seed 000; RULES.md section 1)
+# =============================================================================================
+
+MOVE_STEP_FT = 10
+"""Each movement bonus adds, and each penalty takes, 10 ft of speed (seed 000)."""
+
+STAND_UP_FT = 15
+"""Standing up from prone uses 15 ft of a Move action (seed 000)."""
+
+MOVE_ACTIONS = {"walk": 1, "run": 2, "sprint": 3}
+"""Paces: how many of the turn's 3 actions are Move actions (CONTRACT.md)."""
+
+LEVEL_DC = {
+    "very_easy": 4,
+    "easy": 6,
+    "moderate": 9,
+    "difficult": 12,
+    "very_difficult": 15,
+    "heroic": 18,
+}
+"""A terrain's neutral difficulty to a DC (seed 001's table; RULES.md section 1)."""
+
+ENCUMBRANCE_DC_ADD = {"none": 0, "encumbered": 2, "heavy": 6, "immobile": 6}
+"""Swim and climb DC increase by encumbrance (seed 000)."""
+
+ENCUMBRANCE_PENALTY = {"none": 0, "encumbered": 1, "heavy": 2, "immobile": 2}
+"""Movement penalties from encumbrance: heavy's +2 replaces the +1 (RULES.md section 1)."""
+
+STRAIN_DC = 6
+"""Endurance DC of the encumbrance checks; +1 per consecutive heavy turn (seed 000)."""
+
+HOUR_TURNS = 600
+"""Turns in an hour (6-second turns): how often an encumbered token rolls (seed 000)."""
+
+REST_TURNS = 100
+"""Turns in ten minutes: unencumbered this long, a strained token recovers (seed 000)."""
+
+
+def net_bonus(bonuses: int, penalties: int) -> int:
+    """Movement bonuses and penalties after they cancel: > 0 bonuses, < 0 penalties.
+
+    Unlike bonus and penalty *dice*, nothing caps the count: the speed cap does that.
+
+    >>> net_bonus(2, 1), net_bonus(1, 3)  # seed 000: 1 bonus; 2 penalties
+    (1, -2)
+    """
+    return bonuses - penalties
+
+
+def describe_net(net: int) -> str:
+    """``net`` in the seed's words: ``'1 bonus'``, ``'2 penalties'``, ``'none'``."""
+    if net == 0:
+        return "none"
+    n = abs(net)
+    word = ("bonus" if n == 1 else "bonuses") if net > 0 else ("penalty" if n == 1 else "penalties")
+    return f"{n} {word}"
+
+
+def speed_with(base: Fraction | int, net: int) -> Fraction:
+    """Speed after ``net`` movement bonuses (negative: penalties), in ft.
+
+    Each step is 10 ft; the result never exceeds double ``base`` and never drops below 0
+    (0 ft is Immobile).
+
+    >>> speed_with(35, 1), speed_with(35, -2), speed_with(30, 5), speed_with(30, -4)
+    (Fraction(45, 1), Fraction(15, 1), Fraction(60, 1), Fraction(0, 1))
+    """
+    base = Fraction(base)
+    return max(Fraction(0), min(2 * base, base + MOVE_STEP_FT * net))
+
+
+def derived_speed(phys: int, base: Fraction | int = 30, per_phys: Fraction | int = 5) -> Fraction:
+    """Speed from PHYS by the ruling 30 + 5 x PHYS (the settings change 30 and 5)."""
+    return Fraction(base) + Fraction(per_phys) * phys
+
+
+def derived_capacity(phys: int, base: int = 5, per_phys: int = 5) -> int:
+    """Inventory slots from PHYS by the ruling 5 + 5 x PHYS."""
+    return base + per_phys * phys
+
+
+def encumbrance_for(bulk: Fraction | int, capacity: Fraction | int) -> str:
+    """``none`` | ``encumbered`` | ``heavy`` | ``immobile`` for ``bulk`` carried in ``capacity`` slots.
+
+    Strictly more than capacity is encumbered, more than double heavy, more than triple
+    prone and Immobile (seed 000).
+
+    >>> [encumbrance_for(b, 10) for b in (10, 11, 20, 21, 30, 31)]
+    ['none', 'encumbered', 'encumbered', 'heavy', 'heavy', 'immobile']
+    """
+    if bulk > 3 * capacity:
+        return "immobile"
+    if bulk > 2 * capacity:
+        return "heavy"
+    if bulk > capacity:
+        return "encumbered"
+    return "none"
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    """How a turn's moves and other actions fit in its actions (see :func:`plan_turn`).
+
+    ``legs`` lists each movement step as (Move action number from 1, feet); ``left_ft`` is
+    what the last Move action still has; ``fits`` is whether it all takes at most the
+    turn's actions (``reason`` says why not).
+    """
+
+    actions: int
+    move_actions: int
+    other_actions: tuple[str, ...]
+    moved: Fraction
+    left_ft: Fraction
+    legs: tuple[tuple[int, Fraction], ...]
+    fits: bool
+    reason: str = ""
+
+
+def plan_turn(
+    speed: Fraction | int,
+    steps: list[Fraction | int | str] | tuple[Fraction | int | str, ...],
+    *,
+    actions: int = 3,
+) -> TurnPlan:
+    """Fit a turn's steps into Move actions of ``speed`` ft and other actions.
+
+    A step is a distance in ft (movement), ``"stand"`` (standing from prone: 15 ft of one
+    Move action, or all of a Move action worth less) or any other word (one other action).
+    Movement may be split around other actions (seed 000), so movement first uses what the
+    open Move action has left and only then opens another; that is the fewest actions.
+
+    >>> p = plan_turn(35, [10, "attack", 10, "interact", 15])  # seed 000's example
+    >>> p.actions, p.move_actions, p.left_ft, p.fits
+    (3, 1, Fraction(0, 1), True)
+    """
+    speed = Fraction(speed)
+    open_left = Fraction(0)
+    moves = 0
+    others: list[str] = []
+    legs: list[tuple[int, Fraction]] = []
+    moved = Fraction(0)
+    reason = ""
+    for step in steps:
+        if isinstance(step, str) and step != "stand":
+            others.append(step)
+            continue
+        if speed <= 0:
+            reason = "speed 0 ft: Immobile"
+            break
+        if step == "stand":
+            need = min(Fraction(STAND_UP_FT), speed)
+            if open_left < need:
+                moves, open_left = moves + 1, speed
+            open_left -= need
+            continue
+        dist = Fraction(step)
+        if dist < 0:
+            raise ValueError(f"plan_turn: a distance must be >= 0 ft, got {step}")
+        moved += dist
+        while dist > 0:
+            if open_left == 0:
+                moves, open_left = moves + 1, speed
+            take = min(dist, open_left)
+            legs.append((moves, take))
+            open_left -= take
+            dist -= take
+    used = moves + len(others)
+    if not reason and used > actions:
+        reason = f"needs {used} actions ({moves} Move), the turn has {actions}"
+    return TurnPlan(
+        actions=used,
+        move_actions=moves,
+        other_actions=tuple(others),
+        moved=moved,
+        left_ft=open_left,
+        legs=tuple(legs),
+        fits=not reason,
+        reason=reason,
+    )
+
+
+# --------------------------------------------------------------------------- falling
+
+
+@dataclass(frozen=True)
+class FallBand:
+    """A range band a fall is measured in, and its Fall Severity modifier (seed 000)."""
+
+    name: str
+    label: str
+    max_ft: int | None  # inclusive; None for the last band
+    modifier: int
+
+
+FALL_BANDS: tuple[FallBand, ...] = (
+    FallBand("melee", "Melee", 5, -2),
+    FallBand("very_near", "Very Near", 15, -1),
+    FallBand("near", "Near", 30, 0),
+    FallBand("medium", "Medium", 60, 2),
+    FallBand("long", "Long", 120, 4),
+    FallBand("very_long", "Very Long", 250, 6),
+    FallBand("extreme", "Extreme", None, 9),
+)
+"""Feet fallen to band: <= 5 Melee ... more than 250 Extreme (RULES.md section 1)."""
+
+
+@dataclass(frozen=True)
+class FallOutcome:
+    """A row of the Fall Severity table: the results it covers and what happens."""
+
+    row: str
+    low: int | None  # None: every result below `high` (the "1-3" row takes results < 1)
+    high: int | None  # None: open-ended (16+)
+    damage: int
+    stunned_rounds: int = 0
+    unconscious: bool = False
+
+    @property
+    def text(self) -> str:
+        parts = [f"{self.damage} damage" if self.damage else "no damage"]
+        if self.stunned_rounds:
+            s = "s" if self.stunned_rounds > 1 else ""
+            parts.append(f"Stunned {self.stunned_rounds} round{s}")
+        if self.unconscious:
+            parts.append("Unconscious")
+        return ", ".join(parts)
+
+
+FALL_SEVERITY: tuple[FallOutcome, ...] = (
+    FallOutcome("1-3", None, 3, 0),
+    FallOutcome("4-6", 4, 6, 1),
+    FallOutcome("7-8", 7, 8, 2),
+    FallOutcome("9-10", 9, 10, 3, stunned_rounds=1),
+    FallOutcome("11-12", 11, 12, 4, stunned_rounds=2),
+    FallOutcome("13-15", 13, 15, 6, unconscious=True),
+    FallOutcome("16+", 16, None, 8),
+)
+"""The Fall Severity table (seed 000). Damage is unmitigated; every fall lands prone."""
+
+
+def fall_band(feet: Fraction | int) -> FallBand:
+    """The range band of a fall of ``feet`` ft (a fall of 0 ft is Melee).
+
+    >>> [fall_band(f).label for f in (5, 6, 30, 31, 250, 251)]
+    ['Melee', 'Very Near', 'Near', 'Medium', 'Very Long', 'Extreme']
+    """
+    if feet < 0:
+        raise ValueError(f"fall_band: feet fallen must be >= 0, got {feet}")
+    for band in FALL_BANDS:
+        if band.max_ft is None or feet <= band.max_ft:
+            return band
+    raise AssertionError("unreachable: the last band is open-ended")
+
+
+def fall_severity(result: int) -> FallOutcome:
+    """The Fall Severity table's row for a roll ``result`` (1d12 + band modifier).
+
+    >>> fall_severity(-1).row, fall_severity(9).text, fall_severity(21).damage
+    ('1-3', '3 damage, Stunned 1 round', 8)
+    """
+    for row in FALL_SEVERITY:
+        if row.high is None or result <= row.high:
+            return row
+    raise AssertionError("unreachable: the last row is open-ended")
+
+
+def fall_roll_dist(feet: Fraction | int) -> Dist:
+    """Exact distribution of the Fall Severity roll for a fall of ``feet``."""
+    return add_constant(die_dist(12), fall_band(feet).modifier)
+
+
+def fall_odds(feet: Fraction | int) -> dict[str, Fraction]:
+    """Exact chance of each Fall Severity row for a fall of ``feet``, every row listed.
+
+    >>> fall_odds(20)["16+"], fall_odds(300)["16+"]  # Near: never; Extreme: 1d12+9 >= 16
+    (Fraction(0, 1), Fraction(1, 2))
+    """
+    out = {row.row: Fraction(0) for row in FALL_SEVERITY}
+    for result, p in fall_roll_dist(feet).items():
+        out[fall_severity(result).row] += p
+    return out
+
+
+# =============================================================================================
+# The rule system
+# =============================================================================================
+
+GROUND = ("walk", "crawl", "swim", "climb", "ladder")
+"""Modes a Whisperspace token moves in; ``gap`` (no jumping rules) and ``air`` it cannot."""
+
+CLIMBING = ("climb", "ladder")
+"""Both climb: a ladder is a climbing surface (its difficulty is usually ``none``)."""
+
+_DEGREE_PENALTY = {"extreme_success": -1, "success": 0, "failure": 1, "extreme_failure": 0}
+"""A swim or climb check's movement penalty for the rest of that Move action (seed 000)."""
+
+_HEIGHT_RE = re.compile(r"(\d+(?:/\d+)?) ft")
+
+
+def _family(mode: str) -> str:
+    return "climb" if mode in CLIMBING else mode
+
+
+def _ft(value: Fraction) -> str:
+    """Feet as text: ``20`` or ``15/2``."""
+    return str(value.numerator) if value.denominator == 1 else str(value)
+
+
+class Whisperspace(RuleSystem):
+    """Whisperspace movement: Move actions of Speed ft, bonuses and penalties in 10-ft steps.
+
+    Speeds depend on the token's state as well as its stats: check results (a penalty or a
+    bonus for the rest of the Move action), Asphyxiating, prone (15 ft of the turn go to
+    standing up), a dropped load, Stress, damage and falls all live in ``token.state`` so the
+    turn loop, the path search and ``stats`` see the same figures.
+    """
+
+    name = "whisperspace"
+    title = "Whisperspace (d12)"
+    source = "seeds 000 and 001; RULES.md section 1"
+    unit = "ft"
+    cell_size = Fraction(5)
+    turn_name = "turn"
+    # The seeds give no turn length; 6 s (a common tabletop figure) only matters for the
+    # hourly encumbrance check (600 turns) and the ten-minute rest (100 turns).
+    turn_seconds = Fraction(6)
+    actions_per_turn = 3
+    paces = ("walk", "run", "sprint")
+    default_pace = "sprint"
+    fastest_pace = "sprint"
+    stats: ClassVar[tuple[Param, ...]] = (
+        Stat(
+            "speed",
+            "number",
+            None,
+            minimum=0,
+            unit="ft",
+            help="Speed per Move action; absent: speed_base + speed_per_phys x PHYS",
+        ),
+        Stat("phys", "int", 0, help="PHYS: gives Speed and capacity when they are not set"),
+        Stat("athletics", "int", 0, help="Athletics modifier (swim and climb checks)"),
+        Stat("endurance", "int", 0, help="Endurance modifier (encumbrance checks)"),
+        Stat("reflex", "int", 0, help="REF skill modifier (heavy load: +1 penalty die)"),
+        Stat("bulk", "int", 0, minimum=0, help="Bulk carried, in inventory slots"),
+        Stat(
+            "capacity",
+            "int",
+            None,
+            minimum=0,
+            help="inventory slots; absent: capacity_base + capacity_per_phys x PHYS",
+        ),
+        Stat("bonuses", "int", 0, minimum=0, help="movement bonuses (+10 ft each)"),
+        Stat("penalties", "int", 0, minimum=0, help="movement penalties (-10 ft each)"),
+        Stat("prone", "bool", False, help="starts prone (standing uses 15 ft of a Move action)"),
+        Stat("dragging", "bool", False, help="dragging something: +1 penalty, no swim or climb"),
+        Stat(
+            "strain_choice",
+            "choice",
+            "keep_load",
+            choices=("keep_load", "drop_load"),
+            help="a failed heavy-load check: keep_load takes 1 Stress (extreme: falls "
+            "prone), drop_load drops the load (see the drop_load_to setting)",
+        ),
+    )
+    settings: ClassVar[tuple[Param, ...]] = (
+        Setting(
+            "speed_base",
+            "number",
+            Fraction(30),
+            minimum=0,
+            unit="ft",
+            help="ruling (RULES.md 1): derived Speed = 30 + 5 x PHYS; this is the 30",
+        ),
+        Setting(
+            "speed_per_phys",
+            "number",
+            Fraction(5),
+            minimum=0,
+            unit="ft",
+            help="ruling (RULES.md 1): derived Speed = 30 + 5 x PHYS; this is the 5 per PHYS",
+        ),
+        Setting(
+            "capacity_base",
+            "int",
+            5,
+            minimum=0,
+            help="ruling (RULES.md 1): carrying capacity = 5 + 5 x PHYS slots; this is the 5",
+        ),
+        Setting(
+            "capacity_per_phys",
+            "int",
+            5,
+            minimum=0,
+            help="ruling (RULES.md 1): carrying capacity = 5 + 5 x PHYS; this is the 5 per PHYS",
+        ),
+        Setting(
+            "crawl_penalty",
+            "int",
+            1,
+            minimum=0,
+            help="ruling (RULES.md 1): movement penalties for crawling (seed: 'may impose')",
+        ),
+        Setting(
+            "swim_penalty",
+            "int",
+            2,
+            minimum=0,
+            help="ruling (RULES.md 1): movement penalties for swimming",
+        ),
+        Setting(
+            "climb_penalty",
+            "int",
+            2,
+            minimum=0,
+            help="ruling (RULES.md 1): movement penalties for climbing (ladders too)",
+        ),
+        Setting(
+            "climb_fall_at",
+            "number",
+            Fraction(1, 2),
+            minimum=0,
+            maximum=1,
+            help="share of a climb's height already climbed when an extreme failure drops "
+            "the token (seed 001: 'climb partway, then fall'; project reading)",
+        ),
+        Setting(
+            "drop_load_to",
+            "choice",
+            "capacity",
+            choices=("capacity", "twice_capacity", "nothing"),
+            help="what a token that drops its load keeps: its capacity (no longer "
+            "encumbered), twice it (just below heavy) or nothing (project reading)",
+        ),
+        Setting(
+            "stunned_can_move",
+            "bool",
+            False,
+            help="the seeds do not define Stunned; default: a stunned token takes no "
+            "actions, so it does not move",
+        ),
+    )
+
+    parse_check = staticmethod(parse_check)
+
+    # ----------------------------------------------------------------- stats and figures
+
+    def validate(self, stats: dict[str, Any]) -> None:
+        if stats.get("speed") is None:
+            speed = derived_speed(
+                stats.get("phys", 0), self.config["speed_base"], self.config["speed_per_phys"]
+            )
+            if speed < 0:
+                raise StatError(
+                    f"--token phys={stats.get('phys')}: derived speed {_ft(speed)} ft is below "
+                    "0; give speed=N (ft, >= 0) or a larger phys"
+                )
+        if stats.get("capacity") is None:
+            cap = derived_capacity(
+                stats.get("phys", 0),
+                self.config["capacity_base"],
+                self.config["capacity_per_phys"],
+            )
+            if cap < 0:
+                raise StatError(
+                    f"--token phys={stats.get('phys')}: derived capacity {cap} slots is below "
+                    "0; give capacity=N (>= 0) or a larger phys"
+                )
+
+    def base_speed(self, token: Token) -> Fraction:
+        """Speed in ft per Move action before bonuses and penalties."""
+        if token.stats.get("speed") is not None:
+            return Fraction(token["speed"])
+        return derived_speed(
+            token["phys"], self.config["speed_base"], self.config["speed_per_phys"]
+        )
+
+    def capacity(self, token: Token) -> int:
+        """Inventory slots (the ``capacity`` stat, else the ruling from PHYS)."""
+        if token.stats.get("capacity") is not None:
+            return int(token["capacity"])
+        return derived_capacity(
+            token["phys"], self.config["capacity_base"], self.config["capacity_per_phys"]
+        )
+
+    def carried(self, token: Token) -> int:
+        """Bulk carried now: the ``bulk`` stat less what the token has dropped."""
+        return max(0, int(token["bulk"]) - token.state.counter("dropped_bulk"))
+
+    def encumbrance(self, token: Token) -> str:
+        level = encumbrance_for(self.carried(token), self.capacity(token))
+        if level == "encumbered" and token.state.has("strained"):
+            return "heavy"  # a failed hourly check (seed 000)
+        return level
+
+    def movement_modifiers(self, token: Token, mode: str) -> dict[str, int]:
+        """Each source of movement bonuses (+) and penalties (-) in ``mode``."""
+        fam = _family(mode)
+        st = token.state
+        mode_pen = {
+            "crawl": self.config["crawl_penalty"],
+            "swim": self.config["swim_penalty"],
+            "climb": self.config["climb_penalty"],
+        }.get(fam, 0)
+        return {
+            "bonuses": int(token["bonuses"]),
+            "penalties": -int(token["penalties"]),
+            "mode": -int(mode_pen),
+            "encumbrance": -ENCUMBRANCE_PENALTY[self.encumbrance(token)],
+            "dragging": -1 if token["dragging"] else 0,
+            "asphyxiating": -1 if fam == "swim" and st.has("asphyxiating") else 0,
+            "check": -st.counter(f"check_penalty_{fam}") if fam in ("swim", "climb") else 0,
+        }
+
+    def net(self, token: Token, mode: str) -> int:
+        """Net movement bonuses (negative: penalties) in ``mode``."""
+        return sum(self.movement_modifiers(token, mode).values())
+
+    def why_not(self, token: Token, mode: str) -> str | None:
+        """Why the token cannot move in ``mode`` at all now (None when it can)."""
+        st = token.state
+        if mode == "blocked":
+            return "blocked"
+        if mode == "gap":
+            return "a gap: Whisperspace has no jumping rules, so a token cannot cross it"
+        if mode == "air":
+            return "open air: Whisperspace tokens do not fly"
+        if self.encumbrance(token) == "immobile":
+            return (
+                f"bulk {self.carried(token)} is more than 3 x capacity {self.capacity(token)}: "
+                "prone and Immobile"
+            )
+        if st.has("unconscious"):
+            return "Unconscious"
+        if st.has("stunned") and not self.config["stunned_can_move"]:
+            return "Stunned (set stunned_can_move=true to let stunned tokens move)"
+        if token["dragging"] and mode in ("swim", *CLIMBING):
+            doing = "swimming" if mode == "swim" else "climbing"
+            return f"dragging something is impossible while {doing} (seed 000)"
+        if speed_with(self.base_speed(token), self.net(token, mode)) <= 0:
+            return f"Immobile: {describe_net(self.net(token, mode))} bring {mode} speed to 0 ft"
+        return None
+
+    def speed(self, token: Token, mode: str) -> Fraction:
+        """Feet per Move action in ``mode`` now (0: the token cannot move in it)."""
+        if self.why_not(token, mode) is not None:
+            return Fraction(0)
+        return speed_with(self.base_speed(token), self.net(token, mode))
+
+    def stand_cost(self, token: Token, mode: str) -> Fraction:
+        """Feet of this turn's movement that go to standing up (0 unless prone)."""
+        st = token.state
+        if mode == "crawl" or not (st.has("prone") or st.has("standing_up")):
+            return Fraction(0)
+        # A Move action worth less than 15 ft is spent wholly on standing (project reading).
+        return min(Fraction(STAND_UP_FT), self.speed(token, mode))
+
+    def rate(self, token: Token, mode: str, pace: str | None = None) -> Fraction:
+        pace = pace or self.default_pace
+        if pace not in MOVE_ACTIONS:
+            raise ArgumentError(
+                f"--pace {pace}: whisperspace paces are {', '.join(self.paces)}"
+                f"{did_you_mean(pace, self.paces)}"
+            )
+        per_action = self.speed(token, mode)
+        if per_action <= 0:
+            return Fraction(0)
+        return max(Fraction(0), MOVE_ACTIONS[pace] * per_action - self.stand_cost(token, mode))
+
+    def climb_height(self, terrain: Terrain) -> Fraction:
+        """How far a climb cell goes up, in ft (its ``height``; default one cell)."""
+        if terrain.height is None:
+            return self.cell_size
+        return exact(terrain.height)
+
+    def cell_rate(self, token: Token, terrain: Terrain, pace: str | None = None) -> Fraction:
+        rate = self.rate(token, terrain.move, pace)
+        if terrain.move in CLIMBING:
+            # Crossing a climb cell means climbing its height when that is more than a cell.
+            height = self.climb_height(terrain)
+            if height > self.cell_size:
+                rate = rate * self.cell_size / height
+        return rate
+
+    def refusal(self, token: Token, terrain: Terrain, pace: str | None = None) -> str | None:
+        why = self.why_not(token, terrain.move)
+        if why is not None:
+            return f"{terrain.name}: {why}"
+        if self.cell_rate(token, terrain, pace) <= 0:
+            return (
+                f"{terrain.name}: standing from prone takes all of the "
+                f"{_ft(self.speed(token, terrain.move))} ft of movement at pace {pace}"
+            )
+        return None
+
+    def rates(self, token: Token) -> dict[str, Any]:
+        """Feet per Move action in each mode the token can use (the seed's figure)."""
+        return {mode: self.speed(token, mode) for mode in GROUND}
+
+    # ----------------------------------------------------------------- checks
+
+    def skill_check(
+        self, token: Token, skill: str, dc: int, *, bonus: int = 0, penalty: int = 0
+    ) -> WhisperspaceCheck:
+        """A check of the token's ``skill`` (a stat) at ``dc``; a heavy load adds a penalty
+        die to REF checks (seed 000)."""
+        if skill == "reflex" and self.encumbrance(token) in ("heavy", "immobile"):
+            penalty += 1
+        return WhisperspaceCheck(int(token[skill]), dc, bonus, penalty, skill=skill)
+
+    def check_dc(self, token: Token, difficulty: str) -> int:
+        """Swim or climb DC for a terrain difficulty, with the encumbrance increase."""
+        return LEVEL_DC[difficulty] + ENCUMBRANCE_DC_ADD[self.encumbrance(token)]
+
+    def cell_check(
+        self, token: Token, terrain: Terrain, pace: str | None = None
+    ) -> CellCheck | None:
+        mode = terrain.move
+        if mode not in ("swim", *CLIMBING) or terrain.difficulty == "none":
+            return None  # calm water, an easy wall, and dry ground ask nothing
+        check = self.skill_check(token, "athletics", self.check_dc(token, terrain.difficulty))
+        what = (
+            "athletics (swim)"
+            if mode == "swim"
+            else f"athletics ({mode} {_ft(self.climb_height(terrain))} ft)"
+        )
+        return CellCheck(
+            what=what, target=f"DC {check.dc}", p_success=check.p_success(), check=check
+        )
+
+    def apply_check(self, token: Token, what: str, degree: str, dice: Dice | None = None) -> Token:
+        """A check's effect. ``what`` names it as :meth:`cell_check` did (``athletics
+        (swim)``, ``athletics (climb 20 ft)``), or ``asphyxiation`` or ``strain`` (the
+        heavy-load Endurance check).
+
+        Swim and climb: extreme success -1 penalty, failure +1, for the rest of the Move
+        action (until the next check in that mode or the end of the turn); a swimming extreme
+        failure adds Asphyxiating, a climbing one a fall from ``climb_fall_at`` of the climb's
+        height. The fall is rolled at once with ``dice``, else at the end of the turn.
+        """
+        if degree not in CHECK_DEGREES:
+            raise ArgumentError(
+                f"degree '{degree}': expected one of {', '.join(CHECK_DEGREES)}"
+                f"{did_you_mean(degree, CHECK_DEGREES)}"
+            )
+        text = what.lower()
+        st = token.state
+        if "asphyxiation" in text:
+            if degree in ("extreme_success", "success"):
+                st = st.with_conditions(remove=("asphyxiating",))
+        elif "strain" in text or "encumbrance" in text:
+            return self._strain(token, degree)
+        elif "swim" in text or "climb" in text or "ladder" in text:
+            fam = "swim" if "swim" in text else "climb"
+            st = st.with_counter(f"check_penalty_{fam}", _DEGREE_PENALTY[degree])
+            if degree == "extreme_failure" and fam == "swim":
+                st = st.with_conditions("asphyxiating")
+            elif degree == "extreme_failure":
+                m = _HEIGHT_RE.search(text)
+                height = Fraction(m.group(1)) if m else self.cell_size
+                feet = height * self.config["climb_fall_at"]
+                token = replace(token, state=st)
+                return self._refresh(self.fall(token, feet, dice))
+        return self._refresh(replace(token, state=st))
+
+    # ----------------------------------------------------------------- falling
+
+    def fall(self, token: Token, feet: Fraction | int, dice: Dice | None = None) -> Token:
+        """The token falls ``feet`` ft and lands prone; with ``dice`` the Fall Severity roll
+        is made now (an event), without it the fall waits for the end of the turn.
+
+        A fall of 0 ft rolls nothing (project reading: the table is for a drop).
+        """
+        feet = Fraction(feet)
+        st = token.state.with_conditions("prone", remove=("standing_up",))
+        if feet <= 0:
+            return replace(token, state=st)
+        if dice is None:
+            pending = max(st.counter("fall_ft"), math.ceil(feet))
+            return replace(token, state=st.with_counter("fall_ft", pending))
+        band = fall_band(feet)
+        event = dice.roll(1, 12, band.modifier)
+        outcome = fall_severity(event.total)
+        dice.decide(
+            event, f"fall {_ft(feet)} ft ({band.label}): {outcome.row}, {outcome.text}, prone"
+        )
+        st = st.with_counter("fall_ft", 0)
+        if outcome.damage:
+            st = st.with_counter("damage", st.counter("damage") + outcome.damage)
+        if outcome.stunned_rounds:
+            rounds = max(st.counter("stunned_rounds"), outcome.stunned_rounds)
+            st = st.with_counter("stunned_rounds", rounds).with_conditions("stunned")
+        if outcome.unconscious:
+            st = st.with_conditions("unconscious")
+        return replace(token, state=st)
+
+    def _pending_fall(self, token: Token, dice: Dice) -> Token:
+        # Banding only compares with whole feet, so the rounded-up height keeps the band.
+        feet = token.state.counter("fall_ft")
+        return self.fall(token, feet, dice) if feet > 0 else token
+
+    # ----------------------------------------------------------------- encumbrance upkeep
+
+    def _drop_load(self, st: TokenState, token: Token) -> TokenState:
+        cap = self.capacity(token)
+        keep = {"capacity": cap, "twice_capacity": 2 * cap, "nothing": 0}[
+            self.config["drop_load_to"]
+        ]
+        amount = max(0, self.carried(token) - keep)
+        return st.with_counter("dropped_bulk", st.counter("dropped_bulk") + amount)
+
+    @staticmethod
+    def strain_effect(token: Token, degree: str) -> str:
+        """What a heavy-load check's ``degree`` does to this token, in words."""
+        drop = token["strain_choice"] == "drop_load"
+        if degree == "failure":
+            return "drops the load" if drop else "1 Stress"
+        if degree == "extreme_failure":
+            return "1 damage, " + ("drops the load" if drop else "falls prone")
+        return "acts normally"
+
+    def _strain(self, token: Token, degree: str) -> Token:
+        """The heavy-load Endurance check's result, by the token's ``strain_choice``."""
+        st = token.state
+        drop = token["strain_choice"] == "drop_load"
+        if degree == "failure":
+            if drop:
+                st = self._drop_load(st, token)
+            else:
+                st = st.with_counter("stress", st.counter("stress") + 1)
+        elif degree == "extreme_failure":
+            st = st.with_counter("damage", st.counter("damage") + 1)
+            st = self._drop_load(st, token) if drop else st.with_conditions("prone")
+        return self._refresh(replace(token, state=st))
+
+    def strain_dc(self, token: Token) -> int:
+        """DC of the next start-of-turn heavy-load check: 6, +1 per consecutive turn."""
+        return STRAIN_DC + token.state.counter("heavy_turns")
+
+    def _upkeep_encumbrance(self, token: Token, dice: Dice) -> Token:
+        st = token.state
+        level = self.encumbrance(token)
+        swimming = st.mode == "swim"  # "while swimming, regular encumbrance checks do not apply"
+        if level == "heavy":
+            dc = self.strain_dc(token)
+            st = st.with_counter("heavy_turns", st.counter("heavy_turns") + 1)
+            token = replace(token, state=st)
+            if not swimming:
+                result = self.skill_check(token, "endurance", dc).roll(dice)
+                dice.decide(
+                    result.events[0],
+                    f"{result.degree}: heavy load, endurance DC {dc}: "
+                    + self.strain_effect(token, result.degree),
+                )
+                token = self._strain(token, result.degree)
+            st = token.state
+        else:
+            st = st.with_counter("heavy_turns", 0)
+        if level == "encumbered":
+            turns = st.counter("encumbered_turns") + (0 if swimming else 1)
+            st = st.with_counter("encumbered_turns", turns).with_counter("rest_turns", 0)
+            if turns and turns % HOUR_TURNS == 0 and not swimming:
+                token = replace(token, state=st)
+                result = self.skill_check(token, "endurance", STRAIN_DC).roll(dice)
+                failed = not result.success
+                dice.decide(
+                    result.events[0],
+                    f"{result.degree}: an hour encumbered, DC {STRAIN_DC}"
+                    + (", heavily encumbered until a 10-minute rest" if failed else ""),
+                )
+                if failed:
+                    st = st.with_conditions("strained")
+        elif level == "none":
+            rest = st.counter("rest_turns") + 1
+            st = st.with_counter("rest_turns", rest).with_counter("encumbered_turns", 0)
+            if rest >= REST_TURNS:
+                st = st.with_conditions(remove=("strained",))
+        return self._refresh(replace(token, state=st))
+
+    # ----------------------------------------------------------------- state and turns
+
+    def initial_state(self, token: Token) -> TokenState:
+        st = TokenState(conditions=frozenset({"prone"} if token["prone"] else ()))
+        return self._refresh(replace(token, state=st)).state
+
+    def _refresh(self, token: Token) -> Token:
+        """Keep the derived parts of the state in step: encumbrance, prone and Immobile."""
+        level = self.encumbrance(token)
+        st = replace(token.state, encumbrance=level)
+        mode = st.mode if st.mode in GROUND else "walk"
+        immobile = level == "immobile" or (
+            speed_with(self.base_speed(token), self.net(token, mode)) <= 0
+        )
+        if level == "immobile":
+            st = st.with_conditions("prone", remove=("standing_up",))
+        st = (
+            st.with_conditions("immobile") if immobile else st.with_conditions(remove=("immobile",))
+        )
+        return replace(token, state=st)
+
+    def _clear_check_effects(self, st: TokenState) -> TokenState:
+        for fam in ("swim", "climb"):
+            if st.counter(f"check_penalty_{fam}"):
+                st = st.with_counter(f"check_penalty_{fam}", 0)
+        return st
+
+    def start_turn(self, token: Token, dice: Any) -> Token:
+        """Start of the token's turn, in order: a fall still to roll; the turn's stun; out
+        of water, Asphyxiating ends; the encumbrance checks (heavy: Endurance DC 6 + 1 per
+        consecutive turn; encumbered: DC 6 every hour); a prone token stands up (15 ft of
+        this turn's movement) unless it is crawling or cannot move."""
+        token = self._pending_fall(token, dice)
+        st = self._clear_check_effects(token.state)
+        if st.counter("stunned_rounds") > 0:
+            st = st.with_counter("stunned_rounds", st.counter("stunned_rounds") - 1)
+        if st.mode != "swim":
+            st = st.with_conditions(remove=("asphyxiating",))
+        token = self._upkeep_encumbrance(replace(token, state=st), dice)
+        st = token.state
+        mode = st.mode if st.mode in GROUND else "walk"
+        if st.has("prone") and mode != "crawl" and self.why_not(token, mode) is None:
+            st = st.with_conditions("standing_up", remove=("prone",))
+        return self._refresh(replace(token, state=st))
+
+    def end_turn(self, token: Token, dice: Any) -> Token:
+        """End of the turn: a fall still to roll; the Move actions' check effects end; the
+        standing up is done; a stun whose rounds are spent ends."""
+        token = self._pending_fall(token, dice)
+        st = self._clear_check_effects(token.state).with_conditions(remove=("standing_up",))
+        if st.has("stunned") and st.counter("stunned_rounds") == 0:
+            st = st.with_conditions(remove=("stunned",))
+        if st.mode != "swim":
+            st = st.with_conditions(remove=("asphyxiating",))
+        return self._refresh(replace(token, state=st))
+
+    # ----------------------------------------------------------------- the stats report
+
+    def extra_stats(self, token: Token) -> dict[str, Any]:
+        st = token.state
+        level = self.encumbrance(token)
+        cap = self.capacity(token)
+        heavy = level in ("heavy", "immobile")
+        out: dict[str, Any] = {
+            "speed": self.base_speed(token),
+            "speed_source": "speed"
+            if token.stats.get("speed") is not None
+            else f"{_ft(self.config['speed_base'])} + {_ft(self.config['speed_per_phys'])} x PHYS",
+            "move_actions_per_turn": self.actions_per_turn,
+            "net_bonus": {mode: self.net(token, mode) for mode in GROUND},
+            "modifiers": {
+                mode: {k: v for k, v in self.movement_modifiers(token, mode).items() if v}
+                for mode in GROUND
+            },
+            "per_turn_ft": {
+                pace: {mode: self.rate(token, mode, pace) for mode in GROUND} for pace in self.paces
+            },
+            "cannot": {
+                mode: why for mode in GROUND if (why := self.why_not(token, mode)) is not None
+            },
+            "stand_up_ft": self.stand_cost(token, "walk"),
+            "capacity": cap,
+            "capacity_source": "capacity"
+            if token.stats.get("capacity") is not None
+            else f"{self.config['capacity_base']} + {self.config['capacity_per_phys']} x PHYS",
+            "bulk": self.carried(token),
+            "bulk_dropped": st.counter("dropped_bulk"),
+            "encumbrance_limits": {
+                "encumbered_above": cap,
+                "heavy_above": 2 * cap,
+                "immobile_above": 3 * cap,
+            },
+            "encumbrance_penalty": ENCUMBRANCE_PENALTY[level],
+            "swim_climb_dc": {lvl: self.check_dc(token, lvl) for lvl in LEVEL_DC},
+            "ref_penalty_dice": 1 if heavy else 0,
+            "fully_commit": not heavy,
+            "strain_check": None,
+            "conditions": sorted(st.conditions),
+            "damage": st.counter("damage"),
+            "stress": st.counter("stress"),
+        }
+        if level == "heavy":
+            check = self.skill_check(token, "endurance", self.strain_dc(token))
+            out["strain_check"] = {
+                "what": "endurance (heavy load, start of turn)",
+                "target": f"DC {check.dc}",
+                "p_success": float(check.p_success()),
+                "on_failure": self.strain_effect(token, "failure"),
+                "on_extreme_failure": self.strain_effect(token, "extreme_failure"),
+            }
+        return out
+
+
+SYSTEM = Whisperspace
