@@ -342,6 +342,128 @@ def cmd_reach(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- run and replay
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from engine.batch import run_batch
+
+    overrides = parse_sets(args.set)
+    if args.run_seed is not None:
+        return _run_one(args, overrides)
+    progress = None
+    bar = None
+    if sys.stderr.isatty() and not args.json:
+        from rich.progress import Progress
+
+        bar = Progress(transient=True)
+        bar.start()
+        task = bar.add_task("runs", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+    try:
+        summary = run_batch(
+            args.scenario,
+            runs=args.runs,
+            seed=args.seed,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            out_dir=args.out,
+            resume=args.resume,
+            overrides=overrides,
+            progress=progress,
+        )
+    finally:
+        if bar is not None:
+            bar.stop()
+    if args.json:
+        _print_json(summary)
+        return 0
+    print(f"{summary['scenario']}: {summary['runs']} runs, seed {summary['seed']}")
+    for name, count in summary["outcomes"].items():
+        lo, hi = summary["ci95"][name]
+        print(
+            f"  {name:<8} {count:>6}  {100 * summary['rates'][name]:5.1f}%  (95% CI {100 * lo:.1f}-{100 * hi:.1f}%)"
+        )
+    t = summary["turns"]
+    print(f"  turns    mean {t['mean']:.2f}, median {t['p50']:g}, 90% {t['p90']:g}")
+    print(f"  results  {summary['results']}")
+    return 0
+
+
+def _run_one(args: argparse.Namespace, overrides: dict[str, str]) -> int:
+    """One run with its own run seed (as listed in runs.jsonl), with its event log."""
+    from engine.scenario import load_scenario
+    from engine.sim import Simulation
+
+    scenario = load_scenario(args.scenario, overrides=overrides)
+    sim = Simulation(scenario, args.run_seed)
+    result = sim.run().to_dict()
+    if args.log:
+        sim.write_log(args.log)
+        result["log"] = args.log
+    result["final"] = sim.final_states()
+    if args.json:
+        _print_json(result)
+    else:
+        print(
+            f"run seed {args.run_seed}: {result['outcome']} after {result['turns']} turns"
+            + (
+                f" at {result['cell'][0]},{result['cell'][1]} by {result['by']}"
+                if result["cell"]
+                else ""
+            )
+        )
+        if args.log:
+            print(f"  event log: {args.log} ({result['events']} events)")
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from engine.sim import read_log, replay_states
+
+    events = read_log(args.log)
+    if not args.text and not args.json:
+        from engine.viewer.app import replay as view_replay
+
+        return int(view_replay(args.log, frames=args.frames, screenshot=args.screenshot))
+    turns: list[dict[str, Any]] = []
+    for i, ev in enumerate(events):
+        if ev["type"] == "turn":
+            turns.append({"turn": ev["turn"], "moves": [], "checks": []})
+        elif ev["type"] == "move" and turns:
+            turns[-1]["moves"].append({"token": ev["token"], "path": ev["path"]})
+        elif ev["type"] == "check" and turns:
+            turns[-1]["checks"].append({k: ev[k] for k in ("token", "cell", "what", "degree")})
+        del i
+    states, outcome = replay_states(events)
+    doc = {
+        "scenario": events[0].get("scenario"),
+        "seed": events[0].get("seed"),
+        "turns": turns,
+        "outcome": outcome,
+        "final": {k: v.to_dict() for k, v in states.items()},
+    }
+    if args.json:
+        _print_json(doc)
+        return 0
+    print(f"{doc['scenario']} seed {doc['seed']}: {outcome or 'unfinished'}")
+    for t in turns:
+        moves = "; ".join(
+            f"{m['token']} -> {m['path'][-1][0]},{m['path'][-1][1]}" for m in t["moves"]
+        )
+        fails = [
+            c
+            for c in t["checks"]
+            if c["degree"] not in ("success", "extreme_success", "critical_success")
+        ]
+        extra = f"  ({len(fails)} failed checks)" if fails else ""
+        print(f"  turn {t['turn']}: {moves}{extra}")
+    return 0
+
+
 # --------------------------------------------------------------------------- odds and roll
 
 
@@ -418,6 +540,30 @@ def build_parser() -> _Parser:
     s.add_argument("--turns", type=_positive, default=1, help="turns of movement (default 1)")
     s.add_argument("--pace", default=None, help="pace (default: the system's fastest)")
     s.set_defaults(func=cmd_reach)
+
+    s = sub.add_parser("run", help="headless batch of seeded runs of a scenario")
+    s.add_argument("scenario", help="a scenario .yaml")
+    s.add_argument("--runs", type=_positive, default=None, help="runs (default: the scenario's)")
+    s.add_argument("--seed", type=_seed, default=None, help="batch seed (default: the scenario's)")
+    s.add_argument("--workers", type=_positive, default=1, help="local worker processes")
+    s.add_argument(
+        "--scheduler", default=None, metavar="ADDR", help="Dask scheduler, tcp://HOST:PORT"
+    )
+    s.add_argument("--out", default="runs", help="output folder (default ./runs)")
+    s.add_argument("--resume", action="store_true", help="complete an interrupted batch in --out")
+    s.add_argument("--run-seed", type=_seed, default=None, help="play one run with this run seed")
+    s.add_argument("--log", default=None, help="with --run-seed: write the event log here")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="change a rule setting")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("replay", help="step through a recorded run")
+    s.add_argument("log", help="an event log (tacgrid run SCENARIO --run-seed N --log FILE)")
+    s.add_argument("--text", action="store_true", help="print it turn by turn instead of a window")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.add_argument("--frames", type=_positive, default=None, help="draw N frames and exit")
+    s.add_argument("--screenshot", default=None, help="with --frames: save the window here")
+    s.set_defaults(func=cmd_replay)
 
     s = sub.add_parser("odds", help="exact chances of a check")
     s.add_argument("--system", required=True, help="rule system (see `tacgrid systems`)")

@@ -467,6 +467,17 @@ class Dice:
         """Every event recorded so far, oldest first (the list itself, not a copy)."""
         return self.log
 
+    def getstate(self) -> tuple[object, bytes, int]:
+        """The stream's position (generator state and unread words), for undo and forks."""
+        return (self._rng.getstate(), self._buf.tobytes(), self._pos)
+
+    def setstate(self, state: tuple[object, bytes, int]) -> None:
+        """Return to a position saved by :meth:`getstate`: the same rolls follow."""
+        rng_state, buf, pos = state
+        self._rng.setstate(rng_state)  # type: ignore[arg-type]
+        self._buf = np.frombuffer(buf, dtype=np.uint32).copy()
+        self._pos = pos
+
     # -- the word stream ------------------------------------------------------------------
 
     def _ensure(self, n: int) -> None:

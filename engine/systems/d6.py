@@ -132,10 +132,7 @@ class D6Check:
 
     def outcomes(self) -> dict[str, Fraction]:
         """Probability of each degree, best first; sums to exactly 1."""
-        out = {name: Fraction(0) for name in CHECK_DEGREES}
-        for total, p in self.pool().dist.items():
-            out[degree_for_margin(total - self.dn)] += p
-        return out
+        return dict(_outcomes(self))
 
     def p_success(self) -> Fraction:
         """Probability the total meets or beats the DN."""
@@ -169,6 +166,16 @@ class D6Check:
         if not self.wild:
             return text + " wild=no"
         return text + f" wild=yes wild_one={self.wild_one}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _outcomes(check: D6Check) -> tuple[tuple[str, Fraction], ...]:
+    """Degree odds of a check, memoised: the turn loop and the path search build the same
+    few checks over and over, and summing a pool's exact distribution is not free."""
+    out = {name: Fraction(0) for name in CHECK_DEGREES}
+    for total, p in check.pool().dist.items():
+        out[degree_for_margin(total - check.dn)] += p
+    return tuple(out.items())
 
 
 def _pool_totals(dice: Dice, code: DieCode, n: int, wild: bool, wild_one: str) -> np.ndarray:

@@ -1,0 +1,324 @@
+"""Scenario files (YAML): a map, a rule system, tokens with policies, goals, runs and a seed.
+
+Everything is validated before anything runs; each error names the file, the field path
+(``tokens[1].policy``) and the fix.
+
+.. code-block:: yaml
+
+    name: River chase
+    map: ../maps/chase.tmx        # relative to the scenario file
+    system: generic
+    settings: {}                  # --set values
+    seed: 7
+    runs: 200
+    turns: 30                     # turn limit: the run ends in a "timeout"
+    order: [quarry, pursuer1]     # optional; default: as listed
+    goals:
+      capture: 1                  # a pursuer within 1 cell of a quarry (0 = same cell)
+      escape: [exit_east]         # exit names a quarry escapes through (default: all)
+    tokens:
+      - id: quarry
+        side: quarry
+        stats: {speed: 30}
+        spawn: quarry             # a spawn object's name, or cell: [c, r]
+        policy: quarry            # quarry | pursuer | waypoints | idle | human
+        pace: dash
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.errors import ScenarioError, TacgridError, did_you_mean
+from engine.grid import Cell
+from engine.mapmodel import MapModel
+
+POLICIES = ("pursuer", "quarry", "waypoints", "idle", "human")
+TOP_KEYS = (
+    "name",
+    "map",
+    "system",
+    "settings",
+    "seed",
+    "runs",
+    "turns",
+    "order",
+    "goals",
+    "tokens",
+    "description",
+)
+TOKEN_KEYS = (
+    "id",
+    "side",
+    "stats",
+    "spawn",
+    "cell",
+    "policy",
+    "pace",
+    "target",
+    "waypoints",
+    "conditions",
+)
+
+
+@dataclass(frozen=True)
+class TokenSpec:
+    id: str
+    side: str
+    stats: dict[str, Any]
+    cell: Cell
+    policy: str
+    pace: str | None = None
+    target: str | None = None
+    waypoints: tuple[Cell, ...] = ()
+    conditions: tuple[str, ...] = ()
+
+
+@dataclass
+class Scenario:
+    """A validated scenario: the loaded map, the system instance and the token specs."""
+
+    path: str
+    name: str
+    model: MapModel
+    system: Any  # RuleSystem instance
+    tokens: tuple[TokenSpec, ...]
+    seed: int = 0
+    runs: int = 100
+    turns: int = 30
+    capture: int = 0
+    exits: tuple[str, ...] = ()
+    exit_cells: frozenset[Cell] = frozenset()
+    settings: dict[str, Any] = field(default_factory=dict)
+    digest: str = ""
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def token_spec(self, token_id: str) -> TokenSpec:
+        for t in self.tokens:
+            if t.id == token_id:
+                return t
+        raise KeyError(token_id)
+
+
+def _err(path: str, where: str, problem: str, fix: str = "") -> ScenarioError:
+    return ScenarioError(f"{path}: {where}: {problem}" + (f"; {fix}" if fix else ""))
+
+
+def _int(path: str, where: str, value: Any, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _err(path, where, f"{value!r} is not a whole number >= {minimum}")
+    return value
+
+
+def _cell(path: str, where: str, value: Any, model: MapModel) -> Cell:
+    if (
+        not isinstance(value, list | tuple)
+        or len(value) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        raise _err(path, where, f"{value!r} is not a cell", "write it as [col, row], e.g. [3, 4]")
+    cell = (int(value[0]), int(value[1]))
+    if not model.grid.in_bounds(cell):
+        raise _err(
+            path,
+            where,
+            f"cell {cell[0]},{cell[1]} is outside the map ({model.width} x {model.height})",
+        )
+    return cell
+
+
+def load_scenario(
+    path: str | os.PathLike[str], *, overrides: dict[str, Any] | None = None
+) -> Scenario:
+    """Read and validate a scenario file (``overrides`` = ``--set`` values)."""
+    import yaml
+
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            raw_bytes = fh.read()
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: scenario file not found; check the path") from None
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(raw_bytes)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "YAML"
+        raise _err(path, where, f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(data, dict):
+        raise _err(path, "top level", "expected a mapping of keys (map, system, tokens, ...)")
+    for key in data:
+        if key not in TOP_KEYS:
+            raise _err(
+                path,
+                str(key),
+                "unknown key" + did_you_mean(str(key), TOP_KEYS),
+                f"keys: {', '.join(TOP_KEYS)}",
+            )
+    if "map" not in data:
+        raise _err(path, "map", "missing", "give the .tmx file, relative to the scenario")
+    map_path = os.path.normpath(
+        os.path.join(os.path.dirname(os.path.abspath(path)), str(data["map"]))
+    )
+    from engine import systems
+    from engine.tiled import load_map
+
+    try:
+        model = load_map(map_path)
+    except TacgridError as exc:
+        raise _err(path, "map", str(exc)) from None
+    system_name = data.get("system") or model.system
+    if not system_name:
+        raise _err(path, "system", "missing (and the map names none)", "e.g. system: generic")
+    settings = data.get("settings") or {}
+    if not isinstance(settings, dict):
+        raise _err(path, "settings", "expected a mapping of setting: value")
+    settings = {**settings, **(overrides or {})}
+    try:
+        system = systems.create(str(system_name), settings)
+    except TacgridError as exc:
+        raise _err(path, "system/settings", str(exc)) from None
+
+    seed = _int(path, "seed", data.get("seed", 0))
+    runs = _int(path, "runs", data.get("runs", 100), 1)
+    turns = _int(path, "turns", data.get("turns", 30), 1)
+
+    spawns = {s.id: s.cell for s in model.spawns}
+    raw_tokens = data.get("tokens")
+    if not isinstance(raw_tokens, list) or not raw_tokens:
+        raise _err(path, "tokens", "expected a list of tokens", "see scenarios/ for examples")
+    tokens: list[TokenSpec] = []
+    for i, t in enumerate(raw_tokens):
+        where = f"tokens[{i}]"
+        if not isinstance(t, dict):
+            raise _err(path, where, "expected a mapping (id, side, stats, spawn, policy)")
+        for key in t:
+            if key not in TOKEN_KEYS:
+                raise _err(
+                    path, f"{where}.{key}", "unknown key" + did_you_mean(str(key), TOKEN_KEYS)
+                )
+        tid = t.get("id")
+        if not isinstance(tid, str) or not tid:
+            raise _err(path, f"{where}.id", "missing or not text")
+        if any(x.id == tid for x in tokens):
+            raise _err(path, f"{where}.id", f"'{tid}' is used twice")
+        where = f"tokens[{i}] ({tid})"
+        stats = t.get("stats") or {}
+        if not isinstance(stats, dict):
+            raise _err(path, f"{where}.stats", "expected a mapping of stat: value")
+        try:
+            system.token(stats, token_id=tid)
+        except TacgridError as exc:
+            raise _err(path, f"{where}.stats", str(exc).replace("--token ", "")) from None
+        if "cell" in t:
+            cell = _cell(path, f"{where}.cell", t["cell"], model)
+        else:
+            spawn = t.get("spawn", tid)
+            if spawn not in spawns:
+                raise _err(
+                    path,
+                    f"{where}.spawn",
+                    f"the map has no spawn '{spawn}'" + did_you_mean(str(spawn), list(spawns)),
+                    "give cell: [col, row] or name a spawn object of the map",
+                )
+            cell = spawns[spawn]
+        policy = t.get("policy", "idle")
+        if policy not in POLICIES:
+            raise _err(
+                path,
+                f"{where}.policy",
+                f"'{policy}'" + did_you_mean(str(policy), POLICIES),
+                f"use {' | '.join(POLICIES)}",
+            )
+        pace = t.get("pace")
+        if pace is not None and pace not in system.paces:
+            raise _err(
+                path,
+                f"{where}.pace",
+                f"'{pace}'",
+                f"{system.name} paces: {', '.join(system.paces)}",
+            )
+        waypoints = tuple(
+            _cell(path, f"{where}.waypoints[{j}]", w, model)
+            for j, w in enumerate(t.get("waypoints") or [])
+        )
+        if policy == "waypoints" and not waypoints:
+            raise _err(path, f"{where}.waypoints", "a waypoints policy needs a list of cells")
+        conditions = t.get("conditions") or []
+        if not isinstance(conditions, list) or not all(isinstance(c, str) for c in conditions):
+            raise _err(path, f"{where}.conditions", "expected a list of names, e.g. [prone]")
+        tokens.append(
+            TokenSpec(
+                id=tid,
+                side=str(t.get("side", policy)),
+                stats=dict(stats),
+                cell=cell,
+                policy=policy,
+                pace=pace,
+                target=t.get("target"),
+                waypoints=waypoints,
+                conditions=tuple(conditions),
+            )
+        )
+    ids = [t.id for t in tokens]
+    for t in tokens:
+        if t.target is not None and t.target not in ids:
+            raise _err(
+                path,
+                f"tokens ({t.id}).target",
+                f"no token '{t.target}'" + did_you_mean(t.target, ids),
+            )
+    order = data.get("order")
+    if order is not None:
+        if not isinstance(order, list) or sorted(order) != sorted(ids):
+            raise _err(
+                path, "order", "must list every token id exactly once", f"ids: {', '.join(ids)}"
+            )
+        tokens.sort(key=lambda t: order.index(t.id))
+
+    goals = data.get("goals") or {}
+    if not isinstance(goals, dict):
+        raise _err(path, "goals", "expected a mapping (capture, escape)")
+    for key in goals:
+        if key not in ("capture", "escape"):
+            raise _err(
+                path, f"goals.{key}", "unknown goal" + did_you_mean(str(key), ["capture", "escape"])
+            )
+    capture = _int(path, "goals.capture", goals.get("capture", 0))
+    exit_names = [e.name for e in model.exits]
+    escape = goals.get("escape", exit_names)
+    if not isinstance(escape, list) or any(e not in exit_names for e in escape):
+        bad = (
+            next((e for e in escape if e not in exit_names), escape)
+            if isinstance(escape, list)
+            else escape
+        )
+        raise _err(
+            path,
+            "goals.escape",
+            f"no exit '{bad}' on the map" + did_you_mean(str(bad), exit_names),
+            f"exits: {', '.join(exit_names) or 'none'}",
+        )
+    exit_cells = frozenset(c for e in model.exits if e.name in escape for c in e.cells)
+    digest = hashlib.sha256(raw_bytes).hexdigest()[:16]
+    return Scenario(
+        path=path,
+        name=str(data.get("name") or os.path.splitext(os.path.basename(path))[0]),
+        model=model,
+        system=system,
+        tokens=tuple(tokens),
+        seed=seed,
+        runs=runs,
+        turns=turns,
+        capture=capture,
+        exits=tuple(escape),
+        exit_cells=exit_cells,
+        settings=settings,
+        digest=digest,
+        raw=data,
+    )

@@ -1,0 +1,669 @@
+"""The turn loop: tokens take turns through their rule system's hooks, every roll and move
+is an event, and the event log replays to the identical state.
+
+A :class:`Simulation` is one run of a scenario with one seed. Distance fields live in a
+:class:`FieldCache` that is built once per scenario and shared by every run (in a batch,
+by every run of a worker process): the map does not change between runs, so neither do
+the fields, which is what makes thousands of runs cheap.
+
+Moving: a policy names a target field (distances *to* a target from every node); the token
+steps down that field, one cell at a time, while its turn's time lasts. Entering the first
+cell of a run of terrain that asks a check rolls it; a failed check applies its effect
+(:meth:`RuleSystem.apply_check`) and ends the token's move before that cell.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from engine.dice import Dice
+from engine.grid import Cell
+from engine.movement import MovementGraph
+from engine.scenario import Scenario, TokenSpec
+from engine.systems.base import Token, TokenState, jsonable
+
+INF = float("inf")
+
+
+def _state_from_dict(d: dict[str, Any]) -> TokenState:
+    return TokenState(
+        cell=(int(d["cell"][0]), int(d["cell"][1])) if d.get("cell") is not None else None,
+        mode=d.get("mode", "walk"),
+        conditions=frozenset(d.get("conditions", ())),
+        encumbrance=d.get("encumbrance", "none"),
+        progress=Fraction(str(d.get("progress", 0))),
+        counters=tuple(sorted((k, int(v)) for k, v in (d.get("counters") or {}).items())),
+    )
+
+
+# --------------------------------------------------------------------------- fields
+
+
+class Field:
+    """Distances (ticks) from every node to a target, and the best next step per node.
+
+    Next steps are worked out the first time a node asks and kept: fields are shared by
+    every run of a batch, so tokens walking the same ground reuse them.
+    """
+
+    __slots__ = ("dist", "_hops", "_steps")
+
+    def __init__(self, dist: np.ndarray) -> None:
+        self.dist = dist
+        self._hops: dict[int, tuple[int, float] | None] = {}
+        self._steps = dist.tolist()
+
+    def left(self, node: int) -> float:
+        return self._steps[node]
+
+    def step(self, prof: Profile, node: int) -> tuple[int, float] | None:
+        """The out-edge ``(node, ticks)`` that goes furthest down the field, or None."""
+        hops = self._hops
+        if node in hops:
+            return hops[node]
+        lo, hi = prof.indptr[node], prof.indptr[node + 1]
+        best: tuple[int, float] | None = None
+        if lo < hi:
+            nbrs = prof.indices[lo:hi]
+            w = prof.data[lo:hi]
+            total = w + self.dist[nbrs]
+            k = int(np.argmin(total))
+            here = self.dist[node]
+            if np.isfinite(total[k]) and total[k] <= here + 1e-9 * max(1.0, here):
+                best = (int(nbrs[k]), float(w[k]))
+        hops[node] = best
+        return best
+
+
+class Profile:
+    """One token profile's graph and the distance fields computed on it (cached)."""
+
+    def __init__(self, graph: MovementGraph) -> None:
+        self.graph = graph
+        csr = graph.csr()
+        self.csr = csr
+        self.rev = csr.T.tocsr()
+        self.indptr = csr.indptr
+        self.indices = csr.indices
+        self.data = csr.data
+        n = graph.n
+        # Risk-weighted reverse graph: entering a check cell costs its expected delay
+        # (1 - p) turns more, so fleeing tokens prefer the sure way when it is close.
+        penalty = np.zeros(n * graph.n_states)
+        for k, cost in enumerate(graph.costs):
+            if cost.check is not None:
+                cells = np.nonzero(graph.model.terrain_ids.ravel() == k)[0]
+                extra = float((1 - cost.check.p_success) * graph.denominator)
+                for s in range(graph.n_states):
+                    penalty[cells + s * n] = extra
+        self.rev_risk = self.rev.copy()
+        self.rev_risk.data = self.rev_risk.data + np.repeat(penalty, np.diff(self.rev.indptr))
+        self._to: dict[tuple[int, ...], Field] = {}
+        self._to_risk: dict[tuple[int, ...], Field] = {}
+        self._from: dict[Cell, np.ndarray] = {}
+
+    def field_to(self, cells: tuple[Cell, ...] | frozenset[Cell], *, risk: bool = False) -> Field:
+        """Ticks from every node to the nearest of ``cells`` (any parity), cached."""
+        from scipy.sparse.csgraph import dijkstra
+
+        g = self.graph
+        idx = tuple(sorted(g.grid.index(c) for c in cells))
+        cache = self._to_risk if risk else self._to
+        got = cache.get(idx)
+        if got is None:
+            nodes = [i + s * g.n for i in idx for s in range(g.n_states)]
+            dist = dijkstra(self.rev_risk if risk else self.rev, indices=nodes, min_only=True)
+            got = cache[idx] = Field(dist)
+        return got
+
+    def field_from(self, cell: Cell) -> np.ndarray:
+        """Ticks from ``cell`` (parity 0) to every cell (best parity), per cell index.
+
+        Cached: a map that does not change gives the same field in every run, so a batch
+        soon answers most of these from memory (at most one field per cell).
+        """
+        got = self._from.get(cell)
+        if got is None:
+            from scipy.sparse.csgraph import dijkstra
+
+            g = self.graph
+            dist = dijkstra(self.csr, indices=g.node(cell))
+            got = dist.reshape(g.n_states, g.n).min(axis=0)
+            got.setflags(write=False)
+            self._from[cell] = got
+        return got
+
+
+def _check_key(check: Any) -> Any:
+    """A hashable identity of a cell check (its system check object where hashable)."""
+    if check is None:
+        return None
+    inner = check.check
+    try:
+        hash(inner)
+    except TypeError:
+        inner = repr(inner)
+    return (check.what, check.target, check.p_success, inner)
+
+
+class FieldCache:
+    """Graphs and fields per token profile, shared across the runs of one scenario."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self._profiles: dict[tuple[Any, ...], Profile] = {}
+        self._shared: dict[tuple[Any, ...], Profile] = {}
+
+    def profile(self, token: Token, pace: str) -> Profile:
+        # Everything a rule hook may read, except where the token stands: rates and
+        # checks can depend on conditions, encumbrance and counters (last round's speed).
+        st = token.state
+        key = (
+            tuple(sorted((k, str(v)) for k, v in token.stats.items())),
+            pace,
+            st.mode,
+            st.conditions,
+            st.encumbrance,
+            st.counters,
+        )
+        prof = self._profiles.get(key)
+        if prof is None:
+            graph = MovementGraph(self.scenario.model, self.scenario.system, token, pace)
+            # Tokens whose states differ but whose terrain costs and checks come out the
+            # same share one graph and its fields (the costly part is the fields).
+            signature = (
+                graph.denominator,
+                graph.terrain_ticks.tobytes(),
+                tuple(_check_key(c.check) for c in graph.costs),
+            )
+            prof = self._shared.get(signature)
+            if prof is None:
+                prof = self._shared[signature] = Profile(graph)
+            self._profiles[key] = prof
+        return prof
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+@dataclass
+class RunResult:
+    run: int
+    seed: int
+    outcome: str  # capture | escape | timeout
+    turns: int
+    cell: Cell | None = None
+    by: str | None = None
+    events: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "seed": self.seed,
+            "outcome": self.outcome,
+            "turns": self.turns,
+            "cell": list(self.cell) if self.cell else None,
+            "by": self.by,
+            "events": self.events,
+        }
+
+
+@dataclass
+class Snapshot:
+    tokens: dict[str, Token]
+    turn: int
+    outcome: str | None
+    n_events: int
+    dice_state: Any
+    waypoint: dict[str, int] = field(default_factory=dict)
+
+
+class Simulation:
+    """One seeded run of a scenario, turn by turn, with an event log.
+
+    >>> from engine.scenario import load_scenario  # doctest: +SKIP
+    >>> sim = Simulation(load_scenario("scenarios/chase.yaml"), seed=1)  # doctest: +SKIP
+    >>> sim.run().outcome  # doctest: +SKIP
+    'capture'
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int,
+        *,
+        fields: FieldCache | None = None,
+        run: int = 0,
+        record: bool = True,
+    ) -> None:
+        self.scenario = scenario
+        self.system = scenario.system
+        self.seed = seed
+        self.run_index = run
+        self.dice = Dice(seed)
+        self.fields = fields or FieldCache(scenario)
+        self.record = record
+        self.events: list[dict[str, Any]] = []
+        self.turn = 0
+        self.outcome: str | None = None
+        self.result_cell: Cell | None = None
+        self.result_by: str | None = None
+        self.specs = {t.id: t for t in scenario.tokens}
+        self.order = [t.id for t in scenario.tokens]
+        self.tokens: dict[str, Token] = {}
+        self.waypoint: dict[str, int] = {}
+        self._time_cache: dict[tuple[Any, ...], np.ndarray] = {}
+        for spec in scenario.tokens:
+            tok = self.system.token(spec.stats, token_id=spec.id)
+            state = replace(
+                tok.state, cell=spec.cell, conditions=tok.state.conditions | set(spec.conditions)
+            )
+            self.tokens[spec.id] = replace(tok, state=state)
+        self.pursuers = [
+            t.id for t in scenario.tokens if t.policy == "pursuer" or t.side == "pursuer"
+        ]
+        self.quarries = [
+            t.id for t in scenario.tokens if t.policy == "quarry" or t.side == "quarry"
+        ]
+        self._emit(
+            {
+                "type": "start",
+                "scenario": scenario.path,
+                "digest": scenario.digest,
+                "seed": seed,
+                "run": run,
+                "system": self.system.name,
+                "tokens": {tid: self.tokens[tid].state.to_dict() for tid in self.order},
+            }
+        )
+
+    # ----------------------------------------------------------------- events
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        if self.record:
+            self.events.append(event)
+
+    def snapshot(self) -> Snapshot:
+        """Everything needed to undo to this point or fork from it."""
+        return Snapshot(
+            dict(self.tokens),
+            self.turn,
+            self.outcome,
+            len(self.events),
+            self.dice.getstate(),
+            dict(self.waypoint),
+        )
+
+    def restore(self, snap: Snapshot) -> None:
+        self.tokens = dict(snap.tokens)
+        self.turn = snap.turn
+        self.outcome = snap.outcome
+        del self.events[snap.n_events :]
+        self.dice.setstate(snap.dice_state)
+        self.waypoint = dict(snap.waypoint)
+
+    # ----------------------------------------------------------------- running
+
+    def run(self) -> RunResult:
+        while self.outcome is None:
+            self.play_turn()
+        return self.result()
+
+    def result(self) -> RunResult:
+        return RunResult(
+            run=self.run_index,
+            seed=self.seed,
+            outcome=self.outcome or "running",
+            turns=self.turn,
+            cell=self.result_cell,
+            by=self.result_by,
+            events=len(self.events),
+        )
+
+    def play_turn(self, moves: dict[str, list[Cell]] | None = None) -> None:
+        """One round: every token in order takes its turn (``moves`` for human tokens)."""
+        if self.outcome is not None:
+            return
+        self.turn += 1
+        self._emit({"type": "turn", "turn": self.turn})
+        for tid in self.order:
+            self.take_turn(tid, (moves or {}).get(tid))
+            if self.outcome is not None:
+                break
+        if self.outcome is None and self.turn >= self.scenario.turns:
+            self._finish("timeout", None, None)
+
+    def take_turn(self, tid: str, path: list[Cell] | None = None) -> None:
+        spec = self.specs[tid]
+        token = self.system.start_turn(self.tokens[tid], self.dice)
+        self._log_rolls(tid)
+        pace = spec.pace or self.system.default_pace
+        prof = self.fields.profile(token, pace)
+        if path is not None:
+            token = self._walk_path(tid, token, prof, path)
+        else:
+            target = self._policy_field(spec, token, prof)
+            if target is not None:
+                token = self._descend(tid, token, prof, target)
+        token = self.system.end_turn(token, self.dice)
+        self._log_rolls(tid)
+        self.tokens[tid] = token
+        self._emit({"type": "state", "token": tid, "state": token.state.to_dict()})
+        self._check_goals(tid)
+
+    # ----------------------------------------------------------------- policies
+
+    def _policy_field(self, spec: TokenSpec, token: Token, prof: Profile) -> Field | None:
+        cell = token.state.cell
+        assert cell is not None
+        if spec.policy == "quarry":
+            goal = self._quarry_goal(spec.id)
+            if goal is not None:
+                return prof.field_to((goal,), risk=True)
+            return self._flee_field(token, prof)
+        if spec.policy == "pursuer":
+            quarry = spec.target or self._nearest(cell, self.quarries)
+            if quarry is None:
+                return None
+            return prof.field_to((self._intercept(spec, token, prof, quarry),))
+        if spec.policy == "waypoints":
+            i = self.waypoint.get(spec.id, 0)
+            while i < len(spec.waypoints) and spec.waypoints[i] == cell:
+                i += 1
+            self.waypoint[spec.id] = i
+            if i >= len(spec.waypoints):
+                return None
+            return prof.field_to((spec.waypoints[i],))
+        return None  # idle, human
+
+    def _nearest(self, cell: Cell, ids: list[str]) -> str | None:
+        grid = self.scenario.model.grid
+        live = [(grid.steps(cell, self.tokens[q].state.cell), q) for q in ids]  # type: ignore[arg-type]
+        return min(live)[1] if live else None
+
+    def _intercept(self, spec: TokenSpec, token: Token, prof: Profile, quarry: str) -> Cell:
+        """Where the quarry can be caught soonest: the first cell of its predicted route
+        (towards its exit) that this pursuer reaches no later than the quarry does."""
+        qtok = self.tokens[quarry]
+        qcell = qtok.state.cell
+        assert qcell is not None and token.state.cell is not None
+        qspec = self.specs[quarry]
+        qprof = self.fields.profile(qtok, qspec.pace or self.system.default_pace)
+        if not self.scenario.exit_cells:
+            return qcell
+        goal = self._quarry_goal(quarry)
+        if goal is None:
+            return qcell
+        qfield = qprof.field_to((goal,), risk=True)
+        route = self._route(qprof, qcell, qfield, limit_turns=4)
+        if not route:
+            return qcell
+        mine = self._times_from(spec.id)
+        den_q = qprof.graph.denominator
+        grid = self.scenario.model.grid
+        for c, t_q in route:
+            if mine[grid.index(c)] <= t_q / den_q:
+                return c
+        return route[-1][0]
+
+    def _times_from(self, tid: str) -> np.ndarray:
+        """Turns from a token's cell to every cell (best parity), cached per turn."""
+        key = (tid, self.turn, self.tokens[tid].state.cell)
+        got = self._time_cache.get(key)
+        if got is None:
+            tok = self.tokens[tid]
+            prof = self.fields.profile(tok, self.specs[tid].pace or self.system.default_pace)
+            got = prof.field_from(tok.state.cell) / prof.graph.denominator  # type: ignore[arg-type]
+            if len(self._time_cache) > 64:
+                self._time_cache.clear()
+            self._time_cache[key] = got
+        return got
+
+    def _quarry_goal(self, quarry: str) -> Cell | None:
+        """The exit cell the quarry reaches soonest among those it reaches before every
+        pursuer; None when no exit is safe (then it flees)."""
+        exits = self.scenario.exit_cells
+        if not exits:
+            return None
+        grid = self.scenario.model.grid
+        mine = self._times_from(quarry)
+        threat = np.full(grid.width * grid.height, INF)
+        for pid in self.pursuers:
+            threat = np.minimum(threat, self._times_from(pid))
+        best = None
+        for c in exits:
+            i = grid.index(c)
+            if mine[i] < threat[i] and (best is None or (mine[i], c) < best[0]):
+                best = ((mine[i], c), c)
+        return None if best is None else best[1]
+
+    def _route(
+        self, prof: Profile, cell: Cell, target: Field, limit_turns: int
+    ) -> list[tuple[Cell, float]]:
+        """The cells a token would pass descending ``target``, with arrival ticks."""
+        g = prof.graph
+        node = g.node(cell)
+        spent = 0.0
+        out = [(cell, 0.0)]
+        limit = limit_turns * g.denominator
+        while spent <= limit and target.left(node) > 0:
+            step = target.step(prof, node)
+            if step is None:
+                break
+            node, w = step
+            spent += w
+            out.append((g.cell_of(node), spent))
+        return out
+
+    def _flee_field(self, token: Token, prof: Profile) -> Field | None:
+        """No safe exit: make for the cell it reaches this turn that keeps the most turns
+        between it and its nearest pursuer (ties: the nearer cell, then the lower index)."""
+        if not self.pursuers:
+            return None
+        cell = token.state.cell
+        assert cell is not None
+        g = prof.graph
+        mine = prof.field_from(cell) / g.denominator
+        threat = np.full(g.n, INF)
+        for pid in self.pursuers:
+            threat = np.minimum(threat, self._times_from(pid))
+        reachable = np.nonzero(mine <= 1 + 1e-12)[0]
+        order = np.lexsort((reachable, mine[reachable], -threat[reachable]))
+        best = g.grid.cell_of_index(int(reachable[order[0]]))
+        if best == cell:
+            return None
+        return prof.field_to((best,))
+
+    # ----------------------------------------------------------------- moving
+
+    def _descend(self, tid: str, token: Token, prof: Profile, target: Field) -> Token:
+        g = prof.graph
+        cell = token.state.cell
+        assert cell is not None
+        node = g.node(cell)
+        budget = float(g.denominator)
+        spent = 0.0
+        path = [cell]
+        key = None
+        while target.left(node) > 0:
+            step = target.step(prof, node)
+            if step is None:
+                break
+            nxt, w = step
+            if spent + w > budget + 1e-9:
+                break
+            ok, token, key = self._enter(tid, token, prof, node, nxt, key)
+            if not ok:
+                break
+            spent += w
+            node = nxt
+            path.append(g.cell_of(node))
+        return self._moved(tid, token, path, spent, g)
+
+    def _walk_path(self, tid: str, token: Token, prof: Profile, path: list[Cell]) -> Token:
+        """A given path (human moves): walked while the turn's time lasts."""
+        g = prof.graph
+        node = g.node(path[0])
+        spent = 0.0
+        walked = [path[0]]
+        key = None
+        for cell in path[1:]:
+            w = next((float(t) for v, t in g.neighbours(node) if g.cell_of(v) == cell), None)
+            if w is None or spent + w > g.denominator + 1e-9:
+                break
+            nxt = next(v for v, _ in g.neighbours(node) if g.cell_of(v) == cell)
+            ok, token, key = self._enter(tid, token, prof, node, nxt, key)
+            if not ok:
+                break
+            spent += w
+            node = nxt
+            walked.append(cell)
+        return self._moved(tid, token, walked, spent, g)
+
+    def _enter(
+        self, tid: str, token: Token, prof: Profile, node: int, nxt: int, key: int | None
+    ) -> tuple[bool, Token, int]:
+        """Roll the check of a new run of terrain; a failure keeps the token out."""
+        g = prof.graph
+        j = nxt % g.n
+        run_key = int(g.run_key[j])
+        cost = g.costs[int(g.model.terrain_ids.ravel()[j])]
+        if cost.check is not None and run_key != key and cost.check.check is not None:
+            result = cost.check.check.roll(self.dice)
+            self._log_rolls(tid)
+            cell = g.cell_of(nxt)
+            self._emit(
+                {
+                    "type": "check",
+                    "token": tid,
+                    "cell": list(cell),
+                    "what": cost.check.what,
+                    "target": cost.check.target,
+                    "degree": result.degree,
+                    "success": result.success,
+                }
+            )
+            token = self.system.apply_check(token, cost.check.what, result.degree)
+            if not result.success:
+                return False, token, run_key
+        return True, token, run_key
+
+    def _moved(
+        self, tid: str, token: Token, path: list[Cell], spent: float, g: MovementGraph
+    ) -> Token:
+        if len(path) > 1:
+            self._emit(
+                {
+                    "type": "move",
+                    "token": tid,
+                    "path": [list(c) for c in path],
+                    "turns": jsonable(
+                        g.turns(spent) if not g.euclid else Fraction(spent / g.denominator)
+                    ),
+                }
+            )
+        return token.moved(cell=path[-1])
+
+    def _log_rolls(self, tid: str) -> None:
+        """Move the dice's new roll events into the run's log."""
+        new = self.dice.log
+        if not new:
+            return
+        if self.record:
+            for ev in new:
+                self.events.append({"type": "roll", "token": tid, **ev.to_dict()})
+        new.clear()
+
+    # ----------------------------------------------------------------- goals
+
+    def _check_goals(self, moved: str) -> None:
+        grid = self.scenario.model.grid
+        for q in self.quarries:
+            qc = self.tokens[q].state.cell
+            for p in self.pursuers:
+                pc = self.tokens[p].state.cell
+                if (
+                    qc is not None
+                    and pc is not None
+                    and grid.steps(pc, qc) <= self.scenario.capture
+                ):
+                    self._finish("capture", qc, p)
+                    return
+            if qc in self.scenario.exit_cells:
+                self._finish("escape", qc, q)
+                return
+
+    def _finish(self, outcome: str, cell: Cell | None, by: str | None) -> None:
+        self.outcome = outcome
+        self.result_cell = cell
+        self.result_by = by
+        self._emit(
+            {
+                "type": "end",
+                "outcome": outcome,
+                "turn": self.turn,
+                "cell": list(cell) if cell else None,
+                "by": by,
+            }
+        )
+
+    # ----------------------------------------------------------------- logs
+
+    def final_states(self) -> dict[str, dict[str, Any]]:
+        return {tid: self.tokens[tid].state.to_dict() for tid in self.order}
+
+    def write_log(self, path: str) -> None:
+        """The event log as JSON lines (written whole, then renamed: never half a file)."""
+        import os
+
+        tmp = f"{path}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for ev in self.events:
+                fh.write(json.dumps(ev, separators=(",", ":")) + "\n")
+        os.replace(tmp, path)
+
+
+def replay_states(events: list[dict[str, Any]]) -> tuple[dict[str, TokenState], str | None]:
+    """Rebuild every token's state from an event log alone (no rules, no dice)."""
+    states: dict[str, TokenState] = {}
+    outcome = None
+    for ev in events:
+        kind = ev.get("type")
+        if kind == "start":
+            states = {tid: _state_from_dict(s) for tid, s in ev["tokens"].items()}
+        elif kind == "move":
+            states[ev["token"]] = replace(states[ev["token"]], cell=tuple(ev["path"][-1]))
+        elif kind == "state":
+            states[ev["token"]] = _state_from_dict(ev["state"])
+        elif kind == "end":
+            outcome = ev["outcome"]
+    return states, outcome
+
+
+def read_log(path: str) -> list[dict[str, Any]]:
+    from engine.errors import ArgumentError
+
+    events = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    events.append(json.loads(line))
+                except ValueError:
+                    raise ArgumentError(
+                        f"{path}: line {n} is not JSON; give an event log written by tacgrid"
+                    ) from None
+    except FileNotFoundError:
+        raise ArgumentError(f"{path}: event log not found") from None
+    if not events or events[0].get("type") != "start":
+        raise ArgumentError(
+            f"{path}: not a tacgrid event log (no start event); write one with `tacgrid run ... --log FILE`"
+        )
+    return events

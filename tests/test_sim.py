@@ -1,0 +1,251 @@
+"""Scenarios, the turn loop, policies, event logs and batch runs."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import tmxtext
+from conftest import ROOT
+
+from engine.batch import read_runs, run_batch, run_seeds
+from engine.cli import main
+from engine.errors import ScenarioError
+from engine.scenario import load_scenario
+from engine.sim import FieldCache, Simulation, read_log, replay_states
+
+CHASE = str(ROOT / "scenarios" / "chase.yaml")
+SHIPPED = sorted((ROOT / "scenarios").glob("*.yaml"))
+
+
+def write_scenario(
+    tmp_path: Path, text: str, rows: list[str] | None = None, objects: str = ""
+) -> Path:
+    rows = rows or ["." * 12] * 6
+    tmxtext.write(tmp_path / "m.tmx", rows, objects=objects)
+    p = tmp_path / "s.yaml"
+    p.write_text(text)
+    return p
+
+
+EXIT = '<objectgroup name="o"><object id="1" name="door" type="exit" x="352" y="0" width="32" height="192"/></objectgroup>'
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_scenarios_run(path: Path) -> None:
+    sc = load_scenario(path)
+    fields = FieldCache(sc)
+    for seed in range(3):
+        res = Simulation(sc, seed, fields=fields).run()
+        assert res.outcome in ("capture", "escape", "timeout") and 1 <= res.turns <= sc.turns
+
+
+def test_quarry_escapes_and_pursuer_captures(tmp_path: Path) -> None:
+    text = """
+map: m.tmx
+system: generic
+turns: 10
+goals: {capture: 0}
+tokens:
+  - {id: q, policy: quarry, cell: [0, 2], stats: {speed: 20}}
+  - {id: p, policy: pursuer, target: q, cell: [0, 5], stats: {speed: 10}}
+"""
+    sc = load_scenario(write_scenario(tmp_path, text, objects=EXIT))
+    res = Simulation(sc, 1).run()
+    assert res.outcome == "escape" and res.by == "q" and res.cell[0] == 11
+    fast = text.replace("speed: 10}", "speed: 60}").replace("speed: 20}", "speed: 5}")
+    sc = load_scenario(write_scenario(tmp_path, fast, objects=EXIT))
+    res = Simulation(sc, 1).run()
+    assert res.outcome == "capture" and res.by == "p"
+
+
+def test_waypoints_and_idle(tmp_path: Path) -> None:
+    text = """
+map: m.tmx
+system: generic
+turns: 4
+tokens:
+  - {id: w, policy: waypoints, cell: [0, 0], waypoints: [[4, 0], [4, 4]], stats: {speed: 20}}
+  - {id: s, policy: idle, cell: [11, 5]}
+"""
+    sim = Simulation(load_scenario(write_scenario(tmp_path, text)), 3)
+    sim.play_turn()
+    assert sim.tokens["w"].state.cell == (4, 0)
+    sim.play_turn()
+    assert sim.tokens["w"].state.cell == (4, 4)
+    assert sim.tokens["s"].state.cell == (11, 5)
+
+
+def test_event_log_replays_to_the_same_state(tmp_path: Path) -> None:
+    sc = load_scenario(CHASE)
+    sim = Simulation(sc, 12345)
+    sim.run()
+    log = tmp_path / "run.jsonl"
+    sim.write_log(str(log))
+    states, outcome = replay_states(read_log(str(log)))
+    assert outcome == sim.outcome
+    assert {k: v.to_dict() for k, v in states.items()} == sim.final_states()
+    assert any(e["type"] == "roll" for e in sim.events) and any(
+        e["type"] == "check" for e in sim.events
+    )
+    again = Simulation(sc, 12345)
+    again.run()
+    assert again.events == sim.events
+
+
+def test_undo_and_fork_from_a_snapshot() -> None:
+    sc = load_scenario(CHASE)
+    sim = Simulation(sc, 99)
+    sim.play_turn()
+    snap = sim.snapshot()
+    sim.play_turn()
+    after = (sim.final_states(), list(sim.events))
+    sim.restore(snap)
+    assert sim.turn == 1 and len(sim.events) == snap.n_events
+    sim.play_turn()
+    assert (sim.final_states(), sim.events) == after
+
+
+def test_seeds_do_not_depend_on_the_split() -> None:
+    assert run_seeds(5, 10)[:4] == run_seeds(5, 4)
+    assert len(set(run_seeds(5, 1000))) == 1000
+
+
+def test_same_seed_same_summary_any_worker_count(tmp_path: Path) -> None:
+    one = run_batch(CHASE, runs=60, seed=3, workers=1, out_dir=str(tmp_path / "a"))
+    two = run_batch(CHASE, runs=60, seed=3, workers=2, out_dir=str(tmp_path / "b"))
+    strip = lambda s: {k: v for k, v in s.items() if k != "results"}  # noqa: E731
+    assert strip(one) == strip(two)
+    assert (tmp_path / "a" / "runs.jsonl").read_bytes() == (
+        tmp_path / "b" / "runs.jsonl"
+    ).read_bytes()
+    other = run_batch(CHASE, runs=60, seed=4, workers=1, out_dir=str(tmp_path / "c"))
+    assert [r["seed"] for r in read_runs(str(tmp_path / "c" / "runs.jsonl"))] != [
+        r["seed"] for r in read_runs(str(tmp_path / "a" / "runs.jsonl"))
+    ]
+    assert strip(other) != strip(one)
+    assert set(one) >= {"runs", "seed", "outcomes", "turns", "ci95", "results"}
+    assert sum(one["outcomes"].values()) == 60
+
+
+def test_dask_cluster_gives_the_same_summary(tmp_path: Path) -> None:
+    from distributed import LocalCluster
+
+    local = run_batch(CHASE, runs=50, seed=8, workers=1, out_dir=str(tmp_path / "l"))
+    with LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        processes=True,
+    ) as cluster:
+        dist = run_batch(
+            CHASE, runs=50, seed=8, scheduler=cluster.scheduler_address, out_dir=str(tmp_path / "d")
+        )
+    assert {k: v for k, v in local.items() if k != "results"} == {
+        k: v for k, v in dist.items() if k != "results"
+    }
+
+
+def test_resume_after_a_torn_write_gives_the_same_summary(tmp_path: Path) -> None:
+    full = run_batch(CHASE, runs=80, seed=5, out_dir=str(tmp_path / "full"))
+    part = tmp_path / "part"
+    run_batch(CHASE, runs=80, seed=5, out_dir=str(part))
+    data = (part / "runs.jsonl").read_bytes().splitlines(keepends=True)
+    (part / "runs.jsonl").write_bytes(b"".join(data[:30]) + data[30][:17])  # killed mid-line
+    (part / "summary.json").unlink()
+    resumed = run_batch(CHASE, runs=80, seed=5, out_dir=str(part), resume=True)
+    assert {k: v for k, v in resumed.items() if k != "results"} == {
+        k: v for k, v in full.items() if k != "results"
+    }
+
+
+def test_killing_a_batch_and_resuming(tmp_path: Path) -> None:
+    out = tmp_path / "killed"
+    cmd = [
+        sys.executable,
+        str(ROOT / "main.py"),
+        "run",
+        CHASE,
+        "--runs",
+        "3000",
+        "--seed",
+        "9",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        f = out / "runs.jsonl"
+        if f.exists() and f.stat().st_size > 2000:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    lines = read_runs(str(out / "runs.jsonl"))
+    assert 0 < len(lines) < 3000 and not (out / "summary.json").exists()
+    assert (
+        main(
+            ["run", CHASE, "--runs", "3000", "--seed", "9", "--out", str(out), "--resume", "--json"]
+        )
+        == 0
+    )
+    resumed = json.loads((out / "summary.json").read_text())
+    fresh = run_batch(CHASE, runs=3000, seed=9, out_dir=str(tmp_path / "fresh"))
+    assert {k: v for k, v in resumed.items() if k != "results"} == {
+        k: v for k, v in fresh.items() if k != "results"
+    }
+
+
+def test_run_one_seed_with_its_log_and_replay(tmp_path: Path, capsys) -> None:
+    log = tmp_path / "one.jsonl"
+    assert main(["run", CHASE, "--run-seed", "42", "--log", str(log), "--json"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert main(["replay", str(log), "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["outcome"] == one["outcome"] and rep["final"] == one["final"]
+    assert main(["replay", str(log), "--text"]) == 0
+    assert "turn 1:" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("map: m.tmx\nsystem: generic\ntokens: []\n", "tokens: expected a list"),
+        ("map: m.tmx\nsystem: generc\ntokens: [{id: a}]\n", "did you mean 'generic'"),
+        ("map: nope.tmx\nsystem: generic\ntokens: [{id: a}]\n", "map file not found"),
+        ("map: m.tmx\nsystem: generic\ntokens: [{id: a, cell: [99, 0]}]\n", "tokens[0] (a).cell"),
+        (
+            "map: m.tmx\nsystem: generic\ntokens: [{id: a, cell: [0, 0], policy: chaser}]\n",
+            "tokens[0] (a).policy",
+        ),
+        (
+            "map: m.tmx\nsystem: generic\ntokens: [{id: a, cell: [0, 0], stats: {sped: 3}}]\n",
+            "did you mean 'speed'",
+        ),
+        ("map: m.tmx\nsystem: generic\ntokens: [{id: a, spawn: nobody}]\n", "no spawn 'nobody'"),
+        ("map: m.tmx\nsystem: generic\ntokns: []\n", "did you mean 'tokens'"),
+        (
+            "map: m.tmx\nsystem: generic\ngoals: {escape: [gate]}\ntokens: [{id: a, cell: [0, 0]}]\n",
+            "no exit 'gate'",
+        ),
+        ("map: [unclosed\n", "not valid YAML"),
+    ],
+)
+def test_malformed_scenarios_name_the_field(
+    tmp_path: Path, text: str, expected: str, capsys
+) -> None:
+    p = write_scenario(tmp_path, text)
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(p)
+    assert expected in str(err.value) and str(p) in str(err.value) and "\n" not in str(err.value)
+    assert main(["run", str(p), "--out", str(tmp_path / "o")]) == 2
+    _, errtext = capsys.readouterr()
+    assert errtext.count("\n") == 1
+    assert not (tmp_path / "o").exists()  # nothing written half-way
