@@ -13,6 +13,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -181,6 +182,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
     system = make_system(args.system, args.set)
     token = system.token(args.token or "")
     rep = system.stats_report(token)
+    if args.distance is not None:
+        plan = getattr(system, "long_distance_figure", None)
+        if plan is None:
+            raise ArgumentError(f"--distance: {system.name} has no long-distance rules")
+        from engine.systems.base import jsonable
+
+        rep["long_distance"] = jsonable(plan(token, args.distance))
     if args.json:
         _print_json(rep)
         return 0
@@ -523,6 +531,13 @@ def build_parser() -> _Parser:
 
     s = sub.add_parser("stats", help="a token's derived movement figures")
     _system_args(s)
+    s.add_argument(
+        "--distance",
+        type=_distance,
+        default=None,
+        metavar="METRES",
+        help="long-distance plan over this distance (systems with long-distance rules)",
+    )
     s.set_defaults(func=cmd_stats)
     s = sub.add_parser("path", help="best path between two cells")
     s.add_argument("map", help="a Tiled .tmx file")
@@ -579,6 +594,16 @@ def build_parser() -> _Parser:
     s.set_defaults(func=cmd_roll)
     COMMAND_NAMES[:] = list(sub.choices)
     return p
+
+
+def _distance(text: str) -> Fraction:
+    try:
+        value = Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        value = Fraction(0)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"'{text}': expected metres > 0, e.g. 10000")
+    return value
 
 
 def _positive(text: str) -> int:
