@@ -295,8 +295,15 @@ def _json_properties(el: ET.Element, props: Any) -> None:
         ET.SubElement(node, "property", name=str(p["name"]), type=ptype, value=str(value))
 
 
-def _inline_tileset(map_path: str, ts: ET.Element) -> ET.Element:
-    """Return a self-contained <tileset> (external ones loaded, paths relative to the map)."""
+def _inline_tileset(
+    map_path: str, ts: ET.Element, missing_images: str = "error", notes: list[str] | None = None
+) -> ET.Element:
+    """Return a self-contained <tileset> (external ones loaded, paths relative to the map).
+
+    A missing image is an error, or with ``missing_images="skip"`` a note (the renderer
+    then draws those cells in terrain colours).
+    """
+    notes = notes if notes is not None else []
     source = ts.get("source")
     map_dir = os.path.dirname(os.path.abspath(map_path))
     firstgid = ts.get("firstgid", "1")
@@ -328,33 +335,30 @@ def _inline_tileset(map_path: str, ts: ET.Element) -> ET.Element:
                 raise _fail(map_path, f"tileset '{source}' is a <{out.tag}>, not a <tileset>")
             out.set("firstgid", firstgid)
     # Image paths become relative to the map, as pytmx and renderers expect.
-    for img in out.iter("image"):
-        src = img.get("source")
-        if not src:
-            continue
-        abs_src = os.path.normpath(os.path.join(base_dir, src))
-        img.set("source", os.path.relpath(abs_src, map_dir))
-        if not img.get("width") or not img.get("height") or img.get("width") == "0":
-            size = _png_size(abs_src)
-            if size is None and not os.path.exists(abs_src):
-                raise _fail(
-                    map_path,
-                    f"tileset '{out.get('name', source or '?')}' image '{src}' not found "
-                    f"(looked at {abs_src})",
-                    "put the image there, or fix the tileset's image in Tiled",
-                )
-            if size is not None:
-                img.set("width", str(size[0]))
-                img.set("height", str(size[1]))
-    for img in out.iter("image"):
-        abs_src = os.path.normpath(os.path.join(map_dir, img.get("source", "")))
-        if img.get("source") and not os.path.exists(abs_src):
-            raise _fail(
-                map_path,
-                f"tileset '{out.get('name', '?')}' image '{img.get('source')}' not found "
-                f"(looked at {abs_src})",
-                "put the image there, or fix the tileset's image in Tiled",
-            )
+    name = out.get("name", source or "?")
+    for parent in list(out.iter()):
+        for img in list(parent.findall("image")):
+            src = img.get("source")
+            if not src:
+                continue
+            abs_src = os.path.normpath(os.path.join(base_dir, src))
+            if not os.path.exists(abs_src):
+                if missing_images == "error":
+                    raise _fail(
+                        map_path,
+                        f"tileset '{name}' image '{src}' not found (looked at {abs_src})",
+                        "put the image there, or fix the tileset's image in Tiled",
+                    )
+                # Headless work and the viewer go on: the cells draw in terrain colours.
+                parent.remove(img)
+                notes.append(f"tileset '{name}' image '{src}' not found: drawn in terrain colours")
+                continue
+            img.set("source", os.path.relpath(abs_src, map_dir))
+            if not img.get("width") or not img.get("height") or img.get("width") == "0":
+                size = _png_size(abs_src)
+                if size is not None:
+                    img.set("width", str(size[0]))
+                    img.set("height", str(size[1]))
     for tile in out.iter("tile"):
         # Tiled 1.10 writes a tile's class as `class`; pytmx only knows `type`.
         if tile.get("class") is not None:
@@ -672,8 +676,14 @@ def load_map(path: str | os.PathLike[str]) -> MapModel:
     return read_tiled(path).model
 
 
-def read_tiled(path: str | os.PathLike[str], image_loader: Any = None) -> TiledFile:
-    """Read a .tmx file: the model, and pytmx's TiledMap (with ``image_loader`` if given)."""
+def read_tiled(
+    path: str | os.PathLike[str], image_loader: Any = None, *, missing_images: str = "error"
+) -> TiledFile:
+    """Read a .tmx file: the model, and pytmx's TiledMap (with ``image_loader`` if given).
+
+    ``missing_images``: ``"error"`` (a missing tile image stops with one line) or
+    ``"skip"`` (noted in ``model.notes``; for viewers that fall back to terrain colours).
+    """
     path = os.fspath(path)
     notes: list[str] = []
     root = _read_xml(path)
@@ -710,7 +720,7 @@ def read_tiled(path: str | os.PathLike[str], image_loader: Any = None) -> TiledF
     # Tilesets: inline every external one so pytmx and we see the same thing.
     for i, child in enumerate(list(root)):
         if child.tag == "tileset":
-            inlined = _inline_tileset(path, child)
+            inlined = _inline_tileset(path, child, missing_images, notes)
             if inlined is not child:
                 _sanitise_properties(inlined, notes)
                 root[i] = inlined

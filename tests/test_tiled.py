@@ -267,3 +267,12 @@ def test_rotation_bit_in_drawn_map(tmp_path: Path) -> None:
     m = load_map(p)
     assert [m.terrain_at((c, 0)).move for c in range(3)] == ["swim"] * 3
     assert m.layers[0].flags.tolist() == [[1, 8, 0]]
+
+
+def test_missing_images_can_be_skipped_for_viewers() -> None:
+    from engine.tiled import read_tiled
+
+    path = CORPUS / "tiled-tests/errors/tile_image_not_found_in_tileset.tmx"
+    tf = read_tiled(path, missing_images="skip")
+    assert any("hexmini_typo.png' not found" in n for n in tf.model.notes)
+    assert tf.model.mode_counts()["walk"] > 0

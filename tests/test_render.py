@@ -1,0 +1,464 @@
+"""The map renderer against Tiled's own renderer (tmxrasterizer), plus its fallbacks.
+
+Pixel comparison: a pixel differs when any of its R, G, B, A channels differs by more than
+TOLERANCE (8 of 255); pixels that are fully transparent in both images count as equal
+(their colour is undefined). The whole image is compared, transparent pixels included.
+
+tmxrasterizer's canvas is the map's pixel size grown by every tile layer's offset (libtiled
+``Map::adjustBoundingRectForOffsetsAndImageLayers``), while tacgrid keeps the map's own
+size: the comparison places our image at the reference's map origin and first checks that
+the reference's extra size is exactly what the offsets explain. Object and image layers are
+hidden in the reference (tacgrid draws tile layers only). Tiled's tmxrasterizer (1.8) draws
+no background colour, so ours is turned off for the comparison.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import numpy as np
+import pygame
+import pytest
+import tmxtext
+from conftest import CORPUS, ROOT
+
+from engine.errors import ArgumentError
+from engine.grid import Grid
+from engine.mapmodel import MODES, MapModel, Terrain
+from engine.viewer.render import (
+    TERRAIN_COLOURS,
+    load_for_render,
+    render_map,
+    render_to_file,
+    tile_anchors,
+)
+
+TOLERANCE = 8
+MAX_DIFFERENT = 0.01
+TMXRASTERIZER = shutil.which("tmxrasterizer")
+needs_tiled = pytest.mark.skipif(
+    TMXRASTERIZER is None,
+    reason="tmxrasterizer (Debian package 'tiled') is not on PATH; CI installs it",
+)
+needs_corpus = pytest.mark.skipif(not CORPUS.exists(), reason=f"no Tiled corpus at {CORPUS}")
+
+SHIPPED = sorted((ROOT / "maps").glob("*.tmx"))
+HEX_CORPUS = [
+    "tiled-examples/hexagonal-mini.tmx",
+    "tiled-examples/test_hexagonal_tile_60x60x30.tmx",  # every flip and hex rotation
+    "pytiled-parser/map_tests/hexagonal/map.tmx",
+]
+OTHER_CORPUS = [
+    "tiled-examples/orthogonal-outside.tmx",
+    "tiled-examples/isometric_grass_and_water.tmx",
+    "tiled-examples/isometric_staggered_grass_and_water.tmx",  # infinite, cropped
+    "tiled-examples/rpg/island.tmx",  # external tileset, animations, three layers
+    "tiled-examples/desert.tmx",  # margin and spacing
+    "tiled-examples/sewers.tmx",  # transparent colour
+    "tiled-examples/forest/forest.tmx",  # image collection, paletted PNG with tRNS
+]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def rgba(surface: pygame.Surface) -> np.ndarray:
+    """(height, width, 4) int16 RGBA array of a surface."""
+    rgb = pygame.surfarray.array3d(surface)
+    alpha = pygame.surfarray.array_alpha(surface)
+    return np.concatenate([rgb, alpha[..., None]], axis=2).transpose(1, 0, 2).astype(np.int16)
+
+
+def different(ours: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Boolean mask of the pixels that differ (see the module docstring)."""
+    clear = (ours[..., 3] == 0) & (ref[..., 3] == 0)
+    return (np.abs(ours - ref).max(axis=2) > TOLERANCE) & ~clear
+
+
+@pytest.fixture(scope="session")
+def ref_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("tmxrasterizer")
+
+
+def reference(path: Path, ref_dir: Path) -> np.ndarray:
+    """tmxrasterizer's image of the map's tile layers (cached for the session)."""
+    out = ref_dir / (str(abs(hash(str(path.resolve())))) + ".png")
+    if not out.exists():
+        root = ET.parse(path).getroot()
+        tile_names = {el.get("name", "") for el in root.iter("layer")}
+        hide = []
+        for el in root.iter():
+            if el.tag in ("objectgroup", "imagelayer"):
+                name = el.get("name", "")
+                # tmxrasterizer hides by name: that must not hide a tile layer too.
+                assert name not in tile_names, f"{path}: layer name {name!r} is ambiguous"
+                hide += ["--hide-layer", name]
+        assert TMXRASTERIZER is not None
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+        run = subprocess.run(
+            [TMXRASTERIZER, *hide, str(path), str(out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert run.returncode == 0 and out.exists(), run.stderr
+    return rgba(pygame.image.load(str(out)))
+
+
+def compare(path: Path, ref_dir: Path) -> float:
+    """Fraction of differing pixels between our render and tmxrasterizer's."""
+    model, tmx = load_for_render(path)
+    ours = rgba(render_map(model, tmx, background=False))
+    ref = reference(path, ref_dir)
+    h, w = ours.shape[:2]
+    assert (w, h) == model.grid.pixel_size()
+    # tmxrasterizer grows its canvas by the tile layers' offsets; nothing else may differ.
+    offsets = [layer.offset for layer in model.layers] or [(0.0, 0.0)]
+    left = max(0, *(math.ceil(-x) for x, _ in offsets))
+    top = max(0, *(math.ceil(-y) for _, y in offsets))
+    right = max(0, *(math.ceil(x) for x, _ in offsets))
+    bottom = max(0, *(math.ceil(y) for _, y in offsets))
+    assert ref.shape[:2] == (h + top + bottom, w + left + right), (
+        f"tmxrasterizer canvas {ref.shape[1]}x{ref.shape[0]} vs map {w}x{h} "
+        f"with offset margins {(left, top, right, bottom)}"
+    )
+    return float(different(ours, ref[top : top + h, left : left + w]).mean())
+
+
+def tile_sheet(path: Path, tw: int, th: int, n: int = 4) -> None:
+    """A sheet of n asymmetric tiles (a corner marker, a slanted line, a half-clear dot)."""
+    sheet = pygame.Surface((tw * n, th), pygame.SRCALPHA, 32)
+    sheet.fill((0, 0, 0, 0))
+    for i in range(n):
+        r = pygame.Rect(i * tw, 0, tw, th)
+        base = [(200, 60, 60), (60, 160, 60), (60, 80, 200), (200, 180, 40)][i % 4]
+        pygame.draw.rect(sheet, (*base, 255), r.inflate(-2, -2))
+        pygame.draw.rect(sheet, (255, 255, 255, 255), (r.x + 2, r.y + 2, tw // 3, th // 4))
+        pygame.draw.line(
+            sheet, (0, 0, 0, 255), (r.x + 1, r.bottom - 3), (r.right - 3, r.centery), 2
+        )
+        pygame.draw.circle(
+            sheet, (255, 255, 255, 128), (r.x + tw * 3 // 4, r.y + th * 3 // 4), max(2, tw // 6)
+        )
+    pygame.image.save(sheet, str(path))
+
+
+def write_map(
+    path: Path,
+    orientation: str,
+    size: tuple[int, int],
+    tile: tuple[int, int],
+    layers: list[tuple[str, list[list[int]], str]],
+    *,
+    sheet_tile: tuple[int, int] | None = None,
+    hexside: int = 0,
+    stagger: tuple[str, str] = ("y", "odd"),
+    tileoffset: tuple[int, int] = (0, 0),
+    renderorder: str = "right-down",
+    map_attrs: str = "",
+) -> Path:
+    """A .tmx with a generated 4-tile sheet (sheet_tile may differ from the grid's tile)."""
+    stw, sth = sheet_tile or tile
+    sheet = path.parent / f"sheet_{stw}x{sth}.png"
+    tile_sheet(sheet, stw, sth)
+    extra = ""
+    if orientation in ("hexagonal", "staggered"):
+        extra = f' staggeraxis="{stagger[0]}" staggerindex="{stagger[1]}"'
+        if orientation == "hexagonal":
+            extra += f' hexsidelength="{hexside}"'
+    body = ""
+    for i, (name, rows, attrs) in enumerate(layers, start=1):
+        data = ",\n".join(",".join(str(g) for g in row) for row in rows)
+        body += (
+            f'<layer id="{i}" name="{name}" width="{size[0]}" height="{size[1]}"{attrs}>'
+            f'<data encoding="csv">{data}</data></layer>\n'
+        )
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<map version="1.8" tiledversion="1.8.2" orientation="{orientation}" '
+        f'renderorder="{renderorder}" width="{size[0]}" height="{size[1]}" '
+        f'tilewidth="{tile[0]}" tileheight="{tile[1]}"{extra}{map_attrs} infinite="0" '
+        'nextlayerid="9" nextobjectid="1">\n'
+        f'<tileset firstgid="1" name="t" tilewidth="{stw}" tileheight="{sth}" tilecount="4" '
+        f'columns="4"><tileoffset x="{tileoffset[0]}" y="{tileoffset[1]}"/>'
+        f'<image source="{sheet.name}" width="{stw * 4}" height="{sth}"/></tileset>\n'
+        f"{body}</map>\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def every_flag(width: int, height: int) -> list[list[int]]:
+    """Tiles 1-4 with all sixteen combinations of Tiled's flag bits, cycling."""
+    return [
+        [(((r * width + c) % 4) + 1) | (((r * width + c) % 16) << 28) for c in range(width)]
+        for r in range(height)
+    ]
+
+
+# --------------------------------------------------------------------------- tmxrasterizer
+
+
+@needs_tiled
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_maps_match_tiled(path: Path, ref_dir: Path) -> None:
+    assert compare(path, ref_dir) <= MAX_DIFFERENT
+
+
+@needs_tiled
+@needs_corpus
+@pytest.mark.parametrize("name", HEX_CORPUS + OTHER_CORPUS)
+def test_corpus_maps_match_tiled(name: str, ref_dir: Path) -> None:
+    assert compare(CORPUS / name, ref_dir) <= MAX_DIFFERENT
+
+
+GENERATED = {
+    # name: (orientation, grid tile, sheet tile, extra keyword arguments)
+    "orthogonal": ("orthogonal", (32, 32), (32, 32), {}),
+    "ortho_oversized": ("orthogonal", (32, 32), (40, 48), {"tileoffset": (3, -5)}),
+    "ortho_left_up": ("orthogonal", (32, 32), (40, 48), {"renderorder": "left-up"}),
+    "isometric": ("isometric", (64, 32), (64, 40), {}),
+    "isometric_odd_width": ("isometric", (33, 16), (33, 24), {}),
+    "hex_y_odd": ("hexagonal", (32, 36), (32, 36), {"hexside": 18}),
+    "hex_y_even": ("hexagonal", (32, 36), (32, 36), {"hexside": 18, "stagger": ("y", "even")}),
+    "hex_x_odd": ("hexagonal", (36, 32), (36, 32), {"hexside": 18, "stagger": ("x", "odd")}),
+    "hex_x_even": ("hexagonal", (36, 32), (36, 32), {"hexside": 18, "stagger": ("x", "even")}),
+    "hex_15x13": ("hexagonal", (15, 13), (15, 13), {"hexside": 6}),
+    "staggered_y": ("staggered", (64, 32), (64, 40), {}),
+    "staggered_x_even": ("staggered", (64, 32), (64, 40), {"stagger": ("x", "even")}),
+}
+
+
+@needs_tiled
+@pytest.mark.parametrize("name", sorted(GENERATED))
+def test_flips_opacity_offsets_match_tiled(name: str, tmp_path: Path, ref_dir: Path) -> None:
+    """Every flag combination, a half-opaque offset layer and a hidden one, per layout."""
+    orientation, tile, sheet_tile, kwargs = GENERATED[name]
+    w, h = 8, 6
+    sparse = [[((c + r) % 4) + 1 if (c * r) % 3 == 0 else 0 for c in range(w)] for r in range(h)]
+    layers = [
+        ("ground", every_flag(w, h), ""),
+        ("over", sparse, ' opacity="0.6" offsetx="5" offsety="-7"'),
+        ("hidden", sparse, ' visible="0"'),
+    ]
+    path = write_map(
+        tmp_path / f"{name}.tmx", orientation, (w, h), tile, layers, sheet_tile=sheet_tile, **kwargs
+    )
+    assert compare(path, ref_dir) <= MAX_DIFFERENT
+
+
+@needs_tiled
+def test_isometric_odd_tile_height_lands_where_tiled_puts_it(tmp_path: Path, ref_dir: Path) -> None:
+    # Tiled's loop puts such tiles on half pixels and rounds them; no flips here (see
+    # render.py: flipped tiles on half pixels are resampled by Qt and not matched).
+    rows = [[((c + r) % 4) + 1 for c in range(8)] for r in range(6)]
+    layers = [("ground", rows, ""), ("over", rows, ' opacity="0.5" offsetx="3" offsety="2"')]
+    path = write_map(
+        tmp_path / "iso_odd.tmx", "isometric", (8, 6), (31, 17), layers, sheet_tile=(31, 21)
+    )
+    assert compare(path, ref_dir) == 0.0
+
+
+# --------------------------------------------------------------------------- without Tiled
+
+
+def test_flips_transform_the_tile_image(tmp_path: Path) -> None:
+    """H mirrors left-right, V top-bottom, D transposes first (Tiled's order)."""
+    tw = th = 8
+    tile = np.zeros((th, tw, 4), dtype=np.uint8)
+    yy, xx = np.mgrid[0:th, 0:tw]
+    tile[..., 0], tile[..., 1], tile[..., 2], tile[..., 3] = xx * 30, yy * 30, 99, 255
+    sheet = pygame.Surface((tw, th), pygame.SRCALPHA, 32)
+    pygame.surfarray.blit_array(sheet, tile[..., :3].transpose(1, 0, 2))
+    pygame.image.save(sheet, str(tmp_path / "one.png"))
+    rows = [[1 | (f << 29) for f in range(8)]]  # H, V, D bits = 8, 4, 2 -> << 28
+    path = tmp_path / "flips.tmx"
+    path.write_text(
+        '<?xml version="1.0"?><map version="1.8" orientation="orthogonal" renderorder="right-down" '
+        f'width="8" height="1" tilewidth="{tw}" tileheight="{th}" infinite="0">'
+        f'<tileset firstgid="1" name="t" tilewidth="{tw}" tileheight="{th}" tilecount="1" '
+        f'columns="1"><image source="one.png" width="{tw}" height="{th}"/></tileset>'
+        '<layer id="1" name="g" width="8" height="1"><data encoding="csv">'
+        + ",".join(str(g) for g in rows[0])
+        + "</data></layer></map>",
+        encoding="utf-8",
+    )
+    model, tmx = load_for_render(path)
+    out = rgba(render_map(model, tmx))
+    for col in range(8):
+        flags = col << 1
+        want = tile.astype(np.int16)
+        if flags & 2:
+            want = want.transpose(1, 0, 2)
+        if flags & 8:
+            want = want[:, ::-1]
+        if flags & 4:
+            want = want[::-1]
+        got = out[:, col * tw : (col + 1) * tw]
+        assert np.array_equal(got, want), f"flags {flags:#x}"
+
+
+def test_hex_half_turn_is_both_mirrors(tmp_path: Path) -> None:
+    # Anti-diagonal (60 degrees) + hex bit (120 degrees) on a hex map = a half turn.
+    rows = [[1, 1 | 0x30000000, 1 | 0xC0000000]]
+    path = write_map(
+        tmp_path / "h.tmx", "hexagonal", (3, 1), (32, 36), [("g", rows, "")], hexside=18
+    )
+    model, tmx = load_for_render(path)
+    out = rgba(render_map(model, tmx))
+    half_turn = out[:, 32:64]
+    both_mirrors = out[:, 64:96]
+    assert np.array_equal(half_turn, both_mirrors)
+    assert not np.array_equal(half_turn, out[:, 0:32])
+
+
+def test_image_that_cannot_be_decoded_falls_back_to_terrain_colours(tmp_path: Path) -> None:
+    rows = [[1, 2, 0], [3, 4, 1]]
+    path = write_map(tmp_path / "m.tmx", "orthogonal", (3, 2), (32, 32), [("g", rows, "")])
+    (tmp_path / "sheet_32x32.png").write_bytes(b"not a png")  # exists, but is not an image
+    model, tmx = load_for_render(path)
+    surface = render_map(model, tmx)
+    assert surface.get_size() == (96, 64)
+    # No terrain properties: every painted cell walks; the empty cell stays transparent.
+    assert tuple(surface.get_at((16, 16)))[:3] == TERRAIN_COLOURS["walk"]
+    assert surface.get_at((80, 16)).a == 0
+    blank = render_map(model, tmx, terrain_fallback=False)
+    assert pygame.surfarray.array_alpha(blank).max() == 0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"orientation": "hexagonal", "tile": (28, 32), "hexside": 16},
+        {"orientation": "hexagonal", "tile": (32, 28), "hexside": 16, "stagger": ("x", "even")},
+        {"orientation": "isometric", "tile": (64, 32)},
+        {"orientation": "staggered", "tile": (64, 32)},
+    ],
+    ids=["square", "hex-pointy", "hex-flat", "isometric", "staggered"],
+)
+def test_map_without_images_draws_each_cell_in_its_terrain_colour(
+    tmp_path: Path, kwargs: dict
+) -> None:
+    rows = ["..#~^", "H_Oa "]  # tmxtext's tileset has no image at all
+    path = tmxtext.write(tmp_path / "t.tmx", rows, **kwargs)
+    model, tmx = load_for_render(path)
+    surface = render_map(model, tmx)
+    assert surface.get_size() == model.grid.pixel_size()
+    for r, row in enumerate(rows):
+        for c, ch in enumerate(row):
+            x, y = model.grid.cell_center((c, r))
+            pixel = surface.get_at((int(x), int(y)))
+            if ch == " ":
+                assert pixel.a == 0
+            else:
+                move = tmxtext.LEGEND[ch]["move"]
+                assert tuple(pixel) == (*TERRAIN_COLOURS[move], 255), (c, r, move)
+
+
+def test_every_mode_has_a_distinct_colour() -> None:
+    assert set(TERRAIN_COLOURS) == set(MODES)
+    assert len(set(TERRAIN_COLOURS.values())) == len(MODES)
+
+
+def test_model_without_tile_layers_is_drawn_from_its_terrain() -> None:
+    grid = Grid("hexagonal", 4, 3, 28, 32, hex_side=16)
+    model = MapModel.uniform(grid, Terrain(name="lake", move="swim"))
+    surface = render_map(model, None)
+    x, y = grid.cell_center((2, 1))
+    assert tuple(surface.get_at((int(x), int(y))))[:3] == TERRAIN_COLOURS["swim"]
+
+
+def test_background_colour_fills_the_canvas(tmp_path: Path) -> None:
+    rows = [[1, 0]]
+    path = write_map(
+        tmp_path / "bg.tmx",
+        "orthogonal",
+        (2, 1),
+        (32, 32),
+        [("g", rows, "")],
+        map_attrs=' backgroundcolor="#80102030"',
+    )
+    model, tmx = load_for_render(path)
+    assert tuple(render_map(model, tmx).get_at((48, 16))) == (0x10, 0x20, 0x30, 0x80)
+    assert render_map(model, tmx, background=False).get_at((48, 16)).a == 0
+
+
+def test_layer_tint_multiplies_colours(tmp_path: Path) -> None:
+    """Tiled's tint, for when the model carries one (``tint`` on the layer)."""
+    from dataclasses import dataclass, replace
+
+    rows = [[1]]
+    path = write_map(tmp_path / "tint.tmx", "orthogonal", (1, 1), (32, 32), [("g", rows, "")])
+    model, tmx = load_for_render(path)
+    plain = render_map(model, tmx).get_at((10, 20))
+
+    @dataclass(frozen=True)
+    class Tinted:
+        gids: np.ndarray
+        flags: np.ndarray
+        visible: bool = True
+        opacity: float = 1.0
+        offset: tuple[float, float] = (0.0, 0.0)
+        tint: str = "#ff8000"
+
+    layer = model.layers[0]
+    tinted = replace(model, layers=(Tinted(layer.gids, layer.flags),))  # type: ignore[arg-type]
+    got = render_map(tinted, tmx).get_at((10, 20))
+    assert (got.r, got.g, got.b) == (plain.r, round(plain.g * 128 / 255), 0)
+
+
+def test_render_to_file_writes_a_png_of_the_map_size(tmp_path: Path) -> None:
+    src = ROOT / "maps" / "hex_pointy.tmx"
+    out = tmp_path / "hex.png"
+    size = render_to_file(src, out)
+    model, _ = load_for_render(src)
+    assert size == model.grid.pixel_size()
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert pygame.image.load(str(out)).get_size() == size
+    w, h = size
+    assert render_to_file(src, tmp_path / "x2.png", scale=2) == (2 * w, 2 * h)
+    assert render_to_file(src, tmp_path / "half.png", scale=0.5) == (round(w / 2), round(h / 2))
+
+
+@pytest.mark.parametrize("scale", [0, -1, float("nan"), "big"])
+def test_render_to_file_refuses_a_bad_scale(tmp_path: Path, scale: object) -> None:
+    with pytest.raises(ArgumentError, match="scale"):
+        render_to_file(ROOT / "maps" / "chase.tmx", tmp_path / "x.png", scale=scale)  # type: ignore[arg-type]
+
+
+def test_render_to_file_names_an_unwritable_output(tmp_path: Path) -> None:
+    with pytest.raises(ArgumentError, match="cannot write"):
+        render_to_file(ROOT / "maps" / "chase.tmx", tmp_path / "missing" / "x.png")
+
+
+def test_odd_isometric_anchors_follow_tiled_not_the_floor(tmp_path: Path) -> None:
+    # Cell (0, 0) of a 31x17 isometric map: Tiled's loop puts the tile's bottom-left one
+    # pixel right of and below Grid.cell_origin + (0, tile height).
+    grid = Grid("isometric", 8, 6, 31, 17)
+    xs, ys = tile_anchors(grid, np.array([0, 1]), np.array([0, 0]))
+    ox, oy = grid.cell_origin((0, 0))
+    assert (int(xs[0]), int(ys[0])) == (ox + 1, oy + 17 + 1)
+    assert (int(xs[1]), int(ys[1])) == (
+        grid.cell_origin((1, 0))[0],
+        grid.cell_origin((1, 0))[1] + 18,
+    )
+
+
+def test_engine_never_imports_pygame() -> None:
+    code = (
+        "import sys, engine.cli, engine.tiled, engine.search, engine.movement;"
+        "engine.tiled.load_map('maps/encounter.tmx');"
+        "assert 'pygame' not in sys.modules, 'pygame imported'"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
