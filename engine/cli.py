@@ -22,6 +22,7 @@ from engine.errors import ArgumentError, TacgridError, did_you_mean
 #: The repository root (maps/, scenarios/, assets/ live beside engine/).
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MAP = ROOT / "maps" / "encounter.tmx"
+DEFAULT_SCENARIO = ROOT / "scenarios" / "chase.yaml"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -472,6 +473,35 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- viewer
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from engine.viewer.app import view
+
+    if (args.frames is None) != (args.screenshot is None) and args.screenshot is not None:
+        raise ArgumentError("--screenshot needs --frames N (draw N frames, save, exit)")
+    source = args.source or str(DEFAULT_SCENARIO)
+    return view(
+        source,
+        system=args.system,
+        sets=parse_sets(args.set),
+        frames=args.frames,
+        screenshot=args.screenshot,
+    )
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from engine.viewer.app import render_scenario
+
+    w, h = render_scenario(args.source, args.out, system=args.system, scale=args.scale)
+    if args.json:
+        _print_json({"out": args.out, "width": w, "height": h})
+    else:
+        print(f"{args.out}: {w} x {h} px")
+    return 0
+
+
 # --------------------------------------------------------------------------- odds and roll
 
 
@@ -580,6 +610,22 @@ def build_parser() -> _Parser:
     s.add_argument("--screenshot", default=None, help="with --frames: save the window here")
     s.set_defaults(func=cmd_replay)
 
+    s = sub.add_parser("view", help="the GM viewer (a map or a scenario)")
+    s.add_argument("source", nargs="?", default=None, help="a .tmx map or a scenario .yaml")
+    s.add_argument("--system", default=None, help="rule system for a bare map")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="change a rule setting")
+    s.add_argument("--frames", type=_positive, default=None, help="draw N frames and exit")
+    s.add_argument("--screenshot", default=None, help="with --frames: save the window here")
+    s.set_defaults(func=cmd_view)
+
+    s = sub.add_parser("render", help="draw a map or scenario to a PNG without a window")
+    s.add_argument("source", help="a .tmx map or a scenario .yaml")
+    s.add_argument("--out", required=True, help="the PNG to write")
+    s.add_argument("--system", default=None, help="rule system for a bare map")
+    s.add_argument("--scale", type=float, default=1.0, help="scale factor (default 1)")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.set_defaults(func=cmd_render)
+
     s = sub.add_parser("odds", help="exact chances of a check")
     s.add_argument("--system", required=True, help="rule system (see `tacgrid systems`)")
     s.add_argument("check", nargs="+", help="e.g. athletics=2 dc=6 bonus=1")
@@ -636,8 +682,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
         if not argv or argv == ["--debug"]:
-            # No viewer yet: the default job describes the shipped encounter map.
-            argv = [*argv, "info", os.path.relpath(DEFAULT_MAP)]
+            # The main job: the GM viewer on the shipped default scenario.
+            argv = [*argv, "view"]
         known = set(COMMAND_NAMES)
         first = next((a for a in argv if not a.startswith("-")), None)
         if first is not None and first not in known:

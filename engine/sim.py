@@ -329,12 +329,20 @@ class Simulation:
         """One round: every token in order takes its turn (``moves`` for human tokens)."""
         if self.outcome is not None:
             return
-        self.turn += 1
-        self._emit({"type": "turn", "turn": self.turn})
+        self.begin_turn()
         for tid in self.order:
             self.take_turn(tid, (moves or {}).get(tid))
             if self.outcome is not None:
                 break
+        self.end_round()
+
+    def begin_turn(self) -> None:
+        """Start the next round (the viewer calls this, then moves tokens one by one)."""
+        self.turn += 1
+        self._emit({"type": "turn", "turn": self.turn})
+
+    def end_round(self) -> None:
+        """Close the round: the turn limit ends the run in a timeout."""
         if self.outcome is None and self.turn >= self.scenario.turns:
             self._finish("timeout", None, None)
 

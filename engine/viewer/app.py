@@ -1,0 +1,844 @@
+"""The GM viewer: the map, tokens, reach in speed bands, path preview, moves, undo, dice log.
+
+Mouse: left click selects a token, or moves the selected one to a reachable cell (its
+checks are rolled on the way, into the dice log); right or middle drag pans; the wheel
+zooms about the cursor. Keys are listed by the help overlay (H).
+
+The window runs the same :class:`~engine.sim.Simulation` as headless batches, with every
+token under the GM's hand: a move is that token's turn, ``Enter`` ends the round, ``A``
+lets the scenario's policies play a round, ``Ctrl+Z``/``Ctrl+Y`` undo and redo.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import pygame
+
+from engine.grid import Cell
+from engine.mapmodel import MapModel
+from engine.movement import MovementGraph
+from engine.scenario import Scenario, TokenSpec
+from engine.search import SearchTree, evaluate_path, reach
+from engine.sim import Simulation, read_log, replay_states
+from engine.systems.base import TokenState
+from engine.viewer.render import load_for_render, render_map
+
+PANEL_W = 330
+BG = (24, 26, 30)
+PANEL_BG = (34, 37, 43)
+TEXT = (230, 232, 236)
+DIM = (150, 156, 166)
+SIDE_COLOURS = {
+    "pursuer": (214, 64, 58),
+    "quarry": (60, 130, 230),
+    "gm": (236, 196, 64),
+}
+BAND_COLOURS = [(70, 200, 110), (240, 210, 70), (245, 140, 50), (220, 70, 70)]
+CONTOUR_COLOURS = {2: (120, 190, 255), 3: (190, 140, 255)}
+HELP = [
+    ("click", "select a token / move it there"),
+    ("hover", "path preview: cost per step, turns, checks"),
+    ("right/middle drag", "pan"),
+    ("wheel, + -", "zoom about the cursor"),
+    ("F", "fit the map to the window"),
+    ("Tab", "next token"),
+    ("Enter", "end the round"),
+    ("A", "let the scenario's policies play a round"),
+    ("Ctrl+Z / Ctrl+Y", "undo / redo"),
+    ("P or F12", "save a screenshot"),
+    ("H or F1", "this help"),
+    ("Q or Esc", "quit"),
+]
+
+
+@dataclass
+class Camera:
+    """Map pixels <-> window pixels: ``screen = (world - origin) * zoom``."""
+
+    x: float = 0.0
+    y: float = 0.0
+    zoom: float = 1.0
+
+    def to_screen(self, wx: float, wy: float) -> tuple[float, float]:
+        return (wx - self.x) * self.zoom, (wy - self.y) * self.zoom
+
+    def to_world(self, sx: float, sy: float) -> tuple[float, float]:
+        return sx / self.zoom + self.x, sy / self.zoom + self.y
+
+    def zoom_at(self, sx: float, sy: float, factor: float) -> None:
+        wx, wy = self.to_world(sx, sy)
+        self.zoom = max(0.05, min(8.0, self.zoom * factor))
+        self.x, self.y = wx - sx / self.zoom, wy - sy / self.zoom
+
+
+def map_scenario(
+    map_path: str, system_name: str | None, sets: dict[str, Any] | None = None
+) -> Scenario:
+    """A scenario for a bare map: one GM token at the first spawn (else the centre)."""
+    from engine import systems
+    from engine.tiled import load_map
+
+    model = load_map(map_path)
+    system = systems.create(system_name or model.system or "generic", sets or {})
+    if model.spawns:
+        tokens = tuple(
+            TokenSpec(id=s.id, side="gm", stats={}, cell=s.cell, policy="human")
+            for s in model.spawns
+        )
+    else:
+        centre = (model.width // 2, model.height // 2)
+        tokens = (TokenSpec(id="token", side="gm", stats={}, cell=centre, policy="human"),)
+    return Scenario(
+        path=map_path,
+        name=os.path.basename(map_path),
+        model=model,
+        system=system,
+        tokens=tokens,
+        turns=10**6,
+    )
+
+
+class Viewer:
+    """One window on one scenario (or bare map)."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        size: tuple[int, int] = (1280, 800),
+        seed: int | None = None,
+    ) -> None:
+        # Display and fonts only: the viewer makes no sound, so the mixer (and the ALSA
+        # noise it makes on machines without a sound card) stays out.
+        pygame.display.init()
+        pygame.font.init()
+        try:
+            self.screen = pygame.display.set_mode(size, pygame.RESIZABLE)
+        except pygame.error as exc:
+            from engine.errors import ArgumentError
+
+            raise ArgumentError(
+                f"cannot open a window ({exc}); on a machine without a display use "
+                "`tacgrid render ... --out FILE.png`, or set SDL_VIDEODRIVER=dummy with --frames"
+            ) from None
+        pygame.display.set_caption(f"tacgrid - {scenario.name}")
+        self.font = pygame.font.Font(None, 20)
+        self.small = pygame.font.Font(None, 16)
+        self.big = pygame.font.Font(None, 28)
+        self.scenario = scenario
+        self.map_path = scenario.model.path
+        self.sim = Simulation(scenario, scenario.seed if seed is None else seed)
+        self.sim.begin_turn()
+        self.camera = Camera()
+        self._load_map()
+        self.selected: str | None = scenario.tokens[0].id if scenario.tokens else None
+        self.hover: Cell | None = None
+        self.show_help = False
+        self.dragging: tuple[int, int] | None = None
+        self.undo: list[Any] = []
+        self.redo: list[Any] = []
+        self.moved: set[str] = set()
+        self.facing: dict[str, int] = {}
+        self.anim: tuple[str, list[Cell], float] | None = None
+        self.running = True
+        self.message = ""
+        self._reach_key: Any = None
+        self._reach: dict[str, Any] | None = None
+        self._overlay: pygame.Surface | None = None
+        self._scaled: tuple[float, pygame.Surface, pygame.Surface | None] | None = None
+        self._hover_key: Any = None
+        self._hover_path: dict[str, Any] | None = None
+        self._panel: pygame.Surface | None = None
+        self._panel_key: Any = None
+        self._mtime = self._map_mtime()
+        self._last_poll = 0.0
+        self.fit()
+
+    # ----------------------------------------------------------------- loading
+
+    def _map_mtime(self) -> float:
+        try:
+            return os.path.getmtime(self.map_path)
+        except OSError:
+            return 0.0
+
+    def _load_map(self) -> None:
+        model, tmx = load_for_render(self.map_path)
+        self.model: MapModel = model
+        self.map_surface = render_map(model, tmx).convert_alpha()
+        self._scaled = None
+
+    def reload_if_changed(self) -> bool:
+        """Re-read the .tmx when Tiled saved it: tokens stay, terrain and costs update."""
+        mtime = self._map_mtime()
+        if mtime == self._mtime:
+            return False
+        self._mtime = mtime
+        from engine.errors import TacgridError
+        from engine.sim import FieldCache
+
+        try:
+            self._load_map()
+        except TacgridError as exc:
+            self.message = f"reload failed: {exc}"
+            return False
+        self.scenario.model = self.model
+        self.sim.fields = FieldCache(self.scenario)
+        self._invalidate()
+        self.message = "map reloaded"
+        return True
+
+    def _invalidate(self) -> None:
+        self._reach_key = None
+        self._overlay = None
+        self._hover_key = None
+        self._panel_key = None
+        self._scaled = None
+
+    # ----------------------------------------------------------------- geometry
+
+    @property
+    def view_size(self) -> tuple[int, int]:
+        w, h = self.screen.get_size()
+        return max(1, w - PANEL_W), h
+
+    def fit(self) -> None:
+        mw, mh = self.map_surface.get_size()
+        vw, vh = self.view_size
+        self.camera.zoom = max(0.05, min(vw / max(mw, 1), vh / max(mh, 1)) * 0.97)
+        self.camera.x = -(vw / self.camera.zoom - mw) / 2
+        self.camera.y = -(vh / self.camera.zoom - mh) / 2
+        self._scaled = None
+
+    def cell_screen(self, cell: Cell) -> tuple[float, float]:
+        return self.camera.to_screen(*self.model.grid.cell_center(cell))
+
+    def cell_at_screen(self, sx: float, sy: float) -> Cell | None:
+        if sx >= self.view_size[0]:
+            return None
+        cell = self.model.grid.cell_at(*self.camera.to_world(sx, sy))
+        return cell if self.model.grid.in_bounds(cell) else None
+
+    def token_at(self, cell: Cell) -> str | None:
+        for tid, tok in self.sim.tokens.items():
+            if tok.state.cell == cell:
+                return tid
+        return None
+
+    # ----------------------------------------------------------------- reach and paths
+
+    def reach_of(self, tid: str) -> dict[str, Any]:
+        """Reach of a token in bands (1 turn) and 2-/3-turn contours, cached per state."""
+        tok = self.sim.tokens[tid]
+        spec = self.sim.specs[tid]
+        key = (tid, tok.state, id(self.model))
+        if key != self._reach_key or self._reach is None:
+            system = self.sim.system
+            graphs = {p: MovementGraph(self.model, system, tok, p) for p in system.paces}
+            pace = spec.pace or system.fastest_pace
+            assert tok.state.cell is not None
+            rep = reach(graphs, pace, tok.state.cell, 3)
+            rep["graph"] = graphs[pace]
+            self._reach, self._reach_key = rep, key
+            self._overlay = None
+            self._scaled = None
+        return self._reach
+
+    def hover_path(self) -> dict[str, Any] | None:
+        """The hovered cell's path from the cached tree (no new search)."""
+        if self.selected is None or self.hover is None:
+            return None
+        rep = self.reach_of(self.selected)
+        key = (self._reach_key, self.hover)
+        if key != self._hover_key:
+            tree: SearchTree = rep["tree"]
+            cells = tree.path_to(self.hover)
+            self._hover_path = evaluate_path(rep["graph"], cells) if len(cells) > 1 else None
+            self._hover_key = key
+        return self._hover_path
+
+    def _overlay_surface(self) -> pygame.Surface | None:
+        if self.selected is None:
+            return None
+        rep = self.reach_of(self.selected)
+        if self._overlay is None:
+            grid = self.model.grid
+            surf = pygame.Surface(self.map_surface.get_size(), pygame.SRCALPHA)
+            bands = rep["bands"]
+            within: dict[int, set[Cell]] = {1: set(), 2: set(), 3: set()}
+            for entry in rep["cells"]:
+                cell: Cell = (entry["cell"][0], entry["cell"][1])
+                band = entry["band"]
+                turn = int(band[4:]) if band.startswith("turn") else 1
+                for n in range(turn, 4):
+                    within.setdefault(n, set()).add(cell)
+                if turn == 1:
+                    i = bands.index(band) if band in bands else 0
+                    colour = BAND_COLOURS[min(i, len(BAND_COLOURS) - 1)]
+                    pygame.draw.polygon(surf, (*colour, 70), grid.cell_corners(cell))
+            # 2- and 3-turn contours: the outline of the area, not every cell.
+            for n, colour in CONTOUR_COLOURS.items():
+                for a, b in _boundary(grid, within.get(n, set())):
+                    pygame.draw.line(surf, (*colour, 230), a, b, 2)
+            self._overlay = surf
+        return self._overlay
+
+    # ----------------------------------------------------------------- actions
+
+    def select(self, tid: str | None) -> None:
+        self.selected = tid
+        self._hover_key = None
+        self._panel_key = None
+
+    def move_selected(self, goal: Cell) -> bool:
+        """Move the selected token to ``goal`` if it is reachable this turn."""
+        if self.selected is None or self.sim.outcome is not None:
+            return False
+        rep = self.reach_of(self.selected)
+        tree: SearchTree = rep["tree"]
+        t = tree.turns(goal)
+        if t is None or t > 1:
+            self.message = "out of reach this turn"
+            return False
+        path = tree.path_to(goal)
+        tid = self.selected
+        self.undo.append(self.sim.snapshot())
+        self.redo.clear()
+        before = len(self.sim.events)
+        self.sim.take_turn(tid, path)
+        walked = next(
+            (
+                e["path"]
+                for e in self.sim.events[before:]
+                if e["type"] == "move" and e["token"] == tid
+            ),
+            None,
+        )
+        if walked and len(walked) > 1:
+            cells: list[Cell] = [(c[0], c[1]) for c in walked]
+            try:
+                self.facing[tid] = self.model.grid.heading_between(cells[-2], cells[-1])
+            except (ValueError, KeyError):
+                pass
+            self.anim = (tid, cells, 0.0)
+        failed = [e for e in self.sim.events[before:] if e["type"] == "check" and not e["success"]]
+        self.message = f"{tid}: failed {failed[-1]['what']}" if failed else ""
+        self.moved.add(tid)
+        self._invalidate()
+        return True
+
+    def end_round(self) -> None:
+        self.undo.append(self.sim.snapshot())
+        self.redo.clear()
+        self.sim.end_round()
+        if self.sim.outcome is None:
+            self.sim.begin_turn()
+        self.moved.clear()
+        self._invalidate()
+
+    def auto_round(self) -> None:
+        """The scenario's policies play the rest of this round, then the round ends."""
+        self.undo.append(self.sim.snapshot())
+        self.redo.clear()
+        for tid in self.sim.order:
+            spec = self.sim.specs[tid]
+            if tid not in self.moved and spec.policy != "human" and self.sim.outcome is None:
+                self.sim.take_turn(tid)
+        self.sim.end_round()
+        if self.sim.outcome is None:
+            self.sim.begin_turn()
+        self.moved.clear()
+        self._invalidate()
+
+    def do_undo(self) -> None:
+        if self.undo:
+            self.redo.append(self.sim.snapshot())
+            self.sim.restore(self.undo.pop())
+            self.moved.clear()
+            self._invalidate()
+
+    def do_redo(self) -> None:
+        if self.redo:
+            self.undo.append(self.sim.snapshot())
+            self.sim.restore(self.redo.pop())
+            self._invalidate()
+
+    def screenshot(self, path: str | None = None) -> str:
+        path = path or f"tacgrid-{pygame.time.get_ticks()}.png"
+        pygame.image.save(self.screen, path)
+        self.message = f"saved {path}"
+        return path
+
+    # ----------------------------------------------------------------- events
+
+    def handle(self, ev: pygame.event.Event) -> None:
+        if ev.type == pygame.QUIT:
+            self.running = False
+        elif ev.type == pygame.VIDEORESIZE:
+            self._panel_key = None
+        elif ev.type == pygame.MOUSEMOTION:
+            if self.dragging is not None:
+                dx, dy = ev.pos[0] - self.dragging[0], ev.pos[1] - self.dragging[1]
+                self.camera.x -= dx / self.camera.zoom
+                self.camera.y -= dy / self.camera.zoom
+                self.dragging = ev.pos
+            self.hover = self.cell_at_screen(*ev.pos)
+        elif ev.type == pygame.MOUSEBUTTONDOWN:
+            if ev.button == 1:
+                cell = self.cell_at_screen(*ev.pos)
+                if cell is None:
+                    return
+                tid = self.token_at(cell)
+                if tid is not None and tid != self.selected:
+                    self.select(tid)
+                elif (
+                    self.selected is not None and cell != self.sim.tokens[self.selected].state.cell
+                ):
+                    self.move_selected(cell)
+            elif ev.button in (2, 3):
+                self.dragging = ev.pos
+            elif ev.button == 4:
+                self.camera.zoom_at(ev.pos[0], ev.pos[1], 1.15)
+                self._scaled = None
+            elif ev.button == 5:
+                self.camera.zoom_at(ev.pos[0], ev.pos[1], 1 / 1.15)
+                self._scaled = None
+        elif ev.type == pygame.MOUSEBUTTONUP and ev.button in (2, 3):
+            self.dragging = None
+        elif ev.type == pygame.MOUSEWHEEL:
+            pos = pygame.mouse.get_pos()
+            self.camera.zoom_at(*pos, 1.15**ev.y)
+            self._scaled = None
+        elif ev.type == pygame.KEYDOWN:
+            self._key(ev)
+
+    def _key(self, ev: pygame.event.Event) -> None:
+        ctrl = ev.mod & pygame.KMOD_CTRL
+        k = ev.key
+        if k in (pygame.K_q, pygame.K_ESCAPE):
+            if self.show_help and k == pygame.K_ESCAPE:
+                self.show_help = False
+            else:
+                self.running = False
+        elif k in (pygame.K_h, pygame.K_F1):
+            self.show_help = not self.show_help
+        elif k == pygame.K_f:
+            self.fit()
+        elif k in (pygame.K_PLUS, pygame.K_EQUALS, pygame.K_KP_PLUS):
+            self.camera.zoom_at(self.view_size[0] / 2, self.view_size[1] / 2, 1.25)
+            self._scaled = None
+        elif k in (pygame.K_MINUS, pygame.K_KP_MINUS):
+            self.camera.zoom_at(self.view_size[0] / 2, self.view_size[1] / 2, 0.8)
+            self._scaled = None
+        elif k == pygame.K_TAB:
+            ids = self.sim.order
+            if ids:
+                i = ids.index(self.selected) + 1 if self.selected in ids else 0
+                self.select(ids[i % len(ids)])
+        elif k in (pygame.K_RETURN, pygame.K_KP_ENTER):
+            self.end_round()
+        elif k == pygame.K_a:
+            self.auto_round()
+        elif k == pygame.K_z and ctrl:
+            self.do_undo()
+        elif k == pygame.K_y and ctrl:
+            self.do_redo()
+        elif k in (pygame.K_p, pygame.K_F12):
+            self.screenshot()
+        elif k in (pygame.K_LEFT, pygame.K_RIGHT, pygame.K_UP, pygame.K_DOWN):
+            step = 60 / self.camera.zoom
+            dx = {pygame.K_LEFT: -step, pygame.K_RIGHT: step}.get(k, 0)
+            dy = {pygame.K_UP: -step, pygame.K_DOWN: step}.get(k, 0)
+            self.camera.x += dx
+            self.camera.y += dy
+
+    # ----------------------------------------------------------------- drawing
+
+    def _scaled_layers(self) -> tuple[pygame.Surface, pygame.Surface | None]:
+        overlay = self._overlay_surface()
+        z = self.camera.zoom
+        if self._scaled is None or self._scaled[0] != z:
+            mw, mh = self.map_surface.get_size()
+            size = (max(1, round(mw * z)), max(1, round(mh * z)))
+            if z == 1:
+                base, over = self.map_surface, overlay
+            else:
+                base = pygame.transform.smoothscale(self.map_surface, size)
+                over = pygame.transform.smoothscale(overlay, size) if overlay is not None else None
+            self._scaled = (z, base, over)
+        return self._scaled[1], self._scaled[2]
+
+    def draw(self) -> None:
+        screen = self.screen
+        screen.fill(BG)
+        vw, vh = self.view_size
+        view = screen.subsurface((0, 0, vw, vh))
+        base, over = self._scaled_layers()
+        ox, oy = self.camera.to_screen(0, 0)
+        area = pygame.Rect(round(-ox), round(-oy), vw, vh)
+        view.blit(base, (0, 0), area)
+        if over is not None:
+            view.blit(over, (0, 0), area)
+        self._draw_path(view)
+        self._draw_tokens(view)
+        screen.blit(self._panel_surface(), (vw, 0))
+        if self.show_help:
+            self._draw_help(screen)
+
+    def _draw_path(self, view: pygame.Surface) -> None:
+        rep = self.hover_path()
+        if not rep:
+            return
+        pts = [self.cell_screen((c[0], c[1])) for c in rep["cells"]]
+        pygame.draw.lines(view, (255, 255, 255), False, pts, 3)
+        pygame.draw.lines(view, (20, 20, 20), False, pts, 1)
+        last_turn = 0
+        for step, p in zip(rep["steps"][1:], pts[1:], strict=False):
+            if step["turn"] != last_turn:
+                if last_turn:
+                    pygame.draw.circle(view, (255, 255, 255), p, 7, 2)
+                last_turn = step["turn"]
+            if step["check"]:
+                label = self.small.render(
+                    f"{100 * step['check']['p_success']:.0f}%", True, (255, 230, 120)
+                )
+                view.blit(label, (p[0] + 6, p[1] - 14))
+        end = pts[-1]
+        label = self.font.render(f"{rep['turns']:.2f} t", True, (255, 255, 255), (0, 0, 0))
+        view.blit(label, (end[0] + 8, end[1] + 4))
+
+    def _token_pos(self, tid: str) -> tuple[float, float]:
+        if self.anim and self.anim[0] == tid:
+            _, path, t = self.anim
+            f = t * (len(path) - 1)
+            i = min(int(f), len(path) - 2)
+            a, b = self.cell_screen(path[i]), self.cell_screen(path[i + 1])
+            u = f - i
+            return a[0] + (b[0] - a[0]) * u, a[1] + (b[1] - a[1]) * u
+        cell = self.sim.tokens[tid].state.cell
+        assert cell is not None
+        return self.cell_screen(cell)
+
+    def _draw_tokens(self, view: pygame.Surface) -> None:
+        g = self.model.grid
+        radius = max(9, int(min(g.tile_width, g.tile_height) * 0.36 * self.camera.zoom))
+        for tid in self.sim.order:
+            tok = self.sim.tokens[tid]
+            spec = self.sim.specs[tid]
+            x, y = self._token_pos(tid)
+            colour = SIDE_COLOURS.get(spec.side, SIDE_COLOURS.get(spec.policy, (90, 200, 120)))
+            pygame.draw.circle(view, (0, 0, 0), (x + 2, y + 2), radius)
+            pygame.draw.circle(view, colour, (x, y), radius)
+            ring = (255, 255, 255) if tid == self.selected else (20, 20, 20)
+            pygame.draw.circle(view, ring, (x, y), radius, 3 if tid == self.selected else 1)
+            heading = self.facing.get(tid)
+            if heading is not None:
+                a = math.radians(heading)
+                tip = (x + math.sin(a) * radius * 1.5, y - math.cos(a) * radius * 1.5)
+                left = (x + math.sin(a - 0.5) * radius, y - math.cos(a - 0.5) * radius)
+                right = (x + math.sin(a + 0.5) * radius, y - math.cos(a + 0.5) * radius)
+                pygame.draw.polygon(view, ring, [tip, left, right])
+            label = self.small.render(tid[:3], True, (255, 255, 255))
+            view.blit(label, label.get_rect(center=(x, y)))
+            if tok.state.conditions:
+                cond = self.small.render(
+                    ",".join(sorted(tok.state.conditions)), True, (255, 220, 120), (0, 0, 0)
+                )
+                view.blit(cond, cond.get_rect(midtop=(x, y + radius + 2)))
+
+    def _panel_surface(self) -> pygame.Surface:
+        key = (
+            self.selected,
+            self.hover,
+            len(self.sim.events),
+            self.sim.turn,
+            self.message,
+            self.screen.get_height(),
+            self._hover_key,
+        )
+        if key == self._panel_key and self._panel is not None:
+            return self._panel
+        h = self.screen.get_height()
+        panel = pygame.Surface((PANEL_W, h))
+        panel.fill(PANEL_BG)
+        y = 10
+
+        def line(text: str, colour: tuple[int, int, int] = TEXT, font: Any = None) -> None:
+            nonlocal y
+            if y > h - 16:
+                return
+            surf = (font or self.font).render(text, True, colour)
+            panel.blit(surf, (10, y))
+            y += surf.get_height() + 3
+
+        line(self.scenario.name, font=self.big)
+        line(
+            f"{self.sim.system.name} - round {self.sim.turn}"
+            + (f" - {self.sim.outcome}" if self.sim.outcome else ""),
+            DIM,
+        )
+        if self.message:
+            line(self.message, (255, 210, 120))
+        y += 6
+        if self.selected:
+            tok = self.sim.tokens[self.selected]
+            spec = self.sim.specs[self.selected]
+            role = spec.side if spec.side == spec.policy else f"{spec.side}, {spec.policy}"
+            line(f"{self.selected} ({role})")
+            line(
+                f"  at {tok.state.cell[0]},{tok.state.cell[1]}  pace {spec.pace or self.sim.system.fastest_pace}"
+                if tok.state.cell
+                else "",
+                DIM,
+            )
+            if tok.state.conditions:
+                line("  " + ", ".join(sorted(tok.state.conditions)), (255, 220, 120))
+            if self.selected in self.moved:
+                line("  moved this round", DIM)
+        if self.hover is not None:
+            t = self.model.terrain_at(self.hover)
+            y += 6
+            line(
+                f"cell {self.hover[0]},{self.hover[1]}: {t.name} ({t.move}"
+                + (f", {t.difficulty}" if t.difficulty != "none" else "")
+                + ")"
+            )
+            rep = self.hover_path()
+            if rep:
+                line(
+                    f"  {rep['turns']:.3f} turns, {rep['distance']} {rep['unit']}, "
+                    f"p(no failure) {100 * rep['p_no_failure']:.1f}%"
+                )
+                for step in rep["steps"][1:12]:
+                    check = (
+                        f"  {step['check']['what']} {100 * step['check']['p_success']:.0f}%"
+                        if step["check"]
+                        else ""
+                    )
+                    line(
+                        f"  t{step['turn']} {step['cell'][0]},{step['cell'][1]} {step['mode']} "
+                        f"+{step['time']:.3f}{check}",
+                        DIM,
+                        self.small,
+                    )
+        y += 8
+        line("dice log", font=self.big)
+        rolls = [e for e in self.sim.events if e["type"] in ("roll", "check")][-14:]
+        for e in reversed(rolls):
+            if e["type"] == "roll":
+                faces = ",".join(str(f) for f in e.get("faces", []))
+                line(
+                    f"{e['token']}: {e['expression']} [{faces}] = {e['total']} {e.get('decided', '')}",
+                    DIM,
+                    self.small,
+                )
+            else:
+                line(f"{e['token']}: {e['what']} -> {e['degree']}", TEXT, self.small)
+        line("H: help", DIM, self.small)
+        self._panel, self._panel_key = panel, key
+        return panel
+
+    def _draw_help(self, screen: pygame.Surface) -> None:
+        w = 460
+        h = 40 + 22 * len(HELP)
+        box = pygame.Surface((w, h), pygame.SRCALPHA)
+        box.fill((0, 0, 0, 210))
+        for i, (k, text) in enumerate(HELP):
+            box.blit(self.font.render(k, True, (255, 220, 120)), (16, 16 + 22 * i))
+            box.blit(self.font.render(text, True, TEXT), (170, 16 + 22 * i))
+        sw, sh = screen.get_size()
+        screen.blit(box, ((sw - w) // 2, (sh - h) // 2))
+
+    # ----------------------------------------------------------------- the loop
+
+    def tick(self, dt: float) -> None:
+        if self.anim is not None:
+            tid, path, t = self.anim
+            t += dt / max(0.25, 0.08 * len(path))
+            self.anim = None if t >= 1 else (tid, path, t)
+        self._last_poll += dt
+        if self._last_poll >= 1.0:
+            self._last_poll = 0.0
+            self.reload_if_changed()
+
+    def run(self, frames: int | None = None, screenshot: str | None = None) -> int:
+        driver = pygame.display.get_driver()
+        if frames is None and driver in ("offscreen", "dummy"):
+            from engine.errors import ArgumentError
+
+            pygame.quit()
+            raise ArgumentError(
+                f"no display to open the viewer on (SDL video driver '{driver}'); "
+                "use `tacgrid render SOURCE --out FILE.png`, or --frames N --screenshot FILE"
+            )
+        clock = pygame.time.Clock()
+        n = 0
+        while self.running:
+            self.step(clock.tick(60) / 1000 if frames is None else 1 / 60)
+            n += 1
+            if frames is not None and n >= frames:
+                break
+        if screenshot:
+            self.screenshot(screenshot)
+        pygame.quit()
+        return 0
+
+    def step(self, dt: float = 1 / 60) -> None:
+        """One frame: handle the queued events, advance animations, draw."""
+        for ev in pygame.event.get():
+            self.handle(ev)
+        self.tick(dt)
+        self.draw()
+        pygame.display.flip()
+
+
+class ReplayViewer(Viewer):
+    """Steps through a recorded run: Right/Left a round, Home/End, the turn's moves drawn."""
+
+    def __init__(self, log_path: str, **kw: Any) -> None:
+        from engine.scenario import load_scenario
+
+        self.events = read_log(log_path)
+        start = self.events[0]
+        scenario = load_scenario(start["scenario"])
+        super().__init__(scenario, seed=start.get("seed"), **kw)
+        self.turn_starts = [i for i, e in enumerate(self.events) if e["type"] == "turn"]
+        self.position = len(self.turn_starts)
+        self._apply()
+
+    def _apply(self) -> None:
+        upto = (
+            self.turn_starts[self.position]
+            if self.position < len(self.turn_starts)
+            else len(self.events)
+        )
+        states, outcome = replay_states(self.events[:upto])
+        for tid, st in states.items():
+            if tid in self.sim.tokens:
+                self.sim.tokens[tid] = self.sim.tokens[tid].moved(**_state_fields(st))
+        self.sim.turn = self.position
+        self.sim.outcome = outcome
+        self.message = f"replay: round {self.position} of {len(self.turn_starts)}"
+        self._invalidate()
+
+    def _key(self, ev: pygame.event.Event) -> None:
+        k = ev.key
+        if k == pygame.K_RIGHT:
+            self.position = min(len(self.turn_starts), self.position + 1)
+        elif k == pygame.K_LEFT:
+            self.position = max(0, self.position - 1)
+        elif k == pygame.K_HOME:
+            self.position = 0
+        elif k == pygame.K_END:
+            self.position = len(self.turn_starts)
+        else:
+            super()._key(ev)
+            return
+        self._apply()
+
+    def move_selected(self, goal: Cell) -> bool:
+        self.message = "replay: moves are read from the log (Left/Right to step)"
+        return False
+
+
+def _boundary(grid: Any, cells: set[Cell]) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """Edges between cells in ``cells`` and cells outside it (or off the map)."""
+
+    def key(p: tuple[float, float]) -> tuple[float, float]:
+        return (round(p[0], 3), round(p[1], 3))
+
+    out = []
+    for cell in cells:
+        corners = grid.cell_corners(cell)
+        inside = [
+            {key(p) for p in grid.cell_corners(n)} for n in grid.neighbours(cell) if n in cells
+        ]
+        for a, b in zip(corners, corners[1:] + corners[:1], strict=True):
+            ka, kb = key(a), key(b)
+            if not any(ka in ring and kb in ring for ring in inside):
+                out.append((a, b))
+    return out
+
+
+def _state_fields(st: TokenState) -> dict[str, Any]:
+    return {
+        "cell": st.cell,
+        "mode": st.mode,
+        "conditions": st.conditions,
+        "encumbrance": st.encumbrance,
+        "progress": st.progress,
+        "counters": st.counters,
+    }
+
+
+def open_source(
+    source: str, system: str | None = None, sets: dict[str, Any] | None = None
+) -> Scenario:
+    """A scenario file, or a bare map wrapped in a one-token scenario."""
+    from engine.errors import ArgumentError
+    from engine.scenario import load_scenario
+
+    if source.endswith((".yaml", ".yml")):
+        return load_scenario(source, overrides=sets)
+    if source.endswith(".tmx"):
+        return map_scenario(source, system, sets)
+    raise ArgumentError(f"{source}: expected a Tiled .tmx map or a scenario .yaml")
+
+
+def view(
+    source: str,
+    *,
+    system: str | None = None,
+    sets: dict[str, Any] | None = None,
+    frames: int | None = None,
+    screenshot: str | None = None,
+) -> int:
+    """`tacgrid view`: open the window (``frames``: draw that many, save, exit)."""
+    return Viewer(open_source(source, system, sets)).run(frames, screenshot)
+
+
+def replay(log_path: str, *, frames: int | None = None, screenshot: str | None = None) -> int:
+    """`tacgrid replay RUN.jsonl` in a window."""
+    return ReplayViewer(log_path).run(frames, screenshot)
+
+
+def render_scenario(
+    source: str, out: str, *, system: str | None = None, scale: float = 1.0
+) -> tuple[int, int]:
+    """`tacgrid render`: the map (and a scenario's tokens) to a PNG, no window."""
+    from engine.errors import ArgumentError
+
+    if source.endswith(".tmx"):
+        from engine.viewer.render import render_to_file
+
+        return render_to_file(source, out, scale=scale)
+    scenario = open_source(source, system)
+    pygame.font.init()
+    model, tmx = load_for_render(scenario.model.path)
+    surf = render_map(model, tmx)
+    g = model.grid
+    radius = max(4, int(min(g.tile_width, g.tile_height) * 0.36))
+    font = pygame.font.Font(None, max(12, radius))
+    for spec in scenario.tokens:
+        x, y = g.cell_center(spec.cell)
+        colour = SIDE_COLOURS.get(spec.side, (90, 200, 120))
+        pygame.draw.circle(surf, colour, (x, y), radius)
+        pygame.draw.circle(surf, (20, 20, 20), (x, y), radius, 1)
+        label = font.render(spec.id[:3], True, (255, 255, 255))
+        surf.blit(label, label.get_rect(center=(x, y)))
+    if scale != 1.0:
+        if not 0 < scale <= 8:
+            raise ArgumentError(f"--scale {scale}: expected a number in (0, 8]")
+        surf = pygame.transform.smoothscale(
+            surf,
+            (max(1, round(surf.get_width() * scale)), max(1, round(surf.get_height() * scale))),
+        )
+    try:
+        pygame.image.save(surf, out)
+    except (pygame.error, OSError) as exc:
+        raise ArgumentError(f"--out {out}: cannot write the PNG ({exc})") from None
+    return surf.get_size()

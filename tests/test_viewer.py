@@ -1,0 +1,176 @@
+"""The GM viewer under SDL's dummy driver: posted events, state, and screenshots."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pygame
+import pytest
+from conftest import ROOT
+
+from engine.cli import main
+from engine.sim import Simulation
+from engine.viewer.app import ReplayViewer, Viewer, open_source
+
+CHASE = str(ROOT / "scenarios" / "chase.yaml")
+
+
+@pytest.fixture
+def viewer():
+    v = Viewer(open_source(CHASE), size=(1100, 700))
+    yield v
+    pygame.quit()
+
+
+def post(kind: int, **kw) -> None:
+    pygame.event.post(pygame.event.Event(kind, **kw))
+
+
+def click(v: Viewer, cell, button: int = 1) -> None:
+    post(pygame.MOUSEBUTTONDOWN, pos=v.cell_screen(cell), button=button)
+    v.step()
+
+
+def hover(v: Viewer, cell) -> None:
+    post(pygame.MOUSEMOTION, pos=v.cell_screen(cell), rel=(0, 0), buttons=(0, 0, 0))
+    v.step()
+
+
+def test_select_hover_move_undo_redo_end_turn(viewer: Viewer, tmp_path: Path) -> None:
+    v = viewer
+    p1 = v.sim.tokens["pursuer1"].state.cell
+    click(v, p1)
+    assert v.selected == "pursuer1"
+    target = (p1[0] + 6, p1[1])
+    hover(v, target)
+    path = v.hover_path()
+    assert path and path["cells"][-1] == list(target) and path["steps"][1]["check"] is not None
+    shot = tmp_path / "hover.png"
+    v.screenshot(str(shot))
+    assert shot.exists()
+    # The path is drawn: white pixels along the line between the token and the target.
+    a, b = v.cell_screen(p1), v.cell_screen(target)
+    mid = (round((a[0] + b[0]) / 2), round((a[1] + b[1]) / 2))
+    assert v.screen.get_at(mid)[:3] == (255, 255, 255) or v.screen.get_at((mid[0], mid[1] - 1))[
+        :3
+    ] == (255, 255, 255)
+
+    n_events = len(v.sim.events)
+    click(v, target)
+    moved_to = v.sim.tokens["pursuer1"].state.cell
+    assert moved_to != p1 and len(v.sim.events) > n_events
+    assert any(e["type"] == "roll" for e in v.sim.events[n_events:])  # d6 rolls every move
+    post(pygame.KEYDOWN, key=pygame.K_z, mod=pygame.KMOD_CTRL)
+    v.step()
+    assert v.sim.tokens["pursuer1"].state.cell == p1 and len(v.sim.events) == n_events
+    post(pygame.KEYDOWN, key=pygame.K_y, mod=pygame.KMOD_CTRL)
+    v.step()
+    assert v.sim.tokens["pursuer1"].state.cell == moved_to
+    turn = v.sim.turn
+    post(pygame.KEYDOWN, key=pygame.K_RETURN, mod=0)
+    v.step()
+    assert v.sim.turn == turn + 1
+
+
+def test_out_of_reach_click_does_not_move(viewer: Viewer) -> None:
+    v = viewer
+    q = v.sim.tokens["quarry"].state.cell
+    click(v, q)
+    far = (v.model.width - 1, 0)
+    assert v.move_selected(far) is False and v.sim.tokens["quarry"].state.cell == q
+
+
+def test_zoom_keeps_the_point_under_the_cursor(viewer: Viewer) -> None:
+    v = viewer
+    pos = (400, 300)
+    before = v.camera.to_world(*pos)
+    post(pygame.MOUSEBUTTONDOWN, pos=pos, button=4)
+    v.step()
+    after = v.camera.to_world(*pos)
+    assert (
+        v.camera.zoom > 0.5
+        and abs(before[0] - after[0]) < 1e-6
+        and abs(before[1] - after[1]) < 1e-6
+    )
+    post(pygame.KEYDOWN, key=pygame.K_f, mod=0)
+    v.step()
+    mw, mh = v.map_surface.get_size()
+    assert mw * v.camera.zoom <= v.view_size[0] and mh * v.camera.zoom <= v.view_size[1]
+
+
+def test_pan_by_dragging(viewer: Viewer) -> None:
+    v = viewer
+    x0 = v.camera.x
+    post(pygame.MOUSEBUTTONDOWN, pos=(300, 300), button=3)
+    post(pygame.MOUSEMOTION, pos=(200, 300), rel=(-100, 0), buttons=(0, 0, 1))
+    post(pygame.MOUSEBUTTONUP, pos=(200, 300), button=3)
+    v.step()
+    assert v.camera.x > x0
+
+
+def test_auto_round_and_help(viewer: Viewer) -> None:
+    v = viewer
+    before = dict((k, t.state.cell) for k, t in v.sim.tokens.items())
+    post(pygame.KEYDOWN, key=pygame.K_a, mod=0)
+    v.step()
+    assert v.sim.turn == 2 or v.sim.outcome is not None
+    assert any(v.sim.tokens[k].state.cell != c for k, c in before.items())
+    post(pygame.KEYDOWN, key=pygame.K_h, mod=0)
+    v.step()
+    assert v.show_help
+
+
+def test_map_reloads_when_the_file_changes(tmp_path: Path) -> None:
+    for f in ("chase.tmx",):
+        shutil.copy(ROOT / "maps" / f, tmp_path / f)
+    assets = tmp_path.parent / "assets"
+    if not assets.exists():
+        shutil.copytree(ROOT / "assets", assets)
+    v = Viewer(open_source(str(tmp_path / "chase.tmx"), "generic"), size=(900, 600))
+    try:
+        assert v.reload_if_changed() is False
+        text = (tmp_path / "chase.tmx").read_text()
+        (tmp_path / "chase.tmx").write_text(text)
+        os.utime(tmp_path / "chase.tmx", (time.time() + 5, time.time() + 5))
+        assert v.reload_if_changed() is True and v.message == "map reloaded"
+    finally:
+        pygame.quit()
+
+
+def test_replay_viewer_steps(tmp_path: Path) -> None:
+    from engine.scenario import load_scenario
+
+    sim = Simulation(load_scenario(CHASE), 21)
+    sim.run()
+    log = tmp_path / "run.jsonl"
+    sim.write_log(str(log))
+    v = ReplayViewer(str(log), size=(900, 600))
+    try:
+        end_state = {k: t.state.cell for k, t in v.sim.tokens.items()}
+        assert end_state == {k: t.state.cell for k, t in sim.tokens.items()}
+        post(pygame.KEYDOWN, key=pygame.K_HOME, mod=0)
+        v.step()
+        assert v.position == 0
+        assert {k: t.state.cell for k, t in v.sim.tokens.items()} == {
+            s.id: s.cell for s in sim.scenario.tokens
+        }
+        post(pygame.KEYDOWN, key=pygame.K_RIGHT, mod=0)
+        v.step()
+        assert v.position == 1
+    finally:
+        pygame.quit()
+
+
+def test_view_and_render_commands(tmp_path: Path) -> None:
+    shot = tmp_path / "v.png"
+    assert main(["view", CHASE, "--frames", "3", "--screenshot", str(shot)]) == 0
+    img = pygame.image.load(str(shot))
+    assert img.get_size() == (1280, 800)
+    out = tmp_path / "r.png"
+    assert main(["render", str(ROOT / "maps" / "hex_flat.tmx"), "--out", str(out)]) == 0
+    assert pygame.image.load(str(out)).get_size() == (819, 784)
+    assert main(["render", CHASE, "--out", str(tmp_path / "s.png"), "--scale", "0.5"]) == 0
+    assert main(["render", CHASE, "--out", "/nonexistent/dir/x.png"]) == 2
