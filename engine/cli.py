@@ -387,6 +387,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.stop()
+    if not args.no_plots:
+        summary = _add_plots(args, summary)
     if args.json:
         _print_json(summary)
         return 0
@@ -399,7 +401,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     t = summary["turns"]
     print(f"  turns    mean {t['mean']:.2f}, median {t['p50']:g}, 90% {t['p90']:g}")
     print(f"  results  {summary['results']}")
+    for plot in summary.get("plots", []):
+        print(f"  plot     {plot}")
     return 0
+
+
+def _add_plots(args: argparse.Namespace, summary: dict[str, Any]) -> dict[str, Any]:
+    """PNG plots beside summary.json, listed in it (rewritten atomically)."""
+    from engine.batch import read_runs
+    from engine.scenario import load_scenario
+
+    results = read_runs(os.path.join(args.out, "runs.jsonl"))
+    scenario = load_scenario(args.scenario, overrides=parse_sets(args.set))
+    from engine.viewer.plots import write_plots
+
+    summary = {
+        **summary,
+        "plots": write_plots(results, scenario.model.path, args.out, scenario.name),
+    }
+    path = os.path.join(args.out, "summary.json")
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    os.replace(path + ".tmp", path)
+    return summary
 
 
 def _run_one(args: argparse.Namespace, overrides: dict[str, str]) -> int:
@@ -598,6 +622,7 @@ def build_parser() -> _Parser:
     s.add_argument("--resume", action="store_true", help="complete an interrupted batch in --out")
     s.add_argument("--run-seed", type=_seed, default=None, help="play one run with this run seed")
     s.add_argument("--log", default=None, help="with --run-seed: write the event log here")
+    s.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="change a rule setting")
     s.add_argument("--json", action="store_true", help="print one JSON document")
     s.set_defaults(func=cmd_run)

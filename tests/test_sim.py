@@ -249,3 +249,12 @@ def test_malformed_scenarios_name_the_field(
     _, errtext = capsys.readouterr()
     assert errtext.count("\n") == 1
     assert not (tmp_path / "o").exists()  # nothing written half-way
+
+
+def test_run_command_writes_plots(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "plots"
+    assert main(["run", CHASE, "--runs", "30", "--out", str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [os.path.basename(p) for p in doc["plots"]] == ["turns.png", "outcomes_map.png"]
+    assert all(os.path.getsize(p) > 1000 for p in doc["plots"])
+    assert json.loads((out / "summary.json").read_text())["plots"] == doc["plots"]
