@@ -35,7 +35,7 @@ def turns_histogram(results: list[dict[str, Any]], path: str, title: str = "") -
     bar_w = (w - left - right) / span
     for t, counts in by_turn.items():
         x = left + (t - t0) * bar_w
-        y = h - bottom
+        y: float = h - bottom
         for outcome in ("capture", "escape", "timeout"):
             n = counts.get(outcome, 0)
             if not n:
@@ -51,9 +51,9 @@ def turns_histogram(results: list[dict[str, Any]], path: str, title: str = "") -
         surf.blit(label, label.get_rect(midtop=(left + (t - t0 + 0.5) * bar_w, h - bottom + 6)))
     for frac in (0, 0.5, 1):
         v = round(peak * frac)
-        y = h - bottom - (h - top - bottom) * frac
+        ty = h - bottom - (h - top - bottom) * frac
         label = small.render(str(v), True, (0, 0, 0))
-        surf.blit(label, label.get_rect(midright=(left - 6, y)))
+        surf.blit(label, label.get_rect(midright=(left - 6, ty)))
     surf.blit(font.render(title or "turns to outcome", True, (0, 0, 0)), (left, 18))
     surf.blit(small.render("turns", True, (0, 0, 0)), (w // 2, h - 24))
     x = w - right - 300
