@@ -320,6 +320,17 @@ def cmd_path(args: argparse.Namespace) -> int:
     return 0
 
 
+def _band_glyphs(bands: list[str]) -> dict[str, str]:
+    """One distinct letter per band (cautious c, cruising C, ...)."""
+    out: dict[str, str] = {}
+    for band in bands:
+        for ch in (band[0], band[0].upper(), *band[1:]):
+            if ch.isalpha() and ch not in out.values():
+                out[band] = ch
+                break
+    return out
+
+
 def cmd_reach(args: argparse.Namespace) -> int:
     from engine.movement import MovementGraph
     from engine.search import parse_cell, reach
@@ -335,14 +346,13 @@ def cmd_reach(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rep)
         return 0
+    glyph = _band_glyphs(rep["bands"])
     marks = {
-        tuple(c["cell"]): (c["band"] or "?")[0]
-        if not c["band"].startswith("turn")
-        else c["band"][4:]
+        tuple(c["cell"]): c["band"][4:] if c["band"].startswith("turn") else glyph[c["band"]]
         for c in rep["cells"]
     }
     marks[start] = "@"
-    bands = ", ".join(f"{b[0]} = {b}" for b in rep["bands"])
+    bands = ", ".join(f"{glyph[b]} = {b}" for b in rep["bands"])
     print(
         f"{system.name} reach from {start[0]},{start[1]} in {args.turns} turn(s) at {pace}: {len(rep['cells'])} cells"
     )
