@@ -348,7 +348,7 @@ def _pool_cached(
             del wild_counts[1]
             counts = _conv_counts(regular, wild_counts)
             lift = 6 ** (k_max - 1)  # 1/6 * c / 6**(n-1) == c * 6**(K-1) / 6**(n-1+K)
-            for total, c in _sum_minus_max_counts(dice - 1).items():
+            for total, c in sum_minus_max_counts(dice - 1).items():
                 counts[total] = counts.get(total, 0) + c * lift
         else:
             counts = _conv_counts(regular, wild_counts)
@@ -358,7 +358,7 @@ def _pool_cached(
     return items, tail, exact_up_to
 
 
-def _sum_minus_max_counts(n: int) -> dict[int, int]:
+def sum_minus_max_counts(n: int) -> dict[int, int]:
     """Counts over ``6**n`` of (sum of n d6) - (their highest); n = 0 gives 0."""
     states: dict[tuple[int, int], int] = {(0, 0): 1}  # (highest so far, sum) -> count
     for _ in range(n):

@@ -33,9 +33,10 @@ from engine.dice import (
     d6_pool_dist,
     prob_at_least,
     sum_dist,
+    sum_minus_max_counts,
 )
 from engine.errors import ArgumentError, CheckError, StatError, did_you_mean
-from engine.mapmodel import Terrain
+from engine.mapmodel import DIFFICULTIES, Terrain
 from engine.systems.base import (
     CellCheck,
     Param,
@@ -282,18 +283,8 @@ def _wild_at_least(w: int) -> Fraction:
 @functools.lru_cache(maxsize=64)
 def _sum_minus_max(n: int) -> tuple[tuple[int, Fraction], ...]:
     """Distribution of the sum of ``n`` d6 less their highest (0 for ``n = 0``)."""
-    states: dict[tuple[int, int], int] = {(0, 0): 1}
-    for _ in range(n):
-        nxt: dict[tuple[int, int], int] = {}
-        for (high, total), c in states.items():
-            for face in range(1, 7):
-                key = (max(high, face), total + face)
-                nxt[key] = nxt.get(key, 0) + c
-        states = nxt
-    out: dict[int, int] = {}
-    for (high, total), c in states.items():
-        out[total - high] = out.get(total - high, 0) + c
-    return tuple((v, Fraction(c, 6**n)) for v, c in sorted(out.items()))
+    counts = sum_minus_max_counts(n)
+    return tuple((v, Fraction(c, 6**n)) for v, c in sorted(counts.items()))
 
 
 def p_at_least(
@@ -429,14 +420,7 @@ def move_range(token: Token, speed: str, mode: str = "walk") -> tuple[Fraction, 
 # Difficulty: levels, numbers, and what each speed makes of them
 # =============================================================================================
 
-LEVELS: tuple[str, ...] = (
-    "very_easy",
-    "easy",
-    "moderate",
-    "difficult",
-    "very_difficult",
-    "heroic",
-)
+LEVELS: tuple[str, ...] = DIFFICULTIES[1:]
 """Seed 003's difficulty levels; above Heroic come ``heroic+10``, ``heroic+20``, ..."""
 
 LEVEL_RANGES: tuple[tuple[int, int], ...] = (
