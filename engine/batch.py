@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -27,6 +28,8 @@ from engine.errors import ArgumentError, ScenarioError
 #: Runs per task handed to a worker process or a Dask worker.
 CHUNK = 25
 _CACHE: dict[tuple[Any, ...], Any] = {}
+#: The worker function's signature: (scenario path, overrides, [(run, seed), ...]) -> results.
+ChunkFn = Callable[[str, tuple[tuple[str, Any], ...], list[tuple[int, int]]], list[dict[str, Any]]]
 
 
 def run_seeds(seed: int, runs: int) -> list[int]:
@@ -119,25 +122,50 @@ def summarise(
 
 
 def _write_atomic(path: str, text: str) -> None:
+    """Write a whole file or nothing: a temporary file, synced, then renamed over ``path``."""
     tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
 
 
 def read_runs(path: str) -> list[dict[str, Any]]:
-    """Complete lines of a runs.jsonl (a torn last line from a kill is dropped)."""
+    """Complete lines of a runs.jsonl (a torn last line from a kill is dropped).
+
+    A complete line that is not a run record means the file was edited or is another
+    file: that is one clear error, not a half-resumed batch.
+    """
     out: list[dict[str, Any]] = []
     if not os.path.exists(path):
         return out
     with open(path, "rb") as fh:
         data = fh.read()
     good_end = data.rfind(b"\n") + 1
-    for line in data[:good_end].splitlines():
-        if line.strip():
-            out.append(json.loads(line))
+    for n, line in enumerate(data[:good_end].splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not (
+            isinstance(record, dict)
+            and isinstance(record.get("run"), int)
+            and isinstance(record.get("outcome"), str)
+            and isinstance(record.get("turns"), int)
+        ):
+            raise ArgumentError(
+                f"{path}: line {n} is not a run record; it was edited or is not tacgrid's: "
+                "use another --out or drop --resume"
+            )
+        out.append(record)
     if good_end < len(data):
         with open(path, "r+b") as fh:
             fh.truncate(good_end)
@@ -155,8 +183,13 @@ def run_batch(
     resume: bool = False,
     overrides: dict[str, Any] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    chunk_fn: ChunkFn | None = None,
 ) -> dict[str, Any]:
-    """Run a batch and write ``runs.jsonl`` and ``summary.json`` into ``out_dir``."""
+    """Run a batch and write ``runs.jsonl`` and ``summary.json`` into ``out_dir``.
+
+    ``chunk_fn`` replaces :func:`run_chunk` (same arguments); it exists for tests that
+    make a worker die, and must be picklable for ``workers > 1``.
+    """
     from engine.scenario import load_scenario
 
     scenario = load_scenario(scenario_path, overrides=overrides)  # validate before anything runs
@@ -166,9 +199,49 @@ def run_batch(
         raise ArgumentError(f"--runs {n}: expected a whole number >= 1")
     if workers < 1:
         raise ArgumentError(f"--workers {workers}: expected a whole number >= 1")
-    os.makedirs(out_dir, exist_ok=True)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ArgumentError(f"--out {out_dir}: is a file, not a folder; give a folder")
+    # A cluster that cannot be reached is an error before anything is written.
+    client = _connect(scheduler) if scheduler else None
+    try:
+        return _run_batch(
+            scenario_path,
+            scenario,
+            n,
+            base_seed,
+            workers,
+            client,
+            out_dir,
+            resume,
+            overrides,
+            progress,
+            chunk_fn or run_chunk,
+        )
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _run_batch(
+    scenario_path: str,
+    scenario: Any,
+    n: int,
+    base_seed: int,
+    workers: int,
+    client: Any,
+    out_dir: str,
+    resume: bool,
+    overrides: dict[str, Any] | None,
+    progress: Callable[[int, int], None] | None,
+    chunk_fn: ChunkFn,
+) -> dict[str, Any]:
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        raise ArgumentError(f"--out {out_dir}: cannot create the folder ({exc.strerror})") from None
     runs_path = os.path.join(out_dir, "runs.jsonl")
     meta_path = os.path.join(out_dir, "batch.json")
+    summary_path = os.path.join(out_dir, "summary.json")
     meta = {
         "scenario": os.path.abspath(scenario_path),
         "digest": scenario.digest,
@@ -179,8 +252,15 @@ def run_batch(
     done: list[dict[str, Any]] = []
     if resume:
         if os.path.exists(meta_path):
-            with open(meta_path, encoding="utf-8") as fh:
-                old = json.load(fh)
+            try:
+                with open(meta_path, encoding="utf-8") as fh:
+                    old = json.load(fh)
+            except (OSError, ValueError):
+                old = None
+            if not isinstance(old, dict):
+                raise ArgumentError(
+                    f"--resume: {meta_path} is damaged; use another --out or drop --resume"
+                )
             if old != meta:
                 raise ArgumentError(
                     f"--resume: {out_dir} holds a batch of another scenario, seed or size "
@@ -191,17 +271,32 @@ def run_batch(
     else:
         if os.path.exists(runs_path):
             os.remove(runs_path)
+    # An older summary must not sit beside this batch's runs while it is unfinished (or
+    # after a kill): it comes back, whole, when the batch completes.
+    if os.path.exists(summary_path):
+        os.remove(summary_path)
     _write_atomic(meta_path, json.dumps(meta, indent=2) + "\n")
 
     seeds = run_seeds(base_seed, n)
     have = {r["run"] for r in done}
+    counts = Counter(r["run"] for r in done)
+    stray = [
+        r["run"]
+        for r in done
+        if not 0 <= r["run"] < n or r.get("seed") != seeds[r["run"]] or counts[r["run"]] > 1
+    ]
+    if stray:
+        raise ArgumentError(
+            f"--resume: {runs_path} holds runs that are not this batch's (run {stray[0]}, "
+            "edited or copied in); use another --out or drop --resume"
+        )
     todo = [(i, seeds[i]) for i in range(n) if i not in have]
     ov = tuple(sorted((overrides or {}).items()))
     chunks = [todo[i : i + CHUNK] for i in range(0, len(todo), CHUNK)]
     results = list(done)
     fd = os.open(runs_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        for batch in _execute(scenario_path, ov, chunks, workers, scheduler):
+        for batch in _execute(scenario_path, ov, chunks, workers, client, chunk_fn):
             for r in batch:
                 os.write(fd, (json.dumps(r, sort_keys=True) + "\n").encode())
             results.extend(batch)
@@ -212,9 +307,7 @@ def run_batch(
     results.sort(key=lambda r: r["run"])
     _write_atomic(runs_path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in results))
     summary = summarise(results, seed=base_seed, scenario=scenario_path, results_path=runs_path)
-    _write_atomic(
-        os.path.join(out_dir, "summary.json"), json.dumps(summary, indent=2, sort_keys=True) + "\n"
-    )
+    _write_atomic(summary_path, json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return summary
 
 
@@ -223,17 +316,18 @@ def _execute(
     overrides: tuple[tuple[str, Any], ...],
     chunks: list[list[tuple[int, int]]],
     workers: int,
-    scheduler: str | None,
+    client: Any = None,
+    chunk_fn: ChunkFn = run_chunk,
 ) -> Iterable[list[dict[str, Any]]]:
-    """Yield each chunk's results as it completes."""
+    """Yield each chunk's results as it completes (on ``client``, a Dask client, if given)."""
     if not chunks:
         return
-    if scheduler:
-        yield from _execute_dask(path, overrides, chunks, scheduler)
+    if client is not None:
+        yield from _execute_dask(path, overrides, chunks, client, chunk_fn)
         return
     if workers == 1:
         for chunk in chunks:
-            yield run_chunk(path, overrides, chunk)
+            yield chunk_fn(path, overrides, chunk)
         return
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -244,7 +338,7 @@ def _execute(
     for attempt in range(3):
         try:
             with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                futs = {pool.submit(run_chunk, path, overrides, c): i for i, c in pending.items()}
+                futs = {pool.submit(chunk_fn, path, overrides, c): i for i, c in pending.items()}
                 for fut in as_completed(futs):
                     i = futs[fut]
                     res = fut.result()
@@ -260,35 +354,43 @@ def _execute(
                 ) from None
 
 
-def _execute_dask(
-    path: str,
-    overrides: tuple[tuple[str, Any], ...],
-    chunks: list[list[tuple[int, int]]],
-    scheduler: str,
-) -> Iterable[list[dict[str, Any]]]:
+def _connect(scheduler: str) -> Any:
+    """A Dask client for ``--scheduler``; a bad or unreachable address is one clear line."""
     try:
-        from distributed import Client, as_completed
+        from distributed import Client
     except ImportError:  # pragma: no cover - dask is a declared dependency
         raise ArgumentError(
             "--scheduler needs dask[distributed]: pip install 'dask[distributed]'"
         ) from None
     try:
-        client = Client(scheduler, timeout=10)
-    except OSError as exc:
+        return Client(scheduler, timeout=10)
+    except ValueError as exc:  # distributed's own address parsing
+        raise ArgumentError(
+            f"--scheduler {scheduler}: not a scheduler address ({exc}); use tcp://HOST:PORT"
+        ) from None
+    except (OSError, TimeoutError) as exc:
         raise ArgumentError(
             f"--scheduler {scheduler}: cannot connect ({exc}); start a dask scheduler there"
         ) from None
-    try:
-        path = os.path.abspath(path)
-        futs = client.map(
-            run_chunk,
-            [path] * len(chunks),
-            [overrides] * len(chunks),
-            chunks,
-            pure=False,
-            retries=2,
-        )
-        for fut in as_completed(futs):
-            yield fut.result()
-    finally:
-        client.close()
+
+
+def _execute_dask(
+    path: str,
+    overrides: tuple[tuple[str, Any], ...],
+    chunks: list[list[tuple[int, int]]],
+    client: Any,
+    chunk_fn: ChunkFn,
+) -> Iterable[list[dict[str, Any]]]:
+    from distributed import as_completed
+
+    path = os.path.abspath(path)
+    futs = client.map(
+        chunk_fn,
+        [path] * len(chunks),
+        [overrides] * len(chunks),
+        chunks,
+        pure=False,
+        retries=2,
+    )
+    for fut in as_completed(futs):
+        yield fut.result()

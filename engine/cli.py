@@ -441,11 +441,15 @@ def _run_one(args: argparse.Namespace, overrides: dict[str, str]) -> int:
     from engine.scenario import load_scenario
     from engine.sim import Simulation
 
+    _check_writable(args.log, "--log")
     scenario = load_scenario(args.scenario, overrides=overrides)
     sim = Simulation(scenario, args.run_seed)
     result = sim.run().to_dict()
     if args.log:
-        sim.write_log(args.log)
+        try:
+            sim.write_log(args.log)
+        except OSError as exc:
+            raise ArgumentError(f"--log {args.log}: cannot write ({exc.strerror})") from None
         result["log"] = args.log
     result["final"] = sim.final_states()
     if args.json:
@@ -464,11 +468,108 @@ def _run_one(args: argparse.Namespace, overrides: dict[str, str]) -> int:
     return 0
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
-    from engine.sim import read_log, replay_states
+#: Keys each kind of event must carry for `replay` (other kinds are skipped).
+_EVENT_KEYS = {
+    "start": ("tokens",),
+    "turn": ("turn",),
+    "move": ("token", "path"),
+    "check": ("token", "cell", "what", "degree"),
+    "state": ("token", "state"),
+    "end": ("outcome",),
+}
 
-    events = read_log(args.log)
-    if not args.text and not args.json:
+
+def read_event_log(path: str, *, viewer: bool = False) -> list[dict[str, Any]]:
+    """An event log, checked so that replaying it cannot fail half-way.
+
+    ``engine.sim.read_log`` trusts its file; a damaged or foreign one (binary, a folder,
+    JSON lines that are not events, events without their keys) is one clear line here.
+    ``viewer``: the start event must also name its scenario file.
+    """
+    from engine.sim import replay_states
+
+    hint = "give an event log written by `tacgrid run SCENARIO --run-seed N --log FILE`"
+
+    def bad(problem: str) -> ArgumentError:
+        return ArgumentError(f"{path}: {problem}; {hint}")
+
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read().decode("utf-8")
+    except FileNotFoundError:
+        raise ArgumentError(f"{path}: event log not found") from None
+    except IsADirectoryError:
+        raise bad("is a folder, not an event log") from None
+    except UnicodeDecodeError:
+        raise bad("not a text file") from None
+    except OSError as exc:
+        raise bad(f"cannot read ({exc.strerror})") from None
+    except ValueError:  # a NUL byte in the path (possible only through the Python API)
+        raise bad("not a usable file name") from None
+    events: list[dict[str, Any]] = []
+    tokens: set[str] = set()
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            raise bad(f"line {n} is not JSON") from None
+        if not isinstance(ev, dict) or not isinstance(ev.get("type"), str):
+            raise bad(f"line {n} is not an event (a JSON object with a type)")
+        kind = ev["type"]
+        if not events and kind != "start":
+            raise bad("not a tacgrid event log (no start event)")
+        missing = [k for k in _EVENT_KEYS.get(kind, ()) if k not in ev]
+        if viewer and kind == "start" and not isinstance(ev.get("scenario"), str):
+            missing.append("scenario")
+        if missing:
+            raise bad(f"line {n}: a {kind} event without {', '.join(missing)}")
+        if kind == "start":
+            if not isinstance(ev["tokens"], dict) or not all(
+                isinstance(s, dict) for s in ev["tokens"].values()
+            ):
+                raise bad(f"line {n}: the start event's tokens are not token states")
+            tokens = set(ev["tokens"])
+        elif kind in ("move", "state", "check"):
+            if not isinstance(ev["token"], str) or (ev["token"] not in tokens and kind != "state"):
+                raise bad(f"line {n}: no token {ev['token']!r} in the start event")
+            tokens.add(ev["token"])
+            if kind == "move" and not _is_path(ev["path"]):
+                raise bad(f"line {n}: the move's path is not a list of [col, row] cells")
+            if kind == "state" and not isinstance(ev["state"], dict):
+                raise bad(f"line {n}: the state event's state is not a token state")
+        events.append(ev)
+    if not events:
+        raise bad("not a tacgrid event log (no start event)")
+    try:
+        replay_states(events)
+    except (AttributeError, KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as exc:
+        # What is left are token states with values of the wrong kind (read by sim).
+        raise bad(f"a token state cannot be read ({type(exc).__name__}: {exc})") from None
+    return events
+
+
+def _is_path(path: Any) -> bool:
+    return (
+        isinstance(path, list)
+        and bool(path)
+        and all(
+            isinstance(c, list)
+            and len(c) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in c)
+            for c in path
+        )
+    )
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from engine.sim import replay_states
+
+    window = not args.text and not args.json
+    events = read_event_log(args.log, viewer=window)
+    if window:
+        _check_writable(args.screenshot, "--screenshot")
         from engine.viewer.app import replay as view_replay
 
         return int(view_replay(args.log, frames=args.frames, screenshot=args.screenshot))
@@ -510,11 +611,23 @@ def cmd_replay(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- viewer
 
 
+def _check_writable(path: str | None, what: str) -> None:
+    """Refuse an output file whose folder is missing before any work starts."""
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ArgumentError(f"{what} {path}: is a folder; give a file name")
+    if not os.path.isdir(folder):
+        raise ArgumentError(f"{what} {path}: the folder {folder} does not exist; create it first")
+
+
 def cmd_view(args: argparse.Namespace) -> int:
     from engine.viewer.app import view
 
     if (args.frames is None) != (args.screenshot is None) and args.screenshot is not None:
         raise ArgumentError("--screenshot needs --frames N (draw N frames, save, exit)")
+    _check_writable(args.screenshot, "--screenshot")
     source = args.source or str(DEFAULT_SCENARIO)
     return view(
         source,
@@ -734,7 +847,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except TacgridError as exc:
         if debug:
             traceback.print_exc()
-        sys.stderr.write(f"tacgrid: {exc}\n" if not str(exc).startswith("tacgrid") else f"{exc}\n")
+        msg = str(exc)
+        # The message quotes what the user gave, which may hold line breaks: keep one line.
+        msg = msg.replace("\r", "\\r").replace("\n", "\\n")
+        sys.stderr.write(f"tacgrid: {msg}\n" if not msg.startswith("tacgrid") else f"{msg}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("tacgrid: interrupted\n")

@@ -144,12 +144,20 @@ def load_scenario(
         raise ScenarioError(f"{path}: scenario file not found; check the path") from None
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read ({exc.strerror})") from None
+    except ValueError:  # a NUL byte in the path (possible only through the Python API)
+        raise ScenarioError(f"{path}: not a usable file name") from None
     try:
         data = yaml.safe_load(raw_bytes)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "YAML"
-        raise _err(path, where, f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
+        if isinstance(exc, yaml.reader.ReaderError):  # bytes that are not text
+            where = f"byte {exc.position}"
+            problem = f"character {exc.character!r} ({exc.reason})"
+        else:
+            problem = str(getattr(exc, "problem", None) or exc)
+        problem = " ".join(problem.split())  # PyYAML's messages span lines
+        raise _err(path, where, f"not valid YAML ({problem})") from None
     if not isinstance(data, dict):
         raise _err(path, "top level", "expected a mapping of keys (map, system, tokens, ...)")
     for key in data:
@@ -219,6 +227,8 @@ def load_scenario(
             cell = _cell(path, f"{where}.cell", t["cell"], model)
         else:
             spawn = t.get("spawn", tid)
+            if not isinstance(spawn, str):
+                raise _err(path, f"{where}.spawn", f"{spawn!r} is not a spawn name")
             if spawn not in spawns:
                 raise _err(
                     path,
@@ -243,12 +253,19 @@ def load_scenario(
                 f"'{pace}'",
                 f"{system.name} paces: {', '.join(system.paces)}",
             )
+        raw_waypoints = t.get("waypoints") or []
+        if not isinstance(raw_waypoints, list):
+            raise _err(
+                path, f"{where}.waypoints", "expected a list of cells, e.g. [[3, 4], [8, 4]]"
+            )
         waypoints = tuple(
-            _cell(path, f"{where}.waypoints[{j}]", w, model)
-            for j, w in enumerate(t.get("waypoints") or [])
+            _cell(path, f"{where}.waypoints[{j}]", w, model) for j, w in enumerate(raw_waypoints)
         )
         if policy == "waypoints" and not waypoints:
             raise _err(path, f"{where}.waypoints", "a waypoints policy needs a list of cells")
+        target = t.get("target")
+        if target is not None and not isinstance(target, str):
+            raise _err(path, f"{where}.target", f"{target!r} is not a token id")
         conditions = t.get("conditions") or []
         if not isinstance(conditions, list) or not all(isinstance(c, str) for c in conditions):
             raise _err(path, f"{where}.conditions", "expected a list of names, e.g. [prone]")
@@ -260,7 +277,7 @@ def load_scenario(
                 cell=cell,
                 policy=policy,
                 pace=pace,
-                target=t.get("target"),
+                target=target,
                 waypoints=waypoints,
                 conditions=tuple(conditions),
             )
@@ -275,7 +292,11 @@ def load_scenario(
             )
     order = data.get("order")
     if order is not None:
-        if not isinstance(order, list) or sorted(order) != sorted(ids):
+        if (
+            not isinstance(order, list)
+            or not all(isinstance(x, str) for x in order)
+            or sorted(order) != sorted(ids)
+        ):
             raise _err(
                 path, "order", "must list every token id exactly once", f"ids: {', '.join(ids)}"
             )

@@ -13,8 +13,10 @@ a cell in the viewer is a walk up the predecessor chain, never a new search.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -277,19 +279,40 @@ def exact_cells(x: float) -> Fraction:
     return Fraction(round(x * 10**9), 10**9)
 
 
+#: Longest plan that lists every turn; a longer one lists only the turns that enter cells.
+MAX_PLAN_TURNS = 1000
+
+
 def turn_plan(steps: list[dict[str, Any]], total: Fraction) -> list[dict[str, Any]]:
-    """Where the token stands at the end of each turn, and what that turn spent."""
-    plan: list[dict[str, Any]] = []
+    """Where the token stands at the end of each turn, and what that turn spent.
+
+    Every turn is listed up to :data:`MAX_PLAN_TURNS` turns; a longer move (a very slow
+    token) lists the turns in which it enters a cell and the last one, so the plan stays
+    as long as the path, not as long as the wait.
+    """
+    eps = 1e-12
     n_turns = math.ceil(total) if total else 0
-    for k in range(1, n_turns + 1):
-        entered = [s for s in steps[1:] if k - 1 < s["turns"] <= k + 1e-12]
-        last_done = [s for s in steps if s["turns"] <= k + 1e-12]
-        stand = last_done[-1]["cell"]
+    done = [s["turns"] for s in steps]  # non-decreasing
+    if n_turns <= MAX_PLAN_TURNS:
+        wanted: Iterable[int] = range(1, n_turns + 1)
+    else:
+        ks = {n_turns}
+        for t in done[1:]:
+            ks.update(k for k in (math.ceil(t - eps), math.ceil(t)) if 1 <= k <= n_turns)
+        wanted = sorted(ks)
+    plan: list[dict[str, Any]] = []
+    for k in wanted:
+        # steps[1:] entered in turn k: k - 1 < turns <= k (+eps); the last done: <= k (+eps).
+        lo = max(1, bisect.bisect_right(done, k - 1))
+        hi = bisect.bisect_right(done, k + eps)
+        entered = steps[lo:hi]
+        if n_turns > MAX_PLAN_TURNS and not entered and k != n_turns:
+            continue
         spent = min(Fraction(1), total - (k - 1))
         plan.append(
             {
                 "turn": k,
-                "end": stand,
+                "end": steps[hi - 1]["cell"],
                 "cells": [s["cell"] for s in entered],
                 "spent": float(spent),
             }

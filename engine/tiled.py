@@ -54,6 +54,8 @@ from engine.mapmodel import (
 
 #: Largest map we allocate; a file that declares more is refused before any allocation.
 MAX_CELLS = 4096 * 4096
+#: Most tiles in one tileset (an image cut into tiles, or a declared tilecount).
+MAX_TILESET_TILES = 1 << 20
 ORIENTATIONS = ("orthogonal", "isometric", "hexagonal", "staggered")
 FLAG_MASK = 0xF0000000
 GID_MASK = 0x0FFFFFFF
@@ -104,11 +106,14 @@ def _read_xml(path: str, what: str = "map") -> ET.Element:
         raise _fail(path, f"is a directory, not a {what} file") from None
     except OSError as exc:
         raise _fail(path, f"cannot read {what} file ({exc.strerror})") from None
+    except ValueError:  # a NUL byte in the path (possible only through the Python API)
+        raise _fail(path, f"not a usable {what} file name") from None
     if not data.strip():
         raise _fail(path, f"{what} file is empty", "save it again from Tiled")
     try:
         return ET.fromstring(data)
-    except ET.ParseError as exc:
+    except (ET.ParseError, LookupError, ValueError) as exc:
+        # LookupError/ValueError: an XML declaration naming an unknown or unusable encoding.
         raise _fail(
             path,
             f"not a readable Tiled XML file ({exc})",
@@ -144,11 +149,31 @@ def _int_attr(path: str, el: ET.Element, name: str, default: int | None = None) 
 
 
 def _float_attr(el: ET.Element, name: str, default: float = 0.0) -> float:
+    """A lenient number (offsets, opacity): missing, not a number or not finite -> default."""
     raw = el.get(name)
     try:
-        return float(raw) if raw is not None else default
+        value = float(raw) if raw is not None else default
     except ValueError:
         return default
+    return value if math.isfinite(value) else default
+
+
+def _geometry_attr(path: str, el: ET.Element, name: str) -> float:
+    """An object's position, size or rotation: a finite number (0 when missing)."""
+    raw = el.get(name)
+    if raw is None:
+        return 0.0
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise _fail(
+            path,
+            f"object {el.get('id', '?')} '{el.get('name', '')}' has {name}='{raw}'",
+            "use a finite number: move or resize the object in Tiled",
+        )
+    return value
 
 
 def _layer_label(el: ET.Element) -> str:
@@ -330,7 +355,10 @@ def _inline_tileset(
                 raise _fail(map_path, f"tileset '{source}' is not a Tiled JSON tileset")
             out = _tileset_from_json(ts_path, data, firstgid)
         else:
-            out = _read_xml(ts_path, "tileset")
+            try:
+                out = _read_xml(ts_path, "tileset")
+            except MapError as exc:
+                raise _fail(map_path, f"tileset '{source}': {exc}") from None
             if out.tag != "tileset":
                 raise _fail(map_path, f"tileset '{source}' is a <{out.tag}>, not a <tileset>")
             out.set("firstgid", firstgid)
@@ -354,16 +382,58 @@ def _inline_tileset(
                 notes.append(f"tileset '{name}' image '{src}' not found: drawn in terrain colours")
                 continue
             img.set("source", os.path.relpath(abs_src, map_dir))
-            if not img.get("width") or not img.get("height") or img.get("width") == "0":
-                size = _png_size(abs_src)
-                if size is not None:
-                    img.set("width", str(size[0]))
-                    img.set("height", str(size[1]))
+            # Tiled uses the image's real size; the file's width/height are only a note
+            # (and pytmx loops over every tile they imply).
+            size = _png_size(abs_src)
+            if size is not None:
+                img.set("width", str(size[0]))
+                img.set("height", str(size[1]))
     for tile in out.iter("tile"):
         # Tiled 1.10 writes a tile's class as `class`; pytmx only knows `type`.
         if tile.get("class") is not None:
             tile.set("type", tile.attrib.pop("class"))
+    _check_tileset(map_path, out, name)
     return out
+
+
+def _check_tileset(path: str, ts: ET.Element, name: str) -> None:
+    """Refuse tileset numbers that would make pytmx loop (or allocate) without end."""
+    label = f"tileset '{name}'"
+    firstgid = _int_attr(path, ts, "firstgid", 1)
+    if not 1 <= firstgid <= GID_MASK:
+        raise _fail(path, f"{label} has firstgid {firstgid}", "re-add the tileset in Tiled")
+    numbers = {
+        k: _int_attr(path, ts, k, 0) for k in ("tilewidth", "tileheight", "spacing", "margin")
+    }
+    count = _int_attr(path, ts, "tilecount", 0)
+    if min(numbers.values()) < 0 or not 0 <= count <= MAX_TILESET_TILES:
+        raise _fail(
+            path,
+            f"{label} has "
+            + ", ".join(f"{k}={v}" for k, v in {**numbers, "tilecount": count}.items()),
+            "fix the tileset in Tiled (Tileset > Tileset Properties)",
+        )
+    img = ts.find("image")
+    if img is None or not img.get("source"):
+        return
+    tw, th = numbers["tilewidth"], numbers["tileheight"]
+    iw, ih = _int_attr(path, img, "width", 0), _int_attr(path, img, "height", 0)
+    if tw <= 0 or th <= 0 or iw < 0 or ih < 0:
+        raise _fail(
+            path,
+            f"{label} has tiles of {tw}x{th} px in an image of {iw}x{ih} px",
+            "fix the tile size in Tiled (Tileset > Tileset Properties)",
+        )
+    # As pytmx counts them when it cuts the image into tiles.
+    m, sp = numbers["margin"], numbers["spacing"]
+    tiles = len(range(m, ih + m - th + 1, th + sp)) * len(range(m, iw + m - tw + 1, tw + sp))
+    if tiles > MAX_TILESET_TILES:
+        raise _fail(
+            path,
+            f"{label} cuts its {iw}x{ih} px image into {tiles} tiles; "
+            f"tacgrid reads at most {MAX_TILESET_TILES}",
+            "use larger tiles or a smaller image",
+        )
 
 
 # --------------------------------------------------------------------------- properties
@@ -423,7 +493,10 @@ def _merge_template(map_path: str, obj: ET.Element, cache: dict[str, ET.Element]
     if tx_path not in cache:
         if not os.path.exists(tx_path):
             raise _fail(map_path, f"object template '{src}' not found (looked at {tx_path})")
-        tx = _read_xml(tx_path, "template")
+        try:
+            tx = _read_xml(tx_path, "template")
+        except MapError as exc:
+            raise _fail(map_path, f"object template '{src}': {exc}") from None
         tobj = tx.find("object")
         if tobj is None:
             raise _fail(map_path, f"object template '{src}' has no <object>")
@@ -459,7 +532,7 @@ def _merge_template(map_path: str, obj: ET.Element, cache: dict[str, ET.Element]
     del obj.attrib["template"]
 
 
-def _read_object(el: ET.Element) -> MapObject:
+def _read_object(path: str, el: ET.Element) -> MapObject:
     shape = "rectangle"
     points: tuple[tuple[float, float], ...] = ()
     for tag in ("ellipse", "point", "polygon", "polyline", "text"):
@@ -471,9 +544,11 @@ def _read_object(el: ET.Element) -> MapObject:
                 for pair in (sub.get("points") or "").split():
                     try:
                         x, y = pair.split(",")
-                        pts.append((float(x), float(y)))
+                        pt = (float(x), float(y))
                     except ValueError:
                         continue
+                    if math.isfinite(pt[0]) and math.isfinite(pt[1]):
+                        pts.append(pt)
                 points = tuple(pts)
             break
     if el.get("gid"):
@@ -487,11 +562,11 @@ def _read_object(el: ET.Element) -> MapObject:
         name=el.get("name", ""),
         cls=el.get("class", el.get("type", "")) or "",
         shape=shape,
-        x=_float_attr(el, "x"),
-        y=_float_attr(el, "y"),
-        width=_float_attr(el, "width"),
-        height=_float_attr(el, "height"),
-        rotation=_float_attr(el, "rotation"),
+        x=_geometry_attr(path, el, "x"),
+        y=_geometry_attr(path, el, "y"),
+        width=_geometry_attr(path, el, "width"),
+        height=_geometry_attr(path, el, "height"),
+        rotation=_geometry_attr(path, el, "rotation"),
         points=points,
         properties=_properties(el),
     )
@@ -791,10 +866,12 @@ def read_tiled(
     for og in root.iter("objectgroup"):
         for obj in og.findall("object"):
             _merge_template(path, obj, template_cache)
-            objects.append(_read_object(obj))
+            objects.append(_read_object(path, obj))
     for obj_el in root.iter("object"):
         if obj_el.get("gid"):
-            g = int(float(obj_el.get("gid", "0")))
+            g = _int_attr(path, obj_el, "gid")
+            if not 0 <= g <= 0xFFFFFFFF:
+                raise _fail(path, f"<object> gid='{g}' is out of range", "re-place the tile object")
             # pytmx cannot decode the hex rotation bit: hand it the plain gid.
             obj_el.set("gid", str(g & ~0x10000000 if g & 0x10000000 else g))
 
@@ -945,7 +1022,9 @@ def _read_layer(
         terrain=terrain,
     )
     if data is None:
+        # An empty layer; pytmx still wants a <data> element to read.
         lay.raw = np.zeros((height, width), dtype=np.uint32) if not infinite else None
+        ET.SubElement(el, "data", encoding="csv").text = "0"
     else:
         chunk_els = data.findall("chunk")
         if chunk_els:
@@ -969,6 +1048,8 @@ def _read_layer(
             lh = _int_attr(path, el, "height", height)
             if (lw, lh) != (width, height):
                 raise _fail(path, f"{label} is {lw}x{lh} but the map is {width}x{height}")
+            el.set("width", str(width))  # pytmx needs them, even where the file left them out
+            el.set("height", str(height))
             lay.raw = _decode_gids(path, data, width * height, label).reshape(height, width)
         # pytmx gets an empty layer; it would only re-decode what we already have.
         for child in list(data):

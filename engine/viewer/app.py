@@ -369,7 +369,12 @@ class Viewer:
 
     def screenshot(self, path: str | None = None) -> str:
         path = path or f"tacgrid-{pygame.time.get_ticks()}.png"
-        pygame.image.save(self.screen, path)
+        try:
+            pygame.image.save(self.screen, path)
+        except (pygame.error, OSError) as exc:
+            from engine.errors import ArgumentError
+
+            raise ArgumentError(f"--screenshot {path}: cannot write the image ({exc})") from None
         self.message = f"saved {path}"
         return path
 
