@@ -23,11 +23,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.errors import ArgumentError, StatError, did_you_mean
 from engine.grid import Cell
 from engine.mapmodel import MODES, Terrain
+
+if TYPE_CHECKING:
+    from engine.flight import FlightRules
 
 # --------------------------------------------------------------------------- values
 
@@ -418,6 +421,11 @@ class RuleSystem:
     def extra_stats(self, token: Token) -> dict[str, Any]:
         """System-specific figures added to the ``stats`` report."""
         return {}
+
+    def flight(self, token: Token, model: Any) -> FlightRules | None:
+        """The token's flight rules on ``model`` (RULES.md 6), or None when this system or
+        this token cannot fly."""
+        return None
 
     @classmethod
     def parse_check(cls, text: str) -> Any:

@@ -1,0 +1,1276 @@
+"""Flight as momentum (RULES.md 6): the system-agnostic part.
+
+A flier's state is a :class:`FlightState` (cell, heading, speed, altitude, landed, the face it
+crosses next on a vertex heading, and what a system adds). Each turn the flier makes one
+:class:`FlightChoice`; its rule system's :class:`FlightRules` turns that into the next state
+and a :class:`TurnRecord` of the cells entered and the events (the choice itself, collisions,
+unsafe landings, falls). The rules live in the system modules (their "Flight" sections); this
+module holds what every system shares:
+
+* :class:`Geometry`: headings, faces, vertex alternation, lattice arithmetic on any grid;
+* :class:`Runs`: how far a flier gets along a heading before a blocked cell (cached lazily);
+* :func:`simulate`: a list of choices, replayed turn by turn, every choice an event;
+* :func:`search` / :func:`plan`: the planner, an A* over flight states generated lazily, with
+  the system's admissible heuristic (a relaxed 1-D speed/distance problem) and dominated
+  states pruned; fewest turns, then fewest actions;
+* :func:`fly_report` / :func:`format_fly`: CONTRACT.md's ``fly`` JSON and its text form.
+
+Movement, shared by every system: a turn's move enters exactly ``speed`` cells, cell by cell,
+along the heading. A heading through a face steps through that neighbour; a heading on a
+vertex (hex: 0, 60, ...; pointy tops) alternates the two faces beside it, starting with the
+face nearer the previous heading (RULES.md 6, ruling); continuing on the same vertex heading
+keeps alternating. Ties (a 180-degree turn from one vertex heading to the other) go to the face
+nearer the face crossed last, then to the counter-clockwise face; a flier that starts on a
+vertex heading starts through its counter-clockwise face unless the state names one. On square
+grids every heading is a face heading, except that with ``diagonals = none`` the diagonal
+headings alternate the two edges beside them in the same way. A flight step is one cell
+whatever the diagonal rule. Turns are ``(after k cells, by d degrees)`` pairs, ``d`` positive
+clockwise, applied in order (several at one point are allowed: each counts).
+
+Headings are degrees clockwise from the top of the map: steps of 30 on hex maps, 45 on the
+others.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from engine.errors import ArgumentError
+from engine.grid import Cell, Grid
+from engine.mapmodel import MapModel
+from engine.systems.base import jsonable
+
+if TYPE_CHECKING:
+    from engine.systems.base import RuleSystem, Token
+
+#: A flight state as a plain tuple, in :class:`FlightState`'s field order (the planner's key).
+Key = tuple[Cell, int, int, int, bool, int, int, int]
+Turns = tuple[tuple[int, int], ...]
+
+#: Cells a flier cannot land on: nothing to stand on, or nothing but wall.
+UNLANDABLE = ("air", "gap", "blocked")
+
+
+# =============================================================================================
+# States, choices, records
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class FlightState:
+    """Where a flier is and how it moves.
+
+    ``heading``: degrees clockwise from up. ``speed``: cells per turn (Mythmaster: its
+    momentum; Speedpoints: its current airspeed). A landed flier's ``speed`` is its ground
+    rate of the turn before (Mythmaster's take-off speed; 0 when it stood still).
+    ``altitude``: metres above the ground (Speedpoints; 0 elsewhere). ``face``: the face the
+    next step crosses (equal to ``heading`` on a face heading; on a vertex heading, one of
+    the two faces beside it). ``modifier``: Speedpoints' airspeed modifier (climbs take,
+    descents give). ``downed``: Mythmaster actions still needed to recover from a trip.
+    """
+
+    cell: Cell
+    heading: int
+    speed: int = 0
+    altitude: int = 0
+    landed: bool = False
+    face: int = -1  # -1: not set yet (the rules fill it in)
+    modifier: int = 0
+    downed: int = 0
+
+    def key(self) -> Key:
+        return (
+            self.cell,
+            self.heading,
+            self.speed,
+            self.altitude,
+            self.landed,
+            self.face,
+            self.modifier,
+            self.downed,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cell": list(self.cell),
+            "heading": self.heading,
+            "speed": self.speed,
+            "altitude": self.altitude,
+            "landed": self.landed,
+            "face": self.face,
+            "modifier": self.modifier,
+            "downed": self.downed,
+        }
+
+
+def state_of(key: Key) -> FlightState:
+    return FlightState(*key)
+
+
+@dataclass(frozen=True)
+class FlightChoice:
+    """One turn's choice. Each system reads the fields it has and refuses the others.
+
+    Mythmaster: ``take_off``/``land`` (1 action each), ``maintain`` (1), ``accelerate`` n
+    or ``decelerate`` n (n actions; at most one of the three speed actions), ``turns`` (the
+    turn's total up to 30 degrees free, each further 30 one action; on square maps each 45
+    counts as 30), ``recover`` (actions spent getting up after a trip).
+    Speedpoints: ``climb`` metres (negative: descend), ``spaces`` to move (None: all of the
+    airspeed), ``turns`` (free), ``take_off``/``land`` (no action cost).
+    """
+
+    take_off: bool = False
+    land: bool = False
+    maintain: bool = False
+    accelerate: int = 0
+    decelerate: int = 0
+    turns: Turns = ()
+    recover: int = 0
+    climb: int = 0
+    spaces: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in (
+            "take_off",
+            "land",
+            "maintain",
+            "accelerate",
+            "decelerate",
+            "recover",
+            "climb",
+        ):
+            value = getattr(self, name)
+            if value:
+                out[name] = value
+        if self.turns:
+            out["turns"] = [list(t) for t in self.turns]
+        if self.spaces is not None:
+            out["spaces"] = self.spaces
+        return out
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """One turn flown: the choice, the actions it spent, the speed flown, the cells entered
+    in order, the states before and after, and the events (the choice first)."""
+
+    turn: int
+    choice: FlightChoice
+    actions: tuple[str, ...]
+    speed: int
+    cells: tuple[Cell, ...]
+    before: FlightState
+    state: FlightState
+    events: tuple[dict[str, Any], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "turn": self.turn,
+            "actions": list(self.actions),
+            "speed": self.speed,
+            "cells": [list(c) for c in self.cells],
+            "state": self.state.to_dict(),
+            "events": jsonable(list(self.events)),
+        }
+
+
+@dataclass(frozen=True)
+class Goal:
+    """What a plan must do: enter ``cell`` (optionally on ``heading``: the heading of the
+    step that enters it), or with ``land`` end a move there and land safely (``heading``:
+    the heading it lands with)."""
+
+    cell: Cell
+    land: bool = False
+    heading: int | None = None
+
+
+# =============================================================================================
+# Geometry: headings, faces, lattice arithmetic
+# =============================================================================================
+
+
+def whole(value: Any) -> int:
+    """An int from an int or integral text (``"90"``); anything else raises ValueError."""
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if isinstance(value, str):
+        return int(value.strip())
+    out = int(value)
+    if out != value:
+        raise ValueError(value)
+    return out
+
+
+def turn_delta(a: int, b: int) -> int:
+    """The signed turn from heading ``a`` to ``b``, in (-180, 180]."""
+    d = (b - a) % 360
+    return d - 360 if d > 180 else d
+
+
+def angle(a: int, b: int) -> int:
+    """Unsigned angle between two headings, 0..180."""
+    return abs(turn_delta(a, b))
+
+
+class Geometry:
+    """A grid's flight geometry: which headings cross faces, the two faces beside each vertex
+    heading, and integer lattice coordinates in which a step along a face is a fixed vector
+    (so the cell ``t`` steps along a heading is arithmetic, not a walk).
+
+    >>> g = Geometry(Grid("hexagonal", 9, 9, 32, 32, hex_side=16))
+    >>> g.step, g.vertex_faces[0]
+    (30, (330, 30))
+    """
+
+    def __init__(self, grid: Grid) -> None:
+        self.grid = grid
+        self.hex = grid.kind == "hex"
+        self.step = 30 if self.hex else 45
+        self.headings = grid.headings()
+        rep: Cell = (0, 0)
+        # Edges: headings whose step from a parity-0 cell is a non-diagonal offset.
+        edge_offsets = {(dc, dr) for dc, dr, diag in grid.offsets(0) if not diag}
+        steps = {h: grid.step_heading(rep, h) for h in grid.face_headings()}
+        edges = sorted(
+            h for h, c in steps.items() if (c[0] - rep[0], c[1] - rep[1]) in edge_offsets
+        )
+        if self.hex or grid.diagonals != "none":
+            faces = tuple(sorted(steps))
+        else:
+            faces = tuple(edges)
+        self.faces: frozenset[int] = frozenset(faces)
+        self.vertex_faces: dict[int, tuple[int, int]] = {
+            h: ((h - self.step) % 360, (h + self.step) % 360)
+            for h in self.headings
+            if h not in self.faces
+        }
+        self._lat: dict[Cell, tuple[int, int]] = {}
+        self._cell: dict[tuple[int, int], Cell] = {}
+        self.vec: dict[int, tuple[int, int]] = {}
+        if self.hex:
+            q0, r0, _ = grid.to_cube(rep)
+            for h, c in steps.items():
+                q, r, _ = grid.to_cube(c)
+                self.vec[h] = (q - q0, r - r0)
+            self._mode = "cube"
+        elif grid.orientation != "staggered":
+            for h, c in steps.items():
+                self.vec[h] = (c[0] - rep[0], c[1] - rep[1])
+            self._mode = "cells"
+        else:
+            unit = ((1, 0), (0, 1), (-1, 0), (0, -1))
+            for i, h in enumerate(edges):
+                self.vec[h] = unit[i]
+            for h in steps:
+                if h not in self.vec:
+                    a, b = self.vec[(h - 45) % 360], self.vec[(h + 45) % 360]
+                    self.vec[h] = (a[0] + b[0], a[1] + b[1])
+            self._mode = "labels"
+            self._label_all()
+        # (heading, next face) -> (first vector, second vector, the face after one step)
+        self._pairs: dict[tuple[int, int], tuple[int, int, int, int, int]] = {}
+        for h in self.headings:
+            for f in self.faces_of(h):
+                g = self.other(h, f)
+                (fx, fy), (gx, gy) = self.vec[f], self.vec[g]
+                self._pairs[(h, f)] = (fx, fy, gx, gy, g)
+        self._first: dict[tuple[int, int, int], int] = {}
+
+    def _label_all(self) -> None:
+        """Lattice labels for every cell of a staggered map (its offsets change with parity)."""
+        grid = self.grid
+        start: Cell = (0, 0)
+        self._lat[start] = (0, 0)
+        self._cell[(0, 0)] = start
+        todo = [start]
+        while todo:
+            c = todo.pop()
+            x, y = self._lat[c]
+            for h, (dx, dy) in self.vec.items():
+                n = grid.step_heading(c, h)
+                if grid.in_bounds(n) and n not in self._lat:
+                    self._lat[n] = (x + dx, y + dy)
+                    self._cell[(x + dx, y + dy)] = n
+                    todo.append(n)
+
+    # ----------------------------------------------------------------- headings
+
+    def check_heading(self, heading: Any, what: str = "--heading") -> int:
+        """A heading given by a user, as an int in 0..359; anything else is one clear line."""
+        try:
+            h = whole(heading)
+        except (TypeError, ValueError):
+            raise ArgumentError(
+                f"{what} {heading!r}: expected a multiple of {self.step} degrees "
+                f"(0 = up, 90 = right)"
+            ) from None
+        if h % self.step:
+            kind = "hex" if self.hex else self.grid.kind
+            raise ArgumentError(
+                f"{what} {heading}: expected a multiple of {self.step} on a {kind} map "
+                f"(0, {self.step}, ..., {360 - self.step}; 0 = up, clockwise)"
+            )
+        return h % 360
+
+    def is_face(self, h: int) -> bool:
+        return h in self.faces
+
+    def faces_of(self, h: int) -> tuple[int, ...]:
+        return (h,) if h in self.faces else self.vertex_faces[h]
+
+    def other(self, h: int, f: int) -> int:
+        """The face after ``f`` on heading ``h`` (``h`` itself on a face heading)."""
+        if h in self.faces:
+            return h
+        a, b = self.vertex_faces[h]
+        return b if f == a else a
+
+    def norm_face(self, h: int, f: int) -> int:
+        """``f`` when it is a face of ``h``; else the heading's default first face."""
+        if h in self.faces:
+            return h
+        a, b = self.vertex_faces[h]
+        return f if f in (a, b) else a
+
+    def first_face(self, new: int, old: int, face: int) -> int:
+        """The face a flier crosses first after turning from ``old`` (next face ``face``)
+        onto ``new``: the one nearer the previous heading (RULES.md 6); ties go to the one
+        nearer the face crossed last, then to the counter-clockwise one."""
+        k = (new, old, face)
+        got = self._first.get(k)
+        if got is not None:
+            return got
+        if new in self.faces:
+            out = new
+        else:
+            a, b = self.vertex_faces[new]
+            da, db = angle(a, old), angle(b, old)
+            if da != db:
+                out = a if da < db else b
+            else:
+                last = old if old in self.faces else self.other(old, face)
+                la, lb = angle(a, last), angle(b, last)
+                out = b if lb < la else a
+        self._first[k] = out
+        return out
+
+    def turn_steps(self, turns: Iterable[tuple[int, int]]) -> int:
+        """The turn's total, in heading steps (30 degrees on hex, 45 elsewhere)."""
+        return sum(abs(d) for _, d in turns) // self.step
+
+    # ----------------------------------------------------------------- lattice
+
+    def lat(self, cell: Cell) -> tuple[int, int]:
+        got = self._lat.get(cell)
+        if got is not None:
+            return got
+        if self._mode == "cube":
+            q, r, _ = self.grid.to_cube(cell)
+            got = (q, r)
+        elif self._mode == "cells":
+            got = cell
+        else:
+            raise KeyError(cell)
+        self._lat[cell] = got
+        self._cell[got] = cell
+        return got
+
+    def cell_at(self, p: tuple[int, int]) -> Cell:
+        got = self._cell.get(p)
+        if got is not None:
+            return got
+        if self._mode == "cube":
+            got = self.grid.from_cube(p[0], p[1], -p[0] - p[1])
+        elif self._mode == "cells":
+            got = p
+        else:
+            raise KeyError(p)
+        self._cell[p] = got
+        self._lat[got] = p
+        return got
+
+    def advance(self, p: tuple[int, int], h: int, f: int, t: int) -> tuple[int, int]:
+        """Lattice point ``t`` steps from ``p`` on heading ``h``, crossing ``f`` first."""
+        fx, fy, gx, gy, _ = self._pairs[(h, f)]
+        a, b = (t + 1) >> 1, t >> 1
+        return (p[0] + a * fx + b * gx, p[1] + a * fy + b * gy)
+
+    def face_after(self, h: int, f: int, t: int) -> int:
+        return self._pairs[(h, f)][4] if t & 1 else f
+
+    def solve(self, dx: int, dy: int, h: int, f: int) -> int:
+        """The step count ``t >= 1`` that moves by ``(dx, dy)`` on ``h`` from face ``f``, or 0."""
+        fx, fy, gx, gy, _ = self._pairs[(h, f)]
+        if (fx, fy) == (gx, gy):
+            if fx:
+                t, rem = divmod(dx, fx)
+                ok = not rem and dy == t * fy
+            else:
+                t, rem = divmod(dy, fy)
+                ok = not rem and dx == 0
+            return t if ok and t >= 1 else 0
+        det = fx * gy - fy * gx
+        a, ra = divmod(dx * gy - dy * gx, det)
+        b, rb = divmod(fx * dy - fy * dx, det)
+        if ra or rb or a - b not in (0, 1):
+            return 0
+        t = a + b
+        return t if t >= 1 else 0
+
+    def distance(self, p: tuple[int, int], q: tuple[int, int]) -> int:
+        """Fewest steps between two lattice points on an open grid (:meth:`Grid.steps`)."""
+        dx, dy = q[0] - p[0], q[1] - p[1]
+        if self.hex:
+            return (abs(dx) + abs(dy) + abs(dx + dy)) >> 1
+        if self.grid.diagonals == "none":
+            return abs(dx) + abs(dy)
+        return max(abs(dx), abs(dy))
+
+
+class Runs:
+    """How many cells a flier can enter along a heading before a blocked cell or the map's
+    edge, from every (cell, heading, next face) it asks about; worked out lazily, once."""
+
+    def __init__(self, geometry: Geometry, blocked: Callable[[Cell], bool]) -> None:
+        self.geo = geometry
+        self.blocked = blocked
+        self._tables: dict[tuple[int, int], dict[Cell, int]] = {}
+
+    def table(self, h: int, f: int) -> dict[Cell, int]:
+        """The (partial) table for heading ``h`` with ``f`` the next face: cell -> run.
+        Missing cells are not worked out yet: ask :meth:`free`."""
+        got = self._tables.get((h, f))
+        if got is None:
+            got = self._tables[(h, f)] = {}
+        return got
+
+    def free(self, cell: Cell, h: int, f: int) -> int:
+        tab = self.table(h, f)
+        v = tab.get(cell)
+        if v is not None:
+            return v
+        grid, geo, blocked = self.geo.grid, self.geo, self.blocked
+        chain: list[tuple[dict[Cell, int], Cell]] = []
+        c, face = cell, f
+        while True:
+            got = tab.get(c)
+            if got is not None:
+                v = got
+                break
+            chain.append((tab, c))
+            n = grid.step_heading(c, face)
+            if not grid.in_bounds(n) or blocked(n):
+                v = -1
+                break
+            c, face = n, geo.other(h, face)
+            tab = self.table(h, face)
+        for t, c in reversed(chain):
+            v += 1
+            t[c] = v
+        return v
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A move traced cell by cell: the cells entered, the heading and next face at the end
+    (or at the collision), and the cell it would have entered when something stopped it."""
+
+    cells: tuple[Cell, ...]
+    heading: int
+    face: int
+    hit: Cell | None = None
+
+
+def trace(
+    geo: Geometry,
+    cell: Cell,
+    heading: int,
+    face: int,
+    count: int,
+    turns: Turns,
+    blocked: Callable[[Cell], bool],
+) -> Trace:
+    """Move exactly ``count`` cells from ``cell`` with ``turns`` made along the way; stop
+    before the first blocked or off-map cell."""
+    grid = geo.grid
+    h, f = heading, geo.norm_face(heading, face)
+    cells: list[Cell] = []
+    ti = 0
+    for i in range(count + 1):
+        while ti < len(turns) and turns[ti][0] == i:
+            nh = (h + turns[ti][1]) % 360
+            f = geo.first_face(nh, h, f)
+            h = nh
+            ti += 1
+        if i == count:
+            break
+        n = grid.step_heading(cell, f)
+        if not grid.in_bounds(n) or blocked(n):
+            return Trace(tuple(cells), h, f, n)
+        cells.append(n)
+        cell = n
+        f = geo.other(h, f)
+    return Trace(tuple(cells), h, f, None)
+
+
+def check_turns(geo: Geometry, turns: Sequence[Sequence[int]], count: int, what: str) -> Turns:
+    """Validated turn points: ``(k, d)`` with ``0 <= k <= count`` in order and ``d`` a
+    non-zero multiple of the heading step, at most 180 degrees either way."""
+    out = []
+    last = 0
+    for t in turns:
+        if len(t) != 2:
+            raise ArgumentError(f"{what}: a turn is (after k cells, by d degrees), got {t!r}")
+        k, d = int(t[0]), int(t[1])
+        if not 0 <= k <= count:
+            raise ArgumentError(
+                f"{what}: turn after {k} cells, but this turn's move is {count} cells"
+            )
+        if k < last:
+            raise ArgumentError(f"{what}: turn points must be in order (after {last}, then {k})")
+        if d == 0 or d % geo.step or abs(d) > 180:
+            raise ArgumentError(
+                f"{what}: turn by {d} degrees: expected a non-zero multiple of {geo.step} "
+                "from -180 to 180 (positive = clockwise)"
+            )
+        last = k
+        out.append((k, d))
+    return tuple(out)
+
+
+def turn_options(step: int, max_steps: int) -> list[tuple[int, int]]:
+    """``(d, steps)`` for every non-zero turn of at most ``max_steps`` heading steps (180
+    counted once)."""
+    out = []
+    for n in range(1, max_steps + 1):
+        d = n * step
+        if d > 180:
+            break
+        out.append((d, n))
+        if d != 180:
+            out.append((-d, n))
+    return out
+
+
+def turn_plans(step: int, v: int, max_steps: int, points: int) -> Iterator[tuple[Turns, int]]:
+    """Every turn list of up to ``points`` points (``0 <= k <= v``, in order) whose total is at
+    most ``max_steps`` heading steps, with that total; no turns first. Blind to the map:
+    the brute-force side of the planner's tests."""
+    yield (), 0
+
+    def rec(first: int, used: int, left: int, turns: Turns) -> Iterator[tuple[Turns, int]]:
+        for k in range(first, v + 1):
+            for d, n in turn_options(step, max_steps - used):
+                more = (*turns, (k, d))
+                yield more, used + n
+                if left > 1 and used + n < max_steps:
+                    yield from rec(k, used + n, left - 1, more)
+
+    if points > 0 and max_steps > 0:
+        yield from rec(0, 0, points, ())
+
+
+def straight_and_one_turn(
+    geo: Geometry,
+    runs: Runs,
+    cell: Cell,
+    h: int,
+    f: int,
+    v: int,
+    max_steps: int,
+    goal: Goal | None,
+) -> Iterator[tuple[Cell, int, int, Turns, int, bool]]:
+    """Every move of exactly ``v`` clear cells with at most one turn point (any point
+    ``0..v``) of at most ``max_steps`` heading steps: ``(end, heading, next face, turns,
+    steps, entered)``, where ``entered`` says whether the move entered ``goal`` (on the
+    goal's heading, when it names one). Each move is O(1): lattice arithmetic and
+    :class:`Runs`, never a walk."""
+    lat0 = geo.lat(cell)
+    free0 = runs.free(cell, h, f)
+    want = goal is not None and not goal.land
+    gh = goal.heading if goal is not None else None
+    if want:
+        assert goal is not None
+        gp = geo.lat(goal.cell)
+        t0 = geo.solve(gp[0] - lat0[0], gp[1] - lat0[1], h, f) if gh is None or gh == h else 0
+    else:
+        gp = (0, 0)
+        t0 = 0
+    if v <= free0:
+        end = geo.cell_at(geo.advance(lat0, h, f, v)) if v else cell
+        yield end, h, geo.face_after(h, f, v), (), 0, want and 1 <= t0 <= v
+    if max_steps <= 0:
+        return
+    # Per turn option and per face the flier may have next at the turn point (two on a
+    # vertex heading): the new heading's first face, its run table and its vectors.
+    pairs = geo._pairs
+    per_face: dict[int, list[tuple[int, int, int, int, dict[Cell, int], int, int, int, int, int]]]
+    per_face = {}
+    for fk in geo.faces_of(h):
+        rows = []
+        for d, n in turn_options(geo.step, max_steps):
+            h2 = (h + d) % 360
+            f2 = geo.first_face(h2, h, fk)
+            fx, fy, gx, gy, g2 = pairs[(h2, f2)]
+            rows.append((d, n, h2, f2, runs.table(h2, f2), fx, fy, gx, gy, g2))
+        per_face[fk] = rows
+    cell_of = geo._cell
+    cell_at = geo.cell_at
+    free = runs.free
+    solve = geo.solve
+    px, py = lat0
+    fk, ck = f, cell
+    other = pairs[(h, f)][4]
+    for k in range(min(v, free0) + 1):
+        if k:
+            vx, vy = geo.vec[fk]
+            px, py = px + vx, py + vy
+            fk = other if fk == f else f
+            ck = cell_of.get((px, py)) or cell_at((px, py))
+        pre = want and 1 <= t0 <= k
+        rest = v - k
+        a, b = (rest + 1) >> 1, rest >> 1
+        for d, n, h2, f2, tab, fx, fy, gx, gy, g2 in per_face[fk]:
+            if rest:
+                room = tab.get(ck)
+                if room is None:
+                    room = free(ck, h2, f2)
+                if rest > room:
+                    continue
+                q = (px + a * fx + b * gx, py + a * fy + b * gy)
+                end = cell_of.get(q) or cell_at(q)
+                fe = g2 if rest & 1 else f2
+            else:
+                end, fe = ck, f2
+            hit = pre
+            if want and not hit and rest and (gh is None or gh == h2):
+                t = solve(gp[0] - px, gp[1] - py, h2, f2)
+                hit = 1 <= t <= rest
+            yield end, h2, fe, ((k, d),), n, hit
+
+
+def multi_turn_moves(
+    geo: Geometry,
+    runs: Runs,
+    cell: Cell,
+    h: int,
+    f: int,
+    v: int,
+    max_steps: int,
+    points: int,
+    goal: Goal | None,
+) -> Iterator[tuple[Cell, int, int, Turns, int, bool]]:
+    """As :func:`straight_and_one_turn` with up to ``points`` turn points (slow: for tests
+    and small maps)."""
+    want = goal is not None and not goal.land
+    gh = goal.heading if goal is not None else None
+    gp = geo.lat(goal.cell) if goal is not None else (0, 0)
+
+    def seg_hit(p: tuple[int, int], hh: int, ff: int, m: int) -> bool:
+        if not want or m <= 0 or (gh is not None and gh != hh):
+            return False
+        t = geo.solve(gp[0] - p[0], gp[1] - p[1], hh, ff)
+        return 1 <= t <= m
+
+    def rec(
+        c: Cell,
+        p: tuple[int, int],
+        hh: int,
+        ff: int,
+        done: int,
+        used: int,
+        left: int,
+        turns: Turns,
+        hit: bool,
+    ) -> Iterator[tuple[Cell, int, int, Turns, int, bool]]:
+        room = runs.free(c, hh, ff)
+        rest = v - done
+        if rest <= room:
+            end = geo.cell_at(geo.advance(p, hh, ff, rest)) if rest else c
+            yield (
+                end,
+                hh,
+                geo.face_after(hh, ff, rest),
+                turns,
+                used,
+                hit or seg_hit(p, hh, ff, rest),
+            )
+        if left <= 0 or used >= max_steps:
+            return
+        last = turns[-1][0] if turns else 0
+        for k in range(max(done, last), min(v, done + room) + 1):
+            m = k - done
+            pk = geo.advance(p, hh, ff, m)
+            fk = geo.face_after(hh, ff, m)
+            ck = geo.cell_at(pk) if m else c
+            hk = hit or seg_hit(p, hh, ff, m)
+            for d, n in turn_options(geo.step, max_steps - used):
+                h2 = (hh + d) % 360
+                f2 = geo.first_face(h2, hh, fk)
+                yield from rec(ck, pk, h2, f2, k, used + n, left - 1, (*turns, (k, d)), hk)
+
+    yield from rec(cell, geo.lat(cell), h, f, 0, 0, points, (), False)
+
+
+def moves(
+    geo: Geometry,
+    runs: Runs,
+    cell: Cell,
+    h: int,
+    f: int,
+    v: int,
+    max_steps: int,
+    points: int,
+    goal: Goal | None,
+) -> Iterator[tuple[Cell, int, int, Turns, int, bool]]:
+    """Every clear move of exactly ``v`` cells with up to ``points`` turn points."""
+    if points <= 1:
+        return straight_and_one_turn(geo, runs, cell, h, f, v, max_steps if points else 0, goal)
+    return multi_turn_moves(geo, runs, cell, h, f, v, max_steps, points, goal)
+
+
+# =============================================================================================
+# The rules' shape
+# =============================================================================================
+
+
+class FlightRules:
+    """What a rule system's flight rules provide (one subclass per system, in the system's
+    module). Bound to one token and one map.
+
+    Rules: :meth:`start_state`, :meth:`step` (one turn), :meth:`choices` (every choice the
+    planner considers, for brute force and tests). Planning: :meth:`expand` (successors as
+    plain tuples, generated lazily and fast), :meth:`choice_of` (the choice behind one),
+    :meth:`heuristic` (a lower bound on the turns left), :meth:`dedup` (what counts as the
+    same state for pruning).
+    """
+
+    system_name = ""
+    #: Whether the system has altitude (the report shows it per turn).
+    has_altitude = False
+
+    def __init__(self, model: MapModel) -> None:
+        self.model = model
+        self.geo = Geometry(model.grid)
+        self._fields: dict[Cell, dict[Cell, int]] = {}
+
+    def passable(self, cell: Cell) -> bool:
+        """Whether any flight at all can enter ``cell`` (at the best altitude)."""
+        return True
+
+    def steps_to(self, goal: Cell) -> dict[Cell, int]:
+        """Fewest steps from every cell to ``goal`` through passable cells (a BFS from the
+        goal, once per goal): a flier needs at least that many cells of movement, so every
+        heuristic measures distance with it. Cells missing cannot reach the goal."""
+        got = self._fields.get(goal)
+        if got is None:
+            grid = self.model.grid
+            got = {goal: 0}
+            frontier = [goal]
+            d = 0
+            while frontier:
+                d += 1
+                nxt = []
+                for c in frontier:
+                    for n in grid.neighbours(c):
+                        if n not in got and self.passable(n):
+                            got[n] = d
+                            nxt.append(n)
+                frontier = nxt
+            self._fields[goal] = got
+        return got
+
+    # ----------------------------------------------------------------- map
+
+    def with_model(self, model: MapModel) -> FlightRules:
+        """The same rules on another map."""
+        raise NotImplementedError
+
+    def landable(self, cell: Cell) -> bool:
+        return self.model.terrain_at(cell).move not in UNLANDABLE
+
+    # ----------------------------------------------------------------- rules
+
+    def start_state(
+        self, cell: Cell, heading: int, speed: int, *, altitude: int = 0, face: int = -1
+    ) -> FlightState:
+        """A validated start: ``speed`` 0 means on the ground."""
+        raise NotImplementedError
+
+    def normal(self, state: FlightState) -> FlightState:
+        """``state`` with its face filled in (the heading's default first face)."""
+        face = self.geo.norm_face(state.heading, state.face)
+        return state if face == state.face else replace(state, face=face)
+
+    def step(self, state: FlightState, choice: FlightChoice) -> tuple[FlightState, TurnRecord]:
+        raise NotImplementedError
+
+    def actions(self, choice: FlightChoice) -> tuple[str, ...]:
+        """One entry per action spent (CONTRACT.md's names)."""
+        raise NotImplementedError
+
+    def choices(
+        self, state: FlightState, *, turn_points: int = 1, land: bool = True
+    ) -> Iterator[FlightChoice]:
+        """Every choice the planner considers from ``state`` (may be many: tests)."""
+        raise NotImplementedError
+
+    def knock_down(self, state: FlightState) -> tuple[FlightState, dict[str, Any]]:
+        """The flier is tripped or downed in flight (systems with such a rule)."""
+        raise ArgumentError(f"{self.system_name}: no rule for a flier downed in flight")
+
+    def goal_refusal(self, goal: Goal) -> str | None:
+        """Why no plan can reach ``goal`` at all (a blocked goal, nowhere to land)."""
+        return None
+
+    # ----------------------------------------------------------------- planning
+
+    def dedup(self, key: Key) -> Hashable:
+        return key
+
+    def expand(
+        self, key: Key, goal: Goal, turn_points: int
+    ) -> Iterator[tuple[Key, int, bool, Any]]:
+        """``(next key, actions, reaches the goal, spec)`` for every useful choice."""
+        raise NotImplementedError
+
+    def choice_of(self, key: Key, spec: Any) -> FlightChoice:
+        raise NotImplementedError
+
+    def bound(self, key: Key, goal: Goal) -> tuple[int, int] | None:
+        """Lower bounds on the (turns, actions) still needed, compared as a pair (None: the
+        goal is out of reach). Must be admissible and consistent: never more than any real
+        continuation, and never dropping by more than one turn's cost."""
+        return (0, 0)
+
+
+def at_goal(rules: FlightRules, state: FlightState, goal: Goal) -> bool:
+    """Whether ``state`` already satisfies ``goal`` (a plan of no turns)."""
+    if state.cell != goal.cell:
+        return False
+    if goal.heading is not None and state.heading != goal.heading:
+        return False
+    return state.landed if goal.land else True
+
+
+# =============================================================================================
+# The simulator
+# =============================================================================================
+
+
+def simulate(
+    model: MapModel,
+    rules: FlightRules,
+    state: FlightState,
+    choices: Iterable[FlightChoice],
+    *,
+    downs: Iterable[int] = (),
+) -> list[TurnRecord]:
+    """Fly ``choices`` turn by turn from ``state``; one :class:`TurnRecord` per turn, its
+    events the choice, then whatever the turn brought (collisions, landings, falls).
+    ``downs``: turns (1-based) at whose start the flier is tripped or downed (systems
+    without such a rule refuse them).
+
+    Illegal choices (too many actions, a turn past the move's end, ...) raise
+    :class:`~engine.errors.ArgumentError` naming the turn.
+    """
+    if rules.model is not model:
+        rules = rules.with_model(model)
+    downed = set(downs)
+    records: list[TurnRecord] = []
+    state = rules.normal(state)
+    for i, choice in enumerate(choices, start=1):
+        pre: list[dict[str, Any]] = []
+        if i in downed:
+            state, event = rules.knock_down(state)
+            pre.append({**event, "turn": i})
+        try:
+            nxt, rec = rules.step(state, choice)
+        except ArgumentError as exc:
+            raise ArgumentError(f"turn {i}: {exc}") from None
+        events = tuple(pre) + tuple({**e, "turn": i} for e in rec.events)
+        rec = replace(rec, turn=i, events=events)
+        records.append(rec)
+        state = nxt
+    return records
+
+
+# =============================================================================================
+# The planner
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A flight plan: the start, the turns (as the simulator flies them) and the planner's
+    own end state (which a replay must reproduce exactly)."""
+
+    start: FlightState
+    goal: Goal
+    records: tuple[TurnRecord, ...]
+    end: FlightState
+    actions: int
+    expanded: int
+
+    @property
+    def turns(self) -> int:
+        return len(self.records)
+
+    @property
+    def choices(self) -> list[FlightChoice]:
+        return [r.choice for r in self.records]
+
+
+@dataclass
+class SearchResult:
+    """A search's plan (None: none within the bounds, ``reason`` says why) and its work:
+    flight states expanded and successors generated."""
+
+    plan: Plan | None
+    expanded: int
+    reason: str = ""
+    generated: int = 0
+
+
+_GOAL = "goal"
+
+
+def search(
+    model: MapModel,
+    rules: FlightRules,
+    start: FlightState,
+    goal_cell: Cell,
+    *,
+    land: bool = False,
+    heading: int | None = None,
+    max_turns: int = 40,
+    max_states: int = 400_000,
+    turn_points: int = 1,
+    use_heuristic: bool = True,
+) -> SearchResult:
+    """A* over flight states for the fewest turns, then the fewest actions, to ``goal_cell``.
+
+    States are generated lazily by the rules' :meth:`FlightRules.expand`; the priority is
+    (turns + the rules' lower bound, actions + a lower bound, the bound itself), so among
+    equals the search goes deeper first. A state is dropped when the same state (the rules'
+    :meth:`FlightRules.dedup`) was already reached in no more turns and actions: costs are
+    compared as (turns, actions) pairs, which add and compare like numbers, so this is
+    exact. ``max_states`` bounds the expansions (then: no plan, and the reason says so).
+    """
+    if rules.model is not model:
+        rules = rules.with_model(model)
+    start = rules.normal(start)
+    goal = Goal(goal_cell, land, heading)
+    if not model.grid.in_bounds(goal_cell):
+        raise ArgumentError(f"goal {goal_cell}: outside the map")
+    if at_goal(rules, start, goal):
+        return SearchResult(Plan(start, goal, (), start, 0, 0), 0)
+    refusal = rules.goal_refusal(goal) or _heading_refusal(rules, goal)
+    if refusal:
+        return SearchResult(None, 0, refusal)
+    counter = itertools.count()
+    start_key = start.key()
+
+    b0 = rules.bound(start_key, goal) if use_heuristic else (0, 0)
+    if b0 is None:
+        return SearchResult(None, 0, "the goal is out of this flier's reach (speed and distance)")
+    if b0[0] > max_turns:
+        return SearchResult(None, 0, f"it needs at least {b0[0]} turns (limit {max_turns})")
+    heap: list[tuple[int, int, int, int, Any, int, int]] = [
+        (b0[0], b0[1], b0[0], next(counter), start_key, 0, 0)
+    ]
+    best: dict[Hashable, tuple[int, int, Key]] = {rules.dedup(start_key): (0, 0, start_key)}
+    parent: dict[Key, tuple[Key, Any] | None] = {start_key: None}
+    goals: list[tuple[Key, Any, Key]] = []
+    best_goal: tuple[int, int] | None = None
+    expanded = 0
+    generated = 0
+    pop, push = heapq.heappop, heapq.heappush
+    dedup, expand, bound = rules.dedup, rules.expand, rules.bound
+    while heap:
+        f_t, f_a, _, _, key, g_t, g_a = pop(heap)
+        if isinstance(key, tuple) and key and key[0] == _GOAL:
+            prev, spec, end = goals[key[1]]
+            return SearchResult(
+                _reconstruct(rules, start, goal, parent, prev, spec, end, g_a, expanded),
+                expanded,
+                generated=generated,
+            )
+        held = best.get(dedup(key))
+        if held is None or held[2] != key or (held[0], held[1]) != (g_t, g_a):
+            continue
+        if g_t >= max_turns:
+            continue
+        if expanded >= max_states:
+            return SearchResult(
+                None,
+                expanded,
+                f"the search stopped after {expanded} flight states (limit {max_states}) "
+                "without reaching the goal",
+                generated,
+            )
+        expanded += 1
+        t2 = g_t + 1
+        for key2, acts, reached, spec in expand(key, goal, turn_points):
+            generated += 1
+            a2 = g_a + acts
+            if reached:
+                if best_goal is None or (t2, a2) < best_goal:
+                    best_goal = (t2, a2)
+                    goals.append((key, spec, key2))
+                    push(heap, (t2, a2, 0, next(counter), (_GOAL, len(goals) - 1), t2, a2))
+                continue
+            if t2 >= max_turns:
+                continue
+            d = dedup(key2)
+            held = best.get(d)
+            if held is not None and (held[0], held[1]) <= (t2, a2):
+                continue
+            if use_heuristic:
+                b = bound(key2, goal)
+                if b is None:
+                    continue
+                h, ha = b
+                if t2 + h > max_turns:
+                    continue
+            else:
+                h = ha = 0
+            if best_goal is not None and (t2 + h, a2 + ha) >= best_goal:
+                continue
+            best[d] = (t2, a2, key2)
+            parent[key2] = (key, spec)
+            push(heap, (t2 + h, a2 + ha, h, next(counter), key2, t2, a2))
+    reason = (
+        f"no sequence of turns within {max_turns} turns reaches it"
+        if expanded
+        else "the flier cannot move from its start"
+    )
+    return SearchResult(None, expanded, reason, generated)
+
+
+def _heading_refusal(rules: FlightRules, goal: Goal) -> str | None:
+    """Entering on a heading needs a passable cell behind the goal on that heading."""
+    if goal.heading is None or goal.land:
+        return None
+    grid, geo = rules.model.grid, rules.geo
+    for f in geo.faces_of(goal.heading):
+        back = grid.step_heading(goal.cell, (f + 180) % 360)
+        if grid.in_bounds(back) and rules.passable(back):
+            return None
+    c, r = goal.cell
+    return f"no cell to enter {c},{r} from on heading {goal.heading} (the map's edge or walls)"
+
+
+def _reconstruct(
+    rules: FlightRules,
+    start: FlightState,
+    goal: Goal,
+    parent: dict[Key, tuple[Key, Any] | None],
+    prev: Key,
+    spec: Any,
+    end: Key,
+    actions: int,
+    expanded: int,
+) -> Plan:
+    chain: list[tuple[Key, Any]] = [(prev, spec)]
+    link = parent[prev]
+    while link is not None:
+        chain.append(link)
+        link = parent[link[0]]
+    chain.reverse()
+    choices = [rules.choice_of(k, s) for k, s in chain]
+    records = simulate(rules.model, rules, start, choices)
+    return Plan(start, goal, tuple(records), state_of(end), actions, expanded)
+
+
+def plan(
+    model: MapModel,
+    rules: FlightRules,
+    start: FlightState,
+    goal: Cell,
+    *,
+    land: bool = False,
+    heading: int | None = None,
+    max_turns: int = 40,
+    max_states: int = 400_000,
+    turn_points: int = 1,
+) -> Plan | None:
+    """The plan with the fewest turns, then the fewest actions, that enters ``goal`` (with
+    ``land``: ends a move there and lands safely; with ``heading``: on that heading), or
+    None when there is none within ``max_turns`` (and ``max_states`` expansions).
+
+    The planner considers turns made at up to ``turn_points`` points of each move (default
+    one; the rules and the simulator accept any number). Every plan replays in
+    :func:`simulate` to exactly :attr:`Plan.end`.
+    """
+    return search(
+        model,
+        rules,
+        start,
+        goal,
+        land=land,
+        heading=heading,
+        max_turns=max_turns,
+        max_states=max_states,
+        turn_points=turn_points,
+    ).plan
+
+
+# =============================================================================================
+# Reports (CONTRACT.md's `fly`)
+# =============================================================================================
+
+
+def flight_rules(system: RuleSystem, token: Token, model: MapModel) -> FlightRules:
+    """The token's flight rules on ``model``, or one clear line saying why it cannot fly."""
+    rules = system.flight(token, model)
+    if rules is None:
+        why = getattr(system, "flight_refusal", None)
+        reason = why(token) if why is not None else None
+        raise ArgumentError(
+            reason
+            or f"--system {system.name}: this system has no flight rules (RULES.md 6 "
+            "covers mythmaster and speedpoints)"
+        )
+    return rules
+
+
+def fly_report(
+    model: MapModel,
+    system: RuleSystem,
+    token: Token,
+    start: Cell,
+    heading: Any,
+    speed: Any,
+    goal: Cell,
+    land: bool = False,
+    *,
+    altitude: int = 0,
+    goal_heading: Any = None,
+    max_turns: int = 40,
+    max_states: int = 100_000,
+) -> dict[str, Any]:
+    """CONTRACT.md's ``fly`` JSON: the plan with the fewest turns, then actions.
+
+    ``speed`` 0 starts on the ground. Raises :class:`~engine.search.NoPath` (exit status 1)
+    with the reason when no plan exists within the bounds, and
+    :class:`~engine.errors.ArgumentError` for bad cells, headings and speeds.
+    """
+    from engine.search import NoPath
+
+    grid = model.grid
+    for cell, what in ((start, "--from"), (goal, "--to")):
+        if not grid.in_bounds(cell):
+            raise ArgumentError(
+                f"{what} {cell[0]},{cell[1]}: outside the map ({grid.width} x {grid.height} "
+                f"cells; cells are col,row from 0,0 to {grid.width - 1},{grid.height - 1})"
+            )
+    rules = flight_rules(system, token, model)
+    h = rules.geo.check_heading(heading)
+    gh = None if goal_heading is None else rules.geo.check_heading(goal_heading, "goal heading")
+    try:
+        v = whole(speed)
+        if v < 0:
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ArgumentError(
+            f"--speed {speed!r}: expected a whole number of cells per turn >= 0"
+        ) from None
+    state = rules.start_state(start, h, v, altitude=altitude)
+    found = search(
+        model,
+        rules,
+        state,
+        goal,
+        land=land,
+        heading=gh,
+        max_turns=max_turns,
+        max_states=max_states,
+    )
+    if found.plan is None:
+        what = "land at" if land else "reach"
+        raise NoPath(
+            f"{system.name}: no flight plan to {what} {goal[0]},{goal[1]} from "
+            f"{start[0]},{start[1]}: {found.reason}"
+        )
+    p = found.plan
+    turns = []
+    for rec in p.records:
+        entry: dict[str, Any] = {
+            "turn": rec.turn,
+            "actions": list(rec.actions),
+            "speed": rec.speed,
+            "cells": [list(c) for c in rec.cells],
+            "heading": rec.state.heading,
+        }
+        if rules.has_altitude:
+            entry["altitude"] = rec.state.altitude
+        extra = [e for e in rec.events if e.get("event") != "choice"]
+        if extra:
+            entry["events"] = jsonable(extra)
+        turns.append(entry)
+    end = p.end
+    out: dict[str, Any] = {
+        "turns": p.turns,
+        "plan": turns,
+        "end": {
+            "cell": list(end.cell),
+            "heading": end.heading,
+            "speed": end.speed,
+            "landed": end.landed,
+        },
+        "system": system.name,
+        "from": list(start),
+        "to": list(goal),
+        "land": land,
+        "actions": p.actions,
+        "states_expanded": found.expanded,
+    }
+    if rules.has_altitude:
+        out["end"]["altitude"] = end.altitude
+    return out
+
+
+def format_fly(report: dict[str, Any], model: MapModel) -> str:
+    """The plan as text: one line a turn, then the cells on the map (1-9, a-z: the turn a
+    cell is entered in; S start, G goal)."""
+    from engine.cli import TURN_MARKS, draw_cells
+
+    start = tuple(report["from"])
+    goal = tuple(report["to"])
+    end = report["end"]
+    what = "land at" if report.get("land") else "reach"
+    lines = [
+        f"{report.get('system', 'flight')} flight {start[0]},{start[1]} -> {goal[0]},{goal[1]} "
+        f"({what}): {report['turns']} turns, {report.get('actions', '?')} actions"
+    ]
+    marks: dict[tuple[int, int], str] = {}
+    for t in report["plan"]:
+        acts = ", ".join(t["actions"]) or "no actions"
+        cells = t["cells"]
+        where = f" -> {cells[-1][0]},{cells[-1][1]}" if cells else " (stays)"
+        alt = f", altitude {t['altitude']} m" if "altitude" in t else ""
+        lines.append(
+            f"   turn {t['turn']}: {acts}; speed {t['speed']}, heading {t['heading']}{alt}, "
+            f"{len(cells)} cells{where}"
+        )
+        for event in t.get("events", []):
+            lines.append(f"      {event.get('event')}: {event.get('what', '')}".rstrip(": "))
+        mark = TURN_MARKS[min(t["turn"], len(TURN_MARKS)) - 1]
+        for c in cells:
+            marks[(c[0], c[1])] = mark
+    marks[(start[0], start[1])] = "S"
+    marks[(goal[0], goal[1])] = "G"
+    lines.append(
+        f"   end: {end['cell'][0]},{end['cell'][1]}, heading {end['heading']}, speed "
+        f"{end['speed']}, {'landed' if end['landed'] else 'flying'}"
+    )
+    lines.append(draw_cells(model, marks))
+    lines.append("   S start, G goal, 1-9 a-z: the turn each cell is entered in")
+    return "\n".join(lines)
