@@ -361,6 +361,41 @@ def cmd_reach(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- fly
+
+
+def cmd_fly(args: argparse.Namespace) -> int:
+    from engine.flight import fly_report, format_fly
+    from engine.search import NoPath, parse_cell
+
+    model, system, token = _load_for_search(args)
+    start, goal = parse_cell(args.start, "--from"), parse_cell(args.goal, "--to")
+    try:
+        rep = fly_report(
+            model,
+            system,
+            token,
+            start,
+            args.heading,
+            args.speed,
+            goal,
+            args.land,
+            altitude=args.altitude,
+            goal_heading=args.end_heading,
+        )
+    except NoPath as exc:
+        if args.json:
+            _print_json({"system": system.name, "turns": None, "plan": [], "reason": str(exc)})
+        else:
+            print(f"no flight plan: {exc}")
+        return 1
+    if args.json:
+        _print_json(rep)
+    else:
+        print(format_fly(rep, model))
+    return 0
+
+
 # --------------------------------------------------------------------------- run and replay
 
 
@@ -774,6 +809,18 @@ def build_parser() -> _Parser:
     s.add_argument("--json", action="store_true", help="print one JSON document")
     s.set_defaults(func=cmd_render)
 
+    s = sub.add_parser("fly", help="flight plan: fewest turns to a cell (or a landing)")
+    s.add_argument("map", help="a Tiled .tmx file")
+    _system_args(s, required=False)
+    s.add_argument("--from", dest="start", required=True, metavar="C,R", help="start cell")
+    s.add_argument("--heading", type=_whole, default=0, help="degrees clockwise from up")
+    s.add_argument("--speed", type=_whole, default=0, help="cells a turn (0: on the ground)")
+    s.add_argument("--to", dest="goal", required=True, metavar="C,R", help="goal cell")
+    s.add_argument("--land", action="store_true", help="end the move there and land safely")
+    s.add_argument("--end-heading", type=_whole, default=None, help="arrive with this heading")
+    s.add_argument("--altitude", type=_whole, default=0, help="start altitude in m (Speedpoints)")
+    s.set_defaults(func=cmd_fly)
+
     s = sub.add_parser("odds", help="exact chances of a check")
     s.add_argument("--system", required=True, help="rule system (see `tacgrid systems`)")
     s.add_argument("check", nargs="+", help="e.g. athletics=2 dc=6 bonus=1")
@@ -797,6 +844,16 @@ def _distance(text: str) -> Fraction:
         value = Fraction(0)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"'{text}': expected metres > 0, e.g. 10000")
+    return value
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a whole number >= 0")
     return value
 
 

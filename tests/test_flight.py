@@ -658,3 +658,45 @@ def test_fly_report_errors() -> None:
         F.fly_report(m, MM, tok, (0, 0), 90, 0, (2, 2), False)
     with pytest.raises(ArgumentError):
         F.fly_report(m, MM, tok, (1, 1), 90, 0, (4, 4), False)  # starts in a wall
+
+
+def test_fly_command_contract(capsys) -> None:
+    import json
+
+    from engine.cli import main
+
+    argv = [
+        "fly",
+        "maps/hex_pointy.tmx",
+        "--system",
+        "mythmaster",
+        "--token",
+        "adaptability=14,flyer=true",
+        "--from",
+        "2,20",
+        "--speed",
+        "0",
+        "--to",
+        "24,4",
+    ]
+    assert main([*argv, "--land", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {"turns", "plan", "end"} <= set(doc)
+    assert doc["end"]["cell"] == [24, 4] and doc["end"]["landed"] is True
+    assert doc["plan"][0]["actions"][0] == "take_off"
+    assert all({"turn", "actions", "speed", "cells"} <= set(t) for t in doc["plan"])
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "turn 1: take_off" in text and "G" in text
+    walker = [
+        "fly",
+        "maps/hex_pointy.tmx",
+        "--system",
+        "mythmaster",
+        "--from",
+        "2,20",
+        "--to",
+        "24,4",
+    ]
+    assert main(walker) == 2  # no flyer stat: one line saying why
+    assert "fly" in capsys.readouterr().err
