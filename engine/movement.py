@@ -115,10 +115,15 @@ class MovementGraph:
         self.costs = [known.get(t) or self._terrain_cost(t) for t in self.model.terrains]
         times = [c.time for c in self.costs if c.time is not None]
         self.denominator = math.lcm(*(t.denominator for t in times)) if times else 1
-        self.terrain_ticks = np.array(
-            [-1 if c.time is None else int(c.time * self.denominator) for c in self.costs],
-            dtype=np.int64,
-        )
+        ticks = [-1 if c.time is None else int(c.time * self.denominator) for c in self.costs]
+        # Totals stay exact while they fit a float's 53 bits (scipy sums in float64).
+        if max(ticks, default=0) * max(1, self.n) * 2 >= 2**53:
+            slowest = max(c.time for c in self.costs if c.time is not None)
+            raise ArgumentError(
+                f"--token: with these {self.system.name} stats one cell costs up to "
+                f"{float(slowest):.3g} turns, too extreme for an exact search; use game-sized stats"
+            )
+        self.terrain_ticks = np.array(ticks, dtype=np.int64)
         self.enter_ticks = self.terrain_ticks[self.model.terrain_ids].ravel()
         self._ticks_list: list[int] = self.enter_ticks.tolist()
         run_keys: dict[tuple[str, str], int] = {}

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- values
 
 _TRUE = ("true", "yes", "1", "on")
+#: Largest magnitude (and finest fraction, 1/STAT_LIMIT) a numeric stat or setting takes.
+STAT_LIMIT = 1_000_000
 _FALSE = ("false", "no", "0", "off")
 
 
@@ -134,6 +136,14 @@ class Param:
             self.maximum is not None and value > self.maximum
         ):
             raise bad()
+        # No game's figure is near a million, or finer than a millionth; beyond that the
+        # exact arithmetic would only grow numbers no search can use.
+        if self.maximum is None and abs(value) > STAT_LIMIT:
+            raise StatError(
+                f"{where} {self.name}={raw!r}: expected {self.allowed()} and at most {STAT_LIMIT}"
+            )
+        if value.denominator > STAT_LIMIT:
+            raise StatError(f"{where} {self.name}={raw!r}: expected at most 6 decimal places")
         return int(value) if self.kind == "int" else value
 
     def describe(self) -> dict[str, Any]:
