@@ -668,6 +668,7 @@ def cmd_view(args: argparse.Namespace) -> int:
         source,
         system=args.system,
         sets=parse_sets(args.set),
+        token=args.token,
         frames=args.frames,
         screenshot=args.screenshot,
     )
@@ -796,6 +797,7 @@ def build_parser() -> _Parser:
     s = sub.add_parser("view", help="the GM viewer (a map or a scenario)")
     s.add_argument("source", nargs="?", default=None, help="a .tmx map or a scenario .yaml")
     s.add_argument("--system", default=None, help="rule system for a bare map")
+    s.add_argument("--token", default="", help="a bare map's tokens' stats (key=value,...)")
     s.add_argument("--set", action="append", metavar="KEY=VALUE", help="change a rule setting")
     s.add_argument("--frames", type=_positive, default=None, help="draw N frames and exit")
     s.add_argument("--screenshot", default=None, help="with --frames: save the window here")

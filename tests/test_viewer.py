@@ -174,3 +174,52 @@ def test_view_and_render_commands(tmp_path: Path) -> None:
     assert pygame.image.load(str(out)).get_size() == (819, 784)
     assert main(["render", CHASE, "--out", str(tmp_path / "s.png"), "--scale", "0.5"]) == 0
     assert main(["render", CHASE, "--out", "/nonexistent/dir/x.png"]) == 2
+
+
+def test_flight_mode_preview_plan_fly_and_undo() -> None:
+    v = Viewer(
+        open_source(
+            str(ROOT / "maps" / "hex_pointy.tmx"), "mythmaster", token="adaptability=14,flyer=true"
+        ),
+        size=(1100, 700),
+    )
+    try:
+        v.select("hero1")
+        start = v.sim.tokens["hero1"].state.cell
+
+        def key(k: int) -> None:
+            post(pygame.KEYDOWN, key=k, mod=0)
+            v.step()
+
+        key(pygame.K_g)
+        assert "hero1" in v.flying and v.pending.take_off
+        key(pygame.K_w)
+        key(pygame.K_w)
+        key(pygame.K_RIGHTBRACKET)
+        state, record = v.flight_preview()
+        assert record.speed == 12 and len(record.cells) == 12 and state.heading == 30  # BM 6, +2 BM
+        hover(v, (24, 4))
+        suggestion = v.flight_suggestion()
+        assert suggestion is not None and suggestion.turns == 2
+        key(pygame.K_SPACE)
+        assert (
+            v.sim.tokens["hero1"].state.cell == record.cells[-1] and v.flying["hero1"].speed == 12
+        )
+        assert any(e["type"] == "flight" for e in v.sim.events)
+        post(pygame.KEYDOWN, key=pygame.K_z, mod=pygame.KMOD_CTRL)
+        v.step()
+        assert v.sim.tokens["hero1"].state.cell == start and v.flying["hero1"].speed == 0
+        assert v.flight_rules("hero2") is not None  # every bare-map token got the flyer stats
+    finally:
+        pygame.quit()
+
+
+def test_tokens_that_cannot_fly_say_so() -> None:
+    v = Viewer(open_source(CHASE), size=(900, 600))
+    try:
+        v.select("quarry")
+        post(pygame.KEYDOWN, key=pygame.K_g, mod=0)
+        v.step()
+        assert "cannot fly" in v.message and not v.flying
+    finally:
+        pygame.quit()

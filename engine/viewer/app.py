@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pygame
 
+from engine.flight import FlightChoice
 from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
@@ -48,6 +49,8 @@ HELP = [
     ("Tab", "next token"),
     ("Enter", "end the round"),
     ("A", "let the scenario's policies play a round"),
+    ("G", "flight mode for a flier (W/S speed, [ ] turn)"),
+    ("T / L, Space", "take off / land, fly the turn"),
     ("Ctrl+Z / Ctrl+Y", "undo / redo"),
     ("P or F12", "save a screenshot"),
     ("H or F1", "this help"),
@@ -76,22 +79,29 @@ class Camera:
 
 
 def map_scenario(
-    map_path: str, system_name: str | None, sets: dict[str, Any] | None = None
+    map_path: str,
+    system_name: str | None,
+    sets: dict[str, Any] | None = None,
+    stats: dict[str, Any] | None = None,
 ) -> Scenario:
-    """A scenario for a bare map: one GM token at the first spawn (else the centre)."""
+    """A scenario for a bare map: a GM token at each spawn (else one at the centre), all
+    with ``stats``."""
     from engine import systems
     from engine.tiled import load_map
 
     model = load_map(map_path)
     system = systems.create(system_name or model.system or "generic", sets or {})
+    system.token(dict(stats or {}))  # bad stats: one line now, not in the window
     if model.spawns:
         tokens = tuple(
-            TokenSpec(id=s.id, side="gm", stats={}, cell=s.cell, policy="human")
+            TokenSpec(id=s.id, side="gm", stats=dict(stats or {}), cell=s.cell, policy="human")
             for s in model.spawns
         )
     else:
         centre = (model.width // 2, model.height // 2)
-        tokens = (TokenSpec(id="token", side="gm", stats={}, cell=centre, policy="human"),)
+        tokens = (
+            TokenSpec(id="token", side="gm", stats=dict(stats or {}), cell=centre, policy="human"),
+        )
     return Scenario(
         path=map_path,
         name=os.path.basename(map_path),
@@ -154,6 +164,14 @@ class Viewer:
         self._hover_path: dict[str, Any] | None = None
         self._panel: pygame.Surface | None = None
         self._panel_key: Any = None
+        self.flying: dict[str, Any] = {}
+        self.pending = FlightChoice()
+        self._rules: dict[Any, Any] = {}
+        self._preview_key: Any = None
+        self._preview: Any = None
+        self._preview_error = ""
+        self._plan_key: Any = None
+        self._plan: Any = None
         self._mtime = self._map_mtime()
         self._last_poll = 0.0
         self.fit()
@@ -306,7 +324,7 @@ class Viewer:
             return False
         path = tree.path_to(goal)
         tid = self.selected
-        self.undo.append(self.sim.snapshot())
+        self.undo.append(self._checkpoint())
         self.redo.clear()
         before = len(self.sim.events)
         self.sim.take_turn(tid, path)
@@ -332,7 +350,7 @@ class Viewer:
         return True
 
     def end_round(self) -> None:
-        self.undo.append(self.sim.snapshot())
+        self.undo.append(self._checkpoint())
         self.redo.clear()
         self.sim.end_round()
         if self.sim.outcome is None:
@@ -342,7 +360,7 @@ class Viewer:
 
     def auto_round(self) -> None:
         """The scenario's policies play the rest of this round, then the round ends."""
-        self.undo.append(self.sim.snapshot())
+        self.undo.append(self._checkpoint())
         self.redo.clear()
         for tid in self.sim.order:
             spec = self.sim.specs[tid]
@@ -354,17 +372,133 @@ class Viewer:
         self.moved.clear()
         self._invalidate()
 
+    def _checkpoint(self) -> tuple[Any, dict[str, Any]]:
+        return (self.sim.snapshot(), dict(self.flying))
+
+    def _restore(self, point: tuple[Any, dict[str, Any]]) -> None:
+        snap, flying = point
+        self.sim.restore(snap)
+        self.flying = dict(flying)
+        self._plan_key = None
+
+    # ----------------------------------------------------------------- flight
+
+    def flight_rules(self, tid: str) -> Any:
+        """The system's flight rules for this token (None: it cannot fly)."""
+        key = (tid, tuple(sorted(self.sim.tokens[tid].stats.items())), id(self.model))
+        if key not in self._rules:
+            hook = getattr(self.sim.system, "flight", None)
+            self._rules[key] = hook(self.sim.tokens[tid], self.model) if hook else None
+        return self._rules[key]
+
+    def toggle_flight(self) -> None:
+        """G: the selected flier takes to the air (or, stopped, goes back to walking)."""
+        tid = self.selected
+        if tid is None:
+            return
+        rules = self.flight_rules(tid)
+        if rules is None:
+            self.message = f"{tid} cannot fly ({self.sim.system.name})"
+            return
+        if tid in self.flying:
+            if self.flying[tid].speed and not self.flying[tid].landed:
+                self.message = "land first (L, then Space)"
+                return
+            del self.flying[tid]
+            self.message = f"{tid} walks"
+        else:
+            cell = self.sim.tokens[tid].state.cell
+            heading = self.facing.get(tid, 0)
+            heading -= heading % rules.geo.step
+            self.flying[tid] = rules.start_state(cell, heading, 0)
+            self.pending = FlightChoice(take_off=True)
+            self.message = (
+                f"{tid}: flight mode (W/S speed, [ ] turn, T take off, L land, Space fly)"
+            )
+        self._invalidate()
+
+    def edit_choice(self, **change: Any) -> None:
+        self.pending = replace(self.pending, **change)
+        self._preview_key = None
+
+    def flight_preview(self) -> tuple[Any, Any] | None:
+        """The selected flier's next turn under the pending choice: (state, record)."""
+        tid = self.selected
+        if tid is None or tid not in self.flying:
+            return None
+        key = (self.flying[tid].key(), self.pending)
+        if key != self._preview_key:
+            from engine.errors import TacgridError
+
+            try:
+                self._preview = self.flight_rules(tid).step(self.flying[tid], self.pending)
+                self._preview_error = ""
+            except TacgridError as exc:
+                self._preview = None
+                self._preview_error = str(exc)
+            self._preview_key = key
+        return self._preview
+
+    def flight_suggestion(self) -> Any:
+        """The planner's plan from the flier to the hovered cell (cached per state and cell)."""
+        tid = self.selected
+        if tid is None or tid not in self.flying or self.hover is None:
+            return None
+        key = (self.flying[tid].key(), self.hover)
+        if key != self._plan_key:
+            from engine.flight import plan
+
+            self._plan = plan(
+                self.model,
+                self.flight_rules(tid),
+                self.flying[tid],
+                self.hover,
+                max_turns=12,
+                max_states=20_000,
+            )
+            self._plan_key = key
+        return self._plan
+
+    def fly_turn(self) -> bool:
+        """Space: fly the pending choice for the selected flier (its turn)."""
+        tid = self.selected
+        got = self.flight_preview()
+        if tid is None or got is None:
+            if self._preview_error:
+                self.message = self._preview_error
+            return False
+        state, record = got
+        self.undo.append(self._checkpoint())
+        self.redo.clear()
+        self.sim._emit({"type": "flight", "token": tid, **record.to_dict()})
+        token = self.sim.tokens[tid].moved(cell=state.cell, mode="walk" if state.landed else "air")
+        self.sim.tokens[tid] = token
+        self.sim._emit({"type": "state", "token": tid, "state": token.state.to_dict()})
+        self.facing[tid] = state.heading
+        if record.cells:
+            self.anim = (tid, [record.before.cell, *record.cells], 0.0)
+        if state.landed:
+            self.flying.pop(tid, None)
+            self.message = f"{tid} landed"
+        else:
+            self.flying[tid] = state
+            self.message = "; ".join(str(e.get("type")) for e in record.events[1:]) or ""
+        self.pending = FlightChoice(maintain=True)
+        self.moved.add(tid)
+        self._invalidate()
+        return True
+
     def do_undo(self) -> None:
         if self.undo:
-            self.redo.append(self.sim.snapshot())
-            self.sim.restore(self.undo.pop())
+            self.redo.append(self._checkpoint())
+            self._restore(self.undo.pop())
             self.moved.clear()
             self._invalidate()
 
     def do_redo(self) -> None:
         if self.redo:
-            self.undo.append(self.sim.snapshot())
-            self.sim.restore(self.redo.pop())
+            self.undo.append(self._checkpoint())
+            self._restore(self.redo.pop())
             self._invalidate()
 
     def screenshot(self, path: str | None = None) -> str:
@@ -454,12 +588,40 @@ class Viewer:
             self.do_redo()
         elif k in (pygame.K_p, pygame.K_F12):
             self.screenshot()
+        elif k == pygame.K_g:
+            self.toggle_flight()
+        elif self.selected in self.flying:
+            self._flight_key(k)
         elif k in (pygame.K_LEFT, pygame.K_RIGHT, pygame.K_UP, pygame.K_DOWN):
             step = 60 / self.camera.zoom
             dx = {pygame.K_LEFT: -step, pygame.K_RIGHT: step}.get(k, 0)
             dy = {pygame.K_UP: -step, pygame.K_DOWN: step}.get(k, 0)
             self.camera.x += dx
             self.camera.y += dy
+
+    def _flight_key(self, k: int) -> None:
+        c = self.pending
+        step = self.flight_rules(self.selected).geo.step  # type: ignore[arg-type]
+        turned = sum(d for _, d in c.turns)
+        if k == pygame.K_w:
+            self.edit_choice(accelerate=c.accelerate + 1, decelerate=0, maintain=False)
+        elif k == pygame.K_s:
+            if c.accelerate:
+                self.edit_choice(accelerate=c.accelerate - 1)
+            else:
+                self.edit_choice(decelerate=c.decelerate + 1, maintain=False)
+        elif k == pygame.K_m:
+            self.edit_choice(maintain=not c.maintain, accelerate=0, decelerate=0)
+        elif k in (pygame.K_LEFTBRACKET, pygame.K_RIGHTBRACKET):
+            turned += step if k == pygame.K_RIGHTBRACKET else -step
+            turned = max(-180, min(180, turned))
+            self.edit_choice(turns=((0, turned),) if turned else ())
+        elif k == pygame.K_t:
+            self.edit_choice(take_off=not c.take_off)
+        elif k == pygame.K_l:
+            self.edit_choice(land=not c.land)
+        elif k == pygame.K_SPACE:
+            self.fly_turn()
 
     # ----------------------------------------------------------------- drawing
 
@@ -486,9 +648,12 @@ class Viewer:
         ox, oy = self.camera.to_screen(0, 0)
         area = pygame.Rect(round(-ox), round(-oy), vw, vh)
         view.blit(base, (0, 0), area)
-        if over is not None:
+        if over is not None and self.selected not in self.flying:
             view.blit(over, (0, 0), area)
-        self._draw_path(view)
+        if self.selected in self.flying:
+            self._draw_flight(view)
+        else:
+            self._draw_path(view)
         self._draw_tokens(view)
         screen.blit(self._panel_surface(), (vw, 0))
         if self.show_help:
@@ -515,6 +680,25 @@ class Viewer:
         end = pts[-1]
         label = self.font.render(f"{rep['turns']:.2f} t", True, (255, 255, 255), (0, 0, 0))
         view.blit(label, (end[0] + 8, end[1] + 4))
+
+    def _draw_flight(self, view: pygame.Surface) -> None:
+        """The planner's suggestion to the hovered cell (magenta dots) and the trajectory
+        of the pending choice (cyan)."""
+        tid = self.selected
+        assert tid is not None
+        suggestion = self.flight_suggestion()
+        if suggestion is not None:
+            for record in suggestion.records:
+                for cell in record.cells:
+                    pygame.draw.circle(view, (230, 80, 230), self.cell_screen(cell), 4)
+        got = self.flight_preview()
+        if got is not None:
+            _, record = got
+            pts = [self.cell_screen(c) for c in (record.before.cell, *record.cells)]
+            if len(pts) > 1:
+                pygame.draw.lines(view, (20, 20, 20), False, pts, 5)
+                pygame.draw.lines(view, (80, 230, 255), False, pts, 3)
+            pygame.draw.circle(view, (80, 230, 255), pts[-1], 8, 2)
 
     def _token_pos(self, tid: str) -> tuple[float, float]:
         if self.anim and self.anim[0] == tid:
@@ -564,6 +748,8 @@ class Viewer:
             self.message,
             self.screen.get_height(),
             self._hover_key,
+            self.pending,
+            tuple(sorted((k, v.key()) for k, v in self.flying.items())),
         )
         if key == self._panel_key and self._panel is not None:
             return self._panel
@@ -604,6 +790,37 @@ class Viewer:
                 line("  " + ", ".join(sorted(tok.state.conditions)), (255, 220, 120))
             if self.selected in self.moved:
                 line("  moved this round", DIM)
+            fs = self.flying.get(self.selected)
+            if fs is not None:
+                line(
+                    f"  flying: heading {fs.heading}, speed {fs.speed}"
+                    + (f", altitude {fs.altitude} m" if fs.altitude else ""),
+                    (120, 220, 255),
+                )
+                rules = self.flight_rules(self.selected)
+                acts = ", ".join(rules.actions(self.pending)) or "none"
+                line(f"  next: {acts}", (120, 220, 255), self.small)
+                got = self.flight_preview()
+                if got is not None:
+                    nxt, rec = got
+                    line(
+                        f"  -> speed {rec.speed}, {len(rec.cells)} cells, heading {nxt.heading}"
+                        + (", landed" if nxt.landed else ""),
+                        (120, 220, 255),
+                        self.small,
+                    )
+                    for ev in rec.events[1:4]:
+                        line(f"  {ev.get('type')}", (255, 160, 120), self.small)
+                elif self._preview_error:
+                    line(f"  {self._preview_error[:60]}", (255, 160, 120), self.small)
+                sug = self.flight_suggestion()
+                if sug is not None:
+                    first = ", ".join(sug.records[0].actions) if sug.records else ""
+                    line(
+                        f"  planner: {sug.turns} turns, {sug.actions} actions; now: {first}",
+                        (230, 120, 230),
+                        self.small,
+                    )
         if self.hover is not None:
             t = self.model.terrain_at(self.hover)
             y += 6
@@ -781,16 +998,21 @@ def _state_fields(st: TokenState) -> dict[str, Any]:
 
 
 def open_source(
-    source: str, system: str | None = None, sets: dict[str, Any] | None = None
+    source: str,
+    system: str | None = None,
+    sets: dict[str, Any] | None = None,
+    token: str | dict[str, Any] | None = None,
 ) -> Scenario:
-    """A scenario file, or a bare map wrapped in a one-token scenario."""
+    """A scenario file, or a bare map with a GM token at each spawn (``token``: their stats)."""
     from engine.errors import ArgumentError
     from engine.scenario import load_scenario
 
     if source.endswith((".yaml", ".yml")):
         return load_scenario(source, overrides=sets)
     if source.endswith(".tmx"):
-        return map_scenario(source, system, sets)
+        from engine.systems.base import parse_token_spec
+
+        return map_scenario(source, system, sets, parse_token_spec(token or ""))
     raise ArgumentError(f"{source}: expected a Tiled .tmx map or a scenario .yaml")
 
 
@@ -799,11 +1021,12 @@ def view(
     *,
     system: str | None = None,
     sets: dict[str, Any] | None = None,
+    token: str | None = None,
     frames: int | None = None,
     screenshot: str | None = None,
 ) -> int:
     """`tacgrid view`: open the window (``frames``: draw that many, save, exit)."""
-    return Viewer(open_source(source, system, sets)).run(frames, screenshot)
+    return Viewer(open_source(source, system, sets, token)).run(frames, screenshot)
 
 
 def replay(log_path: str, *, frames: int | None = None, screenshot: str | None = None) -> int:
