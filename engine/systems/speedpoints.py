@@ -997,7 +997,7 @@ class Speedpoints(RuleSystem):
     stats: ClassVar[tuple[Param, ...]] = (
         _points("running", 5, "running; also the longest run-up jump in m"),
         _points("swimming", 1, "swimming (0: cannot swim)"),
-        _points("airspeed", 0, "flying (flight: a later issue)"),
+        _points("airspeed", 0, "flying (see the Flight section: tacgrid fly)"),
         Stat(
             "strength",
             "int",
@@ -1105,7 +1105,7 @@ class Speedpoints(RuleSystem):
         elif mode == "gap":
             spaces = Fraction(running) if self._clears_a_cell(token) else Fraction(0)
         else:
-            # air: flight is planned by section 6 (a later issue); blocked: never.
+            # air: only flight crosses it (the Flight section, tacgrid fly); blocked: never.
             spaces = Fraction(0)
         return spaces * SPACE_M
 
