@@ -46,7 +46,7 @@ from engine.flight import (
     turn_plans,
 )
 from engine.grid import Cell
-from engine.mapmodel import MODES, MapModel, Terrain
+from engine.mapmodel import DIFFICULTIES, MODES, MapModel, Terrain
 from engine.systems.base import CellCheck, Param, RuleSystem, Setting, Stat, Token
 
 # =============================================================================================
@@ -228,14 +228,7 @@ def parse_check(text: str) -> MythmasterCheck:
 # adjustments) x 0.44 to the nearest whole number, half up (RULES.md 2). 44 x n never ends in
 # 50, so no sum ever sits exactly on a half; the rounding is still written half up.
 
-LEVELS: tuple[str, ...] = (
-    "very_easy",
-    "easy",
-    "moderate",
-    "difficult",
-    "very_difficult",
-    "heroic",
-)
+LEVELS: tuple[str, ...] = DIFFICULTIES[1:]
 """The neutral difficulty levels (MAP-FORMAT.md) the system maps, easiest first."""
 
 LEVEL_ADJUST: dict[str, int] = {
