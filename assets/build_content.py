@@ -29,21 +29,18 @@ SOURCES = ROOT / "maps" / "src"
 TILED_VERSION = "1.8.2"  # Debian's tiled; newer Tiled opens these files unchanged
 FORMAT_VERSION = "1.8"
 
-# The property value sets of MAP-FORMAT.md, offered as pick-lists by the project file.
+# The property value sets of MAP-FORMAT.md, offered as pick-lists by the project file:
+# the engine's own tables, so the editor offers exactly what the loader accepts.
+sys.path.insert(0, str(ROOT))
+from engine.grid import DIAGONAL_RULES  # noqa: E402
+from engine.mapmodel import DIFFICULTIES, FALLS, MODES, UNITS  # noqa: E402
+
 ENUMS: dict[str, tuple[str, ...]] = {
-    "move": ("walk", "crawl", "swim", "climb", "ladder", "gap", "air", "blocked"),
-    "difficulty": (
-        "none",
-        "very_easy",
-        "easy",
-        "moderate",
-        "difficult",
-        "very_difficult",
-        "heroic",
-    ),
-    "fall": ("hard", "soft", "water"),
-    "diagonals": ("none", "equal", "alternate", "euclid"),
-    "cell_unit": ("ft", "m"),
+    "move": MODES,
+    "difficulty": DIFFICULTIES,
+    "fall": FALLS,
+    "diagonals": DIAGONAL_RULES,
+    "cell_unit": UNITS,
 }
 
 

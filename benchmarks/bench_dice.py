@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import random
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from timing import best  # noqa: E402
 
 from engine.checks import Check  # noqa: E402
 from engine.dice import Dice  # noqa: E402
@@ -26,12 +27,7 @@ REPEATS = 3
 
 def best_time(fn: Callable[[], object], repeats: int = REPEATS) -> float:
     """The quickest of ``repeats`` runs of ``fn``, in seconds."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+    return best(fn, repeats)[0]
 
 
 def randint_loop(count: int, sides: int) -> Callable[[], object]:

@@ -6,16 +6,15 @@ Run: python benchmarks/bench_load.py   (target: ratio <= 1.5; exit status 1 if m
 from __future__ import annotations
 
 import random
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import tmxtext  # noqa: E402
+from timing import best  # noqa: E402
 
 from engine.tiled import _pytmx, load_map  # noqa: E402
 
@@ -26,15 +25,6 @@ def drawing(size: int, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
     chars = ".......,,#~^HO_"
     return ["".join(rng.choice(chars) for _ in range(size)) for _ in range(size)]
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times), statistics.median(times)
 
 
 def main() -> int:

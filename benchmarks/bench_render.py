@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
@@ -24,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import pygame  # noqa: E402
+from timing import best  # noqa: E402
 
 from engine.viewer.render import load_for_render, render_map  # noqa: E402
 
@@ -46,15 +45,6 @@ def hex_map(path: Path, size: int, seed: int = 7) -> Path:
         encoding="utf-8",
     )
     return path
-
-
-def best(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times), statistics.median(times)
 
 
 def main() -> int:

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import tmxtext  # noqa: E402
+from timing import best  # noqa: E402
 
 from engine import systems  # noqa: E402
 from engine.movement import MovementGraph  # noqa: E402
@@ -50,13 +51,8 @@ def run_timed(argv: list[str]) -> tuple[float, int]:
     return elapsed, usage.ru_maxrss
 
 
-def best_of(fn, repeat: int):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+def best_of(fn, repeat: int) -> float:
+    return best(fn, repeat)[0]
 
 
 def main() -> int:
