@@ -1,7 +1,9 @@
-"""Checks, system-agnostic: results, the CHECK text syntax, and the ``odds``/``roll`` reports.
+"""Checks, system-agnostic: results and the CHECK text syntax.
 
 Each rule system defines its own check type and ``parse_check(text)`` in its module
-(``engine/systems/<system>.py``). A check is any object with::
+(``engine/systems/<system>.py``); :func:`engine.systems.load_check` finds it by system
+name, and :mod:`engine.report.dice` writes the ``odds``/``roll`` reports. (Both sit above
+this module: checks know nothing of the systems.) A check is any object with::
 
     outcomes() -> dict[str, Fraction]   # exact, best degree first, sums to exactly 1
     p_success() -> Fraction
@@ -19,8 +21,6 @@ line that names the bad field and what was expected.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -250,118 +250,3 @@ def field_choice(
             f"{did_you_mean(value, choices)}"
         )
     return value
-
-
-# ---------------------------------------------------------------------------------------------
-# Front: load a check by system name, and the odds / roll reports
-# ---------------------------------------------------------------------------------------------
-
-
-def load_check(system: str, text: str) -> Check:
-    """Parse ``text`` with ``engine.systems.<system>.parse_check``.
-
-    An unknown system raises :class:`CheckError` with a "did you mean" suggestion.
-
-    >>> str(load_check("whisperspace", "athletics=2 dc=6 bonus=1"))
-    'athletics=2 dc=6 bonus=1 penalty=0'
-    """
-    import engine.systems
-
-    name = system.strip().lower()
-    known = sorted(
-        m.name
-        for m in pkgutil.iter_modules(engine.systems.__path__)
-        if not m.name.startswith("_") and m.name != "base"
-    )
-    if name not in known:
-        raise CheckError(
-            f"system '{system}': unknown rule system{did_you_mean(name, known)}; "
-            f"systems: {', '.join(known)}"
-        )
-    module = importlib.import_module(f"engine.systems.{name}")
-    parse = getattr(module, "parse_check", None)
-    if parse is None:
-        raise CheckError(f"system '{name}': this rule system has no checks")
-    check: Check = parse(text)
-    return check
-
-
-def _frac(p: Fraction) -> str:
-    return f"{p.numerator}/{p.denominator}"
-
-
-def odds_report(system: str, text: str) -> dict[str, Any]:
-    """The ``odds`` command's JSON: exact chances of every degree of the check.
-
-    ``{"system", "check", "p_success": float, "outcomes": {name: float}, "exact": {name:
-    "num/den"}, "p_success_exact": "num/den"}``; ``check`` is the check in canonical form.
-    """
-    check = load_check(system, text)
-    outcomes = check.outcomes()
-    p = check.p_success()
-    return {
-        "system": system.strip().lower(),
-        "check": str(check),
-        "p_success": float(p),
-        "outcomes": {name: float(q) for name, q in outcomes.items()},
-        "exact": {name: _frac(q) for name, q in outcomes.items()},
-        "p_success_exact": _frac(p),
-    }
-
-
-def roll_report(system: str, text: str, seed: int) -> dict[str, Any]:
-    """The ``roll`` command's JSON: one check rolled with a fresh ``Dice(seed)``.
-
-    ``{"system", "check", "seed", "degree", "success", "total", "margin", "notes",
-    "events": [...]}``; ``events`` is the dice log.
-    """
-    check = load_check(system, text)
-    dice = Dice(seed)
-    result = check.roll(dice)
-    return {
-        "system": system.strip().lower(),
-        "check": str(check),
-        "seed": seed,
-        "degree": result.degree,
-        "success": result.success,
-        "total": result.total,
-        "margin": result.margin,
-        "notes": list(result.notes),
-        "events": [e.to_dict() for e in dice.events()],
-    }
-
-
-def _percent(p: float) -> str:
-    if 0 < p < 0.00005:
-        return "<0.01%"
-    return f"{100 * p:.2f}%"
-
-
-def format_odds(report: Mapping[str, Any]) -> str:
-    """Plain text for an :func:`odds_report`: one aligned row per degree, then p(success).
-
-    ``whisperspace: athletics=2 dc=6 bonus=1 penalty=0`` followed by rows like
-    ``  success          46.53%   67/144``.
-    """
-    rows = [(name, _percent(p), report["exact"][name]) for name, p in report["outcomes"].items()]
-    exact_p = report.get("p_success_exact", "")
-    rows.append(("p_success", _percent(report["p_success"]), exact_p))
-    w_name = max(len(r[0]) for r in rows)
-    w_pct = max(len(r[1]) for r in rows)
-    lines = [f"{report['system']}: {report['check']}"]
-    lines += [f"  {n:<{w_name}}  {p:>{w_pct}}  {e}".rstrip() for n, p, e in rows]
-    return "\n".join(lines)
-
-
-def format_roll(report: Mapping[str, Any]) -> str:
-    """Plain text for a :func:`roll_report`: the check, each roll, then the result."""
-    lines = [f"{report['system']}: {report['check']}  (seed {report['seed']})"]
-    for event in report["events"]:
-        faces = ", ".join(str(f) for f in event.get("faces", []))
-        extra = f"  [{event['note']}]" if event.get("note") else ""
-        lines.append(f"  roll {event['expression']}: [{faces}] -> {event['total']}{extra}")
-    notes = f", {', '.join(report['notes'])}" if report.get("notes") else ""
-    lines.append(
-        f"  {report['degree']} (total {report['total']}, margin {report['margin']:+d}{notes})"
-    )
-    return "\n".join(lines)

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
-from engine.checks import format_odds, format_roll, load_check, odds_report, roll_report
 from engine.dice import Dice, keep_lowest
 from engine.errors import CheckError
-from engine.systems import d6, mythmaster, speedpoints, whisperspace
+from engine.report.dice import format_odds, format_roll, odds_report, roll_report
+from engine.systems import d6, load_check, mythmaster, speedpoints, whisperspace
 
 # Checks covering each system's options: (system, CHECK text).
 CASES = [

@@ -17,6 +17,7 @@ from engine.errors import ArgumentError
 from engine.flight import FlightChoice, FlightState, Geometry
 from engine.grid import Grid
 from engine.mapmodel import MapModel, Terrain
+from engine.report.flight import fly_report, format_fly
 from engine.search import NoPath
 from engine.systems import create
 
@@ -328,7 +329,7 @@ def test_only_fliers_fly() -> None:
     assert MM.flight(MM.token("adaptability=14"), m) is None
     assert MM.flight(MM.token("adaptability=14,flyer=true,bulk=200"), m) is None
     with pytest.raises(ArgumentError, match="flyer=true"):
-        F.fly_report(m, MM, MM.token("adaptability=14"), (0, 0), 90, 0, (4, 4), False)
+        fly_report(m, MM, MM.token("adaptability=14"), (0, 0), 90, 0, (4, 4), False)
     assert create("generic").flight(create("generic").token("speed=30,fly=true"), m) is None
 
 
@@ -410,7 +411,7 @@ def test_no_flight_while_encumbered() -> None:
     assert "encumbered" in (SP.flight_refusal(tok) or "")
     assert SP.flight(SP.token("airspeed=0"), m) is None
     with pytest.raises(ArgumentError, match="encumbered"):
-        F.fly_report(m, SP, tok, (0, 0), 90, 0, (4, 4), False)
+        fly_report(m, SP, tok, (0, 0), 90, 0, (4, 4), False)
 
 
 def test_speedpoints_landing_and_take_off() -> None:
@@ -618,7 +619,7 @@ def test_goal_headings() -> None:
 def test_fly_report_json() -> None:
     m = model(["." * 12] * 3 + ["....###....."] + ["." * 12] * 4)
     tok = MM.token("adaptability=5,flyer=true")
-    rep = F.fly_report(m, MM, tok, (1, 6), 90, 0, (10, 1), True)
+    rep = fly_report(m, MM, tok, (1, 6), 90, 0, (10, 1), True)
     json.dumps(rep)
     assert set(rep) >= {"turns", "plan", "end"}
     assert rep["turns"] == len(rep["plan"])
@@ -639,9 +640,9 @@ def test_fly_report_json() -> None:
     }
     for t in rep["plan"]:
         assert len(t["cells"]) == t["speed"]
-    text = F.format_fly(rep, m)
+    text = format_fly(rep, m)
     assert "turn 1: take_off" in text and "S" in text and "G" in text
-    sp = F.fly_report(m, SP, SP.token("airspeed=5"), (1, 6), 90, 0, (10, 1), True)
+    sp = fly_report(m, SP, SP.token("airspeed=5"), (1, 6), 90, 0, (10, 1), True)
     assert sp["end"]["landed"] and "altitude" in sp["plan"][0]
 
 
@@ -649,15 +650,15 @@ def test_fly_report_errors() -> None:
     m = model([".....", ".###.", ".#.#.", ".###.", "....."])
     tok = MM.token("adaptability=5,flyer=true")
     with pytest.raises(ArgumentError, match="expected a multiple of 30"):
-        F.fly_report(m, MM, tok, (0, 0), 45, 0, (4, 4), False)
+        fly_report(m, MM, tok, (0, 0), 45, 0, (4, 4), False)
     with pytest.raises(ArgumentError, match="outside the map"):
-        F.fly_report(m, MM, tok, (0, 0), 90, 0, (9, 4), False)
+        fly_report(m, MM, tok, (0, 0), 90, 0, (9, 4), False)
     with pytest.raises(ArgumentError, match="--speed"):
-        F.fly_report(m, MM, tok, (0, 0), 90, 99, (4, 4), False)
+        fly_report(m, MM, tok, (0, 0), 90, 99, (4, 4), False)
     with pytest.raises(NoPath, match="no flight plan"):
-        F.fly_report(m, MM, tok, (0, 0), 90, 0, (2, 2), False)
+        fly_report(m, MM, tok, (0, 0), 90, 0, (2, 2), False)
     with pytest.raises(ArgumentError):
-        F.fly_report(m, MM, tok, (1, 1), 90, 0, (4, 4), False)  # starts in a wall
+        fly_report(m, MM, tok, (1, 1), 90, 0, (4, 4), False)  # starts in a wall
 
 
 def test_fly_command_contract(capsys) -> None:

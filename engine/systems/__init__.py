@@ -2,7 +2,8 @@
 
 Every module in this package that defines ``SYSTEM`` (a
 :class:`~engine.systems.base.RuleSystem` subclass) is a registered system: adding a
-system is adding one module, nothing else changes.
+system is adding one module, nothing else changes. :func:`load_check` finds a system's
+check syntax by name (``odds``/``roll``).
 """
 
 from __future__ import annotations
@@ -10,9 +11,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine.errors import ArgumentError, did_you_mean
+from engine.errors import ArgumentError, CheckError, did_you_mean
+
+if TYPE_CHECKING:
+    from engine.checks import Check
 
 
 @cache
@@ -59,3 +63,31 @@ def get(name: str) -> Any:
 def create(name: str, settings: dict[str, Any] | None = None) -> Any:
     """An instance of system ``name`` with ``settings`` (``--set`` values) applied."""
     return get(name)(settings)
+
+
+def load_check(system: str, text: str) -> Check:
+    """Parse ``text`` with ``engine.systems.<system>.parse_check``.
+
+    An unknown system raises :class:`~engine.errors.CheckError` with a "did you mean"
+    suggestion. (Every module here but ``base`` counts, registered system or not.)
+
+    >>> str(load_check("whisperspace", "athletics=2 dc=6 bonus=1"))
+    'athletics=2 dc=6 bonus=1 penalty=0'
+    """
+    name = system.strip().lower()
+    known = sorted(
+        m.name
+        for m in pkgutil.iter_modules(__path__)
+        if not m.name.startswith("_") and m.name != "base"
+    )
+    if name not in known:
+        raise CheckError(
+            f"system '{system}': unknown rule system{did_you_mean(name, known)}; "
+            f"systems: {', '.join(known)}"
+        )
+    module = importlib.import_module(f"{__name__}.{name}")
+    parse = getattr(module, "parse_check", None)
+    if parse is None:
+        raise CheckError(f"system '{name}': this rule system has no checks")
+    check: Check = parse(text)
+    return check

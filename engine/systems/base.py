@@ -26,11 +26,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.errors import ArgumentError, StatError, did_you_mean
+from engine.exact import exact, jsonable
 from engine.grid import Cell
 from engine.mapmodel import MODES, Terrain
 
 if TYPE_CHECKING:
-    from engine.flight import FlightRules
+    from engine.flight.model import FlightRules
 
 # --------------------------------------------------------------------------- values
 
@@ -38,29 +39,6 @@ _TRUE = ("true", "yes", "1", "on")
 #: Largest magnitude (and finest fraction, 1/STAT_LIMIT) a numeric stat or setting takes.
 STAT_LIMIT = 1_000_000
 _FALSE = ("false", "no", "0", "off")
-
-
-def exact(value: Any) -> Fraction:
-    """An exact fraction from an int, a Fraction, or text like ``7.5`` or ``15/2``."""
-    if isinstance(value, bool):
-        raise ValueError("not a number")
-    if isinstance(value, Fraction | int):
-        return Fraction(value)
-    if isinstance(value, float):
-        # Floats from YAML/JSON are decimal literals: read them as the decimal they show.
-        return Fraction(repr(value))
-    return Fraction(str(value).strip())
-
-
-def jsonable(value: Any) -> Any:
-    """Exact numbers for JSON: whole fractions as ints, others as ``"a/b"`` strings."""
-    if isinstance(value, Fraction):
-        return int(value) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
-    return value
 
 
 @dataclass(frozen=True)

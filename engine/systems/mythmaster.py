@@ -30,7 +30,7 @@ from engine.checks import (
 )
 from engine.dice import Dice, RollEvent, sum_dist
 from engine.errors import ArgumentError, StatError, did_you_mean
-from engine.flight import (
+from engine.flight.model import (
     FlightChoice,
     FlightRules,
     FlightState,

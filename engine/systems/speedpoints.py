@@ -39,7 +39,7 @@ import numpy as np
 from engine.checks import BatchResult, CheckResult, field_int, finish_batch, parse_fields
 from engine.dice import Dice, Dist, add_constant, sum_dist
 from engine.errors import ArgumentError, CheckError, StatError
-from engine.flight import (
+from engine.flight.model import (
     FlightChoice,
     FlightRules,
     FlightState,

@@ -1,19 +1,21 @@
-"""Flight as momentum (RULES.md 6): the system-agnostic part.
+"""Flight as momentum (RULES.md 6): the interface a rule system's flight rules implement.
 
 A flier's state is a :class:`FlightState` (cell, heading, speed, altitude, landed, the face it
 crosses next on a vertex heading, and what a system adds). Each turn the flier makes one
 :class:`FlightChoice`; its rule system's :class:`FlightRules` turns that into the next state
 and a :class:`TurnRecord` of the cells entered and the events (the choice itself, collisions,
 unsafe landings, falls). The rules live in the system modules (their "Flight" sections); this
-module holds what every system shares:
+module holds the shared vocabulary they are written in:
 
+* the states, choices, records and goals;
 * :class:`Geometry`: headings, faces, vertex alternation, lattice arithmetic on any grid;
 * :class:`Runs`: how far a flier gets along a heading before a blocked cell (cached lazily);
-* :func:`simulate`: a list of choices, replayed turn by turn, every choice an event;
-* :func:`search` / :func:`plan`: the planner, an A* over flight states generated lazily, with
-  the system's admissible heuristic (a relaxed 1-D speed/distance problem) and dominated
-  states pruned; fewest turns, then fewest actions;
-* :func:`fly_report` / :func:`format_fly`: CONTRACT.md's ``fly`` JSON and its text form.
+* the move generators the systems' planners expand with (:func:`moves`, :func:`trace`, ...);
+* :class:`FlightRules`, the base class each system's rules subclass.
+
+It sits below the rule systems and imports nothing above the map model, so a system can
+implement flight without pulling in the simulator (``engine.flight.simulator``) or the
+planner (``engine.flight.planner``), which sit above the systems and use them.
 
 Movement, shared by every system: a turn's move enters exactly ``speed`` cells, cell by cell,
 along the heading. A heading through a face steps through that neighbour; a heading on a
@@ -33,19 +35,14 @@ others.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.errors import ArgumentError
+from engine.exact import jsonable
 from engine.grid import Cell, Grid
 from engine.mapmodel import MapModel
-from engine.systems.base import jsonable
-
-if TYPE_CHECKING:
-    from engine.systems.base import RuleSystem, Token
 
 #: A flight state as a plain tuple, in :class:`FlightState`'s field order (the planner's key).
 Key = tuple[Cell, int, int, int, bool, int, int, int]
@@ -53,7 +50,6 @@ Turns = tuple[tuple[int, int], ...]
 
 #: Cells a flier cannot land on: nothing to stand on, or nothing but wall.
 UNLANDABLE = ("air", "gap", "blocked")
-
 
 # =============================================================================================
 # States, choices, records
@@ -859,29 +855,22 @@ def at_goal(rules: FlightRules, state: FlightState, goal: Goal) -> bool:
     return state.landed if goal.land else True
 
 
-# =============================================================================================
-# The simulator
-# =============================================================================================
-
-
-def simulate(
-    model: MapModel,
+def fly_turns(
     rules: FlightRules,
     state: FlightState,
     choices: Iterable[FlightChoice],
     *,
     downs: Iterable[int] = (),
 ) -> list[TurnRecord]:
-    """Fly ``choices`` turn by turn from ``state``; one :class:`TurnRecord` per turn, its
-    events the choice, then whatever the turn brought (collisions, landings, falls).
-    ``downs``: turns (1-based) at whose start the flier is tripped or downed (systems
-    without such a rule refuse them).
+    """Fly ``choices`` turn by turn from ``state`` under ``rules`` (on the rules' own map);
+    one :class:`TurnRecord` per turn, its events the choice, then whatever the turn brought
+    (collisions, landings, falls). ``downs``: turns (1-based) at whose start the flier is
+    tripped or downed (systems without such a rule refuse them).
 
+    The one turn loop shared by the simulator and the planner's replay of its plans.
     Illegal choices (too many actions, a turn past the move's end, ...) raise
     :class:`~engine.errors.ArgumentError` naming the turn.
     """
-    if rules.model is not model:
-        rules = rules.with_model(model)
     downed = set(downs)
     records: list[TurnRecord] = []
     state = rules.normal(state)
@@ -899,378 +888,3 @@ def simulate(
         records.append(rec)
         state = nxt
     return records
-
-
-# =============================================================================================
-# The planner
-# =============================================================================================
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A flight plan: the start, the turns (as the simulator flies them) and the planner's
-    own end state (which a replay must reproduce exactly)."""
-
-    start: FlightState
-    goal: Goal
-    records: tuple[TurnRecord, ...]
-    end: FlightState
-    actions: int
-    expanded: int
-
-    @property
-    def turns(self) -> int:
-        return len(self.records)
-
-    @property
-    def choices(self) -> list[FlightChoice]:
-        return [r.choice for r in self.records]
-
-
-@dataclass
-class SearchResult:
-    """A search's plan (None: none within the bounds, ``reason`` says why) and its work:
-    flight states expanded and successors generated."""
-
-    plan: Plan | None
-    expanded: int
-    reason: str = ""
-    generated: int = 0
-
-
-_GOAL = "goal"
-
-
-def search(
-    model: MapModel,
-    rules: FlightRules,
-    start: FlightState,
-    goal_cell: Cell,
-    *,
-    land: bool = False,
-    heading: int | None = None,
-    max_turns: int = 40,
-    max_states: int = 400_000,
-    turn_points: int = 1,
-    use_heuristic: bool = True,
-) -> SearchResult:
-    """A* over flight states for the fewest turns, then the fewest actions, to ``goal_cell``.
-
-    States are generated lazily by the rules' :meth:`FlightRules.expand`; the priority is
-    (turns + the rules' lower bound, actions + a lower bound, the bound itself), so among
-    equals the search goes deeper first. A state is dropped when the same state (the rules'
-    :meth:`FlightRules.dedup`) was already reached in no more turns and actions: costs are
-    compared as (turns, actions) pairs, which add and compare like numbers, so this is
-    exact. ``max_states`` bounds the expansions (then: no plan, and the reason says so).
-    """
-    if rules.model is not model:
-        rules = rules.with_model(model)
-    start = rules.normal(start)
-    goal = Goal(goal_cell, land, heading)
-    if not model.grid.in_bounds(goal_cell):
-        raise ArgumentError(f"goal {goal_cell}: outside the map")
-    if at_goal(rules, start, goal):
-        return SearchResult(Plan(start, goal, (), start, 0, 0), 0)
-    refusal = rules.goal_refusal(goal) or _heading_refusal(rules, goal)
-    if refusal:
-        return SearchResult(None, 0, refusal)
-    counter = itertools.count()
-    start_key = start.key()
-
-    b0 = rules.bound(start_key, goal) if use_heuristic else (0, 0)
-    if b0 is None:
-        return SearchResult(None, 0, "the goal is out of this flier's reach (speed and distance)")
-    if b0[0] > max_turns:
-        return SearchResult(None, 0, f"it needs at least {b0[0]} turns (limit {max_turns})")
-    heap: list[tuple[int, int, int, int, Any, int, int]] = [
-        (b0[0], b0[1], b0[0], next(counter), start_key, 0, 0)
-    ]
-    best: dict[Hashable, tuple[int, int, Key]] = {rules.dedup(start_key): (0, 0, start_key)}
-    parent: dict[Key, tuple[Key, Any] | None] = {start_key: None}
-    goals: list[tuple[Key, Any, Key]] = []
-    best_goal: tuple[int, int] | None = None
-    expanded = 0
-    generated = 0
-    pop, push = heapq.heappop, heapq.heappush
-    dedup, expand, bound = rules.dedup, rules.expand, rules.bound
-    while heap:
-        f_t, f_a, _, _, key, g_t, g_a = pop(heap)
-        if isinstance(key, tuple) and key and key[0] == _GOAL:
-            prev, spec, end = goals[key[1]]
-            return SearchResult(
-                _reconstruct(rules, start, goal, parent, prev, spec, end, g_a, expanded),
-                expanded,
-                generated=generated,
-            )
-        held = best.get(dedup(key))
-        if held is None or held[2] != key or (held[0], held[1]) != (g_t, g_a):
-            continue
-        if g_t >= max_turns:
-            continue
-        if expanded >= max_states:
-            return SearchResult(
-                None,
-                expanded,
-                f"the search stopped after {expanded} flight states (limit {max_states}) "
-                "without reaching the goal",
-                generated,
-            )
-        expanded += 1
-        t2 = g_t + 1
-        for key2, acts, reached, spec in expand(key, goal, turn_points):
-            generated += 1
-            a2 = g_a + acts
-            if reached:
-                if best_goal is None or (t2, a2) < best_goal:
-                    best_goal = (t2, a2)
-                    goals.append((key, spec, key2))
-                    push(heap, (t2, a2, 0, next(counter), (_GOAL, len(goals) - 1), t2, a2))
-                continue
-            if t2 >= max_turns:
-                continue
-            d = dedup(key2)
-            held = best.get(d)
-            if held is not None and (held[0], held[1]) <= (t2, a2):
-                continue
-            if use_heuristic:
-                b = bound(key2, goal)
-                if b is None:
-                    continue
-                h, ha = b
-                if t2 + h > max_turns:
-                    continue
-            else:
-                h = ha = 0
-            if best_goal is not None and (t2 + h, a2 + ha) >= best_goal:
-                continue
-            best[d] = (t2, a2, key2)
-            parent[key2] = (key, spec)
-            push(heap, (t2 + h, a2 + ha, h, next(counter), key2, t2, a2))
-    reason = (
-        f"no sequence of turns within {max_turns} turns reaches it"
-        if expanded
-        else "the flier cannot move from its start"
-    )
-    return SearchResult(None, expanded, reason, generated)
-
-
-def _heading_refusal(rules: FlightRules, goal: Goal) -> str | None:
-    """Entering on a heading needs a passable cell behind the goal on that heading."""
-    if goal.heading is None or goal.land:
-        return None
-    grid, geo = rules.model.grid, rules.geo
-    for f in geo.faces_of(goal.heading):
-        back = grid.step_heading(goal.cell, (f + 180) % 360)
-        if grid.in_bounds(back) and rules.passable(back):
-            return None
-    c, r = goal.cell
-    return f"no cell to enter {c},{r} from on heading {goal.heading} (the map's edge or walls)"
-
-
-def _reconstruct(
-    rules: FlightRules,
-    start: FlightState,
-    goal: Goal,
-    parent: dict[Key, tuple[Key, Any] | None],
-    prev: Key,
-    spec: Any,
-    end: Key,
-    actions: int,
-    expanded: int,
-) -> Plan:
-    chain: list[tuple[Key, Any]] = [(prev, spec)]
-    link = parent[prev]
-    while link is not None:
-        chain.append(link)
-        link = parent[link[0]]
-    chain.reverse()
-    choices = [rules.choice_of(k, s) for k, s in chain]
-    records = simulate(rules.model, rules, start, choices)
-    return Plan(start, goal, tuple(records), state_of(end), actions, expanded)
-
-
-def plan(
-    model: MapModel,
-    rules: FlightRules,
-    start: FlightState,
-    goal: Cell,
-    *,
-    land: bool = False,
-    heading: int | None = None,
-    max_turns: int = 40,
-    max_states: int = 400_000,
-    turn_points: int = 1,
-) -> Plan | None:
-    """The plan with the fewest turns, then the fewest actions, that enters ``goal`` (with
-    ``land``: ends a move there and lands safely; with ``heading``: on that heading), or
-    None when there is none within ``max_turns`` (and ``max_states`` expansions).
-
-    The planner considers turns made at up to ``turn_points`` points of each move (default
-    one; the rules and the simulator accept any number). Every plan replays in
-    :func:`simulate` to exactly :attr:`Plan.end`.
-    """
-    return search(
-        model,
-        rules,
-        start,
-        goal,
-        land=land,
-        heading=heading,
-        max_turns=max_turns,
-        max_states=max_states,
-        turn_points=turn_points,
-    ).plan
-
-
-# =============================================================================================
-# Reports (CONTRACT.md's `fly`)
-# =============================================================================================
-
-
-def flight_rules(system: RuleSystem, token: Token, model: MapModel) -> FlightRules:
-    """The token's flight rules on ``model``, or one clear line saying why it cannot fly."""
-    rules = system.flight(token, model)
-    if rules is None:
-        why = getattr(system, "flight_refusal", None)
-        reason = why(token) if why is not None else None
-        raise ArgumentError(
-            reason
-            or f"--system {system.name}: this system has no flight rules (RULES.md 6 "
-            "covers mythmaster and speedpoints)"
-        )
-    return rules
-
-
-def fly_report(
-    model: MapModel,
-    system: RuleSystem,
-    token: Token,
-    start: Cell,
-    heading: Any,
-    speed: Any,
-    goal: Cell,
-    land: bool = False,
-    *,
-    altitude: int = 0,
-    goal_heading: Any = None,
-    max_turns: int = 40,
-    max_states: int = 100_000,
-) -> dict[str, Any]:
-    """CONTRACT.md's ``fly`` JSON: the plan with the fewest turns, then actions.
-
-    ``speed`` 0 starts on the ground. Raises :class:`~engine.search.NoPath` (exit status 1)
-    with the reason when no plan exists within the bounds, and
-    :class:`~engine.errors.ArgumentError` for bad cells, headings and speeds.
-    """
-    from engine.search import NoPath
-
-    grid = model.grid
-    for cell, what in ((start, "--from"), (goal, "--to")):
-        if not grid.in_bounds(cell):
-            raise ArgumentError(
-                f"{what} {cell[0]},{cell[1]}: outside the map ({grid.width} x {grid.height} "
-                f"cells; cells are col,row from 0,0 to {grid.width - 1},{grid.height - 1})"
-            )
-    rules = flight_rules(system, token, model)
-    h = rules.geo.check_heading(heading)
-    gh = None if goal_heading is None else rules.geo.check_heading(goal_heading, "goal heading")
-    try:
-        v = whole(speed)
-        if v < 0:
-            raise ValueError
-    except (TypeError, ValueError):
-        raise ArgumentError(
-            f"--speed {speed!r}: expected a whole number of cells per turn >= 0"
-        ) from None
-    state = rules.start_state(start, h, v, altitude=altitude)
-    found = search(
-        model,
-        rules,
-        state,
-        goal,
-        land=land,
-        heading=gh,
-        max_turns=max_turns,
-        max_states=max_states,
-    )
-    if found.plan is None:
-        what = "land at" if land else "reach"
-        raise NoPath(
-            f"{system.name}: no flight plan to {what} {goal[0]},{goal[1]} from "
-            f"{start[0]},{start[1]}: {found.reason}"
-        )
-    p = found.plan
-    turns = []
-    for rec in p.records:
-        entry: dict[str, Any] = {
-            "turn": rec.turn,
-            "actions": list(rec.actions),
-            "speed": rec.speed,
-            "cells": [list(c) for c in rec.cells],
-            "heading": rec.state.heading,
-        }
-        if rules.has_altitude:
-            entry["altitude"] = rec.state.altitude
-        extra = [e for e in rec.events if e.get("event") != "choice"]
-        if extra:
-            entry["events"] = jsonable(extra)
-        turns.append(entry)
-    end = p.end
-    out: dict[str, Any] = {
-        "turns": p.turns,
-        "plan": turns,
-        "end": {
-            "cell": list(end.cell),
-            "heading": end.heading,
-            "speed": end.speed,
-            "landed": end.landed,
-        },
-        "system": system.name,
-        "from": list(start),
-        "to": list(goal),
-        "land": land,
-        "actions": p.actions,
-        "states_expanded": found.expanded,
-    }
-    if rules.has_altitude:
-        out["end"]["altitude"] = end.altitude
-    return out
-
-
-def format_fly(report: dict[str, Any], model: MapModel) -> str:
-    """The plan as text: one line a turn, then the cells on the map (1-9, a-z: the turn a
-    cell is entered in; S start, G goal)."""
-    from engine.cli import TURN_MARKS, draw_cells
-
-    start = tuple(report["from"])
-    goal = tuple(report["to"])
-    end = report["end"]
-    what = "land at" if report.get("land") else "reach"
-    lines = [
-        f"{report.get('system', 'flight')} flight {start[0]},{start[1]} -> {goal[0]},{goal[1]} "
-        f"({what}): {report['turns']} turns, {report.get('actions', '?')} actions"
-    ]
-    marks: dict[tuple[int, int], str] = {}
-    for t in report["plan"]:
-        acts = ", ".join(t["actions"]) or "no actions"
-        cells = t["cells"]
-        where = f" -> {cells[-1][0]},{cells[-1][1]}" if cells else " (stays)"
-        alt = f", altitude {t['altitude']} m" if "altitude" in t else ""
-        lines.append(
-            f"   turn {t['turn']}: {acts}; speed {t['speed']}, heading {t['heading']}{alt}, "
-            f"{len(cells)} cells{where}"
-        )
-        for event in t.get("events", []):
-            lines.append(f"      {event.get('event')}: {event.get('what', '')}".rstrip(": "))
-        mark = TURN_MARKS[min(t["turn"], len(TURN_MARKS)) - 1]
-        for c in cells:
-            marks[(c[0], c[1])] = mark
-    marks[(start[0], start[1])] = "S"
-    marks[(goal[0], goal[1])] = "G"
-    lines.append(
-        f"   end: {end['cell'][0]},{end['cell'][1]}, heading {end['heading']}, speed "
-        f"{end['speed']}, {'landed' if end['landed'] else 'flying'}"
-    )
-    lines.append(draw_cells(model, marks))
-    lines.append("   S start, G goal, 1-9 a-z: the turn each cell is entered in")
-    return "\n".join(lines)

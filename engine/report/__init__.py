@@ -1,0 +1,28 @@
+"""What the commands print: every command's JSON document and its text form.
+
+One module per subject, each loaded only when its command runs, so that quick commands
+(``tacgrid systems``, ``tacgrid info``) do not pay for the planner, the search or numpy:
+
+* :mod:`engine.report.maptext`: a map drawn as text, with marks on top (path, reach, fly);
+* :mod:`engine.report.mapinfo`: ``info``;
+* :mod:`engine.report.systems`: ``systems`` and ``stats``;
+* :mod:`engine.report.movement`: ``path`` and ``reach``;
+* :mod:`engine.report.flight`: ``fly``;
+* :mod:`engine.report.dice`: ``odds`` and ``roll``;
+* :mod:`engine.report.batch`: ``run`` (a batch's summary, or one run);
+* :mod:`engine.report.replay`: ``replay --text/--json`` (and reading an event log safely).
+
+The reports sit above the engine (they call it) and below the command line and the viewer
+(which print or draw them). A report function returns data (a JSON-ready dict) or text; it
+never prints. This file imports nothing, so loading one report loads only what it needs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def to_json(doc: Any) -> str:
+    """The one JSON document a ``--json`` command prints, with its final newline."""
+    return json.dumps(doc, indent=2, sort_keys=False) + "\n"

@@ -1,0 +1,96 @@
+"""The ``path`` and ``reach`` reports: a token's best path and the cells it can reach.
+
+The search itself is :mod:`engine.search` over an :class:`engine.movement.MovementGraph`;
+this module runs it for the commands and draws the answers on the map as text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.errors import ArgumentError
+from engine.grid import Cell
+from engine.report.maptext import band_glyphs, draw_cells, turn_mark
+
+
+def path_report(
+    model: Any, system: Any, token: Any, start: Cell, goal: Cell, pace: str | None, prefer: str
+) -> dict[str, Any]:
+    """CONTRACT.md's ``path`` JSON. Raises :class:`engine.search.NoPath` when there is none."""
+    from engine.movement import MovementGraph
+    from engine.search import find_path
+
+    graph = MovementGraph(model, system, token, pace)
+    return find_path(graph, start, goal, prefer=prefer)
+
+
+def no_path_report(system: Any, reason: str) -> dict[str, Any]:
+    """The ``path`` JSON when there is no path (exit status 1)."""
+    return {"system": system.name, "cells": [], "reason": reason}
+
+
+def format_path(rep: dict[str, Any], model: Any, system: Any, start: Cell, goal: Cell) -> str:
+    """The ``path`` text: a summary line, the path on the map, checks, turns, options."""
+    marks: dict[tuple[int, int], str] = {}
+    for step in rep["steps"][1:]:
+        marks[tuple(step["cell"])] = turn_mark(step["turn"])
+    marks[start], marks[goal] = "S", "G"
+    lines = [
+        f"{system.name} path {start[0]},{start[1]} -> {goal[0]},{goal[1]} at {rep['pace']}: "
+        f"{rep['turns_exact']} turns ({rep['turns']:.3g}), {rep['distance']} {rep['unit']}, "
+        f"{len(rep['cells']) - 1} steps, p(no failure) {rep['p_no_failure']:.4f}",
+        draw_cells(model, marks),
+        "   S start, G goal, 1-9 a-z: the turn each cell is entered in",
+    ]
+    for step in rep["steps"]:
+        if step["check"]:
+            ch = step["check"]
+            lines.append(
+                f"   check at {step['cell'][0]},{step['cell'][1]}: {ch['what']} {ch['target']} "
+                f"-> {100 * ch['p_success']:.2f}%"
+            )
+    for turn in rep["plan"]:
+        lines.append(
+            f"   turn {turn['turn']}: ends at {turn['end'][0]},{turn['end'][1]}, {len(turn['cells'])} cells"
+        )
+    for alt in rep.get("pareto", []):
+        lines.append(
+            f"   option: {alt['turns']:.3g} turns, p(no failure) {alt['p_no_failure']:.4f}"
+        )
+    return "\n".join(lines)
+
+
+def reach_report(
+    model: Any, system: Any, token: Any, start: Cell, turns: int, pace: str | None
+) -> dict[str, Any]:
+    """CONTRACT.md's ``reach`` JSON (at ``pace``, default the system's fastest)."""
+    from engine.movement import MovementGraph
+    from engine.search import reach
+
+    pace = pace or system.fastest_pace
+    graphs = {p: MovementGraph(model, system, token, p) for p in system.paces}
+    if pace not in graphs:
+        raise ArgumentError(f"--pace {pace}: {system.name} paces are {', '.join(system.paces)}")
+    rep = reach(graphs, pace, start, turns)
+    rep.pop("tree")
+    return rep
+
+
+def format_reach(
+    rep: dict[str, Any], model: Any, system: Any, start: Cell, turns: int, pace: str
+) -> str:
+    """The ``reach`` text: the reachable cells on the map, marked by band and turn."""
+    glyph = band_glyphs(rep["bands"])
+    marks = {
+        tuple(c["cell"]): c["band"][4:] if c["band"].startswith("turn") else glyph[c["band"]]
+        for c in rep["cells"]
+    }
+    marks[start] = "@"
+    bands = ", ".join(f"{glyph[b]} = {b}" for b in rep["bands"])
+    return "\n".join(
+        [
+            f"{system.name} reach from {start[0]},{start[1]} in {turns} turn(s) at {pace}: {len(rep['cells'])} cells",
+            draw_cells(model, marks),
+            f"   @ start; first turn: {bands}; 2, 3, ...: the turn a cell is reached in",
+        ]
+    )

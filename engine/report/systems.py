@@ -1,0 +1,90 @@
+"""The ``systems`` and ``stats`` reports: the rule systems, and a token's movement figures."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from typing import Any
+
+from engine.errors import ArgumentError
+from engine.exact import jsonable
+
+
+def systems_report() -> dict[str, Any]:
+    """The ``systems`` JSON: every rule system's description (stats, settings, paces)."""
+    from engine import systems
+
+    return {"systems": [systems.get(n).describe() for n in systems.names()]}
+
+
+def format_systems(report: dict[str, Any]) -> str:
+    """The ``systems`` text: per system its unit, turn and paces, then stats and settings."""
+    lines: list[str] = []
+    for d in report["systems"]:
+        lines.append(f"{d['name']}: {d['title']} ({d['source']})")
+        lines.append(
+            f"  unit {d['unit']}, cell {d['cell_size']} {d['unit']}, {d['turn']['name']} of "
+            f"{d['turn']['seconds']} s, {d['turn']['actions']} action(s); paces: "
+            f"{', '.join(d['paces'])} (default {d['default_pace']})"
+        )
+        lines.append("  stats:")
+        for st in d["stats"]:
+            extra = f" [{' | '.join(st['choices'])}]" if "choices" in st else ""
+            lines.append(
+                f"    {st['name']:<14} {st['type']:<7} default {st['default']!s:<8}{extra} {st.get('help', '')}"
+            )
+        if d["settings"]:
+            lines.append("  settings (--set key=value):")
+            for st in d["settings"]:
+                extra = f" [{' | '.join(st['choices'])}]" if "choices" in st else ""
+                lines.append(
+                    f"    {st['name']:<22} default {st['default']!s:<10}{extra} {st.get('help', '')}"
+                )
+    return "\n".join(lines)
+
+
+def stats_report(system: Any, token: Any, distance: Fraction | None = None) -> dict[str, Any]:
+    """The ``stats`` JSON; with ``distance`` (metres) also the system's long-distance plan
+    (``--distance``; systems without long-distance rules refuse it)."""
+    rep: dict[str, Any] = system.stats_report(token)
+    if distance is not None:
+        plan = getattr(system, "long_distance_figure", None)
+        if plan is None:
+            raise ArgumentError(f"--distance: {system.name} has no long-distance rules")
+        rep["long_distance"] = jsonable(plan(token, distance))
+    return rep
+
+
+#: Keys the ``stats`` text shows in its own lines (or not at all); the rest follow as JSON.
+_SHOWN = {
+    "system",
+    "unit",
+    "cell_size",
+    "turn",
+    "stats",
+    "rates",
+    "per_turn",
+    "encumbrance",
+    "state",
+    "settings",
+}
+
+
+def format_stats(rep: dict[str, Any]) -> str:
+    """The ``stats`` text: stats, rates, cells per turn by mode, then the system's extras."""
+    lines = [f"{rep['system']}: {', '.join(f'{k}={v}' for k, v in rep['stats'].items())}"]
+    lines.append(
+        f"  rates ({rep['unit']}): " + ", ".join(f"{k} {v}" for k, v in rep["rates"].items())
+    )
+    lines.append(
+        f"  cells per {rep['turn']['name']} moving the whole {rep['turn']['name']} "
+        f"({rep['cell_size']} {rep['unit']} cells):"
+    )
+    for mode, n in rep["per_turn"].items():
+        if mode != "blocked":
+            lines.append(f"    {mode:<8} {n}")
+    lines.append(f"  encumbrance {rep['encumbrance']}")
+    for key, value in rep.items():
+        if key not in _SHOWN:
+            lines.append(f"  {key}: {json.dumps(value)}")
+    return "\n".join(lines)
