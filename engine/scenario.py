@@ -134,9 +134,40 @@ def load_scenario(
     path: str | os.PathLike[str], *, overrides: dict[str, Any] | None = None
 ) -> Scenario:
     """Read and validate a scenario file (``overrides`` = ``--set`` values)."""
+    path = os.fspath(path)
+    raw_bytes, data = _read_yaml(path)
+    _check_top_level(path, data)
+    model = _load_scenario_map(path, data)
+    system, settings = _create_system(path, data, model, overrides)
+    seed = _int(path, "seed", data.get("seed", 0))
+    runs = _int(path, "runs", data.get("runs", 100), 1)
+    turns = _int(path, "turns", data.get("turns", 30), 1)
+    tokens = _read_tokens(path, data, model, system)
+    _check_targets(path, tokens)
+    _apply_order(path, data, tokens)
+    capture, escape, exit_cells = _read_goals(path, data, model)
+    return Scenario(
+        path=path,
+        name=str(data.get("name") or os.path.splitext(os.path.basename(path))[0]),
+        model=model,
+        system=system,
+        tokens=tuple(tokens),
+        seed=seed,
+        runs=runs,
+        turns=turns,
+        capture=capture,
+        exits=tuple(escape),
+        exit_cells=exit_cells,
+        settings=settings,
+        digest=hashlib.sha256(raw_bytes).hexdigest()[:16],
+        raw=data,
+    )
+
+
+def _read_yaml(path: str) -> tuple[bytes, Any]:
+    """The file's bytes (the scenario's digest) and its parsed YAML."""
     import yaml
 
-    path = os.fspath(path)
     try:
         with open(path, "rb") as fh:
             raw_bytes = fh.read()
@@ -147,7 +178,7 @@ def load_scenario(
     except ValueError:  # a NUL byte in the path (possible only through the Python API)
         raise ScenarioError(f"{path}: not a usable file name") from None
     try:
-        data = yaml.safe_load(raw_bytes)
+        return raw_bytes, yaml.safe_load(raw_bytes)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "YAML"
@@ -158,6 +189,10 @@ def load_scenario(
             problem = str(getattr(exc, "problem", None) or exc)
         problem = " ".join(problem.split())  # PyYAML's messages span lines
         raise _err(path, where, f"not valid YAML ({problem})") from None
+
+
+def _check_top_level(path: str, data: Any) -> None:
+    """A mapping of known keys, with a map."""
     if not isinstance(data, dict):
         raise _err(path, "top level", "expected a mapping of keys (map, system, tokens, ...)")
     for key in data:
@@ -170,16 +205,27 @@ def load_scenario(
             )
     if "map" not in data:
         raise _err(path, "map", "missing", "give the .tmx file, relative to the scenario")
+
+
+def _load_scenario_map(path: str, data: dict[str, Any]) -> MapModel:
+    """The map, relative to the scenario file; its errors under ``map``."""
+    from engine.tiled import load_map
+
     map_path = os.path.normpath(
         os.path.join(os.path.dirname(os.path.abspath(path)), str(data["map"]))
     )
-    from engine import systems
-    from engine.tiled import load_map
-
     try:
-        model = load_map(map_path)
+        return load_map(map_path)
     except TacgridError as exc:
         raise _err(path, "map", str(exc)) from None
+
+
+def _create_system(
+    path: str, data: dict[str, Any], model: MapModel, overrides: dict[str, Any] | None
+) -> tuple[Any, dict[str, Any]]:
+    """The rule system (the scenario's, else the map's) with its settings and ``--set``s."""
+    from engine import systems
+
     system_name = data.get("system") or model.system
     if not system_name:
         raise _err(path, "system", "missing (and the map names none)", "e.g. system: generic")
@@ -188,100 +234,132 @@ def load_scenario(
         raise _err(path, "settings", "expected a mapping of setting: value")
     settings = {**settings, **(overrides or {})}
     try:
-        system = systems.create(str(system_name), settings)
+        return systems.create(str(system_name), settings), settings
     except TacgridError as exc:
         raise _err(path, "system/settings", str(exc)) from None
 
-    seed = _int(path, "seed", data.get("seed", 0))
-    runs = _int(path, "runs", data.get("runs", 100), 1)
-    turns = _int(path, "turns", data.get("turns", 30), 1)
 
+def _read_tokens(path: str, data: dict[str, Any], model: MapModel, system: Any) -> list[TokenSpec]:
+    """Every token, in file order, each checked on its own."""
     spawns = {s.id: s.cell for s in model.spawns}
     raw_tokens = data.get("tokens")
     if not isinstance(raw_tokens, list) or not raw_tokens:
         raise _err(path, "tokens", "expected a list of tokens", "see scenarios/ for examples")
     tokens: list[TokenSpec] = []
     for i, t in enumerate(raw_tokens):
-        where = f"tokens[{i}]"
-        if not isinstance(t, dict):
-            raise _err(path, where, "expected a mapping (id, side, stats, spawn, policy)")
-        for key in t:
-            if key not in TOKEN_KEYS:
-                raise _err(
-                    path, f"{where}.{key}", "unknown key" + did_you_mean(str(key), TOKEN_KEYS)
-                )
-        tid = t.get("id")
-        if not isinstance(tid, str) or not tid:
-            raise _err(path, f"{where}.id", "missing or not text")
-        if any(x.id == tid for x in tokens):
-            raise _err(path, f"{where}.id", f"'{tid}' is used twice")
-        where = f"tokens[{i}] ({tid})"
-        stats = t.get("stats") or {}
-        if not isinstance(stats, dict):
-            raise _err(path, f"{where}.stats", "expected a mapping of stat: value")
-        try:
-            system.token(stats, token_id=tid)
-        except TacgridError as exc:
-            raise _err(path, f"{where}.stats", str(exc).replace("--token ", "")) from None
-        if "cell" in t:
-            cell = _cell(path, f"{where}.cell", t["cell"], model)
-        else:
-            spawn = t.get("spawn", tid)
-            if not isinstance(spawn, str):
-                raise _err(path, f"{where}.spawn", f"{spawn!r} is not a spawn name")
-            if spawn not in spawns:
-                raise _err(
-                    path,
-                    f"{where}.spawn",
-                    f"the map has no spawn '{spawn}'" + did_you_mean(str(spawn), list(spawns)),
-                    "give cell: [col, row] or name a spawn object of the map",
-                )
-            cell = spawns[spawn]
-        policy = t.get("policy", "idle")
-        if policy not in POLICIES:
-            raise _err(
-                path,
-                f"{where}.policy",
-                f"'{policy}'" + did_you_mean(str(policy), POLICIES),
-                f"use {' | '.join(POLICIES)}",
-            )
-        pace = t.get("pace")
-        if pace is not None and pace not in system.paces:
-            raise _err(
-                path,
-                f"{where}.pace",
-                f"'{pace}'",
-                f"{system.name} paces: {', '.join(system.paces)}",
-            )
-        raw_waypoints = t.get("waypoints") or []
-        if not isinstance(raw_waypoints, list):
-            raise _err(
-                path, f"{where}.waypoints", "expected a list of cells, e.g. [[3, 4], [8, 4]]"
-            )
-        waypoints = tuple(
-            _cell(path, f"{where}.waypoints[{j}]", w, model) for j, w in enumerate(raw_waypoints)
+        tokens.append(_read_token(path, i, t, tokens, model, system, spawns))
+    return tokens
+
+
+def _read_token(
+    path: str,
+    i: int,
+    t: Any,
+    earlier: list[TokenSpec],
+    model: MapModel,
+    system: Any,
+    spawns: dict[str, Cell],
+) -> TokenSpec:
+    """``tokens[i]``: keys, id, stats, start cell, policy, pace, waypoints, target and
+    conditions."""
+    tid = _token_id(path, i, t, earlier)
+    where = f"tokens[{i}] ({tid})"
+    stats = t.get("stats") or {}
+    if not isinstance(stats, dict):
+        raise _err(path, f"{where}.stats", "expected a mapping of stat: value")
+    try:
+        system.token(stats, token_id=tid)
+    except TacgridError as exc:
+        raise _err(path, f"{where}.stats", str(exc).replace("--token ", "")) from None
+    cell = _token_cell(path, where, t, tid, model, spawns)
+    policy = t.get("policy", "idle")
+    if policy not in POLICIES:
+        raise _err(
+            path,
+            f"{where}.policy",
+            f"'{policy}'" + did_you_mean(str(policy), POLICIES),
+            f"use {' | '.join(POLICIES)}",
         )
-        if policy == "waypoints" and not waypoints:
-            raise _err(path, f"{where}.waypoints", "a waypoints policy needs a list of cells")
-        target = t.get("target")
-        if target is not None and not isinstance(target, str):
-            raise _err(path, f"{where}.target", f"{target!r} is not a token id")
-        conditions = t.get("conditions") or []
-        if not isinstance(conditions, list) or not all(isinstance(c, str) for c in conditions):
-            raise _err(path, f"{where}.conditions", "expected a list of names, e.g. [prone]")
-        tokens.append(
-            TokenSpec(
-                id=tid,
-                side=str(t.get("side", policy)),
-                stats=dict(stats),
-                cell=cell,
-                policy=policy,
-                pace=pace,
-                target=target,
-                waypoints=waypoints,
-                conditions=tuple(conditions),
-            )
+    pace = t.get("pace")
+    if pace is not None and pace not in system.paces:
+        raise _err(
+            path,
+            f"{where}.pace",
+            f"'{pace}'",
+            f"{system.name} paces: {', '.join(system.paces)}",
         )
+    waypoints = _token_waypoints(path, where, t, policy, model)
+    target = t.get("target")
+    if target is not None and not isinstance(target, str):
+        raise _err(path, f"{where}.target", f"{target!r} is not a token id")
+    conditions = t.get("conditions") or []
+    if not isinstance(conditions, list) or not all(isinstance(c, str) for c in conditions):
+        raise _err(path, f"{where}.conditions", "expected a list of names, e.g. [prone]")
+    return TokenSpec(
+        id=tid,
+        side=str(t.get("side", policy)),
+        stats=dict(stats),
+        cell=cell,
+        policy=policy,
+        pace=pace,
+        target=target,
+        waypoints=waypoints,
+        conditions=tuple(conditions),
+    )
+
+
+def _token_id(path: str, i: int, t: Any, earlier: list[TokenSpec]) -> str:
+    """A token mapping's keys checked, and its id (text, not used before)."""
+    where = f"tokens[{i}]"
+    if not isinstance(t, dict):
+        raise _err(path, where, "expected a mapping (id, side, stats, spawn, policy)")
+    for key in t:
+        if key not in TOKEN_KEYS:
+            raise _err(path, f"{where}.{key}", "unknown key" + did_you_mean(str(key), TOKEN_KEYS))
+    tid = t.get("id")
+    if not isinstance(tid, str) or not tid:
+        raise _err(path, f"{where}.id", "missing or not text")
+    if any(x.id == tid for x in earlier):
+        raise _err(path, f"{where}.id", f"'{tid}' is used twice")
+    return tid
+
+
+def _token_cell(
+    path: str, where: str, t: dict[str, Any], tid: str, model: MapModel, spawns: dict[str, Cell]
+) -> Cell:
+    """The start cell: ``cell: [c, r]``, else the spawn named by ``spawn`` (default: the id)."""
+    if "cell" in t:
+        return _cell(path, f"{where}.cell", t["cell"], model)
+    spawn = t.get("spawn", tid)
+    if not isinstance(spawn, str):
+        raise _err(path, f"{where}.spawn", f"{spawn!r} is not a spawn name")
+    if spawn not in spawns:
+        raise _err(
+            path,
+            f"{where}.spawn",
+            f"the map has no spawn '{spawn}'" + did_you_mean(str(spawn), list(spawns)),
+            "give cell: [col, row] or name a spawn object of the map",
+        )
+    return spawns[spawn]
+
+
+def _token_waypoints(
+    path: str, where: str, t: dict[str, Any], policy: str, model: MapModel
+) -> tuple[Cell, ...]:
+    """The waypoints (cells on the map); a waypoints policy needs at least one."""
+    raw_waypoints = t.get("waypoints") or []
+    if not isinstance(raw_waypoints, list):
+        raise _err(path, f"{where}.waypoints", "expected a list of cells, e.g. [[3, 4], [8, 4]]")
+    waypoints = tuple(
+        _cell(path, f"{where}.waypoints[{j}]", w, model) for j, w in enumerate(raw_waypoints)
+    )
+    if policy == "waypoints" and not waypoints:
+        raise _err(path, f"{where}.waypoints", "a waypoints policy needs a list of cells")
+    return waypoints
+
+
+def _check_targets(path: str, tokens: list[TokenSpec]) -> None:
+    """Every ``target`` names a token of the scenario."""
     ids = [t.id for t in tokens]
     for t in tokens:
         if t.target is not None and t.target not in ids:
@@ -290,18 +368,28 @@ def load_scenario(
                 f"tokens ({t.id}).target",
                 f"no token '{t.target}'" + did_you_mean(t.target, ids),
             )
-    order = data.get("order")
-    if order is not None:
-        if (
-            not isinstance(order, list)
-            or not all(isinstance(x, str) for x in order)
-            or sorted(order) != sorted(ids)
-        ):
-            raise _err(
-                path, "order", "must list every token id exactly once", f"ids: {', '.join(ids)}"
-            )
-        tokens.sort(key=lambda t: order.index(t.id))
 
+
+def _apply_order(path: str, data: dict[str, Any], tokens: list[TokenSpec]) -> None:
+    """Sort the tokens by ``order``, which must list every id exactly once."""
+    order = data.get("order")
+    if order is None:
+        return
+    ids = [t.id for t in tokens]
+    if (
+        not isinstance(order, list)
+        or not all(isinstance(x, str) for x in order)
+        or sorted(order) != sorted(ids)
+    ):
+        raise _err(path, "order", "must list every token id exactly once", f"ids: {', '.join(ids)}")
+    tokens.sort(key=lambda t: order.index(t.id))
+
+
+def _read_goals(
+    path: str, data: dict[str, Any], model: MapModel
+) -> tuple[int, list[Any], frozenset[Cell]]:
+    """``goals``: the capture distance, and the exits a quarry escapes through (names and
+    cells; default: every exit of the map)."""
     goals = data.get("goals") or {}
     if not isinstance(goals, dict):
         raise _err(path, "goals", "expected a mapping (capture, escape)")
@@ -326,20 +414,4 @@ def load_scenario(
             f"exits: {', '.join(exit_names) or 'none'}",
         )
     exit_cells = frozenset(c for e in model.exits if e.name in escape for c in e.cells)
-    digest = hashlib.sha256(raw_bytes).hexdigest()[:16]
-    return Scenario(
-        path=path,
-        name=str(data.get("name") or os.path.splitext(os.path.basename(path))[0]),
-        model=model,
-        system=system,
-        tokens=tuple(tokens),
-        seed=seed,
-        runs=runs,
-        turns=turns,
-        capture=capture,
-        exits=tuple(escape),
-        exit_cells=exit_cells,
-        settings=settings,
-        digest=digest,
-        raw=data,
-    )
+    return capture, escape, exit_cells

@@ -26,7 +26,7 @@ from engine.scenario import Scenario, TokenSpec
 from engine.search import SearchTree, evaluate_path, reach
 from engine.sim import Simulation, read_log, replay_states
 from engine.systems.base import TokenState
-from engine.viewer.render import load_for_render, render_map
+from engine.viewer.render import load_for_render, render_map, render_source
 
 PANEL_W = 330
 BG = (24, 26, 30)
@@ -144,7 +144,7 @@ class Viewer:
         self.sim = Simulation(scenario, scenario.seed if seed is None else seed)
         self.sim.begin_turn()
         self.camera = Camera()
-        self._load_map()
+        self._load_map(scenario.model)
         self.selected: str | None = scenario.tokens[0].id if scenario.tokens else None
         self.hover: Cell | None = None
         self.show_help = False
@@ -184,8 +184,12 @@ class Viewer:
         except OSError:
             return 0.0
 
-    def _load_map(self) -> None:
-        model, tmx = load_for_render(self.map_path)
+    def _load_map(self, model: MapModel | None = None) -> None:
+        """Draw ``model`` (the scenario's, already read), or re-read the .tmx when ``None``."""
+        if model is None:
+            model, tmx = load_for_render(self.map_path)
+        else:
+            tmx = render_source(model)
         self.model: MapModel = model
         self.map_surface = render_map(model, tmx).convert_alpha()
         self._scaled = None
@@ -1046,8 +1050,8 @@ def render_scenario(
         return render_to_file(source, out, scale=scale)
     scenario = open_source(source, system)
     pygame.font.init()
-    model, tmx = load_for_render(scenario.model.path)
-    surf = render_map(model, tmx)
+    model = scenario.model
+    surf = render_map(model, render_source(model))
     g = model.grid
     radius = max(4, int(min(g.tile_width, g.tile_height) * 0.36))
     font = pygame.font.Font(None, max(12, radius))

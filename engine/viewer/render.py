@@ -63,7 +63,7 @@ import pygame
 from engine.errors import ArgumentError
 from engine.grid import Grid
 from engine.mapmodel import MODES, MapModel
-from engine.tiled import read_tiled
+from engine.tiled import read_tiled, tmx_of
 
 #: Tiled's flag bits as the model keeps them (``TileLayer.flags``: the gid's top bits >> 28).
 FLIP_H, FLIP_V, FLIP_D, ROT_120 = 8, 4, 2, 1
@@ -245,6 +245,19 @@ def load_for_render(path: str | os.PathLike[str]) -> tuple[MapModel, Any]:
     """
     tf = read_tiled(path, image_loader=image_loader, missing_images="skip")
     return tf.model, tf.tmx
+
+
+def render_source(model: MapModel) -> Any:
+    """pytmx's map to draw an already loaded ``model`` with, without reading its file again.
+
+    A model from :func:`~engine.tiled.load_map` (a scenario's, say) keeps the pytmx map read
+    with it; a copy of one reads its file; a model built in code has none (``None``: every
+    cell in its terrain colour).
+    """
+    tmx = tmx_of(model)
+    if tmx is None and model.path:
+        tmx = load_for_render(model.path)[1]
+    return tmx
 
 
 @dataclass(frozen=True)

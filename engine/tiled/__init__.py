@@ -1,0 +1,49 @@
+"""The Tiled reader: a .tmx file in, a :class:`~engine.mapmodel.MapModel` out.
+
+pytmx reads the map (attributes, map/layer properties, tilesets and their typed tile
+properties). A pre-pass over the XML fills the gaps pytmx 3.32 has, so that a GM never
+has to change a file that Tiled itself opens:
+
+* tile layer data is decoded here with numpy (csv, base64, gzip, zlib and zstd; infinite
+  maps' chunks), which is also much faster than pytmx's per-tile Python loop, and the
+  Tiled flip/rotation bits (including the hex 120-degree bit 0x10000000) are split off;
+* external tilesets (.tsx, and .tsj/.json converted to XML) are inlined with their image
+  paths made relative to the map, image sizes filled in from the PNG header;
+* object templates (.tx) are merged into their objects; ellipse, point, text, polygon
+  and tile objects are told apart; float layer offsets are kept (pytmx gets rounded ones);
+* class- and list-typed custom properties, which pytmx cannot parse, are left out.
+
+Anything that still cannot be read stops with one :class:`~engine.errors.MapError` line
+naming the file, the problem and what to change in Tiled.
+
+The steps live in one module each:
+
+* :mod:`~engine.tiled.reader`: :func:`read_tiled` and :func:`load_map`, the steps in order;
+* :mod:`~engine.tiled.source`: the one place a file is opened and its XML parsed;
+* :mod:`~engine.tiled.common`: limits, the error line, attributes and custom properties;
+* :mod:`~engine.tiled.tilesets`: external tilesets inlined, images re-linked and checked;
+* :mod:`~engine.tiled.layers`: tile layers found, groups flattened, infinite maps cropped;
+* :mod:`~engine.tiled.layerdata`: a layer's <data> decoded (every encoding, one entry);
+* :mod:`~engine.tiled.objects`: templates, object shapes, spawns, exits and regions;
+* :mod:`~engine.tiled.terrain`: each cell's terrain from its stack of tiles;
+* :mod:`~engine.tiled.pytmx_bridge`: pytmx, imported headless, given the pre-passed XML.
+"""
+
+from __future__ import annotations
+
+from engine.tiled.common import FLAG_MASK, GID_MASK, MAX_CELLS, MAX_TILESET_TILES, ORIENTATIONS
+from engine.tiled.pytmx_bridge import _pytmx
+from engine.tiled.reader import TiledFile, load_map, read_tiled, tmx_of
+
+__all__ = [
+    "FLAG_MASK",
+    "GID_MASK",
+    "MAX_CELLS",
+    "MAX_TILESET_TILES",
+    "ORIENTATIONS",
+    "TiledFile",
+    "_pytmx",
+    "load_map",
+    "read_tiled",
+    "tmx_of",
+]

@@ -1,0 +1,126 @@
+"""What every step of the Tiled reader shares: limits, the one-line error, attribute and
+custom-property reading."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from engine.errors import MapError
+
+#: Largest map we allocate; a file that declares more is refused before any allocation.
+MAX_CELLS = 4096 * 4096
+#: Most tiles in one tileset (an image cut into tiles, or a declared tilecount).
+MAX_TILESET_TILES = 1 << 20
+ORIENTATIONS = ("orthogonal", "isometric", "hexagonal", "staggered")
+FLAG_MASK = 0xF0000000
+GID_MASK = 0x0FFFFFFF
+
+
+def fail(path: str, problem: str, fix: str = "") -> MapError:
+    """The reader's one error line: the file, the problem and what to change in Tiled."""
+    return MapError(f"{path}: {problem}" + (f"; {fix}" if fix else ""))
+
+
+def int_attr(path: str, el: ET.Element, name: str, default: int | None = None) -> int:
+    """A whole-number attribute; missing without a default, or not whole, is an error."""
+    raw = el.get(name)
+    if raw is None:
+        if default is None:
+            raise fail(path, f"<{el.tag}> has no '{name}' attribute", "save it again from Tiled")
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise fail(path, f"<{el.tag}> {name}='{raw}' is not a number") from None
+    if not value.is_integer():
+        raise fail(path, f"<{el.tag}> {name}='{raw}' must be a whole number")
+    return int(value)
+
+
+def float_attr(el: ET.Element, name: str, default: float = 0.0) -> float:
+    """A lenient number (offsets, opacity): missing, not a number or not finite -> default."""
+    raw = el.get(name)
+    try:
+        value = float(raw) if raw is not None else default
+    except ValueError:
+        return default
+    return value if math.isfinite(value) else default
+
+
+def geometry_attr(path: str, el: ET.Element, name: str) -> float:
+    """An object's position, size or rotation: a finite number (0 when missing)."""
+    raw = el.get(name)
+    if raw is None:
+        return 0.0
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise fail(
+            path,
+            f"object {el.get('id', '?')} '{el.get('name', '')}' has {name}='{raw}'",
+            "use a finite number: move or resize the object in Tiled",
+        )
+    return value
+
+
+def layer_label(el: ET.Element) -> str:
+    return f"layer '{el.get('name', '?')}'"
+
+
+def bool_prop(el: ET.Element, name: str) -> bool | None:
+    """A custom property read as a flag (None when the element does not set it)."""
+    props = el.find("properties")
+    if props is None:
+        return None
+    for p in props.findall("property"):
+        if p.get("name") == name:
+            raw = (p.get("value") or p.text or "").strip().lower()
+            return raw not in ("false", "0", "no", "")
+    return None
+
+
+def _typed(value: str | None, ptype: str | None) -> Any:
+    if value is None:
+        return None
+    if ptype == "int":
+        return int(float(value))
+    if ptype == "float":
+        return float(value)
+    if ptype == "bool":
+        return value.strip().lower() == "true"
+    return value
+
+
+def properties(el: ET.Element) -> dict[str, Any]:
+    """An element's custom properties, typed (a value that does not fit its type stays text)."""
+    out: dict[str, Any] = {}
+    props = el.find("properties")
+    if props is None:
+        return out
+    for p in props.findall("property"):
+        name = p.get("name")
+        if name is None:
+            continue
+        try:
+            out[name] = _typed(p.get("value", p.text), p.get("type"))
+        except ValueError:
+            out[name] = p.get("value", p.text)
+    return out
+
+
+def sanitise_properties(root: ET.Element, notes: list[str]) -> None:
+    """Drop class- and list-typed properties, which pytmx cannot parse and we never read."""
+    dropped = 0
+    for props in root.iter("properties"):
+        for p in list(props):
+            if p.tag == "property" and (
+                p.get("type") in ("class", "list") or p.find("properties") is not None
+            ):
+                props.remove(p)
+                dropped += 1
+    if dropped:
+        notes.append(f"{dropped} class- or list-typed custom properties ignored")

@@ -1,0 +1,172 @@
+"""Tile layers: found in document order (groups flattened, their visibility, opacity,
+offsets and ``terrain_layer`` flag inherited), their data decoded and then stubbed out for
+pytmx, infinite maps cropped to their painted chunks, and the model's layers built."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from xml.etree import ElementTree as ET
+
+import numpy as np
+
+from engine.grid import Cell
+from engine.mapmodel import TileLayer
+from engine.tiled.common import (
+    FLAG_MASK,
+    GID_MASK,
+    MAX_CELLS,
+    bool_prop,
+    fail,
+    float_attr,
+    int_attr,
+    layer_label,
+)
+from engine.tiled.layerdata import Chunk, decode_layer_data
+
+
+@dataclass
+class RawLayer:
+    element: ET.Element
+    name: str
+    raw: np.ndarray | None  # (h, w) raw gids, finite maps
+    chunks: list[Chunk] = field(default_factory=list)  # infinite
+    visible: bool = True
+    opacity: float = 1.0
+    offset: tuple[float, float] = (0.0, 0.0)
+    terrain: bool = True
+
+
+def collect_tile_layers(
+    path: str, root: ET.Element, width: int, height: int, infinite: bool
+) -> list[RawLayer]:
+    """Every tile layer of the map in document order, its data decoded."""
+    raw_layers: list[RawLayer] = []
+
+    def walk(
+        node: ET.Element, visible: bool, opacity: float, off: tuple[float, float], terrain: bool
+    ) -> None:
+        for child in node:
+            if child.tag not in ("layer", "group", "objectgroup", "imagelayer"):
+                continue
+            vis = visible and child.get("visible", "1") != "0"
+            opa = opacity * float_attr(child, "opacity", 1.0)
+            o = (off[0] + float_attr(child, "offsetx"), off[1] + float_attr(child, "offsety"))
+            flag = bool_prop(child, "terrain_layer")
+            ter = terrain and (flag is None or flag)
+            # pytmx cannot parse float offsets: it gets rounded ones, we keep the floats.
+            for attr in ("offsetx", "offsety"):
+                if child.get(attr) is not None:
+                    child.set(attr, str(round(float_attr(child, attr))))
+            if child.tag == "group":
+                walk(child, vis, opa, o, ter)
+            elif child.tag == "layer":
+                raw_layers.append(
+                    _read_layer(path, child, width, height, infinite, vis, opa, o, ter)
+                )
+
+    walk(root, True, 1.0, (0.0, 0.0), True)
+    return raw_layers
+
+
+def _read_layer(
+    path: str,
+    el: ET.Element,
+    width: int,
+    height: int,
+    infinite: bool,
+    visible: bool,
+    opacity: float,
+    offset: tuple[float, float],
+    terrain: bool,
+) -> RawLayer:
+    label = layer_label(el)
+    data = el.find("data")
+    lay = RawLayer(
+        element=el,
+        name=el.get("name", ""),
+        raw=None,
+        visible=visible,
+        opacity=opacity,
+        offset=offset,
+        terrain=terrain,
+    )
+    if data is None:
+        # An empty layer; pytmx still wants a <data> element to read.
+        lay.raw = np.zeros((height, width), dtype=np.uint32) if not infinite else None
+        ET.SubElement(el, "data", encoding="csv").text = "0"
+        return lay
+    if not infinite and data.find("chunk") is None:
+        lw = int_attr(path, el, "width", width)
+        lh = int_attr(path, el, "height", height)
+        if (lw, lh) != (width, height):
+            raise fail(path, f"{label} is {lw}x{lh} but the map is {width}x{height}")
+        el.set("width", str(width))  # pytmx needs them, even where the file left them out
+        el.set("height", str(height))
+    lay.raw, lay.chunks = decode_layer_data(path, data, label, width, height, infinite)
+    _stub_data(data)
+    return lay
+
+
+def _stub_data(data: ET.Element) -> None:
+    """pytmx gets an empty layer; it would only re-decode what we already have."""
+    for child in list(data):
+        data.remove(child)
+    data.attrib.clear()
+    data.set("encoding", "csv")
+    data.text = "0"
+
+
+def crop_infinite(
+    path: str,
+    root: ET.Element,
+    raw_layers: list[RawLayer],
+    width: int,
+    height: int,
+    notes: list[str],
+) -> tuple[int, int, Cell]:
+    """Crop an infinite map to its painted chunks: its new width, height and the Tiled
+    coordinates of cell (0, 0). Each layer gets a full array; the XML says finite now."""
+    chunks = [ch for lay in raw_layers for ch in lay.chunks]
+    if chunks:
+        x0 = min(x for x, _, _ in chunks)
+        y0 = min(y for _, y, _ in chunks)
+        x1 = max(x + a.shape[1] for x, _, a in chunks)
+        y1 = max(y + a.shape[0] for _, y, a in chunks)
+    else:
+        x0 = y0 = 0
+        x1, y1 = max(width, 1), max(height, 1)
+    width, height = x1 - x0, y1 - y0
+    if width * height > MAX_CELLS:
+        raise fail(
+            path,
+            f"infinite map spans {width}x{height} cells; tacgrid reads at most {MAX_CELLS}",
+        )
+    for lay in raw_layers:
+        full = np.zeros((height, width), dtype=np.uint32)
+        for x, y, a in lay.chunks:
+            full[y - y0 : y - y0 + a.shape[0], x - x0 : x - x0 + a.shape[1]] = a
+        lay.raw = full
+        lay.element.set("width", str(width))
+        lay.element.set("height", str(height))
+    root.set("width", str(width))
+    root.set("height", str(height))
+    root.set("infinite", "0")
+    notes.append(
+        f"infinite map: cropped to its painted chunks, {width}x{height} cells; "
+        f"cell (0,0) is Tiled's ({x0},{y0})"
+    )
+    return width, height, (x0, y0)
+
+
+def tile_layer(lay: RawLayer, shape: tuple[int, int]) -> TileLayer:
+    """The model's layer: gids and Tiled's flip/rotation bits apart."""
+    raw = lay.raw if lay.raw is not None else np.zeros(shape, dtype=np.uint32)
+    return TileLayer(
+        name=lay.name,
+        gids=(raw & GID_MASK).astype(np.uint32),
+        flags=((raw & FLAG_MASK) >> 28).astype(np.uint8),
+        visible=lay.visible,
+        opacity=lay.opacity,
+        offset=lay.offset,
+        terrain=lay.terrain,
+    )

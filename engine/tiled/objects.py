@@ -1,0 +1,273 @@
+"""Objects: templates (.tx) merged in, shapes told apart (rectangle, ellipse, point,
+polygon, polyline, text, tile), and the objects that mean something to tacgrid applied to
+the model: spawns, exits and terrain regions."""
+
+from __future__ import annotations
+
+import math
+import os
+from xml.etree import ElementTree as ET
+
+from engine.errors import MapError
+from engine.grid import Cell, Grid
+from engine.mapmodel import TERRAIN_KEYS, Exit, MapModel, MapObject, Spawn
+from engine.tiled import source
+from engine.tiled.common import fail, geometry_attr, int_attr, properties
+from engine.tiled.terrain import check_terrain_value
+
+
+def read_objects(path: str, root: ET.Element) -> list[MapObject]:
+    """Every object of every object layer, templates merged; tile objects' gids made
+    plain for pytmx (it cannot decode the hex rotation bit)."""
+    template_cache: dict[str, ET.Element] = {}
+    objects: list[MapObject] = []
+    for og in root.iter("objectgroup"):
+        for obj in og.findall("object"):
+            _merge_template(path, obj, template_cache)
+            objects.append(_read_object(path, obj))
+    for obj_el in root.iter("object"):
+        if obj_el.get("gid"):
+            g = int_attr(path, obj_el, "gid")
+            if not 0 <= g <= 0xFFFFFFFF:
+                raise fail(path, f"<object> gid='{g}' is out of range", "re-place the tile object")
+            obj_el.set("gid", str(g & ~0x10000000 if g & 0x10000000 else g))
+    return objects
+
+
+def _merge_template(map_path: str, obj: ET.Element, cache: dict[str, ET.Element]) -> None:
+    """Merge a template (.tx) into an object: the object's own attributes win."""
+    src = obj.get("template")
+    if not src:
+        return
+    tx_path = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(map_path)), src))
+    if tx_path not in cache:
+        if not os.path.exists(tx_path):
+            raise fail(map_path, f"object template '{src}' not found (looked at {tx_path})")
+        try:
+            tx = source.read_xml(tx_path, "template")
+        except MapError as exc:
+            raise fail(map_path, f"object template '{src}': {exc}") from None
+        tobj = tx.find("object")
+        if tobj is None:
+            raise fail(map_path, f"object template '{src}' has no <object>")
+        cache[tx_path] = tobj
+    tobj = cache[tx_path]
+    for k, v in tobj.attrib.items():
+        if k not in obj.attrib and k not in ("id", "gid"):
+            obj.set(k, v)
+    # Template properties first, object's own override.
+    tprops = properties(tobj)
+    oprops = properties(obj)
+    if tprops:
+        merged = {**tprops, **oprops}
+        node = obj.find("properties")
+        if node is None:
+            node = ET.SubElement(obj, "properties")
+        for name, value in merged.items():
+            if name not in oprops:
+                ptype = (
+                    "bool"
+                    if isinstance(value, bool)
+                    else "int"
+                    if isinstance(value, int)
+                    else "float"
+                    if isinstance(value, float)
+                    else "string"
+                )
+                sval = str(value).lower() if isinstance(value, bool) else str(value)
+                ET.SubElement(node, "property", name=name, type=ptype, value=sval)
+    for shape in ("ellipse", "point", "polygon", "polyline", "text"):
+        if obj.find(shape) is None and tobj.find(shape) is not None:
+            obj.append(tobj.find(shape))  # type: ignore[arg-type]
+    del obj.attrib["template"]
+
+
+def _read_object(path: str, el: ET.Element) -> MapObject:
+    shape = "rectangle"
+    points: tuple[tuple[float, float], ...] = ()
+    for tag in ("ellipse", "point", "polygon", "polyline", "text"):
+        sub = el.find(tag)
+        if sub is not None:
+            shape = tag
+            if tag in ("polygon", "polyline"):
+                pts = []
+                for pair in (sub.get("points") or "").split():
+                    try:
+                        x, y = pair.split(",")
+                        pt = (float(x), float(y))
+                    except ValueError:
+                        continue
+                    if math.isfinite(pt[0]) and math.isfinite(pt[1]):
+                        pts.append(pt)
+                points = tuple(pts)
+            break
+    if el.get("gid"):
+        shape = "tile"
+    try:
+        oid = int(el.get("id", "0"))
+    except ValueError:
+        oid = 0
+    return MapObject(
+        id=oid,
+        name=el.get("name", ""),
+        cls=el.get("class", el.get("type", "")) or "",
+        shape=shape,
+        x=geometry_attr(path, el, "x"),
+        y=geometry_attr(path, el, "y"),
+        width=geometry_attr(path, el, "width"),
+        height=geometry_attr(path, el, "height"),
+        rotation=geometry_attr(path, el, "rotation"),
+        points=points,
+        properties=properties(el),
+    )
+
+
+def _object_space_center(grid: Grid, cell: Cell) -> tuple[float, float]:
+    """A cell's centre in Tiled's object coordinates.
+
+    Isometric maps store objects in an unprojected space where a tile is tile_height
+    square; every other orientation uses screen pixels.
+    """
+    if grid.orientation == "isometric":
+        th = grid.tile_height
+        return ((cell[0] + 0.5) * th, (cell[1] + 0.5) * th)
+    return grid.cell_center(cell)
+
+
+def _object_cell(grid: Grid, x: float, y: float) -> Cell:
+    if grid.orientation == "isometric":
+        th = grid.tile_height
+        return (math.floor(x / th), math.floor(y / th))
+    return grid.cell_at(x, y)
+
+
+def _contains(obj: MapObject, px: float, py: float) -> bool:
+    """Is the point inside the object's shape (rotation about its origin honoured)?"""
+    dx, dy = px - obj.x, py - obj.y
+    if obj.rotation:
+        a = math.radians(-obj.rotation)
+        dx, dy = dx * math.cos(a) - dy * math.sin(a), dx * math.sin(a) + dy * math.cos(a)
+    if obj.shape == "rectangle" or obj.shape == "text":
+        return 0 <= dx <= obj.width and 0 <= dy <= obj.height
+    if obj.shape == "tile":  # anchored bottom-left
+        return 0 <= dx <= obj.width and -obj.height <= dy <= 0
+    if obj.shape == "ellipse":
+        rx, ry = obj.width / 2, obj.height / 2
+        if rx <= 0 or ry <= 0:
+            return False
+        return ((dx - rx) / rx) ** 2 + ((dy - ry) / ry) ** 2 <= 1.0
+    if obj.shape == "polygon" and len(obj.points) >= 3:
+        inside = False
+        pts = obj.points
+        j = len(pts) - 1
+        for i in range(len(pts)):
+            xi, yi = pts[i]
+            xj, yj = pts[j]
+            if (yi > dy) != (yj > dy) and dx < (xj - xi) * (dy - yi) / (yj - yi) + xi:
+                inside = not inside
+            j = i
+        return inside
+    return False
+
+
+def _cells_in(grid: Grid, obj: MapObject) -> list[Cell]:
+    """Cells whose centre lies inside the object; a point (or 0-size shape) gives its cell."""
+    if obj.shape in ("point", "polyline") or (
+        obj.shape in ("rectangle", "ellipse") and obj.width <= 0 and obj.height <= 0
+    ):
+        cell = _object_cell(grid, obj.x, obj.y)
+        return [cell] if grid.in_bounds(cell) else []
+    if obj.shape == "tile":
+        cell = _object_cell(grid, obj.x + obj.width / 2, obj.y - obj.height / 2)
+        return [cell] if grid.in_bounds(cell) else []
+    # Candidate cells: the bounding box of the shape in object space, with a margin.
+    if obj.points:
+        xs = [obj.x + p[0] for p in obj.points]
+        ys = [obj.y + p[1] for p in obj.points]
+    else:
+        xs = [obj.x, obj.x + obj.width]
+        ys = [obj.y, obj.y + obj.height]
+    if obj.rotation:
+        r = math.hypot(max(abs(v - obj.x) for v in xs), max(abs(v - obj.y) for v in ys))
+        xs, ys = [obj.x - r, obj.x + r], [obj.y - r, obj.y + r]
+    corners = [_object_cell(grid, x, y) for x in (min(xs), max(xs)) for y in (min(ys), max(ys))]
+    c0 = max(0, min(c for c, _ in corners) - 2)
+    c1 = min(grid.width - 1, max(c for c, _ in corners) + 2)
+    r0 = max(0, min(r for _, r in corners) - 2)
+    r1 = min(grid.height - 1, max(r for _, r in corners) + 2)
+    out = []
+    for r in range(r0, r1 + 1):
+        for c in range(c0, c1 + 1):
+            cx, cy = _object_space_center(grid, (c, r))
+            if _contains(obj, cx, cy):
+                out.append((c, r))
+    return out
+
+
+def apply_objects(
+    path: str, model: MapModel, objects: list[MapObject], origin: Cell
+) -> tuple[tuple[Spawn, ...], tuple[Exit, ...]]:
+    grid = model.grid
+    ox, oy = origin
+    spawns: list[Spawn] = []
+    exits: list[Exit] = []
+    for obj in objects:
+        if origin != (0, 0):
+            # Objects of infinite maps are in Tiled's coordinates; shift to ours.
+            px, py = origin_pixels(grid, ox, oy)
+            obj = MapObject(**{**obj.__dict__, "x": obj.x - px, "y": obj.y - py})
+        cls = obj.cls.lower()
+        label = f"object {obj.id} '{obj.name}'"
+        if cls == "spawn":
+            if not obj.name:
+                raise fail(path, f"spawn object {obj.id} has no name", "name it after the token id")
+            cells = _cells_in(grid, obj) if obj.shape not in ("point", "tile") else None
+            if cells is None or not cells:
+                cx, cy = (obj.x, obj.y)
+                if obj.shape == "tile":
+                    cx, cy = obj.x + obj.width / 2, obj.y - obj.height / 2
+                elif obj.shape in ("rectangle", "ellipse") and (obj.width or obj.height):
+                    cx, cy = obj.x + obj.width / 2, obj.y + obj.height / 2
+                cell = _object_cell(grid, cx, cy)
+            else:
+                cell = cells[0]
+            if not grid.in_bounds(cell):
+                raise fail(
+                    path,
+                    f"spawn {label} lies outside the map at cell {cell}",
+                    "move it onto the map",
+                )
+            spawns.append(Spawn(obj.name, cell))
+        elif cls == "exit":
+            cells = _cells_in(grid, obj)
+            if not cells:
+                raise fail(
+                    path,
+                    f"exit {label} covers no cell centre",
+                    "make it larger or move it onto the map",
+                )
+            exits.append(Exit(obj.name or f"exit{obj.id}", tuple(cells)))
+        else:
+            override = {
+                k: check_terrain_value(path, label, k, v)
+                for k, v in obj.properties.items()
+                if k in TERRAIN_KEYS and v is not None and v != ""
+            }
+            if override:
+                if "terrain" in override:
+                    override["name"] = override.pop("terrain")
+                model.with_terrain(_cells_in(grid, obj), override)
+    return tuple(spawns), tuple(exits)
+
+
+def origin_pixels(grid: Grid, ox: int, oy: int) -> tuple[float, float]:
+    """Tiled pixel position of Tiled cell (ox, oy) relative to Tiled cell (0, 0).
+
+    Infinite maps' chunk origins are multiples of the chunk size (even), so the
+    stagger parity of every cell is the same in Tiled's coordinates and ours.
+    """
+    if grid.orientation == "isometric":
+        return ox * grid.tile_height, oy * grid.tile_height
+    x1, y1 = grid.cell_origin((ox, oy))
+    x0, y0 = grid.cell_origin((0, 0))
+    return x1 - x0, y1 - y0

@@ -1,0 +1,239 @@
+"""The reader itself: :func:`read_tiled` as a sequence of named steps, and
+:func:`load_map` for callers that only want the model.
+
+The pytmx map read together with a model is kept beside it (:func:`tmx_of`), so that a
+renderer draws a model that was already loaded without reading the file again.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import weakref
+from dataclasses import dataclass
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import numpy as np
+
+from engine.errors import MapError
+from engine.grid import DIAGONAL_RULES, Cell, Grid
+from engine.mapmodel import UNITS, MapModel, MapObject, Terrain, TileLayer
+from engine.tiled import source
+from engine.tiled.common import (
+    MAX_CELLS,
+    ORIENTATIONS,
+    fail,
+    float_attr,
+    int_attr,
+    properties,
+    sanitise_properties,
+)
+from engine.tiled.layers import RawLayer, collect_tile_layers, crop_infinite, tile_layer
+from engine.tiled.objects import apply_objects, read_objects
+from engine.tiled.pytmx_bridge import parse_with_pytmx
+from engine.tiled.terrain import cell_terrain
+from engine.tiled.tilesets import inline_tilesets, tile_properties, tileset_ranges
+
+
+@dataclass
+class TiledFile:
+    """What :func:`read_tiled` returns: the model plus pytmx's map for renderers."""
+
+    model: MapModel
+    tmx: Any  # pytmx.TiledMap (tile layer data lives in the model, not here)
+
+
+@dataclass(frozen=True)
+class _Header:
+    """The <map> element's own attributes."""
+
+    orientation: str
+    width: int
+    height: int
+    tile_width: int
+    tile_height: int
+    infinite: bool
+
+
+#: id(model) -> the pytmx map read with it; an entry leaves when its model is collected.
+_tmx_by_model: dict[int, Any] = {}
+
+
+def load_map(path: str | os.PathLike[str]) -> MapModel:
+    """Read a Tiled .tmx file into the project's map model.
+
+    >>> m = load_map("maps/encounter.tmx")  # doctest: +SKIP
+    >>> m.grid.kind, m.terrain_at((0, 0)).move  # doctest: +SKIP
+    ('square', 'walk')
+    """
+    return read_tiled(path).model
+
+
+def tmx_of(model: MapModel) -> Any | None:
+    """pytmx's map read together with ``model`` by :func:`read_tiled` (or :func:`load_map`);
+    ``None`` for a model that was not read from a file here (built in code, or a copy)."""
+    return _tmx_by_model.get(id(model))
+
+
+def read_tiled(
+    path: str | os.PathLike[str], image_loader: Any = None, *, missing_images: str = "error"
+) -> TiledFile:
+    """Read a .tmx file: the model, and pytmx's TiledMap (with ``image_loader`` if given).
+
+    ``missing_images``: ``"error"`` (a missing tile image stops with one line) or
+    ``"skip"`` (noted in ``model.notes``; for viewers that fall back to terrain colours).
+    """
+    path = os.fspath(path)
+    notes: list[str] = []
+    root = _parse_map_xml(path)
+    header = _read_header(path, root)
+    sanitise_properties(root, notes)
+    inline_tilesets(path, root, missing_images, notes)
+    width, height, infinite = header.width, header.height, header.infinite
+    raw_layers = collect_tile_layers(path, root, width, height, infinite)
+    origin: Cell = (0, 0)
+    if infinite:
+        width, height, origin = crop_infinite(path, root, raw_layers, width, height, notes)
+    objects = read_objects(path, root)
+    tmx = parse_with_pytmx(path, root, image_loader)
+    mprops = properties(root)
+    grid = _build_grid(path, root, header, width, height, mprops)
+    cell_size, cell_unit = _cell_measure(path, mprops)
+    layers, terrain_ids, terrains = _read_terrain(path, root, raw_layers, (height, width))
+    system = mprops.get("system")
+    model = MapModel(
+        grid=grid,
+        terrain_ids=terrain_ids,
+        terrains=terrains,
+        path=path,
+        properties=mprops,
+        cell_size=cell_size,
+        cell_unit=cell_unit,
+        system=str(system) if system else None,
+        objects=tuple(objects),
+        layers=layers,
+        origin=origin,
+    )
+    _place_objects(path, model, objects, origin)
+    model.notes = tuple(notes)
+    _keep_tmx(model, tmx)
+    return TiledFile(model=model, tmx=tmx)
+
+
+def _parse_map_xml(path: str) -> ET.Element:
+    """The file's XML, which must be a <map>."""
+    root = source.read_xml(path)
+    if root.tag != "map":
+        raise fail(path, f"is a <{root.tag}> file, not a Tiled map (<map>)", "open a .tmx map")
+    return root
+
+
+def _read_header(path: str, root: ET.Element) -> _Header:
+    """Orientation, size and tile size, checked before anything is allocated."""
+    orientation = root.get("orientation", "orthogonal")
+    if orientation not in ORIENTATIONS:
+        raise fail(
+            path,
+            f"unknown orientation '{orientation}'",
+            "use an orthogonal, isometric, hexagonal or staggered map",
+        )
+    width = int_attr(path, root, "width")
+    height = int_attr(path, root, "height")
+    tw = int_attr(path, root, "tilewidth")
+    th = int_attr(path, root, "tileheight")
+    infinite = root.get("infinite", "0") == "1"
+    if not infinite:
+        if width <= 0 or height <= 0:
+            raise fail(path, f"map size {width}x{height} has no cells")
+        if width * height > MAX_CELLS:
+            raise fail(
+                path,
+                f"map declares {width}x{height} = {width * height} cells; "
+                f"tacgrid reads at most {MAX_CELLS}",
+                "split the map or resize it in Tiled (Map > Resize Map)",
+            )
+    if tw <= 0 or th <= 0:
+        raise fail(path, f"tile size {tw}x{th} must be positive")
+    return _Header(orientation, width, height, tw, th, infinite)
+
+
+def _build_grid(
+    path: str, root: ET.Element, header: _Header, width: int, height: int, mprops: dict[str, Any]
+) -> Grid:
+    """The grid: orientation, (cropped) size, tile size, stagger and the diagonals rule."""
+    diagonals = str(mprops.get("diagonals", "alternate"))
+    if diagonals not in DIAGONAL_RULES:
+        raise fail(
+            path, f"map property diagonals='{diagonals}'", "use " + " | ".join(DIAGONAL_RULES)
+        )
+    hexside = 0
+    if header.orientation == "hexagonal":
+        hexside = int(float_attr(root, "hexsidelength"))
+    stagger_axis = root.get("staggeraxis", "y") or "y"
+    stagger_index = root.get("staggerindex", "odd") or "odd"
+    if stagger_axis not in ("x", "y") or stagger_index not in ("odd", "even"):
+        raise fail(
+            path,
+            f"staggeraxis='{stagger_axis}' staggerindex='{stagger_index}'",
+            "use x|y and odd|even",
+        )
+    try:
+        return Grid(
+            orientation=header.orientation,
+            width=width,
+            height=height,
+            tile_width=header.tile_width,
+            tile_height=header.tile_height,
+            stagger_axis=stagger_axis,
+            stagger_index=stagger_index,
+            hex_side=hexside,
+            diagonals=diagonals,
+        )
+    except MapError as exc:
+        raise fail(path, str(exc)) from None
+
+
+def _cell_measure(path: str, mprops: dict[str, Any]) -> tuple[float | None, str | None]:
+    """The map properties ``cell_size`` (a number > 0) and ``cell_unit`` (ft or m)."""
+    cell_size = mprops.get("cell_size")
+    if cell_size is not None:
+        try:
+            cell_size = float(cell_size)
+        except ValueError:
+            cell_size = -1.0
+        if not (math.isfinite(cell_size) and cell_size > 0):
+            raise fail(
+                path,
+                f"map property cell_size='{mprops.get('cell_size')}'",
+                "use a number > 0, e.g. 5",
+            )
+    cell_unit = mprops.get("cell_unit")
+    if cell_unit is not None and cell_unit not in UNITS:
+        raise fail(path, f"map property cell_unit='{cell_unit}'", "use ft or m")
+    return cell_size, cell_unit
+
+
+def _read_terrain(
+    path: str, root: ET.Element, raw_layers: list[RawLayer], shape: tuple[int, int]
+) -> tuple[tuple[TileLayer, ...], np.ndarray, tuple[Terrain, ...]]:
+    """The model's tile layers and every cell's terrain from the tiles stacked on it."""
+    tile_props = tile_properties(path, root)
+    ranges = tileset_ranges(path, root)
+    layers = tuple(tile_layer(lay, shape) for lay in raw_layers)
+    terrain_ids, terrains = cell_terrain(path, layers, tile_props, ranges, shape)
+    return layers, terrain_ids, terrains
+
+
+def _place_objects(path: str, model: MapModel, objects: list[MapObject], origin: Cell) -> None:
+    """Spawns, exits and terrain regions from the objects, onto the model."""
+    spawns, exits = apply_objects(path, model, objects, origin)
+    model.spawns = spawns
+    model.exits = exits
+
+
+def _keep_tmx(model: MapModel, tmx: Any) -> None:
+    key = id(model)
+    _tmx_by_model[key] = tmx
+    # The entry goes when the model does (before its id can be reused).
+    weakref.finalize(model, _tmx_by_model.pop, key, None)

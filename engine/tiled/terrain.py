@@ -1,0 +1,167 @@
+"""Terrain: each cell's terrain from the stack of tiles on it (the top-most tile that sets
+a key wins), and the checks on every terrain value a tile or region gives."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from engine.errors import MapError
+from engine.mapmodel import (
+    BLOCKED_EMPTY,
+    DIFFICULTIES,
+    FALLS,
+    MODES,
+    TERRAIN_KEYS,
+    Terrain,
+    TileLayer,
+)
+from engine.tiled.common import fail
+
+
+def cell_terrain(
+    path: str,
+    layers: tuple[TileLayer, ...],
+    tile_props: dict[int, dict[str, Any]],
+    ranges: list[tuple[int, int]],
+    shape: tuple[int, int],
+) -> tuple[np.ndarray, tuple[Terrain, ...]]:
+    """Per-cell terrain ids from the tile stacks (top-most layer that sets a key wins)."""
+    tlayers = [lay.gids for lay in layers if lay.terrain]
+    if not tlayers:
+        return np.zeros(shape, dtype=np.int32), (BLOCKED_EMPTY,)
+    allg = np.unique(np.concatenate([g.ravel() for g in tlayers]))
+    # Every gid must belong to a tileset.
+    known = np.zeros(allg.shape, dtype=bool)
+    known |= allg == 0
+    for first, end in ranges:
+        known |= (allg >= first) & (allg < end)
+    if not known.all():
+        bad = int(allg[~known][0])
+        raise fail(
+            path,
+            f"tile id {bad} is used but no tileset covers it",
+            "a tileset is missing or was edited: re-add it in Tiled (Map > Add External Tileset)",
+        )
+    k = len(allg)
+    idx = [np.searchsorted(allg, g).astype(np.int64) for g in tlayers]
+    if len(idx) == 1:
+        stack_keys = idx[0]
+        uniq = np.unique(stack_keys)
+        decode: list[tuple[int, ...]] = [(int(u),) for u in uniq]
+        inverse = np.searchsorted(uniq, stack_keys)
+    elif k ** len(idx) < 2**62:
+        key = np.zeros(shape, dtype=np.int64)
+        for i in idx:
+            key = key * k + i
+        uniq, inverse = np.unique(key.ravel(), return_inverse=True)
+        decode = []
+        for u in uniq.tolist():
+            parts = []
+            for _ in idx:
+                parts.append(u % k)
+                u //= k
+            decode.append(tuple(reversed(parts)))
+        inverse = inverse.reshape(shape)
+    else:
+        stacked = np.stack([i.ravel() for i in idx], axis=1)
+        uniq2, inverse = np.unique(stacked, axis=0, return_inverse=True)
+        decode = [tuple(int(v) for v in row) for row in uniq2]
+        inverse = inverse.reshape(shape)
+    records: dict[int, dict[str, Any]] = {}
+    table: list[Terrain] = []
+    seen: dict[Terrain, int] = {}
+    stack_to_terrain = np.zeros(len(decode), dtype=np.int32)
+    for si, stack in enumerate(decode):
+        gids = [int(allg[i]) for i in stack]  # bottom .. top
+        if not any(gids):
+            t = BLOCKED_EMPTY
+        else:
+            recs = []
+            for g in reversed(gids):
+                if g == 0:
+                    continue
+                if g not in records:
+                    records[g] = _tile_terrain(path, g, tile_props.get(g))
+                recs.append(records[g])
+            t = _terrain_from_stack(recs)
+        if t not in seen:
+            seen[t] = len(table)
+            table.append(t)
+        stack_to_terrain[si] = seen[t]
+    return stack_to_terrain[inverse].astype(np.int32), tuple(table)
+
+
+def check_terrain_value(path: str, where: str, key: str, value: Any) -> Any:
+    """Validate one terrain property and return it in the model's type."""
+
+    def bad(allowed: str) -> MapError:
+        return fail(path, f"{where} has {key}='{value}'", f"use {allowed}")
+
+    if key == "terrain":
+        return str(value)
+    if key == "move":
+        if str(value) not in MODES:
+            raise bad(" | ".join(MODES))
+        return str(value)
+    if key == "difficulty":
+        if str(value) not in DIFFICULTIES:
+            raise bad(" | ".join(DIFFICULTIES))
+        return str(value)
+    if key == "fall":
+        if str(value) not in FALLS:
+            raise bad(" | ".join(FALLS))
+        return str(value)
+    if key == "dn":
+        try:
+            f = float(value)
+        except (TypeError, ValueError):
+            raise bad("a whole number such as 13") from None
+        if not f.is_integer() or f < 0:
+            raise bad("a whole number such as 13")
+        return int(f)
+    if key == "cost":
+        try:
+            f = float(value)
+        except (TypeError, ValueError):
+            raise bad("a number >= 1, such as 2") from None
+        if not math.isfinite(f) or f < 1:
+            raise bad("a number >= 1, such as 2")
+        return f
+    if key == "height":
+        try:
+            f = float(value)
+        except (TypeError, ValueError):
+            raise bad("a number >= 0 in the map's cell_unit") from None
+        if not math.isfinite(f) or f < 0:
+            raise bad("a number >= 0 in the map's cell_unit")
+        return f
+    return value
+
+
+def _tile_terrain(path: str, gid: int, props: dict[str, Any] | None) -> dict[str, Any]:
+    """The terrain keys one tile sets (its class counts as `terrain` if no property)."""
+    if not props:
+        return {}
+    out: dict[str, Any] = {}
+    where = f"tile {gid}"
+    for key in TERRAIN_KEYS:
+        if key in props and props[key] is not None and props[key] != "":
+            out[key] = check_terrain_value(path, where, key, props[key])
+    if "terrain" not in out:
+        cls = props.get("type") or props.get("class")
+        if cls:
+            out["terrain"] = str(cls)
+    return out
+
+
+def _terrain_from_stack(stack: list[dict[str, Any]]) -> Terrain:
+    """Merge tile records top-most first: per property, the first that sets it wins."""
+    merged: dict[str, Any] = {}
+    for rec in stack:
+        for k, v in rec.items():
+            merged.setdefault(k, v)
+    name = merged.pop("terrain", "open")
+    return Terrain(name=name, **merged)
