@@ -1,0 +1,1 @@
+"""Fidelity suites: expected figures derived from the seed texts alone."""
