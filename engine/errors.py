@@ -31,6 +31,23 @@ class ScenarioError(TacgridError):
     """A malformed scenario file."""
 
 
+class WriteError(ArgumentError, OSError):
+    """An output file that cannot or must not be written (see :mod:`engine.safeio`).
+
+    Also an :class:`OSError` (with the cause's ``errno`` where there was one, and a short
+    ``strerror``), so code that handles failed writes as OS errors still sees them; it
+    prints as its one-line message.
+    """
+
+    def __init__(self, message: str, errno: int | None = None, reason: str | None = None):
+        super().__init__(message)
+        self.errno = errno
+        self.strerror = reason or message
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
     """Return ``" (did you mean 'x'?)"`` for the closest choice, or ``""``.
 

@@ -7,21 +7,45 @@ reports write fractions with :func:`jsonable`. ``engine.systems.base`` re-export
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+#: Longest number text read (digits, point, sign, exponent and a ``/``).
+MAX_NUMBER_CHARS = 100
+#: Largest decimal exponent read (``1e100``); Fraction would compute 10**N for any N.
+MAX_EXPONENT = 100
+_EXPONENT = re.compile(r"[eE]\s*([-+]?[\d_]+)\s*$")
+
 
 def exact(value: Any) -> Fraction:
-    """An exact fraction from an int, a Fraction, or text like ``7.5`` or ``15/2``."""
+    """An exact fraction from an int, a Fraction, or text like ``7.5`` or ``15/2``.
+
+    Text is read within bounds (at most :data:`MAX_NUMBER_CHARS` characters, exponents up
+    to :data:`MAX_EXPONENT`), so that no input makes it compute a number without end;
+    beyond them, and for anything that is not a number, it raises ValueError.
+    """
     if isinstance(value, bool):
         raise ValueError("not a number")
     if isinstance(value, Fraction | int):
         return Fraction(value)
     if isinstance(value, float):
-        # Floats from YAML/JSON are decimal literals: read them as the decimal they show.
+        # Floats from YAML/JSON are decimal literals: read them as the decimal they show
+        # (finite floats stop at 1.8e308, a bound of their own).
         return Fraction(repr(value))
-    return Fraction(str(value).strip())
+    text = str(value).strip()
+    if len(text) > MAX_NUMBER_CHARS:
+        raise ValueError(f"a number of more than {MAX_NUMBER_CHARS} characters")
+    match = _EXPONENT.search(text)
+    if match is not None:
+        try:
+            exponent = int(match.group(1))
+        except ValueError:
+            raise ValueError("not a number") from None
+        if abs(exponent) > MAX_EXPONENT:
+            raise ValueError(f"an exponent beyond +-{MAX_EXPONENT}")
+    return Fraction(text)
 
 
 def jsonable(value: Any) -> Any:
