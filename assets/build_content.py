@@ -568,6 +568,29 @@ def write_project(root: Path = ROOT) -> Path:
                 "useAs": ["object"],
             }
         )
+    # The Terrain class: one property on a tile or region stands for all terrain
+    # properties (MAP-FORMAT.md), each member defaulting to the engine's own default;
+    # dn and height are text so that empty means "the default" (no number does).
+    members: list[dict[str, object]] = [
+        {"name": "terrain", "type": "string", "value": ""},
+        {"name": "move", "propertyType": "move", "type": "string", "value": "walk"},
+        {"name": "difficulty", "propertyType": "difficulty", "type": "string", "value": "none"},
+        {"name": "dn", "type": "string", "value": ""},
+        {"name": "cost", "type": "float", "value": 1},
+        {"name": "height", "type": "string", "value": ""},
+        {"name": "fall", "propertyType": "fall", "type": "string", "value": "hard"},
+    ]
+    types.append(
+        {
+            "color": "#ff808080",
+            "drawFill": True,
+            "id": 200,
+            "members": members,
+            "name": "Terrain",
+            "type": "class",
+            "useAs": ["property", "tile", "object"],
+        }
+    )
     project = {
         "automappingRulesFile": "",
         "commands": [],

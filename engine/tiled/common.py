@@ -8,11 +8,28 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from engine.errors import MapError
+from engine.sources import clip
 
 #: Largest map we allocate; a file that declares more is refused before any allocation.
 MAX_CELLS = 4096 * 4096
 #: Most tiles in one tileset (an image cut into tiles, or a declared tilecount).
 MAX_TILESET_TILES = 1 << 20
+#: Most tile layers in a map (groups flattened).
+MAX_LAYERS = 256
+#: Most tile-layer cells of all layers together (every layer costs width x height x 4 bytes
+#: of gids and more once split): two layers at the largest map size, or 32 of 1024 x 1024.
+MAX_LAYER_CELLS = 2 * MAX_CELLS
+#: Most chunks of an infinite map, all layers together.
+MAX_CHUNKS = 1 << 18
+#: Most XML elements in one file (about 330 bytes each once parsed): Tiled's XML tile
+#: format is read up to about a million tiles; CSV and Base64 have no such cost.
+MAX_XML_ELEMENTS = 1 << 20
+#: Largest tileset or tile image, in pixels (8192 x 8192; 256 MB once loaded as RGBA).
+MAX_IMAGE_PIXELS = 8192 * 8192
+#: Largest tile size, in pixels.
+MAX_TILE_PIXELS = 4096
+#: Largest layer offset (groups' offsets added), in pixels either way.
+MAX_OFFSET_PIXELS = 1 << 24
 ORIENTATIONS = ("orthogonal", "isometric", "hexagonal", "staggered")
 FLAG_MASK = 0xF0000000
 GID_MASK = 0x0FFFFFFF
@@ -33,9 +50,11 @@ def int_attr(path: str, el: ET.Element, name: str, default: int | None = None) -
     try:
         value = float(raw)
     except ValueError:
-        raise fail(path, f"<{el.tag}> {name}='{raw}' is not a number") from None
+        raise fail(path, f"<{el.tag}> {name}='{clip(raw)}' is not a number") from None
     if not value.is_integer():
-        raise fail(path, f"<{el.tag}> {name}='{raw}' must be a whole number")
+        raise fail(path, f"<{el.tag}> {name}='{clip(raw)}' must be a whole number")
+    if abs(value) > 0xFFFFFFFF:  # no Tiled number (a size, an id, a gid) is beyond 2**32
+        raise fail(path, f"<{el.tag}> {name}='{clip(raw)}' is out of range")
     return int(value)
 
 
@@ -61,14 +80,14 @@ def geometry_attr(path: str, el: ET.Element, name: str) -> float:
     if not math.isfinite(value):
         raise fail(
             path,
-            f"object {el.get('id', '?')} '{el.get('name', '')}' has {name}='{raw}'",
+            f"object {clip(el.get('id', '?'))} '{clip(el.get('name', ''))}' has {name}='{clip(raw)}'",
             "use a finite number: move or resize the object in Tiled",
         )
     return value
 
 
 def layer_label(el: ET.Element) -> str:
-    return f"layer '{el.get('name', '?')}'"
+    return f"layer '{clip(el.get('name', '?'))}'"
 
 
 def bool_prop(el: ET.Element, name: str) -> bool | None:
@@ -87,7 +106,10 @@ def _typed(value: str | None, ptype: str | None) -> Any:
     if value is None:
         return None
     if ptype == "int":
-        return int(float(value))
+        number = float(value)
+        if not math.isfinite(number):  # inf/nan stay text: int() of them would raise
+            raise ValueError(value)
+        return int(number)
     if ptype == "float":
         return float(value)
     if ptype == "bool":

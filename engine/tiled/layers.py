@@ -15,6 +15,10 @@ from engine.tiled.common import (
     FLAG_MASK,
     GID_MASK,
     MAX_CELLS,
+    MAX_CHUNKS,
+    MAX_LAYER_CELLS,
+    MAX_LAYERS,
+    MAX_OFFSET_PIXELS,
     bool_prop,
     fail,
     float_attr,
@@ -40,6 +44,7 @@ def collect_tile_layers(
     path: str, root: ET.Element, width: int, height: int, infinite: bool
 ) -> list[RawLayer]:
     """Every tile layer of the map in document order, its data decoded."""
+    _check_budget(path, root, width, height, infinite)
     raw_layers: list[RawLayer] = []
 
     def walk(
@@ -51,6 +56,12 @@ def collect_tile_layers(
             vis = visible and child.get("visible", "1") != "0"
             opa = opacity * float_attr(child, "opacity", 1.0)
             o = (off[0] + float_attr(child, "offsetx"), off[1] + float_attr(child, "offsety"))
+            if max(abs(o[0]), abs(o[1])) > MAX_OFFSET_PIXELS:  # also 1e308 + 1e308 = inf
+                raise fail(
+                    path,
+                    f"{layer_label(child)} is offset by {o[0]:g},{o[1]:g} px",
+                    f"use offsets within +-{MAX_OFFSET_PIXELS} px (Layer Properties in Tiled)",
+                )
             flag = bool_prop(child, "terrain_layer")
             ter = terrain and (flag is None or flag)
             # pytmx cannot parse float offsets: it gets rounded ones, we keep the floats.
@@ -66,6 +77,37 @@ def collect_tile_layers(
 
     walk(root, True, 1.0, (0.0, 0.0), True)
     return raw_layers
+
+
+def _check_budget(path: str, root: ET.Element, width: int, height: int, infinite: bool) -> None:
+    """Refuse, before anything is decoded, a map whose layers or chunks declare more cells
+    than :data:`MAX_LAYER_CELLS` all together (each costs 4 bytes or more)."""
+    layers = sum(1 for _ in root.iter("layer"))
+    if layers > MAX_LAYERS:
+        raise fail(
+            path, f"has {layers} tile layers; tacgrid reads at most {MAX_LAYERS}", "merge layers"
+        )
+    if not infinite:
+        cells = layers * width * height
+        what = f"{layers} tile layers of {width}x{height}"
+    else:
+        chunks = list(root.iter("chunk"))
+        if len(chunks) > MAX_CHUNKS:
+            raise fail(path, f"has {len(chunks)} chunks; tacgrid reads at most {MAX_CHUNKS}")
+        cells = 0
+        for ch in chunks:
+            cw, chh = int_attr(path, ch, "width"), int_attr(path, ch, "height")
+            if cw <= 0 or chh <= 0:
+                raise fail(path, f"a chunk of bad size {cw}x{chh}", "save it again from Tiled")
+            cells += cw * chh
+        what = f"{len(chunks)} chunks"
+    if cells > MAX_LAYER_CELLS:
+        raise fail(
+            path,
+            f"{what} make {cells} cells; tacgrid reads at most {MAX_LAYER_CELLS} "
+            "in all layers together",
+            "use fewer or smaller layers",
+        )
 
 
 def _read_layer(
@@ -140,6 +182,12 @@ def crop_infinite(
         raise fail(
             path,
             f"infinite map spans {width}x{height} cells; tacgrid reads at most {MAX_CELLS}",
+        )
+    if width * height * len(raw_layers) > MAX_LAYER_CELLS:
+        raise fail(
+            path,
+            f"infinite map: {len(raw_layers)} layers of {width}x{height} cells; "
+            f"tacgrid reads at most {MAX_LAYER_CELLS} in all layers together",
         )
     for lay in raw_layers:
         full = np.zeros((height, width), dtype=np.uint32)

@@ -12,7 +12,8 @@ from engine.errors import MapError
 from engine.grid import Cell, Grid
 from engine.mapmodel import TERRAIN_KEYS, Exit, MapModel, MapObject, Spawn
 from engine.tiled import source
-from engine.tiled.common import fail, geometry_attr, int_attr, properties
+from engine.tiled.common import fail, geometry_attr, int_attr, properties, sanitise_properties
+from engine.tiled.project import resolve_properties
 from engine.tiled.terrain import check_terrain_value
 
 
@@ -21,7 +22,7 @@ def read_objects(path: str, root: ET.Element) -> list[MapObject]:
     plain for pytmx (it cannot decode the hex rotation bit)."""
     template_cache: dict[str, ET.Element] = {}
     objects: list[MapObject] = []
-    for og in root.iter("objectgroup"):
+    for og in _object_layers(root):
         for obj in og.findall("object"):
             _merge_template(path, obj, template_cache)
             objects.append(_read_object(path, obj))
@@ -34,6 +35,19 @@ def read_objects(path: str, root: ET.Element) -> list[MapObject]:
     return objects
 
 
+def _object_layers(root: ET.Element) -> list[ET.Element]:
+    """The map's object layers in document order, groups walked (a tileset's per-tile
+    collision shapes are <objectgroup>s too, but no objects of the map). The reader has
+    bounded the nesting depth."""
+    out: list[ET.Element] = []
+    for child in root:
+        if child.tag == "objectgroup":
+            out.append(child)
+        elif child.tag == "group":
+            out.extend(_object_layers(child))
+    return out
+
+
 def _merge_template(map_path: str, obj: ET.Element, cache: dict[str, ET.Element]) -> None:
     """Merge a template (.tx) into an object: the object's own attributes win."""
     src = obj.get("template")
@@ -44,9 +58,11 @@ def _merge_template(map_path: str, obj: ET.Element, cache: dict[str, ET.Element]
         if not os.path.exists(tx_path):
             raise fail(map_path, f"object template '{src}' not found (looked at {tx_path})")
         try:
-            tx = source.read_xml(tx_path, "template")
+            tx = source.read_document(tx_path, "template")
         except MapError as exc:
             raise fail(map_path, f"object template '{src}': {exc}") from None
+        resolve_properties(map_path, tx, [])
+        sanitise_properties(tx, [])
         tobj = tx.find("object")
         if tobj is None:
             raise fail(map_path, f"object template '{src}' has no <object>")

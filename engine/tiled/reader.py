@@ -19,9 +19,11 @@ import numpy as np
 from engine.errors import MapError
 from engine.grid import DIAGONAL_RULES, Cell, Grid
 from engine.mapmodel import UNITS, MapModel, MapObject, Terrain, TileLayer
+from engine.sources import clip
 from engine.tiled import source
 from engine.tiled.common import (
     MAX_CELLS,
+    MAX_TILE_PIXELS,
     ORIENTATIONS,
     fail,
     float_attr,
@@ -31,9 +33,11 @@ from engine.tiled.common import (
 )
 from engine.tiled.layers import RawLayer, collect_tile_layers, crop_infinite, tile_layer
 from engine.tiled.objects import apply_objects, read_objects
+from engine.tiled.project import resolve_properties
 from engine.tiled.pytmx_bridge import parse_with_pytmx
 from engine.tiled.terrain import cell_terrain
 from engine.tiled.tilesets import inline_tilesets, tile_properties, tileset_ranges
+from engine.tiled.world import map_path
 
 
 @dataclass
@@ -61,7 +65,7 @@ _tmx_by_model: dict[int, Any] = {}
 
 
 def load_map(path: str | os.PathLike[str]) -> MapModel:
-    """Read a Tiled .tmx file into the project's map model.
+    """Read a Tiled map (.tmx, .tmj/.json or ``WORLD.world#NAME``) into the map model.
 
     >>> m = load_map("maps/encounter.tmx")  # doctest: +SKIP
     >>> m.grid.kind, m.terrain_at((0, 0)).move  # doctest: +SKIP
@@ -79,17 +83,19 @@ def tmx_of(model: MapModel) -> Any | None:
 def read_tiled(
     path: str | os.PathLike[str], image_loader: Any = None, *, missing_images: str = "error"
 ) -> TiledFile:
-    """Read a .tmx file: the model, and pytmx's TiledMap (with ``image_loader`` if given).
+    """Read a Tiled map (.tmx, or JSON .tmj/.json, or ``WORLD.world#NAME``): the model,
+    and pytmx's TiledMap (with ``image_loader`` if given).
 
     ``missing_images``: ``"error"`` (a missing tile image stops with one line) or
     ``"skip"`` (noted in ``model.notes``; for viewers that fall back to terrain colours).
     """
-    path = os.fspath(path)
+    path = map_path(os.fspath(path))  # WORLD.world#NAME: that map's file
     notes: list[str] = []
     root = _parse_map_xml(path)
     header = _read_header(path, root)
-    sanitise_properties(root, notes)
     inline_tilesets(path, root, missing_images, notes)
+    resolve_properties(path, root, notes)
+    sanitise_properties(root, notes)
     width, height, infinite = header.width, header.height, header.infinite
     raw_layers = collect_tile_layers(path, root, width, height, infinite)
     origin: Cell = (0, 0)
@@ -97,6 +103,9 @@ def read_tiled(
         width, height, origin = crop_infinite(path, root, raw_layers, width, height, notes)
     objects = read_objects(path, root)
     tmx = parse_with_pytmx(path, root, image_loader)
+    # The document's layers in order (tile data stubbed out), for renderers: pytmx lists
+    # object layers apart from tile layers, and the file is not read a second time.
+    tmx.tacgrid_root = root
     mprops = properties(root)
     grid = _build_grid(path, root, header, width, height, mprops)
     cell_size, cell_unit = _cell_measure(path, mprops)
@@ -123,7 +132,7 @@ def read_tiled(
 
 def _parse_map_xml(path: str) -> ET.Element:
     """The file's XML, which must be a <map>."""
-    root = source.read_xml(path)
+    root = source.read_document(path)
     if root.tag != "map":
         raise fail(path, f"is a <{root.tag}> file, not a Tiled map (<map>)", "open a .tmx map")
     return root
@@ -135,7 +144,7 @@ def _read_header(path: str, root: ET.Element) -> _Header:
     if orientation not in ORIENTATIONS:
         raise fail(
             path,
-            f"unknown orientation '{orientation}'",
+            f"unknown orientation '{clip(orientation)}'",
             "use an orthogonal, isometric, hexagonal or staggered map",
         )
     width = int_attr(path, root, "width")
@@ -153,8 +162,12 @@ def _read_header(path: str, root: ET.Element) -> _Header:
                 f"tacgrid reads at most {MAX_CELLS}",
                 "split the map or resize it in Tiled (Map > Resize Map)",
             )
-    if tw <= 0 or th <= 0:
-        raise fail(path, f"tile size {tw}x{th} must be positive")
+    if not (0 < tw <= MAX_TILE_PIXELS and 0 < th <= MAX_TILE_PIXELS):
+        raise fail(
+            path,
+            f"tile size {tw}x{th} px; tacgrid reads tiles of 1 to {MAX_TILE_PIXELS} px",
+            "fix it in Tiled (Map > Map Properties)",
+        )
     return _Header(orientation, width, height, tw, th, infinite)
 
 
@@ -165,17 +178,19 @@ def _build_grid(
     diagonals = str(mprops.get("diagonals", "alternate"))
     if diagonals not in DIAGONAL_RULES:
         raise fail(
-            path, f"map property diagonals='{diagonals}'", "use " + " | ".join(DIAGONAL_RULES)
+            path, f"map property diagonals='{clip(diagonals)}'", "use " + " | ".join(DIAGONAL_RULES)
         )
     hexside = 0
     if header.orientation == "hexagonal":
         hexside = int(float_attr(root, "hexsidelength"))
+        if not 0 <= hexside <= MAX_TILE_PIXELS:
+            raise fail(path, f"hexsidelength {hexside} px", f"use 0 to {MAX_TILE_PIXELS} px")
     stagger_axis = root.get("staggeraxis", "y") or "y"
     stagger_index = root.get("staggerindex", "odd") or "odd"
     if stagger_axis not in ("x", "y") or stagger_index not in ("odd", "even"):
         raise fail(
             path,
-            f"staggeraxis='{stagger_axis}' staggerindex='{stagger_index}'",
+            f"staggeraxis='{clip(stagger_axis)}' staggerindex='{clip(stagger_index)}'",
             "use x|y and odd|even",
         )
     try:
@@ -205,12 +220,12 @@ def _cell_measure(path: str, mprops: dict[str, Any]) -> tuple[float | None, str 
         if not (math.isfinite(cell_size) and cell_size > 0):
             raise fail(
                 path,
-                f"map property cell_size='{mprops.get('cell_size')}'",
+                f"map property cell_size='{clip(str(mprops.get('cell_size')))}'",
                 "use a number > 0, e.g. 5",
             )
     cell_unit = mprops.get("cell_unit")
     if cell_unit is not None and cell_unit not in UNITS:
-        raise fail(path, f"map property cell_unit='{cell_unit}'", "use ft or m")
+        raise fail(path, f"map property cell_unit='{clip(str(cell_unit))}'", "use ft or m")
     return cell_size, cell_unit
 
 

@@ -1,48 +1,154 @@
-"""Reading files from disk: the one place the reader opens a .tmx, .tsx or .tx file and
-parses its XML, and the PNG header peek for tileset image sizes."""
+"""Reading files from disk: the one place the reader opens a map, tileset or template file
+(Tiled's XML .tmx/.tsx/.tx, or its JSON .tmj/.tsj/.tj, turned into the same XML tree) and
+parses it, and the PNG header peek for tileset image sizes."""
 
 from __future__ import annotations
 
 import struct
 from xml.etree import ElementTree as ET
 
-from engine.tiled.common import fail
+from engine.errors import MapError
+from engine.sources import (
+    MAX_DEPTH,
+    MAX_MAP_BYTES,
+    MAX_TILESET_BYTES,
+    clip,
+    load_json,
+    read_bytes,
+    read_head,
+)
+from engine.tiled import jsondoc
+from engine.tiled.common import MAX_XML_ELEMENTS, fail
 
 
-def read_xml(path: str, what: str = "map") -> ET.Element:
-    """Read and parse one XML file; every way it can fail is one :class:`MapError` line."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        raise fail(path, f"{what} file not found", "check the path") from None
-    except IsADirectoryError:
-        raise fail(path, f"is a directory, not a {what} file") from None
-    except OSError as exc:
-        raise fail(path, f"cannot read {what} file ({exc.strerror})") from None
-    except ValueError:  # a NUL byte in the path (possible only through the Python API)
-        raise fail(path, f"not a usable {what} file name") from None
+def read_document(path: str, what: str = "map", firstgid: str = "1") -> ET.Element:
+    """Read a map, tileset or template file in either of Tiled's formats: XML as it is,
+    JSON (told by its first character, whatever the file is named) converted to the same
+    element tree, within the same limits. ``what``: ``map``, ``tileset`` or ``template``."""
+    limit = MAX_MAP_BYTES if what == "map" else MAX_TILESET_BYTES
+    data = read_bytes(path, what, limit, MapError)
+    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head.startswith((b"{", b"[")):
+        return read_xml(path, what, data)
+    doc = load_json(data, clip(path, 200), MapError)
+    if what == "map":
+        root = jsondoc.map_from_json(path, doc)
+    elif what == "tileset":
+        root = jsondoc.tileset_from_json(path, doc, firstgid)
+    else:
+        root = jsondoc.template_from_json(path, doc)
+    elements = sum(1 for _ in root.iter())
+    if elements > MAX_XML_ELEMENTS:
+        raise fail(
+            path,
+            f"has {elements} layers, objects and properties; tacgrid reads at most "
+            f"{MAX_XML_ELEMENTS}",
+            "split the map",
+        )
+    if _depth(root) > MAX_DEPTH:
+        raise fail(path, f"nested deeper than {MAX_DEPTH} levels", "flatten its groups in Tiled")
+    return root
+
+
+def read_xml(path: str, what: str = "map", data: bytes | None = None) -> ET.Element:
+    """Read and parse one XML file; every way it can fail is one :class:`MapError` line.
+
+    Only a regular file is opened (never a FIFO or a device), of at most
+    :data:`~engine.sources.MAX_MAP_BYTES` (maps) or ``MAX_TILESET_BYTES`` (tilesets,
+    templates); entity declarations, more than :data:`MAX_XML_ELEMENTS` elements and
+    nesting deeper than :data:`~engine.sources.MAX_DEPTH` are refused before anything
+    walks the tree.
+    """
+    if data is None:
+        limit = MAX_MAP_BYTES if what == "map" else MAX_TILESET_BYTES
+        data = read_bytes(path, what, limit, MapError)
     if not data.strip():
         raise fail(path, f"{what} file is empty", "save it again from Tiled")
+    if b"<!ENTITY" in data:
+        raise fail(
+            path, "declares XML entities, which Tiled never writes", "save it again from Tiled"
+        )
+    # Every element opens with '<' and no closing tag does: a bound before parsing.
+    elements = data.count(b"<") - data.count(b"</")
+    if elements > MAX_XML_ELEMENTS:
+        raise fail(
+            path,
+            f"has {elements} XML elements; tacgrid reads at most {MAX_XML_ELEMENTS}",
+            "in Tiled choose CSV or Base64 as the Tile Layer Format (not XML)",
+        )
     try:
-        return ET.fromstring(data)
+        root = ET.fromstring(data)
     except (ET.ParseError, LookupError, ValueError) as exc:
         # LookupError/ValueError: an XML declaration naming an unknown or unusable encoding.
         raise fail(
             path,
-            f"not a readable Tiled XML file ({exc})",
+            f"not a readable Tiled XML file ({clip(str(exc))})",
             "the file is truncated or not XML: save it again from Tiled as .tmx",
         ) from None
+    if _depth(root) > MAX_DEPTH:
+        raise fail(
+            path, f"XML nested deeper than {MAX_DEPTH} levels", "flatten its groups in Tiled"
+        )
+    return root
+
+
+def _depth(root: ET.Element) -> int:
+    """Nesting depth of the elements that the reader and pytmx walk (layer data's tiles and
+    chunks are only ever listed, never walked), without recursion."""
+    deepest = 0
+    stack = [(root, 1)]
+    while stack:
+        el, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            break
+        if el.tag != "data" and len(el):
+            stack.extend((child, depth + 1) for child in el)
+    return deepest
+
+
+def image_size(path: str) -> tuple[int, int] | None:
+    """An image's (width, height) from its header (PNG, GIF, BMP, JPEG), or None for other
+    formats. Reads a regular file only, and only its first bytes."""
+    head = read_head(path, 64 << 10)
+    if head is None:
+        return None
+    png = png_size(path)
+    if png is not None:
+        return png
+    if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
+        w, h = struct.unpack("<HH", head[6:10])
+        return int(w), int(h)
+    if head[:2] == b"BM" and len(head) >= 26:
+        w, h = struct.unpack("<ii", head[18:26])
+        return abs(int(w)), abs(int(h))
+    if head[:2] == b"\xff\xd8":
+        return _jpeg_size(head)
+    return None
 
 
 def png_size(path: str) -> tuple[int, int] | None:
     """A PNG's (width, height) from its header, or None for anything else."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(24)
-    except OSError:
-        return None
-    if head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR":
+    head = read_head(path, 24)
+    if head is not None and head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR":
         w, h = struct.unpack(">II", head[16:24])
         return int(w), int(h)
+    return None
+
+
+def _jpeg_size(head: bytes) -> tuple[int, int] | None:
+    """A JPEG's size from its first SOFn segment within ``head``."""
+    i = 2
+    while i + 9 <= len(head):
+        if head[i] != 0xFF:
+            return None
+        marker = head[i + 1]
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+            i += 2
+            continue
+        (length,) = struct.unpack(">H", head[i + 2 : i + 4])
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            h, w = struct.unpack(">HH", head[i + 5 : i + 9])
+            return int(w), int(h)
+        i += 2 + length
     return None

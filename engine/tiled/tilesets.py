@@ -4,21 +4,22 @@ image paths made relative to it, sizes checked, and what the terrain step needs 
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 from xml.etree import ElementTree as ET
 
 from engine.errors import MapError
+from engine.sources import clip, regular_file
 from engine.tiled import source
 from engine.tiled.common import (
     GID_MASK,
+    MAX_IMAGE_PIXELS,
+    MAX_TILE_PIXELS,
     MAX_TILESET_TILES,
     fail,
     float_attr,
     int_attr,
     properties,
-    sanitise_properties,
 )
 
 
@@ -29,8 +30,7 @@ def inline_tilesets(path: str, root: ET.Element, missing_images: str, notes: lis
         if child.tag == "tileset":
             inlined = inline_tileset(path, child, missing_images, notes)
             if inlined is not child:
-                sanitise_properties(inlined, notes)
-                root[i] = inlined
+                root[i] = inlined  # its properties are resolved with the map's
 
 
 def inline_tileset(
@@ -63,30 +63,20 @@ def _load_external(
 ) -> tuple[str, ET.Element]:
     """An external tileset file as a <tileset> element, and the folder its paths start in."""
     ts_path = os.path.normpath(os.path.join(map_dir, ts_source))
+    name = clip(ts_source)
     if not os.path.exists(ts_path):
         raise fail(
             map_path,
-            f"tileset '{ts_source}' not found (looked at {ts_path})",
+            f"tileset '{name}' not found (looked at {clip(ts_path)})",
             "put the tileset file there, or re-link it in Tiled (Map > Replace Tileset)",
         )
-    ext = os.path.splitext(ts_source)[1].lower()
-    if ext in (".tsj", ".json"):
-        try:
-            with open(ts_path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, ValueError) as exc:
-            raise fail(map_path, f"tileset '{ts_source}' is not readable JSON ({exc})") from None
-        if not isinstance(data, dict):
-            raise fail(map_path, f"tileset '{ts_source}' is not a Tiled JSON tileset")
-        out = _tileset_from_json(ts_path, data, firstgid)
-    else:
-        try:
-            out = source.read_xml(ts_path, "tileset")
-        except MapError as exc:
-            raise fail(map_path, f"tileset '{ts_source}': {exc}") from None
-        if out.tag != "tileset":
-            raise fail(map_path, f"tileset '{ts_source}' is a <{out.tag}>, not a <tileset>")
-        out.set("firstgid", firstgid)
+    try:  # .tsx, or .tsj/.json (told by its content) converted to the same XML
+        out = source.read_document(ts_path, "tileset", firstgid)
+    except MapError as exc:
+        raise fail(map_path, f"tileset '{name}': {exc}") from None
+    if out.tag != "tileset":
+        raise fail(map_path, f"tileset '{name}' is a <{clip(out.tag)}>, not a <tileset>")
+    out.set("firstgid", firstgid)
     return os.path.dirname(ts_path), out
 
 
@@ -106,78 +96,51 @@ def _relink_images(
             if not src:
                 continue
             abs_src = os.path.normpath(os.path.join(base_dir, src))
-            if not os.path.exists(abs_src):
+            # Only a regular file is ever opened (a FIFO would hang, /dev/zero never end);
+            # its size is read from its header, so a huge image is refused unloaded.
+            problem = _image_problem(abs_src)
+            if problem:
                 if missing_images == "error":
                     raise fail(
                         map_path,
-                        f"tileset '{name}' image '{src}' not found (looked at {abs_src})",
+                        f"tileset '{clip(name)}' image '{clip(src)}' {problem}",
                         "put the image there, or fix the tileset's image in Tiled",
                     )
                 # Headless work and the viewer go on: the cells draw in terrain colours.
                 parent.remove(img)
-                notes.append(f"tileset '{name}' image '{src}' not found: drawn in terrain colours")
+                notes.append(
+                    f"tileset '{clip(name)}' image '{clip(src)}' {problem}: "
+                    "drawn in terrain colours"
+                )
                 continue
             img.set("source", os.path.relpath(abs_src, map_dir))
             # Tiled uses the image's real size; the file's width/height are only a note
             # (and pytmx loops over every tile they imply).
-            size = source.png_size(abs_src)
+            size = source.image_size(abs_src)
             if size is not None:
                 img.set("width", str(size[0]))
                 img.set("height", str(size[1]))
 
 
-def _tileset_from_json(path: str, data: dict[str, Any], firstgid: str) -> ET.Element:
-    """Turn a Tiled JSON tileset (.tsj/.json) into the equivalent <tileset> element."""
-    ts = ET.Element("tileset", firstgid=firstgid)
-    for key in ("name", "tilewidth", "tileheight", "tilecount", "columns", "spacing", "margin"):
-        if key in data:
-            ts.set(key, str(data[key]))
-    offset = data.get("tileoffset")
-    if isinstance(offset, dict):
-        ET.SubElement(ts, "tileoffset", x=str(offset.get("x", 0)), y=str(offset.get("y", 0)))
-    if data.get("image"):
-        ET.SubElement(
-            ts,
-            "image",
-            source=str(data["image"]),
-            width=str(data.get("imagewidth", 0)),
-            height=str(data.get("imageheight", 0)),
+def _image_problem(abs_src: str) -> str:
+    """Why an image cannot be used ('' when it can): missing, not a regular file, or more
+    than :data:`MAX_IMAGE_PIXELS` pixels."""
+    if not os.path.exists(abs_src):
+        return f"not found (looked at {clip(abs_src)})"
+    if not regular_file(abs_src):
+        return "is not a regular file (a folder, FIFO or device)"
+    size = source.image_size(abs_src)
+    if size is not None and size[0] * size[1] > MAX_IMAGE_PIXELS:
+        return (
+            f"is {size[0]}x{size[1]} px; tacgrid loads at most {MAX_IMAGE_PIXELS} pixels "
+            "(8192 x 8192)"
         )
-    _json_properties(ts, data.get("properties"))
-    for tile in data.get("tiles", []) or []:
-        t = ET.SubElement(ts, "tile", id=str(tile.get("id", 0)))
-        cls = tile.get("class", tile.get("type"))
-        if cls:
-            t.set("type", str(cls))
-        _json_properties(t, tile.get("properties"))
-        if tile.get("image"):
-            ET.SubElement(
-                t,
-                "image",
-                source=str(tile["image"]),
-                width=str(tile.get("imagewidth", 0)),
-                height=str(tile.get("imageheight", 0)),
-            )
-    return ts
-
-
-def _json_properties(el: ET.Element, props: Any) -> None:
-    if not isinstance(props, list) or not props:
-        return
-    node = ET.SubElement(el, "properties")
-    for p in props:
-        if not isinstance(p, dict) or "name" not in p:
-            continue
-        ptype = str(p.get("type", "string"))
-        value = p.get("value")
-        if ptype == "bool":
-            value = "true" if value else "false"
-        ET.SubElement(node, "property", name=str(p["name"]), type=ptype, value=str(value))
+    return ""
 
 
 def _check_tileset(path: str, ts: ET.Element, name: str) -> None:
     """Refuse tileset numbers that would make pytmx loop (or allocate) without end."""
-    label = f"tileset '{name}'"
+    label = f"tileset '{clip(name)}'"
     firstgid = int_attr(path, ts, "firstgid", 1)
     if not 1 <= firstgid <= GID_MASK:
         raise fail(path, f"{label} has firstgid {firstgid}", "re-add the tileset in Tiled")
@@ -197,7 +160,7 @@ def _check_tileset(path: str, ts: ET.Element, name: str) -> None:
         return
     tw, th = numbers["tilewidth"], numbers["tileheight"]
     iw, ih = int_attr(path, img, "width", 0), int_attr(path, img, "height", 0)
-    if tw <= 0 or th <= 0 or iw < 0 or ih < 0:
+    if not (0 < tw <= MAX_TILE_PIXELS and 0 < th <= MAX_TILE_PIXELS) or iw < 0 or ih < 0:
         raise fail(
             path,
             f"{label} has tiles of {tw}x{th} px in an image of {iw}x{ih} px",
@@ -241,9 +204,9 @@ def tileset_ranges(path: str, root: ET.Element) -> list[tuple[int, int]]:
         first = int_attr(path, ts, "firstgid", 1)
         count = ts.get("tilecount")
         if count is not None:
-            n = int(float(count))
+            n = int_attr(path, ts, "tilecount")
         else:
-            tiles = [int(t.get("id", "0")) for t in ts.findall("tile")]
+            tiles = [int_attr(path, t, "id", 0) for t in ts.findall("tile")]
             img = ts.find("image")
             twid = int_attr(path, ts, "tilewidth", 0)
             thei = int_attr(path, ts, "tileheight", 0)
