@@ -1,17 +1,31 @@
-"""Drawing a 100x100 hex map with the shipped tileset, as a ratio to one blit of the result.
+"""`tacgrid render` against Tiled's own tmxrasterizer, run side by side (issue 20).
 
-The reference is what a viewer frame pays once the static map is cached: blitting the whole
-map surface onto a same-sized one. ``render_map`` runs when the map (or a layer) changes.
-Run: python benchmarks/bench_render.py   (no target yet; the viewer's frame budget comes later)
+Targets, as ratios to tmxrasterizer measured in the same run (never absolute times):
+
+* time: `tacgrid render MAP --out X.png --scale S` takes <= 1.5x `tmxrasterizer -s S MAP X.png`
+  at scales 1, 0.25 and 0.125, on a 403x403 map (maps/chase.tmx's terrain repeated, 32-px
+  square tiles) and a 512x512 pointy hex map (the shipped hex tileset, random tiles); both
+  whole commands, start-up, map reading and PNG writing included;
+* memory: a 1024x1024 map at scale 1/16 (a 2048x2048 image; the map at full size would be
+  32768x32768, 4 GiB) peaks at <= 200 MB resident.
+
+Each command's peak resident memory is its own (``os.wait4``). The images are compared too:
+the share of pixels that differ from tmxrasterizer's by more than 8 of 255 in a channel.
+
+Run: python benchmarks/bench_render.py [--scales 1,0.25,0.125]   (exit status 1 if a target
+is missed; 2 if tmxrasterizer is not installed)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import random
+import re
+import shutil
+import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
@@ -21,13 +35,13 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
 import pygame  # noqa: E402
-from timing import best  # noqa: E402
-
-from engine.viewer.render import load_for_render, render_map  # noqa: E402
 
 TILESET = ROOT / "assets" / "terrain_hex_pointy.tsx"
 SIZE = 100
+TIME_RATIO = 1.5
+MEMORY_MB = 200
 
 
 def hex_map(path: Path, size: int, seed: int = 7) -> Path:
@@ -47,26 +61,127 @@ def hex_map(path: Path, size: int, seed: int = 7) -> Path:
     return path
 
 
+def chase_map(path: Path, size: int) -> Path:
+    """A size x size orthogonal map repeating maps/chase.tmx's terrain layer."""
+    text = (ROOT / "maps" / "chase.tmx").read_text(encoding="utf-8")
+    found = re.search(r'<data encoding="csv">(.*?)</data>', text, re.S)
+    assert found is not None
+    rows = [r.strip().rstrip(",").split(",") for r in found.group(1).strip().splitlines()]
+    h, w = len(rows), len(rows[0])
+    lines = [",".join((rows[r] * (size // w + 1))[:size]) for r in range(h)]
+    tileset = (ROOT / "assets" / "terrain_square.tsx").as_posix()
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<map version="1.8" tiledversion="1.8.2" orientation="orthogonal" '
+        f'renderorder="right-down" width="{size}" height="{size}" tilewidth="32" '
+        'tileheight="32" infinite="0" nextlayerid="2" nextobjectid="1">\n'
+        f' <tileset firstgid="1" source="{tileset}"/>\n'
+        f' <layer id="1" name="terrain" width="{size}" height="{size}">\n'
+        '  <data encoding="csv">\n'
+        + ",\n".join(lines[r % h] for r in range(size))
+        + "\n</data>\n </layer>\n</map>\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+# Linux hands a forked child its parent's peak resident size, and exec keeps it: a command
+# started straight from this (large) process would report this process's peak. A small
+# launcher starts it instead and reports the command's own figures.
+LAUNCHER = """
+import os, subprocess, sys, time
+t = time.perf_counter()
+proc = subprocess.Popen(sys.argv[2:], stdout=None if sys.argv[1] == "show" else subprocess.DEVNULL)
+_, status, usage = os.wait4(proc.pid, 0)
+print("launcher:", time.perf_counter() - t, usage.ru_maxrss, status, file=sys.stderr)
+"""
+
+
+def run(
+    argv: list[str], env: dict[str, str] | None = None, show: bool = False
+) -> tuple[float, float]:
+    """(wall seconds, peak resident MB) of one command, its own; it must succeed.
+    ``show``: let the command print to this stdout."""
+    got = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, "show" if show else "quiet", *argv],
+        env=env,
+        stdout=None if show else subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=str(ROOT),
+    )
+    last = got.stderr.strip().splitlines()[-1:] or [""]
+    fields = last[0].split()
+    if len(fields) != 4 or fields[0] != "launcher:" or int(fields[3]) != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {got.stderr.strip()}")
+    return float(fields[1]), int(fields[2]) / 1024
+
+
+def differing(a: Path, b: Path) -> float:
+    """Share of pixels of ``a`` differing from ``b`` by more than 8 in a channel."""
+
+    def rgba(p: Path) -> np.ndarray:
+        s = pygame.image.load(str(p))
+        rgb = pygame.surfarray.array3d(s)
+        alpha = pygame.surfarray.array_alpha(s)
+        return np.concatenate([rgb, alpha[..., None]], axis=2).astype(np.int16)
+
+    x, y = rgba(a), rgba(b)
+    if x.shape != y.shape:
+        return float("nan")
+    clear = (x[..., 3] == 0) & (y[..., 3] == 0)
+    return float(((np.abs(x - y).max(axis=2) > 8) & ~clear).mean())
+
+
 def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scales", default="1,0.25,0.125")
+    args = ap.parse_args()
+    scales = [float(s) for s in args.scales.split(",")]
+    tmxr = shutil.which("tmxrasterizer")
+    if tmxr is None:
+        print("tmxrasterizer (Debian package 'tiled') is not installed: nothing to compare")
+        return 2
+    qt_env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    ok = True
     with tempfile.TemporaryDirectory() as tmp:
-        model, tmx = load_for_render(hex_map(Path(tmp) / "hex100.tmx", SIZE))
-    t = time.perf_counter()
-    surface = render_map(model, tmx)  # builds the tile table and the stamp cache
-    cold = time.perf_counter() - t
-    warm_min, warm_med = best(lambda: render_map(model, tmx), 7)
-    target = pygame.Surface(surface.get_size(), pygame.SRCALPHA, 32)
-    blit_min, blit_med = best(lambda: target.blit(surface, (0, 0)), 50)
-    w, h = surface.get_size()
-    print(
-        f"render {SIZE}x{SIZE} hex ({w}x{h} px, {SIZE * SIZE} tiles): "
-        f"warm {warm_min * 1000:.1f} ms (median {warm_med * 1000:.1f}), "
-        f"first call {cold * 1000:.1f} ms"
-    )
-    print(
-        f"blit of the cached {w}x{h} surface: {blit_min * 1000:.2f} ms "
-        f"(median {blit_med * 1000:.2f}) -> render/blit {warm_min / blit_min:.1f}x"
-    )
-    return 0
+        d = Path(tmp)
+        maps = {
+            "403x403 square": chase_map(d / "chase403.tmx", 403),
+            "512x512 hex": hex_map(d / "hex512.tmx", 512),
+        }
+        for name, path in maps.items():
+            for s in scales:
+                ref, ours = d / "ref.png", d / "ours.png"
+                t_ref, m_ref = run([tmxr, "-s", str(s), str(path), str(ref)], qt_env)
+                t_us, m_us = run(
+                    [sys.executable, "main.py", "render", str(path), "--out", str(ours),
+                     "--scale", str(s)]
+                )  # fmt: skip
+                ratio = t_us / t_ref
+                hit = ratio <= TIME_RATIO
+                ok &= hit
+                print(
+                    f"{name} scale {s:g}: tacgrid {t_us:.2f} s {m_us:.0f} MB, "
+                    f"tmxrasterizer {t_ref:.2f} s {m_ref:.0f} MB -> {ratio:.2f}x "
+                    f"(target <= {TIME_RATIO:g}x) {'ok' if hit else 'MISSED'}; "
+                    f"{100 * differing(ours, ref):.3f}% pixels differ"
+                )
+        big = chase_map(d / "chase1024.tmx", 1024)
+        t_us, m_us = run(
+            [sys.executable, "main.py", "render", str(big), "--out", str(d / "big.png"),
+             "--scale", "0.0625"]
+        )  # fmt: skip
+        t_ref, m_ref = run([tmxr, "-s", "0.0625", str(big), str(d / "bigref.png")], qt_env)
+        hit = m_us <= MEMORY_MB
+        ok &= hit
+        print(
+            f"1024x1024 square scale 1/16 (2048x2048 px): tacgrid {t_us:.2f} s peak {m_us:.0f} MB "
+            f"(target <= {MEMORY_MB} MB) {'ok' if hit else 'MISSED'}; tmxrasterizer "
+            f"{t_ref:.2f} s {m_ref:.0f} MB; "
+            f"{100 * differing(d / 'big.png', d / 'bigref.png'):.3f}% pixels differ"
+        )
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

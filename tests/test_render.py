@@ -7,9 +7,11 @@ TOLERANCE (8 of 255); pixels that are fully transparent in both images count as 
 tmxrasterizer's canvas is the map's pixel size grown by every tile layer's offset (libtiled
 ``Map::adjustBoundingRectForOffsetsAndImageLayers``), while tacgrid keeps the map's own
 size: the comparison places our image at the reference's map origin and first checks that
-the reference's extra size is exactly what the offsets explain. Object and image layers are
-hidden in the reference (tacgrid draws tile layers only). Tiled's tmxrasterizer (1.8) draws
-no background colour, so ours is turned off for the comparison.
+the reference's extra size is exactly what the offsets explain. Image layers are hidden in
+the reference (tacgrid does not draw them); object layers are hidden for the tile-layer
+tests (``objects=False`` on our side) and shown for the object tests, where ours draws them
+too. Tiled's tmxrasterizer (1.8) draws no background colour, so ours is turned off for the
+comparison.
 """
 
 from __future__ import annotations
@@ -86,15 +88,17 @@ def ref_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("tmxrasterizer")
 
 
-def reference(path: Path, ref_dir: Path) -> np.ndarray:
-    """tmxrasterizer's image of the map's tile layers (cached for the session)."""
-    out = ref_dir / (str(abs(hash(str(path.resolve())))) + ".png")
+def reference(path: Path, ref_dir: Path, objects: bool = False) -> np.ndarray:
+    """tmxrasterizer's image of the map's tile layers, and of its object layers with
+    ``objects`` (cached for the session)."""
+    key = str(abs(hash(str(path.resolve())))) + ("-objects" if objects else "")
+    out = ref_dir / (key + ".png")
     if not out.exists():
         root = ET.parse(path).getroot()
         tile_names = {el.get("name", "") for el in root.iter("layer")}
         hide = []
         for el in root.iter():
-            if el.tag in ("objectgroup", "imagelayer"):
+            if el.tag == "imagelayer" or (el.tag == "objectgroup" and not objects):
                 name = el.get("name", "")
                 # tmxrasterizer hides by name: that must not hide a tile layer too.
                 assert name not in tile_names, f"{path}: layer name {name!r} is ambiguous"
@@ -112,11 +116,11 @@ def reference(path: Path, ref_dir: Path) -> np.ndarray:
     return rgba(pygame.image.load(str(out)))
 
 
-def compare(path: Path, ref_dir: Path) -> float:
+def compare(path: Path, ref_dir: Path, objects: bool = False) -> float:
     """Fraction of differing pixels between our render and tmxrasterizer's."""
     model, tmx = load_for_render(path)
-    ours = rgba(render_map(model, tmx, background=False))
-    ref = reference(path, ref_dir)
+    ours = rgba(render_map(model, tmx, background=False, objects=objects))
+    ref = reference(path, ref_dir, objects)
     h, w = ours.shape[:2]
     assert (w, h) == model.grid.pixel_size()
     # tmxrasterizer grows its canvas by the tile layers' offsets; nothing else may differ.
@@ -264,6 +268,131 @@ def test_isometric_odd_tile_height_lands_where_tiled_puts_it(tmp_path: Path, ref
         tmp_path / "iso_odd.tmx", "isometric", (8, 6), (31, 17), layers, sheet_tile=(31, 21)
     )
     assert compare(path, ref_dir) == 0.0
+
+
+# --------------------------------------------------------------------------- objects
+
+SHAPES = """
+<objectgroup id="7" name="shapes" color="#2080ff" opacity="0.8">
+ <object id="1" name="box" type="exit" x="40" y="30" width="70" height="45"/>
+ <object id="2" name="null" x="150" y="40"/>
+ <object id="3" name="oval" x="30" y="100" width="90" height="50"><ellipse/></object>
+ <object id="4" name="flat oval" x="140" y="90" width="60" height="0"><ellipse/></object>
+ <object id="5" name="poly" x="150" y="120"><polygon points="0,0 60,-10 70,40 10,55"/></object>
+ <object id="6" name="line" x="20" y="170"><polyline points="0,0 50,20 120,5"/></object>
+ <object id="8" name="turned" x="200" y="20" width="40" height="20" rotation="30"/>
+</objectgroup>
+<objectgroup id="8" name="pins" draworder="topdown">
+ <object id="9" name="a" type="spawn" x="60" y="90"><point/></object>
+ <object id="10" name="b" type="spawn" x="100" y="60"><point/></object>
+</objectgroup>
+"""
+
+
+def objects_map(tmp_path: Path, orientation: str, tile: tuple[int, int], **kwargs: object) -> Path:
+    """A generated map with a tile layer, an object layer of every shape, a second tile
+    layer over it and a layer of points on top."""
+    w, h = 8, 6
+    ground = [[((c + r) % 4) + 1 for c in range(w)] for r in range(h)]
+    over = [[1 if (c + r) % 5 == 0 else 0 for c in range(w)] for r in range(h)]
+    path = write_map(
+        tmp_path / f"objects_{orientation}.tmx",
+        orientation,
+        (w, h),
+        tile,
+        [("ground", ground, ""), ("over", over, ' opacity="0.5"')],
+        **kwargs,  # type: ignore[arg-type]
+    )
+    text = path.read_text(encoding="utf-8")
+    first, rest = text.split('<layer id="2"', 1)
+    shapes, pins = SHAPES.split('<objectgroup id="8"')
+    text = first + shapes + '<layer id="2"' + rest
+    text = text.replace("</map>", '<objectgroup id="8"' + pins + "</map>")
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@needs_tiled
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_maps_with_their_objects_match_tiled(path: Path, ref_dir: Path) -> None:
+    model, _ = load_for_render(path)
+    assert model.objects, "every shipped map has objects (spawns at least)"
+    assert compare(path, ref_dir, objects=True) <= MAX_DIFFERENT
+
+
+@needs_tiled
+@pytest.mark.parametrize(
+    ("orientation", "tile", "kwargs"),
+    [
+        ("orthogonal", (32, 32), {}),
+        ("hexagonal", (32, 36), {"hexside": 18}),
+        ("isometric", (64, 32), {}),
+    ],
+    ids=["orthogonal", "hexagonal", "isometric"],
+)
+def test_every_object_shape_matches_tiled(
+    orientation: str, tile: tuple[int, int], kwargs: dict, tmp_path: Path, ref_dir: Path
+) -> None:
+    path = objects_map(tmp_path, orientation, tile, **kwargs)
+    model, tmx = load_for_render(path)
+    assert {o.shape for o in model.objects} >= {
+        "rectangle",
+        "ellipse",
+        "polygon",
+        "polyline",
+        "point",
+    }
+    plain = rgba(render_map(model, tmx, background=False, objects=False))
+    drawn = rgba(render_map(model, tmx, background=False))
+    assert different(plain, drawn).mean() > 0.02  # the objects are really drawn
+    assert compare(path, ref_dir, objects=True) <= MAX_DIFFERENT
+
+
+@needs_tiled
+@pytest.mark.parametrize("scale", [1.5, 0.5, 0.25, 0.125])
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_scaled_objects_match_tiled(path: Path, scale: float, tmp_path: Path) -> None:
+    """Scaled (tmxrasterizer -s): the outlines stay 2 output pixels wide (cosmetic pens),
+    shapes and pins scale."""
+    ref = tmp_path / "ref.png"
+    run = subprocess.run(
+        [str(TMXRASTERIZER), "-s", str(scale), str(path), str(ref)],
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0 and ref.exists(), run.stderr
+    want = rgba(pygame.image.load(str(ref)))
+    model, tmx = load_for_render(path)
+    got = rgba(render_map(model, tmx, scale=scale, background=False))
+    assert got.shape == want.shape
+    assert different(got, want).mean() <= MAX_DIFFERENT
+
+
+def test_objects_are_drawn_in_their_place_and_can_be_left_out(tmp_path: Path) -> None:
+    path = objects_map(tmp_path, "orthogonal", (32, 32))
+    model, tmx = load_for_render(path)
+    plain = render_map(model, tmx, objects=False)
+    drawn = render_map(model, tmx)
+    # The rectangle "box" (40, 30, 70x45): grey-blue outline on its edge, a tinted inside.
+    edge, inside = drawn.get_at((40, 50)), drawn.get_at((75, 52))
+    assert abs(edge.b - round(0x20 * 0.2 + 0xFF * 0.8)) <= 40 and edge.r < 80
+    assert inside != plain.get_at((75, 52))
+    # The pin of point "a" (60, 90): its opaque dot 20 pixels above the point.
+    dot = drawn.get_at((60, 70))
+    assert (dot.r, dot.g, dot.b) == (160, 160, 164)
+    # A pytmx map the reader did not make (no document tree kept): pytmx's object layers
+    # are drawn, over the tile layers.
+    model2, tmx2 = load_for_render(path)
+    del tmx2.tacgrid_root
+    again = render_map(model2, tmx2)
+    assert again.get_at((60, 70))[:3] == (160, 160, 164)
+    assert again.get_at((40, 50)) == edge
+    # A scaled area is the same rectangle of the scaled whole picture.
+    whole = rgba(render_map(model, tmx, scale=1.5))
+    part = rgba(render_map(model, tmx, scale=1.5, area=(64, 40, 100, 90)))
+    assert np.array_equal(whole[40:130, 64:164], part)
 
 
 # --------------------------------------------------------------------------- without Tiled

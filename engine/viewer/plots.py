@@ -8,6 +8,7 @@ from typing import Any
 
 import pygame
 
+from engine.viewer.png import save_png
 from engine.viewer.render import load_for_render, render_map
 
 OUTCOME_COLOURS = {"capture": (214, 64, 58), "escape": (60, 130, 230), "timeout": (150, 150, 150)}
@@ -62,23 +63,27 @@ def turns_histogram(results: list[dict[str, Any]], path: str, title: str = "") -
         pygame.draw.rect(surf, colour, (x, 22, 14, 14))
         surf.blit(small.render(f"{outcome} {n}", True, (0, 0, 0)), (x + 18, 22))
         x += 100
-    pygame.image.save(surf, path)
-    return path
+    return save_png(surf, path, "--out")
 
 
 def outcome_heatmap(
     results: list[dict[str, Any]], map_path: str, path: str, max_px: int = 1400
 ) -> str:
-    """The map with a marker per cell sized and shaded by how many runs ended there."""
+    """The map with a marker per cell sized and shaded by how many runs ended there.
+
+    The map is drawn directly at the plot's size (at most ``max_px`` a side), so a big map
+    costs the plot's pixels, not the map's.
+    """
     model, tmx = load_for_render(map_path)
-    surf = render_map(model, tmx)
     grid = model.grid
+    scale = min(1.0, max_px / max(grid.pixel_size()))
+    surf = render_map(model, tmx, scale=scale)
     # Fade the map so the markers carry the picture.
     veil = pygame.Surface(surf.get_size(), pygame.SRCALPHA)
     veil.fill((255, 255, 255, 140))
     surf.blit(veil, (0, 0))
-    font = _font(max(14, grid.tile_height // 2))
-    cell_r = min(grid.tile_width, grid.tile_height) / 2
+    font = _font(max(14, round(grid.tile_height * scale) // 2))
+    cell_r = min(grid.tile_width, grid.tile_height) / 2 * scale
     for outcome in ("escape", "capture"):
         counts = Counter(
             (r["cell"][0], r["cell"][1])
@@ -88,19 +93,16 @@ def outcome_heatmap(
         peak = max(counts.values(), default=1)
         colour = OUTCOME_COLOURS[outcome]
         for cell, n in sorted(counts.items(), key=lambda kv: kv[1]):
-            x, y = grid.cell_center(cell)
-            radius = max(3.0, cell_r * 1.6 * (n / peak) ** 0.5)
+            cx, cy = grid.cell_center(cell)
+            x, y = cx * scale, cy * scale
+            # At least 12 px across for the busiest cell, however small the cells are drawn.
+            radius = max(3.0, max(cell_r * 1.6, 12.0) * (n / peak) ** 0.5)
             pygame.draw.circle(surf, colour, (x, y), radius)
             pygame.draw.circle(surf, (20, 20, 20), (x, y), radius, 1)
-            if n >= max(2, peak // 4):
+            if n >= max(2, peak // 4) and (scale == 1 or radius >= 7):
                 label = font.render(str(n), True, (255, 255, 255))
                 surf.blit(label, label.get_rect(center=(x, y)))
-    scale = min(1.0, max_px / max(surf.get_size()))
-    if scale < 1:
-        size = (round(surf.get_width() * scale), round(surf.get_height() * scale))
-        surf = pygame.transform.smoothscale(surf, size)
-    pygame.image.save(surf, path)
-    return path
+    return save_png(surf, path, "--out")
 
 
 def write_plots(

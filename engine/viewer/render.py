@@ -1,5 +1,8 @@
 """Draw a map's tile layers the way Tiled draws them.
 
+Over 800 lines: Tiled's renderers for every orientation with scaled tiles and banded/chunked
+output in one place, so every caller (render, viewer, plots) draws the same pixels.
+
 The reference is Tiled's own renderer (``tmxrasterizer``, i.e. libtiled's map renderers and
 its ``CellRenderer``); the tests compare against it pixel by pixel. What is followed:
 
@@ -27,12 +30,21 @@ its ``CellRenderer``); the tests compare against it pixel by pixel. What is foll
 The canvas is the map's pixel size (:meth:`~engine.grid.Grid.pixel_size`); what a layer
 offset pushes beyond it is clipped (tmxrasterizer grows its canvas instead).
 
+Scaled (``scale``), each tile is drawn as Qt's painter draws it under a scale transform with
+smooth pixmaps (tmxrasterizer ``--scale``): it fills the output pixels whose centres it
+covers (``qRound`` of its scaled corners) and each is sampled bilinearly from the tile's
+premultiplied pixels, edges clamped; the canvas is the map's size times the scale, the
+fraction dropped. Only that output is allocated, and ``area`` draws one rectangle of it
+(the viewer's chunks, ``render``'s bands) with exactly the pixels of the whole picture.
+
 Cells whose tile has no usable image (an image that cannot be decoded, a tile outside its
 tileset image, a tileset without an image as in generated test maps) are drawn as the cell's
 polygon in a colour per terrain ``move`` (:data:`TERRAIN_COLOURS`), with a thin outline,
 standing in for the tile (same layer offset and opacity).
 
-Not drawn: object layers and image layers (the viewer draws tokens and overlays itself), and
+Object layers are drawn as Tiled draws them (outlines, fills and point pins, in their
+place among the tile layers: :mod:`engine.viewer.mapobjects`; ``objects=False`` leaves them
+out). Not drawn: image layers (the viewer draws tokens and overlays itself), and
 Tiled 1.9+ tile render size, fill mode and image-collection sub-rectangles, which Tiled 1.8's
 tmxrasterizer ignores too. Known difference: on isometric maps with an odd tile height Tiled
 puts tiles on half pixels; plain tiles are rounded there as Qt does, but Qt resamples
@@ -53,8 +65,10 @@ import bisect
 import math
 import os
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -64,6 +78,7 @@ from engine.errors import ArgumentError
 from engine.grid import Grid
 from engine.mapmodel import MODES, MapModel
 from engine.tiled import read_tiled, tmx_of
+from engine.viewer.mapobjects import draw_object_layer, object_layers, parse_colour
 
 #: Tiled's flag bits as the model keeps them (``TileLayer.flags``: the gid's top bits >> 28).
 FLIP_H, FLIP_V, FLIP_D, ROT_120 = 8, 4, 2, 1
@@ -99,25 +114,6 @@ def _argb(surface: pygame.Surface) -> pygame.Surface:
 def _opaque(surface: pygame.Surface) -> pygame.Surface:
     """A copy without an alpha channel, for the fast opaque blit path."""
     return surface.convert(pygame.Surface((1, 1), 0, 32))
-
-
-def parse_colour(text: str | None) -> tuple[int, int, int, int] | None:
-    """A Tiled colour (``#rrggbb``, ``#aarrggbb``, with or without ``#``) as RGBA.
-
-    >>> parse_colour("#80ff0000")
-    (255, 0, 0, 128)
-    """
-    if not text:
-        return None
-    s = str(text).strip().lstrip("#")
-    try:
-        if len(s) == 6:
-            return (int(s[0:2], 16), int(s[2:4], 16), int(s[4:6], 16), 255)
-        if len(s) == 8:
-            return (int(s[2:4], 16), int(s[4:6], 16), int(s[6:8], 16), int(s[0:2], 16))
-    except ValueError:
-        return None
-    return None
 
 
 def _png_transparent_index(path: str) -> int | None:
@@ -494,6 +490,38 @@ class TileCache:
     def __init__(self, tmx: Any) -> None:
         self.images = TileImages(tmx)
         self._stamps: dict[tuple[int, int, bool, int, Tint], Stamp | None] = {}
+        # Scaled copies, per scale (the few most recent scales only).
+        self._scaled: dict[float, dict[tuple[int, int, int], tuple[Stamp, Stamp]]] = {}
+        # How far a tile image can reach from its cell: twice the largest tile (a turned
+        # hex tile grows), plus the largest tile offset.
+        big, off = 0, 0
+        for ts in getattr(tmx, "tilesets", None) or []:
+            try:
+                big = max(big, int(ts.tilewidth or 0), int(ts.tileheight or 0))
+                off = max(off, abs(int(float(ts.offset[0]))), abs(int(float(ts.offset[1]))))
+            except (TypeError, ValueError, IndexError, AttributeError):
+                continue
+        self.margin = 2 * big + off
+
+    def scaled(self, stamp: Stamp, scale: float, qx: int, qy: int) -> Stamp:
+        """``stamp`` drawn at ``scale`` with sub-pixel phase ``(qx, qy)`` (see :func:`_bilinear`)."""
+        table = self._scaled.get(scale)
+        if table is None:
+            if len(self._scaled) >= 4:
+                self._scaled.pop(next(iter(self._scaled)))
+            table = self._scaled[scale] = {}
+        key = (id(stamp.surface), qx, qy)  # the entry keeps ``stamp`` alive: ids stay unique
+        entry = table.get(key)
+        if entry is None:
+            if scale.is_integer():
+                w, h = stamp.surface.get_size()
+                k = int(scale)
+                surface = pygame.transform.scale(stamp.surface, (w * k, h * k))
+                got = Stamp(surface, 0, 0, stamp.opaque, stamp.partial)
+            else:
+                got = _bilinear(stamp, scale, qx, qy)
+            entry = table[key] = (stamp, got)
+        return entry[1]
 
     def stamp(
         self, gid: int, flags: int, hexagonal: bool, alpha: int, tint: Tint = None
@@ -697,21 +725,97 @@ def _draw_order(
     return np.lexsort((xs, ys))
 
 
+#: The largest image :func:`render_map` makes in one piece (``render --out``): pygame
+#: surfaces are limited to 2 GiB and a 32-bit pixel takes 4 bytes, so the budget is
+#: 32768 pixels a side and 2^28 pixels (1 GiB) in all.
+MAX_SIDE = 32768
+MAX_PIXELS = 1 << 28
+#: Sub-pixel phases of scaled tiles are kept to 1/PHASES of a pixel.
+PHASES = 64
+#: Cells blitted per ``fblits`` call (bounds the list of blits held at once).
+_BLIT_BATCH = 65536
+
+
+def check_scale(scale: Any, label: str = "scale") -> float:
+    """``scale`` as a float, or one line saying why it cannot be used."""
+    try:
+        value = float(scale)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"{label} {scale!r} is not a number; use e.g. 0.5 or 2") from None
+    if not (math.isfinite(value) and 0 < value <= 64):
+        raise ArgumentError(f"{label} {value:g} is out of range; use a number > 0 and <= 64")
+    return value
+
+
+def output_size(grid: Grid, scale: float = 1.0) -> tuple[int, int]:
+    """The size in pixels of the map drawn at ``scale``: the map's pixel size times the
+    scale, the fraction dropped, as tmxrasterizer sizes its image."""
+    w, h = grid.pixel_size()
+    return max(1, math.floor(w * scale + 1e-9)), max(1, math.floor(h * scale + 1e-9))
+
+
+def _fits(size: tuple[int, int]) -> bool:
+    return max(size) <= MAX_SIDE and size[0] * size[1] <= MAX_PIXELS
+
+
+def largest_scale(grid: Grid) -> float:
+    """The largest scale (four significant digits, rounded down) whose image fits the budget."""
+    w, h = grid.pixel_size()
+    s = min(64.0, MAX_SIDE / max(w, 1), MAX_SIDE / max(h, 1), math.sqrt(MAX_PIXELS / max(w * h, 1)))
+    step = 10.0 ** (math.floor(math.log10(s)) - 3)
+    s = math.floor(s / step) * step
+    while s > step and not _fits(output_size(grid, s)):
+        s -= step
+    return float(f"{s:.4g}")
+
+
+def check_output(grid: Grid, scale: float, label: str = "--scale") -> tuple[int, int]:
+    """The output size at ``scale``, or one line naming ``label`` and the largest that works."""
+    size = output_size(grid, scale)
+    if not _fits(size):
+        raise ArgumentError(
+            f"{label} {scale:g}: the image would be {size[0]}x{size[1]} pixels, over the "
+            f"limit of {MAX_SIDE} pixels a side and 2^28 ({MAX_PIXELS}) pixels in all; "
+            f"use {label} {largest_scale(grid):g} or less"
+        )
+    return size
+
+
 def render_map(
-    model: MapModel, tmx: Any, *, terrain_fallback: bool = True, background: bool = True
+    model: MapModel,
+    tmx: Any,
+    *,
+    terrain_fallback: bool = True,
+    background: bool = True,
+    scale: float = 1.0,
+    area: pygame.Rect | tuple[int, int, int, int] | None = None,
+    phases: int = PHASES,
+    objects: bool = True,
 ) -> pygame.Surface:
-    """Draw every visible tile layer of the map onto a new surface of the map's pixel size.
+    """Draw every visible tile layer of the map onto a new surface.
 
     ``tmx`` is pytmx's map from :func:`load_for_render` (or ``read_tiled``); with ``None``
     every cell is drawn in its terrain colour. ``terrain_fallback=False`` leaves cells
     without a tile image empty instead. ``background=False`` ignores the map's background
     colour (the canvas starts transparent).
 
+    ``scale`` draws at that size directly (each tile scaled once, as Qt's painter does under
+    a scale transform: bilinear, the tile filling the pixels whose centres it covers; whole
+    numbers >= 2 repeat pixels instead), so memory follows the output, not the map.
+    ``area`` (x, y, width, height, in output pixels) draws only that part of the scaled
+    map; the result is that rectangle of the whole picture, pixel for pixel. Without it the
+    surface is the whole map (:func:`output_size`). ``phases``: a scaled tile's sub-pixel
+    position is kept to 1/phases of a pixel (fewer phases, fewer scaled copies to make: the
+    viewer uses 4). ``objects`` draws the visible object layers in their place among the
+    tile layers, as Tiled does (:mod:`engine.viewer.mapobjects`); ``False`` leaves them out.
+
     The result has straight (not premultiplied) alpha; tile images and their transformed,
-    premultiplied copies are cached per pytmx map, so drawing the same map again is cheaper.
+    premultiplied (and scaled) copies are cached per pytmx map, so drawing the same map
+    again is cheaper.
     """
     grid = model.grid
-    out = pygame.Surface(grid.pixel_size(), pygame.SRCALPHA, 32)  # zeroed: transparent
+    rect = pygame.Rect(area) if area is not None else pygame.Rect(0, 0, *output_size(grid, scale))
+    out = pygame.Surface(rect.size, pygame.SRCALPHA, 32)  # zeroed: transparent
     colour = parse_colour(getattr(tmx, "background_color", None)) if background else None
     partial = False
     if colour is not None:
@@ -719,78 +823,223 @@ def render_map(
         out.fill(((r * a + 127) // 255, (g * a + 127) // 255, (b * a + 127) // 255, a))
         partial = 0 < a < 255
     cache = tile_cache(tmx)
-    hexagonal = grid.orientation == "hexagonal"
+    view = _View(grid, float(scale), rect, cache, model if terrain_fallback else None)
+    view.phases = _phases_for(float(scale), phases)
     renderorder = str(getattr(tmx, "renderorder", "right-down") or "right-down")
-    moves: np.ndarray | None = model.move_codes() if terrain_fallback else None
 
     layers: list[Any] = list(model.layers)
     if not layers and terrain_fallback and (tmx is None or not getattr(tmx, "tilesets", None)):
         # A model built in code: every cell in its terrain colour.
-        layers = [_AllCells(np.ones((grid.height, grid.width), dtype=np.uint32))]
-    for layer in layers:
+        layers = [_AllCells(np.ones((grid.height, grid.width), dtype=np.uint8))]
+    groups = object_layers(model, tmx) if objects else []
+    for n, layer in enumerate(layers):
+        for group in groups:
+            if group.after == n:
+                partial |= draw_object_layer(out, grid, group, float(scale), rect)
         if layer.visible:
-            partial |= _draw_layer(out, layer, grid, cache, hexagonal, renderorder, moves)
+            partial |= _draw_layer(out, layer, view, renderorder)
+    for group in groups:
+        if group.after < 0 or group.after >= len(layers):
+            partial |= draw_object_layer(out, grid, group, float(scale), rect)
     if partial:
         _unpremultiply(out)
     return out
 
 
-def _draw_layer(
-    out: pygame.Surface,
-    layer: Any,
-    grid: Grid,
-    cache: TileCache,
-    hexagonal: bool,
-    renderorder: str,
-    moves: np.ndarray | None,
-) -> bool:
+def _phases_for(scale: float, phases: int) -> int:
+    """Sub-pixel phases for ``scale``: a scale that is a fraction with a small denominator
+    (1/8, 0.3 = 3/10) puts tiles on a few phases only, kept exactly (to 1/64); any other
+    puts them on every fraction of a pixel, so they are kept to a quarter pixel (fewer
+    scaled copies to make). Decided by the scale alone, so that every area of a picture
+    agrees."""
+    wanted = max(1, min(PHASES, int(phases)))
+    frac = Fraction(scale).limit_denominator(64)
+    if frac.denominator <= 16 and abs(float(frac) - scale) < 1e-12:
+        return wanted
+    return min(wanted, 4)
+
+
+class _View:
+    """What one :func:`render_map` call draws: scale, output rectangle, the cells it needs."""
+
+    def __init__(
+        self, grid: Grid, scale: float, rect: pygame.Rect, cache: TileCache, model: Any
+    ) -> None:
+        self.grid, self.scale, self.rect, self.cache = grid, scale, rect, cache
+        self.hexagonal = grid.orientation == "hexagonal"
+        self.model = model  # None: no terrain fallback
+        self.whole = scale == 1.0 and rect == pygame.Rect(0, 0, *grid.pixel_size())
+        self.phases = PHASES
+
+    def window(self, layer: Any) -> tuple[int, int, int, int]:
+        """Rows and columns (r0, r1, c0, c1) of the cells whose tiles can touch the area."""
+        grid = self.grid
+        if self.whole:
+            return 0, grid.height, 0, grid.width
+        m = self.cache.margin + abs(layer.offset[0]) + abs(layer.offset[1]) + 2
+        s, r = self.scale, self.rect
+        x0, y0 = r.left / s - m, r.top / s - m
+        x1, y1 = r.right / s + m, r.bottom / s + m
+        cells = [grid.cell_at(x, y) for x in (x0, x1) for y in (y0, y1)]
+        c0 = max(0, min(c for c, _ in cells) - 2)
+        c1 = min(grid.width, max(c for c, _ in cells) + 3)
+        r0 = max(0, min(rr for _, rr in cells) - 2)
+        r1 = min(grid.height, max(rr for _, rr in cells) + 3)
+        return r0, max(r0, r1), c0, max(c0, c1)
+
+
+def _draw_layer(out: pygame.Surface, layer: Any, view: _View, renderorder: str) -> bool:
     """Draw one layer (premultiplied); True if it drew any half-transparent pixel."""
     alpha = int(round(min(1.0, max(0.0, float(layer.opacity))) * 255))
+    if alpha == 0:
+        return False
     # Tiled 1.8+ layer tint (group tints multiplied in), when the model carries one.
     tint = _layer_tint(getattr(layer, "tint", None))
-    rows, cols = np.nonzero(layer.gids)
-    if alpha == 0 or rows.size == 0:
+    grid, cache = view.grid, view.cache
+    r0, r1, c0, c1 = view.window(layer)
+    gids = layer.gids[r0:r1, c0:c1]
+    rows, cols = np.nonzero(gids)
+    if rows.size == 0:
         return False
-    keys = (layer.gids[rows, cols].astype(np.int64) << 4) | layer.flags[rows, cols]
+    keys = (gids[rows, cols].astype(np.int64) << 4) | layer.flags[r0:r1, c0:c1][rows, cols]
+    rows = rows + r0
+    cols = cols + c0
     ukeys, inv = np.unique(keys, return_inverse=True)
+    del keys
     inv = inv.reshape(-1)
     stamps: list[Stamp | None] = [
         None
         if isinstance(layer, _AllCells)
-        else cache.stamp(int(k) >> 4, int(k) & 15, hexagonal, alpha, tint)
+        else cache.stamp(int(k) >> 4, int(k) & 15, view.hexagonal, alpha, tint)
         for k in ukeys.tolist()
     ]
     missing = np.array([st is None for st in stamps], dtype=bool)[inv]
     if missing.any():
-        if moves is not None:
+        if view.model is not None:
             stamps.extend(fallback_stamps(grid, alpha))
-            inv[missing] = len(ukeys) + moves[rows[missing], cols[missing]]
+            table = np.array([MODES.index(t.move) for t in view.model.terrains], dtype=np.int64)
+            moves = table[view.model.terrain_ids[rows[missing], cols[missing]]]
+            inv[missing] = len(ukeys) + moves
         else:
             rows, cols, inv = rows[~missing], cols[~missing], inv[~missing]
             if inv.size == 0:
                 return False
     xs, ys = tile_anchors(grid, cols, rows, cache.images.tilesets_of(ukeys >> 4))
     order = _draw_order(grid, renderorder, rows, cols, xs, ys)
+    del rows, cols
     idx = inv[order]
     ready = [st if st is not None else Stamp(out, 0, 0) for st in stamps]  # None never drawn
     dx = np.array([st.dx for st in ready], dtype=np.int64)
     dy = np.array([st.dy for st in ready], dtype=np.int64)
-    opaque = np.array([st.opaque for st in ready], dtype=bool)
     px = xs[order] + math.floor(layer.offset[0] + 0.5) + dx[idx]
     py = ys[order] + math.floor(layer.offset[1] + 0.5) + dy[idx]
+    del xs, ys, order
+    idx, px, py, ready = _scale_stamps(view, ready, idx, px, py)
     surfaces = [st.surface for st in ready]
-    seq = [
-        (surfaces[i], (x, y))
-        for i, x, y in zip(idx.tolist(), px.tolist(), py.tolist(), strict=True)
-    ]
+    opaque = np.array([st.opaque for st in ready], dtype=bool)
     # Opaque tiles are plain copies, the others premultiplied "over": one fblits per run.
-    kinds = opaque[idx]
-    cuts = [0, *(np.flatnonzero(kinds[1:] != kinds[:-1]) + 1).tolist(), len(seq)]
-    for a, b in zip(cuts[:-1], cuts[1:], strict=False):
-        flags = 0 if kinds[a] else pygame.BLEND_PREMULTIPLIED
-        out.fblits(seq[a:b], flags)
+    for a0 in range(0, idx.size, _BLIT_BATCH):
+        bi = idx[a0 : a0 + _BLIT_BATCH]
+        xs_b, ys_b = px[a0 : a0 + _BLIT_BATCH].tolist(), py[a0 : a0 + _BLIT_BATCH].tolist()
+        where = zip(xs_b, ys_b, strict=True)
+        seq = list(zip(map(surfaces.__getitem__, bi.tolist()), where, strict=True))
+        kinds = opaque[bi]
+        cuts = [0, *(np.flatnonzero(kinds[1:] != kinds[:-1]) + 1).tolist(), len(seq)]
+        for a, b in zip(cuts[:-1], cuts[1:], strict=False):
+            out.fblits(seq[a:b], 0 if kinds[a] else pygame.BLEND_PREMULTIPLIED)
     partial = np.array([st.partial for st in ready], dtype=bool)
     return bool(partial[np.unique(idx)].any())
+
+
+def _scale_stamps(
+    view: _View, ready: list[Stamp], idx: np.ndarray, px: np.ndarray, py: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Stamp]]:
+    """Stamps and positions in output pixels, relative to the area's corner.
+
+    Scale 1 keeps them; a whole number k repeats each pixel k times (positions times k);
+    other scales place each tile where Qt's painter puts it under the scale transform (the
+    pixels whose centres fall inside it, from ``qRound`` of its scaled corners) and sample
+    it bilinearly there; a tile's scaled copy depends on its sub-pixel phase, kept to
+    1/:data:`PHASES` of a pixel.
+    """
+    s, rect = view.scale, view.rect
+    if s == 1.0:
+        return idx, px - rect.x, py - rect.y, ready
+    if s.is_integer():
+        k = int(s)
+        used = np.unique(idx).tolist()
+        scaled = list(ready)
+        for i in used:
+            scaled[i] = view.cache.scaled(ready[i], s, 0, 0)
+        return idx, px * k - rect.x, py * k - rect.y, scaled
+    fx, fy = px * s, py * s
+    ix, iy = np.floor(fx + 0.5), np.floor(fy + 0.5)
+    span = 2 * PHASES + 1
+    step = PHASES // view.phases
+    qx = np.rint((ix - fx) * view.phases).astype(np.int64) * step
+    qy = np.rint((iy - fy) * view.phases).astype(np.int64) * step
+    del fx, fy
+    combo = (idx.astype(np.int64) * span + (qx + PHASES)) * span + (qy + PHASES)
+    del qx, qy
+    ucombo, new_idx = np.unique(combo, return_inverse=True)
+    del combo
+    out: list[Stamp] = []
+    for c in ucombo.tolist():
+        qyv = c % span - PHASES
+        qxv = (c // span) % span - PHASES
+        out.append(view.cache.scaled(ready[c // span // span], s, qxv, qyv))
+    return (
+        new_idx.reshape(-1),
+        ix.astype(np.int64) - rect.x,
+        iy.astype(np.int64) - rect.y,
+        out,
+    )
+
+
+def _bilinear(stamp: Stamp, s: float, qx: int, qy: int) -> Stamp:
+    """A stamp drawn at scale ``s`` with its top-left corner ``q / PHASES`` of a pixel left
+    of (above) the output pixel grid line it rounds to, as Qt's bilinear image filler does:
+    each covered output pixel centre maps back into the tile, sampled between its four
+    nearest pixels (premultiplied), edges clamped."""
+    surface = stamp.surface
+    w, h = surface.get_size()
+    ex, ey = qx / PHASES, qy / PHASES  # output grid line minus the exact scaled corner
+    nx = max(0, math.floor(w * s - ex + 0.5))
+    ny = max(0, math.floor(h * s - ey + 0.5))
+    if nx == 0 or ny == 0:
+        return Stamp(pygame.Surface((1, 1), pygame.SRCALPHA, 32), 0, 0, partial=False)
+    rgb = pygame.surfarray.array3d(surface).astype(np.float32)  # (w, h, 3)
+    has_alpha = not stamp.opaque
+    if has_alpha:
+        a = pygame.surfarray.array_alpha(surface).astype(np.float32)
+        src = np.concatenate([rgb, a[..., None]], axis=2)
+    else:
+        src = rgb
+    u = (np.arange(nx, dtype=np.float64) + 0.5 + ex) / s - 0.5
+    v = (np.arange(ny, dtype=np.float64) + 0.5 + ey) / s - 0.5
+    ux0 = np.floor(u)
+    vy0 = np.floor(v)
+    tx = (u - ux0).astype(np.float32)[:, None, None]
+    ty = (v - vy0).astype(np.float32)[None, :, None]
+    xa = np.clip(ux0, 0, w - 1).astype(np.intp)
+    xb = np.clip(ux0 + 1, 0, w - 1).astype(np.intp)
+    ya = np.clip(vy0, 0, h - 1).astype(np.intp)
+    yb = np.clip(vy0 + 1, 0, h - 1).astype(np.intp)
+    rows_a, rows_b = src[:, ya], src[:, yb]  # (w, ny, c)
+    top = rows_a[xa] * (1 - tx) + rows_a[xb] * tx
+    bottom = rows_b[xa] * (1 - tx) + rows_b[xb] * tx
+    res = np.clip(np.rint(top * (1 - ty) + bottom * ty), 0, 255).astype(np.uint8)
+    if not has_alpha:
+        result = pygame.Surface((nx, ny), 0, 32)
+        pygame.surfarray.blit_array(result, res)
+        return Stamp(result, 0, 0, opaque=True)
+    result = pygame.Surface((nx, ny), pygame.SRCALPHA, 32)
+    pygame.surfarray.blit_array(result, res[..., :3])
+    alpha_view = pygame.surfarray.pixels_alpha(result)
+    alpha_view[...] = res[..., 3]
+    del alpha_view  # release the surface lock
+    partial = bool(((res[..., 3] > 0) & (res[..., 3] < 255)).any())
+    return Stamp(result, 0, 0, partial=partial)
 
 
 def _layer_tint(value: Any) -> Tint:
@@ -847,33 +1096,139 @@ class _AllCells:
 def render_to_file(
     path_in: str | os.PathLike[str], path_out: str | os.PathLike[str], *, scale: float = 1.0
 ) -> tuple[int, int]:
-    """Load a map, draw it and save it as a PNG; returns the image size in pixels.
+    """Load a map, draw it and save it as a PNG (whatever the name's ending); returns the
+    image size in pixels.
 
-    ``scale`` resizes the result: whole numbers >= 2 with nearest-neighbour (crisp tiles),
-    anything else smoothly.
+    ``scale`` draws at that size directly (see :func:`render_map`): whole numbers >= 2 with
+    crisp repeated pixels, anything else bilinearly as Tiled does. An image over the budget
+    (:data:`MAX_SIDE`, :data:`MAX_PIXELS`) is refused before anything is drawn. The map is
+    drawn in horizontal bands, so no more than the output and a band is held.
     """
-    try:
-        scale = float(scale)
-    except (TypeError, ValueError):
-        raise ArgumentError(f"scale {scale!r} is not a number; use e.g. 0.5 or 2") from None
-    if not (math.isfinite(scale) and 0 < scale <= 64):
-        raise ArgumentError(f"scale {scale} is out of range; use a number > 0 and <= 64")
+    scale = check_scale(scale)
     model, tmx = load_for_render(path_in)
-    surface = render_map(model, tmx)
-    if scale != 1.0:
-        w, h = surface.get_size()
-        size = (max(1, round(w * scale)), max(1, round(h * scale)))
-        if scale.is_integer():
-            surface = pygame.transform.scale(surface, size)
-        else:
-            surface = pygame.transform.smoothscale(surface, size)
-    out = os.fspath(path_out)
-    try:
-        with open(out, "wb") as fh:
-            pygame.image.save(surface, fh, "png")
-    except (OSError, pygame.error) as exc:
-        raise ArgumentError(
-            f"{out}: cannot write the image ({getattr(exc, 'strerror', None) or exc}); "
-            "check that the folder exists and is writable"
-        ) from None
-    return surface.get_size()
+    size = check_output(model.grid, scale)
+    surface = render_banded(model, tmx, scale=scale)
+    save_png(surface, path_out)
+    return size
+
+
+def render_banded(model: MapModel, tmx: Any, *, scale: float = 1.0) -> pygame.Surface:
+    """:func:`render_map` of the whole map, drawn in bands of output rows (same pixels)."""
+    w, h = output_size(model.grid, scale)
+    cells = max(1, model.grid.width * model.grid.height)
+    band = max(1, min(h, (1 << 22) // w, (1 << 18) * h // cells))
+    if band >= h:
+        return render_map(model, tmx, scale=scale)
+    out = pygame.Surface((w, h), pygame.SRCALPHA, 32)
+    for y in range(0, h, band):
+        part = render_map(model, tmx, scale=scale, area=(0, y, w, min(band, h - y)))
+        out.blit(part, (0, y), special_flags=pygame.BLEND_RGBA_ADD)  # onto zeroed pixels
+    return out
+
+
+def save_png(surface: pygame.Surface, path_out: str | os.PathLike[str]) -> None:
+    """Write ``surface`` as a PNG (a name not ending in ``.png`` still gets a PNG), whole
+    or not at all and only over a regular file (:mod:`engine.viewer.png`, :mod:`engine.safeio`)."""
+    from engine.viewer import png
+
+    png.save_png(surface, path_out, any_name=True)
+
+
+class SurfaceLRU:
+    """Surfaces by key, least recently used dropped first once over ``max_bytes``."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._items: OrderedDict[Any, pygame.Surface] = OrderedDict()
+
+    def get(self, key: Any) -> pygame.Surface | None:
+        surface = self._items.get(key)
+        if surface is not None:
+            self._items.move_to_end(key)
+        return surface
+
+    def put(self, key: Any, surface: pygame.Surface) -> None:
+        old = self._items.pop(key, None)
+        if old is not None:
+            self.bytes -= _nbytes(old)
+        self._items[key] = surface
+        self.bytes += _nbytes(surface)
+        while self.bytes > self.max_bytes and len(self._items) > 1:
+            _, dropped = self._items.popitem(last=False)
+            self.bytes -= _nbytes(dropped)
+
+    def clear(self) -> None:
+        self._items.clear()
+        self.bytes = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def _nbytes(surface: pygame.Surface) -> int:
+    return surface.get_pitch() * surface.get_height()
+
+
+class MapChunks:
+    """The map drawn in square chunks of :attr:`CHUNK` output pixels, per zoom, on demand.
+
+    What a window shows of a big map is a few chunks; each is :func:`render_map` of that
+    rectangle at that zoom (the same pixels as the whole picture), kept in an LRU cache
+    bounded in bytes. ``get_size()`` is the map's size in pixels at zoom 1.
+    """
+
+    CHUNK = 256
+
+    def __init__(self, model: MapModel, tmx: Any, max_bytes: int = 96 << 20) -> None:
+        self.model, self.tmx = model, tmx
+        self.cache = SurfaceLRU(max_bytes)
+        #: Draw the map's object layers (exits, regions, spawns) as Tiled does.
+        self.objects = True
+
+    def show_objects(self, show: bool) -> None:
+        """Draw the object layers, or not, from the next chunk on (chunks are redrawn)."""
+        if show != self.objects:
+            self.objects = show
+            self.cache.clear()
+
+    def get_size(self) -> tuple[int, int]:
+        return self.model.grid.pixel_size()
+
+    def size_at(self, zoom: float) -> tuple[int, int]:
+        return output_size(self.model.grid, zoom)
+
+    def chunks_in(self, zoom: float, rect: pygame.Rect) -> list[tuple[int, int]]:
+        """The chunks (column, row) that cover ``rect`` (output pixels at ``zoom``)."""
+        w, h = self.size_at(zoom)
+        c = self.CHUNK
+        x0, y0 = max(0, rect.left) // c, max(0, rect.top) // c
+        x1 = min(w, rect.right) - 1
+        y1 = min(h, rect.bottom) - 1
+        if x1 < 0 or y1 < 0 or rect.left >= w or rect.top >= h:
+            return []
+        return [(i, j) for j in range(y0, y1 // c + 1) for i in range(x0, x1 // c + 1)]
+
+    def cached(self, zoom: float, i: int, j: int) -> bool:
+        return self.cache.get((zoom, self.objects, i, j)) is not None
+
+    def chunk(self, zoom: float, i: int, j: int) -> pygame.Surface:
+        """Chunk (i, j) at ``zoom``: its top-left is output pixel (i, j) times CHUNK."""
+        key = (zoom, self.objects, i, j)
+        got = self.cache.get(key)
+        if got is not None:
+            return got
+        w, h = self.size_at(zoom)
+        c = self.CHUNK
+        x, y = i * c, j * c
+        area = (x, y, max(1, min(c, w - x)), max(1, min(c, h - y)))
+        surface = render_map(
+            self.model, self.tmx, scale=zoom, area=area, phases=4, objects=self.objects
+        )
+        if pygame.display.get_init() and pygame.display.get_surface() is not None:
+            alpha = pygame.surfarray.pixels_alpha(surface)  # a view: no copy
+            opaque = int(alpha.min(initial=255)) == 255
+            del alpha  # release the surface lock
+            surface = surface.convert() if opaque else surface.convert_alpha()
+        self.cache.put(key, surface)
+        return surface

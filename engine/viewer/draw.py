@@ -1,0 +1,242 @@
+"""What the viewer draws over the map and in its panel: token labels and stacks, tokens,
+the overlay legend, wrapped panel text.
+
+Kept apart from :mod:`engine.viewer.app` (events, state) so that drawing can be tested and
+changed on its own.
+
+>>> short_labels(["pursuer1", "pursuer2", "quarry"])
+{'pursuer1': 'p1', 'pursuer2': 'p2', 'quarry': 'q'}
+>>> short_labels(["guard", "goblin", "ogre1"])
+{'guard': 'gu', 'goblin': 'go', 'ogre1': 'o1'}
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pygame
+
+from engine.grid import Cell
+
+Colour = tuple[int, int, int]
+
+#: Reach band colours (fastest pace last), 2-/3-turn contour colours, overlay alphas.
+BAND_COLOURS: list[Colour] = [(70, 200, 110), (240, 210, 70), (245, 140, 50), (220, 70, 70)]
+CONTOUR_COLOURS: dict[int, Colour] = {2: (120, 190, 255), 3: (190, 140, 255)}
+#: A band's cells are tinted this lightly (the terrain stays readable) and outlined.
+BAND_FILL_ALPHA = 34
+BAND_EDGE_ALPHA = 255
+LABEL_MAX = 4
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+def short_labels(ids: Sequence[str]) -> dict[str, str]:
+    """Short unique labels: the name's first letter(s) plus its trailing number.
+
+    ``pursuer1, pursuer2, quarry`` -> ``p1, p2, q``; letters are added while two labels
+    collide; a label that cannot be told apart within :data:`LABEL_MAX` characters is
+    numbered instead (``t1``, ``t2``...).
+    """
+    parts: dict[str, tuple[str, str]] = {}
+    for tid in ids:
+        m = re.match(r"^(.*?)(\d*)$", tid)
+        letters = re.sub(r"[^0-9a-z]", "", (m.group(1) if m else tid).lower()) or "t"
+        parts[tid] = (letters, m.group(2) if m else "")
+    width = dict.fromkeys(ids, 1)
+    for _ in range(LABEL_MAX + 1):
+        labels = {t: parts[t][0][: width[t]] + parts[t][1] for t in ids}
+        seen: dict[str, list[str]] = {}
+        for t, lab in labels.items():
+            seen.setdefault(lab, []).append(t)
+        clashes = [ts for ts in seen.values() if len(ts) > 1]
+        if not clashes:
+            break
+        for ts in clashes:
+            for t in ts:
+                width[t] += 1
+    labels = {t: parts[t][0][: width[t]] + parts[t][1] for t in ids}
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for n, t in enumerate(ids, start=1):
+        lab = labels[t]
+        if len(lab) > LABEL_MAX or list(labels.values()).count(lab) > 1 or lab in used:
+            lab = f"t{n}"
+            while lab in used or lab in labels.values():
+                lab += "'"
+        used.add(lab)
+        out[t] = lab
+    return out
+
+
+def fan_out(
+    cells: dict[str, Cell | None], radius: float, smallest: float = 10.0
+) -> dict[str, tuple[float, float, float]]:
+    """Tokens sharing a cell spread around its centre: id -> (dx, dy, drawn radius).
+
+    A token alone keeps the centre at ``radius``; ``n`` tokens on one cell are drawn
+    smaller (not under ``smallest``, so the label stays readable) on a circle about the
+    centre (the first at the top, then clockwise) wide enough that no two discs touch,
+    nor a selection ring another disc.
+    """
+    groups: dict[Cell, list[str]] = {}
+    for tid, cell in cells.items():
+        if cell is not None:
+            groups.setdefault(cell, []).append(tid)
+    out: dict[str, tuple[float, float, float]] = {}
+    for tids in groups.values():
+        n = len(tids)
+        if n == 1:
+            out[tids[0]] = (0.0, 0.0, float(radius))
+            continue
+        r = max(smallest, radius * max(0.45, min(0.75, 1.6 / n)))
+        # Room for the selection ring (6 pixels outside a disc) between neighbours.
+        ring = max(radius * 0.95, (r + 7) / math.sin(math.pi / n))
+        for k, tid in enumerate(tids):
+            a = 2 * math.pi * k / n - math.pi / 2
+            out[tid] = (math.cos(a) * ring, math.sin(a) * ring, r)
+    return out
+
+
+def draw_token(
+    view: pygame.Surface,
+    font: Any,
+    pos: tuple[float, float],
+    radius: int,
+    colour: Colour,
+    label: str,
+    *,
+    selected: bool = False,
+    heading: float | None = None,
+) -> pygame.Rect:
+    """One token: a disc in its side's colour with a dark edge, its label on top (a
+    dark-outlined white, readable on any colour), the selection as a ring *outside* the
+    disc, the facing as an arrow head beyond the ring. Returns the area drawn."""
+    x, y = round(pos[0]), round(pos[1])
+    pygame.draw.circle(view, (0, 0, 0), (x + 2, y + 2), radius)
+    pygame.draw.circle(view, colour, (x, y), radius)
+    pygame.draw.circle(view, (20, 20, 20), (x, y), radius, 2)
+    outer = radius
+    if selected:
+        pygame.draw.circle(view, (255, 255, 255), (x, y), radius + 4, 3)
+        pygame.draw.circle(view, (20, 20, 20), (x, y), radius + 6, 1)
+        outer = radius + 6
+    if heading is not None:
+        a = math.radians(heading)
+        tip = (x + math.sin(a) * (outer + 9), y - math.cos(a) * (outer + 9))
+        base = outer + 1
+        left = (x + math.sin(a - 0.35) * base, y - math.cos(a - 0.35) * base)
+        right = (x + math.sin(a + 0.35) * base, y - math.cos(a + 0.35) * base)
+        pygame.draw.polygon(view, (255, 255, 255), [tip, left, right])
+        pygame.draw.polygon(view, (20, 20, 20), [tip, left, right], 1)
+    text = outlined(font, label, (255, 255, 255), (0, 0, 0))
+    view.blit(text, text.get_rect(center=(x, y)))
+    return pygame.Rect(x - outer - 10, y - outer - 10, 2 * outer + 20, 2 * outer + 20)
+
+
+def outlined(font: Any, text: str, colour: Colour, edge: Colour) -> pygame.Surface:
+    """``text`` in ``colour`` with a one-pixel ``edge`` all round."""
+    inner = font.render(text, True, colour)
+    ring = font.render(text, True, edge)
+    w, h = inner.get_size()
+    out = pygame.Surface((w + 2, h + 2), pygame.SRCALPHA)
+    for dx, dy in ((0, 1), (2, 1), (1, 0), (1, 2), (0, 0), (2, 2), (0, 2), (2, 0)):
+        out.blit(ring, (dx, dy))
+    out.blit(inner, (1, 1))
+    return out
+
+
+def tooltip(view: pygame.Surface, font: Any, text: str, pos: tuple[float, float]) -> pygame.Rect:
+    """A label on a dark box next to ``pos``, kept inside ``view``."""
+    surf = font.render(text, True, (255, 255, 255))
+    box = surf.get_rect(topleft=(pos[0] + 14, pos[1] - surf.get_height() - 10)).inflate(8, 6)
+    box.clamp_ip(view.get_rect())
+    pygame.draw.rect(view, (10, 10, 12), box)
+    pygame.draw.rect(view, (200, 200, 200), box, 1)
+    view.blit(surf, surf.get_rect(center=box.center))
+    return box
+
+
+# --------------------------------------------------------------------------- panel
+
+
+def wrap(font: Any, text: str, width: int) -> list[str]:
+    """``text`` broken into lines no wider than ``width`` pixels in ``font``: at spaces,
+    continuation lines indented like the first; a word wider than a line is cut."""
+    indent = text[: len(text) - len(text.lstrip(" "))]
+    words = text.split()
+    if not words:
+        return [text]
+    lines: list[str] = []
+    cur = indent
+    for word in words:
+        trial = (cur + " " + word) if cur.strip() else indent + word
+        if font.size(trial)[0] <= width:
+            cur = trial
+            continue
+        if cur.strip():
+            lines.append(cur)
+        cur = indent + "  " + word if lines else indent + word
+        while font.size(cur)[0] > width and len(cur) > len(indent) + 3:
+            cut = len(cur)
+            while cut > len(indent) + 1 and font.size(cur[:cut])[0] > width:
+                cut -= 1
+            lines.append(cur[:cut])
+            cur = indent + "  " + cur[cut:]
+    if cur.strip():
+        lines.append(cur)
+    return lines
+
+
+def legend_entries(bands: Sequence[str], contours: Iterable[int]) -> list[tuple[str, Any, str]]:
+    """The overlay legend: (kind, colour, text) per band, contour and path mark."""
+    out: list[tuple[str, Any, str]] = []
+    for i, band in enumerate(bands):
+        colour = BAND_COLOURS[min(i, len(BAND_COLOURS) - 1)]
+        out.append(("band", colour, f"{band}: reach this turn"))
+    for n in contours:
+        out.append(("contour", CONTOUR_COLOURS[n], f"edge of {n}-turn reach"))
+    out.append(("path", (255, 255, 255), "hover path (label: turns)"))
+    out.append(("ring", (255, 255, 255), "end of a turn on the path"))
+    out.append(("check", (255, 230, 120), "NN%: chance a check on the way succeeds"))
+    return out
+
+
+def draw_legend(
+    panel: pygame.Surface,
+    font: Any,
+    x: int,
+    y: int,
+    entries: list[tuple[str, Any, str]],
+    width: int,
+) -> int:
+    """Draw legend ``entries`` at (x, y) on the panel, text wrapped to ``width`` pixels
+    from ``x``; returns the height used."""
+    top = y
+    for kind, colour, text in entries:
+        sw = pygame.Rect(x, y + 1, 22, 12)
+        if kind == "band":
+            tint = pygame.Surface(sw.size, pygame.SRCALPHA)
+            tint.fill((*colour, 110))
+            pygame.draw.rect(panel, (90, 140, 70), sw)  # a grass-like ground to tint
+            panel.blit(tint, sw)
+            pygame.draw.rect(panel, colour, sw, 2)
+        elif kind == "contour":
+            pygame.draw.line(panel, colour, (sw.left, sw.centery), (sw.right, sw.centery), 2)
+        elif kind == "path":
+            pygame.draw.line(panel, colour, (sw.left, sw.centery), (sw.right, sw.centery), 3)
+            pygame.draw.line(panel, (20, 20, 20), (sw.left, sw.centery), (sw.right, sw.centery), 1)
+        elif kind == "ring":
+            pygame.draw.circle(panel, colour, sw.center, 6, 2)
+        else:
+            label = font.render("%", True, colour)
+            panel.blit(label, label.get_rect(center=sw.center))
+        for k, part in enumerate(wrap(font, text, width - 30)):
+            surf = font.render(part, True, (200, 204, 212))
+            panel.blit(surf, (x + 30, y))
+            y += max(15 if k == 0 else 0, surf.get_height() + 2)
+    return y - top

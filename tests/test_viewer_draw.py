@@ -1,0 +1,257 @@
+"""What the viewer draws: map objects, the overlay and its legend, tokens, the panel.
+
+The window runs under SDL's dummy driver (tests/conftest.py); events are posted and the
+assertions look at the viewer's state and at the pixels on its screen.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pygame
+import pytest
+from conftest import ROOT
+
+from engine.viewer import draw
+from engine.viewer.app import PANEL_W, ReplayViewer, Viewer, open_source
+
+CHASE = str(ROOT / "scenarios" / "chase.yaml")
+HEX_HUNT = str(ROOT / "scenarios" / "hex_hunt.yaml")
+
+
+@pytest.fixture
+def viewer():
+    v = Viewer(open_source(CHASE), size=(1100, 700))
+    yield v
+    pygame.quit()
+
+
+def post(kind: int, **kw) -> None:
+    pygame.event.post(pygame.event.Event(kind, **kw))
+
+
+def key(v: Viewer, k: int) -> None:
+    post(pygame.KEYDOWN, key=k, mod=0)
+    v.step()
+
+
+def rgb(v: Viewer, x: float, y: float) -> tuple[int, int, int]:
+    c = v.screen.get_at((round(x), round(y)))
+    return (c.r, c.g, c.b)
+
+
+def at_zoom_1(v: Viewer, x: float = 0.0, y: float = 0.0) -> None:
+    v.camera.zoom, v.camera.x, v.camera.y = 1.0, x, y
+
+
+# --------------------------------------------------------------------------- map objects
+
+
+def test_map_objects_are_drawn_and_o_hides_them(viewer: Viewer) -> None:
+    v = viewer
+    v.select(None)
+    at_zoom_1(v, 300.0, 560.0)
+    v.step()
+    # chase.tmx's "mud" region: a rectangle at (320, 608), 224x160 map pixels; Tiled draws
+    # its outline in grey #a0a0a4 on the two pixel columns left of and on its edge.
+    edge = v.camera.to_screen(319.5, 700.5)
+    inside = v.camera.to_screen(400.5, 700.5)
+    assert rgb(v, *edge) == (160, 160, 164)
+    tinted = rgb(v, *inside)
+    assert v.map_surface.objects
+    key(v, pygame.K_o)
+    assert not v.map_surface.objects and "hidden" in v.message
+    assert rgb(v, *edge) != (160, 160, 164)
+    plain = rgb(v, *inside)
+    # The fill is a light tint (alpha 50 of 255): the terrain shows through.
+    assert tinted != plain and max(abs(a - b) for a, b in zip(tinted, plain, strict=True)) < 40
+    key(v, pygame.K_o)
+    assert v.map_surface.objects and rgb(v, *edge) == (160, 160, 164)
+
+
+def test_help_and_readme_name_the_objects_key(viewer: Viewer) -> None:
+    from engine.viewer.app import HELP
+
+    assert any(k == "O" and "objects" in text for k, text in HELP)
+    key(viewer, pygame.K_h)
+    assert viewer.show_help and viewer.screen.get_rect().contains(viewer.help_rect)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "| `O` |" in readme and "legend" in readme.lower()
+
+
+# --------------------------------------------------------------------------- overlay, legend
+
+
+def test_overlay_tints_the_terrain_and_outlines_the_bands(viewer: Viewer) -> None:
+    v = viewer
+    at_zoom_1(v, 0.0, 400.0)
+    quarry = v.sim.tokens["quarry"].state.cell
+    v.select("quarry")
+    cell = (quarry[0] + 2, quarry[1] + 2)
+    x, y = v.cell_screen(cell)
+    v.step()
+    shown = rgb(v, x, y)
+    v.select(None)
+    v.step()
+    plain = rgb(v, x, y)
+    diff = max(abs(a - b) for a, b in zip(shown, plain, strict=True))
+    assert 0 < diff <= 40, (shown, plain)  # tinted, not painted over
+    # Each band's outer edge is an outline in the band's colour (where the outlines of
+    # several bands and contours coincide, along walls, the last drawn shows).
+    v.select("quarry")
+    v.fit()
+    v.step()
+    overlay = v._overlay_shapes()
+    assert overlay is not None
+    bands = v.reach_of("quarry")["bands"]
+    edge_colours = {colour[:3] for _, _, colour in overlay.lines}
+    for i in range(len(bands)):
+        assert draw.BAND_COLOURS[min(i, 3)] in edge_colours, bands[i]
+    vw, vh = v.view_size
+    view = pygame.surfarray.array3d(v.screen)[:vw, :vh].reshape(-1, 3).tolist()
+    assert list(draw.BAND_COLOURS[0]) in view and list(draw.BAND_COLOURS[1]) in view
+
+
+def test_the_panel_has_a_legend_for_every_overlay(viewer: Viewer) -> None:
+    v = viewer
+    v.select("pursuer1")
+    v.step()
+    legend = v.legend()
+    texts = [t for _, _, t in legend]
+    bands = v.reach_of("pursuer1")["bands"]
+    assert bands == list(v.sim.system.paces)
+    for band in bands:
+        assert any(t.startswith(f"{band}:") for t in texts)
+    assert any("2-turn" in t for t in texts) and any("3-turn" in t for t in texts)
+    assert any(kind == "ring" for kind, _, _ in legend)  # turn rings on the hover path
+    assert any(t == "legend" for t, _ in v.panel_text)
+    # The swatches are drawn: every band colour appears in the panel.
+    vw = v.view_size[0]
+    panel = pygame.surfarray.array3d(v.screen)[vw:]
+    colours = {tuple(c) for c in panel.reshape(-1, 3).tolist()}
+    for i in range(len(bands)):
+        assert draw.BAND_COLOURS[min(i, 3)] in colours
+    for colour in draw.CONTOUR_COLOURS.values():
+        assert colour in colours
+    # No selection, no overlay: no legend.
+    v.select(None)
+    v.step()
+    assert v.legend() == [] and not any(t == "legend" for t, _ in v.panel_text)
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+def test_short_labels_are_unique() -> None:
+    assert draw.short_labels(["pursuer1", "pursuer2", "quarry"]) == {
+        "pursuer1": "p1",
+        "pursuer2": "p2",
+        "quarry": "q",
+    }
+    hunt = draw.short_labels(["beast", "hero1", "hero2", "hero3"])
+    assert hunt == {"beast": "b", "hero1": "h1", "hero2": "h2", "hero3": "h3"}
+    odd = ["guard", "goblin", "gob", "gob_1", "Gob-1", "x" * 30, "x" * 31]
+    labels = draw.short_labels(odd)
+    assert len(set(labels.values())) == len(odd)
+    assert all(1 <= len(lab) <= draw.LABEL_MAX + 1 for lab in labels.values())
+
+
+def test_tokens_are_labelled_uniquely_and_named_on_hover() -> None:
+    v = Viewer(open_source(HEX_HUNT), size=(1100, 700))
+    try:
+        v.step()
+        assert sorted(v.token_labels.values()) == ["b", "h1", "h2", "h3"]
+        hero = v.sim.tokens["hero2"].state.cell
+        post(pygame.MOUSEMOTION, pos=v.cell_screen(hero), rel=(0, 0), buttons=(0, 0, 0))
+        v.step()
+        assert v.hover == hero and "hero2" in v.tooltip
+    finally:
+        pygame.quit()
+
+
+def test_stacked_tokens_fan_out_and_the_ring_leaves_the_label(viewer: Viewer) -> None:
+    v = viewer
+    at_zoom_1(v, 0.0, 400.0)
+    cell = v.sim.tokens["pursuer1"].state.cell
+    v.sim.tokens["pursuer2"] = v.sim.tokens["pursuer2"].moved(cell=cell)
+    v.sim.tokens["quarry"] = v.sim.tokens["quarry"].moved(cell=cell)
+    v.select("pursuer1")
+    v.facing["pursuer1"] = 90  # facing east
+    v.step()
+    pos = {t: v.token_screen[t] for t in ("pursuer1", "pursuer2", "quarry")}
+    pts = [(x, y) for x, y, _ in pos.values()]
+    assert len(set(pts)) == 3
+    discs = list(pos.values())
+    for i in range(3):
+        for j in range(i + 1, 3):
+            (xa, ya, ra), (xb, yb, rb) = discs[i], discs[j]
+            assert float(np.hypot(xa - xb, ya - yb)) >= ra + rb  # no disc covers another
+    # Each token's own colour shows around its label: no other token covers it.
+    for tid, (x, y, r) in pos.items():
+        side = {"pursuer": [214, 64, 58], "quarry": [60, 130, 230]}[v.sim.specs[tid].side]
+        box = pygame.Rect(round(x - r), round(y - r), 2 * r, 2 * r)
+        px = pygame.surfarray.array3d(v.screen.subsurface(box)).reshape(-1, 3).tolist()
+        assert px.count(side) >= 0.1 * len(px), tid
+        assert r >= 10  # big enough for its label
+    # The selection ring lies outside the disc; the label inside stays white-on-colour.
+    x, y, r = pos["pursuer1"]
+    assert rgb(v, x, y + r + 2) == (255, 255, 255)
+    box = pygame.Rect(round(x - r / 2), round(y - r / 2), round(r), round(r))
+    label = pygame.surfarray.array3d(v.screen.subsurface(box)).reshape(-1, 3).tolist()
+    assert [255, 255, 255] in label
+    # Facing east: the arrow head beyond the ring, right of the token.
+    assert rgb(v, x + r + 6 + 4, y) == (255, 255, 255)
+
+
+# --------------------------------------------------------------------------- panel
+
+
+def test_panel_text_stays_within_the_panel(viewer: Viewer) -> None:
+    v = viewer
+    words = [f"word{i:02d}" for i in range(40)]
+    v.message = "saved " + " ".join(words) + " /a/very/long/path/" + "x" * 80 + ".tacgrid"
+    v.select("pursuer1")
+    v.step()
+    assert v.panel_text
+    for text, rect in v.panel_text:
+        assert rect.left >= 0 and rect.right <= PANEL_W - 8, (text, rect)
+    shown = " ".join(t for t, _ in v.panel_text)
+    assert all(w in shown for w in words)  # wrapped, not cut off
+
+
+def test_wrap_breaks_at_spaces_and_cuts_long_words() -> None:
+    pygame.font.init()
+    font = pygame.font.Font(None, 16)
+    lines = draw.wrap(font, "  " + "alpha beta gamma " * 10 + "z" * 200, 150)
+    assert len(lines) > 3 and all(font.size(line)[0] <= 150 for line in lines)
+    assert all(line.startswith("  ") for line in lines)
+    assert "".join(line.strip() for line in lines).endswith("z" * 20)
+
+
+def test_replay_fills_the_dice_log_from_the_log(tmp_path: Path) -> None:
+    from engine.scenario import load_scenario
+    from engine.sim import Simulation
+
+    sim = Simulation(load_scenario(CHASE), 21)
+    sim.run()
+    rolls = [e for e in sim.events if e["type"] in ("roll", "check")]
+    assert rolls, "the run rolled dice"
+    log = tmp_path / "run.jsonl"
+    sim.write_log(str(log))
+    v = ReplayViewer(str(log), size=(1100, 700))
+    try:
+        v.step()
+        assert v.sim.events == [] or len(v.sim.events) < len(rolls)
+        texts = [t for t, _ in v.panel_text]
+        at = texts.index("dice log")
+        logged = texts[at + 1 :]
+        assert any(rolls[-1]["token"] in t for t in logged), logged
+        for _, rect in v.panel_text:
+            assert rect.right <= PANEL_W - 8
+        post(pygame.KEYDOWN, key=pygame.K_HOME, mod=0)
+        v.step()
+        texts = [t for t, _ in v.panel_text]
+        assert texts[texts.index("dice log") + 1 :] == ["H: help"]  # nothing rolled yet
+    finally:
+        pygame.quit()
