@@ -1,5 +1,9 @@
 """The movement graph: cells as nodes, the time to enter a cell as the edge weight.
 
+Over 800 lines on purpose: the graph's forms (terrain costs, Python neighbours, compiled CSR
+slots with state layers and jump edges, networkx) must agree edge for edge, so they live
+together.
+
 For a map, a rule system, a token and a pace, every terrain record of the map gets one
 exact time per cell, ``cell distance / cell_rate * cost`` turns (RULES.md section 0). The
 times are scaled by a common denominator ``D`` into integer *ticks*, so every search sums
@@ -12,6 +16,12 @@ the first diagonal costs one cell, the second two. Nodes are integers
 ``parity * width * height + row * width + col`` (compact, and what scipy wants);
 :meth:`MovementGraph.to_networkx` gives users the same graph with ``((col, row), parity)``
 node labels to run any networkx algorithm on.
+
+A rule system adds its own layers the same way (:meth:`RuleSystem.search_state`): a prone
+Whisperspace token searches a ``prone`` layer (crawl cells only) and a ``standing`` layer,
+joined by a stand-up edge that stays in the cell. Nodes are then
+``((state * parities + parity) * width * height + row * width + col)``; each layer costs its
+cells with its own token, and every total stays an exact integer of ticks.
 
 The ``euclid`` rule (a diagonal is sqrt 2 cells) is the one inexact case: its weights
 are floats, and its totals are rounded to 1e-9 when compared.
@@ -29,7 +39,7 @@ import numpy as np
 from engine.errors import ArgumentError
 from engine.grid import Cell, Grid
 from engine.mapmodel import MapModel, Terrain
-from engine.systems.base import CellCheck, RuleSystem, Token, exact
+from engine.systems.base import CellCheck, RuleSystem, SearchState, Token, exact
 
 FT_IN_M = Fraction(3048, 10000)  # 1 ft = 0.3048 m, exactly
 
@@ -56,6 +66,31 @@ class TerrainCost:
     time: Fraction | None  # turns per cell (one cell of distance), None = cannot enter
     reason: str | None
     check: CellCheck | None
+    #: A gap of a system that jumps gaps: never entered by a step (``time`` None), crossed
+    #: by a jump edge at this time per cell.
+    over: Fraction | None = None
+
+
+@dataclass(frozen=True)
+class Jump:
+    """One jump edge (RULES.md 4): from ``src`` over a straight run of gap cells to ``dst``.
+
+    A run-up jump starts one cell earlier: its first part is the straight step onto the
+    take-off cell, so the run-up is real. ``parts`` are the cells entered in order
+    ``(cell index, terrain id, ticks, cells of distance)``; ``gap_at`` is the first gap part.
+    """
+
+    src: int
+    dst: int
+    ticks: int | float
+    parts: tuple[tuple[int, int, int | float, int | float], ...]
+    gap_at: int
+    width: Fraction  # the gap's width (a leap: the rise), in the system's unit
+    run_up: bool
+    check: CellCheck | None
+    #: ``gap``: over gap cells (``gap_at`` the first); ``leap``: up onto a higher
+    #: neighbour (``gap_at`` the landing; a failure stays below).
+    kind: str = "gap"
 
 
 class MovementGraph:
@@ -83,11 +118,21 @@ class MovementGraph:
         self.token = token
         self.pace = pace
         self.cell_size, self.unit = map_cell(model, system)
-        self._cell_in_system_unit = convert(self.cell_size, self.unit, system.unit)
+        self._cell_in_system_unit = (
+            self.cell_size
+            if system.unit_follows_map
+            else convert(self.cell_size, self.unit, system.unit)
+        )
         self.n = self.grid.width * self.grid.height
         self.parity_state = self.grid.kind != "hex" and self.grid.diagonals == "alternate"
         self.euclid = self.grid.kind != "hex" and self.grid.diagonals == "euclid"
-        self.n_states = 2 if self.parity_state else 1
+        self.n_par = 2 if self.parity_state else 1
+        self.search: SearchState = system.search_state(token, pace) or SearchState(
+            ("",), (token,), (None,)
+        )
+        self.n_sys = len(self.search.names)
+        self.n_states = self.n_par * self.n_sys
+        self.state_costs: list[list[TerrainCost]] = [[] for _ in range(self.n_sys)]
         self.costs: list[TerrainCost] = []
         self._refresh_terrains()
         self._csr: Any = None
@@ -95,37 +140,66 @@ class MovementGraph:
 
     # ----------------------------------------------------------------- terrain costs
 
-    def _terrain_cost(self, terrain: Terrain) -> TerrainCost:
-        reason = self.system.refusal(self.token, terrain, self.pace)
+    def _terrain_cost(self, terrain: Terrain, state: int | None = None) -> TerrainCost:
+        s = self.search.main if state is None else state
+        token = self.search.tokens[s]
+        modes = self.search.modes[s]
+        if modes is not None and terrain.move not in modes and terrain.move != "blocked":
+            why = f"{terrain.name}: a {self.search.names[s]} token must change state first"
+            return TerrainCost(terrain, None, why, None)
+        reason = self.system.refusal(token, terrain, self.pace)
         if reason is not None:
             return TerrainCost(terrain, None, reason, None)
-        rate = self.system.cell_rate(self.token, terrain, self.pace)
+        rate = self.system.cell_rate(token, terrain, self.pace)
         # A climb or a ladder goes as far as the cell's `height` (MAP-FORMAT.md), at least
-        # one cell: a 15-ft cliff drawn as one 5-ft cell is 15 ft of climbing.
+        # one cell: a 15-ft cliff drawn as one 5-ft cell is 15 ft of climbing. The height is
+        # charged here only: a system's rates are per distance.
         length = Fraction(1)
         if terrain.move in ("climb", "ladder") and terrain.height is not None:
             length = max(length, exact(terrain.height) / self.cell_size)
         time = self._cell_in_system_unit * length * exact(terrain.cost) / rate
-        return TerrainCost(
-            terrain, time, None, self.system.cell_check(self.token, terrain, self.pace)
-        )
+        if terrain.move == "gap" and self.system.jumps_gaps:
+            why = f"{terrain.name}: a gap is jumped over (from the cell before it), not entered"
+            return TerrainCost(terrain, None, why, None, over=time)
+        return TerrainCost(terrain, time, None, self.system.cell_check(token, terrain, self.pace))
 
     def _refresh_terrains(self) -> None:
-        known = {c.terrain: c for c in self.costs}
-        self.costs = [known.get(t) or self._terrain_cost(t) for t in self.model.terrains]
-        times = [c.time for c in self.costs if c.time is not None]
+        terrains = self.model.terrains
+        for s in range(self.n_sys):
+            known = {c.terrain: c for c in self.state_costs[s]}
+            self.state_costs[s] = [known.get(t) or self._terrain_cost(t, s) for t in terrains]
+        self.costs = self.state_costs[self.search.main]
+        times = [c.time for cs in self.state_costs for c in cs if c.time is not None]
+        times += [c.over for cs in self.state_costs for c in cs if c.over is not None]
+        times += [t for _, _, t in self.search.in_place]
         self.denominator = math.lcm(*(t.denominator for t in times)) if times else 1
-        ticks = [-1 if c.time is None else int(c.time * self.denominator) for c in self.costs]
+        per_state = [
+            [-1 if c.time is None else int(c.time * self.denominator) for c in cs]
+            for cs in self.state_costs
+        ]
         # Totals stay exact while they fit a float's 53 bits (scipy sums in float64).
-        if max(ticks, default=0) * max(1, self.n) * 2 >= 2**53:
-            slowest = max(c.time for c in self.costs if c.time is not None)
+        top = max((max(t, default=0) for t in per_state), default=0)
+        if top * max(1, self.n) * 2 * self.n_sys >= 2**53:
+            slowest = max(times)
             raise ArgumentError(
                 f"--token: with these {self.system.name} stats one cell costs up to "
                 f"{float(slowest):.3g} turns, too extreme for an exact search; use game-sized stats"
             )
-        self.terrain_ticks = np.array(ticks, dtype=np.int64)
-        self.enter_ticks = self.terrain_ticks[self.model.terrain_ids].ravel()
-        self._ticks_list: list[int] = self.enter_ticks.tolist()
+        ids = self.model.terrain_ids
+        self.state_ticks = np.stack(
+            [np.array(t, dtype=np.int64)[ids].ravel() for t in per_state]
+        ).reshape(self.n_sys, self.n)
+        self.terrain_ticks = np.array(per_state[self.search.main], dtype=np.int64)
+        self.enter_ticks = self.state_ticks[self.search.main]
+        self._state_lists: list[list[int]] = [row.tolist() for row in self.state_ticks]
+        self._ticks_list: list[int] = self._state_lists[self.search.main]
+        #: In-place edges (from state, to state, ticks): standing up, and the like.
+        self.in_place = [(a, b, int(t * self.denominator)) for a, b, t in self.search.in_place]
+        #: How many turns one move lasts for a check on each terrain (None: once per run).
+        self.check_period = [
+            self.system.check_period(self.search.tokens[self.search.main], t, self.pace)
+            for t in terrains
+        ]
         run_keys: dict[tuple[str, str], int] = {}
         self.run_key = np.array(
             [
@@ -133,7 +207,252 @@ class MovementGraph:
                 for c in self.costs
             ],
             dtype=np.int32,
-        )[self.model.terrain_ids].ravel()
+        )[ids].ravel()
+        self._build_jumps()
+
+    # ----------------------------------------------------------------- jumps
+
+    #: Terrain modes a jump may take off from, land on, and (with a run-up) run on.
+    JUMP_GROUND = frozenset({"walk"})
+    JUMP_LANDING = frozenset({"walk", "crawl", "swim"})
+
+    def _build_jumps(self) -> None:
+        """Jump edges over every straight run of gap cells (systems with ``jumps_gaps``).
+
+        From each take-off cell T beside a gap, in each neighbour direction: the gap cells
+        in a straight line (the same slot of the heading-ordered offset table, so hex and
+        staggered rows keep their line), then the landing L. A standing jump goes from T to
+        L; a run-up jump from the cell P before T on the same line (its last step P -> T is
+        straight, in the jump's direction) to L. The system prices the width (gap cells x
+        cell size, by the diagonal rule on square diagonals) and refuses what is too long.
+        """
+        self.jumps: list[Jump] = []
+        self.jump_out: dict[int, list[Jump]] = {}
+        self.jump_at: dict[tuple[int, int], Jump] = {}
+        #: Steps ``(from cell index, to cell index)`` that are leaps, not plain steps.
+        self.cut: set[tuple[int, int]] = set()
+        self._build_leaps()
+        if not self.system.jumps_gaps:
+            return
+        ids = self.model.terrain_ids.ravel()
+        gap_tids = [k for k, c in enumerate(self.costs) if c.terrain.move == "gap"]
+        if not gap_tids:
+            return
+        gap_cells = np.nonzero(np.isin(ids, gap_tids))[0].tolist()
+        g = self.grid
+        w, h, n = g.width, g.height, self.n
+        den = self.denominator
+        moves = [c.terrain.move for c in self.costs]
+
+        def ahead(idx: int, slot: int) -> tuple[int, bool] | None:
+            c, r = idx % w, idx // w
+            dc, dr, diag = g.offsets(g.parity((c, r)))[slot]
+            nc, nr = c + dc, r + dr
+            if not (0 <= nc < w and 0 <= nr < h):
+                return None
+            return nr * w + nc, bool(diag)
+
+        starts: set[tuple[int, int]] = set()
+        for gi in gap_cells:
+            gc = (gi % w, gi // w)
+            for t_cell in g.neighbours(gc):
+                ti = g.index(t_cell)
+                if moves[ids[ti]] not in self.JUMP_GROUND:
+                    continue
+                for slot, (dc, dr, diag) in enumerate(g.offsets(g.parity(t_cell))):
+                    if (t_cell[0] + dc, t_cell[1] + dr) == gc:
+                        if self.euclid and diag:
+                            break  # sqrt 2 widths are not exact: no diagonal jumps
+                        starts.add((ti, slot))
+                        break
+        for s in range(self.n_sys):
+            ticks = self._state_lists[s]
+            costs = self.state_costs[s]
+            token = self.search.tokens[s]
+            for ti, slot in sorted(starts):
+                if ticks[ti] < 0:
+                    continue
+                line: list[tuple[int, bool]] = []
+                cur = ti
+                while True:
+                    nxt = ahead(cur, slot)
+                    if nxt is None:
+                        break
+                    line.append(nxt)
+                    cur = nxt[0]
+                    if ids[cur] not in gap_tids:
+                        break
+                if len(line) < 2 or ids[line[-1][0]] in gap_tids:
+                    continue
+                land = line[-1][0]
+                if moves[ids[land]] not in self.JUMP_LANDING or ticks[land] < 0:
+                    continue
+                gaps = line[:-1]
+                if any(costs[ids[j]].over is None for j, _ in gaps):
+                    continue
+                back = self._behind(ti, slot)
+                if back is not None and (back[0], ti) in self.cut:
+                    back = None  # the step onto the take-off cell is a leap, not a run-up
+                for par in range(self.n_par):
+                    for run_up in (False, True):
+                        src_idx = ti
+                        parts: list[tuple[int, int, int | float, int | float]] = []
+                        p = par
+                        if run_up:
+                            if back is None:
+                                continue
+                            src_idx, diag0 = back
+                            if moves[ids[src_idx]] not in self.JUMP_GROUND:
+                                continue
+                            length = self.step_length(diag0, p)
+                            parts.append((ti, int(ids[ti]), ticks[ti] * length, length))
+                            if diag0 and self.parity_state:
+                                p = 1 - p
+                        width = Fraction(0)
+                        for j, diag in gaps:
+                            length = self.step_length(diag, p)
+                            over = int((costs[ids[j]].over or 0) * den)
+                            parts.append((j, int(ids[j]), over * length, length))
+                            width += Fraction(length) * self._cell_in_system_unit
+                            if diag and self.parity_state:
+                                p = 1 - p
+                        length = self.step_length(line[-1][1], p)
+                        parts.append((land, int(ids[land]), ticks[land] * length, length))
+                        if line[-1][1] and self.parity_state:
+                            p = 1 - p
+                        terrains = tuple(costs[ids[j]].terrain for j, _ in gaps)
+                        why, check = self.system.jump(token, width, run_up, terrains)
+                        if why is not None:
+                            continue
+                        src = (s * self.n_par + par) * n + src_idx
+                        dst = (s * self.n_par + p) * n + land
+                        jump = Jump(
+                            src,
+                            dst,
+                            sum(t for _, _, t, _ in parts),
+                            tuple(parts),
+                            1 if run_up else 0,
+                            width,
+                            run_up,
+                            check,
+                        )
+                        self._add_jump(jump)
+
+    def _add_jump(self, jump: Jump) -> None:
+        self.jumps.append(jump)
+        self.jump_out.setdefault(jump.src, []).append(jump)
+        self.jump_at[(jump.src, jump.dst)] = jump
+
+    def _build_leaps(self) -> None:
+        """Leap edges up onto higher walkable neighbours (:meth:`RuleSystem.leap`): where a
+        standing leap asks a roll or is too high, the plain step is cut and replaced by a
+        standing leap (when it can be made) and a run-up leap from the cell before, straight
+        on (when it can be made)."""
+        moves = [c.terrain.move for c in self.costs]
+        scale = self._cell_in_system_unit / self.cell_size
+        level = [
+            exact(c.terrain.height) * scale if c.terrain.height else Fraction(0) for c in self.costs
+        ]
+        ground = [k for k, m in enumerate(moves) if m in self.JUMP_GROUND]
+        if len({level[k] for k in ground}) < 2:
+            return
+        if self.system.leap(self.token, Fraction(1), False) is None:
+            return
+        g = self.grid
+        n = self.n
+        ids = self.model.terrain_ids.ravel()
+        low = min(level[k] for k in ground)
+        raised = [k for k in ground if level[k] > low]
+        found: list[tuple[int, int, int, bool, Fraction]] = []
+        for b in np.nonzero(np.isin(ids, raised))[0].tolist():
+            for cell in g.neighbours(g.cell_of_index(b)):
+                a = g.index(cell)
+                rise = level[ids[b]] - level[ids[a]]
+                if rise <= 0 or moves[ids[a]] not in self.JUMP_GROUND:
+                    continue
+                slot, diag = next(
+                    (k, bool(d))
+                    for k, (dc, dr, d) in enumerate(g.offsets(g.parity(cell)))
+                    if g.in_bounds((cell[0] + dc, cell[1] + dr))
+                    and g.index((cell[0] + dc, cell[1] + dr)) == b
+                )
+                if self.euclid and diag:
+                    continue
+                for s in range(self.n_sys):
+                    standing = self.system.leap(self.search.tokens[s], rise, False)
+                    if standing is not None and standing != (None, None):
+                        self.cut.add((a, b))
+                        found.append((a, b, slot, diag, rise))
+                        break
+        # A run-up is a plain step straight before the leap (not itself a leap).
+        for a, b, slot, diag, rise in found:
+            back = self._behind(a, slot)
+            if back is not None and (back[0], a) in self.cut:
+                back = None
+            for s in range(self.n_sys):
+                ticks = self._state_lists[s]
+                if ticks[b] < 0:
+                    continue
+                token = self.search.tokens[s]
+                for par in range(self.n_par):
+                    for run_up in (False, True):
+                        why, check = self.system.leap(token, rise, run_up) or (None, None)
+                        if why is not None:
+                            continue
+                        parts: list[tuple[int, int, int | float, int | float]] = []
+                        p, src_idx = par, a
+                        if run_up:
+                            if back is None or moves[ids[back[0]]] not in self.JUMP_GROUND:
+                                continue
+                            if ticks[a] < 0:
+                                continue
+                            src_idx = back[0]
+                            length = self.step_length(back[1], p)
+                            parts.append((a, int(ids[a]), ticks[a] * length, length))
+                            if back[1] and self.parity_state:
+                                p = 1 - p
+                        length = self.step_length(bool(diag), p)
+                        parts.append((b, int(ids[b]), ticks[b] * length, length))
+                        if diag and self.parity_state:
+                            p = 1 - p
+                        layer = s * self.n_par
+                        self._add_jump(
+                            Jump(
+                                (layer + par) * n + src_idx,
+                                (layer + p) * n + b,
+                                sum(t for _, _, t, _ in parts),
+                                tuple(parts),
+                                len(parts) - 1,
+                                rise,
+                                run_up,
+                                check,
+                                kind="leap",
+                            )
+                        )
+
+    def _behind(self, idx: int, slot: int) -> tuple[int, bool] | None:
+        """The cell P with P -> ``idx`` a step in direction ``slot`` (and its diagonality)."""
+        g = self.grid
+        cell = g.cell_of_index(idx)
+        for nb in g.neighbours(cell):
+            dc, dr, diag = g.offsets(g.parity(nb))[slot]
+            if (nb[0] + dc, nb[1] + dr) == cell:
+                return g.index(nb), bool(diag)
+        return None
+
+    def signature(self) -> tuple[Any, ...]:
+        """What decides every edge of the graph (graphs with equal signatures are equal)."""
+        return (
+            self.denominator,
+            self.state_ticks.tobytes(),
+            tuple(self.in_place),
+            self.search.names,
+            self.search.start,
+            tuple(
+                (j.src, j.dst, j.ticks, j.check is None or j.check.p_success) for j in self.jumps
+            ),
+            tuple(sorted(self.cut)),
+        )
 
     def update_cells(self, cells: list[Cell]) -> None:
         """Re-read the terrain of ``cells`` after the model changed (doors, fire, ice).
@@ -143,6 +462,12 @@ class MovementGraph:
         """
         old_den, old_ticks = self.denominator, self.enter_ticks
         factor = target = None
+        if self.n_sys > 1 or self.system.jumps_gaps or self.cut:
+            # Layered graphs, and graphs with jump edges, are rebuilt lazily (they are
+            # small: prone tokens, pits and the like).
+            self._refresh_terrains()
+            self._csr = self._nx = None
+            return
         if self._csr is not None:
             # Each edge's step factor (1, 2, sqrt 2) survives; only the cell time changes.
             target = self._csr.indices % self.n
@@ -183,15 +508,28 @@ class MovementGraph:
 
     # ----------------------------------------------------------------- nodes
 
-    def node(self, cell: Cell, parity: int = 0) -> int:
-        return parity * self.n + self.grid.index(cell)
+    def node(self, cell: Cell, parity: int = 0, state: int | None = None) -> int:
+        """The node of ``cell`` (in the system's ``state``; default: where a path starts)."""
+        st = self.search.start if state is None else state
+        return (st * self.n_par + parity) * self.n + self.grid.index(cell)
 
     def cell_of(self, node: int) -> Cell:
         return self.grid.cell_of_index(node % self.n)
 
+    def state_of(self, node: int) -> int:
+        """The system state (layer) of a node."""
+        return node // self.n // self.n_par
+
+    def parity_of(self, node: int) -> int:
+        return node // self.n % self.n_par
+
     def neighbours(self, node: int) -> list[tuple[int, float | int]]:
-        """Out-edges ``(node, ticks)`` of a node, enterable cells only."""
-        p, idx = divmod(node, self.n)
+        """Out-edges ``(node, ticks)`` of a node: steps into enterable cells, then the
+        in-place edges (same cell, another state)."""
+        layer, idx = divmod(node, self.n)
+        s, p = divmod(layer, self.n_par)
+        base = s * self.n_par * self.n
+        ticks = self._state_lists[s]
         w = self.grid.width
         r, c = divmod(idx, w)
         out: list[tuple[int, float | int]] = []
@@ -200,16 +538,143 @@ class MovementGraph:
             if not (0 <= nc < w and 0 <= nr < self.grid.height):
                 continue
             j = nr * w + nc
-            t = self._ticks_list[j]
-            if t < 0:
+            t = ticks[j]
+            if t < 0 or (self.cut and (idx, j) in self.cut):
                 continue
             if diag and self.parity_state:
-                out.append(((1 - p) * self.n + j, t * 2 if p else t))
+                out.append((base + (1 - p) * self.n + j, t * 2 if p else t))
             elif diag and self.euclid:
-                out.append((p * self.n + j, t * math.sqrt(2)))
+                out.append((base + p * self.n + j, t * math.sqrt(2)))
             else:
-                out.append((p * self.n + j, t))
+                out.append((base + p * self.n + j, t))
+        for a, b, t in self.in_place:
+            if a == s:
+                out.append(((b * self.n_par + p) * self.n + idx, t))
+        if self.jump_out:
+            out.extend((j.dst, j.ticks) for j in self.jump_out.get(node, ()))
         return out
+
+    def node_path(self, cells: list[Cell]) -> list[int] | None:
+        """The nodes of a path given as cells: each step the cheapest way into the next cell,
+        changing state in place first where that is cheaper or needed (standing up only to
+        leave the crawl cells). None when a step cannot be taken."""
+        if not cells:
+            return []
+        seq = [cells[0]]
+        for cell in cells[1:]:
+            if cell != seq[-1]:
+                seq.append(cell)
+        if not self.jumps:
+            node = self.node(seq[0])
+            out = [node]
+            for cell in seq[1:]:
+                hops = self.step_from(node, cell)
+                if hops is None:
+                    return None
+                out.extend(hops)
+                node = out[-1]
+            return out
+        # With jumps a cell sequence can be walked several ways (a run-up jump, or a step
+        # and then a standing one): the cheapest, then the safest, over positions in it.
+        start = self.node(seq[0])
+        best: list[dict[int, tuple[Any, Fraction, tuple[int, int, list[int]] | None]]] = [
+            {} for _ in seq
+        ]
+        best[0][start] = (0, Fraction(-1), None)
+        for i in range(len(seq) - 1):
+            for node, (cost, neg_p, _) in sorted(best[i].items()):
+                options: list[tuple[int, Any, Fraction, list[int]]] = []
+                hops = self.step_from(node, seq[i + 1])
+                if hops is not None:
+                    t = sum(
+                        self._edge_ticks(u, v) for u, v in zip([node, *hops], hops, strict=False)
+                    )
+                    options.append((i + 1, t, Fraction(1), hops))
+                for jump in self.jump_out.get(node, ()):
+                    end = i + 1 + len(jump.parts)
+                    if end > len(seq) or any(
+                        self.grid.index(c) != part[0]
+                        for c, part in zip(seq[i + 1 : end], jump.parts, strict=True)
+                    ):
+                        continue
+                    p = Fraction(1) if jump.check is None else jump.check.p_success
+                    options.append((end - 1, jump.ticks, p, [jump.dst]))
+                for j, t, p, hops in options:
+                    cand = (cost + t, neg_p * p, (i, node, hops))
+                    old = best[j].get(hops[-1])
+                    if old is None or cand[:2] < old[:2]:
+                        best[j][hops[-1]] = cand
+        if not best[-1]:
+            return None
+        node = min(best[-1], key=lambda k: best[-1][k][:2])
+        rev: list[int] = []
+        i = len(seq) - 1
+        while True:
+            back = best[i][node][2]
+            if back is None:
+                rev.append(node)
+                break
+            i0, node0, hops = back
+            rev.extend(reversed(hops))
+            i, node = i0, node0
+        return rev[::-1]
+
+    def _edge_ticks(self, u: int, v: int) -> float | int:
+        return next(t for w, t in self.neighbours(u) if w == v)
+
+    def jump_along(self, node: int, cells: list[Cell], i: int) -> Jump | None:
+        """The jump from ``node`` whose cells are ``cells[i:]``'s next ones (a run-up jump
+        from the cell before the take-off first: it is as fast and never harder), or None."""
+        if not self.jump_out:
+            return None
+        best: Jump | None = None
+        for jump in self.jump_out.get(node, ()):
+            end = i + len(jump.parts)
+            if end > len(cells):
+                continue
+            if any(
+                self.grid.index(c) != part[0]
+                for c, part in zip(cells[i:end], jump.parts, strict=True)
+            ):
+                continue
+            p = 1 if jump.check is None else jump.check.p_success
+            if best is None or (jump.ticks, -p) < (
+                best.ticks,
+                -(1 if best.check is None else best.check.p_success),
+            ):
+                best = jump
+        return best
+
+    def step_from(self, node: int, cell: Cell) -> list[int] | None:
+        """The cheapest nodes from ``node`` into the neighbouring ``cell`` (any state
+        changes in place first, then the step), or None when the step cannot be taken."""
+        j = self.grid.index(cell)
+        best: tuple[float, int, list[int]] | None = None
+        for pre, chain in self._in_place_closure(node):
+            here = chain[-1] if chain else node
+            for v, t in self.neighbours(here):
+                if v % self.n != j:
+                    continue
+                cand = (pre + t, len(chain), [*chain, v])
+                if best is None or cand[:2] < best[:2]:
+                    best = cand
+        return None if best is None else best[2]
+
+    def _in_place_closure(self, node: int) -> list[tuple[float, list[int]]]:
+        """States reachable from ``node`` without leaving its cell: (ticks, nodes on the way)."""
+        found: list[tuple[float, list[int]]] = [(0, [])]
+        if not self.in_place:
+            return found
+        seen = {node}
+        frontier: list[tuple[float, int, list[int]]] = [(0, node, [])]
+        while frontier:
+            cost, u, chain = frontier.pop()
+            for v, t in self.neighbours(u):
+                if v % self.n == u % self.n and v not in seen:
+                    seen.add(v)
+                    found.append((cost + t, [*chain, v]))
+                    frontier.append((cost + t, v, [*chain, v]))
+        return found
 
     # ----------------------------------------------------------------- compiled form
 
@@ -218,15 +683,18 @@ class MovementGraph:
 
         Built by shifting the (height, width) tick grid for each neighbour offset, so it
         costs a few numpy passes over the map whatever its size; hex rows (or columns) of
-        each stagger parity take their own offset table.
+        each stagger parity take their own offset table. In-place edges (a state change in
+        the cell) take the last slots.
         """
         g = self.grid
         w, h, n = g.width, g.height, self.n
-        ticks = self.enter_ticks.reshape(h, w)
-        padded = np.full((h + 4, w + 4), -1, dtype=np.int64)
-        padded[2 : h + 2, 2 : w + 2] = ticks
         index = np.arange(n, dtype=np.int64).reshape(h, w)
-        k = max(len(g.offsets(0)), len(g.offsets(1)))
+        k0 = max(len(g.offsets(0)), len(g.offsets(1)))
+        extra = max(
+            (sum(1 for a, _, _ in self.in_place if a == s) for s in range(self.n_sys)), default=0
+        )
+        k_jump = k0 + extra
+        k = k_jump + max((len(v) for v in self.jump_out.values()), default=0)
         size = n * self.n_states
         itype = np.int32 if size < 2**31 else np.int64
         targets = np.full((size, k), -1, dtype=itype)
@@ -237,20 +705,43 @@ class MovementGraph:
             groups = [(0, (slice(0, None, 2), slice(None))), (1, (slice(1, None, 2), slice(None)))]
         else:
             groups = [(0, (slice(None), slice(0, None, 2))), (1, (slice(None), slice(1, None, 2)))]
-        for state in range(self.n_states):
-            rows = slice(state * n, (state + 1) * n)
-            tgt_view = targets[rows].reshape(h, w, k)
-            wt_view = weights[rows].reshape(h, w, k)
-            for par, sel in groups:
-                for slot, (dc, dr, diag) in enumerate(g.offsets(par)):
-                    t = padded[2 + dr : 2 + dr + h, 2 + dc : 2 + dc + w][sel]
-                    ok = t >= 0
-                    new_state = (1 - state) if (diag and self.parity_state) else state
-                    dest = index[sel] + (dr * w + dc) + new_state * n
-                    tgt_view[sel + (slot,)] = np.where(ok, dest, -1)
-                    wt_view[sel + (slot,)] = np.where(
-                        ok, t * self.step_length(bool(diag), state), 0
-                    )
+        for s in range(self.n_sys):
+            ticks = self.state_ticks[s].reshape(h, w)
+            padded = np.full((h + 4, w + 4), -1, dtype=np.int64)
+            padded[2 : h + 2, 2 : w + 2] = ticks
+            for par in range(self.n_par):
+                layer = s * self.n_par + par
+                rows = slice(layer * n, (layer + 1) * n)
+                tgt_view = targets[rows].reshape(h, w, k)
+                wt_view = weights[rows].reshape(h, w, k)
+                for grp, sel in groups:
+                    for slot, (dc, dr, diag) in enumerate(g.offsets(grp)):
+                        t = padded[2 + dr : 2 + dr + h, 2 + dc : 2 + dc + w][sel]
+                        ok = t >= 0
+                        new_par = (1 - par) if (diag and self.parity_state) else par
+                        dest = index[sel] + (dr * w + dc) + (s * self.n_par + new_par) * n
+                        tgt_view[sel + (slot,)] = np.where(ok, dest, -1)
+                        wt_view[sel + (slot,)] = np.where(
+                            ok, t * self.step_length(bool(diag), par), 0
+                        )
+                used = 0
+                for a, b, stand in self.in_place:
+                    if a != s:
+                        continue
+                    tgt_view[:, :, k0 + used] = index + (b * self.n_par + par) * n
+                    wt_view[:, :, k0 + used] = stand
+                    used += 1
+        if self.cut:
+            # Leaps replace these plain steps (in every layer).
+            for layer in range(self.n_states):
+                for a, b in self.cut:
+                    row = layer * n + a
+                    hit = targets[row, :k0] % n == b
+                    targets[row, :k0][hit & (targets[row, :k0] >= 0)] = -1
+        for src, jumps in self.jump_out.items():
+            for i, jump in enumerate(jumps):
+                targets[src, k_jump + i] = jump.dst
+                weights[src, k_jump + i] = jump.ticks
         return targets, weights
 
     def _edge_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -280,7 +771,8 @@ class MovementGraph:
         return self._csr
 
     def to_networkx(self) -> Any:
-        """The same graph as a networkx DiGraph: nodes ``((col, row), parity)``.
+        """The same graph as a networkx DiGraph: nodes ``((col, row), parity)``, and
+        ``((col, row), parity, state)`` where the system adds layers (``prone``).
 
         Edge attributes: ``ticks`` (the integer weight) and ``turns`` (an exact Fraction).
         Big maps make big graphs (a 512x512 map takes ~1 GB): prefer :meth:`csr` there.
@@ -304,9 +796,12 @@ class MovementGraph:
             self._nx = graph
         return self._nx
 
-    def _label(self, node: int) -> tuple[Cell, int]:
-        p, idx = divmod(node, self.n)
-        return (self.grid.cell_of_index(idx), p)
+    def _label(self, node: int) -> tuple[Any, ...]:
+        layer, idx = divmod(node, self.n)
+        s, p = divmod(layer, self.n_par)
+        if self.n_sys == 1:
+            return (self.grid.cell_of_index(idx), p)
+        return (self.grid.cell_of_index(idx), p, self.search.names[s])
 
     def _patch_nx(self, cells: list[Cell]) -> Any:
         """Re-derive the in-edges of ``cells`` (their weights are the cells' own times)."""

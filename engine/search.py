@@ -1,5 +1,9 @@
 """Movement queries on a :class:`~engine.movement.MovementGraph`: paths, reach, plans, risk.
 
+Over 800 lines: the Python and compiled searches, path evaluation and the turn plan read one
+node layout; path evaluation (checks per move, climbs and jumps as units) is the next module
+to split off when it grows.
+
 Two engines give identical integer totals:
 
 * a pure-Python Dijkstra (:func:`dijkstra`) that touches only what it reaches: reach
@@ -19,14 +23,15 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from engine.errors import ArgumentError, TacgridError
 from engine.grid import Cell
 from engine.movement import MovementGraph
-from engine.systems.base import jsonable
+from engine.systems.base import CellCheck, ClimbOdds, exact, jsonable
+from engine.timed import Timeline, timed_search, timeline
 
 #: Graphs with more nodes than this use scipy's compiled Dijkstra for map-wide paths.
 COMPILED_ABOVE = 20_000
@@ -74,13 +79,37 @@ class SearchTree:
         node = self._best.get(cell)
         if node is None:
             return []
+        return _cells(self.graph, self.nodes_to(node))
+
+    def nodes_to(self, node: int) -> list[int]:
+        """The searched nodes from the start to ``node`` (state changes in place included)."""
         out = []
         prev = self.prev
-        while node is not None:
-            out.append(self.graph.cell_of(node))
-            node = prev.get(node)
+        cur: int | None = node
+        while cur is not None:
+            out.append(cur)
+            cur = prev.get(cur)
         out.reverse()
         return out
+
+    def best_node(self, cell: Cell) -> int | None:
+        return self._best.get(cell)
+
+
+def _cells(graph: MovementGraph, nodes: list[int]) -> list[Cell]:
+    """Cells of a node path; a state change in place (standing up) stays in its cell, a
+    jump lists the cells it passes over (the take-off cell of a run-up, the gap)."""
+    out: list[Cell] = []
+    jump_at = graph.jump_at
+    for k, node in enumerate(nodes):
+        if jump_at and k:
+            jump = jump_at.get((nodes[k - 1], node))
+            if jump is not None:
+                out.extend(graph.grid.cell_of_index(part[0]) for part in jump.parts[:-1])
+        cell = graph.cell_of(node)
+        if not out or out[-1] != cell:
+            out.append(cell)
+    return out
 
 
 def dijkstra(
@@ -90,17 +119,28 @@ def dijkstra(
     limit: float | None = None,
     goal: Cell | None = None,
 ) -> SearchTree:
-    """Pure-Python Dijkstra from ``start`` (parity 0), up to ``limit`` ticks or to ``goal``."""
+    """Pure-Python Dijkstra from ``start`` (parity 0, the system's start state), up to
+    ``limit`` ticks or to ``goal``."""
     g = graph.grid
     w, h, n = g.width, g.height, graph.n
-    ticks = graph._ticks_list
+    n_par = graph.n_par
     parity_state, euclid = graph.parity_state, graph.euclid
+    # Per layer (system state x parity): its cells' ticks, its node offset, the offset a
+    # diagonal leads to and that step's factor, and its in-place edges (offset, ticks).
+    info = []
+    for layer in range(graph.n_states):
+        s, p = divmod(layer, n_par)
+        flip = (s * n_par + (1 - p)) * n if parity_state else layer * n
+        ip = tuple(((b * n_par + p) * n, t) for a, b, t in graph.in_place if a == s)
+        info.append((graph._state_lists[s], layer * n, flip, 2 if (parity_state and p) else 1, ip))
     root2 = math.sqrt(2)
     tables = []
     for par in (0, 1):
         tables.append(tuple((dc, dr, diag) for dc, dr, diag in g.offsets(par)))
     axis_y = g.stagger_axis == "y"
     square = g.kind == "square"
+    jump_out = graph.jump_out
+    cut_from = {a for a, _ in graph.cut}
     src = graph.node(start)
     dist: dict[int, float] = {src: 0}
     prev: dict[int, int] = {}
@@ -113,9 +153,22 @@ def dijkstra(
         if node in done:
             continue
         done.add(node)
-        p, idx = divmod(node, n)
+        layer, idx = divmod(node, n)
         if idx == goal_idx:
             break
+        if cut_from and idx in cut_from:
+            # A cell with leaps out of it: the graph's own edge list (plain steps cut).
+            for nxt, t in graph.neighbours(node):
+                nd = d + t
+                if limit is not None and nd > limit:
+                    continue
+                old = dist.get(nxt)
+                if old is None or nd < old:
+                    dist[nxt] = nd
+                    prev[nxt] = node
+                    push(heap, (nd, nxt))
+            continue
+        ticks, off, flip, mult, ip = info[layer]
         r, c = divmod(idx, w)
         table = tables[0 if square else ((r if axis_y else c) & 1)]
         for dc, dr, diag in table:
@@ -129,17 +182,17 @@ def dijkstra(
                 continue
             if diag:
                 if parity_state:
-                    nd = d + (t + t if p else t)
-                    nxt = (1 - p) * n + j
+                    nd = d + t * mult
+                    nxt = flip + j
                 elif euclid:
                     nd = d + t * root2
-                    nxt = p * n + j
+                    nxt = off + j
                 else:
                     nd = d + t
-                    nxt = p * n + j
+                    nxt = off + j
             else:
                 nd = d + t
-                nxt = p * n + j
+                nxt = off + j
             if limit is not None and nd > limit:
                 continue
             old = dist.get(nxt)
@@ -147,6 +200,28 @@ def dijkstra(
                 dist[nxt] = nd
                 prev[nxt] = node
                 push(heap, (nd, nxt))
+        if ip:
+            for to, t in ip:
+                nd = d + t
+                nxt = to + idx
+                if limit is not None and nd > limit:
+                    continue
+                old = dist.get(nxt)
+                if old is None or nd < old:
+                    dist[nxt] = nd
+                    prev[nxt] = node
+                    push(heap, (nd, nxt))
+        if jump_out and node in jump_out:
+            for jump in jump_out[node]:
+                nd = d + jump.ticks
+                nxt = jump.dst
+                if limit is not None and nd > limit:
+                    continue
+                old = dist.get(nxt)
+                if old is None or nd < old:
+                    dist[nxt] = nd
+                    prev[nxt] = node
+                    push(heap, (nd, nxt))
     if goal is not None:
         # Only settled distances are final: drop tentative ones beyond the goal.
         dist = {k: v for k, v in dist.items() if k in done}
@@ -207,10 +282,20 @@ def _fmt_time(t: Fraction) -> float:
 
 
 def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> dict[str, Any]:
-    """Step-by-step times, checks and the turn plan of a path (exact)."""
+    """Step-by-step times, checks and the turn plan of a path (exact).
+
+    The path is walked on the graph's nodes (:meth:`MovementGraph.node_path`), so the
+    system's search state (standing up once, the diagonal parity) is charged as the search
+    charged it. A check is asked on entering the first cell of a run of the same mode and
+    difficulty, and again whenever a new move starts on the run, as the system counts
+    moves (:meth:`RuleSystem.check_period`: a Move action, a turn, or once per climb).
+    """
     g = graph.grid
     den = graph.denominator
-    steps = [
+    nodes = graph.node_path(cells)
+    if nodes is None:
+        raise NoPath("the given path takes a step this token cannot take")
+    steps: list[dict[str, Any]] = [
         {
             "cell": list(cells[0]),
             "mode": graph.model.terrain_at(cells[0]).move,
@@ -219,43 +304,93 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> dict[str, Any]:
             "check": None,
         }
     ]
-    parity = 0
     total: float = 0
     distance_cells: float = 0
     p_ok = Fraction(1)
     prev_key = int(graph.run_key[g.index(cells[0])])
-    prev_turn = 0
-    for a, b in zip(cells, cells[1:], strict=False):
-        diag = next(
-            (d for dc, dr, d in g.offsets(g.parity(a)) if (a[0] + dc, a[1] + dr) == b), False
-        )
-        length = graph.step_length(bool(diag), parity)
-        if diag and graph.parity_state:
-            parity = 1 - parity
-        t = graph.ticks_of(b) * length
-        total += t
-        distance_cells += length
-        idx = g.index(b)
-        cost = graph.costs[int(graph.model.terrain_ids[b[1], b[0]])]
-        turn = math.ceil(graph.turns(total)) if total else 0
-        key = int(graph.run_key[idx])
-        check = None
-        if cost.check is not None and (key != prev_key or turn != prev_turn):
-            check = cost.check.to_dict()
-            p_ok *= cost.check.p_success
-        prev_key, prev_turn = key, turn
-        steps.append(
-            {
+    prev_move: int | None = 0
+    pending: float = 0  # ticks spent in place (standing up) before the next step
+    changes: list[str] = []
+    names = graph.search.names
+    tl = timeline(graph)
+    spans: list[tuple[Any, Any, int, int]] = []  # each step's (start, end, terrain, state)
+    asked: list[tuple[int, CellCheck]] = []  # (step, check) of each check asked
+    for u, v in zip(nodes, nodes[1:], strict=False):
+        jump = graph.jump_at.get((u, v)) if graph.jump_at else None
+        if jump is None:
+            a, b = graph.cell_of(u), graph.cell_of(v)
+            t = next(x for y, x in graph.neighbours(u) if y == v)
+            if tl is not None:
+                # The pace of the turn each part of the step is crossed in (engine.timed).
+                end = tl.arrive(total, u, v, t)
+                if end is None:
+                    raise NoPath("the given path takes a step this token cannot take yet")
+                t = end - total
+            if a == b:
+                total += t
+                pending += t
+                changes.append(names[graph.state_of(v)])
+                continue
+            diag = next(
+                (d for dc, dr, d in g.offsets(g.parity(a)) if (a[0] + dc, a[1] + dr) == b),
+                False,
+            )
+            length = graph.step_length(bool(diag), graph.parity_of(u))
+            parts = [(g.index(b), int(graph.model.terrain_ids[b[1], b[0]]), t, length)]
+        else:
+            # A jump: one edge, listed cell by cell (the run-up step, the gap, the landing).
+            parts = list(jump.parts)
+        for k, (idx, tid, t, length) in enumerate(parts):
+            spans.append((total, total + t, tid, graph.state_of(v)))
+            total += t
+            distance_cells += length
+            b = g.cell_of_index(idx)
+            cost = graph.state_costs[graph.state_of(v)][tid]
+            turn = math.ceil(graph.turns(total)) if total else 0
+            period = graph.check_period[tid]
+            move = (
+                None if period is None else (math.ceil(graph.turns(total) / period) if total else 0)
+            )
+            key = int(graph.run_key[idx])
+            check = None
+            over_gap = jump is not None and jump.kind == "gap" and jump.gap_at < k < len(parts) - 1
+            if jump is not None and (k == jump.gap_at or over_gap):
+                if k == jump.gap_at and jump.check is not None:
+                    check = jump.check.to_dict()
+                    p_ok *= jump.check.p_success
+                    asked.append((len(steps), jump.check))
+            elif cost.check is not None and (key != prev_key or move != prev_move):
+                check = cost.check.to_dict()
+                p_ok *= cost.check.p_success
+                asked.append((len(steps), cost.check))
+            prev_key, prev_move = key, move
+            step: dict[str, Any] = {
                 "cell": list(b),
                 "mode": cost.terrain.move,
                 "terrain": cost.terrain.name,
                 "turns": float(graph.turns(total)),
-                "time": float(graph.turns(t)),
+                "time": float(graph.turns(t + pending)),
                 "turn": turn,
                 "check": check,
             }
-        )
+            if jump is not None and k == jump.gap_at:
+                step["jump"] = {
+                    ("width" if jump.kind == "gap" else "rise"): jsonable(jump.width),
+                    "run_up": jump.run_up,
+                    "to": list(g.cell_of_index(parts[-1][0])),
+                }
+            if changes:
+                step["first"] = changes  # state changes in place before the step (standing up)
+            pending, changes = 0, []
+            steps.append(step)
     turns = graph.turns(total)
+    per_turn = _turn_checks(graph, tl, steps, spans)
+    if per_turn is not None:
+        p_ok = per_turn
+    odds = _price_climbs(graph, steps, spans, asked, turns, None if per_turn is None else p_ok)
+    turns, p_ok = odds.turns, odds.p_no_failure
+    if odds.extra:
+        total = float(turns * den)
     plan = turn_plan(steps, turns)
     return {
         "cells": [list(c) for c in cells],
@@ -267,10 +402,241 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> dict[str, Any]:
         "steps": steps,
         "p_no_failure": float(p_ok),
         "p_no_failure_exact": jsonable(p_ok),
+        "p_within_turns": float(odds.p_within),
+        "p_within_turns_exact": jsonable(odds.p_within),
+        "on_failure": odds.on_failure,
         "plan": plan,
         "_ticks": total,
         "_den": den,
     }
+
+
+def _turn_checks(
+    graph: MovementGraph,
+    tl: Timeline | None,
+    steps: list[dict[str, Any]],
+    spans: list[tuple[Any, Any, int, int]],
+) -> Fraction | None:
+    """Checks asked per turn (:meth:`RuleSystem.turn_checks`, D6's one roll a round at the
+    hardest cell crossed): each turn's checks over the cells its move crosses (a cell split
+    between two turns counts in both), each put on the first step of that turn that enters a
+    cell asking it, else on the turn's first step; the path's p(no failure), or None when
+    the system checks per run of terrain."""
+    system, token = graph.system, graph.search.tokens[graph.search.main]
+    if system.turn_checks(token, [], graph.pace) is None:
+        return None
+    den = graph.denominator
+    by_turn: dict[int, list[int]] = {}
+    for i, (t0, t1, _, _) in enumerate(spans):
+        first = math.floor(t0 / den)
+        last = max(first, math.ceil(t1 / den) - 1)
+        for k in range(first, last + 1):
+            by_turn.setdefault(k, []).append(i)
+    for step in steps:
+        step["check"] = None
+    p_ok = Fraction(1)
+    terrains = graph.model.terrains
+    for k, idxs in sorted(by_turn.items()):
+        rg = tl.rounds[k] if tl is not None and k < len(tl.rounds) else graph
+        asked = system.turn_checks(token, [terrains[spans[i][2]] for i in idxs], rg.pace) or []
+        for check in asked:
+            p_ok *= check.p_success
+            at = next(
+                (
+                    i
+                    for i in idxs
+                    if (c := rg.state_costs[spans[i][3]][spans[i][2]].check) is not None
+                    and (c.what, c.target) == (check.what, check.target)
+                ),
+                idxs[0],
+            )
+            step = steps[at + 1]
+            if step["check"] is None:
+                step["check"] = check.to_dict()
+            else:
+                step.setdefault("checks", [step["check"]]).append(check.to_dict())
+    return p_ok
+
+
+@dataclass(frozen=True)
+class PathOdds:
+    """A path's expected time and odds once its climbs are priced as units."""
+
+    turns: Fraction  # the expected time (exact), climbs in whole successes with slips
+    p_no_failure: Fraction  # no check fails in a way that is not only a delay (no fall)
+    p_within: Fraction  # through, without such a failure, within ceil(turns) turns
+    on_failure: list[str]  # what the path's failures do, distinct, in step order
+    extra: bool  # whether climbs changed the time
+
+
+#: Longest time (turns) whose chance to be through is worked out exactly; beyond, in floats.
+EXACT_WITHIN_TURNS = 200
+
+
+def _climb_chain(odds: ClimbOdds, n: int) -> tuple[list[Fraction], list[Fraction]]:
+    """Per success i < n of one climb: the expected turns from i banked to i + 1, and the
+    chance to get there before a fall (RULES.md 2: a failure is no progress; a natural 2
+    slips one success back, with ``slip``, then a failed re-roll above the foot is a fall).
+    Both are first passages, so a climb's time is their sum and its safety their product."""
+    p, q = odds.p, odds.q
+    times: list[Fraction] = []
+    safe: list[Fraction] = []
+    for i in range(n):
+        if i == 0 or not odds.slip:
+            times.append(1 / p)
+        else:
+            times.append((1 + q * times[i - 1]) / p)
+        if i == 0:
+            safe.append(Fraction(1))
+        else:
+            back = safe[i - 1] if odds.slip else Fraction(1)
+            safe.append(p / (p + q - q * p * back))
+    return times, safe
+
+
+def _climb_pmf(odds: ClimbOdds, n: int, horizon: int, exact_: bool) -> list[Any]:
+    """P(the climb of ``n`` successes is done, without a fall, at turn t), t = 0..horizon."""
+    one: Any = Fraction(1) if exact_ else 1.0
+    p: Any = odds.p if exact_ else float(odds.p)
+    q: Any = odds.q if exact_ else float(odds.q)
+    stay = one - p - q
+    state = [one] + [0 * one] * max(0, n - 1)
+    out = [one if n == 0 else 0 * one]
+    for _ in range(horizon):
+        new = [0 * one] * n
+        done = 0 * one
+        for k, m in enumerate(state):
+            if not m:
+                continue
+            if k + 1 >= n:
+                done += m * p
+            else:
+                new[k + 1] += m * p
+            new[k] += m * stay
+            if k == 0:
+                new[0] += m * q  # at the foot a slip loses nothing and cannot fall
+            else:
+                new[k - 1 if odds.slip else k] += m * q * p  # the re-roll holds; else a fall
+        state = new
+        out.append(done)
+    return out
+
+
+def _price_climbs(
+    graph: MovementGraph,
+    steps: list[dict[str, Any]],
+    spans: list[tuple[Any, Any, int, int]],
+    asked: list[tuple[int, CellCheck]],
+    turns: Fraction,
+    p_fixed: Fraction | None,
+) -> PathOdds:
+    """Price each run of climb cells as one climb (:meth:`RuleSystem.climb_odds`): cell j of
+    a run needs ceil(height climbed / per success) whole successes banked, its time the
+    expected turns of the successes it adds (slips included); the run's chance of no fall
+    replaces its per-turn rolls. Failures that only delay do not count in ``p_no_failure``.
+    ``p_fixed``: the system's own per-turn odds (D6), kept as they are."""
+    system = graph.system
+    terrains = graph.model.terrains
+    runs: list[tuple[ClimbOdds, list[int]]] = []  # each climb: its odds, its step indices
+    last_key: Any = None
+    for i, (_, _, tid, state) in enumerate(spans, start=1):
+        terrain = terrains[tid]
+        odds = system.climb_odds(graph.search.tokens[state], terrain, graph.pace)
+        key = None if odds is None else (terrain.move, terrain.difficulty, state)
+        if odds is not None and key == last_key and runs and runs[-1][1][-1] == i - 1:
+            runs[-1][1].append(i)
+        elif odds is not None:
+            runs.append((odds, [i]))
+        last_key = key
+    climbing = {i for _, idxs in runs for i in idxs}
+    effects: list[str] = []
+    p_ok = Fraction(1)
+    for i, asked_check in asked:
+        if i not in climbing and system.on_failure(asked_check) != "delay":
+            p_ok *= asked_check.p_success
+    for i, step in enumerate(steps):
+        if step.get("check") is not None and i not in climbing:
+            found = next((c for j, c in asked if j == i), None)
+            step["on_failure"] = system.on_failure(found) if found is not None else "stop"
+    delta: dict[int, Fraction] = {}  # step -> expected time added by whole successes, slips
+    expected = Fraction(0)
+    chains: list[tuple[ClimbOdds, int, Fraction]] = []
+    for odds, idxs in runs:
+        length = Fraction(0)
+        heights = []
+        for i in idxs:
+            terrain = terrains[spans[i - 1][2]]
+            cells = Fraction(1)
+            if terrain.height is not None:
+                cells = max(cells, exact(terrain.height) / graph.cell_size)
+            length += cells * graph._cell_in_system_unit
+            heights.append(math.ceil(length / odds.per_success))
+        n = heights[-1]
+        times, safe = _climb_chain(odds, n)
+        p_run = math.prod(safe, start=Fraction(1))
+        chains.append((odds, n, p_run))
+        p_ok *= p_run
+        done = 0
+        for i, need in zip(idxs, heights, strict=True):
+            t_new = sum(times[done:need], Fraction(0))
+            done = need
+            delta[i] = t_new - (graph.turns(spans[i - 1][1]) - graph.turns(spans[i - 1][0]))
+            expected += t_new
+            if i != idxs[0]:
+                steps[i]["check"] = None
+        first = steps[idxs[0]]
+        first_check = next((c for j, c in asked if j == idxs[0]), None)
+        if first["check"] is None and first_check is not None:
+            first["check"] = first_check.to_dict()
+        if first["check"] is not None:
+            first["on_failure"] = "delay"
+        first["climb"] = {
+            "successes": n,
+            "per_success": jsonable(odds.per_success),
+            "p_success": float(odds.p),
+            "p_slip": float(odds.q),
+            "expected_turns": float(sum(times, Fraction(0))),
+            "p_no_fall": float(p_run),
+            "p_no_fall_exact": jsonable(p_run),
+        }
+    shift = Fraction(0)
+    if delta:
+        # Re-time every step from the first climb on: its time, cumulative turns, turn.
+        for i in range(1, len(steps)):
+            if i in delta:
+                shift += delta[i]
+                steps[i]["time"] = float(Fraction(steps[i]["time"]) + delta[i])
+            now = graph.turns(spans[i - 1][1]) + shift
+            steps[i]["turns"] = float(now)
+            steps[i]["turn"] = math.ceil(now) if now else 0
+    total = turns + shift
+    for step in steps:
+        if step.get("check") is not None and step.get("on_failure") not in (None, *effects):
+            effects.append(step["on_failure"])
+    if p_fixed is not None:
+        p_ok = p_fixed
+    # The chance to be through within the turns shown: the climbs' whole turns against what
+    # the rest of the path leaves of ceil(total) turns.
+    horizon = math.ceil(total) if total else 0
+    climbs_safe = math.prod((c[2] for c in chains), start=Fraction(1))
+    others = p_ok / climbs_safe if climbs_safe else Fraction(0)
+    if chains:
+        budget = math.floor(horizon - (total - expected))
+        exact_ = budget <= EXACT_WITHIN_TURNS
+        dist: list[Any] = [Fraction(1) if exact_ else 1.0]
+        for odds, n, _ in chains:
+            pmf = _climb_pmf(odds, n, budget, exact_)
+            new = [0 * dist[0]] * (budget + 1)
+            for a, pa in enumerate(dist):
+                if pa:
+                    for b in range(budget + 1 - a):
+                        new[a + b] += pa * pmf[b]
+            dist = new
+        within = sum(dist, 0 * dist[0])
+        p_within = others * (within if exact_ else Fraction(within).limit_denominator(10**12))
+    else:
+        p_within = p_ok
+    return PathOdds(total, p_ok, p_within, effects, bool(runs))
 
 
 def exact_cells(x: float) -> Fraction:
@@ -359,7 +725,24 @@ def find_path(
     return out
 
 
+def search_tree(
+    graph: MovementGraph, start: Cell, *, limit: float | None = None, goal: Cell | None = None
+) -> SearchTree:
+    """The search from ``start`` as the token's turns go: time-dependent
+    (:mod:`engine.timed`) when its first turns run at other paces, else :func:`dijkstra`."""
+    tl = timeline(graph)
+    if tl is None:
+        return dijkstra(graph, start, limit=limit, goal=goal)
+    idx = None if goal is None else graph.grid.index(goal)
+    dist, prev = timed_search(graph, tl, graph.node(start), limit=limit, goal=idx)
+    # Labels are exact ticks: Fractions where a cell is split between turns (they compare
+    # and convert to turns like the floats of the static searches).
+    return SearchTree(graph, start, cast("dict[int, float]", dist), prev, limit)
+
+
 def _fast_cells(graph: MovementGraph, start: Cell, goal: Cell) -> list[Cell] | None:
+    if timeline(graph) is not None:
+        return search_tree(graph, start, goal=goal).path_to(goal) or None
     if graph.n * graph.n_states > COMPILED_ABOVE:
         return compiled_path(graph, start, goal)
     return dijkstra(graph, start, goal=goal).path_to(goal) or None
@@ -372,16 +755,16 @@ def compiled_path(graph: MovementGraph, start: Cell, goal: Cell) -> list[Cell] |
     dist, pred = sp_dijkstra(
         graph.csr(), directed=True, indices=graph.node(start), return_predecessors=True
     )
-    ends = [graph.node(goal, p) for p in range(graph.n_states)]
+    ends = [graph.grid.index(goal) + k * graph.n for k in range(graph.n_states)]
     end = min(ends, key=lambda e: dist[e])
     if not np.isfinite(dist[end]):
         return None
     out = []
     node = int(end)
     while node >= 0:
-        out.append(graph.cell_of(node))
+        out.append(node)
         node = int(pred[node])
-    return out[::-1]
+    return _cells(graph, out[::-1])
 
 
 def _risk_weighted(
@@ -420,6 +803,10 @@ def _risk_weighted(
         for nxt, t in graph.neighbours(node):
             j = nxt % n
             risk = risk_of[tid[j]] if graph.run_key[j] != key_u else 0.0
+            jump = graph.jump_at.get((node, nxt)) if graph.jump_at else None
+            if jump is not None and jump.check is not None:
+                p = jump.check.p_success
+                risk += math.inf if p == 0 else -math.log(float(p))
             if weight is None:
                 cand = (a + risk, b + t)
             else:
@@ -431,11 +818,11 @@ def _risk_weighted(
                 heapq.heappush(heap, (cand[0], cand[1], nxt))
     if found is None:
         return None
-    out = [graph.cell_of(found)]
+    out = [found]
     while found in prev:
         found = prev[found]
-        out.append(graph.cell_of(found))
-    return out[::-1]
+        out.append(found)
+    return _cells(graph, out[::-1])
 
 
 def _pareto(cands: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -485,10 +872,10 @@ def reach(
     check_cell(main, start, "--from")
     if turns < 1:
         raise ArgumentError(f"--turns {turns}: expected a whole number >= 1")
-    tree = dijkstra(main, start, limit=turns * main.denominator)
+    tree = search_tree(main, start, limit=turns * main.denominator)
     first_turn: dict[Cell, str] = {}
     for name, g in graphs.items():
-        sub = dijkstra(g, start, limit=g.denominator)
+        sub = search_tree(g, start, limit=g.denominator)
         for cell in sub.cells():
             first_turn.setdefault(cell, name)
     cells = []

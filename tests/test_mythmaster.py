@@ -466,3 +466,63 @@ def test_stats_command_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["stats", "--system", "mythmaster", "--token", "adaptability=14"]) == 0
     out = capsys.readouterr().out
     assert "walk 12, run 24, sprint 36" in out and "travel" in out
+
+
+# --------------------------------------------------------------------------- climbs as one unit
+
+
+def _climb_path(rows: list[str], goal, settings=None, stats="adaptability=14,climbing=15"):
+    import tmxtext  # noqa: F401  (tests/ on the path)
+    from test_search import model_from
+
+    from engine.movement import MovementGraph
+    from engine.search import find_path
+
+    system = create("mythmaster", settings or {})
+    model = model_from(rows, orientation="hexagonal")
+    g = MovementGraph(model, system, system.token(stats), "sprint")
+    return find_path(g, (0, 0), goal)
+
+
+def test_climb_is_priced_in_whole_successes_with_exact_odds() -> None:
+    """A climb's time and safety are sums and products over its successes (first passages of
+    the success/slip chain), and its chance to be done by turn t is exact."""
+    from engine.search import _climb_chain, _climb_pmf
+    from engine.systems.base import ClimbOdds
+
+    odds = ClimbOdds(Fraction(2, 5), Fraction(79, 100), Fraction(1, 100), slip=False)
+    times, safe = _climb_chain(odds, 3)
+    assert times == [Fraction(100, 79)] * 3
+    # Without slips a natural 2 above the foot re-rolls: failing it is a fall.
+    assert safe[0] == 1 and safe[1] == safe[2] == odds.p / (odds.p + odds.q - odds.q * odds.p)
+    # Done within t turns, no fall: a negative binomial where slips are off and q = 0.
+    plain = ClimbOdds(Fraction(1), Fraction(17, 20), Fraction(0), slip=False)
+    pmf = _climb_pmf(plain, 4, 5, True)
+    p = Fraction(17, 20)
+    assert pmf[4] == p**4 and pmf[5] == 4 * p**4 * (1 - p)
+    assert sum(pmf) == p**5 + 5 * p**4 * (1 - p)
+
+
+def test_climb_path_reports_delay_and_chance_within_turns() -> None:
+    route = _climb_path([".^."], (2, 0), {"climb_slip": "none"})
+    climb = route["steps"][1]
+    assert climb["mode"] == "climb" and climb["on_failure"] == "delay"
+    assert route["on_failure"] == ["delay"]
+    info = climb["climb"]
+    assert info["successes"] >= 1 and 0 < info["p_no_fall"] <= 1
+    assert route["p_no_failure"] == pytest.approx(info["p_no_fall"])
+    assert 0 < route["p_within_turns"] <= route["p_no_failure"]
+    # Slips lengthen the climb and make a fall likelier.
+    slips = _climb_path([".^."], (2, 0), {"climb_slip": "lose_turn"})
+    assert slips["turns"] > route["turns"] and slips["p_no_failure"] < route["p_no_failure"]
+    # The walk after the climb is timed after the climb's expected turns.
+    last = route["steps"][-1]
+    assert last["turns"] == pytest.approx(route["turns"])
+    assert last["turns"] - climb["turns"] == pytest.approx(last["time"])
+
+
+def test_swim_failure_stops_and_counts() -> None:
+    route = _climb_path([".~~"], (2, 0), stats="adaptability=14,swimming=10")
+    checks = [s for s in route["steps"] if s["check"] is not None]
+    assert checks and all(s["on_failure"] == "stop" for s in checks)
+    assert route["p_no_failure"] == pytest.approx(route["p_within_turns"])

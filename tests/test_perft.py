@@ -26,9 +26,10 @@ CASES = [
     # skill; easy water asks Swimming 21C: 2d10 + 5 >= 21, 15/100.
     # 1/3 + 1/3 + 2/18 + 1/18 = 5/6.
     ("mythmaster", {"adaptability": 14, "swimming": 5}, Fraction(5, 6), Fraction(15, 100)),
-    # D6, Move 10: all-out 40 m a round, crawl and swim Move/3 x 4 = 40/3 m (2-m cells).
-    # 3/20 + 3/20 + 2/20 + 1/20 = 9/20.
-    ("d6", {"move": 10}, Fraction(9, 20), None),
+    # D6, Move 10, already moving all-out (the `speed` stat: RULES.md 3, a stopped token
+    # reaches all-out only in its second round): all-out 40 m a round, crawl and swim
+    # Move/3 x 4 = 40/3 m (2-m cells). 3/20 + 3/20 + 2/20 + 1/20 = 9/20.
+    ("d6", {"move": 10, "speed": "all_out"}, Fraction(9, 20), None),
     # Speedpoints, running 5: 5 spaces = 10 m a turn; crawl ceil(5/2) = 3 spaces; swimming
     # 1 point = 1 space a turn. 1/3 + 1 + 2/5 + 1/5 = 29/15.
     ("speedpoints", {"running": 5, "swimming": 1}, Fraction(29, 15), None),

@@ -158,22 +158,25 @@ def test_encumbered_jumps_use_halved_running(system: sp.Speedpoints) -> None:
     ],
 )
 def test_gap_cells(running: int, gap_jump: str, crosses: bool, asks: bool) -> None:
+    """A one-cell (2 m) gap jumped with a run-up (``gap_jump=standing`` makes every jump a
+    standing one): gap cells themselves ask nothing and are crossed at running rate."""
     system = systems.create("speedpoints", {"gap_jump": gap_jump})
     tok = system.token({"running": running, "acrobatics": 2})
     gap = Terrain(name="pit", move="gap", height=4.0)
-    if crosses:
-        assert system.cell_rate(tok, gap) == 2 * running  # crossed at running rate
-        assert system.refusal(tok, gap) is None
-    else:
-        assert system.cell_rate(tok, gap) == 0
-        reason = system.refusal(tok, gap)
-        assert reason is not None and "longest" in reason and "pit" in reason
-    check = system.cell_check(tok, gap)
+    assert system.cell_rate(tok, gap) == 2 * running  # crossed at running rate
+    assert system.refusal(tok, gap) is None and system.cell_check(tok, gap) is None
+    why, check = system.jump(tok, F(2), True, (gap,))
+    assert (why is None) == crosses
+    if why is not None:
+        assert "longest" in why
     assert (check is not None) == asks
     if check is not None:
         assert check.what.startswith("acrobatics") and check.p_success == F(3, 20)
-        hard = Terrain(name="pit", move="gap", difficulty="easy")
-        assert system.cell_check(tok, hard).p_success == F(2, 5)
+        easy = Terrain(name="pit", move="gap", difficulty="easy")  # 5: d20 + 2 >= 15
+        _, easier = system.jump(tok, F(2), True, (easy,))
+        assert easier is not None and easier.p_success == F(2, 5)
+        _, mixed = system.jump(tok, F(2), True, (easy, gap))  # the hardest gap cell counts
+        assert mixed is not None and mixed.p_success == F(3, 20)
 
 
 # --------------------------------------------------------------------------- climbing
@@ -349,3 +352,28 @@ def test_stats_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert rep["carrying"]["capacity_kg"] == 120 and rep["jump"]["run_up"]["length_m"] == 3
     assert main(args) == 0
     assert "encumbrance encumbered" in capsys.readouterr().out
+
+
+def test_turn_loop_rolls_once_per_climb(tmp_path) -> None:
+    """Seed 004: "For each climb make a success roll": a ladder climbed over several turns
+    is one climb, one roll in the turn loop (not one a turn)."""
+    import tmxtext
+
+    from engine.scenario import load_scenario
+    from engine.sim import Simulation
+
+    tmxtext.write(tmp_path / "m.tmx", [".HHHH."], properties={"diagonals": "none"})
+    (tmp_path / "s.yaml").write_text(
+        "map: m.tmx\nsystem: speedpoints\nturns: 8\ntokens:\n"
+        "  - {id: t, cell: [0, 0], stats: {running: 2, climbing: 15}, policy: waypoints, "
+        "waypoints: [[5, 0]]}\n"
+    )
+    sc = load_scenario(tmp_path / "s.yaml")
+    for seed in range(5):
+        sim = Simulation(sc, seed)
+        for _ in range(6):
+            sim.play_turn()
+        checks = [e for e in sim.events if e.get("type") == "check"]
+        assert len(checks) == 1 and checks[0]["what"].startswith("climbing")
+        if checks[0]["success"]:
+            assert sim.tokens["t"].state.cell == (5, 0)

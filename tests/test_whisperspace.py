@@ -354,10 +354,21 @@ def test_climb_extreme_failure_falls_from_partway() -> None:
 
 
 def test_tall_climb_cells_take_longer() -> None:
+    # Rates are per distance; the movement graph charges a climb cell's height, once
+    # (issue 17: it was charged twice, a 20-ft climb costing 80 ft).
+    from engine.grid import Grid
+    from engine.mapmodel import MapModel
+    from engine.movement import MovementGraph
+
     token = tok("speed=30")
     assert W.cell_rate(token, Terrain(move="climb")) == 30
-    assert W.cell_rate(token, Terrain(move="climb", height=20)) == Fraction(30 * 5, 20)
-    assert W.cell_rate(token, Terrain(move="climb", height=2)) == 30
+    assert W.cell_rate(token, Terrain(move="climb", height=20)) == 30
+    for height, turns in ((None, Fraction(1, 6)), (20, Fraction(2, 3)), (2, Fraction(1, 6))):
+        model = MapModel.uniform(
+            Grid("orthogonal", 2, 1, 32, 32), Terrain(move="climb", height=height)
+        )
+        graph = MovementGraph(model, W, token, "sprint")
+        assert graph.turns(graph.ticks_of((1, 0))) == turns, height
 
 
 # --------------------------------------------------------------------------- falling tables

@@ -34,6 +34,7 @@ def fly_report(
     *,
     altitude: int = 0,
     goal_heading: Any = None,
+    ground_pace: str | None = None,
     max_turns: int = 40,
     max_states: int = 100_000,
 ) -> dict[str, Any]:
@@ -66,7 +67,21 @@ def fly_report(
         raise ArgumentError(
             f"--speed {speed!r}: expected a whole number of cells per turn >= 0"
         ) from None
-    state = rules.start_state(start, h, v, altitude=altitude)
+    if ground_pace is None:
+        state = rules.start_state(start, h, v, altitude=altitude)
+    else:
+        ground_start = getattr(rules, "ground_start", None)
+        if ground_start is None:
+            raise ArgumentError(
+                f"--ground-pace {ground_pace}: {system.name} flight has no take-off speed "
+                "from ground movement (RULES.md 6: Mythmaster only); leave it out"
+            )
+        if v:
+            raise ArgumentError(
+                f"--ground-pace {ground_pace}: the token starts on the ground; leave out "
+                f"--speed {v} (the take-off speed is the ground pace's rate)"
+            )
+        state = ground_start(start, h, ground_pace)
     found = search(
         model,
         rules,
@@ -118,6 +133,9 @@ def fly_report(
     }
     if rules.has_altitude:
         out["end"]["altitude"] = end.altitude
+    if ground_pace is not None:
+        out["take_off_speed"] = state.speed
+        out["ground_pace"] = ground_pace
     return out
 
 

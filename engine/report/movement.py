@@ -14,19 +14,43 @@ from engine.report.maptext import band_glyphs, draw_cells, turn_mark
 
 
 def path_report(
-    model: Any, system: Any, token: Any, start: Cell, goal: Cell, pace: str | None, prefer: str
+    model: Any,
+    system: Any,
+    token: Any,
+    start: Cell,
+    goal: Cell,
+    pace: str | None,
+    prefer: str,
+    safe_below: float | None = None,
 ) -> dict[str, Any]:
-    """CONTRACT.md's ``path`` JSON. Raises :class:`engine.search.NoPath` when there is none."""
+    """CONTRACT.md's ``path`` JSON. Raises :class:`engine.search.NoPath` when there is none.
+
+    ``safe_below`` (``--safe-below P``): the quickest path unless its p(no failure) is below
+    P, then the safest (``prefer`` in the JSON says which was taken).
+    """
     from engine.movement import MovementGraph
     from engine.search import find_path
 
     graph = MovementGraph(model, system, token, pace)
-    return find_path(graph, start, goal, prefer=prefer)
+    if safe_below is None:
+        return find_path(graph, start, goal, prefer=prefer)
+    fast = find_path(graph, start, goal, prefer="fast")
+    if fast["p_no_failure"] >= safe_below:
+        return fast
+    safe = find_path(graph, start, goal, prefer="safe")
+    return safe if safe["p_no_failure"] > fast["p_no_failure"] else fast
 
 
 def no_path_report(system: Any, reason: str) -> dict[str, Any]:
     """The ``path`` JSON when there is no path (exit status 1)."""
     return {"system": system.name, "cells": [], "reason": reason}
+
+
+def _short_exact(value: object) -> str:
+    """An exact figure as text, or "expected" where its fraction is too long to read (a
+    climb's expected time with slips has a denominator of dozens of digits)."""
+    text = str(value)
+    return text if len(text) <= 24 else "expected"
 
 
 def format_path(rep: dict[str, Any], model: Any, system: Any, start: Cell, goal: Cell) -> str:
@@ -37,7 +61,8 @@ def format_path(rep: dict[str, Any], model: Any, system: Any, start: Cell, goal:
     marks[start], marks[goal] = "S", "G"
     lines = [
         f"{system.name} path {start[0]},{start[1]} -> {goal[0]},{goal[1]} at {rep['pace']}: "
-        f"{rep['turns_exact']} turns ({rep['turns']:.3g}), {rep['distance']} {rep['unit']}, "
+        f"{_short_exact(rep['turns_exact'])} turns ({rep['turns']:.3g}), "
+        f"{rep['distance']} {rep['unit']}, "
         f"{len(rep['cells']) - 1} steps, p(no failure) {rep['p_no_failure']:.4f}",
         draw_cells(model, marks),
         "   S start, G goal, 1-9 a-z: the turn each cell is entered in",

@@ -11,10 +11,18 @@ from engine.exact import jsonable
 
 
 def systems_report() -> dict[str, Any]:
-    """The ``systems`` JSON: every rule system's description (stats, settings, paces)."""
+    """The ``systems`` JSON: every rule system's description (stats, settings, paces), and
+    ``flight``: ``momentum`` where its fliers fly with momentum in scenarios (RULES.md 6,
+    RuleSystem.flies_with_momentum), ``ground`` where they cross air and gaps on the ground graph."""
     from engine import systems
 
-    return {"systems": [systems.get(n).describe() for n in systems.names()]}
+    out = []
+    for n in systems.names():
+        cls = systems.get(n)
+        d = cls.describe()
+        d["flight"] = "momentum" if cls.flies_with_momentum() else "ground"
+        out.append(d)
+    return {"systems": out}
 
 
 def format_systems(report: dict[str, Any]) -> str:
@@ -27,6 +35,12 @@ def format_systems(report: dict[str, Any]) -> str:
             f"{d['turn']['seconds']} s, {d['turn']['actions']} action(s); paces: "
             f"{', '.join(d['paces'])} (default {d['default_pace']})"
         )
+        if "flight" in d:
+            lines.append(
+                "  flight: momentum: scenarios fly its fliers by its flight rules (RULES.md 6)"
+                if d["flight"] == "momentum"
+                else "  flight: fliers cross air and gaps on the ground graph (no momentum)"
+            )
         lines.append("  stats:")
         for st in d["stats"]:
             extra = f" [{' | '.join(st['choices'])}]" if "choices" in st else ""
@@ -43,15 +57,26 @@ def format_systems(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def stats_report(system: Any, token: Any, distance: Fraction | None = None) -> dict[str, Any]:
+def stats_report(
+    system: Any, token: Any, distance: Fraction | None = None, *, terrain: str | None = None
+) -> dict[str, Any]:
     """The ``stats`` JSON; with ``distance`` (metres) also the system's long-distance plan
-    (``--distance``; systems without long-distance rules refuse it)."""
+    (``--distance``; systems without long-distance rules refuse it), over ground of
+    ``terrain`` difficulty when given (``--terrain``: its checks on the same schedule)."""
     rep: dict[str, Any] = system.stats_report(token)
+    if terrain is not None and distance is None:
+        raise ArgumentError(
+            f"--terrain {terrain}: give --distance METRES too (terrain checks belong to a "
+            "long-distance plan)"
+        )
     if distance is not None:
         plan = getattr(system, "long_distance_figure", None)
         if plan is None:
             raise ArgumentError(f"--distance: {system.name} has no long-distance rules")
-        rep["long_distance"] = jsonable(plan(token, distance))
+        if terrain is None:
+            rep["long_distance"] = jsonable(plan(token, distance))
+        else:
+            rep["long_distance"] = jsonable(plan(token, distance, terrain=terrain))
     return rep
 
 

@@ -17,7 +17,6 @@ in :class:`TokenState`, never hidden in the system object, so a log can replay i
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -27,8 +26,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.errors import ArgumentError, StatError, did_you_mean
 from engine.exact import exact, jsonable
+from engine.flight.model import FlightState
 from engine.grid import Cell
 from engine.mapmodel import MODES, Terrain
+from engine.sources import clip
 
 if TYPE_CHECKING:
     from engine.flight.model import FlightRules
@@ -74,7 +75,7 @@ class Param:
         """Validate ``raw`` and return it typed; bad values raise one clear line."""
 
         def bad() -> StatError:
-            return StatError(f"{where} {self.name}={raw!r}: expected {self.allowed()}")
+            return StatError(f"{where} {self.name}={clip(repr(raw))}: expected {self.allowed()}")
 
         if self.kind == "bool":
             if isinstance(raw, bool):
@@ -89,8 +90,8 @@ class Param:
             text = str(raw).strip()
             if text not in self.choices:
                 raise StatError(
-                    f"{where} {self.name}={raw!r}: expected {self.allowed()}"
-                    f"{did_you_mean(text, self.choices)}"
+                    f"{where} {self.name}={clip(repr(raw))}: expected {self.allowed()}"
+                    f"{did_you_mean(text[:80], self.choices)}"
                 )
             return text
         if self.kind == "dice":
@@ -118,10 +119,13 @@ class Param:
         # exact arithmetic would only grow numbers no search can use.
         if self.maximum is None and abs(value) > STAT_LIMIT:
             raise StatError(
-                f"{where} {self.name}={raw!r}: expected {self.allowed()} and at most {STAT_LIMIT}"
+                f"{where} {self.name}={clip(repr(raw))}: expected {self.allowed()} "
+                f"and at most {STAT_LIMIT}"
             )
         if value.denominator > STAT_LIMIT:
-            raise StatError(f"{where} {self.name}={raw!r}: expected at most 6 decimal places")
+            raise StatError(
+                f"{where} {self.name}={clip(repr(raw))}: expected at most 6 decimal places"
+            )
         return int(value) if self.kind == "int" else value
 
     def describe(self) -> dict[str, Any]:
@@ -166,6 +170,9 @@ class TokenState:
     encumbrance: str = "none"  # none | encumbered | heavy | immobile
     progress: Fraction = Fraction(0)  # fractional progress in `mode`, carried between turns
     counters: tuple[tuple[str, int], ...] = ()  # e.g. consecutive heavy-encumbrance turns
+    # A momentum flier's flight (RULES.md 6: heading, speed, altitude, landed); None for a
+    # token that walks (or flies the generic way, over air and gaps on the ground graph).
+    flight: FlightState | None = None
 
     def has(self, condition: str) -> bool:
         return condition in self.conditions
@@ -189,7 +196,7 @@ class TokenState:
             "encumbrance": self.encumbrance,
             "progress": jsonable(self.progress),
             "counters": dict(self.counters),
-        }
+        } | ({} if self.flight is None else {"flight": self.flight.to_dict()})
 
 
 @dataclass(frozen=True)
@@ -218,22 +225,20 @@ def parse_token_spec(spec: str | Mapping[str, Any]) -> dict[str, Any]:
         and "=" not in text
         and (os.path.exists(text) or text.endswith((".yaml", ".yml", ".json")))
     ):
-        if not os.path.exists(text):
-            raise ArgumentError(
-                f"--token {text}: file not found; give key=value,... or a YAML/JSON file"
-            )
-        try:
-            with open(text, encoding="utf-8") as fh:
-                if text.endswith(".json"):
-                    data = json.load(fh)
-                else:
-                    import yaml
+        from engine.sources import MAX_YAML_BYTES, load_json, load_yaml, read_bytes
 
-                    data = yaml.safe_load(fh)
-        except (OSError, ValueError) as exc:
-            raise ArgumentError(f"--token {text}: cannot read ({exc})") from None
-        if not isinstance(data, Mapping):
-            raise ArgumentError(f"--token {text}: expected a mapping of stat names to values")
+        name = f"--token {clip(text)}"
+        if not os.path.exists(text):
+            raise ArgumentError(f"{name}: file not found; give key=value,... or a YAML/JSON file")
+        # A regular file within the cap; YAML or JSON with size, aliases and depth bounded:
+        # any error (a YAML syntax error above all) is one line.
+        raw = read_bytes(text, "--token", MAX_YAML_BYTES, ArgumentError)
+        if text.endswith(".json"):
+            data = load_json(raw, name, ArgumentError)
+        else:
+            data = load_yaml(raw, name, ArgumentError)
+        if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
+            raise ArgumentError(f"{name}: expected a mapping of stat names to values")
         return dict(data)
     out: dict[str, Any] = {}
     if not text:
@@ -266,6 +271,43 @@ class CellCheck:
         return {"what": self.what, "target": self.target, "p_success": float(self.p_success)}
 
 
+@dataclass(frozen=True)
+class ClimbOdds:
+    """A climb priced as one unit, in whole successes (RULES.md 2: Mythmaster skill climbs).
+
+    Each turn one roll: a success (``p``) gains ``per_success`` (the system's unit); a failure
+    gains nothing (a delay, not a fall); a slip (``q``, a natural 2) with ``slip`` loses one
+    success's progress, and then a re-roll (success ``p``) or, above the foot, a fall.
+    """
+
+    per_success: Fraction
+    p: Fraction
+    q: Fraction
+    slip: bool
+
+
+# --------------------------------------------------------------------------- search state
+
+
+@dataclass(frozen=True)
+class SearchState:
+    """The extra search state a system's rules carry along a path (RULES.md 0).
+
+    Each state is one layer of the movement graph: ``tokens[s]`` is the token whose rates
+    and checks cost the cells entered in state ``s``, ``modes[s]`` the terrain modes a step
+    in that state may enter (None: every mode the token can use), and ``in_place`` the
+    edges ``(from, to, turns)`` that change state without leaving the cell (standing up).
+    A path starts in ``start``; ``main`` is the state whose costs describe the map.
+    """
+
+    names: tuple[str, ...]
+    tokens: tuple[Token, ...]
+    modes: tuple[frozenset[str] | None, ...]
+    in_place: tuple[tuple[int, int, Fraction], ...] = ()
+    start: int = 0
+    main: int = 0
+
+
 # --------------------------------------------------------------------------- the base
 
 
@@ -276,6 +318,9 @@ class RuleSystem:
     title: ClassVar[str] = ""
     source: ClassVar[str] = ""  # which seed / RULES.md section
     unit: ClassVar[str] = "ft"  # the unit of the system's own distances
+    #: True: the token's distances are in the map's unit (generic: speed=30 on a 2 m map is
+    #: 30 m), ``unit`` being only the default for a map that names none.
+    unit_follows_map: ClassVar[bool] = False
     cell_size: ClassVar[Fraction] = Fraction(5)  # default cell, in `unit`
     turn_name: ClassVar[str] = "turn"
     turn_seconds: ClassVar[Fraction] = Fraction(6)
@@ -302,7 +347,8 @@ class RuleSystem:
         names = [s.name for s in cls.settings]
         listed = ", ".join(names) if names else "none"
         raise StatError(
-            f"--set {key}: {cls.name} has no setting '{key}'{did_you_mean(key, names)}; "
+            f"--set {clip(key)}: {cls.name} has no setting '{clip(key)}'"
+            f"{did_you_mean(str(key)[:80], names)}; "
             f"settings: {listed}"
         )
 
@@ -339,7 +385,8 @@ class RuleSystem:
         for key in raw:
             if key not in names:
                 raise StatError(
-                    f"--token {key}: {self.name} has no stat '{key}'{did_you_mean(key, names)}; "
+                    f"--token {clip(key)}: {self.name} has no stat '{clip(key)}'"
+                    f"{did_you_mean(str(key)[:80], names)}; "
                     f"stats: {', '.join(names)}"
                 )
         for s in self.stats:
@@ -395,6 +442,73 @@ class RuleSystem:
         """The check entering a run of this terrain asks at ``pace``, or None."""
         return None
 
+    def search_state(self, token: Token, pace: str) -> SearchState | None:
+        """The state a path carries beyond the cell (None: the cell and the diagonal parity
+        are all). Systems whose rules remember something along a path override it."""
+        return None
+
+    def check_period(self, token: Token, terrain: Terrain, pace: str) -> Fraction | None:
+        """How the system counts moves for a run's check: a new move (and a new check on a
+        run of this terrain) starts every ``check_period`` turns; None = once per run, however
+        many turns it spans (one climb, one roll). Default: once per turn."""
+        return Fraction(1)
+
+    def round_paces(self, token: Token, pace: str) -> tuple[str, ...]:
+        """The paces of the token's first turns before ``pace`` holds, when the rules limit
+        how fast a pace changes (D6: two speed levels a round); () = ``pace`` from the start.
+        Searches then cost a cell by the turn it is crossed in (:mod:`engine.timed`)."""
+        return ()
+
+    def turn_pace(self, token: Token, pace: str) -> str:
+        """The pace this turn's move may use on the way to ``pace`` (:meth:`round_paces`)."""
+        return (self.round_paces(token, pace) or (pace,))[0]
+
+    def paced(self, token: Token, pace: str, moved: bool) -> Token:
+        """The token after a turn at ``pace`` (``moved``: it left its cell): where the rules
+        remember the last turn's pace (D6's current speed). Default: nothing to remember."""
+        return token
+
+    def turn_checks(
+        self, token: Token, terrains: list[Terrain], pace: str | None = None
+    ) -> list[CellCheck] | None:
+        """The checks one turn's move over ``terrains`` (in order) asks, when the system rolls
+        per turn rather than per run of terrain (D6: one roll at the hardest cell); None = a
+        check on each run of terrain, as :meth:`check_period` counts moves."""
+        return None
+
+    #: True: ``gap`` cells are never entered by a step; a run of them in a straight line is
+    #: crossed by one jump edge (:meth:`jump`), with a run-up or standing (RULES.md 4).
+    jumps_gaps: ClassVar[bool] = False
+
+    def jump(
+        self, token: Token, width: Fraction, run_up: bool, gaps: tuple[Terrain, ...]
+    ) -> tuple[str | None, CellCheck | None]:
+        """A jump over ``width`` (the system's unit) of the gap cells ``gaps``, with a run-up
+        (at least one step straight before, in the jump's direction) or standing: (why it
+        cannot be made, or None; the check it asks, or None). Only for ``jumps_gaps``."""
+        return (f"{self.name} has no jumping rules", None)
+
+    def leap(
+        self, token: Token, rise: Fraction, run_up: bool
+    ) -> tuple[str | None, CellCheck | None] | None:
+        """A step up onto a walkable cell ``rise`` (the system's unit) higher than the last
+        (their ``height``s), with a run-up or standing: None when rises ask nothing (the
+        default: a plain step); else (why it cannot be made, or None; its check, or None)."""
+        return None
+
+    def on_failure(self, check: CellCheck) -> str:
+        """What failing ``check`` does to a move (the path's ``on_failure``): ``delay`` (no
+        progress for now; it costs time, and does not count against ``p_no_failure``),
+        ``fall``, or ``stop`` (the move ends before the cell). Default: stop."""
+        return "stop"
+
+    def climb_odds(
+        self, token: Token, terrain: Terrain, pace: str | None = None
+    ) -> ClimbOdds | None:
+        """How a run of ``terrain`` climbs when it is one climb priced in whole successes
+        (:class:`ClimbOdds`); None: the run is priced cell by cell at its rate."""
+        return None
+
     def apply_check(self, token: Token, what: str, degree: str) -> Token:
         """A check result's effect on the token (penalties, conditions, falls)."""
         return token
@@ -409,6 +523,12 @@ class RuleSystem:
     def extra_stats(self, token: Token) -> dict[str, Any]:
         """System-specific figures added to the ``stats`` report."""
         return {}
+
+    @classmethod
+    def flies_with_momentum(cls) -> bool:
+        """Whether the system has flight rules (RULES.md 6) that the turn loop flies; the
+        generic system's fliers cross air and gap cells on the ground graph instead."""
+        return cls.flight is not RuleSystem.flight
 
     def flight(self, token: Token, model: Any) -> FlightRules | None:
         """The token's flight rules on ``model`` (RULES.md 6), or None when this system or

@@ -1,5 +1,8 @@
 """Star Wars D6 REUP (seed 003; RULES.md section 3).
 
+Over 800 lines on purpose: a rule system is one plug-in module (adding a system touches no
+other file; ARCHITECTURE.md), and its sections follow the seed's chapters.
+
 Sections: the check (a die code against a difficulty number), exact tails, speeds and
 acceleration, difficulty and what each speed makes of it, failures / collisions / maneuvers,
 long-distance stamina, and the :class:`D6` rule system that ties them to tokens and cells.
@@ -81,6 +84,7 @@ _CHECK_KEYS = {
     "actions": "actions",
     "wild": "wild",
     "wild_one": "wild_one",
+    "maneuver": "maneuver",
 }
 _CHECK_EXAMPLE = "dice=3D+1 dn=13"
 
@@ -253,7 +257,7 @@ def parse_check(text: str) -> D6Check:
         raise CheckError(f"check '{token}': {key} may have at most {MAX_POOL_DICE}D")
     return D6Check(
         code=code,
-        dn=field_int(fields, "dn", example=13, text=text),
+        dn=field_int(fields, "dn", example=13, text=text) + maneuver_modifier(fields),
         actions=field_int(fields, "actions", example=2, default=1, minimum=1),
         wild=field_bool(fields, "wild", default=True),
         wild_one=field_choice(fields, "wild_one", WILD_ONE_SETTINGS, default="complication"),
@@ -639,6 +643,23 @@ MANEUVERS: tuple[Maneuver, ...] = (
 )
 
 
+def maneuver_modifier(fields: Mapping[str, tuple[str, str]]) -> int:
+    """The ``maneuver=N`` field of a check (0 when absent): seed 003's stunt modifier, added
+    to the DN (``minor`` 1-5, ``moderate`` 6-10, ``high`` 11-15, ``extreme`` 16+)."""
+    if "maneuver" not in fields:
+        return 0
+    token, value = fields["maneuver"]
+    if not value.isdigit() or int(value) > 1000:
+        bands = ", ".join(
+            f"{m.name} {m.low}-{m.high}" if m.high else f"{m.name} {m.low}+" for m in MANEUVERS
+        )
+        raise CheckError(
+            f"check '{token}': maneuver must be the stunt's modifier, a whole number 0-1000 "
+            f"added to the DN ({bands}), e.g. maneuver=4"
+        )
+    return int(value)
+
+
 def maneuver(name: str) -> Maneuver:
     """The maneuver band called ``name`` (``minor``, ``moderate``, ``high``, ``extreme``)."""
     names = tuple(m.name for m in MANEUVERS)
@@ -721,6 +742,13 @@ class D6(RuleSystem):
         ),
         Stat("stamina", "dice", None, help=_skill_help("stamina", "Strength", "stamina rolls")),
         Stat("items", "int", 0, minimum=0, help="medium-sized items carried (encumbrance rule)"),
+        Stat(
+            "speed",
+            "choice",
+            None,
+            choices=SPEEDS,
+            help="the current speed, the last round's (default: setting start_speed, stop)",
+        ),
     )
     settings: ClassVar[tuple[Param, ...]] = (
         Setting("wild_die", "bool", True, help="RULES.md 3 (ruling): one die explodes on 6"),
@@ -775,11 +803,12 @@ class D6(RuleSystem):
             help="seed 003's optional rule: one medium item per pip of Strength",
         ),
         Setting(
-            "overloaded_top_speed",
+            "overload",
             "choice",
-            "high",
-            choices=PACES,
-            help="RULES.md 3 (ruling): overloaded tokens cannot go all-out",
+            "stamina",
+            choices=("stamina", "none"),
+            help="RULES.md 3 (ruling): an overloaded token rolls stamina on the long-distance "
+            "schedule for its speed (none: overloading changes nothing); it keeps every speed",
         ),
         Setting(
             "tumble_stop",
@@ -810,7 +839,8 @@ class D6(RuleSystem):
 
     def initial_state(self, token: Token) -> TokenState:
         state = super().initial_state(token)
-        return _set(state, "speed", SPEEDS.index(self.config["start_speed"]))
+        speed = token.stats.get("speed") or self.config["start_speed"]
+        return _set(state, "speed", SPEEDS.index(speed))
 
     def carrying_capacity(self, token: Token) -> int:
         """Medium-sized items the token carries: one per pip of Strength (3D+2 = 11)."""
@@ -824,8 +854,9 @@ class D6(RuleSystem):
         return "encumbered" if self.overloaded(token) else "none"
 
     def top_speed(self, token: Token) -> str:
-        """The fastest speed the token may use (overloaded: ``overloaded_top_speed``)."""
-        return self.config["overloaded_top_speed"] if self.overloaded(token) else "all_out"
+        """The fastest speed the token may use: all-out, overloaded or not (RULES.md 3 rules
+        only stamina rolls for an overloaded token, no speed cap)."""
+        return "all_out"
 
     def effective_pace(self, token: Token, pace: str | None) -> str:
         """``pace`` (default all-out), capped at the token's top speed."""
@@ -870,6 +901,29 @@ class D6(RuleSystem):
         previous = SPEEDS[token.state.counter("speed")]
         top = SPEEDS.index(self.top_speed(token))
         return tuple(s for s in allowed_speeds(previous) if SPEEDS.index(s) <= top)
+
+    def round_paces(self, token: Token, pace: str) -> tuple[str, ...]:
+        """The speeds of the first rounds before ``pace`` holds: up to two levels of change
+        a round from the token's current speed (seed 003); () when it is at ``pace``."""
+        target = self.effective_pace(token, pace)
+        return speeds_to(SPEEDS[token.state.counter("speed")], target)[:-1]
+
+    def turn_checks(
+        self, token: Token, terrains: list[Terrain], pace: str | None = None
+    ) -> list[CellCheck] | None:
+        """``roll_per=round``: the rolls of one round's move (:meth:`round_checks`);
+        ``cell_run``: None, a roll per run of terrain (the search's default)."""
+        if self.config["roll_per"] == "cell_run":
+            return None
+        return self.round_checks(token, terrains, pace)
+
+    def paced(self, token: Token, pace: str, moved: bool) -> Token:
+        """The round's speed becomes the current speed; a token that did not move stopped
+        when stopping was allowed (seed 003: not from high or all-out)."""
+        speed = self.effective_pace(token, pace)
+        if not moved and "stop" in self.allowed_paces(token):
+            speed = "stop"
+        return self.with_speed(token, speed)
 
     def with_speed(self, token: Token, speed: str) -> Token:
         """The token after a round at ``speed``; a change of more than two levels raises."""
@@ -1167,16 +1221,35 @@ class D6(RuleSystem):
         )
 
     def long_distance_figure(
-        self, token: Token, distance_m: Any = LONG_DISTANCE_M
+        self, token: Token, distance_m: Any = LONG_DISTANCE_M, *, terrain: str | None = None
     ) -> dict[str, Any]:
         """The ``long_distance`` figure of ``stats``: every speed (and a forced march) over
-        ``distance_m`` metres."""
+        ``distance_m`` metres. With ``terrain`` (a difficulty level) the marches (cruising,
+        cautious) also roll its movement check on their schedule: seed 003 "Also roll terrain
+        movement checks every 3 hours (or 2 hours if forced march)"."""
+        ground = None if terrain is None else self._march_terrain(terrain)
         out: dict[str, Any] = {}
         for pace in PACES:
-            out[pace] = self.long_distance(token, distance_m, pace).to_dict()
+            march = ground if pace in ("cruising", "cautious") else None
+            out[pace] = self.long_distance(token, distance_m, pace, terrain=march).to_dict()
             if pace == "cruising":
-                out["cruising_forced"] = self.long_distance(token, distance_m, pace, True).to_dict()
-        return {"distance_m": jsonable(exact(distance_m)), "speeds": out}
+                out["cruising_forced"] = self.long_distance(
+                    token, distance_m, pace, True, terrain=march
+                ).to_dict()
+        figure: dict[str, Any] = {"distance_m": jsonable(exact(distance_m)), "speeds": out}
+        if terrain is not None:
+            figure["terrain"] = terrain
+        return figure
+
+    @staticmethod
+    def _march_terrain(level: str) -> Terrain:
+        """A ground of difficulty ``level`` for a march's terrain checks (``--terrain``)."""
+        if level not in LEVELS:
+            raise ArgumentError(
+                f"--terrain {level}: expected a difficulty, {' | '.join(LEVELS)}"
+                f"{did_you_mean(level, list(LEVELS))}"
+            )
+        return Terrain(difficulty=level)
 
     # ----------------------------------------------------------------- the stats report
 
@@ -1226,6 +1299,44 @@ class D6(RuleSystem):
                 "overloaded": self.overloaded(token),
             },
             "long_distance": self.long_distance_figure(token),
+            **self.seed_reach_stats(token),
+        }
+
+    def seed_reach_stats(self, token: Token) -> dict[str, Any]:
+        """``stats`` figures of issue 17: what overloading leads to (RULES.md 3, ruling
+        ``overload = stamina | none``: an overloaded token rolls stamina on the long-distance
+        schedule of its speed, first Very Easy, one level harder each roll), and the long
+        march's terrain checks (seed 003: every 3 hours, 2 on a forced march)."""
+        rule = self.config.get("overload", "stamina")
+        rolls = self.overloaded(token) and rule == "stamina"
+        stamina, code = self.stamina_code(token)
+        return {
+            "overload": {
+                "rule": rule,
+                "overloaded": self.overloaded(token),
+                "rolls_stamina": rolls,
+                "stamina": f"{stamina} {code}",
+                "every_s": dict(STAMINA_INTERVAL_S) if rolls else None,
+                "first_level": level_name(0) if rolls else None,
+                "first_p_success": float(
+                    p_at_least(
+                        code,
+                        self.number(0),
+                        wild=self.config["wild_die"],
+                        wild_one=self.config["wild_one"],
+                    )
+                )
+                if rolls
+                else None,
+                "on_failure": "rest (all-out, high: twice as long as the run so far)"
+                if rolls
+                else None,
+            },
+            "march_terrain_checks": {
+                "every_s": STAMINA_INTERVAL_S["cruising"],
+                "forced_every_s": FORCED_MARCH_INTERVAL_S,
+                "how": "stats --distance METRES --terrain DIFFICULTY",
+            },
         }
 
 
@@ -1304,10 +1415,24 @@ class LongDistance:
             out["terrain"] = self.terrain
         out["checks"] = [c.to_dict() for c in self.checks]
         out["p_arrive"] = float(self.p_arrive)
-        out["p_arrive_exact"] = str(self.p_arrive)
+        # Many stamina checks make exact fractions of thousands of digits: they stay exact
+        # in the computation, but the text shows them only while they are short enough to
+        # read; beyond that 17 significant digits of it (below a float's range too).
+        p = self.p_arrive
+        if max(p.numerator.bit_length(), p.denominator.bit_length()) <= EXACT_TEXT_BITS:
+            out["p_arrive_exact"] = str(p)
+        else:
+            from decimal import Context, Decimal
+
+            approx = Context(prec=17).divide(Decimal(p.numerator), Decimal(p.denominator))
+            out["p_arrive_approx"] = str(approx)
         if self.speed_used in ("cruising", "cautious"):
             out["sleep_h"] = self.sleep_hours
         return out
+
+
+#: Longest exact fraction (bits of numerator or denominator) a report prints as text.
+EXACT_TEXT_BITS = 256
 
 
 def long_distance(

@@ -21,6 +21,7 @@ class Generic(RuleSystem):
     title = "Generic grid movement"
     source = "RULES.md section 5"
     unit = "ft"
+    unit_follows_map = True  # speed is in the map's unit (CONTRACT.md)
     cell_size = Fraction(5)
     turn_name = "turn"
     turn_seconds = Fraction(6)

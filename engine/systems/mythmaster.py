@@ -1,5 +1,8 @@
 """Mythmaster (seed 002; RULES.md section 2).
 
+Over 800 lines on purpose: a rule system is one plug-in module (adding a system touches no
+other file; ARCHITECTURE.md), and its sections follow the seed's chapters.
+
 Sections, in order: the checks (21 Challenge and Versus Challenge); Base Move and Bulk
 Factor; carrying bodies, travel and speed; sneaking against detection; the rule system.
 
@@ -47,7 +50,7 @@ from engine.flight.model import (
 )
 from engine.grid import Cell
 from engine.mapmodel import DIFFICULTIES, MODES, MapModel, Terrain
-from engine.systems.base import CellCheck, Param, RuleSystem, Setting, Stat, Token
+from engine.systems.base import CellCheck, ClimbOdds, Param, RuleSystem, Setting, Stat, Token
 
 # =============================================================================================
 # Checks: the 21 Challenge (21C) and the Versus Challenge
@@ -271,8 +274,9 @@ BULK_AFFECTED_SKILLS: frozenset[str] = frozenset(
 )
 """Skills rolled at -Bulk Factor (seed 002's list, lower case with underscores)."""
 
-PACE_ACTIONS: dict[str, int] = {"walk": 1, "run": 2, "sprint": 3}
-"""Actions of the turn spent moving at each pace."""
+PACE_ACTIONS: dict[str, int] = {"walk": 1, "run": 2, "sprint": 3, "sneak": 2}
+"""Actions of the turn spent moving at each pace. Sneaking (seed 002: "you must expend two
+actions to move your Base Move") spends 2 actions for BM: BM / 2 an action, at most BM a turn."""
 
 HEX_METRES = Fraction(2)
 TURN_SECONDS = Fraction(5)
@@ -637,6 +641,19 @@ class MythmasterFlight(FlightRules):
                 f"none ({self.model.terrain_at(cell).name}); give a flying speed"
             )
         return self.normal(FlightState(cell, h, speed, landed=speed == 0, face=face))
+
+    def ground_start(self, cell: Cell, heading: int, pace: str) -> FlightState:
+        """On the ground at ``cell`` after a turn moving at ``pace``: RULES.md 6 "Take off
+        after ground movement: the start speed is the previous turn's ground rate" (seed 002:
+        "their initial flying speed is equal to the movement speed from the previous turn")."""
+        if pace not in self.system.paces:
+            raise ArgumentError(
+                f"--ground-pace {pace}: mythmaster paces are {', '.join(self.system.paces)}"
+                f"{did_you_mean(pace, list(self.system.paces))}"
+            )
+        state = self.start_state(cell, heading, 0)
+        rate = self.system.hexes_per_turn(self.token, "walk", pace)
+        return replace(state, speed=min(self.top, int(rate)))
 
     def turn_cost(self, turns: Turns) -> int:
         """Actions the turn's turning costs: up to 30 degrees free, each further 30 one."""
@@ -1014,7 +1031,7 @@ class Mythmaster(RuleSystem):
     turn_name = "turn"
     turn_seconds = TURN_SECONDS
     actions_per_turn = 3
-    paces = ("walk", "run", "sprint")
+    paces = ("walk", "run", "sprint", "sneak")
     default_pace = "sprint"
     fastest_pace = "sprint"
     stats: ClassVar[tuple[Param, ...]] = (
@@ -1039,6 +1056,33 @@ class Mythmaster(RuleSystem):
             "bool",
             False,
             help="can fly (flight, RULES.md 6, is planned apart from ground moves)",
+        ),
+        Stat(
+            "body_weight",
+            "number",
+            Fraction(0),
+            minimum=0,
+            unit="kg",
+            help="a carried body's weight in kg (seed 002: its bulk = kg + its gear, split "
+            "over the carriers; a stretcher halves the weight)",
+        ),
+        Stat("body_gear", "number", Fraction(0), minimum=0, help="bulk of the body's gear"),
+        Stat(
+            "carriers",
+            "int",
+            1,
+            minimum=1,
+            maximum=MAX_CARRIERS,
+            help="people sharing the body (1 to 4, seed 002); each takes an equal share",
+        ),
+        Stat("stretcher", "bool", False, help="the body is on a stretcher: its weight halves"),
+        Stat(
+            "group_base_move",
+            "int",
+            None,
+            minimum=0,
+            help="carrying with others: the slowest other carrier's effective Base Move "
+            "(seed 002: 'that of the slowest person'); this token moves at the lower",
         ),
     )
     settings: ClassVar[tuple[Param, ...]] = (
@@ -1104,13 +1148,33 @@ class Mythmaster(RuleSystem):
         return base_move(token["adaptability"], token["adjustments"])
 
     def bulk_factor(self, token: Token) -> int:
-        return bulk_factor(token["bulk"], token["physical"])
+        return bulk_factor(self.total_bulk(token), token["physical"])
+
+    def body_share(self, token: Token) -> Fraction:
+        """Bulk of the token's share of a carried body (stats ``body_weight``, ``body_gear``,
+        ``carriers``, ``stretcher``; seed 002's "Bulk and Bodies"); 0 when it carries none."""
+        weight, gear = token.stats.get("body_weight"), token.stats.get("body_gear")
+        if not weight and not gear:
+            return Fraction(0)
+        return carried_bulk(
+            weight or 0,
+            gear or 0,
+            int(token.stats.get("carriers") or 1),
+            bool(token.stats.get("stretcher")),
+        )
+
+    def total_bulk(self, token: Token) -> Fraction:
+        """The ``bulk`` stat plus the token's share of a carried body."""
+        return Fraction(token["bulk"]) + self.body_share(token)
 
     def effective_base_move(self, token: Token) -> int:
-        """Base Move after the Bulk Factor: what every movement rate derives from."""
-        return reduced_base_move(
+        """Base Move after the Bulk Factor: what every movement rate derives from. A token
+        carrying a body with others moves at the slowest carrier's (``group_base_move``)."""
+        own = reduced_base_move(
             self.base_move(token), self.bulk_factor(token), self.config["bulk_reduction"]
         )
+        group = token.stats.get("group_base_move")
+        return own if group is None else min(own, int(group))
 
     def skill_check(self, token: Token, skill: str, adjust: int = 0) -> MythmasterCheck:
         """A 21C of one of the token's skills, at -Bulk Factor where the seed says so."""
@@ -1178,6 +1242,8 @@ class Mythmaster(RuleSystem):
         easiest level; it always takes the whole turn)."""
         n = self.actions_of(pace)
         bm = Fraction(self.effective_base_move(token))
+        if mode == "walk" and pace == "sneak":
+            return bm  # seed 002: two actions for Base Move, no Dash
         if mode == "walk":
             doubled = token["dash"] and (n > 1 or self.config["dash_doubles"] == "every_pace")
             return bm * n * (2 if doubled else 1)
@@ -1265,6 +1331,29 @@ class Mythmaster(RuleSystem):
             return None
         target = f"21C: 2d10{check.modifier:+d} >= 21"
         return CellCheck(what=what, target=target, p_success=check.p_success(), check=check)
+
+    def on_failure(self, check: CellCheck) -> str:
+        """A failed climbing 21C is no progress that turn (seed 002): a delay, whose fall (a
+        slip, then a failed re-roll) :meth:`climb_odds` prices. A failed swimming 21C ends
+        the move in the water for the rest of the turn: a stop."""
+        return "delay" if check.what.startswith("climbing") else "stop"
+
+    def climb_odds(
+        self, token: Token, terrain: Terrain, pace: str | None = None
+    ) -> ClimbOdds | None:
+        """A run of skill-climb cells is one climb in whole successes (RULES.md 2): each turn
+        a 21C; a success gains BM / (10 k) hexes, a failure nothing, a natural 2 a slip
+        (setting ``climb_slip``) and a re-roll at once, failing that a fall."""
+        if terrain.move != "climb" or not self.can_climb(token):
+            return None
+        level = level_of(terrain.difficulty)
+        odds = self.climb_check(token, level).outcomes()
+        return ClimbOdds(
+            per_success=self.climb_per_success(token, level) * HEX_METRES,
+            p=sum((v for k, v in odds.items() if k.endswith("success")), Fraction(0)),
+            q=odds.get("catastrophe", Fraction(0)),
+            slip=self.config["climb_slip"] == "lose_turn",
+        )
 
     def apply_check(self, token: Token, what: str, degree: str) -> Token:
         """Climbing (per turn): a success gains BM / (10 k) hexes of progress; a failure
@@ -1411,11 +1500,12 @@ class Mythmaster(RuleSystem):
                 "modifier": check.modifier,
             }
         return {
+            **self.seed_reach_stats(token),
             "base_move": self.base_move(token),
             "bulk_factor": bf,
             "effective_base_move": bm,
             "bulk": {
-                "carried": Fraction(token["bulk"]),
+                "carried": self.total_bulk(token),
                 "free_up_to": token["physical"],
                 "next_factor_above": token["physical"] * (bf + 1) if bf < 10 else None,
             },
@@ -1430,6 +1520,45 @@ class Mythmaster(RuleSystem):
                 "day": travel(bm, 8).to_dict(),
                 "day_with_stops": travel(bm, 10, stops=True).to_dict(),
                 "extra_hour": {"km": Fraction(bm, 4), "stamina_lost": 1},
+            },
+        }
+
+    def seed_reach_stats(self, token: Token) -> dict[str, Any]:
+        """``stats`` figures of issue 17: the sneak pace, a carried body and the take-off
+        speed after each ground pace."""
+        bm = self.effective_base_move(token)
+        share = self.body_share(token)
+        own = reduced_base_move(
+            self.base_move(token), self.bulk_factor(token), self.config["bulk_reduction"]
+        )
+        group = token.stats.get("group_base_move")
+        return {
+            "sneak": {
+                "actions": PACE_ACTIONS["sneak"],
+                "hexes_per_action": Fraction(bm, 2),
+                "hexes_per_turn": self.hexes_per_turn(token, "walk", "sneak"),
+                "actions_left": self.actions_per_turn - PACE_ACTIONS["sneak"],
+            },
+            "body": None
+            if not share
+            else {
+                "weight_kg": Fraction(token["body_weight"]),
+                "gear": Fraction(token["body_gear"]),
+                "stretcher": bool(token["stretcher"]),
+                "body_bulk": (
+                    Fraction(token["body_weight"]) / (2 if token["stretcher"] else 1)
+                    + Fraction(token["body_gear"])
+                ),
+                "carriers": int(token["carriers"]),
+                "share": share,
+                "total_bulk": self.total_bulk(token),
+                "own_base_move": own,
+                "group_base_move": group,
+                "moves_at": bm,
+                "slowest": "this token" if group is None or own <= int(group) else "another",
+            },
+            "take_off_speed": {
+                pace: self.hexes_per_turn(token, "walk", pace) for pace in self.paces
             },
         }
 

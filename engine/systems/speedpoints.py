@@ -1,5 +1,8 @@
 """Speedpoints (seed 004, a wiki system whose name is unknown; RULES.md section 4).
 
+Over 800 lines on purpose: a rule system is one plug-in module (adding a system touches no
+other file; ARCHITECTURE.md), and its sections follow the seed's chapters.
+
 Speeds are points: 1 point = 1 m/s = 3.6 km/h = one 2-m space per 2-s turn, so a token with
 running 5 crosses 5 spaces (10 m) in a turn spent running (the only pace, ``run``; the turn's
 move may be split around actions, its total at most the running, the swimming in water).
@@ -14,8 +17,10 @@ How the cell hooks read the seed (each a documented choice):
   rolls for every climb). 0: ceil(running / 2) spaces per turn; 5: 1 m per turn; 10 and up:
   refused ("not strategically significant"). ``ladder`` cells climb at the difficulty-0 rate;
   their level, if any, only makes the roll harder. One climbing roll per climb.
-* ``gap`` cells: one space (2 m) wide. Crossed at running rate when the jump the ``gap_jump``
-  setting assumes (run-up by default) is at least 2 m; an acrobatics roll when the jump is
+* ``gap`` cells: never entered by a step. A run of them in a straight line is one gap, as
+  wide as its cells (cells x 2 m), crossed by one jump (:meth:`Speedpoints.jump`) from the
+  cell before it to the cell after it, at running rate: running m with a run-up (the step
+  before the jump went the same way), half standing; an acrobatics roll when the jump is
   within 1 m of the longest (exactly 1 m short counts as within); refused when too long.
 * Encumbrance: load > CC halves running and swimming (rounded down; jumps and the
   difficulty-0 climb use the halved running), forbids strenuous actions and flight;
@@ -36,7 +41,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from engine.checks import BatchResult, CheckResult, field_int, finish_batch, parse_fields
+from engine.checks import (
+    BatchResult,
+    CheckResult,
+    field_choice,
+    field_int,
+    finish_batch,
+    parse_fields,
+)
 from engine.dice import Dice, Dist, add_constant, sum_dist
 from engine.errors import ArgumentError, CheckError, StatError
 from engine.flight.model import (
@@ -154,15 +166,18 @@ class SpeedpointsCheck:
         return f"ability={self.ability} difficulty={self.difficulty} resolver={self.resolver}"
 
 
-def parse_check(text: str) -> SpeedpointsCheck:
+def parse_check(text: str) -> SpeedpointsCheck | FallCheck:
     """Read ``ability=4 difficulty=5`` (+ ``resolver=3d6``).
 
     ``ability`` (alias ``climbing``, ``acrobatics``) defaults to 0; ``difficulty`` (the
-    seed's 0/5/10/15/20 scale, alias ``diff``) is required.
+    seed's 0/5/10/15/20 scale, alias ``diff``) is required. With ``fall=METRES`` the check
+    is a fall (:func:`parse_fall_check`).
 
     >>> parse_check("ability=4 difficulty=5").p_success()  # d20 >= 11
     Fraction(1, 2)
     """
+    if re.search(r"(^|[\s,])(fall|height)=", text.lower()):
+        return parse_fall_check(text)
     fields = parse_fields(text, keys=_CHECK_KEYS, example=_CHECK_EXAMPLE)
     resolver = DEFAULT_RESOLVER
     if "resolver" in fields:
@@ -517,6 +532,173 @@ def fall_outcome(
     else:
         outcomes = {"hurt": p, "grievous": 1 - p}
     return FallOutcome(h, surface, by_height, band, check, outcomes, effects)
+
+
+# =============================================================================================
+# Issue 17: vertical jumps, falls as a check, climbing actions
+# =============================================================================================
+
+CLIMB_QUICK_ACTIONS = 1
+"""Seed 004: "While a character climbs he can move and perform one quick action per turn"."""
+
+
+def vertical_jump_check(
+    token: Token,
+    rise_m: Fraction | int,
+    run_up: bool,
+    *,
+    difficulty: int = FALL_DIFFICULTY,
+    resolver: str = DEFAULT_RESOLVER,
+) -> JumpCheck | None:
+    """What jumping up onto a cell ``rise_m`` metres higher asks (its ``height`` less the
+    take-off cell's). Seed 004: "A character can jump vertically half as high as they can
+    jump horizontally ... If the character can barely make a vertical leap (within 1 meter of
+    their maximum jumping height) they must make a success roll using their acrobatics
+    ability or fail to reach the required height."
+
+    None when clearly safe (more than 1 m below the highest leap); a :class:`JumpCheck` with
+    the acrobatics roll when within 1 m; with a ``refusal`` when higher than the highest leap.
+    The :class:`JumpCheck`'s ``gap_m``/``longest_m`` hold the rise and the highest leap.
+    """
+    rise = Fraction(rise_m)
+    highest = jump_height(token, run_up)
+    how = "run-up" if run_up else "standing"
+    if rise > highest:
+        return JumpCheck(
+            rise,
+            highest,
+            run_up,
+            None,
+            Fraction(0),
+            f"a {jsonable(rise)} m rise is higher than this token's highest {how} leap "
+            f"({jsonable(highest)} m: half its longest jump)",
+        )
+    if rise <= 0 or highest - rise > JUMP_MARGIN_M:
+        return None
+    check = SpeedpointsCheck(int(token.stats.get("acrobatics", 0)), difficulty, resolver)
+    return JumpCheck(rise, highest, run_up, check, check.p_success())
+
+
+FALL_DEGREES = ("unharmed", "hurt", "grievous")
+"""A fall's outcomes, best first: unharmed; damage and stun = toughness; damage = stamina."""
+
+_FALL_KEYS = {
+    "fall": "fall",
+    "height": "fall",
+    "ability": "ability",
+    "surface": "surface",
+    "difficulty": "difficulty",
+    "diff": "difficulty",
+    "resolver": "resolver",
+    "landing": "landing",
+}
+_FALL_EXAMPLE = "fall=5 ability=3 surface=soft"
+LANDINGS = ("soft_and_water", "water", "none")
+
+
+@dataclass(frozen=True)
+class FallCheck:
+    """A fall as a check (``tacgrid odds --system speedpoints fall=5 ability=3``).
+
+    The band comes from the height (RULES.md 4: up to 3 m safe, over 3 m dangerous, over 6 m
+    lethal), softened one step by a ``soft`` or ``water`` landing (setting ``landing``); the
+    falling roll is 1d20 + ``ability`` (the better of climbing and acrobatics, + agility) >=
+    10 + ``difficulty`` (the climb's; 10 when not from a climb). Degrees: ``unharmed``,
+    ``hurt`` (damage and stun = toughness), ``grievous`` (damage = stamina); only
+    ``unharmed`` counts as a success.
+    """
+
+    height_m: Fraction
+    ability: int = 0
+    surface: str = "hard"
+    difficulty: int = FALL_DIFFICULTY
+    resolver: str = DEFAULT_RESOLVER
+    landing: str = "soft_and_water"
+
+    @property
+    def band(self) -> str:
+        return softened(fall_band(self.height_m), self.surface, self.landing)
+
+    @property
+    def roll_check(self) -> SpeedpointsCheck:
+        return SpeedpointsCheck(self.ability, self.difficulty, self.resolver)
+
+    def outcomes(self) -> dict[str, Fraction]:
+        out = dict.fromkeys(FALL_DEGREES, Fraction(0))
+        if self.band == "safe":
+            out["unharmed"] = Fraction(1)
+            return out
+        p = self.roll_check.p_success()
+        win, lose = ("unharmed", "hurt") if self.band == "dangerous" else ("hurt", "grievous")
+        out[win], out[lose] = p, 1 - p
+        return out
+
+    def p_success(self) -> Fraction:
+        return self.outcomes()["unharmed"]
+
+    def _degree(self, success: bool) -> str:
+        if self.band == "dangerous":
+            return "unharmed" if success else "hurt"
+        return "hurt" if success else "grievous"
+
+    def roll(self, dice: Dice) -> CheckResult:
+        if self.band == "safe":
+            return CheckResult("unharmed", True, 0, 0, (), ("safe fall: no roll",))
+        n, sides = parse_resolver(self.resolver)
+        event = dice.roll(n, sides, self.ability)
+        margin = event.total - self.roll_check.target
+        degree = self._degree(margin >= 0)
+        event = dice.decide(event, f"{self.band} fall: {degree}")
+        return CheckResult(degree, degree == "unharmed", event.total, margin, (event,))
+
+    def roll_many(self, dice: Dice, n: int) -> BatchResult:
+        if self.band == "safe":
+            zeros = np.zeros(n, dtype=np.int64)
+            return finish_batch(dice, self, FALL_DEGREES, 1, zeros, zeros, zeros)
+        k, sides = parse_resolver(self.resolver)
+        totals = dice.faces_array(n * k, sides).reshape(n, k).sum(axis=1) + self.ability
+        margins = totals - self.roll_check.target
+        fail = (margins < 0).astype(np.int8)
+        index = fail if self.band == "dangerous" else fail + 1
+        return finish_batch(dice, self, FALL_DEGREES, 1, index, totals, margins)
+
+    def __str__(self) -> str:
+        return (
+            f"fall={jsonable(self.height_m)} surface={self.surface} ability={self.ability} "
+            f"difficulty={self.difficulty} resolver={self.resolver} landing={self.landing} "
+            f"({self.band})"
+        )
+
+
+def parse_fall_check(text: str) -> FallCheck:
+    """Read ``fall=5 ability=3 surface=soft`` (+ ``difficulty=``, ``resolver=``,
+    ``landing=``): the fall's height in metres is required; ability defaults to 0, surface
+    to hard, difficulty to 10 (not from a climb)."""
+    text = re.sub(r"\(\w+\)", " ", text)  # the band str() appends
+    fields = parse_fields(text, keys=_FALL_KEYS, example=_FALL_EXAMPLE)
+    token, raw = fields["fall"]
+    try:
+        height = exact(raw)
+    except (ValueError, ZeroDivisionError):
+        height = Fraction(-1)
+    if height < 0 or height > 1_000_000:
+        raise CheckError(f"check '{token}': fall must be metres fallen, 0..1000000, e.g. fall=5")
+    resolver = DEFAULT_RESOLVER
+    if "resolver" in fields:
+        rtoken, value = fields["resolver"]
+        try:
+            n, sides = parse_resolver(value)
+        except ValueError:
+            raise CheckError(f"check '{rtoken}': resolver must be dice like 1d20 or 3d6") from None
+        resolver = f"{n}d{sides}"
+    return FallCheck(
+        height_m=height,
+        ability=field_int(fields, "ability", example=3, default=0),
+        surface=field_choice(fields, "surface", SURFACES, default="hard"),
+        difficulty=field_int(fields, "difficulty", example=10, default=FALL_DIFFICULTY),
+        resolver=resolver,
+        landing=field_choice(fields, "landing", LANDINGS, default="soft_and_water"),
+    )
 
 
 # =============================================================================================
@@ -1043,8 +1225,9 @@ class Speedpoints(RuleSystem):
             "choice",
             "run_up",
             choices=("run_up", "standing"),
-            help="the jump the path search assumes for a gap cell (a cell cannot see the "
-            "approach); a gap cell is one 2-m space wide",
+            help="run_up: a jump after at least one space straight before it, in its "
+            "direction, reaches running m (RULES.md 4), any other standing (half); standing: "
+            "every jump counts as standing",
         ),
         Setting(
             "jump_difficulty",
@@ -1103,14 +1286,12 @@ class Speedpoints(RuleSystem):
             # Without a terrain: the easiest climb (difficulty 0, ladders).
             spaces = climb_spaces(running, 0)
         elif mode == "gap":
-            spaces = Fraction(running) if self._clears_a_cell(token) else Fraction(0)
+            # Crossed only by a jump (:meth:`jump`): at running rate, cell by cell.
+            spaces = Fraction(running)
         else:
             # air: only flight crosses it (the Flight section, tacgrid fly); blocked: never.
             spaces = Fraction(0)
         return spaces * SPACE_M
-
-    def _clears_a_cell(self, token: Token) -> bool:
-        return jump_length(token, self.config["gap_jump"] == "run_up") >= SPACE_M
 
     def climb_difficulty(self, terrain: Terrain) -> int:
         """The climb's difficulty on the seed's scale: ``none`` is the easiest (0), since the
@@ -1146,11 +1327,6 @@ class Speedpoints(RuleSystem):
                     f"{CLIMB_SURFACES.get(d, 'harder than a sheer surface')}: "
                     "10 and up is not strategically significant)"
                 )
-        if terrain.move == "gap":
-            run_up = self.config["gap_jump"] == "run_up"
-            jc = jump_check(token, SPACE_M, run_up)
-            if jc is not None and jc.refusal:
-                return f"{terrain.name}: {jc.refusal}"
         if terrain.move == "swim" and effective_points(token, "swimming") == 0:
             return f"{terrain.name}: this token cannot swim (swimming 0)"
         if terrain.move == "air":
@@ -1174,24 +1350,70 @@ class Speedpoints(RuleSystem):
                 p_success=check.p_success(),
                 check=check,
             )
-        if terrain.move == "gap":
-            run_up = self.config["gap_jump"] == "run_up"
-            jc = jump_check(
-                token,
-                SPACE_M,
-                run_up,
-                difficulty=self.jump_difficulty(terrain),
-                resolver=resolver,
-            )
-            if jc is None or jc.check is None:
-                return None
-            return CellCheck(
-                what=f"acrobatics (jump {jsonable(jc.gap_m)} m of {jsonable(jc.longest_m)} m)",
-                target=f"{resolver} + {jc.check.ability} >= {jc.check.target}",
-                p_success=jc.p_success,
-                check=jc.check,
-            )
+        # Gap cells ask nothing of their own: the jump over the whole gap does (:meth:`jump`).
         return None
+
+    jumps_gaps = True
+
+    def jump(
+        self, token: Token, width: Fraction, run_up: bool, gaps: tuple[Terrain, ...]
+    ) -> tuple[str | None, CellCheck | None]:
+        """A jump over a gap ``width`` metres wide (RULES.md 4): refused beyond the longest
+        jump (running m with a run-up of at least one straight space, half that standing); an
+        acrobatics roll within 1 m of it, at the hardest gap cell's difficulty."""
+        run_up = run_up and self.config["gap_jump"] == "run_up"
+        resolver = self.config["resolver"]
+        difficulty = max(self.jump_difficulty(t) for t in gaps)
+        jc = jump_check(token, width, run_up, difficulty=difficulty, resolver=resolver)
+        if jc is None:
+            return None, None
+        if jc.refusal is not None or jc.check is None:
+            return jc.refusal or "cannot jump", None
+        how = "run-up" if run_up else "standing"
+        return None, CellCheck(
+            what=f"acrobatics ({how} jump {jsonable(jc.gap_m)} m of {jsonable(jc.longest_m)} m)",
+            target=f"{resolver} + {jc.check.ability} >= {jc.check.target}",
+            p_success=jc.p_success,
+            check=jc.check,
+        )
+
+    def check_period(self, token: Token, terrain: Terrain, pace: str) -> Fraction | None:
+        """One roll per climb (seed 004: "For each climb make a success roll"; RULES.md 4):
+        a climb is one roll however many turns it takes; other runs, once a turn."""
+        return None if terrain.move in ("climb", "ladder") else Fraction(1)
+
+    def leap(
+        self, token: Token, rise: Fraction, run_up: bool
+    ) -> tuple[str | None, CellCheck | None] | None:
+        """A step up ``rise`` metres onto a higher cell is a vertical jump (seed 004: half as
+        high as the longest jump; within 1 m an acrobatics roll, whose failure only fails to
+        reach the height): :func:`vertical_jump_check`."""
+        run_up = run_up and self.config["gap_jump"] == "run_up"
+        resolver = self.config["resolver"]
+        jc = vertical_jump_check(
+            token,
+            rise,
+            run_up,
+            difficulty=int(self.config["jump_difficulty"]),
+            resolver=resolver,
+        )
+        if jc is None:
+            return None, None
+        if jc.refusal is not None or jc.check is None:
+            return jc.refusal or "cannot leap", None
+        how = "run-up" if run_up else "standing"
+        return None, CellCheck(
+            what=f"acrobatics ({how} leap {jsonable(jc.gap_m)} m of {jsonable(jc.longest_m)} m)",
+            target=f"{resolver} + {jc.check.ability} >= {jc.check.target}",
+            p_success=jc.p_success,
+            check=jc.check,
+        )
+
+    def on_failure(self, check: CellCheck) -> str:
+        """A failed climbing roll loses the grip, a failed jump falls into the gap: a fall."""
+        if " leap " in check.what:
+            return "stop"  # "fail to reach the required height"
+        return "fall" if check.what.startswith(("climbing", "acrobatics")) else "stop"
 
     def apply_check(self, token: Token, what: str, degree: str) -> Token:
         """Climbing or jump failure: the token falls (``fell``; a jump lands ``in_gap``);
@@ -1201,6 +1423,8 @@ class Speedpoints(RuleSystem):
         state = token.state
         if what.startswith("climbing"):
             return token.moved(conditions=state.with_conditions("fell").conditions, progress=0)
+        if what.startswith("acrobatics") and " leap " in what:
+            return token  # a failed vertical leap only fails to reach the height
         if what.startswith("acrobatics"):
             return token.moved(conditions=state.with_conditions("fell", "in_gap").conditions)
         if what.startswith("fall"):
@@ -1341,6 +1565,7 @@ class Speedpoints(RuleSystem):
                 "hurt": {"damage": stats.get("toughness"), "stun": stats.get("toughness")},
                 "grievous": {"damage": stats.get("stamina")},
             },
+            **self.seed_reach_stats(token),
             "swimming_combat": {
                 "striking_bonus": swimming,
                 "grappling_bonus": swimming,
@@ -1348,6 +1573,54 @@ class Speedpoints(RuleSystem):
                 "striking_stun": Fraction(1, 2),
                 "striking_damage": Fraction(1),
             },
+        }
+
+    def seed_reach_stats(self, token: Token) -> dict[str, Any]:
+        """``stats`` figures of issue 17: vertical jumps onto higher cells, the climber's one
+        quick action a turn, and each fall band's exact odds by surface."""
+        resolver = self.config["resolver"]
+        acrobatics = SpeedpointsCheck(
+            int(token.stats.get("acrobatics", 0)), int(self.config["jump_difficulty"]), resolver
+        )
+        vertical: dict[str, Any] = {}
+        for how, run_up in (("run_up", True), ("standing", False)):
+            highest = jump_height(token, run_up)
+            vertical[how] = {
+                "highest_m": highest,
+                "sure_up_to_m": max(Fraction(0), highest - JUMP_MARGIN_M),
+                "roll_above_m": max(Fraction(0), highest - JUMP_MARGIN_M),
+                "p_roll": acrobatics.p_success(),
+            }
+        ability = fall_ability(token)
+        falls: dict[str, Any] = {}
+        for label, height in (
+            ("up_to_3_m", FALL_SAFE_M),
+            ("3_to_6_m", FALL_LETHAL_M),
+            ("over_6_m", FALL_LETHAL_M + 1),
+        ):
+            falls[label] = {
+                surface: {
+                    "band": (
+                        f := FallCheck(
+                            height,
+                            ability,
+                            surface,
+                            FALL_DIFFICULTY,
+                            resolver,
+                            self.config["landing"],
+                        )
+                    ).band,
+                    "outcomes": f.outcomes(),
+                }
+                for surface in SURFACES
+            }
+        return {
+            "vertical_jump": vertical,
+            "climbing_actions": {
+                "quick_actions_per_turn": CLIMB_QUICK_ACTIONS,
+                "moves": True,
+            },
+            "fall_odds": {"ability": ability, "difficulty": FALL_DIFFICULTY, "by_height": falls},
         }
 
 

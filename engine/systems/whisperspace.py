@@ -1,5 +1,8 @@
 """Whisperspace (seeds 000 and 001; RULES.md section 1).
 
+Over 800 lines on purpose: a rule system is one plug-in module (adding a system touches no
+other file; ARCHITECTURE.md), and its sections follow the seed's chapters.
+
 Three sections:
 
 * **Checks** - 1d12 + modifier >= DC with four degrees and bonus/penalty dice
@@ -34,12 +37,13 @@ import numpy as np
 
 from engine.checks import BatchResult, CheckResult, field_int, finish_batch, parse_fields
 from engine.dice import Dice, Dist, add_constant, die_dist, keep_highest, keep_lowest
-from engine.errors import ArgumentError, StatError, did_you_mean
+from engine.errors import ArgumentError, CheckError, StatError, did_you_mean
 from engine.mapmodel import Terrain
 from engine.systems.base import (
     CellCheck,
     Param,
     RuleSystem,
+    SearchState,
     Setting,
     Stat,
     Token,
@@ -161,25 +165,67 @@ class WhisperspaceCheck:
         )
 
 
-def parse_check(text: str) -> WhisperspaceCheck:
+def parse_check(text: str) -> WhisperspaceCheck | FallCheck:
     """Read ``athletics=2 dc=6 bonus=1 penalty=0``.
 
     The modifier may be given as ``mod=``, ``modifier=``, ``skill=`` or a skill name
     (``athletics``, ``endurance``, ``reflex``); it defaults to 0. ``dc`` is required;
-    ``bonus`` and ``penalty`` are dice counts (>= 0, default 0).
+    ``bonus`` and ``penalty`` are dice counts (>= 0, default 0). ``fall=FEET`` alone is the
+    Fall Severity roll (:class:`FallCheck`); the flag ``asphyxiation`` makes the check the
+    Asphyxiation check near the surface, whose DC defaults to the swimming DC 6.
 
     >>> parse_check("athletics=2 dc=6 bonus=1").net_dice
     1
     """
-    fields = parse_fields(text, keys=_CHECK_KEYS, example=_CHECK_EXAMPLE)
+    fall = _fall_check(text)
+    if fall is not None:
+        return fall
+    fields = parse_fields(
+        text,
+        keys=_CHECK_KEYS,
+        flags={"asphyxiation": ("asphyxiation", "yes")},
+        example=_CHECK_EXAMPLE,
+    )
     skill = fields["modifier"][0].split("=", 1)[0].lower() if "modifier" in fields else "mod"
+    asphyxiation = "asphyxiation" in fields
+    if asphyxiation:
+        skill = f"asphyxiation {skill}"
     return WhisperspaceCheck(
         modifier=field_int(fields, "modifier", example=2, default=0),
-        dc=field_int(fields, "dc", example=6, text=text),
+        dc=field_int(
+            fields, "dc", example=6, text=text, default=ASPHYXIATION_DC if asphyxiation else None
+        ),
         bonus=field_int(fields, "bonus", example=1, default=0, minimum=0),
         penalty=field_int(fields, "penalty", example=1, default=0, minimum=0),
         skill=skill,
     )
+
+
+ASPHYXIATION_DC = 6
+"""The seeds name an Asphyxiation check but give it no DC; the project reads it as the swimming
+check it ends (Athletics DC 6, + 2 encumbered, + 6 heavily encumbered)."""
+
+
+def _fall_check(text: str) -> FallCheck | None:
+    """``fall=FEET`` (nothing else) as a :class:`FallCheck`; None when ``fall=`` is absent."""
+    tokens = [t for t in re.split(r"[\s,]+", text.strip()) if t]
+    falls = [t for t in tokens if t.lower().startswith("fall=")]
+    if not falls:
+        return None
+    if len(tokens) != 1:
+        others = " ".join(t for t in tokens if t not in falls)
+        raise CheckError(
+            f"check '{others}': a fall check takes only fall=FEET (the Fall Severity roll has "
+            "no modifier), e.g. fall=25"
+        )
+    raw = falls[0].split("=", 1)[1]
+    try:
+        feet = exact(raw)
+    except (ValueError, ZeroDivisionError):
+        feet = Fraction(-1)
+    if feet < 0 or feet > 1_000_000:
+        raise CheckError(f"check '{falls[0]}': fall must be feet fallen, 0..1000000, e.g. fall=25")
+    return FallCheck(feet)
 
 
 # =============================================================================================
@@ -466,6 +512,162 @@ def fall_odds(feet: Fraction | int) -> dict[str, Fraction]:
     return out
 
 
+class FallCheck:
+    """The Fall Severity roll as a check (``tacgrid odds --system whisperspace fall=25``).
+
+    1d12 + the band modifier of ``feet`` fallen (RULES.md 1's table); the degrees are the Fall
+    Severity rows, best first, and only ``1-3`` (no damage) counts as a success. The margin of
+    a roll is 3 - result: >= 0 exactly when the fall does no damage.
+    """
+
+    degrees: ClassVar[tuple[str, ...]] = tuple(row.row for row in FALL_SEVERITY)
+
+    def __init__(self, feet: Fraction) -> None:
+        if feet < 0:
+            raise ArgumentError(f"fall={feet}: feet fallen must be >= 0, e.g. fall=25")
+        self.feet = Fraction(feet)
+        self.band = fall_band(self.feet)
+
+    def outcomes(self) -> dict[str, Fraction]:
+        return fall_odds(self.feet)
+
+    def p_success(self) -> Fraction:
+        return self.outcomes()[FALL_SEVERITY[0].row]
+
+    def roll(self, dice: Dice) -> CheckResult:
+        event = dice.roll(1, 12, self.band.modifier)
+        outcome = fall_severity(event.total)
+        event = dice.decide(event, f"{outcome.row}: {outcome.text}, prone")
+        margin = 3 - event.total
+        return CheckResult(outcome.row, margin >= 0, event.total, margin, (event,))
+
+    def roll_many(self, dice: Dice, n: int) -> BatchResult:
+        totals = dice.faces_array(n, 12).astype(np.int64) + self.band.modifier
+        highs = np.array([row.high for row in FALL_SEVERITY[:-1]])
+        index = np.searchsorted(highs, totals, side="left")
+        return finish_batch(dice, self, self.degrees, 1, index, totals, 3 - totals)
+
+    def __str__(self) -> str:
+        sign = f"{self.band.modifier:+d}" if self.band.modifier else ""
+        return f"fall={_ft(self.feet)} ({self.band.label}: 1d12{sign})"
+
+
+def fall_table() -> list[dict[str, Any]]:
+    """RULES.md 1's falling tables in one: per band its heights, modifier and the exact
+    chance of each Fall Severity row (``stats`` shows it)."""
+    out: list[dict[str, Any]] = []
+    low: int = 0
+    for band in FALL_BANDS:
+        feet = band.max_ft if band.max_ft is not None else low + 1
+        out.append(
+            {
+                "band": band.name,
+                "label": band.label,
+                "over_ft": low,
+                "up_to_ft": band.max_ft,
+                "roll": f"1d12{band.modifier:+d}" if band.modifier else "1d12",
+                "outcomes": {
+                    row: f"{p.numerator}/{p.denominator}" for row, p in fall_odds(feet).items()
+                },
+            }
+        )
+        low = band.max_ft if band.max_ft is not None else low
+    return out
+
+
+FALL_OUTCOMES = {row.row: row.text for row in FALL_SEVERITY}
+"""Each Fall Severity row's effect, in words (every fall also lands prone)."""
+
+# --------------------------------------------------------------------------- items (seed 000)
+
+
+@dataclass(frozen=True)
+class ItemKind:
+    """A row of seed 000's item table: its bulk (the least, where the seed gives "N+")."""
+
+    name: str
+    label: str
+    bulk: int
+    more: bool  # the seed's "3+", "4-5 (or more)", "30 ... or more": a larger bulk may be given
+
+
+ITEM_TABLE: tuple[ItemKind, ...] = (
+    ItemKind("light", "Light gear", 1, False),
+    ItemKind("medium", "Medium gear", 2, False),
+    ItemKind("heavy", "Heavy gear", 3, True),
+    ItemKind("crate", "Storage crates, containers", 4, True),
+    ItemKind("teammate", "Incapacitated Teammate", 30, True),
+)
+"""Seed 000: Light gear 1, Medium gear 2, Heavy gear 3+, Storage crates 4-5 (or more),
+Incapacitated Teammate 30 bulk."""
+
+_ITEM_ALIASES = {"container": "crate", "body": "teammate"}
+_ITEM_RE = re.compile(r"^([a-z_]+)(?::(\d+))?(?:\*(\d+))?$")
+_ITEMS_EXAMPLE = "items=light*3+medium+crate:5+teammate"
+
+
+def parse_items(raw: Any, where: str = "--token") -> tuple[tuple[str, int, int], ...]:
+    """Items carried as ``(name, bulk each, count)``, from ``light*3+medium+crate:5`` (also
+    ``;`` or spaces between entries), a YAML list (``[light, light, "crate:5"]``) or a
+    mapping of name to count. ``name:B`` gives a "3+"-style row a larger bulk; ``*N`` a count.
+    """
+    if isinstance(raw, dict):
+        parts = [f"{k}*{v}" for k, v in raw.items()]
+    elif isinstance(raw, (list, tuple)):
+        parts = [str(x) for x in raw]
+    else:
+        parts = [p for p in re.split(r"[+;\s]+", str(raw).strip()) if p]
+    kinds = {k.name: k for k in ITEM_TABLE}
+    merged: dict[tuple[str, int], int] = {}
+    for part in parts:
+        m = _ITEM_RE.match(part.strip().lower())
+        name = _ITEM_ALIASES.get(m.group(1), m.group(1)) if m else ""
+        if m is None or name not in kinds:
+            got = m.group(1) if m else part
+            raise StatError(
+                f"{where} items: '{part}' is not an item; items: "
+                f"{', '.join(kinds)}{did_you_mean(got, list(kinds))} (NAME, NAME*COUNT or "
+                f"NAME:BULK, joined by +), e.g. {_ITEMS_EXAMPLE}"
+            )
+        kind = kinds[name]
+        bulk = int(m.group(2)) if m.group(2) else kind.bulk
+        count = int(m.group(3)) if m.group(3) else 1
+        if bulk != kind.bulk and not (kind.more and bulk >= kind.bulk):
+            need = f">= {kind.bulk}" if kind.more else f"{kind.bulk} (the seed's figure)"
+            raise StatError(f"{where} items: '{part}': {kind.label} bulk must be {need}")
+        if count < 1 or count > 10_000:
+            raise StatError(f"{where} items: '{part}': the count must be 1..10000")
+        merged[(name, bulk)] = merged.get((name, bulk), 0) + count
+    order = {k.name: i for i, k in enumerate(ITEM_TABLE)}
+    return tuple(
+        (name, bulk, count)
+        for (name, bulk), count in sorted(
+            merged.items(), key=lambda kv: (order[kv[0][0]], kv[0][1])
+        )
+    )
+
+
+def items_text(items: tuple[tuple[str, int, int], ...]) -> str:
+    """The canonical ``items`` text: ``light*3+medium+crate:5``."""
+    kinds = {k.name: k for k in ITEM_TABLE}
+    return "+".join(
+        name
+        + (f":{bulk}" if bulk != kinds[name].bulk else "")
+        + (f"*{count}" if count != 1 else "")
+        for name, bulk, count in items
+    )
+
+
+class ItemsParam(Param):
+    """The ``items`` stat: named items of seed 000's table, kept as canonical text."""
+
+    def parse(self, raw: Any, where: str) -> Any:
+        return items_text(parse_items(raw, where))
+
+    def allowed(self) -> str:
+        return f"item names joined by + ({', '.join(k.name for k in ITEM_TABLE)}), e.g. {_ITEMS_EXAMPLE}"
+
+
 # =============================================================================================
 # The rule system
 # =============================================================================================
@@ -527,6 +729,14 @@ class Whisperspace(RuleSystem):
         Stat("endurance", "int", 0, help="Endurance modifier (encumbrance checks)"),
         Stat("reflex", "int", 0, help="REF skill modifier (heavy load: +1 penalty die)"),
         Stat("bulk", "int", 0, minimum=0, help="Bulk carried, in inventory slots"),
+        ItemsParam(
+            "items",
+            "text",
+            "",
+            help="named items of seed 000's table, joined by + (light 1, medium 2, heavy 3+, "
+            "crate 4+, teammate 30; NAME*COUNT, NAME:BULK for the '+' rows; a YAML list or "
+            "name: count mapping), e.g. light*3+medium+crate:5; their bulk adds to bulk",
+        ),
         Stat(
             "capacity",
             "int",
@@ -617,6 +827,14 @@ class Whisperspace(RuleSystem):
             "encumbered), twice it (just below heavy) or nothing (project reading)",
         ),
         Setting(
+            "asphyxiation_dc",
+            "int",
+            ASPHYXIATION_DC,
+            minimum=0,
+            help="DC of the Asphyxiation check close to the surface (the seeds give none; "
+            "project reading: the swimming check's DC 6, + 2 encumbered, + 6 heavily)",
+        ),
+        Setting(
             "stunned_can_move",
             "bool",
             False,
@@ -668,8 +886,15 @@ class Whisperspace(RuleSystem):
         )
 
     def carried(self, token: Token) -> int:
-        """Bulk carried now: the ``bulk`` stat less what the token has dropped."""
-        return max(0, int(token["bulk"]) - token.state.counter("dropped_bulk"))
+        """Bulk carried now: the ``bulk`` stat plus the named ``items`` less what the token
+        has dropped."""
+        held = int(token["bulk"]) + self.items_bulk(token)
+        return max(0, held - token.state.counter("dropped_bulk"))
+
+    @staticmethod
+    def items_bulk(token: Token) -> int:
+        """Bulk of the token's named ``items`` (seed 000's item table)."""
+        return sum(bulk * count for _, bulk, count in parse_items(token.stats.get("items", "")))
 
     def encumbrance(self, token: Token) -> str:
         level = encumbrance_for(self.carried(token), self.capacity(token))
@@ -757,14 +982,32 @@ class Whisperspace(RuleSystem):
             return self.cell_size
         return exact(terrain.height)
 
-    def cell_rate(self, token: Token, terrain: Terrain, pace: str | None = None) -> Fraction:
-        rate = self.rate(token, terrain.move, pace)
-        if terrain.move in CLIMBING:
-            # Crossing a climb cell means climbing its height when that is more than a cell.
-            height = self.climb_height(terrain)
-            if height > self.cell_size:
-                rate = rate * self.cell_size / height
-        return rate
+    def search_state(self, token: Token, pace: str) -> SearchState | None:
+        """A prone token searches two layers: ``prone`` (it may crawl without standing) and
+        ``standing``, joined by standing up in place: 15 ft of a Move action (seed 000), or
+        all of a Move action worth less, paid once however long the path."""
+        st = token.state
+        if not (st.has("prone") or st.has("standing_up")):
+            return None
+        up = replace(token, state=st.with_conditions(remove=("prone", "standing_up")))
+        speed = self.speed(up, "walk")
+        if speed <= 0 or pace not in MOVE_ACTIONS:
+            return None
+        stand = min(Fraction(STAND_UP_FT), speed) / (speed * MOVE_ACTIONS[pace])
+        down = replace(token, state=st.with_conditions("prone", remove=("standing_up",)))
+        return SearchState(
+            names=("prone", "standing"),
+            tokens=(down, up),
+            modes=(frozenset({"crawl"}), None),
+            in_place=((0, 1, stand),),
+            start=0,
+            main=1,
+        )
+
+    def check_period(self, token: Token, terrain: Terrain, pace: str) -> Fraction | None:
+        """Moves are Move actions (RULES.md 0 and 1): a run of swimming or climbing asks a
+        check in each Move action it spans, up to three a turn at sprint."""
+        return Fraction(1, MOVE_ACTIONS.get(pace, 1))
 
     def refusal(self, token: Token, terrain: Terrain, pace: str | None = None) -> str | None:
         why = self.why_not(token, terrain.move)
@@ -1048,6 +1291,7 @@ class Whisperspace(RuleSystem):
             else f"{self.config['capacity_base']} + {self.config['capacity_per_phys']} x PHYS",
             "bulk": self.carried(token),
             "bulk_dropped": st.counter("dropped_bulk"),
+            **self.seed_reach_stats(token),
             "encumbrance_limits": {
                 "encumbered_above": cap,
                 "heavy_above": 2 * cap,
@@ -1072,6 +1316,38 @@ class Whisperspace(RuleSystem):
                 "on_extreme_failure": self.strain_effect(token, "extreme_failure"),
             }
         return out
+
+    def seed_reach_stats(self, token: Token) -> dict[str, Any]:
+        """``stats`` figures of issue 17: the named items and their bulk, the Asphyxiation
+        check near the surface, and the Fall Severity odds by height."""
+        kinds = {k.name: k for k in ITEM_TABLE}
+        items = parse_items(token.stats.get("items", ""))
+        dc = self.config["asphyxiation_dc"] + ENCUMBRANCE_DC_ADD[self.encumbrance(token)]
+        check = self.skill_check(token, "athletics", dc)
+        return {
+            "items": [
+                {
+                    "item": name,
+                    "label": kinds[name].label,
+                    "count": count,
+                    "bulk_each": bulk,
+                    "bulk": bulk * count,
+                }
+                for name, bulk, count in items
+            ],
+            "items_bulk": self.items_bulk(token),
+            "bulk_stat": int(token["bulk"]),
+            "asphyxiation_check": {
+                "what": "athletics (asphyxiation, close to the surface)",
+                "target": f"DC {dc}",
+                "p_success": float(check.p_success()),
+                "p_success_exact": f"{check.p_success().numerator}/{check.p_success().denominator}",
+                "on_success": "Asphyxiating ends at once",
+                "asphyxiating": token.state.has("asphyxiating"),
+            },
+            "fall_severity": fall_table(),
+            "fall_outcomes": FALL_OUTCOMES,
+        }
 
 
 SYSTEM = Whisperspace

@@ -139,8 +139,6 @@ def stats(*args: str):
     return tacgrid_json("stats", "--system", "d6", *args)
 
 
-ISSUE = "issue 17: "
-
 # ---------------------------------------------------------------------------------------------
 # Stats: speeds from Move
 # ---------------------------------------------------------------------------------------------
@@ -168,12 +166,6 @@ def test_rates_from_move(move):
     assert r["unit"] == "m" and fr(r["cell_size"]) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=ISSUE + "seed: Move/2..Move x 4 for any Move; `tacgrid stats --system d6 --token "
-    "move=1` (and move=2) crashes with a traceback (ValueError: Exceeds the limit (4300 digits) "
-    "while printing the default long-distance plan's p_arrive_exact) instead of printing figures",
-)
 @pytest.mark.parametrize("move", [1, 2])
 def test_rates_small_move(move):
     """Seed: speeds are Move/2, Move, 2 x Move, 4 x Move; Move/3 for swim and climb.
@@ -299,12 +291,6 @@ def test_encumbrance_off_by_default():
     assert r["carrying"]["overloaded"] is False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=ISSUE + "seed/RULES.md 3: an overloaded token only rolls stamina on the long-distance "
-    "schedule (no speed cap); tacgrid caps it at high (setting overloaded_top_speed, which "
-    "RULES.md does not rule): all_out walk 20 m and per_turn walk 10 instead of 40 and 20",
-)
 def test_overloaded_keeps_speeds():
     """Seed: "Overloaded characters may trigger long-distance movement and stamina rules."
     RULES.md 3 (ruling): "an overloaded token rolls stamina on the long-distance schedule for the
@@ -315,11 +301,6 @@ def test_overloaded_keeps_speeds():
     assert fr(r["per_turn"]["walk"]) == 20
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=ISSUE + "RULES.md 3 names setting `overload = stamina | none` (default stamina); "
-    "`tacgrid stats --system d6 --set overload=none` exits 2: no setting 'overload'",
-)
 def test_overload_setting_exists():
     """RULES.md 3: "setting `overload = stamina | none`, default `stamina`"."""
     r = stats("--set", "overload=none", "--json")
@@ -431,20 +412,7 @@ def test_roll_degree_matches_margin(seed):
 
 P_EASY = p_ge("3D", 8)  # 181/216: an all-out round on open ground (none = very_easy -> easy)
 
-STOP_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason=ISSUE + "seed: speed changes by at most two levels a round, a stopped token "
-    "(RULES.md 3: 'stopped unless given') starts at cautious or cruising; tacgrid goes all-out "
-    "in the first round (and ignores the start speed entirely)",
-)
-TOKEN_SPEED_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason=ISSUE + "CONTRACT/RULES.md 3: d6 stat `speed` is the token's current speed; "
-    "`--token speed=high` exits 2: d6 has no stat 'speed'",
-)
 
-
-@STOP_XFAIL
 @pytest.mark.parametrize(
     "goal, turns, p",
     [
@@ -474,7 +442,7 @@ def test_path_from_stop(d6map, goal, turns, p):
 @pytest.mark.parametrize(
     "how",
     [
-        pytest.param(("--token", "speed=high"), marks=TOKEN_SPEED_XFAIL, id="token"),
+        pytest.param(("--token", "speed=high"), id="token"),
         pytest.param(("--set", "start_speed=high"), id="setting"),
     ],
 )
@@ -498,12 +466,6 @@ def test_path_from_high(d6map, how, goal, turns, p):
     assert checks(r) == [8] * (goal // 20)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=ISSUE + "seed: cautious -> 'next round can be Stop, Cruise, or High Speed (not "
-    "All-Out)'; 30 cells from cautious should take 2.0 rounds (high 20 m, then all-out 40 m), "
-    "tacgrid gives 1.5 with --set start_speed=cautious (and rejects --token speed=cautious)",
-)
 @pytest.mark.parametrize("how", [("--token", "speed=cautious"), ("--set", "start_speed=cautious")])
 def test_path_from_cautious(d6map, how):
     """Seed: "Cautious -> next round can be Stop, Cruise, or High Speed (not All-Out)"."""
@@ -515,7 +477,6 @@ def test_path_from_cautious(d6map, how):
     assert close(r["p_no_failure"], P_EASY)
 
 
-@STOP_XFAIL
 def test_path_high_pace_from_stop(d6map):
     """Seed: two levels per round: stop -> cruising -> high. High: "Must roll running for Very
     Easy, Easy, Moderate terrain" (open = very_easy, DN 3)."""
@@ -531,7 +492,6 @@ def reach_max_col(result) -> int:
     return max(c["cell"][0] for c in result["cells"])
 
 
-@STOP_XFAIL
 @pytest.mark.parametrize(
     "turns, pace, far",
     [
@@ -555,7 +515,7 @@ def test_reach_from_stop(d6map, turns, pace, far):
 @pytest.mark.parametrize(
     "how",
     [
-        pytest.param(("--token", "speed=high"), marks=TOKEN_SPEED_XFAIL, id="token"),
+        pytest.param(("--token", "speed=high"), id="token"),
         pytest.param(("--set", "start_speed=high"), id="setting"),
     ],
 )
@@ -570,15 +530,7 @@ def test_reach_from_high(d6map, how):
 # Paths: one roll per round, at the hardest cell crossed that round
 # ---------------------------------------------------------------------------------------------
 
-ONE_ROLL_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason=ISSUE + "RULES.md 3 ruling: 'one roll per round's move, at the hardest cell crossed "
-    "that round' (setting roll_per=round is the default); tacgrid rolls once per run of "
-    "terrain within a round, several rolls a round",
-)
 
-
-@ONE_ROLL_XFAIL
 def test_all_out_one_roll_per_round(d6map):
     """RULES.md 3: "What terrain asks (one roll per round's move, at the hardest cell crossed
     that round, ruling) ... All-out: very_easy..moderate one level up, harder: two levels up"."""
@@ -591,7 +543,6 @@ def test_all_out_one_roll_per_round(d6map):
     assert close(r["p_no_failure"], p_ge("3D", 31) * p_ge("3D", 18))
 
 
-@ONE_ROLL_XFAIL
 def test_high_one_roll_at_hardest(d6map):
     """RULES.md 3: "High: very_easy..moderate roll at that level, harder: one level up". Seed:
     "Heroic -> Heroic +10"; RULES.md 3: "each level above heroic adds 10" (41)."""
@@ -603,7 +554,6 @@ def test_high_one_roll_at_hardest(d6map):
     assert close(r["p_no_failure"], p_ge("3D", 41))
 
 
-@ONE_ROLL_XFAIL
 def test_cautious_one_roll_at_hardest(d6map):
     """Seed: cautious "In Difficult, Very Difficult, Heroic terrain: roll running, but reduce
     terrain difficulty one level"; free in Moderate or easier. RULES.md 3: one roll per round at
@@ -785,12 +735,6 @@ def test_long_distance_schedule():
     assert ao["checks"][0]["rest_if_failed_s"] == 120
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=ISSUE + "`tacgrid stats --system d6 --distance 40000` crashes with a traceback "
-    "(ValueError: Exceeds the limit (4300 digits) for integer string conversion, printing the "
-    "all-out plan's p_arrive_exact) instead of printing the plan",
-)
 def test_long_distance_40km():
     """Seed: stamina every 3 hours cruising (2 forced), every 10 minutes high, every minute
     all-out; first Very Easy, one level more each roll."""

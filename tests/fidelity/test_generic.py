@@ -146,11 +146,6 @@ def test_metric_map_distance_in_metres(mymap):
     assert frac(p["distance"]) == 30
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: CONTRACT: generic speed=30 on a 2 m map is 30 m a turn = 15 cells (1 turn); "
-    "tacgrid reads it as 30 ft (9.144 m): 1250/381 turns",
-)
 @pytest.mark.parametrize("pace, cells", [("walk", 15), ("dash", 30)])
 def test_metric_map_speed_in_map_unit(mymap, pace, cells):
     """CONTRACT: "`speed` (distance per turn, in the map's `cell_unit`: on a 2 m map `speed=30`
@@ -159,11 +154,6 @@ def test_metric_map_speed_in_map_unit(mymap, pace, cells):
     assert frac(p["turns"]) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: generic speed=10 on a 2 m map dashes 20 m = 10 cells in a turn; tacgrid "
-    "reaches 3 (reads the speed as feet)",
-)
 def test_metric_map_reach(mymap):
     """CONTRACT (speed in the map's unit), RULES.md 5 "dash = 2 x speed"; reach's default pace is
     the fastest (`tacgrid reach --help`). speed 10 on 2-m cells: dash 20 m = 10 cells; cell k at

@@ -557,10 +557,6 @@ def test_climb_seed_example_expected_turns_without_slips(mm):
     assert d["steps"][1]["check"]["p_success"] == pytest.approx(0.79, abs=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: RULES.md 2 climb_slip=lose_turn: a natural 2 loses a success's progress, so 4 hexes take 25.62 turns on average; tacgrid ignores slips (2000/79 = 25.32)",
-)
 def test_climb_seed_example_expected_turns_with_slips(mm):
     """Seed: "Critical failure leads to a slip and a regression"; RULES.md 2: "natural 2: lose
     that turn's progress (ruling)"; settings: "a natural 2 climbing loses a turn's progress, BM /
@@ -573,10 +569,6 @@ def test_climb_seed_example_expected_turns_with_slips(mm):
     assert d["turns"] == pytest.approx(float(e), abs=1e-9)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: RULES.md 2 climb_slip: the lose_turn setting must lengthen the expected climb vs none; tacgrid gives 2000/79 for both",
-)
 def test_climb_slip_setting_changes_expected_time(mm):
     """RULES.md 2: the slip loses progress (lose_turn, the default); `none`: no loss. The mean
     time over the seed's 4-hex climb must then differ: 2000/79 (none) < ~25.62 (lose_turn)."""
@@ -586,10 +578,6 @@ def test_climb_slip_setting_changes_expected_time(mm):
     assert lose > none
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: seed: a failed climbing 21C is no progress, only a natural 2 with a failed re-roll is a fall; p_no_failure over the 4-hex climb is ~0.950, tacgrid gives 0.79^4 = 0.3895",
-)
 def test_climb_p_no_failure_is_chance_of_no_fall(mm):
     """Seed: "if you fail the roll you don't move at all. Critical failure leads to a slip and a
     regression, requiring another Climbing roll to avoid a fall". So a failed 21C is not a failure
@@ -621,10 +609,6 @@ def test_climb_three_moderate_hexes(mm):
     assert d["turns"] == pytest.approx(float(F(200, 17)), abs=1e-9)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: seed: a climber moves 0.3 hex per success, so 1 hex needs 4 successes = 80/17 turns on average; tacgrid prices 1/(0.85 x 0.3) = 200/51",
-)
 def test_climb_partial_success_needs_whole_successes(mm):
     """Seed: "this is the rate of movement per turn when you succeed your 21C ... if you fail the
     roll you don't move at all". One moderate 1-hex cliff at 0.3 hex a success: after 3 successes

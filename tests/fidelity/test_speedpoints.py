@@ -427,12 +427,6 @@ def test_ladder_rate(draw, running, turns):
     assert frac(r["distance"]) == 8
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 17: seed 'For each climb make a success roll': a 4-space ladder over two "
-    "turns is one climb, one roll, p 11/20; tacgrid rolls each turn (2 checks, p 121/400)",
-)
 @pytest.mark.parametrize("running", [4, 5])
 def test_ladder_over_two_turns_is_one_roll(draw, running):
     """Seed: "For each climb make a success roll using the character's climbing ability vs. the
@@ -472,12 +466,6 @@ def test_rope_climb_rate(draw_own):
         assert close(s["turns"], F(2 * k))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 17: seed 'For each climb make a success roll': a 3-space rope climb over 6 "
-    "turns is one roll, p 9/20; tacgrid rolls every turn it enters a cell (3 checks, 729/8000)",
-)
 def test_rope_climb_is_one_roll(draw_own):
     """Seed: "For each climb make a success roll". RULES.md 4: "One climbing roll per climb"."""
     mp = draw_own(["e", "e", "e", "."])
@@ -534,13 +522,6 @@ def test_jump_roll_uses_acrobatics(draw):
     assert close(r["p_no_failure"], F(6, 20))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 17: seed 'Running is also the maximum distance a character can jump': "
-    "two gap cells are a 4 m gap, impossible for running 3 (no path); tacgrid jumps each 2 m "
-    "cell separately (path found, 2 rolls, p 1/400)",
-)
 def test_four_metre_gap_impossible_for_running_3(draw):
     """Seed: "Running is also the maximum distance a character can jump with a running start."
     RULES.md 4: "Pits (gap cells) are crossed this way" (by jumping)."""
@@ -550,13 +531,6 @@ def test_four_metre_gap_impossible_for_running_3(draw):
     assert r["cells"] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 17: seed 'within 1 meter of their maximum jumping distance ... success roll': "
-    "a 4 m gap (two gap cells) is within 1 m of running 4 or 5: one roll, p 1/20; tacgrid asks "
-    "none (it sees two 2 m jumps)",
-)
 @pytest.mark.parametrize("running", [4, 5])
 def test_four_metre_gap_needs_roll(draw, running):
     """Seed: "If the character can barely jump across a gap (within 1 meter of their maximum
@@ -579,12 +553,6 @@ def test_four_metre_gap_easy_for_running_6(draw):
     assert [s["mode"] for s in r["steps"][3:5]] == ["gap", "gap"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 17: seed 'within 1 meter of their maximum jumping distance': on hex, two "
-    "gap cells = 4 m, running 4 -> one roll (1/20); tacgrid asks none",
-)
 def test_four_metre_gap_hex(draw):
     """Seed: jump with a running start up to running m; within 1 m: acrobatics roll."""
     mp = draw(["..OO..."], **HEX)
@@ -602,13 +570,6 @@ def test_standing_jump_long_enough(draw):
     assert close(r["turns"], F(2, 8))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 17: seed 'Without a running start a character can jump half as far': from a "
-    "standstill next to a 2 m gap, running 4/6 jump 2/3 m: roll 1/20; tacgrid uses the run-up "
-    "length (no roll)",
-)
 @pytest.mark.parametrize("running", [4, 6])
 def test_standing_jump_needs_roll(draw, running):
     """Seed: "Without a running start a character can jump half as far." RULES.md 4: "with a
@@ -622,12 +583,6 @@ def test_standing_jump_needs_roll(draw, running):
     assert close(r["p_no_failure"], F(1, 20))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 17: seed 'Without a running start a character can jump half as far': running "
-    "3 standing = 1.5 m < 2 m gap: no path; tacgrid jumps it from a standstill (p 1/20)",
-)
 def test_standing_jump_too_short(draw):
     """Seed: "Without a running start a character can jump half as far." """
     mp = draw([".O..."])
@@ -636,12 +591,6 @@ def test_standing_jump_too_short(draw):
     assert r["cells"] == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 17: RULES.md 4 'a run-up (at least 1 space straight before)': turning a "
-    "corner into a 2 m gap is a standing jump (running 4: 2 m, roll 1/20); tacgrid: no roll",
-)
 def test_run_up_must_be_straight(draw):
     """Seed: "Without a running start a character can jump half as far." RULES.md 4: "with a
     run-up (at least 1 space straight before)". The only approach turns 90 degrees at the gap's

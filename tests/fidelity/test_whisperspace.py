@@ -568,14 +568,7 @@ def test_climb_check_difficult_dc12(mymap):
     assert checks(p) == [("DC 12", pytest.approx(1 / 3, abs=1e-12))]
 
 
-RUN_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: RULES.md 0/1 check once per Move action: 6 swim cells at run are 3 Move "
-    "actions, 3 checks, 343/1728; tacgrid checks once per turn (2 checks, 49/144)",
-)
-
-
-@pytest.mark.parametrize("pace", ["walk", pytest.param("run", marks=RUN_XFAIL)])
+@pytest.mark.parametrize("pace", ["walk", "run"])
 def test_long_swim_checked_once_per_move_action(mymap, pace):
     """RULES.md 0: a check once per stretch "in one move (one Move action, ...)"; seed 000: "You
     may use an action to move up to your speed". Speed 30 swims 10 ft = 2 cells per Move action;
@@ -587,11 +580,6 @@ def test_long_swim_checked_once_per_move_action(mymap, pace):
     assert frac(p["p_no_failure_exact"]) == F(343, 1728)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: RULES.md 0 one check per Move action: a 6-cell swim at sprint is 3 Move "
-    "actions, 3 checks, 343/1728; tacgrid checks once for the whole turn (7/12)",
-)
 def test_long_swim_at_sprint_checked_per_move_action(mymap):
     """RULES.md 0: "A check is rolled at most once per cell run: on entering the first cell of a
     stretch of the same mode and difficulty in one move (one Move action, ...)"; RULES.md 1
@@ -604,11 +592,6 @@ def test_long_swim_at_sprint_checked_per_move_action(mymap):
     assert frac(p["p_no_failure_exact"]) == F(343, 1728)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: RULES.md 0: a moderate swim of 4 cells at Speed 30 spans 2 Move actions: 2 "
-    "checks, (7/12)^2 = 49/144; tacgrid checks once in the turn (7/12)",
-)
 def test_moderate_swim_over_two_move_actions(mymap):
     """RULES.md 0 (once per stretch per Move action), RULES.md 1 "moderate 9". Athletics 3, DC 9:
     7/12 a check. 4 moderate cells at 10 ft/action = Move actions 1 and 2: checks on cells 1 and
@@ -633,11 +616,6 @@ def test_climb_cell_without_height_is_one_cell(mymap):
         assert frac(p["turns"]) == F(2, 9), rows
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: a 15-ft climb cell costs 15 ft of climbing (1.5 actions = 1/2 turn at "
-    "Speed 30); tacgrid charges 45 ft (3/2 turn, height x height/cell)",
-)
 def test_climb_height_15ft(mymap):
     """MAP-FORMAT: `height` is "how far a climb goes"; README: "A climb or ladder cell costs its
     height of climbing (at least one cell)". Seed 000 (climb) + RULES.md 1 "climb +2": Speed 30
@@ -648,11 +626,6 @@ def test_climb_height_15ft(mymap):
     assert frac(p["turns"]) == F(5, 9)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: a 10-ft difficult cliff costs 10 ft of climbing (1 action = 1/3 turn at "
-    "Speed 30, total 7/18); tacgrid charges 20 ft (2/3, total 13/18)",
-)
 def test_climb_height_10ft_cliff(mymap):
     """MAP-FORMAT `height`: "how far a climb goes". Speed 30 climbs 10 ft/action: a 10-ft cliff
     is 1 action = 1/3 turn; + walk 1/18 = 7/18."""
@@ -663,11 +636,6 @@ def test_climb_height_10ft_cliff(mymap):
 # ---- standing up from prone
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: standing up costs 15 ft once (15 + 15 ft = 1 action = 1/3 turn at Speed 30); "
-    "tacgrid gives 1/5 turn",
-)
 def test_prone_stand_up_short_move(mymap):
     """Seed 000: "Standing up must be done as part of a move action and uses 15 feet of
     movement." Speed 30 prone, 3 cells = 15 ft: 15 + 15 = 30 ft = one Move action = 1/3 turn."""
@@ -675,11 +643,6 @@ def test_prone_stand_up_short_move(mymap):
     assert frac(p["turns"]) == F(1, 3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: standing up is paid once per path: 195 ft prone PHYS 1 = (15 + 195)/105 = 2 "
-    "turns (sprint), 210/35 = 6 (walk); tacgrid gives 13/6 and 39/4 (pays it every turn)",
-)
 @pytest.mark.parametrize("pace, turns", [("sprint", F(2)), ("walk", F(6)), ("run", F(3))])
 def test_prone_stand_up_once_per_path(mymap, pace, turns):
     """Seed 000: "Standing up ... uses 15 feet of movement"; RULES.md 0 "State along a path ...
