@@ -1,6 +1,9 @@
 """The turn loop: tokens take turns through their rule system's hooks, every roll and move
 is an event, and the event log replays to the identical state.
 
+Over 800 lines: the turn loop, its policies and event-log replay share the token state; the
+ground policies are the next split (as sim_flight was).
+
 A :class:`Simulation` is one run of a scenario with one seed. Distance fields live in a
 :class:`FieldCache` that is built once per scenario and shared by every run (in a batch,
 by every run of a worker process): the map does not change between runs, so neither do
@@ -15,29 +18,44 @@ cell of a run of terrain that asks a check rolls it; a failed check applies its 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from engine import sim_flight
 from engine.dice import Dice
+from engine.errors import TacgridError
+from engine.flight.model import state_from_dict
 from engine.grid import Cell
 from engine.movement import MovementGraph
 from engine.scenario import Scenario, TokenSpec
-from engine.systems.base import Token, TokenState, jsonable
+from engine.systems.base import Token, TokenState, exact, jsonable
 
 INF = float("inf")
 
 
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be text, not {type(value).__name__}")
+    return value
+
+
 def _state_from_dict(d: dict[str, Any]) -> TokenState:
+    """A token state from its logged form; values of the wrong kind raise ValueError."""
+    conditions = d.get("conditions", ())
+    if not isinstance(conditions, list | tuple):
+        raise ValueError("conditions must be a list")
     return TokenState(
         cell=(int(d["cell"][0]), int(d["cell"][1])) if d.get("cell") is not None else None,
-        mode=d.get("mode", "walk"),
-        conditions=frozenset(d.get("conditions", ())),
-        encumbrance=d.get("encumbrance", "none"),
-        progress=Fraction(str(d.get("progress", 0))),
+        mode=_text(d.get("mode", "walk"), "mode"),
+        conditions=frozenset(_text(c, "a condition") for c in conditions),
+        encumbrance=_text(d.get("encumbrance", "none"), "encumbrance"),
+        progress=exact(d.get("progress", 0)),
         counters=tuple(sorted((k, int(v)) for k, v in (d.get("counters") or {}).items())),
+        flight=state_from_dict(d["flight"]) if d.get("flight") is not None else None,
     )
 
 
@@ -158,6 +176,8 @@ class FieldCache:
         self.scenario = scenario
         self._profiles: dict[tuple[Any, ...], Profile] = {}
         self._shared: dict[tuple[Any, ...], Profile] = {}
+        #: Fliers' flight rules by stats (engine.sim_flight), shared like the fields.
+        self.flight: dict[Any, Any] = {}
 
     def profile(self, token: Token, pace: str) -> Profile:
         # Everything a rule hook may read, except where the token stands: rates and
@@ -177,9 +197,8 @@ class FieldCache:
             # Tokens whose states differ but whose terrain costs and checks come out the
             # same share one graph and its fields (the costly part is the fields).
             signature = (
-                graph.denominator,
-                graph.terrain_ticks.tobytes(),
-                tuple(_check_key(c.check) for c in graph.costs),
+                graph.signature(),
+                tuple(_check_key(c.check) for cs in graph.state_costs for c in cs),
             )
             prof = self._shared.get(signature)
             if prof is None:
@@ -221,6 +240,9 @@ class Snapshot:
     n_events: int
     dice_state: Any
     waypoint: dict[str, int] = field(default_factory=dict)
+    #: The tokens' specs and the turn order (the GM adds, removes and reorders tokens).
+    specs: dict[str, TokenSpec] | None = None
+    order: list[str] | None = None
 
 
 class Simulation:
@@ -263,6 +285,9 @@ class Simulation:
             state = replace(
                 tok.state, cell=spec.cell, conditions=tok.state.conditions | set(spec.conditions)
             )
+            rules = sim_flight.rules_for(self, tok)
+            if rules is not None:
+                state = replace(state, flight=sim_flight.start_flight(rules, spec))
             self.tokens[spec.id] = replace(tok, state=state)
         self.pursuers = [
             t.id for t in scenario.tokens if t.policy == "pursuer" or t.side == "pursuer"
@@ -270,17 +295,17 @@ class Simulation:
         self.quarries = [
             t.id for t in scenario.tokens if t.policy == "quarry" or t.side == "quarry"
         ]
-        self._emit(
-            {
-                "type": "start",
-                "scenario": scenario.path,
-                "digest": scenario.digest,
-                "seed": seed,
-                "run": run,
-                "system": self.system.name,
-                "tokens": {tid: self.tokens[tid].state.to_dict() for tid in self.order},
-            }
-        )
+        if self.record:
+            self._emit(
+                {
+                    "type": "start",
+                    **log_sources(scenario),
+                    "seed": seed,
+                    "run": run,
+                    "system": self.system.name,
+                    "tokens": {tid: self.tokens[tid].state.to_dict() for tid in self.order},
+                }
+            )
 
     # ----------------------------------------------------------------- events
 
@@ -297,6 +322,8 @@ class Simulation:
             len(self.events),
             self.dice.getstate(),
             dict(self.waypoint),
+            dict(self.specs),
+            list(self.order),
         )
 
     def restore(self, snap: Snapshot) -> None:
@@ -306,6 +333,108 @@ class Simulation:
         del self.events[snap.n_events :]
         self.dice.setstate(snap.dice_state)
         self.waypoint = dict(snap.waypoint)
+        if snap.specs is not None and snap.order is not None:
+            self.specs = dict(snap.specs)
+            self.order = list(snap.order)
+            self._sides()
+
+    # ----------------------------------------------------------------- the GM's edits
+
+    def _sides(self) -> None:
+        """Pursuers and quarries from the specs in turn order (after the GM's edits)."""
+        specs = [self.specs[t] for t in self.order]
+        self.pursuers = [t.id for t in specs if t.policy == "pursuer" or t.side == "pursuer"]
+        self.quarries = [t.id for t in specs if t.policy == "quarry" or t.side == "quarry"]
+
+    def add_token(self, spec: TokenSpec) -> Token:
+        """A new token (stats validated by the system: a bad one raises StatError, nothing
+        changes); event ``token_add`` with its spec and state."""
+        if spec.id in self.specs:
+            raise ValueError(f"token id '{spec.id}' is taken; give another")
+        tok = self.system.token(spec.stats, token_id=spec.id)
+        tok = replace(
+            tok,
+            state=replace(
+                tok.state, cell=spec.cell, conditions=tok.state.conditions | set(spec.conditions)
+            ),
+        )
+        rules = sim_flight.rules_for(self, tok)
+        if rules is not None:
+            tok = tok.moved(flight=sim_flight.start_flight(rules, spec))
+        self.specs[spec.id] = spec
+        self.order.append(spec.id)
+        self.tokens[spec.id] = tok
+        self._sides()
+        self._emit(
+            {
+                "type": "token_add",
+                "token": spec.id,
+                "side": spec.side,
+                "policy": spec.policy,
+                "stats": {k: jsonable(v) for k, v in tok.stats.items()},
+                "state": tok.state.to_dict(),
+            }
+        )
+        return tok
+
+    def remove_token(self, tid: str) -> None:
+        """Take a token off the map; event ``token_remove``."""
+        del self.tokens[tid]
+        del self.specs[tid]
+        self.order.remove(tid)
+        self.waypoint.pop(tid, None)
+        self._sides()
+        self._emit({"type": "token_remove", "token": tid})
+
+    def edit_token(
+        self,
+        tid: str,
+        stats: dict[str, Any] | None = None,
+        conditions: frozenset[str] | None = None,
+        side: str | None = None,
+    ) -> Token:
+        """New stats (validated; a bad one raises StatError, nothing changes), conditions or
+        side for a token mid-session; event ``token_edit`` with its stats and state."""
+        old = self.tokens[tid]
+        spec = self.specs[tid]
+        tok = old
+        if stats is not None:
+            fresh = self.system.token(stats, token_id=tid)
+            tok = replace(fresh, state=replace(old.state, encumbrance=fresh.state.encumbrance))
+            spec = replace(spec, stats=dict(stats))
+        if conditions is not None:
+            tok = tok.moved(conditions=frozenset(conditions))
+        if side is not None:
+            policy = side if spec.policy == spec.side else spec.policy
+            spec = replace(spec, side=side, policy=policy)
+        self.tokens[tid] = tok
+        self.specs[tid] = spec
+        self._sides()
+        self._emit(
+            {
+                "type": "token_edit",
+                "token": tid,
+                "side": spec.side,
+                "policy": spec.policy,
+                "stats": {k: jsonable(v) for k, v in tok.stats.items()},
+                "state": tok.state.to_dict(),
+            }
+        )
+        return tok
+
+    def place_token(self, tid: str, cell: Cell) -> None:
+        """The GM puts a token on a cell (no move, no checks); event ``place``."""
+        self.tokens[tid] = self.tokens[tid].moved(cell=cell)
+        self._emit({"type": "place", "token": tid, "cell": list(cell)})
+        self._check_goals(tid)
+
+    def set_order(self, order: list[str], why: str = "reorder") -> None:
+        """A new turn order (the same tokens); event ``order``."""
+        if sorted(order) != sorted(self.order):
+            raise ValueError("a turn order must list every token once")
+        self.order = list(order)
+        self._sides()
+        self._emit({"type": "order", "order": list(order), "why": why})
 
     # ----------------------------------------------------------------- running
 
@@ -350,14 +479,22 @@ class Simulation:
         spec = self.specs[tid]
         token = self.system.start_turn(self.tokens[tid], self.dice)
         self._log_rolls(tid)
-        pace = spec.pace or self.system.default_pace
+        # The pace this turn may use on the way to the chosen one (D6: two speed levels a
+        # round); the token remembers it (its state, logged below).
+        pace = self.system.turn_pace(token, spec.pace or self.system.default_pace)
         prof = self.fields.profile(token, pace)
+        before = token.state.cell
+        flight = sim_flight.rules_for(self, token) if token.state.flight is not None else None
         if path is not None:
             token = self._walk_path(tid, token, prof, path)
+        elif flight is not None:
+            token = sim_flight.fly_turn(self, tid, token, flight)
         else:
             target = self._policy_field(spec, token, prof)
             if target is not None:
                 token = self._descend(tid, token, prof, target)
+        if flight is None:
+            token = self.system.paced(token, pace, token.state.cell != before)
         token = self.system.end_turn(token, self.dice)
         self._log_rolls(tid)
         self.tokens[tid] = token
@@ -497,21 +634,44 @@ class Simulation:
         budget = float(g.denominator)
         spent = 0.0
         path = [cell]
-        key = None
+        key: tuple[int, int] | None = self._run_key_at(g, cell)
         while target.left(node) > 0:
             step = target.step(prof, node)
             if step is None:
                 break
             nxt, w = step
-            if spent + w > budget + 1e-9:
+            # A jump is one edge: it is made whole, in a turn that starts with it if needs be.
+            if spent + w > budget + 1e-9 and not (spent == 0 and (node, nxt) in g.jump_at):
                 break
-            ok, token, key = self._enter(tid, token, prof, node, nxt, key)
+            ok, token, key = self._enter(tid, token, prof, node, nxt, key, spent + w)
+            path.extend(self._jumped(g, node, nxt, ok))
             if not ok:
                 break
             spent += w
             node = nxt
-            path.append(g.cell_of(node))
+            if g.cell_of(node) != path[-1]:  # a state change in place (standing) stays put
+                path.append(g.cell_of(node))
         return self._moved(tid, token, path, spent, g)
+
+    @staticmethod
+    def _run_key_at(g: MovementGraph, cell: Cell) -> tuple[int, int]:
+        """The run a token standing on ``cell`` is in at the start of its turn: a run checked
+        once (one climb, one roll) is not checked again when the next turn goes on with it."""
+        return (int(g.run_key[g.grid.index(cell)]), 0)
+
+    @staticmethod
+    def _jumped(g: MovementGraph, node: int, nxt: int, ok: bool) -> list[Cell]:
+        """The cells a jump edge passes before its landing (all of them when it is made; up
+        to the first gap cell, where the token falls, when its roll failed; a failed leap
+        stops below)."""
+        jump = g.jump_at.get((node, nxt)) if g.jump_at else None
+        if jump is None:
+            return []
+        if ok:
+            upto = len(jump.parts) - 1
+        else:  # into the gap; a failed leap stays below the height
+            upto = jump.gap_at + 1 if jump.kind == "gap" else jump.gap_at
+        return [g.grid.cell_of_index(part[0]) for part in jump.parts[:upto]]
 
     def _walk_path(self, tid: str, token: Token, prof: Profile, path: list[Cell]) -> Token:
         """A given path (human moves): walked while the turn's time lasts."""
@@ -519,28 +679,95 @@ class Simulation:
         node = g.node(path[0])
         spent = 0.0
         walked = [path[0]]
-        key = None
-        for cell in path[1:]:
-            w = next((float(t) for v, t in g.neighbours(node) if g.cell_of(v) == cell), None)
-            if w is None or spent + w > g.denominator + 1e-9:
+        key: tuple[int, int] | None = self._run_key_at(g, path[0])
+        i = 0
+        while i + 1 < len(path):
+            i += 1
+            cell = path[i]
+            jump = g.jump_along(node, path, i)
+            if jump is not None:
+                # A jump over the gap ahead: one edge, made whole or not at all.
+                if spent + jump.ticks > g.denominator + 1e-9 and spent > 0:
+                    break
+                ok, token, key = self._enter(
+                    tid, token, prof, node, jump.dst, key, spent + jump.ticks
+                )
+                walked.extend(self._jumped(g, node, jump.dst, ok))
+                if not ok:
+                    break
+                spent += jump.ticks
+                node = jump.dst
+                walked.append(g.cell_of(node))
+                i += len(jump.parts) - 1
+                continue
+            # The cheapest way into the next cell, standing up first where the rules need it.
+            step = g.step_from(node, cell)
+            if step is None:
                 break
-            nxt = next(v for v, _ in g.neighbours(node) if g.cell_of(v) == cell)
-            ok, token, key = self._enter(tid, token, prof, node, nxt, key)
+            hops = [node, *step]
+            ws = []
+            for a, b in zip(hops, hops[1:], strict=False):
+                ws.append(next(float(t) for v, t in g.neighbours(a) if v == b))
+            if spent + sum(ws) > g.denominator + 1e-9:
+                break
+            ok = True
+            for a, b, w in zip(hops, hops[1:], ws, strict=False):
+                ok, token, key = self._enter(tid, token, prof, a, b, key, spent + w)
+                if not ok:
+                    break
+                spent += w
+                node = b
             if not ok:
                 break
-            spent += w
-            node = nxt
             walked.append(cell)
         return self._moved(tid, token, walked, spent, g)
 
     def _enter(
-        self, tid: str, token: Token, prof: Profile, node: int, nxt: int, key: int | None
-    ) -> tuple[bool, Token, int]:
-        """Roll the check of a new run of terrain; a failure keeps the token out."""
+        self,
+        tid: str,
+        token: Token,
+        prof: Profile,
+        node: int,
+        nxt: int,
+        key: tuple[int, int] | None,
+        spent: float,
+    ) -> tuple[bool, Token, tuple[int, int] | None]:
+        """Roll the check of a new run of terrain, or of a run in a new move as the system
+        counts moves (a Move action: ``spent`` ticks into the turn, this step included); a
+        failure keeps the token out."""
         g = prof.graph
         j = nxt % g.n
-        run_key = int(g.run_key[j])
-        cost = g.costs[int(g.model.terrain_ids.ravel()[j])]
+        if j == node % g.n:
+            # A state change in place (standing up): no cell entered, no check (the
+            # system's start_turn/end_turn keep the token's conditions in step).
+            return True, token, key
+        jump = g.jump_at.get((node, nxt)) if g.jump_at else None
+        if jump is not None:
+            # One jump, one roll (RULES.md 4); a failure falls into the gap.
+            if jump.check is not None and jump.check.check is not None:
+                gap = g.grid.cell_of_index(jump.parts[jump.gap_at][0])
+                result = jump.check.check.roll(self.dice)
+                self._log_rolls(tid)
+                self._emit(
+                    {
+                        "type": "check",
+                        "token": tid,
+                        "cell": list(gap),
+                        "what": jump.check.what,
+                        "target": jump.check.target,
+                        "degree": result.degree,
+                        "success": result.success,
+                    }
+                )
+                token = self.system.apply_check(token, jump.check.what, result.degree)
+                if not result.success:
+                    return False, token, key
+            return True, token, (int(g.run_key[j]), 0)
+        tid_j = int(g.model.terrain_ids.ravel()[j])
+        period = g.check_period[tid_j]
+        move = 0 if period is None else math.ceil(g.turns(spent) / period)
+        run_key = (int(g.run_key[j]), move)
+        cost = g.state_costs[g.state_of(nxt)][tid_j]
         if cost.check is not None and run_key != key and cost.check.check is not None:
             result = cost.check.check.roll(self.dice)
             self._log_rolls(tid)
@@ -599,6 +826,8 @@ class Simulation:
                     qc is not None
                     and pc is not None
                     and grid.steps(pc, qc) <= self.scenario.capture
+                    and sim_flight.low_enough(self.tokens[p], self.scenario.capture_altitude)
+                    and sim_flight.low_enough(self.tokens[q], self.scenario.capture_altitude)
                 ):
                     self._finish("capture", qc, p)
                     return
@@ -625,15 +854,47 @@ class Simulation:
     def final_states(self) -> dict[str, dict[str, Any]]:
         return {tid: self.tokens[tid].state.to_dict() for tid in self.order}
 
-    def write_log(self, path: str) -> None:
-        """The event log as JSON lines (written whole, then renamed: never half a file)."""
-        import os
+    def write_log(self, path: str, label: str | None = "--log") -> None:
+        """The event log as JSON lines, written whole or not at all (:mod:`engine.safeio`):
+        a special file or a link is refused, a full disk leaves no half file."""
+        from engine.safeio import write_text
 
-        tmp = f"{path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for ev in self.events:
-                fh.write(json.dumps(ev, separators=(",", ":")) + "\n")
-        os.replace(tmp, path)
+        write_text(
+            path, "".join(json.dumps(ev, separators=(",", ":")) + "\n" for ev in self.events), label
+        )
+
+
+def file_digest(path: str) -> str:
+    """The first 16 hex digits of the SHA-256 of a file's bytes (a scenario's ``digest``);
+    a file just loaded is not read again."""
+    from engine.sources import file_digest as digest
+
+    return digest(path)
+
+
+def log_sources(scenario: Scenario) -> dict[str, Any]:
+    """What an event log's start event records of the files it was run on.
+
+    The scenario path as given and absolute, the map's absolute path, and a digest of each
+    file's bytes: ``tacgrid replay`` finds the files from another folder and refuses to
+    replay on a scenario or map that has changed since.
+    """
+    import os
+
+    return {
+        "scenario": scenario.path,
+        "scenario_abs": os.path.abspath(scenario.path),
+        "digest": scenario.digest,
+        "map": scenario.model.path,
+        "map_digest": _digest_or_none(scenario.model.path),
+    }
+
+
+def _digest_or_none(path: str) -> str | None:
+    try:
+        return file_digest(path)
+    except (OSError, ValueError, TacgridError):  # a model built in memory has no file
+        return None
 
 
 def replay_states(events: list[dict[str, Any]]) -> tuple[dict[str, TokenState], str | None]:
@@ -646,8 +907,17 @@ def replay_states(events: list[dict[str, Any]]) -> tuple[dict[str, TokenState], 
             states = {tid: _state_from_dict(s) for tid, s in ev["tokens"].items()}
         elif kind == "move":
             states[ev["token"]] = replace(states[ev["token"]], cell=tuple(ev["path"][-1]))
+        elif kind == "flight":
+            f = state_from_dict(ev["state"])
+            states[ev["token"]] = replace(states[ev["token"]], cell=f.cell, flight=f)
         elif kind == "state":
             states[ev["token"]] = _state_from_dict(ev["state"])
+        elif kind in ("token_add", "token_edit"):  # the GM's edits (the viewer)
+            states[ev["token"]] = _state_from_dict(ev["state"])
+        elif kind == "token_remove":
+            states.pop(ev["token"], None)
+        elif kind == "place":
+            states[ev["token"]] = replace(states[ev["token"]], cell=tuple(ev["cell"]))
         elif kind == "end":
             outcome = ev["outcome"]
     return states, outcome
@@ -655,21 +925,18 @@ def replay_states(events: list[dict[str, Any]]) -> tuple[dict[str, TokenState], 
 
 def read_log(path: str) -> list[dict[str, Any]]:
     from engine.errors import ArgumentError
+    from engine.sources import MAX_LOG_BYTES, load_json, read_bytes
 
+    # A regular file within the log cap; each line JSON with finite numbers, shallow.
+    data = read_bytes(path, "event log", MAX_LOG_BYTES, ArgumentError)
     events = []
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    events.append(json.loads(line))
-                except ValueError:
-                    raise ArgumentError(
-                        f"{path}: line {n} is not JSON; give an event log written by tacgrid"
-                    ) from None
-    except FileNotFoundError:
-        raise ArgumentError(f"{path}: event log not found") from None
+    for n, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        event = load_json(line, f"{path}: line {n}", ArgumentError)
+        if not isinstance(event, dict):
+            raise ArgumentError(f"{path}: line {n} is not an event; give a log written by tacgrid")
+        events.append(event)
     if not events or events[0].get("type") != "start":
         raise ArgumentError(
             f"{path}: not a tacgrid event log (no start event); write one with `tacgrid run ... --log FILE`"

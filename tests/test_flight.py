@@ -701,3 +701,36 @@ def test_fly_command_contract(capsys) -> None:
     ]
     assert main(walker) == 2  # no flyer stat: one line saying why
     assert "fly" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed", range(9))
+def test_end_heading_goals_match_the_unguided_search(seed) -> None:
+    """Goals with an end heading (issue 18): the bound never overestimates, so the plan's
+    (turns, actions) equal those of the same search with a zero heuristic, on random small
+    hex and square maps with random starts, goals and end headings (landing or not)."""
+    rng = random.Random(1800 + seed)
+    n = rng.choice([5, 6, 7])
+    rows = ["".join(rng.choice(".......#") for _ in range(n)) for _ in range(n)]
+    orientation = ("hexagonal", "orthogonal", "staggered")[seed % 3]
+    m = model(rows, orientation=orientation, diagonals=rng.choice(["equal", "none"]))
+    free = [(c, r) for r in range(n) for c in range(n) if rows[r][c] == "."]
+    rules = flier(f"adaptability={rng.choice([3, 5])}", m=m)
+    checked = 0
+    for _ in range(5):
+        start, goal = rng.choice(free), rng.choice(free)
+        speed = rng.choice([0, 0, rules.bm, 2 * rules.bm])
+        state = rules.start_state(start, rng.choice(rules.geo.headings), speed)
+        heading = rng.choice(sorted(rules.geo.faces if rng.random() < 0.5 else rules.geo.headings))
+        land = rng.random() < 0.5
+        kw = {"land": land, "heading": heading, "max_turns": 6}
+        guided = F.search(m, rules, state, goal, **kw)
+        plain = F.search(m, rules, state, goal, use_heuristic=False, **kw)
+        assert (guided.plan is None) == (plain.plan is None), (start, goal, heading, land)
+        if plain.plan is None:
+            continue
+        checked += 1
+        cost = (plain.plan.turns, plain.plan.actions)
+        assert (guided.plan.turns, guided.plan.actions) == cost, (start, goal, heading, land)
+        b = rules.bound(rules.normal(state).key(), F.Goal(goal, land, heading))
+        assert cost == (0, 0) or (b is not None and b <= cost)
+    assert checked >= 2

@@ -1,5 +1,9 @@
 """Flight as momentum (RULES.md 6): the interface a rule system's flight rules implement.
 
+Over 800 lines: the interface, the geometry and the one turn routine (fly_turns) that the
+simulator and the planner both call, so both fly the same turn; the layer contract gives
+engine.flight.model one layer.
+
 A flier's state is a :class:`FlightState` (cell, heading, speed, altitude, landed, the face it
 crosses next on a vertex heading, and what a system adds). Each turn the flier makes one
 :class:`FlightChoice`; its rule system's :class:`FlightRules` turns that into the next state
@@ -35,9 +39,11 @@ others.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from engine.errors import ArgumentError
 from engine.exact import jsonable
@@ -107,6 +113,20 @@ def state_of(key: Key) -> FlightState:
     return FlightState(*key)
 
 
+def state_from_dict(d: dict[str, Any]) -> FlightState:
+    """The inverse of :meth:`FlightState.to_dict` (an event log's flight state)."""
+    return FlightState(
+        (int(d["cell"][0]), int(d["cell"][1])),
+        int(d["heading"]),
+        int(d.get("speed", 0)),
+        int(d.get("altitude", 0)),
+        bool(d.get("landed", False)),
+        int(d.get("face", -1)),
+        int(d.get("modifier", 0)),
+        int(d.get("downed", 0)),
+    )
+
+
 @dataclass(frozen=True)
 class FlightChoice:
     """One turn's choice. Each system reads the fields it has and refuses the others.
@@ -148,6 +168,21 @@ class FlightChoice:
         if self.spaces is not None:
             out["spaces"] = self.spaces
         return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FlightChoice:
+        """The inverse of :meth:`to_dict` (an event log's choice)."""
+        return cls(
+            take_off=bool(d.get("take_off", False)),
+            land=bool(d.get("land", False)),
+            maintain=bool(d.get("maintain", False)),
+            accelerate=int(d.get("accelerate", 0)),
+            decelerate=int(d.get("decelerate", 0)),
+            turns=tuple((int(k), int(t)) for k, t in d.get("turns", ())),
+            recover=int(d.get("recover", 0)),
+            climb=int(d.get("climb", 0)),
+            spaces=None if d.get("spaces") is None else int(d["spaces"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -736,6 +771,43 @@ def moves(
 # =============================================================================================
 
 
+#: Distance fields a rules object keeps (oldest dropped first): a batch's fliers chase
+#: many goals, and each field holds a number per cell.
+FIELD_CACHE = 512
+
+
+class StepField(Mapping[Cell, int]):
+    """Steps to one goal from every cell (read-only; cells that cannot reach it are
+    missing), stored as one list indexed by the grid's cell index."""
+
+    __slots__ = ("grid", "steps")
+
+    def __init__(self, grid: Grid, steps: list[int]) -> None:
+        self.grid = grid
+        self.steps = steps
+
+    def get(self, cell: Cell, default: Any = None) -> Any:
+        c, r = cell
+        grid = self.grid
+        if not (0 <= c < grid.width and 0 <= r < grid.height):
+            return default
+        v = self.steps[grid.index(cell)]
+        return default if v < 0 else v
+
+    def __getitem__(self, cell: Cell) -> int:
+        v = self.get(cell)
+        if v is None:
+            raise KeyError(cell)
+        return int(v)
+
+    def __iter__(self) -> Iterator[Cell]:
+        grid = self.grid
+        return (grid.cell_of_index(i) for i, v in enumerate(self.steps) if v >= 0)
+
+    def __len__(self) -> int:
+        return sum(1 for v in self.steps if v >= 0)
+
+
 class FlightRules:
     """What a rule system's flight rules provide (one subclass per system, in the system's
     module). Bound to one token and one map.
@@ -754,33 +826,89 @@ class FlightRules:
     def __init__(self, model: MapModel) -> None:
         self.model = model
         self.geo = Geometry(model.grid)
-        self._fields: dict[Cell, dict[Cell, int]] = {}
+        self._fields: dict[Cell, StepField] = {}
+        self._adjacency: Any = None
+        #: What pilots in the turn loop (engine.sim_flight) work out per flight state and
+        #: keep for the rules' life (shared by every run of a batch in a worker).
+        self.pilot_cache: dict[Any, Any] = {}
 
     def passable(self, cell: Cell) -> bool:
         """Whether any flight at all can enter ``cell`` (at the best altitude)."""
         return True
 
-    def steps_to(self, goal: Cell) -> dict[Cell, int]:
+    def steps_to(self, goal: Cell) -> StepField:
         """Fewest steps from every cell to ``goal`` through passable cells (a BFS from the
         goal, once per goal): a flier needs at least that many cells of movement, so every
-        heuristic measures distance with it. Cells missing cannot reach the goal."""
+        heuristic measures distance with it. Cells missing cannot reach the goal.
+
+        The BFS runs in scipy's compiled graph code over the passable cells' adjacency
+        (built once per rules): policies in the turn loop ask for a new goal every turn.
+        """
         got = self._fields.get(goal)
         if got is None:
             grid = self.model.grid
-            got = {goal: 0}
-            frontier = [goal]
-            d = 0
-            while frontier:
-                d += 1
-                nxt = []
-                for c in frontier:
-                    for n in grid.neighbours(c):
-                        if n not in got and self.passable(n):
-                            got[n] = d
-                            nxt.append(n)
-                frontier = nxt
+            if self._adjacency is None and not self._fields:
+                got = self._bfs(goal)  # one goal (a plan): no graph to build
+            else:
+                from scipy.sparse.csgraph import dijkstra
+
+                if self._adjacency is None:
+                    self._adjacency = self._passable_graph()
+                dist = dijkstra(self._adjacency, indices=grid.index(goal), unweighted=True)
+                dist[~np.isfinite(dist)] = -1
+                got = StepField(grid, dist.astype(np.int64).tolist())
+            if len(self._fields) >= FIELD_CACHE:
+                self._fields.pop(next(iter(self._fields)))
             self._fields[goal] = got
         return got
+
+    def _bfs(self, goal: Cell) -> StepField:
+        """The plain BFS from ``goal`` (cheaper than building the graph for one goal)."""
+        grid = self.model.grid
+        steps = [-1] * (grid.width * grid.height)
+        index = grid.index
+        steps[index(goal)] = 0
+        frontier = [goal]
+        d = 0
+        while frontier:
+            d += 1
+            nxt = []
+            for c in frontier:
+                for n in grid.neighbours(c):
+                    i = index(n)
+                    if steps[i] < 0 and self.passable(n):
+                        steps[i] = d
+                        nxt.append(n)
+            frontier = nxt
+        return StepField(grid, steps)
+
+    def _passable_graph(self) -> Any:
+        """Every cell's steps into its passable neighbours, as a sparse matrix (steps are
+        symmetric between passable cells, so distances from the goal are distances to it;
+        a goal that is not passable itself still reaches out, as the plain BFS did)."""
+        from scipy.sparse import csr_matrix
+
+        grid = self.model.grid
+        w, h = grid.width, grid.height
+        cells = list(grid.cells())
+        ok = np.array([self.passable(c) for c in cells], dtype=bool).reshape(h, w)
+        par = np.array([grid.parity(c) for c in cells], dtype=np.int8).reshape(h, w)
+        rr, cc = np.mgrid[0:h, 0:w]
+        rows_l, cols_l = [], []
+        for p in (0, 1):
+            for dc, dr, _ in grid.offsets(p):
+                nc, nr = cc + dc, rr + dr
+                inside = (par == p) & (nc >= 0) & (nc < w) & (nr >= 0) & (nr < h)
+                src_r, src_c = rr[inside], cc[inside]
+                dst_r, dst_c = nr[inside], nc[inside]
+                keep = ok[dst_r, dst_c]
+                rows_l.append(src_r[keep] * w + src_c[keep])
+                cols_l.append(dst_r[keep] * w + dst_c[keep])
+        rows = np.concatenate(rows_l)
+        cols = np.concatenate(cols_l)
+        n = w * h
+        data = np.ones(len(rows), dtype=np.float64)
+        return csr_matrix((data, (rows, cols)), shape=(n, n))
 
     # ----------------------------------------------------------------- map
 

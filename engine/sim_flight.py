@@ -1,0 +1,620 @@
+"""Fliers in the turn loop: momentum flight (RULES.md 6) for the tokens of a scenario.
+
+A token flies with momentum when its rule system has flight rules for it
+(:meth:`RuleSystem.flight`: a Mythmaster ``flyer``, a Speedpoints token with airspeed); the
+generic system's fliers keep crossing air and gaps on the ground graph. Such a token's state
+carries a :class:`~engine.flight.model.FlightState` (``TokenState.flight``), and each of its
+turns is one flight turn:
+
+1. its policy chooses the turn's :class:`~engine.flight.model.FlightChoice` (take off,
+   speed actions, turns, climbs, landing);
+2. the system's flight rules fly it (:func:`engine.flight.model.fly_turns`, the loop
+   ``tacgrid fly`` and the planner use), so speed limits, turning costs, collisions and
+   landings are the rules' own;
+3. a ``flight`` event records the choice, the actions, the speed, the cells entered, the
+   rules' events and the new flight state; a replay re-flies the choice and must land on
+   that state (tests/test_flight_sim.py).
+
+Policies: a flying pursuer ends its move on the quarry when it can, else steers for the
+quarry's predicted cell by the planner's lower bound (turns still needed, from
+:meth:`FlightRules.bound`), a budget of lookahead per turn; a flying quarry makes for a safe
+exit or keeps the most cells between it and its pursuers; a waypoints flier flies through
+its waypoints in order. Capture: a flier catches or is caught only at or below the
+scenario's ``capture_altitude`` (or landed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from engine.exact import jsonable
+from engine.flight.model import (
+    FlightChoice,
+    FlightRules,
+    FlightState,
+    Goal,
+    fly_turns,
+    turn_delta,
+    turn_options,
+)
+from engine.grid import Cell
+from engine.scenario import TokenSpec
+from engine.systems.base import RuleSystem, Token
+
+#: The turn loop (engine.sim.Simulation, the layer above, which calls in here): this module
+#: reads its scenario, tokens, specs, fields and policies' helpers, and emits its events.
+Simulation = Any
+
+#: Candidate moves a pilot weighs exactly (every turn point) once the target is this many
+#: cells beyond its fastest move: the "budget" that makes an ending on the quarry exact.
+NEAR_MARGIN = 2
+#: Candidate moves a pursuer near its quarry looks one turn further from (the per-turn
+#: budget of lookahead): the best of them by the bound that leaves a move ending on the
+#: quarry next turn (should it stay) wins.
+LOOKAHEAD = 4
+
+
+def flies_with_momentum(system: RuleSystem) -> bool:
+    """Whether the system has flight rules (RULES.md 6) that the turn loop flies."""
+    return system.flies_with_momentum()
+
+
+def rules_for(sim: Simulation, token: Token) -> FlightRules | None:
+    """The token's flight rules on the scenario's map (shared by every run of a batch through
+    the field cache), or None when it does not fly with momentum."""
+    cache: dict[Any, FlightRules | None] = sim.fields.flight
+    key = tuple(sorted((k, str(v)) for k, v in token.stats.items()))
+    if key not in cache:
+        cache[key] = sim.system.flight(token, sim.scenario.model)
+    return cache[key]
+
+
+def start_flight(rules: FlightRules, spec: TokenSpec) -> FlightState:
+    """A flier's state at the start of a run: its spec's ``flight`` (heading, speed,
+    altitude), by default on the ground facing up."""
+    raw = spec.flight or {}
+    return rules.start_state(
+        spec.cell,
+        int(raw.get("heading", 0)),
+        int(raw.get("speed", 0)),
+        altitude=int(raw.get("altitude", 0)),
+    )
+
+
+def low_enough(token: Token, capture_altitude: int) -> bool:
+    """Whether a token may catch or be caught: on foot, landed, or flying at or below
+    ``capture_altitude`` metres."""
+    f = token.state.flight
+    return f is None or f.landed or f.altitude <= capture_altitude
+
+
+# --------------------------------------------------------------------------- the turn
+
+
+def fly_turn(sim: Simulation, tid: str, token: Token, rules: FlightRules) -> Token:
+    """One flight turn for ``tid``: the policy's choice flown by the rules, as an event."""
+    state = token.state.flight
+    assert state is not None
+    spec = sim.specs[tid]
+    choice = _choose(sim, spec, token, rules, state)
+    if choice is None:
+        return token
+    (rec,) = fly_turns(rules, state, [choice])
+    new = rec.state
+    sim._emit(
+        {
+            "type": "flight",
+            "token": tid,
+            "turn": sim.turn,
+            "choice": choice.to_dict(),
+            "actions": list(rec.actions),
+            "speed": rec.speed,
+            "path": [list(state.cell)] + [list(c) for c in rec.cells],
+            "events": jsonable([e for e in rec.events if e.get("event") != "choice"]),
+            "state": new.to_dict(),
+        }
+    )
+    if spec.policy == "waypoints":
+        _advance_waypoints(sim, spec, (state.cell, *rec.cells))
+    return token.moved(cell=new.cell, flight=new)
+
+
+def _advance_waypoints(sim: Simulation, spec: TokenSpec, cells: tuple[Cell, ...]) -> None:
+    i = sim.waypoint.get(spec.id, 0)
+    for c in cells:
+        if i < len(spec.waypoints) and spec.waypoints[i] == c:
+            i += 1
+    sim.waypoint[spec.id] = i
+
+
+# --------------------------------------------------------------------------- policies
+
+
+def _choose(
+    sim: Simulation, spec: TokenSpec, token: Token, rules: FlightRules, state: FlightState
+) -> FlightChoice | None:
+    """The policy's choice for this turn (None: a landed flier with nothing to do)."""
+    aim = _aim(sim, spec, token, state)
+    if aim is None:
+        if state.landed:
+            return None
+        return _cruise(rules, state)
+    return _best(sim, spec, rules, state, aim)
+
+
+class Aim:
+    """What a policy wants this turn: to end on ``catch`` (within ``reach``), else to get to
+    ``goal`` soonest; or, fleeing, to end far from ``threats``."""
+
+    def __init__(
+        self,
+        goal: Cell | None,
+        catch: Cell | None = None,
+        reach: int = 0,
+        threats: tuple[Cell, ...] = (),
+    ) -> None:
+        self.goal = goal
+        self.catch = catch
+        self.reach = reach
+        self.threats = threats
+
+
+def _aim(sim: Simulation, spec: TokenSpec, token: Token, state: FlightState) -> Aim | None:
+    sc = sim.scenario
+    cell = state.cell
+    if spec.policy == "pursuer":
+        quarry = spec.target or sim._nearest(cell, sim.quarries)
+        if quarry is None:
+            return None
+        qtok = sim.tokens[quarry]
+        qcell = qtok.state.cell
+        assert qcell is not None
+        catch = qcell if low_enough(qtok, sc.capture_altitude) else None
+        return Aim(_predict(sim, quarry), catch, sc.capture)
+    if spec.policy == "quarry":
+        goal = _safe_exit(sim, token)
+        if goal is not None:
+            return Aim(goal)
+        threats = tuple(c for pid in sim.pursuers if (c := sim.tokens[pid].state.cell) is not None)
+        return Aim(None, threats=threats) if threats else None
+    if spec.policy == "waypoints":
+        i = sim.waypoint.get(spec.id, 0)
+        if i >= len(spec.waypoints):
+            return None
+        return Aim(spec.waypoints[i])
+    return None
+
+
+def _predict(sim: Simulation, quarry: str) -> Cell:
+    """Where the quarry will be after its next turn: a flier on its heading at its speed
+    (as far as it is clear), a walker one turn along its route to its exit, else where it
+    stands."""
+    qtok = sim.tokens[quarry]
+    qcell = qtok.state.cell
+    assert qcell is not None
+    f = qtok.state.flight
+    grid = sim.scenario.model.grid
+    if f is not None and not f.landed and f.speed:
+        c, face = qcell, f.face
+        rules = rules_for(sim, qtok)
+        if rules is not None:
+            geo = rules.geo
+            face = geo.norm_face(f.heading, face)
+            for _ in range(f.speed):
+                n = grid.step_heading(c, face)
+                if not grid.in_bounds(n) or not rules.passable(n):
+                    break
+                c, face = n, geo.other(f.heading, face)
+        return c
+    if f is None and sim.scenario.exit_cells:
+        goal = sim._quarry_goal(quarry)
+        if goal is not None:
+            qspec = sim.specs[quarry]
+            prof = sim.fields.profile(qtok, qspec.pace or sim.system.default_pace)
+            route = sim._route(prof, qcell, prof.field_to((goal,), risk=True), limit_turns=1)
+            if route:
+                return route[-1][0]
+    return qcell
+
+
+def _safe_exit(sim: Simulation, token: Token) -> Cell | None:
+    """The nearest exit (in steps) that no pursuer is nearer to, if any."""
+    exits = sim.scenario.exit_cells
+    cell = token.state.cell
+    if not exits or cell is None:
+        return None
+    grid = sim.scenario.model.grid
+    threats = [sim.tokens[p].state.cell for p in sim.pursuers]
+    best = None
+    for e in sorted(exits):
+        mine = grid.steps(cell, e)
+        if all(t is None or grid.steps(t, e) > mine for t in threats):
+            if best is None or mine < best[0]:
+                best = (mine, e)
+    return None if best is None else best[1]
+
+
+def _cruise(rules: FlightRules, state: FlightState) -> FlightChoice:
+    """An airborne flier with no aim flies on: no speed action, straight ahead (a
+    Speedpoints flier: its whole airspeed)."""
+    return FlightChoice()
+
+
+# --------------------------------------------------------------------------- weighing moves
+
+
+class Move:
+    """A candidate turn: the choice (``base`` with ``turns``), where it ends (cell, heading,
+    face, speed), its actions and the altitude it ends at."""
+
+    __slots__ = ("base", "turns", "cell", "heading", "face", "speed", "actions", "altitude")
+
+    def __init__(
+        self,
+        base: FlightChoice,
+        cell: Cell,
+        heading: int,
+        face: int,
+        speed: int,
+        actions: int,
+        altitude: int = 0,
+        turns: tuple[tuple[int, int], ...] = (),
+    ) -> None:
+        self.base = base
+        self.turns = turns
+        self.cell = cell
+        self.heading = heading
+        self.face = face
+        self.speed = speed
+        self.actions = actions
+        self.altitude = altitude
+
+    @property
+    def choice(self) -> FlightChoice:
+        return replace(self.base, turns=self.turns) if self.turns else self.base
+
+
+def _best(
+    sim: Simulation, spec: TokenSpec, rules: FlightRules, state: FlightState, aim: Aim
+) -> FlightChoice:
+    grid = sim.scenario.model.grid
+    cap_alt = sim.scenario.capture_altitude
+    near = False
+    if aim.catch is not None:
+        near = grid.steps(state.cell, aim.catch) <= _fastest(rules, state) + aim.reach + NEAR_MARGIN
+    moves = list(_moves(rules, state, exact=near, target=aim.catch or aim.goal, reach=aim.reach))
+    if not moves:
+        return _cruise(rules, state)
+    catches = _catches(grid, aim)
+    if aim.catch is not None:
+        catching = [m for m in moves if catches(m.cell) and m.altitude <= cap_alt]
+        if catching:
+            return min(catching, key=lambda m: (m.actions, m.speed)).choice
+    if aim.goal is None:  # fleeing
+        threats = aim.threats
+
+        def flee_key(m: Move) -> tuple[bool, int, int, int]:
+            far = min(grid.steps(m.cell, t) for t in threats)
+            return (m.altitude <= cap_alt, -far, -m.speed, m.actions)
+
+        return min(moves, key=flee_key).choice
+    # To end a move on the goal the flier must come in slowly enough: the planner's bound
+    # for a landing there (turns to end a move on the cell at a safe landing speed) weighs
+    # speed against distance; a move whose next step leads away from the goal comes after.
+    enter = Goal(aim.goal)
+    settle = Goal(aim.goal, land=True) if rules.landable(aim.goal) else enter
+    field = rules.steps_to(aim.goal)
+    far = 1 << 20
+    bound = rules.bound
+    step_heading = grid.step_heading
+
+    def chase_key(m: Move) -> tuple[int, int, int, int, int, int]:
+        key = (m.cell, m.heading, m.speed, m.altitude, False, m.face, 0, 0)
+        b = bound(key, enter)
+        b2 = bound(key, settle)
+        turns = b[0] if b is not None else far
+        turns2 = b2[0] if b2 is not None else far
+        d = field.get(m.cell, far)
+        ahead = field.get(step_heading(m.cell, m.face), far)
+        err = 0 if d == 0 else ahead - d + 1
+        return (turns, turns2, err, d, max(0, m.altitude - cap_alt), m.actions)
+
+    ranked = sorted(moves, key=chase_key)
+    if near and aim.catch is not None:
+        for m in ranked[:LOOKAHEAD]:
+            nxt = FlightState(m.cell, m.heading, m.speed, m.altitude, False, m.face)
+            for m2 in _moves(rules, nxt, exact=True, target=aim.catch, reach=aim.reach):
+                if catches(m2.cell) and m2.altitude <= cap_alt:
+                    return m.choice
+    return ranked[0].choice
+
+
+def _catches(grid: Any, aim: Aim) -> Any:
+    """Whether a move ending in a cell catches ``aim.catch`` (within ``aim.reach``)."""
+    catch, reach = aim.catch, aim.reach
+    if catch is None:
+        return lambda cell: False
+    if reach == 0:
+        return catch.__eq__
+    return lambda cell: grid.steps(cell, catch) <= reach
+
+
+def _fastest(rules: FlightRules, state: FlightState) -> int:
+    top = getattr(rules, "top", None)
+    bm = getattr(rules, "bm", None)
+    if top is not None and bm is not None:
+        return int(min(top, state.speed + 3 * bm))
+    base = getattr(rules, "base", None)
+    if base is not None:
+        return int(2 * base)
+    return state.speed
+
+
+def _moves(
+    rules: FlightRules, state: FlightState, *, exact: bool, target: Cell | None, reach: int = 0
+) -> Iterator[Move]:
+    """The candidate turns a pilot weighs, by the shape of the system's flight."""
+    if hasattr(rules, "turn_cost") and hasattr(rules, "runs"):
+        yield from _momentum_moves(rules, state, catch=target if exact else None, reach=reach)
+    elif hasattr(rules, "blocked_at"):
+        yield from _free_turn_moves(rules, state, target)
+    else:
+        yield from _planner_moves(rules, state, target)
+
+
+#: Flight states whose plain candidate moves a rules object keeps for pilots (a batch's
+#: fliers revisit the same states run after run); the oldest half is dropped past this.
+PILOT_CACHE = 100_000
+
+
+def _momentum_moves(
+    rules: Any, state: FlightState, *, catch: Cell | None, reach: int
+) -> Iterator[Move]:
+    """Turning costs (Mythmaster): every speed action, with the turn the actions left pay
+    for made at the start or the end of the move; with ``catch``, also every move turning
+    at any other point that ends within ``reach`` of it. Each move is traced by lattice
+    arithmetic and the rules' run tables (never a walk); moves that would collide are left
+    out.
+
+    Per speed (cheapest way to it first) the moves come in turn-point order: turning at
+    the start, then the inner points that catch, then turning at the end. The plain ones
+    (start and end) depend on the state alone and are kept in the rules'
+    :attr:`~engine.flight.model.FlightRules.pilot_cache`; with ``reach`` 0 the inner ones
+    are solved for directly (for each turn point and turn, the one move length that ends
+    on the quarry), not walked."""
+    s = rules.normal(state)
+    if s.downed:
+        r = min(s.downed, 3)
+        v = max(0, s.speed - rules.bm)
+        yield Move(FlightChoice(recover=r), s.cell, s.heading, s.face, v, r)
+        return
+    plain = _plain_moves(rules, s)
+    if catch is None:
+        for _, _, _, _, first, last in plain:
+            yield from first
+            yield from last
+        return
+    if reach == 0:
+        hits = _catching_inner(rules, s, catch, plain)
+        for row in plain:
+            yield from row[4]
+            yield from hits.get(row[0], ())
+            yield from row[5]
+        return
+    grid = rules.geo.grid
+    near = grid.steps(s.cell, catch)
+    for row in plain:
+        yield from row[4]
+        if near <= row[0] + reach:
+            yield from _inner_within(rules, s, catch, reach, row)
+        yield from row[5]
+
+
+_PlainRow = tuple[int, FlightChoice, int, int, list[Move], list[Move]]
+
+
+def _plain_moves(rules: Any, s: FlightState) -> list[_PlainRow]:
+    """Per speed, the cheapest way to it first: ``(speed, choice, actions spent, actions
+    left, the moves turning at the start, the moves turning at the end)`` (cached)."""
+    cache = rules.pilot_cache
+    ck = ("plain", s.key())
+    got = cache.get(ck)
+    if got is not None:
+        return got
+    geo, runs, bm, top = rules.geo, rules.runs, rules.bm, rules.top
+    fixed = 1 if s.landed else 0
+    budget = 3 - fixed
+    speed_actions: list[tuple[FlightChoice, int, int]] = [
+        (FlightChoice(take_off=s.landed), max(0, s.speed - bm), 0),
+        (FlightChoice(take_off=s.landed, maintain=True), s.speed, 1),
+    ]
+    for n in range(1, budget + 1):
+        speed_actions.append(
+            (FlightChoice(take_off=s.landed, accelerate=n), min(top, s.speed + n * bm), n)
+        )
+        speed_actions.append(
+            (FlightChoice(take_off=s.landed, decelerate=n), max(0, s.speed - (n + 1) * bm), n)
+        )
+    h, f = s.heading, s.face
+    lat0 = geo.lat(s.cell)
+    free0 = runs.free(s.cell, h, f)
+    seen: set[int] = set()
+    out: list[_PlainRow] = []
+    for base, v, acts in speed_actions:
+        if acts > budget or v in seen:
+            continue
+        seen.add(v)  # the cheapest way to each speed (listed cheapest first)
+        left = budget - acts
+        options = [(0, 0), *turn_options(geo.step, left + 1)]
+        first: list[Move] = []
+        last: list[Move] = []
+        for d, n in options:
+            h2 = (h + d) % 360
+            f2 = geo.first_face(h2, h, f) if d else f
+            if v and v > runs.free(s.cell, h2, f2):
+                continue
+            q = geo.advance(lat0, h2, f2, v) if v else lat0
+            cost = acts + fixed + (n - 1 if n > 1 else 0)
+            turn = ((0, d),) if d else ()
+            first.append(
+                Move(base, geo.cell_at(q), h2, geo.face_after(h2, f2, v), v, cost, 0, turn)
+            )
+        if 0 < v <= free0:
+            pk = geo.advance(lat0, h, f, v)
+            fk = geo.face_after(h, f, v)
+            end = geo.cell_at(pk)
+            for d, n in options[1:]:
+                h2 = (h + d) % 360
+                f2 = geo.first_face(h2, h, fk)
+                cost = acts + fixed + (n - 1 if n > 1 else 0)
+                last.append(Move(base, end, h2, f2, v, cost, 0, ((v, d),)))
+        out.append((v, base, acts + fixed, left, first, last))
+    if len(cache) >= PILOT_CACHE:
+        for old in list(cache)[: PILOT_CACHE // 2]:
+            del cache[old]
+    cache[ck] = out
+    return out
+
+
+def _catching_inner(
+    rules: Any, s: FlightState, catch: Cell, plain: list[_PlainRow]
+) -> dict[int, list[Move]]:
+    """Per speed, the moves turning at an inner point (``0 < k < speed``) that end on
+    ``catch``, in (turn point, turn) order: for each point and turn, the ray after the
+    turn meets ``catch`` after at most one number of cells, which fixes the speed."""
+    geo, runs = rules.geo, rules.runs
+    h, f = s.heading, s.face
+    by_speed = {row[0]: row for row in plain}
+    top = max(by_speed)
+    kmax = min(top - 1, runs.free(s.cell, h, f))
+    if kmax < 1:
+        return {}
+    widest = max(row[3] for row in plain)
+    options = turn_options(geo.step, widest + 1)
+    lat0 = geo.lat(s.cell)
+    cx, cy = geo.lat(catch)
+    end = geo.cell_at((cx, cy))
+    solve, first_face, advance = geo.solve, geo.first_face, geo.advance
+    distance = geo.distance
+    hits: dict[int, list[Move]] = {}
+    for k in range(1, kmax + 1):
+        pk = advance(lat0, h, f, k)
+        if distance(pk, (cx, cy)) > top - k:
+            continue  # no speed left to get there after turning here
+        fk = geo.face_after(h, f, k)
+        dx, dy = cx - pk[0], cy - pk[1]
+        ck: Cell | None = None
+        for d, n in options:
+            h2 = (h + d) % 360
+            f2 = first_face(h2, h, fk)
+            t = solve(dx, dy, h2, f2)
+            if not t:
+                continue
+            row = by_speed.get(k + t)
+            if row is None or n > row[3] + 1:
+                continue
+            if ck is None:
+                ck = geo.cell_at(pk)
+            if t > runs.free(ck, h2, f2):
+                continue
+            cost = row[2] + (n - 1 if n > 1 else 0)
+            hits.setdefault(k + t, []).append(
+                Move(row[1], end, h2, geo.face_after(h2, f2, t), k + t, cost, 0, ((k, d),))
+            )
+    return hits
+
+
+def _inner_within(
+    rules: Any, s: FlightState, catch: Cell, reach: int, row: _PlainRow
+) -> Iterator[Move]:
+    """The moves of one speed turning at an inner point that end within ``reach`` of
+    ``catch`` (walked point by point: a capture reach above 0)."""
+    geo, runs = rules.geo, rules.runs
+    grid = geo.grid
+    v, base, spent, left = row[0], row[1], row[2], row[3]
+    h, f = s.heading, s.face
+    lat0 = geo.lat(s.cell)
+    free0 = runs.free(s.cell, h, f)
+    options = turn_options(geo.step, left + 1)
+    for k in range(1, min(v - 1, free0) + 1):
+        pk = geo.advance(lat0, h, f, k)
+        fk = geo.face_after(h, f, k)
+        rest = v - k
+        ck = geo.cell_at(pk)
+        for d, n in options:
+            h2 = (h + d) % 360
+            f2 = geo.first_face(h2, h, fk)
+            q = geo.advance(pk, h2, f2, rest)
+            end = geo.cell_at(q)
+            if grid.steps(end, catch) > reach or rest > runs.free(ck, h2, f2):
+                continue
+            cost = spent + (n - 1 if n > 1 else 0)
+            yield Move(base, end, h2, geo.face_after(h2, f2, rest), v, cost, 0, ((k, d),))
+
+
+def _free_turn_moves(rules: Any, state: FlightState, target: Cell | None) -> Iterator[Move]:
+    """Free turns and vertical momentum (Speedpoints): for a dive as steep as is safe, level
+    flight and a climb over the tallest obstacle, every cell the turn's airspeed reaches
+    (a breadth-first walk through the cells clear at the lower altitude), as a path of face
+    steps turned into turn points."""
+    s = rules.normal(state)
+    geo = rules.geo
+    grid = geo.grid
+    cur = rules.base if s.landed else s.speed
+    m = 0 if s.landed else s.modifier
+    alt = s.altitude
+    climbs = {-min(cur, alt), 0}
+    cap = int(rules.alt_cap)
+    if cap > alt:
+        climbs.add(min(cur, cap - alt))
+    faces = sorted(geo.faces)
+    for dz in sorted(climbs):
+        s2 = rules.base + rules._trade(m, dz)
+        if s2 < 0:
+            continue
+        blocked = rules.blocked_at(min(alt, alt + dz))
+        prev: dict[Cell, tuple[Cell, int] | None] = {s.cell: None}
+        frontier = [s.cell]
+        for _ in range(s2):
+            nxt = []
+            for c in frontier:
+                for fh in faces:
+                    n = grid.step_heading(c, fh)
+                    if n in prev or not grid.in_bounds(n) or blocked(n):
+                        continue
+                    prev[n] = (c, fh)
+                    nxt.append(n)
+            frontier = nxt
+        for end in prev:
+            steps: list[int] = []
+            c = end
+            while prev[c] is not None:
+                back = prev[c]
+                assert back is not None
+                c, fh = back
+                steps.append(fh)
+            steps.reverse()
+            turns: list[tuple[int, int]] = []
+            h = s.heading
+            for i, fh in enumerate(steps):
+                if fh != h:
+                    turns.append((i, turn_delta(h, fh)))
+                    h = fh
+            choice = FlightChoice(
+                take_off=s.landed, climb=dz, spaces=len(steps), turns=tuple(turns)
+            )
+            yield Move(choice, end, h, h if h in geo.faces else s.face, s2, 0, alt + dz)
+
+
+def _planner_moves(rules: FlightRules, state: FlightState, target: Cell | None) -> Iterator[Move]:
+    """Any other system's flight: its planner's own successors (every choice it weighs)."""
+    s = rules.normal(state)
+    goal = Goal(target if target is not None else s.cell)
+    for key2, acts, _, spec in rules.expand(s.key(), goal, 1):
+        if key2[4]:
+            continue  # the planner's landing variants: a pilot in a chase stays up
+        yield Move(
+            rules.choice_of(s.key(), spec), key2[0], key2[1], key2[5], key2[2], acts, key2[3]
+        )
