@@ -1,35 +1,81 @@
 """Headless batches: many seeded runs of a scenario, locally or on a Dask cluster.
 
-* Run seeds are spawned from the scenario seed with ``numpy.random.SeedSequence``, so run
-  *i* has the same seed however the batch is split (1 worker, 8, or a cluster).
-* Results are appended to ``runs.jsonl`` as they finish, one ``os.write`` per line on a
-  file opened with ``O_APPEND`` (a kill leaves at most one torn last line, which
-  ``--resume`` drops and runs again); when the batch completes the file is rewritten in
-  run order, atomically, so its bytes do not depend on the worker count either.
+Over 800 lines: the local pool, Dask, the folder lock, signals and resume are one control
+flow around one results file.
+
+* Run *i*'s seed is child *i* of ``numpy.random.SeedSequence(seed)`` (what ``spawn`` gives),
+  made on its own when the run is handed out, so run *i* has the same seed however the batch
+  is split (1 worker, 8, or a cluster) and however large it is: a batch of N runs is the
+  first N runs of every larger batch with that seed.
+* Runs are handed out lazily, in chunks, with a bounded number in flight; results are
+  written to ``runs.jsonl`` in run order as they come back (a reorder buffer of at most the
+  chunks in flight), one whole record per write (:class:`engine.safeio.AppendFile`). A kill
+  leaves a prefix of the batch, at most one torn last line, which ``--resume`` drops and
+  runs again. The summary comes from running tallies (counts, sums and a histogram of
+  turns, exact since turns are small integers), so a batch of a million runs runs in
+  bounded memory and its bytes do not depend on the worker count.
+* The ``--out`` folder is locked (``fcntl.flock`` on ``DIR/.lock``) for the whole batch. An
+  existing batch there is refused unless ``resume`` (complete or extend it) or ``force``
+  (replace it, once the new batch's first runs are in).
+* SIGINT and SIGTERM stop a batch within moments: the workers are killed, the runs so far
+  stay, and :class:`BatchStopped` says how to resume. Workers die with the parent even on
+  ``kill -9`` (Linux ``PR_SET_PDEATHSIG``; elsewhere a thread watching the parent).
 * ``summary.json`` (CONTRACT.md ``run``) is written atomically at the end, with 95%
   Wilson intervals for every outcome.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import math
 import os
+import signal
 import sys
+import threading
+import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
-from engine.errors import ArgumentError, ScenarioError
+from engine.errors import ArgumentError, ScenarioError, TacgridError
+from engine.safeio import AppendFile, open_lock, rename_over, truncate, write_pid, write_text
 
 #: Runs per task handed to a worker process or a Dask worker.
 CHUNK = 25
+#: The most runs one batch may have: runs.jsonl holds about 0.45 KB a run, so this is
+#: already some 450 GB of results; a larger study is several batches with other seeds.
+MAX_RUNS = 10**9
+#: Local worker processes per CPU at most (the runs are CPU-bound).
+WORKERS_PER_CPU = 2
+#: Chunks handed out ahead per worker (keeps every worker busy; bounds memory).
+AHEAD_PER_WORKER = 4
+#: Seconds to reach a Dask scheduler before giving up.
+CONNECT_TIMEOUT = 10.0
 _CACHE: dict[tuple[Any, ...], Any] = {}
 #: The worker function's signature: (scenario path, overrides, [(run, seed), ...]) -> results.
 ChunkFn = Callable[[str, tuple[tuple[str, Any], ...], list[tuple[int, int]]], list[dict[str, Any]]]
+#: ``progress(runs done, runs in the batch, outcome counts so far)``.
+ProgressFn = Callable[[int, int, dict[str, int]], None]
+
+
+class BatchStopped(KeyboardInterrupt):
+    """SIGINT or SIGTERM stopped a batch; the runs so far are kept for ``--resume``."""
+
+    def __init__(self, signum: int, message: str = "") -> None:
+        super().__init__(message)
+        self.signum = signum
+        self.message = message
+
+
+def run_seed(seed: int, index: int) -> int:
+    """The seed of run ``index`` of a batch with seed ``seed`` (child ``index`` of its
+    ``SeedSequence``, made alone: no other run's seed is computed)."""
+    child = np.random.SeedSequence(seed, spawn_key=(index,))
+    return int(child.generate_state(1, dtype=np.uint32)[0])
 
 
 def run_seeds(seed: int, runs: int) -> list[int]:
@@ -54,13 +100,17 @@ def _prepared(path: str, overrides: tuple[tuple[str, Any], ...]) -> Any:
 def run_chunk(
     path: str, overrides: tuple[tuple[str, Any], ...], items: list[tuple[int, int]]
 ) -> list[dict[str, Any]]:
-    """Run ``(run index, run seed)`` items; the worker function for pools and Dask."""
+    """Run ``(run index, run seed)`` items; the worker function for pools and Dask.
+
+    Each run keeps its event log while it plays (dropped after), so its record carries
+    the true number of events that ``--run-seed N --log FILE`` writes.
+    """
     from engine.sim import Simulation
 
     scenario, fields = _prepared(path, overrides)
     out = []
     for run, seed in items:
-        sim = Simulation(scenario, seed, fields=fields, run=run, record=False)
+        sim = Simulation(scenario, seed, fields=fields, run=run, record=True)
         out.append(sim.run().to_dict())
     return out
 
@@ -78,98 +128,247 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
     return (lo, hi)
 
 
-def _percentile(sorted_vals: list[int], q: float) -> float:
-    if not sorted_vals:
+def _nth(hist: Counter[int], rank: int) -> int:
+    """The value at 0-based ``rank`` in the sorted multiset ``hist`` (value -> count)."""
+    seen = 0
+    for value in sorted(hist):
+        seen += hist[value]
+        if rank < seen:
+            return value
+    raise IndexError(rank)
+
+
+def _hist_percentile(hist: Counter[int], n: int, q: float) -> float:
+    """Linear-interpolated percentile of a histogram (exactly as of the sorted values)."""
+    if n == 0:
         return 0.0
-    k = (len(sorted_vals) - 1) * q
+    k = (n - 1) * q
     lo, hi = math.floor(k), math.ceil(k)
-    return float(sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * (k - lo))
+    a, b = _nth(hist, lo), _nth(hist, hi)
+    return float(a + (b - a) * (k - lo))
+
+
+class Tally:
+    """Running aggregates of a batch: outcome counts, turn sums and turn histograms.
+
+    Its size depends on the distinct outcomes and turn counts (at most the turn limit), not
+    on the number of runs; the summary it gives equals one made from every result.
+    """
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.counts: Counter[str] = Counter()
+        self.turns: Counter[int] = Counter()
+        self.by_outcome: dict[str, Counter[int]] = {}
+
+    def add(self, record: dict[str, Any]) -> None:
+        outcome, turns = record["outcome"], int(record["turns"])
+        self.n += 1
+        self.counts[outcome] += 1
+        self.turns[turns] += 1
+        self.by_outcome.setdefault(outcome, Counter())[turns] += 1
+
+    def summary(self, *, seed: int, scenario: str, results_path: str) -> dict[str, Any]:
+        """The ``summary.json`` document (CONTRACT.md ``run``)."""
+        n = self.n
+        names = sorted(set(self.counts) | {"capture", "escape", "timeout"})
+        by_outcome = {}
+        for name in names:
+            hist = self.by_outcome.get(name)
+            if hist:
+                m = sum(hist.values())
+                by_outcome[name] = {
+                    "mean": sum(t * c for t, c in hist.items()) / m,
+                    "p50": _hist_percentile(hist, m, 0.5),
+                    "p90": _hist_percentile(hist, m, 0.9),
+                }
+        total = sum(t * c for t, c in self.turns.items())
+        return {
+            "scenario": scenario,
+            "runs": n,
+            "seed": seed,
+            "outcomes": {k: self.counts.get(k, 0) for k in names},
+            "rates": {k: self.counts.get(k, 0) / n if n else 0.0 for k in names},
+            "ci95": {k: list(wilson(self.counts.get(k, 0), n)) for k in names},
+            "turns": {
+                "mean": total / n if n else 0.0,
+                "p50": _hist_percentile(self.turns, n, 0.5),
+                "p90": _hist_percentile(self.turns, n, 0.9),
+            },
+            "turns_by_outcome": by_outcome,
+            "results": results_path,
+        }
 
 
 def summarise(
-    results: list[dict[str, Any]], *, seed: int, scenario: str, results_path: str
+    results: Iterable[dict[str, Any]], *, seed: int, scenario: str, results_path: str
 ) -> dict[str, Any]:
     """The ``summary.json`` document (CONTRACT.md ``run``), independent of result order."""
-    results = sorted(results, key=lambda r: r["run"])
-    n = len(results)
-    counts = Counter(r["outcome"] for r in results)
-    names = sorted(set(counts) | {"capture", "escape", "timeout"})
-    turns = sorted(r["turns"] for r in results)
-    by_outcome = {}
-    for name in names:
-        ts = sorted(r["turns"] for r in results if r["outcome"] == name)
-        if ts:
-            by_outcome[name] = {
-                "mean": sum(ts) / len(ts),
-                "p50": _percentile(ts, 0.5),
-                "p90": _percentile(ts, 0.9),
-            }
-    return {
-        "scenario": scenario,
-        "runs": n,
-        "seed": seed,
-        "outcomes": {k: counts.get(k, 0) for k in names},
-        "rates": {k: counts.get(k, 0) / n if n else 0.0 for k in names},
-        "ci95": {k: list(wilson(counts.get(k, 0), n)) for k in names},
-        "turns": {
-            "mean": sum(turns) / n if n else 0.0,
-            "p50": _percentile(turns, 0.5),
-            "p90": _percentile(turns, 0.9),
-        },
-        "turns_by_outcome": by_outcome,
-        "results": results_path,
-    }
+    tally = Tally()
+    for r in results:
+        tally.add(r)
+    return tally.summary(seed=seed, scenario=scenario, results_path=results_path)
 
 
 def _write_atomic(path: str, text: str) -> None:
-    """Write a whole file or nothing: a temporary file, synced, then renamed over ``path``."""
-    tmp = f"{path}.tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
+    """Write a whole file or nothing (:func:`engine.safeio.write_text`: a unique temporary
+    file, synced, renamed over ``path``; a special file or a link is refused)."""
+    write_text(path, text, "--out")
 
 
-def read_runs(path: str) -> list[dict[str, Any]]:
-    """Complete lines of a runs.jsonl (a torn last line from a kill is dropped).
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True) + "\n"
+
+
+def iter_runs(path: str) -> Iterator[dict[str, Any]]:
+    """The complete lines of a runs.jsonl, one at a time (a torn last line from a kill is
+    cut off the file and skipped).
 
     A complete line that is not a run record means the file was edited or is another
     file: that is one clear error, not a half-resumed batch.
     """
-    out: list[dict[str, Any]] = []
     if not os.path.exists(path):
-        return out
+        return
+    good_end = 0
+    torn = False
     with open(path, "rb") as fh:
-        data = fh.read()
-    good_end = data.rfind(b"\n") + 1
-    for n, line in enumerate(data[:good_end].splitlines(), 1):
-        if not line.strip():
-            continue
+        for n, line in enumerate(fh, 1):
+            if not line.endswith(b"\n"):
+                torn = True
+                break
+            good_end += len(line)
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = None
+            if not (
+                isinstance(record, dict)
+                and isinstance(record.get("run"), int)
+                and isinstance(record.get("outcome"), str)
+                and isinstance(record.get("turns"), int)
+            ):
+                raise ArgumentError(
+                    f"{path}: line {n} is not a run record; it was edited or is not tacgrid's: "
+                    "use another --out or drop --resume"
+                )
+            yield record
+    if torn:
+        truncate(path, good_end, "--out")
+
+
+def read_runs(path: str) -> list[dict[str, Any]]:
+    """Every complete line of a runs.jsonl (see :func:`iter_runs`), as a list."""
+    return list(iter_runs(path))
+
+
+class RunsFile:
+    """A runs.jsonl that can be iterated any number of times without holding it in
+    memory (each pass reads the file again): for plots of a large batch."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter_runs(self.path)
+
+
+# --------------------------------------------------------------------------- the folder
+
+
+class _FolderLock:
+    """``fcntl.flock`` on ``DIR/.lock`` for the whole batch; the file holds the pid."""
+
+    def __init__(self, out_dir: str) -> None:
+        self.fd = -1
         try:
-            record = json.loads(line)
-        except ValueError:
-            record = None
-        if not (
-            isinstance(record, dict)
-            and isinstance(record.get("run"), int)
-            and isinstance(record.get("outcome"), str)
-            and isinstance(record.get("turns"), int)
-        ):
+            import fcntl
+        except ImportError:  # pragma: no cover - not on Linux/macOS: no lock
+            return
+        path = os.path.join(out_dir, ".lock")
+        try:
+            fd = open_lock(path, "--out")  # a link or a special file is refused
+        except OSError as exc:
             raise ArgumentError(
-                f"{path}: line {n} is not a run record; it was edited or is not tacgrid's: "
-                "use another --out or drop --resume"
-            )
-        out.append(record)
-    if good_end < len(data):
-        with open(path, "r+b") as fh:
-            fh.truncate(good_end)
-    return out
+                f"--out {out_dir}: cannot lock the folder ({exc.strerror}); give a folder "
+                "you can write to"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            try:
+                pid = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
+            finally:
+                os.close(fd)
+            raise ArgumentError(
+                f"--out {out_dir}: in use by another batch (pid {pid}); wait for it to "
+                "finish or give another --out"
+            ) from None
+        try:
+            write_pid(fd, path, "--out")
+        except OSError:
+            os.close(fd)
+            raise
+        self.fd = fd
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            fd, self.fd = self.fd, -1
+            os.close(fd)  # closing the last descriptor releases the flock
+
+
+def _read_meta(meta_path: str) -> dict[str, Any] | None:
+    if not os.path.exists(meta_path):
+        return None
+    try:
+        with open(meta_path, encoding="utf-8") as fh:
+            old = json.load(fh)
+    except (OSError, ValueError):
+        old = None
+    if not isinstance(old, dict) or not isinstance(old.get("runs"), int):
+        raise ArgumentError(f"--resume: {meta_path} is damaged; use another --out or drop --resume")
+    return old
+
+
+# --------------------------------------------------------------------------- signals
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM raise :class:`BatchStopped` in the main thread (even where the
+    shell started us with SIGINT ignored); other threads leave the handlers alone."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise BatchStopped(signum)
+
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back for a moment (a record written and counted, the folder
+    switched to a new batch): a stop lands after it, never half-way through."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+# --------------------------------------------------------------------------- the batch
 
 
 def run_batch(
@@ -181,216 +380,629 @@ def run_batch(
     scheduler: str | None = None,
     out_dir: str = "runs",
     resume: bool = False,
+    force: bool = False,
     overrides: dict[str, Any] | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: ProgressFn | None = None,
+    note: Callable[[str], None] | None = None,
     chunk_fn: ChunkFn | None = None,
 ) -> dict[str, Any]:
     """Run a batch and write ``runs.jsonl`` and ``summary.json`` into ``out_dir``.
 
-    ``chunk_fn`` replaces :func:`run_chunk` (same arguments); it exists for tests that
-    make a worker die, and must be picklable for ``workers > 1``.
+    An existing batch in ``out_dir`` is refused unless ``resume`` (complete it; a larger
+    ``runs`` extends it to the same results as a fresh batch of that size) or ``force``
+    (replace it once the new batch's first runs are in). ``runs`` defaults to the resumed
+    batch's size, else the scenario's. ``note`` receives one-line remarks (a capped
+    ``workers``). ``chunk_fn`` replaces :func:`run_chunk` (same arguments); it exists for
+    tests that make a worker die, and must be picklable for ``workers > 1``.
+    Raises :class:`BatchStopped` on SIGINT or SIGTERM (in the main thread).
     """
     from engine.scenario import load_scenario
 
     scenario = load_scenario(scenario_path, overrides=overrides)  # validate before anything runs
-    n = runs if runs is not None else scenario.runs
-    base_seed = seed if seed is not None else scenario.seed
-    if n < 1:
-        raise ArgumentError(f"--runs {n}: expected a whole number >= 1")
+    if runs is not None:
+        _check_runs(runs)
     if workers < 1:
         raise ArgumentError(f"--workers {workers}: expected a whole number >= 1")
+    if resume and force:
+        raise ArgumentError("--resume and --force: give one (complete the batch, or replace it)")
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise ArgumentError(f"--out {out_dir}: is a file, not a folder; give a folder")
-    # A cluster that cannot be reached is an error before anything is written.
-    client = _connect(scheduler) if scheduler else None
-    try:
-        return _run_batch(
-            scenario_path,
-            scenario,
-            n,
-            base_seed,
-            workers,
-            client,
-            out_dir,
-            resume,
-            overrides,
-            progress,
-            chunk_fn or run_chunk,
-        )
-    finally:
-        if client is not None:
-            client.close()
-
-
-def _run_batch(
-    scenario_path: str,
-    scenario: Any,
-    n: int,
-    base_seed: int,
-    workers: int,
-    client: Any,
-    out_dir: str,
-    resume: bool,
-    overrides: dict[str, Any] | None,
-    progress: Callable[[int, int], None] | None,
-    chunk_fn: ChunkFn,
-) -> dict[str, Any]:
+    address = _check_address(scheduler) if scheduler else None
     try:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as exc:
         raise ArgumentError(f"--out {out_dir}: cannot create the folder ({exc.strerror})") from None
+    lock = _FolderLock(out_dir)
+    client = None
+    try:
+        with _stop_on_signals(), _cluster_logs_quiet(address is not None):
+            try:
+                plan = _plan(scenario_path, scenario, runs, seed, out_dir, resume, force, overrides)
+                # A cluster that cannot be reached is an error before anything is written.
+                client = _connect(address) if address else None
+                return _run(plan, workers, client, scheduler, progress, note, chunk_fn or run_chunk)
+            finally:
+                if client is not None:
+                    _close_client(client)
+    finally:
+        lock.release()
+
+
+@contextlib.contextmanager
+def _cluster_logs_quiet(on: bool) -> Iterator[None]:
+    """While a batch talks to a cluster, distributed's and tornado's own log records (a lost
+    scheduler logs tracebacks) stay silent: the batch reports a failure in one line."""
+    import logging
+
+    if not on:
+        yield
+        return
+    with contextlib.suppress(ImportError):
+        import distributed  # noqa: F401 - its loggers exist, with their levels, from here
+
+    names = ["distributed", "tornado"] + [
+        n for n in logging.root.manager.loggerDict if n.startswith(("distributed.", "tornado."))
+    ]
+    saved = {n: logging.getLogger(n).level for n in names}
+    for n in names:
+        logging.getLogger(n).setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for n, level in saved.items():
+            logging.getLogger(n).setLevel(level)
+
+
+def _check_runs(n: int) -> None:
+    if n < 1:
+        raise ArgumentError(f"--runs {n}: expected a whole number >= 1")
+    if n > MAX_RUNS:
+        raise ArgumentError(
+            f"--runs {n}: at most {MAX_RUNS} runs in one batch (runs.jsonl takes about "
+            "0.45 KB a run); split the study into batches with different --seed"
+        )
+
+
+class _Plan:
+    """What a batch will do in its folder: its size, seed, the runs already done."""
+
+    def __init__(self, **kw: Any) -> None:
+        self.scenario_path: str = kw["scenario_path"]
+        self.n: int = kw["n"]
+        self.seed: int = kw["seed"]
+        self.meta: dict[str, Any] = kw["meta"]
+        self.overrides: tuple[tuple[str, Any], ...] = kw["overrides"]
+        self.runs_path: str = kw["runs_path"]
+        self.meta_path: str = kw["meta_path"]
+        self.summary_path: str = kw["summary_path"]
+        self.out_dir: str = kw["out_dir"]
+        self.tally: Tally = kw["tally"]
+        self.prefix: int = kw["prefix"]  # runs 0..prefix-1 are done, in order
+        self.extra: set[int] = kw["extra"]  # runs done beyond that (an unordered file)
+        self.ordered: bool = kw["ordered"]
+        self.staged: bool = kw["staged"]  # a new batch: the folder changes after its first runs
+
+
+def _plan(
+    scenario_path: str,
+    scenario: Any,
+    runs: int | None,
+    seed: int | None,
+    out_dir: str,
+    resume: bool,
+    force: bool,
+    overrides: dict[str, Any] | None,
+) -> _Plan:
     runs_path = os.path.join(out_dir, "runs.jsonl")
     meta_path = os.path.join(out_dir, "batch.json")
     summary_path = os.path.join(out_dir, "summary.json")
+    base_seed = seed if seed is not None else scenario.seed
     meta = {
         "scenario": os.path.abspath(scenario_path),
         "digest": scenario.digest,
         "seed": base_seed,
-        "runs": n,
+        "runs": 0,
         "settings": {k: str(v) for k, v in sorted((overrides or {}).items())},
     }
-    done: list[dict[str, Any]] = []
-    if resume:
-        if os.path.exists(meta_path):
-            try:
-                with open(meta_path, encoding="utf-8") as fh:
-                    old = json.load(fh)
-            except (OSError, ValueError):
-                old = None
-            if not isinstance(old, dict):
-                raise ArgumentError(
-                    f"--resume: {meta_path} is damaged; use another --out or drop --resume"
-                )
-            if old != meta:
-                raise ArgumentError(
-                    f"--resume: {out_dir} holds a batch of another scenario, seed or size "
-                    f"({old.get('scenario')}, seed {old.get('seed')}, {old.get('runs')} runs); "
-                    "use another --out or drop --resume"
-                )
-        done = read_runs(runs_path)
-    else:
-        if os.path.exists(runs_path):
-            os.remove(runs_path)
-    # An older summary must not sit beside this batch's runs while it is unfinished (or
-    # after a kill): it comes back, whole, when the batch completes.
-    if os.path.exists(summary_path):
-        os.remove(summary_path)
-    _write_atomic(meta_path, json.dumps(meta, indent=2) + "\n")
-
-    seeds = run_seeds(base_seed, n)
-    have = {r["run"] for r in done}
-    counts = Counter(r["run"] for r in done)
-    stray = [
-        r["run"]
-        for r in done
-        if not 0 <= r["run"] < n or r.get("seed") != seeds[r["run"]] or counts[r["run"]] > 1
-    ]
-    if stray:
+    existing = os.path.exists(meta_path) or os.path.exists(runs_path)
+    old = _read_meta(meta_path) if resume else None
+    n = runs
+    if old is not None:
+        if {**old, "runs": 0} != meta:
+            raise ArgumentError(
+                f"--resume: {out_dir} holds a batch of another scenario or seed "
+                f"({old.get('scenario')}, seed {old.get('seed')}, {old.get('runs')} runs); "
+                "use another --out or drop --resume"
+            )
+        if n is None:
+            n = old["runs"]
+        elif n < old["runs"]:
+            raise ArgumentError(
+                f"--runs {n}: {out_dir} holds a batch of {old['runs']} runs; give --runs "
+                f"{old['runs']} or more to extend it, or another --out"
+            )
+    elif existing and not resume and not force:
         raise ArgumentError(
-            f"--resume: {runs_path} holds runs that are not this batch's (run {stray[0]}, "
-            "edited or copied in); use another --out or drop --resume"
+            f"--out {out_dir}: holds a batch already; add --resume to complete or extend it, "
+            "--force to replace it, or give another --out"
         )
-    todo = [(i, seeds[i]) for i in range(n) if i not in have]
-    ov = tuple(sorted((overrides or {}).items()))
-    chunks = [todo[i : i + CHUNK] for i in range(0, len(todo), CHUNK)]
-    results = list(done)
-    fd = os.open(runs_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    if n is None:
+        n = scenario.runs
+    _check_runs(n)
+    meta["runs"] = n
+    tally = Tally()
+    prefix, extra, ordered = 0, set[int](), True
+    if resume:
+        prefix, extra, ordered = _scan_done(runs_path, base_seed, n, tally)
+    return _Plan(
+        scenario_path=scenario_path,
+        n=n,
+        seed=base_seed,
+        meta=meta,
+        overrides=tuple(sorted((overrides or {}).items())),
+        runs_path=runs_path,
+        meta_path=meta_path,
+        summary_path=summary_path,
+        out_dir=out_dir,
+        tally=tally,
+        prefix=prefix,
+        extra=extra,
+        ordered=ordered,
+        staged=not resume,
+    )
+
+
+def _scan_done(path: str, seed: int, n: int, tally: Tally) -> tuple[int, set[int], bool]:
+    """Check the runs already in ``path`` and tally them: (in-order prefix, others, ordered)."""
+    prefix, extra, ordered = 0, set[int](), True
+    stray: int | None = None
+    for r in iter_runs(path):
+        i = r["run"]
+        if ordered and i == prefix:
+            prefix += 1
+        elif not 0 <= i < n or i < prefix or i in extra:
+            stray = i
+        else:
+            ordered = False
+            extra.add(i)
+        if stray is None and r.get("seed") != run_seed(seed, i):
+            stray = i
+        if stray is not None:
+            break
+        tally.add(r)
+    if stray is None:
+        return prefix, extra, ordered
+    raise ArgumentError(
+        f"--resume: {path} holds runs that are not this batch's (run {stray}, edited or "
+        "copied in); use another --out or drop --resume"
+    )
+
+
+def _chunks(plan: _Plan) -> Iterator[list[tuple[int, int]]]:
+    """The runs still to do, ``CHUNK`` at a time, seeds made as they are handed out."""
+    chunk: list[tuple[int, int]] = []
+    for i in range(plan.prefix, plan.n):
+        if i in plan.extra:
+            continue
+        chunk.append((i, run_seed(plan.seed, i)))
+        if len(chunk) == CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _cap_workers(workers: int, chunks: int, note: Callable[[str], None] | None) -> int:
+    cpus = os.cpu_count() or 1
+    cap = max(1, min(chunks, WORKERS_PER_CPU * cpus))
+    if workers > cap:
+        if note:
+            why = (
+                f"the batch has {chunks} chunk{'s' if chunks != 1 else ''} of up to {CHUNK} runs to do"
+                if cap == chunks
+                else f"at most {WORKERS_PER_CPU} per CPU, {cpus} CPUs here"
+            )
+            note(f"--workers {workers}: using {cap} ({why})")
+        return cap
+    return workers
+
+
+def _run(
+    plan: _Plan,
+    workers: int,
+    client: Any,
+    scheduler: str | None,
+    progress: ProgressFn | None,
+    note: Callable[[str], None] | None,
+    chunk_fn: ChunkFn,
+) -> dict[str, Any]:
+    todo = plan.n - plan.prefix - len(plan.extra)
+    n_chunks = -(-todo // CHUNK)
+    if client is None and n_chunks:
+        workers = _cap_workers(workers, n_chunks, note)
+    tally = plan.tally
+    if progress:
+        progress(tally.n, plan.n, dict(tally.counts))
+    if not plan.staged:
+        # Resuming: the folder states the (perhaps larger) batch before any new run.
+        _remove(plan.summary_path)
+        _write_atomic(plan.meta_path, json.dumps(plan.meta, indent=2) + "\n")
+    write_path = plan.runs_path + ".new" if plan.staged else plan.runs_path
+    if plan.staged:
+        _remove(write_path)
+    appender = AppendFile(write_path, "--out")
     try:
-        for batch in _execute(scenario_path, ov, chunks, workers, client, chunk_fn):
-            for r in batch:
-                os.write(fd, (json.dumps(r, sort_keys=True) + "\n").encode())
-            results.extend(batch)
-            if progress:
-                progress(len(results), n)
+        if plan.staged and not n_chunks:  # pragma: no cover - a batch has >= 1 run
+            _commit(plan, write_path)
+        stream = _execute(plan, n_chunks, workers, client, scheduler, chunk_fn)
+        with contextlib.closing(stream):
+            for results in stream:
+                with _signals_held():
+                    appender.append("".join(_line(r) for r in results).encode())
+                    if plan.staged:
+                        _commit(plan, write_path)
+                        plan.staged = False
+                    for r in results:
+                        tally.add(r)
+                if progress:
+                    progress(tally.n, plan.n, dict(tally.counts))
+    except BatchStopped as stop:
+        raise BatchStopped(stop.signum, _stopped(plan, stop.signum)) from None
     finally:
-        os.close(fd)
-    results.sort(key=lambda r: r["run"])
-    _write_atomic(runs_path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in results))
-    summary = summarise(results, seed=base_seed, scenario=scenario_path, results_path=runs_path)
-    _write_atomic(summary_path, json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        appender.close()
+        if plan.staged:  # stopped before its first runs: the old batch stays as it was
+            _remove(write_path)
+    if not plan.ordered:
+        _sort_file(plan.runs_path)  # a file from an older tacgrid, written out of order
+    summary = tally.summary(
+        seed=plan.seed, scenario=plan.scenario_path, results_path=plan.runs_path
+    )
+    _write_atomic(plan.summary_path, json.dumps(summary, indent=2, sort_keys=True) + "\n")
     return summary
 
 
+def _stopped(plan: _Plan, signum: int) -> str:
+    name = signal.Signals(signum).name
+    if plan.staged:
+        return f"stopped by {name} before the first runs were in; {plan.out_dir} is unchanged"
+    return (
+        f"stopped by {name}: {plan.tally.n} of {plan.n} runs are in {plan.runs_path}; "
+        f"run the same command with --resume to finish the batch"
+    )
+
+
+def _commit(plan: _Plan, staged_path: str) -> None:
+    """The new batch has started well: it replaces whatever the folder held."""
+    _remove(plan.summary_path)
+    _write_atomic(plan.meta_path, json.dumps(plan.meta, indent=2) + "\n")
+    try:
+        rename_over(staged_path, plan.runs_path, "--out")  # the open descriptor follows it
+    except OSError as exc:
+        raise ArgumentError(f"--out {plan.out_dir}: cannot write ({exc.strerror})") from None
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
+def _sort_file(path: str) -> None:
+    results = sorted(iter_runs(path), key=lambda r: r["run"])
+    _write_atomic(path, "".join(_line(r) for r in results))
+
+
+# --------------------------------------------------------------------------- local workers
+
+
 def _execute(
-    path: str,
-    overrides: tuple[tuple[str, Any], ...],
-    chunks: list[list[tuple[int, int]]],
+    plan: _Plan,
+    n_chunks: int,
     workers: int,
-    client: Any = None,
-    chunk_fn: ChunkFn = run_chunk,
-) -> Iterable[list[dict[str, Any]]]:
-    """Yield each chunk's results as it completes (on ``client``, a Dask client, if given)."""
-    if not chunks:
+    client: Any,
+    scheduler: str | None,
+    chunk_fn: ChunkFn,
+) -> Generator[list[dict[str, Any]], None, None]:
+    """Each chunk's results, in run order, as soon as they and every earlier chunk are in."""
+    if not n_chunks:
         return
+    chunks = _chunks(plan)
     if client is not None:
-        yield from _execute_dask(path, overrides, chunks, client, chunk_fn)
+        yield from _execute_dask(plan, chunks, client, scheduler or "", chunk_fn)
         return
     if workers == 1:
         for chunk in chunks:
-            yield chunk_fn(path, overrides, chunk)
+            yield chunk_fn(plan.scenario_path, plan.overrides, chunk)
         return
+    yield from _execute_pool(plan, chunks, n_chunks, workers, chunk_fn)
+
+
+def _worker_init(parent: int) -> None:
+    """In each worker process: leave signals to the parent, and die with it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the group: the parent acts
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    watched = False
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            pr_set_pdeathsig = 1
+            watched = libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0) == 0
+    if not watched:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the watch was set
+        os._exit(1)
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def _kill_pool(pool: Any) -> None:
+    """Stop a process pool now: kill its workers, drop what was queued."""
+    procs = list(getattr(pool, "_processes", None) or {})
+    table = getattr(pool, "_processes", None) or {}
+    for pid in procs:
+        proc = table.get(pid)
+        if proc is not None:
+            with contextlib.suppress(Exception):
+                proc.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for pid in procs:
+        proc = table.get(pid)
+        if proc is not None:
+            with contextlib.suppress(Exception):
+                proc.join(2)
+
+
+def _execute_pool(
+    plan: _Plan,
+    chunks: Iterator[list[tuple[int, int]]],
+    n_chunks: int,
+    workers: int,
+    chunk_fn: ChunkFn,
+) -> Iterator[list[dict[str, Any]]]:
     import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    pending = {i: c for i, c in enumerate(chunks)}
+    ahead = AHEAD_PER_WORKER * workers
+    numbered = enumerate(chunks)
+    pending: dict[int, list[tuple[int, int]]] = {}  # handed out, not back
+    back: dict[int, list[dict[str, Any]]] = {}  # back, waiting for an earlier chunk
+    next_out = 0
+    exhausted = False
     for attempt in range(3):
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
+        )
         try:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                futs = {pool.submit(chunk_fn, path, overrides, c): i for i, c in pending.items()}
-                for fut in as_completed(futs):
-                    i = futs[fut]
+            futs = {
+                pool.submit(chunk_fn, plan.scenario_path, plan.overrides, c): i
+                for i, c in pending.items()
+            }
+            while True:
+                while not exhausted and len(pending) + len(back) < ahead:
+                    item = next(numbered, None)
+                    if item is None:
+                        exhausted = True
+                        break
+                    i, c = item
+                    pending[i] = c
+                    futs[pool.submit(chunk_fn, plan.scenario_path, plan.overrides, c)] = i
+                if not futs:
+                    break
+                finished, _ = wait(futs, return_when=FIRST_COMPLETED)
+                for fut in finished:
                     res = fut.result()
+                    i = futs.pop(fut)
                     del pending[i]
-                    yield res
-            return
+                    back[i] = res
+                while next_out in back:
+                    yield back.pop(next_out)
+                    next_out += 1
         except BrokenProcessPool:
             # A worker died (killed, out of memory): its chunks are run again.
+            _kill_pool(pool)
             if attempt == 2:
                 raise ScenarioError(
-                    f"{path}: worker processes kept dying; {len(pending)} chunks of runs did not "
-                    "finish; run again with --resume"
+                    f"{plan.scenario_path}: worker processes kept dying; "
+                    f"{n_chunks - next_out} chunks of runs did not finish; run again with --resume"
                 ) from None
+            continue
+        except BaseException:
+            _kill_pool(pool)
+            raise
+        pool.shutdown(wait=True)
+        return
 
 
-def _connect(scheduler: str) -> Any:
-    """A Dask client for ``--scheduler``; a bad or unreachable address is one clear line."""
+# --------------------------------------------------------------------------- Dask
+
+
+def _check_address(scheduler: str) -> str:
+    """``tcp://HOST:PORT`` (or ``HOST:PORT``), checked without touching the network."""
+    text = scheduler.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme != "tcp":
+        raise ArgumentError(
+            f"--scheduler {scheduler}: only tcp:// scheduler addresses are supported "
+            f"(not {scheme}://); use tcp://HOST:PORT"
+        )
+    host, colon, port = rest.rpartition(":")
+    host = host.strip("[]")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ArgumentError(
+            f"--scheduler {scheduler}: not a scheduler address; use tcp://HOST:PORT"
+        )
+    return f"tcp://{rest}"
+
+
+def _connect(address: str, timeout: float | None = None) -> Any:
+    """A Dask client for ``address`` within ``timeout`` seconds, or one clear line.
+
+    The connection is made in a thread that is abandoned if it does not finish: a peer
+    that accepts and never answers cannot hold the batch.
+    """
     try:
+        import dask
         from distributed import Client
     except ImportError:  # pragma: no cover - dask is a declared dependency
         raise ArgumentError(
             "--scheduler needs dask[distributed]: pip install 'dask[distributed]'"
         ) from None
+    timeout = CONNECT_TIMEOUT if timeout is None else timeout
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            # Ask the peer who it is first, on a connection of our own with hard timeouts:
+            # a silent peer or another service fails here, before a Client exists (a
+            # Client that fails half-made lingers and complains at exit).
+            kind = asyncio.run(_identity(address, timeout))
+            if kind != "Scheduler":
+                box["error"] = ValueError(f"it answers as {kind or 'something else'}")
+                return
+            with dask.config.set({"distributed.comm.timeouts.connect": f"{timeout}s"}):
+                box["client"] = Client(address, timeout=timeout, set_as_default=False)
+        except BaseException as exc:  # noqa: BLE001 - reported below as one line
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, name="tacgrid-dask-connect", daemon=True)
+    thread.start()
+    thread.join(3 * timeout + 2)  # the probe's three steps, then the client
+    if thread.is_alive():
+        raise ArgumentError(
+            f"--scheduler {address}: no answer within {timeout:g} s (something accepts "
+            "connections there but does not answer as a Dask scheduler); check the address"
+        )
+    if "client" in box:
+        return box["client"]
+    exc = box.get("error")
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        why = f"no answer as a Dask scheduler within {timeout:g} s"
+    elif isinstance(exc, ConnectionRefusedError) or "refused" in str(exc).lower():
+        why = "connection refused: nothing listens there"
+    elif isinstance(exc, OSError):
+        why = f"cannot connect ({_short(exc)})"
+    elif isinstance(exc, ValueError) and str(exc).startswith("it answers as"):
+        why = f"not a Dask scheduler ({exc})"
+    else:
+        why = "not a Dask scheduler (it answers in another protocol)"
+    raise ArgumentError(
+        f"--scheduler {address}: {why}; start a dask scheduler there (dask scheduler) "
+        "or check the address"
+    )
+
+
+async def _identity(address: str, timeout: float) -> str | None:
+    """The ``type`` a Dask server at ``address`` reports (``"Scheduler"``), each step
+    bounded by ``timeout``; raises on a peer that is silent or speaks something else."""
+    import socket
+
+    from distributed.comm import connect
+
+    host, _, port = address[len("tcp://") :].rpartition(":")
+    # A plain connect first: a refused port answers at once, not after distributed's retries.
+    await asyncio.wait_for(
+        asyncio.get_running_loop().run_in_executor(
+            None, lambda: socket.create_connection((host.strip("[]"), int(port)), timeout).close()
+        ),
+        timeout,
+    )
+    comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
     try:
-        return Client(scheduler, timeout=10)
-    except ValueError as exc:  # distributed's own address parsing
-        raise ArgumentError(
-            f"--scheduler {scheduler}: not a scheduler address ({exc}); use tcp://HOST:PORT"
-        ) from None
-    except (OSError, TimeoutError) as exc:
-        raise ArgumentError(
-            f"--scheduler {scheduler}: cannot connect ({exc}); start a dask scheduler there"
-        ) from None
+        await asyncio.wait_for(comm.write({"op": "identity", "reply": True}), timeout)
+        answer = await asyncio.wait_for(comm.read(), timeout)
+    finally:
+        comm.abort()
+    return answer.get("type") if isinstance(answer, dict) else None
+
+
+def _short(exc: BaseException | None) -> str:
+    text = f"{type(exc).__name__}: {exc}" if exc is not None else "no answer"
+    text = text.replace("\n", " ").strip()
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _close_client(client: Any) -> None:
+    """Close a Dask client without waiting long on a scheduler that has gone."""
+    done = threading.Event()
+
+    def close() -> None:
+        with contextlib.suppress(BaseException):
+            client.close(timeout=2)
+        done.set()
+
+    threading.Thread(target=close, name="tacgrid-dask-close", daemon=True).start()
+    done.wait(5)
 
 
 def _execute_dask(
-    path: str,
-    overrides: tuple[tuple[str, Any], ...],
-    chunks: list[list[tuple[int, int]]],
+    plan: _Plan,
+    chunks: Iterator[list[tuple[int, int]]],
     client: Any,
+    scheduler: str,
     chunk_fn: ChunkFn,
-) -> Iterable[list[dict[str, Any]]]:
+) -> Iterator[list[dict[str, Any]]]:
     from distributed import as_completed
 
-    path = os.path.abspath(path)
-    futs = client.map(
-        chunk_fn,
-        [path] * len(chunks),
-        [overrides] * len(chunks),
-        chunks,
-        pure=False,
-        retries=2,
+    path = os.path.abspath(plan.scenario_path)
+    workers = max(
+        1, len(_dask_call(lambda: client.scheduler_info().get("workers", {}), scheduler, plan))
     )
-    for fut in as_completed(futs):
-        yield fut.result()
+    ahead = AHEAD_PER_WORKER * workers
+    numbered = enumerate(chunks)
+    index: dict[str, int] = {}
+    back: dict[int, list[dict[str, Any]]] = {}
+    next_out = 0
+    queue = as_completed(loop=client.loop)
+    exhausted = False
+
+    def top_up() -> None:
+        nonlocal exhausted
+        while not exhausted and len(index) + len(back) < ahead:
+            item = next(numbered, None)
+            if item is None:
+                exhausted = True
+                return
+            i, c = item
+            fut = client.submit(chunk_fn, path, plan.overrides, c, pure=False, retries=2)
+            index[fut.key] = i
+            queue.add(fut)
+
+    futs: list[Any] = []
+    try:
+        _dask_call(top_up, scheduler, plan)
+        while index:
+            fut = _dask_call(lambda: next(queue), scheduler, plan)
+            res = _dask_call(fut.result, scheduler, plan)
+            back[index.pop(fut.key)] = res
+            _dask_call(top_up, scheduler, plan)
+            while next_out in back:
+                yield back.pop(next_out)
+                next_out += 1
+    except BaseException:
+        futs = list(queue.futures) if hasattr(queue, "futures") else []
+        with contextlib.suppress(BaseException):
+            client.cancel(futs)
+        raise
+
+
+def _dask_call(fn: Callable[[], Any], scheduler: str, plan: _Plan) -> Any:
+    """``fn()``; a cluster failure (the scheduler gone, a lost connection) is one line."""
+    try:
+        return fn()
+    except (TacgridError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - distributed raises many kinds
+        raise ScenarioError(
+            f"--scheduler {scheduler}: the cluster failed mid-batch ({_short(exc)}); "
+            f"{plan.tally.n} of {plan.n} runs are in {plan.runs_path}; run the same command "
+            "with --resume when the scheduler is back"
+        ) from None

@@ -400,6 +400,36 @@ ERROR_CASES: dict[str, tuple[list[str], list[str]]] = {
         ["view", CHASE, "--set", "wild_one=maybe", "--frames", "1"],
         ["wild_one"],
     ),
+    # sweep and report
+    "sweep-missing-scenario": (
+        ["sweep", "{d}/nope.yaml", "--vary", "turns=2,3", "--out", "{d}/never"],
+        ["nope.yaml"],
+    ),
+    "sweep-nothing-to-vary": (["sweep", CHASE, "--out", "{d}/never"], ["--vary"]),
+    "sweep-bad-vary": (["sweep", CHASE, "--vary", "turns", "--out", "{d}/never"], ["--vary"]),
+    "sweep-unknown-token": (
+        ["sweep", CHASE, "--vary", "nobody.stats.move=1,2", "--out", "{d}/never"],
+        ["nobody.stats.move"],
+    ),
+    "sweep-bad-value": (
+        ["sweep", CHASE, "--vary", "quarry.stats.move=fast", "--out", "{d}/never"],
+        ["quarry", "move"],
+    ),
+    "sweep-bad-runs": (
+        ["sweep", CHASE, "--vary", "turns=2", "--runs", "0", "--out", "{d}/never"],
+        ["--runs"],
+    ),
+    "sweep-bad-scheduler": (
+        ["sweep", CHASE, "--vary", "turns=2", "--scheduler", "nowhere", "--out", "{d}/never"],
+        ["--scheduler", "nowhere"],
+    ),
+    "sweep-out-is-a-file": (
+        ["sweep", CHASE, "--vary", "turns=2", "--runs", "1", "--out", "{d}/afile"],
+        ["--out"],
+    ),
+    "report-missing-folder": (["report", "{d}/never"], ["{d}/never", "no such folder"]),
+    "report-no-batch": (["report", "{d}/adir"], ["adir", "no batch or sweep"]),
+    "report-unknown-option": (["report", "{d}/adir", "--jsn"], ["--jsn"]),
 }
 
 FLY_CASES: dict[str, tuple[list[str], list[str]]] = {
@@ -1380,10 +1410,10 @@ def test_summary_is_written_whole_or_not_at_all(tmp_path: Path, monkeypatch) -> 
 
     monkeypatch.setattr(batch.os, "fsync", disk_full_on_summary)
     with pytest.raises(OSError):
-        run_batch(CHASE, runs=5, seed=2, out_dir=str(out))
+        run_batch(CHASE, runs=5, seed=2, out_dir=str(out), force=True)
     # The write failed half-way: no summary (not the old batch's, not half the new one's),
-    # no temporary file left behind; the runs themselves are complete.
-    assert sorted(p.name for p in out.iterdir()) == ["batch.json", "runs.jsonl"]
+    # no temporary file left behind; the runs themselves are complete (.lock: the folder's).
+    assert sorted(p.name for p in out.iterdir()) == [".lock", "batch.json", "runs.jsonl"]
     assert len(read_runs(str(out / "runs.jsonl"))) == 5
     monkeypatch.undo()
     again = run_batch(CHASE, runs=5, seed=2, out_dir=str(out), resume=True)
@@ -1404,7 +1434,7 @@ def test_killed_batch_leaves_no_stale_or_partial_summary(tmp_path: Path) -> None
     run_batch(CHASE, runs=5, seed=1, out_dir=str(out))  # an old, complete batch
     proc = subprocess.Popen(
         [sys.executable, MAIN, "run", CHASE, "--runs", "2000", "--seed", "2", "--out", str(out)]
-        + ["--no-plots"],
+        + ["--no-plots", "--force"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=_env(),

@@ -1,0 +1,461 @@
+"""Batches that stop cleanly, resume, stay bounded and never hang (issues 19 and 22).
+
+Subprocess tests send SIGINT / SIGTERM / SIGKILL to a running ``tacgrid run`` and read
+/proc for its worker processes; Dask tests use fake peers on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import batch
+from engine.batch import BatchStopped, read_runs, run_batch, run_seed, run_seeds
+from engine.cli import main
+from engine.errors import ArgumentError, ScenarioError
+
+ROOT = Path(__file__).resolve().parent.parent
+MAIN = str(ROOT / "main.py")
+CHASE = str(ROOT / "scenarios" / "chase.yaml")
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The chase with a one-turn limit: runs of a few milliseconds."""
+    d = tmp_path_factory.mktemp("quick")
+    text = Path(CHASE).read_text()
+    text = text.replace("map: ../maps/chase.tmx", f"map: {ROOT / 'maps' / 'chase.tmx'}")
+    text = text.replace("\nturns: 30", "\nturns: 1")
+    assert "turns: 1" in text
+    path = d / "quick.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "SDL_VIDEODRIVER": "dummy"}
+
+
+def _children(pid: int) -> list[int]:
+    """Live (not zombie) processes whose parent is ``pid``."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[1]) == pid and fields[0] != "Z":
+            out.append(int(entry))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def _lines(path: Path) -> int:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return 0
+    return data.count(b"\n")
+
+
+def _start(argv: list[str], *, ignore_int: bool = False) -> subprocess.Popen[str]:
+    def pre() -> None:  # a shell's background job: SIGINT ignored from the start
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    return subprocess.Popen(
+        [sys.executable, MAIN, "run", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        preexec_fn=pre if ignore_int else None,
+    )
+
+
+def _wait_mid_batch(proc: subprocess.Popen[str], runs: Path, at_least: int = 50) -> list[int]:
+    """Wait until the batch has runs in and return its workers; it must still be running."""
+    deadline = time.time() + 60
+    while time.time() < deadline and _lines(runs) < at_least and proc.poll() is None:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the batch finished before it could be stopped"
+    assert _lines(runs) >= at_least
+    workers = _children(proc.pid)
+    assert len(workers) == 2, workers
+    return workers
+
+
+def _strip(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in summary.items() if k not in ("results", "plots")}
+
+
+@pytest.fixture(scope="module")
+def fresh(quick: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An uninterrupted batch of the quick scenario: 1000 runs, seed 9."""
+    out = tmp_path_factory.mktemp("fresh") / "b"
+    run_batch(quick, runs=1000, seed=9, workers=1, out_dir=str(out))
+    return out
+
+
+# --------------------------------------------------------------------------- signals
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_the_batch_promptly_and_it_resumes(
+    sig: int, quick: str, fresh: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "b"
+    argv = [quick, "--runs", "1000", "--seed", "9", "--workers", "2", "--out", str(out)]
+    proc = _start([*argv, "--no-plots"], ignore_int=True)
+    workers = _wait_mid_batch(proc, out / "runs.jsonl")
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=10)
+    took = time.monotonic() - sent
+    assert took < 2.0, f"stopping took {took:.2f} s"
+    assert proc.returncode == 128 + sig
+    assert err.count("\n") == 1 and "--resume" in err and "Traceback" not in err, err
+    time.sleep(0.2)
+    assert not [w for w in workers if _alive(w)], "a worker outlived the batch"
+    done = len(read_runs(str(out / "runs.jsonl")))
+    assert 0 < done < 1000 and not (out / "summary.json").exists()
+    res = subprocess.run(
+        [sys.executable, MAIN, "run", *argv, "--resume", "--no-plots", "--json"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    assert (out / "runs.jsonl").read_bytes() == (fresh / "runs.jsonl").read_bytes()
+    assert _strip(json.loads(res.stdout)) == _strip(
+        json.loads((fresh / "summary.json").read_text())
+    )
+
+
+def test_kill_9_leaves_no_worker_and_the_lock_goes_with_it(quick: str, tmp_path: Path) -> None:
+    out = tmp_path / "b"
+    argv = [quick, "--runs", "20000", "--seed", "9", "--workers", "2", "--out", str(out)]
+    proc = _start([*argv, "--no-plots"])
+    try:
+        workers = _wait_mid_batch(proc, out / "runs.jsonl")
+        # The lock: a second batch into the same folder is one line naming the holder.
+        res = subprocess.run(
+            [sys.executable, MAIN, "run", quick, "--runs", "5", "--resume", "--out", str(out)],
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=60,
+        )
+        assert res.returncode == 2 and res.stdout == ""
+        assert res.stderr.count("\n") == 1 and f"in use by another batch (pid {proc.pid})" in (
+            res.stderr
+        ), res.stderr
+        proc.kill()
+        proc.wait()
+        deadline = time.time() + 3
+        while time.time() < deadline and any(_alive(w) for w in workers):
+            time.sleep(0.05)
+        assert not [w for w in workers if _alive(w)], "workers outlived kill -9 of the parent"
+    finally:
+        proc.kill()
+    # The lock went with the process: the batch resumes (a short one: extend check below).
+    stopped = subprocess.run(
+        [sys.executable, MAIN, "run", quick, "--runs", "5", "--seed", "9", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+    )
+    assert stopped.returncode == 2 and "--resume" in stopped.stderr  # refused, not locked
+    assert "in use" not in stopped.stderr
+
+
+# --------------------------------------------------------------------------- the folder
+
+
+def test_an_existing_batch_is_refused_kept_or_replaced(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "b"
+    base = ["run", CHASE, "--runs", "30", "--out", str(out), "--no-plots", "--json"]
+    assert main([*base, "--seed", "1"]) == 0
+    capsys.readouterr()
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert main([*base, "--seed", "2"]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and cap.err.count("\n") == 1
+    assert "--resume" in cap.err and "--force" in cap.err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    # --force whose batch fails before its first runs: the old batch stays, whole.
+    with pytest.raises(ScenarioError):
+        run_batch(CHASE, runs=30, seed=2, out_dir=str(out), force=True, chunk_fn=_fail)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    # --force that runs: replaced.
+    assert main([*base, "--seed", "2", "--force"]) == 0
+    assert json.loads(capsys.readouterr().out)["seed"] == 2
+    assert json.loads((out / "batch.json").read_text())["seed"] == 2
+
+
+def _fail(path: str, overrides: Any, items: list[tuple[int, int]]) -> Any:
+    raise ScenarioError("broken on purpose")
+
+
+def test_resume_with_more_runs_extends_to_a_fresh_batch(tmp_path: Path) -> None:
+    small = tmp_path / "small"
+    run_batch(CHASE, runs=40, seed=4, out_dir=str(small))
+    with pytest.raises(ArgumentError, match="40 runs"):
+        run_batch(CHASE, runs=20, seed=4, out_dir=str(small), resume=True)
+    grown = run_batch(CHASE, runs=90, seed=4, out_dir=str(small), resume=True)
+    full = run_batch(CHASE, runs=90, seed=4, out_dir=str(tmp_path / "full"), workers=2)
+    assert _strip(grown) == _strip(full) and grown["runs"] == 90
+    assert (small / "runs.jsonl").read_bytes() == (tmp_path / "full" / "runs.jsonl").read_bytes()
+    # --resume of a finished batch without --runs keeps its size.
+    again = run_batch(CHASE, seed=4, out_dir=str(small), resume=True)
+    assert _strip(again) == _strip(full)
+
+
+def test_workers_are_capped_and_the_cap_is_said(tmp_path: Path) -> None:
+    notes: list[str] = []
+    one = run_batch(CHASE, runs=40, seed=3, out_dir=str(tmp_path / "a"))
+    capped = run_batch(
+        CHASE, runs=40, seed=3, workers=1000, out_dir=str(tmp_path / "b"), note=notes.append
+    )
+    assert notes == ["--workers 1000: using 2 (the batch has 2 chunks of up to 25 runs to do)"]
+    assert _strip(one) == _strip(capped)
+    said: list[str] = []
+    cpus = os.cpu_count() or 1
+    assert batch._cap_workers(1000, 10**6, said.append) == batch.WORKERS_PER_CPU * cpus
+    assert "per CPU" in said[0]
+
+
+def test_absurd_run_counts_are_refused_and_huge_ones_start_at_once(tmp_path: Path) -> None:
+    t = time.monotonic()
+    with pytest.raises(ArgumentError) as err:
+        run_batch(CHASE, runs=10**12, out_dir=str(tmp_path / "x"))
+    assert "\n" not in str(err.value) and str(batch.MAX_RUNS) in str(err.value)
+    assert not (tmp_path / "x").exists()
+    # The largest allowed batch hands out its first chunk at once: no seed is made ahead.
+    calls: list[int] = []
+
+    def stop_second(path: str, overrides: Any, items: list[tuple[int, int]]) -> Any:
+        calls.append(len(items))
+        if len(calls) == 2:
+            raise BatchStopped(signal.SIGTERM)
+        return batch.run_chunk(path, overrides, items)
+
+    out = tmp_path / "huge"
+    with pytest.raises(BatchStopped) as stop:
+        run_batch(CHASE, runs=batch.MAX_RUNS, seed=1, out_dir=str(out), chunk_fn=stop_second)
+    assert time.monotonic() - t < 15
+    assert "25 of 1000000000 runs" in stop.value.message and "--resume" in stop.value.message
+    assert json.loads((out / "batch.json").read_text())["runs"] == batch.MAX_RUNS
+    assert [r["seed"] for r in read_runs(str(out / "runs.jsonl"))] == run_seeds(1, 25)
+    assert run_seed(1, 10**9 - 1) == int(
+        __import__("numpy").random.SeedSequence(1, spawn_key=(10**9 - 1,)).generate_state(1)[0]
+    )
+
+
+def _stub(path: str, overrides: Any, items: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    """A run result of the real shape, made instantly: the batch driver alone is measured."""
+    return [
+        {
+            "run": i,
+            "seed": s,
+            "outcome": ("capture", "escape", "timeout")[s % 3],
+            "turns": s % 30,
+            "cell": [s % 40, s % 30],
+            "by": "pursuer1" if s % 3 == 0 else None,
+            "events": 40 + s % 17,
+        }
+        for i, s in items
+    ]
+
+
+def test_memory_does_not_grow_with_the_runs(tmp_path: Path) -> None:
+    peaks = {}
+    for n in (1_000, 10_000):
+        tracemalloc.start()
+        summary = run_batch(CHASE, runs=n, seed=5, out_dir=str(tmp_path / str(n)), chunk_fn=_stub)
+        peaks[n] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert summary["runs"] == n
+    # Holding every result would add ~0.5 KB a run (4.5 MB here); the driver stays flat.
+    assert peaks[10_000] < peaks[1_000] + 1_000_000, peaks
+    # The summary from running tallies equals one from every result at once.
+    records = read_runs(str(tmp_path / "10000" / "runs.jsonl"))
+    assert [r["run"] for r in records] == list(range(10_000))
+    made = batch.summarise(records, seed=5, scenario=CHASE, results_path=summary["results"])
+    assert made == json.loads((tmp_path / "10000" / "summary.json").read_text())
+
+
+# --------------------------------------------------------------------------- run records
+
+
+def test_records_carry_the_true_event_count_and_run_seed_logs_their_index(
+    tmp_path: Path, capsys
+) -> None:
+    out = tmp_path / "b"
+    run_batch(CHASE, runs=30, seed=6, out_dir=str(out))
+    line = read_runs(str(out / "runs.jsonl"))[17]
+    assert line["run"] == 17 and line["events"] > 0
+    log = tmp_path / "one.jsonl"
+    argv = ["run", CHASE, "--run-seed", str(line["seed"]), "--log", str(log), "--json"]
+    assert main([*argv, "--seed", "6", "--runs", "30"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    start = json.loads(log.read_text().splitlines()[0])
+    assert one["run"] == 17 and start["run"] == 17
+    assert one["events"] == line["events"] == len(log.read_text().splitlines())
+    # Found through --out's runs.jsonl too; a seed of no batch has no index.
+    assert main([*argv, "--out", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["run"] == 17
+    assert main(["run", CHASE, "--run-seed", "12345", "--log", str(log), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["run"] is None
+    assert json.loads(log.read_text().splitlines()[0])["run"] is None
+
+
+def test_progress_line_with_progress_and_quiet(tmp_path: Path, capsys) -> None:
+    base = ["run", CHASE, "--runs", "60", "--seed", "2", "--no-plots", "--json"]
+    assert main([*base, "--out", str(tmp_path / "a"), "--progress"]) == 0
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert lines and lines[-1].startswith("60/60 runs") and "runs/s" in lines[-1], err
+    assert "ETA" in lines[-1] and "capture" in lines[-1]
+    assert main([*base, "--out", str(tmp_path / "b"), "--progress", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+# --------------------------------------------------------------------------- Dask
+
+
+@pytest.fixture
+def peer(request: pytest.FixtureRequest) -> Iterator[int]:
+    """A TCP server on 127.0.0.1: ``silent`` accepts and never answers; ``http`` answers
+    anything with an HTTP error."""
+    mode = request.param
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            held.append(conn)
+            if mode == "http":
+                try:
+                    conn.recv(1024)
+                    conn.sendall(b"HTTP/1.0 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+                except OSError:
+                    pass
+                conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+
+
+@pytest.mark.parametrize("peer", ["silent", "http"], indirect=True)
+def test_a_peer_that_is_not_a_scheduler_is_one_line_in_bounded_time(
+    peer: int, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    monkeypatch.setattr(batch, "CONNECT_TIMEOUT", 2.0)
+    t = time.monotonic()
+    argv = ["run", CHASE, "--runs", "5", "--out", str(tmp_path / "b")]
+    assert main([*argv, "--scheduler", f"tcp://127.0.0.1:{peer}"]) == 2
+    took = time.monotonic() - t
+    cap = capsys.readouterr()
+    assert took < 3 * 2.0 + 3, f"took {took:.1f} s"
+    assert cap.out == "" and cap.err.count("\n") == 1 and "Dask scheduler" in cap.err, cap.err
+    assert not (tmp_path / "b" / "runs.jsonl").exists()
+
+
+@pytest.mark.parametrize("addr", ["ucx://127.0.0.1:8786", "tls://127.0.0.1:8786", "tcp://x"])
+def test_unsupported_scheduler_addresses_are_one_line(addr: str, tmp_path: Path, capsys) -> None:
+    argv = ["run", CHASE, "--runs", "5", "--out", str(tmp_path / "b"), "--scheduler", addr]
+    assert main(argv) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and cap.err.count("\n") == 1 and "tcp://HOST:PORT" in cap.err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_scheduler_dying_mid_batch_is_one_line_and_resumes(
+    quick: str, fresh: Path, tmp_path: Path
+) -> None:
+    port = _free_port()
+    addr = f"tcp://127.0.0.1:{port}"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": _env()}
+    sched = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1"]
+        + ["--port", str(port), "--dashboard-address", "127.0.0.1:0"],
+        **quiet,  # type: ignore[call-overload]
+    )
+    worker = None
+    try:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1"]
+            + ["--nworkers", "1", "--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"],
+            **quiet,  # type: ignore[call-overload]
+        )
+        out = tmp_path / "b"
+        argv = [quick, "--runs", "1000", "--seed", "9", "--out", str(out), "--no-plots"]
+        proc = _start([*argv, "--scheduler", addr])
+        deadline = time.time() + 60
+        while time.time() < deadline and _lines(out / "runs.jsonl") < 50 and proc.poll() is None:
+            time.sleep(0.02)
+        assert proc.poll() is None and _lines(out / "runs.jsonl") >= 50, proc.poll()
+        sched.kill()
+        sched.wait()
+        t = time.monotonic()
+        _, err = proc.communicate(timeout=90)
+        took = time.monotonic() - t
+        assert proc.returncode == 2 and err.count("\n") == 1, err
+        assert "--resume" in err and "Traceback" not in err
+        assert took < 40, f"took {took:.1f} s"
+    finally:
+        sched.kill()
+        if worker is not None:
+            worker.kill()
+            worker.wait()
+    done = subprocess.run(
+        [sys.executable, MAIN, "run", *argv, "--resume", "--workers", "2", "--json"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (out / "runs.jsonl").read_bytes() == (fresh / "runs.jsonl").read_bytes()
