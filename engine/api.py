@@ -35,6 +35,11 @@ __all__ = [
     "run_batch",
     "scenario",
     "system",
+    "BatchResult",
+    "SweepResult",
+    "batch",
+    "sweep",
+    "results",
 ]
 
 
@@ -84,3 +89,108 @@ def reach(
 def scenario(path: str, **settings: Any) -> Scenario:
     """A validated scenario (``settings`` as ``--set``)."""
     return load_scenario(path, overrides=settings)
+
+
+class BatchResult:
+    """A finished batch (``tacgrid run``): its summary, its runs, its survival chart; in
+    Jupyter it shows itself as a small table of outcomes with 95% intervals."""
+
+    def __init__(self, out_dir: str, summary: dict[str, Any]) -> None:
+        self.out_dir = out_dir
+        self.summary = summary
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every run's record (runs.jsonl)."""
+        import os
+
+        return read_runs(os.path.join(self.out_dir, "runs.jsonl"))
+
+    def figure(self) -> Any:
+        """The survival chart (a matplotlib Figure): P(captured / escaped by turn t)."""
+        import os
+
+        from engine.batch import RunsFile
+        from engine.report.charts import survival_figure
+
+        runs = RunsFile(os.path.join(self.out_dir, "runs.jsonl"))
+        return survival_figure(runs, os.path.basename(self.summary["scenario"]))
+
+    def _repr_html_(self) -> str:
+        from engine.report.tables import html_table
+
+        return html_table({"kind": "batch", "summary": self.summary})
+
+    def __repr__(self) -> str:
+        from engine.report.tables import format_report
+
+        return format_report({"kind": "batch", "summary": self.summary})
+
+
+class SweepResult:
+    """A finished sweep (``tacgrid sweep``): its summary, its tables (``table()`` reads
+    points.parquet, ``runs_table()`` runs.parquet, as pyarrow Tables: ``.to_pandas()``),
+    its charts; in Jupyter a small table of the points."""
+
+    def __init__(self, out_dir: str, doc: dict[str, Any]) -> None:
+        self.out_dir = out_dir
+        self.doc = doc
+
+    def table(self) -> Any:
+        import os
+
+        import pyarrow.parquet as pq
+
+        return pq.read_table(os.path.join(self.out_dir, "points.parquet"))
+
+    def runs_table(self) -> Any:
+        import os
+
+        import pyarrow.parquet as pq
+
+        return pq.read_table(os.path.join(self.out_dir, "runs.parquet"))
+
+    def figure(self, outcome: str = "capture", heatmap: bool = False) -> Any:
+        """The outcome rate against each varied parameter (or, with ``heatmap``, over a
+        two-parameter grid), as a matplotlib Figure."""
+        from engine.report.charts import heatmap_figure, sweep_figure
+
+        return (heatmap_figure if heatmap else sweep_figure)(self.doc, outcome)
+
+    def _repr_html_(self) -> str:
+        from engine.report.tables import html_table
+
+        return html_table(self.doc)
+
+    def __repr__(self) -> str:
+        from engine.report.tables import format_report
+
+        return format_report(self.doc)
+
+
+def batch(scenario_path: str, *, out_dir: str = "runs", **kw: Any) -> BatchResult:
+    """:func:`engine.batch.run_batch` (same keywords), as a :class:`BatchResult`."""
+    return BatchResult(out_dir, run_batch(scenario_path, out_dir=out_dir, **kw))
+
+
+def sweep(
+    scenario_path: str,
+    vary: dict[str, list[Any]] | None = None,
+    *,
+    out_dir: str = "sweep",
+    **kw: Any,
+) -> SweepResult:
+    """A sweep (``tacgrid sweep``): ``vary={"pursuer1.stats.move": [8, 10, 12]}``; other
+    keywords as :func:`engine.sweep.run_sweep` (runs, seed, workers, scheduler, resume)."""
+    from engine.sweep import run_sweep
+
+    return SweepResult(out_dir, run_sweep(scenario_path, vary=vary, out_dir=out_dir, **kw))
+
+
+def results(out_dir: str) -> BatchResult | SweepResult:
+    """The finished batch or sweep in ``out_dir`` (what ``tacgrid report DIR`` shows)."""
+    from engine.report.tables import load_results
+
+    doc = load_results(out_dir)
+    if doc["kind"] == "sweep":
+        return SweepResult(out_dir, doc)
+    return BatchResult(out_dir, doc["summary"])

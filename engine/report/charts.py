@@ -1,0 +1,238 @@
+"""Charts of batches and sweeps (matplotlib, Agg; never pygame), as PNG and SVG.
+
+* :func:`survival_figure`: a batch's P(captured by turn t) and P(escaped by turn t), each
+  with its 95% Wilson band;
+* :func:`sweep_figure`: a sweep's outcome rate against each varied parameter, with 95%
+  interval bars (one line per combination of the other parameters);
+* :func:`heatmap_figure`: for a sweep of two parameters, the rate over the grid.
+
+Each builder returns a :class:`matplotlib.figure.Figure` (titled, axes labelled, with a
+legend where there are several lines; constrained layout keeps labels apart);
+:func:`save_figure` writes it through :mod:`engine.safeio` (whole or not at all).
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from engine.batch import wilson
+from engine.safeio import write_bytes
+
+#: The outcomes a survival chart draws, and their words.
+SURVIVAL = (("capture", "captured"), ("escape", "escaped"))
+#: At most this many lines in one sweep panel; more combinations are pooled.
+MAX_LINES = 8
+
+
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)  # the Agg canvas: no display, no pyplot state
+    return fig
+
+
+def save_figure(fig: Any, stem: str, formats: Iterable[str] = ("png", "svg")) -> list[str]:
+    """``stem.png`` and ``stem.svg`` (rendered into memory, then each written whole)."""
+    written = []
+    for fmt in formats:
+        meta = {"Software": None} if fmt == "png" else None
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, metadata=meta)
+        path = f"{stem}.{fmt}"
+        write_bytes(path, buf.getvalue(), "--out")
+        written.append(path)
+    return written
+
+
+# --------------------------------------------------------------------------- a batch
+
+
+def survival_counts(records: Iterable[dict[str, Any]]) -> tuple[int, dict[str, Counter[int]]]:
+    """(runs, outcome -> Counter of the turn it ended on)."""
+    n = 0
+    by: dict[str, Counter[int]] = {}
+    for r in records:
+        n += 1
+        by.setdefault(r["outcome"], Counter())[int(r["turns"])] += 1
+    return n, by
+
+
+def survival_curve(
+    n: int, hist: Counter[int], last: int
+) -> list[tuple[int, int, float, float, float]]:
+    """(t, ended by t, rate, lo, hi) for t = 0..last."""
+    out = []
+    done = 0
+    for t in range(last + 1):
+        done += hist.get(t, 0)
+        lo, hi = wilson(done, n)
+        out.append((t, done, done / n if n else 0.0, lo, hi))
+    return out
+
+
+def survival_figure(records: Iterable[dict[str, Any]], title: str = "") -> Any:
+    """P(captured by turn t) and P(escaped by turn t) with 95% Wilson bands."""
+    n, by = survival_counts(records)
+    last = max((t for h in by.values() for t in h), default=1)
+    fig = _figure(7.0, 4.2)
+    ax = fig.add_subplot()
+    colours = {"capture": "#c0392b", "escape": "#2471a3"}
+    for outcome, word in SURVIVAL:
+        curve = survival_curve(n, by.get(outcome, Counter()), last)
+        ts = [c[0] for c in curve]
+        ax.step(
+            ts,
+            [c[2] for c in curve],
+            where="post",
+            color=colours[outcome],
+            label=f"P({word} by turn t)",
+        )
+        ax.fill_between(
+            ts,
+            [c[3] for c in curve],
+            [c[4] for c in curve],
+            step="post",
+            color=colours[outcome],
+            alpha=0.2,
+            label=f"95% interval ({word})",
+        )
+    ax.set_xlim(0, max(last, 1))
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("turn t")
+    ax.set_ylabel("probability")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="center right", fontsize="small")
+    ax.set_title(f"{title + ': ' if title else ''}P(captured / escaped by turn t), {n} runs")
+    return fig
+
+
+# --------------------------------------------------------------------------- a sweep
+
+
+def _label(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _pooled(
+    points: list[dict[str, Any]], outcome: str, keep: list[str]
+) -> dict[tuple[str, ...], tuple[int, int]]:
+    """(values of ``keep``) -> (outcome count, runs), summed over the other parameters."""
+    out: dict[tuple[str, ...], tuple[int, int]] = {}
+    for p in points:
+        key = tuple(_label(p["params"][k]) for k in keep)
+        k, n = out.get(key, (0, 0))
+        out[key] = (k + int(p["outcomes"].get(outcome, 0)), n + int(p["runs"]))
+    return out
+
+
+def sweep_figure(doc: dict[str, Any], outcome: str = "capture") -> Any:
+    """The ``outcome`` rate against each varied parameter (a panel each), with 95% Wilson
+    interval bars; a line per combination of the other parameters (pooled past
+    ``MAX_LINES``)."""
+    params = [p["name"] for p in doc["params"]]
+    values = {p["name"]: [_label(v) for v in p["values"]] for p in doc["params"]}
+    points = doc["points"]
+    fig = _figure(max(5.5, 5.0 * len(params)), 4.2)
+    axes = fig.subplots(1, len(params), squeeze=False)[0]
+    for ax, name in zip(axes, params, strict=True):
+        others = [o for o in params if o != name]
+        present = {tuple(_label(p["params"][o]) for o in others) for p in points}
+        combos = [c for c in itertools.product(*(values[o] for o in others)) if c in present]
+        pooled = "all points"
+        if len(combos) > MAX_LINES:
+            pooled = "pooled over " + ", ".join(others)
+            others, combos = [], [()]
+        table = _pooled(points, outcome, [name, *others])
+        xs = list(range(len(values[name])))
+        width = 0.3 / max(1, len(combos))
+        for j, combo in enumerate(combos):
+            rates, lows, highs, at = [], [], [], []
+            for i, v in enumerate(values[name]):
+                got = table.get((v, *combo))
+                if got is None:
+                    continue
+                k, n = got
+                lo, hi = wilson(k, n)
+                rate = k / n if n else 0.0
+                rates.append(rate)
+                lows.append(rate - lo)
+                highs.append(hi - rate)
+                at.append(xs[i] + (j - (len(combos) - 1) / 2) * width)
+            label = ", ".join(f"{o}={c}" for o, c in zip(others, combo, strict=True)) or pooled
+            ax.errorbar(at, rates, yerr=[lows, highs], marker="o", capsize=4, label=label)
+        ax.set_xticks(xs, values[name])
+        ax.set_xlabel(name)
+        ax.set_ylabel(f"{outcome} rate (95% interval)")
+        ax.set_ylim(-0.03, 1.05)
+        ax.grid(True, alpha=0.3)
+        ax.set_title(f"{outcome} rate by {name}")
+        ax.legend(fontsize="small", loc="best")
+    fig.suptitle(
+        f"{doc.get('name') or os.path.basename(doc['scenario'])}: {doc['runs']} runs a point"
+    )
+    return fig
+
+
+def heatmap_figure(doc: dict[str, Any], outcome: str = "capture") -> Any:
+    """For two varied parameters: the ``outcome`` rate over the grid, each cell labelled
+    with its rate and 95% interval."""
+    import numpy as np
+
+    if len(doc["params"]) != 2:
+        raise ValueError("a heatmap needs exactly two varied parameters")
+    (a, b) = [p["name"] for p in doc["params"]]
+    va = [_label(v) for v in doc["params"][0]["values"]]
+    vb = [_label(v) for v in doc["params"][1]["values"]]
+    table = _pooled(doc["points"], outcome, [a, b])
+    grid = np.full((len(va), len(vb)), np.nan)
+    fig = _figure(max(5.5, 1.6 * len(vb) + 2.5), max(3.5, 0.9 * len(va) + 1.8))
+    ax = fig.add_subplot()
+    for i, x in enumerate(va):
+        for j, y in enumerate(vb):
+            if (x, y) in table:
+                k, n = table[(x, y)]
+                grid[i, j] = k / n if n else 0.0
+    image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    for (i, j), rate in np.ndenumerate(grid):
+        if rate == rate:
+            k, n = table[(va[i], vb[j])]
+            lo, hi = wilson(k, n)
+            ax.text(
+                j,
+                i,
+                f"{100 * rate:.0f}%\n[{100 * lo:.0f}-{100 * hi:.0f}]",
+                ha="center",
+                va="center",
+                fontsize="small",
+                color="white" if rate < 0.6 else "black",
+            )
+    ax.set_xticks(range(len(vb)), vb)
+    ax.set_yticks(range(len(va)), va)
+    ax.set_xlabel(b)
+    ax.set_ylabel(a)
+    ax.set_title(f"{outcome} rate (95% interval), {doc['runs']} runs a point")
+    fig.colorbar(image, ax=ax, label=f"{outcome} rate")
+    return fig
+
+
+def write_batch_charts(
+    out_dir: str, records: Iterable[dict[str, Any]], title: str = ""
+) -> list[str]:
+    """``survival.png`` and ``survival.svg`` in a batch folder."""
+    return save_figure(survival_figure(records, title), os.path.join(out_dir, "survival"))
+
+
+def write_sweep_charts(out_dir: str, doc: dict[str, Any], outcome: str = "capture") -> list[str]:
+    """``rates.png/.svg`` (and ``heatmap.png/.svg`` for two parameters) in a sweep folder."""
+    files = save_figure(sweep_figure(doc, outcome), os.path.join(out_dir, "rates"))
+    if len(doc["params"]) == 2:
+        files += save_figure(heatmap_figure(doc, outcome), os.path.join(out_dir, "heatmap"))
+    return files

@@ -1,0 +1,288 @@
+"""Sweeps (engine.sweep), their tables, `tacgrid report`, the charts and the notebook view."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import api
+from engine.batch import BatchStopped, run_chunk
+from engine.cli import main
+from engine.errors import ArgumentError, ScenarioError
+from engine.sweep import point_dir, point_seed, run_sweep
+
+ROOT = Path(__file__).resolve().parent.parent
+CHASE = str(ROOT / "scenarios" / "chase.yaml")
+MOVE = "pursuer1.stats.move"
+WILD = "settings.wild_one"
+
+
+def _point_runs(out: Path, point: dict[str, Any]) -> bytes:
+    return (out / "points" / point_dir(point) / "runs.jsonl").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sweep") / "s"
+    run_sweep(CHASE, vary=[f"{MOVE}=8,12", f"{WILD}=complication,none"], runs=30, out_dir=str(out))
+    return out
+
+
+def test_point_seed_is_the_points_own() -> None:
+    a = {MOVE: 8, WILD: "none"}
+    assert point_seed(7, a) == point_seed(7, {WILD: "none", MOVE: 8})  # order of names
+    assert point_seed(7, a) != point_seed(8, a)
+    assert point_seed(7, a) != point_seed(7, {MOVE: 10, WILD: "none"})
+    assert point_seed(7, {MOVE: 8}) != point_seed(7, {MOVE: "8"})  # a number is not a word
+    assert 0 <= point_seed(7, a) < 2**63
+
+
+def test_adding_or_reordering_points_keeps_each_points_runs(tmp_path: Path) -> None:
+    one = tmp_path / "one"
+    two = tmp_path / "two"
+    run_sweep(CHASE, vary=[f"{MOVE}=8,10"], runs=20, seed=5, out_dir=str(one))
+    run_sweep(CHASE, vary=[f"{MOVE}=12,10,8"], runs=20, seed=5, out_dir=str(two))
+    for move in (8, 10):
+        assert _point_runs(one, {MOVE: move}) == _point_runs(two, {MOVE: move})
+    assert _point_runs(one, {MOVE: 8}) != _point_runs(one, {MOVE: 10})
+    # The stats really change the play: a faster pursuer catches more.
+    doc = json.loads((two / "summary.json").read_text())
+    rate = {p["params"][MOVE]: p["rates"]["capture"] for p in doc["points"]}
+    assert rate[12] > rate[8]
+
+
+def test_resumed_sweep_equals_an_uninterrupted_one(tmp_path: Path) -> None:
+    vary = [f"{MOVE}=8,12"]
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    run_sweep(CHASE, vary=vary, runs=60, seed=3, out_dir=str(whole))
+    calls = {"n": 0}
+
+    def dies(path: str, overrides: Any, items: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 5:  # in the second point's batch (3 chunks a point)
+            raise BatchStopped(signal.SIGTERM)
+        return run_chunk(path, overrides, items)
+
+    with pytest.raises(BatchStopped):
+        run_sweep(CHASE, vary=vary, runs=60, seed=3, out_dir=str(cut), chunk_fn=dies)
+    assert not (cut / "summary.json").exists()
+    with pytest.raises(ArgumentError, match="--resume"):
+        run_sweep(CHASE, vary=vary, runs=60, seed=3, out_dir=str(cut))
+    run_sweep(CHASE, vary=vary, runs=60, seed=3, out_dir=str(cut), resume=True)
+    for move in (8, 12):
+        assert _point_runs(cut, {MOVE: move}) == _point_runs(whole, {MOVE: move})
+    import pyarrow.parquet as pq
+
+    for name in ("runs.parquet", "points.parquet"):
+        assert pq.read_table(cut / name).equals(pq.read_table(whole / name))
+    a = json.loads((whole / "summary.json").read_text())
+    b = json.loads((cut / "summary.json").read_text())
+    for doc in (a, b):
+        for p in doc["points"]:
+            p.pop("results")
+    assert a == b
+    with pytest.raises(ArgumentError, match="--runs 80 or more|--runs 60 or more"):
+        run_sweep(CHASE, vary=vary, runs=40, seed=3, out_dir=str(cut), resume=True)
+    # Extending: more runs per point keep the first runs.
+    run_sweep(CHASE, vary=vary, runs=80, seed=3, out_dir=str(cut), resume=True)
+    more = _point_runs(cut, {MOVE: 8})
+    assert more.startswith(_point_runs(whole, {MOVE: 8})) and more.count(b"\n") == 80
+
+
+def test_parquet_schema(swept: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    runs = pq.read_table(swept / "runs.parquet")
+    assert runs.num_rows == 4 * 30
+    assert runs.schema.names == [
+        "point", MOVE, WILD, "point_seed", "run", "seed", "outcome", "turns", "by", "col",
+        "row", "events",
+    ]  # fmt: skip
+    types = {f.name: f.type for f in runs.schema}
+    assert types[MOVE] == pa.int64() and types[WILD] == pa.string()
+    assert types["outcome"] == pa.string() and types["turns"] == pa.int64()
+    assert types["run"] == pa.int64() and types["seed"] == pa.int64()
+    rows = runs.to_pylist()
+    assert {(r[MOVE], r[WILD]) for r in rows} == {
+        (8, "complication"), (8, "none"), (12, "complication"), (12, "none")
+    }  # fmt: skip
+    first = [r for r in rows if r[MOVE] == 8 and r[WILD] == "none"]
+    jsonl = (swept / "points" / first[0]["point"] / "runs.jsonl").read_text().splitlines()
+    rec = json.loads(jsonl[0])
+    assert (first[0]["run"], first[0]["seed"], first[0]["outcome"], first[0]["turns"]) == (
+        rec["run"], rec["seed"], rec["outcome"], rec["turns"]
+    )  # fmt: skip
+    points = pq.read_table(swept / "points.parquet")
+    assert points.num_rows == 4
+    ptypes = {f.name: f.type for f in points.schema}
+    for o in ("capture", "escape", "timeout"):
+        assert ptypes[o] == pa.int64()
+        for k in ("rate", "lo", "hi"):
+            assert ptypes[f"{o}_{k}"] == pa.float64()
+    for p in points.to_pylist():
+        assert p["runs"] == 30 and p["capture"] + p["escape"] + p["timeout"] == 30
+        assert p["capture_lo"] <= p["capture_rate"] <= p["capture_hi"]
+
+
+def test_report_text_and_json(swept: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(swept)]) == 0
+    text = capsys.readouterr().out
+    assert MOVE in text and WILD in text and "capture 95%" in text
+    doc = json.loads((swept / "summary.json").read_text())
+    p = doc["points"][0]
+    lo, hi = p["ci95"]["capture"]
+    assert f"{100 * lo:.1f}-{100 * hi:.1f}%" in text
+    assert len([ln for ln in text.splitlines() if "complication" in ln]) == 2
+    assert main(["report", str(swept), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["kind"] == "sweep" and len(got["points"]) == 4 and got["runs"] == 30
+    point = swept / "points" / point_dir({MOVE: 12, WILD: "none"})
+    assert main(["report", str(point), "--json"]) == 0
+    batch = json.loads(capsys.readouterr().out)
+    assert batch["kind"] == "batch" and batch["summary"]["runs"] == 30
+    assert main(["report", str(point)]) == 0
+    text = capsys.readouterr().out
+    assert "capture" in text and "95% interval" in text
+    assert main(["report", str(swept / "nothing")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such folder" in err
+
+
+def _check_png(path: str, min_w: int, min_h: int) -> None:
+    from PIL import Image
+
+    with Image.open(path) as im:
+        assert im.format == "PNG" and im.width >= min_w and im.height >= min_h
+        assert len(im.convert("L").getcolors(256) or []) > 8  # drawn, not blank
+
+
+def test_charts(swept: Path) -> None:
+    from engine.report import charts
+
+    doc = json.loads((swept / "summary.json").read_text())
+    fig = charts.sweep_figure(doc)
+    axes = fig.get_axes()
+    assert len(axes) == 2
+    for ax, name in zip(axes, (MOVE, WILD), strict=True):
+        assert ax.get_xlabel() == name and "capture rate" in ax.get_ylabel()
+        assert ax.get_title() and ax.get_legend() is not None
+        assert ax.lines or ax.containers
+    heat = charts.heatmap_figure(doc)
+    hax = heat.get_axes()[0]
+    assert hax.get_xlabel() == WILD and hax.get_ylabel() == MOVE and hax.get_title()
+    assert len(hax.texts) == 4
+    files = charts.write_sweep_charts(str(swept), doc)
+    assert sorted(os.path.basename(f) for f in files) == [
+        "heatmap.png", "heatmap.svg", "rates.png", "rates.svg"
+    ]  # fmt: skip
+    _check_png(str(swept / "rates.png"), 800, 350)
+    _check_png(str(swept / "heatmap.png"), 400, 300)
+    assert (swept / "rates.svg").read_bytes().lstrip().startswith(b"<?xml")
+    from engine.batch import RunsFile
+
+    point = swept / "points" / point_dir({MOVE: 12, WILD: "none"})
+    runs = RunsFile(str(point / "runs.jsonl"))
+    surv = charts.survival_figure(runs, "chase")
+    ax = surv.get_axes()[0]
+    assert ax.get_xlabel() == "turn t" and ax.get_ylabel() == "probability"
+    assert "P(captured / escaped by turn t)" in ax.get_title()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "P(captured by turn t)" in labels and "P(escaped by turn t)" in labels
+    # The curve ends at the outcome's rate, within its band.
+    n, by = charts.survival_counts(runs)
+    last = max(t for h in by.values() for t in h)
+    t, done, rate, lo, hi = charts.survival_curve(n, by["capture"], last)[-1]
+    assert done == by["capture"].total() and lo <= rate <= hi
+    files = charts.write_batch_charts(str(point), runs, "chase")
+    _check_png(files[0], 600, 350)
+
+
+def test_notebook_view(swept: Path) -> None:
+    res = api.results(str(swept))
+    assert isinstance(res, api.SweepResult)
+    page = res._repr_html_()
+    assert page.count("<tr>") == 5 and MOVE in page and "<table>" in page
+    assert res.table().num_rows == 4
+    point = api.results(str(swept / "points" / point_dir({MOVE: 8, WILD: "none"})))
+    assert isinstance(point, api.BatchResult)
+    assert "capture" in point._repr_html_() and len(point.runs()) == 30
+
+
+def test_sweep_command_and_block(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = Path(CHASE).read_text()
+    text = text.replace("map: ../maps/chase.tmx", f"map: {ROOT / 'maps' / 'chase.tmx'}")
+    text += "sweep:\n  runs: 10\n  vary:\n    turns: [2, 30]\n"
+    scen = tmp_path / "s.yaml"
+    scen.write_text(text)
+    out = tmp_path / "out"
+    assert main(["sweep", str(scen), "--out", str(out), "--json", "--no-charts"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [p["params"] for p in doc["points"]] == [{"scenario.turns": 2}, {"scenario.turns": 30}]
+    assert all(p["runs"] == 10 for p in doc["points"])
+    short = doc["points"][0]
+    assert short["outcomes"]["timeout"] > 0  # two turns are too few to end the chase
+    assert main(["sweep", str(scen), "--out", str(out), "--no-charts"]) == 2
+    assert "--resume" in capsys.readouterr().err
+    bad = main(["sweep", CHASE, "--vary", "nobody.stats.move=1,2", "--out", str(tmp_path / "b")])
+    err = capsys.readouterr().err
+    assert bad == 2 and err.count("\n") == 1 and "cannot be varied" in err
+    assert not (tmp_path / "b").exists()
+    assert main(["sweep", CHASE, "--vary", f"{MOVE}=8,8", "--out", str(tmp_path / "c")]) == 2
+    assert "listed twice" in capsys.readouterr().err
+    with pytest.raises(ScenarioError):
+        run_sweep(CHASE, vary={MOVE: ["fast"]}, runs=5, out_dir=str(tmp_path / "d"))
+
+
+def test_sweep_on_a_dask_cluster_equals_a_local_one(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+    from distributed import LocalCluster
+
+    vary = [f"{MOVE}=8,12"]
+    run_sweep(CHASE, vary=vary, runs=20, seed=4, out_dir=str(tmp_path / "l"))
+    with LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        processes=True,
+    ) as cluster:
+        run_sweep(
+            CHASE, vary=vary, runs=20, seed=4, scheduler=cluster.scheduler_address,
+            out_dir=str(tmp_path / "d"),
+        )  # fmt: skip
+    for move in (8, 12):
+        assert _point_runs(tmp_path / "l", {MOVE: move}) == _point_runs(
+            tmp_path / "d", {MOVE: move}
+        )
+    assert pq.read_table(tmp_path / "l" / "runs.parquet").equals(
+        pq.read_table(tmp_path / "d" / "runs.parquet")
+    )
+
+
+def test_what_a_point_can_change() -> None:
+    from engine.scenario import load_scenario
+
+    s = load_scenario(
+        CHASE,
+        overrides={
+            "quarry.stats.move": 8, "settings.wild_one": "none", "scenario.turns": 4,
+            "terrain.forest.move": "blocked", "terrain.forest.difficulty": "heroic",
+        },
+    )  # fmt: skip
+    assert s.token_spec("quarry").stats["move"] == 8 and s.turns == 4
+    assert s.settings["wild_one"] == "none"
+    forest = [t for t in s.model.terrains if t.name == "forest"]
+    assert forest and all(t.move == "blocked" and t.difficulty == "heroic" for t in forest)
+    plain = load_scenario(CHASE)  # the file itself is untouched
+    assert plain.token_spec("quarry").stats["move"] == 10 and plain.turns == 30
+    assert all(t.move != "blocked" for t in plain.model.terrains if t.name == "forest")
+    with pytest.raises(ScenarioError, match="no terrain 'lava'"):
+        load_scenario(CHASE, overrides={"terrain.lava.cost": 2})
+    with pytest.raises(ScenarioError, match="terrain.forest.move"):
+        load_scenario(CHASE, overrides={"terrain.forest.move": "teleport"})
