@@ -1,5 +1,9 @@
 """The GM viewer: the map, tokens, reach in speed bands, path preview, moves, undo, dice log.
 
+Over 800 lines: the window's event loop and drawing; the GM tools, drawing helpers, map
+objects and sessions are already their own modules (table, tokens_edit, measure, draw,
+mapobjects, session); the panel is the next split.
+
 Mouse: left click selects a token, or moves the selected one to a reachable cell (its
 checks are rolled on the way, into the dice log); right or middle drag pans; the wheel
 zooms about the cursor. Keys are listed by the help overlay (H).
@@ -11,11 +15,11 @@ lets the scenario's policies play a round, ``Ctrl+Z``/``Ctrl+Y`` undo and redo.
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 import pygame
 
 from engine.flight import FlightChoice
@@ -26,7 +30,22 @@ from engine.scenario import Scenario, TokenSpec
 from engine.search import SearchTree, evaluate_path, reach
 from engine.sim import Simulation, read_log, replay_states
 from engine.systems.base import TokenState
-from engine.viewer.render import load_for_render, render_map, render_source
+from engine.tiled import is_map_source
+from engine.viewer import draw
+from engine.viewer.draw import BAND_COLOURS, BAND_EDGE_ALPHA, BAND_FILL_ALPHA, CONTOUR_COLOURS
+from engine.viewer.render import (
+    MapChunks,
+    SurfaceLRU,
+    check_output,
+    check_scale,
+    load_for_render,
+    render_banded,
+    render_source,
+    save_png,
+)
+from engine.viewer.session import Checkpoint
+from engine.viewer.table import HELP as GM_HELP
+from engine.viewer.table import GMTable
 
 PANEL_W = 330
 BG = (24, 26, 30)
@@ -38,8 +57,6 @@ SIDE_COLOURS = {
     "quarry": (60, 130, 230),
     "gm": (236, 196, 64),
 }
-BAND_COLOURS = [(70, 200, 110), (240, 210, 70), (245, 140, 50), (220, 70, 70)]
-CONTOUR_COLOURS = {2: (120, 190, 255), 3: (190, 140, 255)}
 HELP = [
     ("click", "select a token / move it there"),
     ("hover", "path preview: cost per step, turns, checks"),
@@ -51,7 +68,9 @@ HELP = [
     ("A", "let the scenario's policies play a round"),
     ("G", "flight mode for a flier (W/S speed, [ ] turn)"),
     ("T / L, Space", "take off / land, fly the turn"),
+    ("O", "show / hide the map's objects (exits, regions, spawns)"),
     ("Ctrl+Z / Ctrl+Y", "undo / redo"),
+    *GM_HELP,
     ("P or F12", "save a screenshot"),
     ("H or F1", "this help"),
     ("Q or Esc", "quit"),
@@ -158,8 +177,11 @@ class Viewer:
         self.message = ""
         self._reach_key: Any = None
         self._reach: dict[str, Any] | None = None
-        self._overlay: pygame.Surface | None = None
-        self._scaled: tuple[float, pygame.Surface, pygame.Surface | None] | None = None
+        self._overlay: _Overlay | None = None
+        self._overlay_version = 0
+        # Nothing is cached per zoom here any more (map chunks are keyed by zoom); event
+        # handling still clears this when the zoom changes.
+        self._scaled: Any = None
         self._hover_key: Any = None
         self._hover_path: dict[str, Any] | None = None
         self._panel: pygame.Surface | None = None
@@ -175,6 +197,7 @@ class Viewer:
         self._mtime = self._map_mtime()
         self._last_poll = 0.0
         self.fit()
+        self.table = GMTable(self)  # the GM's tools: tokens, order, measure, sessions
 
     # ----------------------------------------------------------------- loading
 
@@ -191,8 +214,9 @@ class Viewer:
         else:
             tmx = render_source(model)
         self.model: MapModel = model
-        self.map_surface = render_map(model, tmx).convert_alpha()
-        self._scaled = None
+        # The map in chunks drawn on demand per zoom (a big map is never drawn whole).
+        self.map_surface = MapChunks(model, tmx)
+        self._overlay_chunks = SurfaceLRU(32 << 20)
 
     def reload_if_changed(self) -> bool:
         """Re-read the .tmx when Tiled saved it: tokens stay, terrain and costs update."""
@@ -219,7 +243,6 @@ class Viewer:
         self._overlay = None
         self._hover_key = None
         self._panel_key = None
-        self._scaled = None
 
     # ----------------------------------------------------------------- geometry
 
@@ -234,7 +257,6 @@ class Viewer:
         self.camera.zoom = max(0.05, min(vw / max(mw, 1), vh / max(mh, 1)) * 0.97)
         self.camera.x = -(vw / self.camera.zoom - mw) / 2
         self.camera.y = -(vh / self.camera.zoom - mh) / 2
-        self._scaled = None
 
     def cell_screen(self, cell: Cell) -> tuple[float, float]:
         return self.camera.to_screen(*self.model.grid.cell_center(cell))
@@ -267,7 +289,6 @@ class Viewer:
             rep["graph"] = graphs[pace]
             self._reach, self._reach_key = rep, key
             self._overlay = None
-            self._scaled = None
         return self._reach
 
     def hover_path(self) -> dict[str, Any] | None:
@@ -283,15 +304,17 @@ class Viewer:
             self._hover_key = key
         return self._hover_path
 
-    def _overlay_surface(self) -> pygame.Surface | None:
+    def _overlay_shapes(self) -> _Overlay | None:
+        """The selected token's reach as shapes in map pixels (cached per reach)."""
         if self.selected is None:
             return None
         rep = self.reach_of(self.selected)
         if self._overlay is None:
             grid = self.model.grid
-            surf = pygame.Surface(self.map_surface.get_size(), pygame.SRCALPHA)
             bands = rep["bands"]
+            polys: list[tuple[list[tuple[float, float]], tuple[int, int, int, int]]] = []
             within: dict[int, set[Cell]] = {1: set(), 2: set(), 3: set()}
+            in_band: dict[int, set[Cell]] = {}
             for entry in rep["cells"]:
                 cell: Cell = (entry["cell"][0], entry["cell"][1])
                 band = entry["band"]
@@ -301,13 +324,33 @@ class Viewer:
                 if turn == 1:
                     i = bands.index(band) if band in bands else 0
                     colour = BAND_COLOURS[min(i, len(BAND_COLOURS) - 1)]
-                    pygame.draw.polygon(surf, (*colour, 70), grid.cell_corners(cell))
-            # 2- and 3-turn contours: the outline of the area, not every cell.
-            for n, colour in CONTOUR_COLOURS.items():
-                for a, b in _boundary(grid, within.get(n, set())):
-                    pygame.draw.line(surf, (*colour, 230), a, b, 2)
-            self._overlay = surf
+                    polys.append((grid.cell_corners(cell), (*colour, BAND_FILL_ALPHA)))
+                    for j in range(i, len(bands)):
+                        in_band.setdefault(j, set()).add(cell)
+            # A light tint per band (the terrain stays readable), each band's outer edge
+            # drawn in its colour; 2- and 3-turn contours: the outline of the area.
+            lines = [
+                (a, b, (*BAND_COLOURS[min(j, len(BAND_COLOURS) - 1)], BAND_EDGE_ALPHA))
+                for j in sorted(in_band, reverse=True)
+                for a, b in _boundary(grid, in_band[j])
+            ]
+            lines += [
+                (a, b, (*colour, 230))
+                for n, colour in CONTOUR_COLOURS.items()
+                for a, b in _boundary(grid, within.get(n, set()))
+            ]
+            self._overlay_version += 1
+            self._overlay = _Overlay(self._overlay_version, polys, lines)
         return self._overlay
+
+    def _overlay_chunk(self, overlay: _Overlay, zoom: float, i: int, j: int) -> pygame.Surface:
+        """The overlay over map chunk (i, j) at ``zoom`` (cached with the overlay)."""
+        key = (overlay.version, zoom, i, j)
+        got = self._overlay_chunks.get(key)
+        if got is None:
+            got = overlay.draw(zoom, i, j, MapChunks.CHUNK)
+            self._overlay_chunks.put(key, got)
+        return got
 
     # ----------------------------------------------------------------- actions
 
@@ -326,7 +369,7 @@ class Viewer:
         if t is None or t > 1:
             self.message = "out of reach this turn"
             return False
-        path = tree.path_to(goal)
+        path = self.table.preferred(goal, tree.path_to(goal))
         tid = self.selected
         self.undo.append(self._checkpoint())
         self.redo.clear()
@@ -376,14 +419,19 @@ class Viewer:
         self.moved.clear()
         self._invalidate()
 
-    def _checkpoint(self) -> tuple[Any, dict[str, Any]]:
-        return (self.sim.snapshot(), dict(self.flying))
+    def _checkpoint(self) -> Checkpoint:
+        return Checkpoint(self.sim.snapshot(), dict(self.flying), frozenset(self.moved))
 
-    def _restore(self, point: tuple[Any, dict[str, Any]]) -> None:
-        snap, flying = point
-        self.sim.restore(snap)
-        self.flying = dict(flying)
+    def _restore(self, point: Checkpoint) -> None:
+        if point.tail is not None and point.tail_from is not None:  # redo: its events back
+            del self.sim.events[point.tail_from :]
+            self.sim.events.extend(point.tail)
+        self.sim.restore(point.snap)
+        self.flying = dict(point.flying)
+        self.moved = set(point.moved)
         self._plan_key = None
+        if self.selected not in self.sim.tokens:
+            self.selected = self.sim.order[0] if self.sim.order else None
 
     # ----------------------------------------------------------------- flight
 
@@ -394,6 +442,12 @@ class Viewer:
             hook = getattr(self.sim.system, "flight", None)
             self._rules[key] = hook(self.sim.tokens[tid], self.model) if hook else None
         return self._rules[key]
+
+    def toggle_objects(self) -> None:
+        """Show or hide the map's object layers (drawn as Tiled draws them)."""
+        show = not self.map_surface.objects
+        self.map_surface.show_objects(show)
+        self.message = "map objects shown" if show else "map objects hidden (O shows them)"
 
     def toggle_flight(self) -> None:
         """G: the selected flier takes to the air (or, stopped, goes back to walking)."""
@@ -475,7 +529,11 @@ class Viewer:
         self.undo.append(self._checkpoint())
         self.redo.clear()
         self.sim._emit({"type": "flight", "token": tid, **record.to_dict()})
-        token = self.sim.tokens[tid].moved(cell=state.cell, mode="walk" if state.landed else "air")
+        token = self.sim.tokens[tid].moved(
+            cell=state.cell,
+            mode="walk" if state.landed else "air",
+            flight=None if state.landed else state,
+        )
         self.sim.tokens[tid] = token
         self.sim._emit({"type": "state", "token": tid, "state": token.state.to_dict()})
         self.facing[tid] = state.heading
@@ -494,9 +552,12 @@ class Viewer:
 
     def do_undo(self) -> None:
         if self.undo:
-            self.redo.append(self._checkpoint())
-            self._restore(self.undo.pop())
-            self.moved.clear()
+            point = self.undo.pop()
+            back = self._checkpoint()  # redo: this state and the events undone
+            back.tail_from = point.snap.n_events
+            back.tail = self.sim.events[point.snap.n_events :]
+            self.redo.append(back)
+            self._restore(point)
             self._invalidate()
 
     def do_redo(self) -> None:
@@ -506,19 +567,28 @@ class Viewer:
             self._invalidate()
 
     def screenshot(self, path: str | None = None) -> str:
-        path = path or f"tacgrid-{pygame.time.get_ticks()}.png"
-        try:
-            pygame.image.save(self.screen, path)
-        except (pygame.error, OSError) as exc:
-            from engine.errors import ArgumentError
+        """Save the window as a PNG, whole or not at all (:mod:`engine.safeio`)."""
+        from engine.viewer.png import save_png
 
-            raise ArgumentError(f"--screenshot {path}: cannot write the image ({exc})") from None
+        path = path or f"tacgrid-{pygame.time.get_ticks()}.png"
+        save_png(self.screen, path, "--screenshot")
         self.message = f"saved {path}"
         return path
+
+    def _screenshot_key(self) -> None:
+        """P or F12: a failed save is a message in the window, not the end of the session."""
+        from engine.errors import TacgridError
+
+        try:
+            self.screenshot()
+        except TacgridError as exc:
+            self.message = f"screenshot not saved: {exc}"
 
     # ----------------------------------------------------------------- events
 
     def handle(self, ev: pygame.event.Event) -> None:
+        if self.table.handle(ev):
+            return
         if ev.type == pygame.QUIT:
             self.running = False
         elif ev.type == pygame.VIDEORESIZE:
@@ -591,9 +661,11 @@ class Viewer:
         elif k == pygame.K_y and ctrl:
             self.do_redo()
         elif k in (pygame.K_p, pygame.K_F12):
-            self.screenshot()
+            self._screenshot_key()
         elif k == pygame.K_g:
             self.toggle_flight()
+        elif k == pygame.K_o and not ctrl:
+            self.toggle_objects()
         elif self.selected in self.flying:
             self._flight_key(k)
         elif k in (pygame.K_LEFT, pygame.K_RIGHT, pygame.K_UP, pygame.K_DOWN):
@@ -621,7 +693,12 @@ class Viewer:
             turned = max(-180, min(180, turned))
             self.edit_choice(turns=((0, turned),) if turned else ())
         elif k == pygame.K_t:
-            self.edit_choice(take_off=not c.take_off)
+            # T arms the take-off of a flier on the ground (G already armed it: pressing T
+            # as the hint says keeps it armed); in the air there is nothing to take off from.
+            if self.flying[self.selected].landed:  # type: ignore[index]
+                self.edit_choice(take_off=True)
+            else:
+                self.message = "already flying: L lands, Space flies the turn"
         elif k == pygame.K_l:
             self.edit_choice(land=not c.land)
         elif k == pygame.K_SPACE:
@@ -629,35 +706,46 @@ class Viewer:
 
     # ----------------------------------------------------------------- drawing
 
-    def _scaled_layers(self) -> tuple[pygame.Surface, pygame.Surface | None]:
-        overlay = self._overlay_surface()
+    def _visible_chunks(self) -> tuple[float, tuple[int, int], list[tuple[int, int]]]:
+        """The zoom, the scaled map's pixel at the view's corner, and the chunks in view."""
         z = self.camera.zoom
-        if self._scaled is None or self._scaled[0] != z:
-            mw, mh = self.map_surface.get_size()
-            size = (max(1, round(mw * z)), max(1, round(mh * z)))
-            if z == 1:
-                base, over = self.map_surface, overlay
-            else:
-                base = pygame.transform.smoothscale(self.map_surface, size)
-                over = pygame.transform.smoothscale(overlay, size) if overlay is not None else None
-            self._scaled = (z, base, over)
-        return self._scaled[1], self._scaled[2]
+        vw, vh = self.view_size
+        ox, oy = round(self.camera.x * z), round(self.camera.y * z)
+        return z, (ox, oy), self.map_surface.chunks_in(z, pygame.Rect(ox, oy, vw, vh))
+
+    def _prefetch(self, zoom: float, ox: int, oy: int) -> None:
+        """Draw one chunk next to the view ahead of need (a frame that drew no chunk has
+        time for one), so that panning meets chunks already drawn."""
+        vw, vh = self.view_size
+        c = MapChunks.CHUNK
+        ring = pygame.Rect(ox - c, oy - c, vw + 2 * c, vh + 2 * c)
+        for i, j in self.map_surface.chunks_in(zoom, ring):
+            if not self.map_surface.cached(zoom, i, j):
+                self.map_surface.chunk(zoom, i, j)
+                return
 
     def draw(self) -> None:
         screen = self.screen
         screen.fill(BG)
         vw, vh = self.view_size
         view = screen.subsurface((0, 0, vw, vh))
-        base, over = self._scaled_layers()
-        ox, oy = self.camera.to_screen(0, 0)
-        area = pygame.Rect(round(-ox), round(-oy), vw, vh)
-        view.blit(base, (0, 0), area)
-        if over is not None and self.selected not in self.flying:
-            view.blit(over, (0, 0), area)
+        z, (ox, oy), chunks = self._visible_chunks()
+        c = MapChunks.CHUNK
+        overlay = self._overlay_shapes() if self.selected not in self.flying else None
+        missing = [ij for ij in chunks if not self.map_surface.cached(z, *ij)]
+        for i, j in chunks:
+            view.blit(self.map_surface.chunk(z, i, j), (i * c - ox, j * c - oy))
+        if not missing:
+            self._prefetch(z, ox, oy)
+        if overlay is not None:
+            for i, j in chunks:
+                if overlay.touches(z, i, j, c):
+                    view.blit(self._overlay_chunk(overlay, z, i, j), (i * c - ox, j * c - oy))
         if self.selected in self.flying:
             self._draw_flight(view)
         else:
             self._draw_path(view)
+        self.table.draw(view)
         self._draw_tokens(view)
         screen.blit(self._panel_surface(), (vw, 0))
         if self.show_help:
@@ -717,31 +805,67 @@ class Viewer:
         return self.cell_screen(cell)
 
     def _draw_tokens(self, view: pygame.Surface) -> None:
+        """Tokens with short unique labels (full names on hover), stacked ones fanned out
+        about their cell, the selection ring outside the disc, facing as an arrow head."""
         g = self.model.grid
-        radius = max(9, int(min(g.tile_width, g.tile_height) * 0.36 * self.camera.zoom))
-        for tid in self.sim.order:
+        radius = max(11, int(min(g.tile_width, g.tile_height) * 0.38 * self.camera.zoom))
+        order = list(self.sim.order)
+        self.token_labels = draw.short_labels(order)
+        cells = {t: self.sim.tokens[t].state.cell for t in order if not self._animating(t)}
+        fan = draw.fan_out(cells, radius)
+        self.token_screen: dict[str, tuple[float, float, int]] = {}
+        # The selected token last, so that nothing covers its ring.
+        for tid in sorted(order, key=lambda t: t == self.selected):
             tok = self.sim.tokens[tid]
             spec = self.sim.specs[tid]
+            if tok.state.cell is None:
+                continue
             x, y = self._token_pos(tid)
+            dx, dy, size = fan.get(tid, (0.0, 0.0, radius))
+            x, y = x + dx, y + dy
+            r = round(size)
             colour = SIDE_COLOURS.get(spec.side, SIDE_COLOURS.get(spec.policy, (90, 200, 120)))
-            pygame.draw.circle(view, (0, 0, 0), (x + 2, y + 2), radius)
-            pygame.draw.circle(view, colour, (x, y), radius)
-            ring = (255, 255, 255) if tid == self.selected else (20, 20, 20)
-            pygame.draw.circle(view, ring, (x, y), radius, 3 if tid == self.selected else 1)
+            flight = tok.state.flight
             heading = self.facing.get(tid)
-            if heading is not None:
-                a = math.radians(heading)
-                tip = (x + math.sin(a) * radius * 1.5, y - math.cos(a) * radius * 1.5)
-                left = (x + math.sin(a - 0.5) * radius, y - math.cos(a - 0.5) * radius)
-                right = (x + math.sin(a + 0.5) * radius, y - math.cos(a + 0.5) * radius)
-                pygame.draw.polygon(view, ring, [tip, left, right])
-            label = self.small.render(tid[:3], True, (255, 255, 255))
-            view.blit(label, label.get_rect(center=(x, y)))
+            if flight is not None and not flight.landed:
+                heading = flight.heading  # a momentum flier's heading (a replay's too)
+            font = self.font if r >= 14 else self.small
+            draw.draw_token(
+                view,
+                font,
+                (x, y),
+                r,
+                colour,
+                self.token_labels[tid],
+                selected=tid == self.selected,
+                heading=heading,
+            )
+            self.token_screen[tid] = (round(x), round(y), r)
+            below = y + r + (8 if tid == self.selected else 2)
+            if flight is not None and not flight.landed:
+                text = f"v{flight.speed}" + (f" {flight.altitude}m" if flight.altitude else "")
+                fl = self.small.render(text, True, (120, 220, 255), (0, 0, 0))
+                view.blit(fl, fl.get_rect(midtop=(x, below)))
+                below += fl.get_height()
             if tok.state.conditions:
                 cond = self.small.render(
                     ",".join(sorted(tok.state.conditions)), True, (255, 220, 120), (0, 0, 0)
                 )
-                view.blit(cond, cond.get_rect(midtop=(x, y + radius + 2)))
+                view.blit(cond, cond.get_rect(midtop=(x, below)))
+        self.tooltip = ""
+        if self.hover is not None:
+            names = [
+                f"{tid} ({self.sim.specs[tid].side})"
+                for tid in order
+                if self.sim.tokens[tid].state.cell == self.hover
+            ]
+            self.tooltip = ", ".join(names)
+            if names:
+                x, y = self.cell_screen(self.hover)
+                draw.tooltip(view, self.font, self.tooltip, (x, y - radius))
+
+    def _animating(self, tid: str) -> bool:
+        return self.anim is not None and self.anim[0] == tid
 
     def _panel_surface(self) -> pygame.Surface:
         key = (
@@ -754,6 +878,8 @@ class Viewer:
             self._hover_key,
             self.pending,
             tuple(sorted((k, v.key()) for k, v in self.flying.items())),
+            self.table.version,
+            tuple(self.sim.order),
         )
         if key == self._panel_key and self._panel is not None:
             return self._panel
@@ -761,14 +887,19 @@ class Viewer:
         panel = pygame.Surface((PANEL_W, h))
         panel.fill(PANEL_BG)
         y = 10
+        self.panel_text: list[tuple[str, pygame.Rect]] = []
 
         def line(text: str, colour: tuple[int, int, int] = TEXT, font: Any = None) -> None:
+            """One entry, wrapped to the panel's width (continuations indented)."""
             nonlocal y
-            if y > h - 16:
-                return
-            surf = (font or self.font).render(text, True, colour)
-            panel.blit(surf, (10, y))
-            y += surf.get_height() + 3
+            f = font or self.font
+            for part in draw.wrap(f, text, PANEL_W - 20):
+                if y > h - 16:
+                    return
+                surf = f.render(part, True, colour)
+                panel.blit(surf, (10, y))
+                self.panel_text.append((part, pygame.Rect(10, y, *surf.get_size())))
+                y += surf.get_height() + 3
 
         line(self.scenario.name, font=self.big)
         line(
@@ -794,6 +925,14 @@ class Viewer:
                 line("  " + ", ".join(sorted(tok.state.conditions)), (255, 220, 120))
             if self.selected in self.moved:
                 line("  moved this round", DIM)
+            tf = tok.state.flight
+            if tf is not None and self.selected not in self.flying:
+                line(
+                    ("  landed" if tf.landed else "  flying")
+                    + f": heading {tf.heading}, speed {tf.speed}"
+                    + (f", altitude {tf.altitude} m" if tf.altitude else ""),
+                    (120, 220, 255),
+                )
             fs = self.flying.get(self.selected)
             if fs is not None:
                 line(
@@ -825,6 +964,11 @@ class Viewer:
                         (230, 120, 230),
                         self.small,
                     )
+        legend = self.legend()
+        if legend:
+            y += 6
+            line("legend", font=self.font)
+            y += draw.draw_legend(panel, self.small, 12, y, legend, PANEL_W - 22) + 2
         if self.hover is not None:
             t = self.model.terrain_at(self.hover)
             y += 6
@@ -851,9 +995,12 @@ class Viewer:
                         DIM,
                         self.small,
                     )
+        y += 6
+        for text, colour in self.table.panel_lines():
+            line(text, colour, self.small)
         y += 8
         line("dice log", font=self.big)
-        rolls = [e for e in self.sim.events if e["type"] in ("roll", "check")][-14:]
+        rolls = [e for e in self.dice_events() if e["type"] in ("roll", "check")][-14:]
         for e in reversed(rolls):
             if e["type"] == "roll":
                 faces = ",".join(str(f) for f in e.get("faces", []))
@@ -868,16 +1015,37 @@ class Viewer:
         self._panel, self._panel_key = panel, key
         return panel
 
+    def legend(self) -> list[tuple[str, Any, str]]:
+        """What the overlay on the map means, for the panel: the selected token's bands
+        (its system's paces), the 2-/3-turn contours and the hover path's marks."""
+        if self.selected is None or self.selected in self.flying:
+            return []
+        rep = self.reach_of(self.selected)
+        contours = list(CONTOUR_COLOURS) if rep["cells"] else []
+        return draw.legend_entries(list(rep["bands"]), contours)
+
+    def dice_events(self) -> list[dict[str, Any]]:
+        """The events the dice log lists (rolls and checks among them)."""
+        return self.sim.events
+
     def _draw_help(self, screen: pygame.Surface) -> None:
-        w = 460
-        h = 40 + 22 * len(HELP)
+        """The keys, in a box sized to its text (within the window; long lines wrap)."""
+        sw, sh = screen.get_size()
+        key_w = max(self.font.size(k)[0] for k, _ in HELP) + 24
+        text_w = min(max(self.font.size(t)[0] for _, t in HELP), max(200, sw - key_w - 60))
+        rows = [(k, draw.wrap(self.font, t, text_w)) for k, t in HELP]
+        w = 16 + key_w + text_w + 16
+        h = 32 + 22 * sum(len(lines) for _, lines in rows)
         box = pygame.Surface((w, h), pygame.SRCALPHA)
         box.fill((0, 0, 0, 210))
-        for i, (k, text) in enumerate(HELP):
-            box.blit(self.font.render(k, True, (255, 220, 120)), (16, 16 + 22 * i))
-            box.blit(self.font.render(text, True, TEXT), (170, 16 + 22 * i))
-        sw, sh = screen.get_size()
-        screen.blit(box, ((sw - w) // 2, (sh - h) // 2))
+        y = 16
+        for k, lines in rows:
+            box.blit(self.font.render(k, True, (255, 220, 120)), (16, y))
+            for part in lines:
+                box.blit(self.font.render(part, True, TEXT), (16 + key_w, y))
+                y += 22
+        self.help_rect = pygame.Rect((sw - w) // 2, max(0, (sh - h) // 2), w, h)
+        screen.blit(box, self.help_rect)
 
     # ----------------------------------------------------------------- the loop
 
@@ -917,6 +1085,7 @@ class Viewer:
         """One frame: handle the queued events, advance animations, draw."""
         for ev in pygame.event.get():
             self.handle(ev)
+        self.table.after_step()  # autosave after each event
         self.tick(dt)
         self.draw()
         pygame.display.flip()
@@ -925,13 +1094,16 @@ class Viewer:
 class ReplayViewer(Viewer):
     """Steps through a recorded run: Right/Left a round, Home/End, the turn's moves drawn."""
 
-    def __init__(self, log_path: str, **kw: Any) -> None:
+    def __init__(self, log_path: str, scenario_path: str | None = None, **kw: Any) -> None:
+        """``scenario_path``: the log's scenario as found and checked by
+        :func:`engine.report.replay.check_log_sources` (default: as the log names it)."""
         from engine.scenario import load_scenario
 
         self.events = read_log(log_path)
         start = self.events[0]
-        scenario = load_scenario(start["scenario"])
+        scenario = load_scenario(scenario_path or start["scenario"])
         super().__init__(scenario, seed=start.get("seed"), **kw)
+        self.table.read_only = True  # a replay is read from its log, not edited
         self.turn_starts = [i for i, e in enumerate(self.events) if e["type"] == "turn"]
         self.position = len(self.turn_starts)
         self._apply()
@@ -970,6 +1142,68 @@ class ReplayViewer(Viewer):
         self.message = "replay: moves are read from the log (Left/Right to step)"
         return False
 
+    def dice_events(self) -> list[dict[str, Any]]:
+        """The log's events up to the round shown: its rolls fill the dice log."""
+        upto = (
+            self.turn_starts[self.position]
+            if self.position < len(self.turn_starts)
+            else len(self.events)
+        )
+        return self.events[:upto]
+
+
+class _Overlay:
+    """Reach shapes in map pixels, drawn per chunk at a zoom: filled cells, contour lines."""
+
+    def __init__(
+        self,
+        version: int,
+        polys: list[tuple[list[tuple[float, float]], tuple[int, int, int, int]]],
+        lines: list[tuple[tuple[float, float], tuple[float, float], tuple[int, int, int, int]]],
+    ) -> None:
+        self.version = version
+        self.polys = polys
+        self.lines = lines
+        boxes = [
+            (
+                min(x for x, _ in pts),
+                min(y for _, y in pts),
+                max(x for x, _ in pts),
+                max(y for _, y in pts),
+            )
+            for pts, _ in polys
+        ] + [
+            (min(a[0], b[0]), min(a[1], b[1]), max(a[0], b[0]), max(a[1], b[1]))
+            for a, b, _ in lines
+        ]
+        self.boxes = np.array(boxes, dtype=np.float64).reshape(-1, 4)
+        self.n_polys = len(polys)
+
+    def _hits(self, zoom: float, i: int, j: int, chunk: int) -> np.ndarray:
+        pad = 3 / zoom  # line width and rounding
+        x0, y0 = i * chunk / zoom - pad, j * chunk / zoom - pad
+        x1, y1 = (i + 1) * chunk / zoom + pad, (j + 1) * chunk / zoom + pad
+        b = self.boxes
+        return np.flatnonzero((b[:, 2] >= x0) & (b[:, 0] <= x1) & (b[:, 3] >= y0) & (b[:, 1] <= y1))
+
+    def touches(self, zoom: float, i: int, j: int, chunk: int) -> bool:
+        return bool(self._hits(zoom, i, j, chunk).size)
+
+    def draw(self, zoom: float, i: int, j: int, chunk: int) -> pygame.Surface:
+        surf = pygame.Surface((chunk, chunk), pygame.SRCALPHA)
+        ox, oy = i * chunk, j * chunk
+        width = max(1, round(2 * zoom))
+        for k in self._hits(zoom, i, j, chunk).tolist():
+            if k < self.n_polys:
+                pts, colour = self.polys[k]
+                pygame.draw.polygon(surf, colour, [(x * zoom - ox, y * zoom - oy) for x, y in pts])
+            else:
+                a, b, colour = self.lines[k - self.n_polys]
+                pa = (a[0] * zoom - ox, a[1] * zoom - oy)
+                pb = (b[0] * zoom - ox, b[1] * zoom - oy)
+                pygame.draw.line(surf, colour, pa, pb, width)
+        return surf
+
 
 def _boundary(grid: Any, cells: set[Cell]) -> list[tuple[tuple[float, float], tuple[float, float]]]:
     """Edges between cells in ``cells`` and cells outside it (or off the map)."""
@@ -998,6 +1232,7 @@ def _state_fields(st: TokenState) -> dict[str, Any]:
         "encumbrance": st.encumbrance,
         "progress": st.progress,
         "counters": st.counters,
+        "flight": st.flight,
     }
 
 
@@ -1012,12 +1247,19 @@ def open_source(
     from engine.scenario import load_scenario
 
     if source.endswith((".yaml", ".yml")):
+        if token:
+            raise ArgumentError(
+                f"--token: {source} is a scenario, whose tokens carry their own stats; give "
+                "--token with a bare map, or edit a token in the window (E)"
+            )
         return load_scenario(source, overrides=sets)
-    if source.endswith(".tmx"):
+    if is_map_source(source):  # .tmx, .tmj/.json, WORLD.world#NAME
         from engine.systems.base import parse_token_spec
 
         return map_scenario(source, system, sets, parse_token_spec(token or ""))
-    raise ArgumentError(f"{source}: expected a Tiled .tmx map or a scenario .yaml")
+    raise ArgumentError(
+        f"{source}: expected a Tiled map (.tmx, .tmj, WORLD.world#NAME) or a scenario .yaml"
+    )
 
 
 def view(
@@ -1028,49 +1270,103 @@ def view(
     token: str | None = None,
     frames: int | None = None,
     screenshot: str | None = None,
+    safe_below: float | None = None,
 ) -> int:
-    """`tacgrid view`: open the window (``frames``: draw that many, save, exit)."""
-    return Viewer(open_source(source, system, sets, token)).run(frames, screenshot)
+    """`tacgrid view`: open the window (``frames``: draw that many, save, exit) on a
+    scenario, a bare map, or a saved session (:mod:`engine.viewer.session`)."""
+    viewer = open_table(source, system=system, sets=sets, token=token, safe_below=safe_below)
+    if frames is not None:
+        # An automated run (--frames: tests, scripts) draws and exits: no autosave file
+        # left behind in the working folder, no recovery offered.
+        viewer.table.autosave_to = None
+        viewer.table.recovery = None
+    return viewer.run(frames, screenshot)
 
 
-def replay(log_path: str, *, frames: int | None = None, screenshot: str | None = None) -> int:
-    """`tacgrid replay RUN.jsonl` in a window."""
-    return ReplayViewer(log_path).run(frames, screenshot)
+def open_table(
+    source: str,
+    *,
+    system: str | None = None,
+    sets: dict[str, Any] | None = None,
+    token: str | None = None,
+    safe_below: float | None = None,
+    size: tuple[int, int] = (1280, 800),
+) -> Viewer:
+    """A viewer on ``source``: a session file resumes where it was left (undo history
+    too); a newer autosave beside it (or beside the default save) is offered."""
+    from engine.viewer import session as sessions
+
+    if sessions.is_session_path(source):
+        from engine.errors import ArgumentError
+
+        if token or system or sets:
+            raise ArgumentError(
+                f"{source}: a session keeps its own system, settings and tokens; give "
+                "--system/--set/--token with a map or scenario, or edit tokens in the window (E)"
+            )
+        data, scenario = sessions.load_session(source)
+        viewer = Viewer(scenario, seed=int(data["seed"]), size=size)
+        sessions.checked_apply(viewer, data, scenario, source)
+        viewer.table.session_path = source
+        saved = source
+    else:
+        viewer = Viewer(open_source(source, system, sets, token), size=size)
+        saved = sessions.default_session_path(viewer.scenario)
+    table = viewer.table
+    table.autosave_to = sessions.autosave_path(saved)
+    table.recovery = sessions.recovery_for(saved)
+    if safe_below is not None:
+        table.safe_below = safe_below
+    table.mark_saved()
+    return viewer
+
+
+def replay(
+    log_path: str,
+    *,
+    frames: int | None = None,
+    screenshot: str | None = None,
+    scenario: str | None = None,
+) -> int:
+    """`tacgrid replay RUN.jsonl` in a window (``scenario``: the log's scenario file)."""
+    return ReplayViewer(log_path, scenario).run(frames, screenshot)
 
 
 def render_scenario(
     source: str, out: str, *, system: str | None = None, scale: float = 1.0
 ) -> tuple[int, int]:
-    """`tacgrid render`: the map (and a scenario's tokens) to a PNG, no window."""
-    from engine.errors import ArgumentError
+    """`tacgrid render`: the map (and a scenario's tokens) to a PNG, no window.
 
-    if source.endswith(".tmx"):
+    The image is drawn at ``scale`` directly (tokens too), and always written as a PNG,
+    whatever ``out``'s name ends in; an image over the renderer's budget is refused.
+    """
+    if is_map_source(source):  # .tmx, .tmj/.json, WORLD.world#NAME
         from engine.viewer.render import render_to_file
 
         return render_to_file(source, out, scale=scale)
+    scale = check_scale(scale, "--scale")
     scenario = open_source(source, system)
     pygame.font.init()
     model = scenario.model
-    surf = render_map(model, render_source(model))
     g = model.grid
+    check_output(g, scale)
+    surf = render_banded(model, render_source(model), scale=scale)
     radius = max(4, int(min(g.tile_width, g.tile_height) * 0.36))
+    if scale != 1.0:
+        radius = max(2, round(radius * scale))
     font = pygame.font.Font(None, max(12, radius))
+    labels = draw.short_labels([spec.id for spec in scenario.tokens])
+    fan = draw.fan_out({spec.id: spec.cell for spec in scenario.tokens}, radius, radius * 0.6)
     for spec in scenario.tokens:
         x, y = g.cell_center(spec.cell)
+        dx, dy, size = fan[spec.id]
+        x, y = x * scale + dx, y * scale + dy
+        r = max(2, round(size))
         colour = SIDE_COLOURS.get(spec.side, (90, 200, 120))
-        pygame.draw.circle(surf, colour, (x, y), radius)
-        pygame.draw.circle(surf, (20, 20, 20), (x, y), radius, 1)
-        label = font.render(spec.id[:3], True, (255, 255, 255))
-        surf.blit(label, label.get_rect(center=(x, y)))
-    if scale != 1.0:
-        if not 0 < scale <= 8:
-            raise ArgumentError(f"--scale {scale}: expected a number in (0, 8]")
-        surf = pygame.transform.smoothscale(
-            surf,
-            (max(1, round(surf.get_width() * scale)), max(1, round(surf.get_height() * scale))),
-        )
-    try:
-        pygame.image.save(surf, out)
-    except (pygame.error, OSError) as exc:
-        raise ArgumentError(f"--out {out}: cannot write the PNG ({exc})") from None
+        pygame.draw.circle(surf, colour, (x, y), r)
+        pygame.draw.circle(surf, (20, 20, 20), (x, y), r, 1)
+        if r >= 6:
+            label = draw.outlined(font, labels[spec.id], (255, 255, 255), (0, 0, 0))
+            surf.blit(label, label.get_rect(center=(x, y)))
+    save_png(surf, out)
     return surf.get_size()

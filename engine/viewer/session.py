@@ -1,0 +1,411 @@
+"""GM sessions: one JSON file holding a viewer's whole table, to close and come back to.
+
+A session file (``.tacgrid`` or ``.json``) holds the source (a scenario or a bare map, and
+the rule settings), the run's seed, the event log, the present state (tokens with their
+stats and state, specs, turn order, round, dice position), the undo and redo history,
+and the view (camera, selection, the "prefer safe below" threshold). ``tacgrid view
+SESSION`` resumes it where it was left; the undo history comes back with it.
+
+Files are written whole or not at all (:mod:`engine.safeio`) and read through
+:mod:`engine.sources` (a regular file within a size cap, finite JSON, bounded depth). After
+each event the viewer writes the session to a sibling autosave file (``NAME.autosave``),
+offered on the next open: a crash loses nothing but the move being made.
+
+No pygame here: the format is data, testable without a window.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import zlib
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from engine.errors import ArgumentError
+from engine.exact import jsonable
+from engine.grid import Cell
+from engine.scenario import Scenario, TokenSpec
+from engine.sim import Simulation, Snapshot, _state_from_dict
+from engine.systems.base import Token
+
+FORMAT = "tacgrid-session"
+VERSION = 1
+#: What ``tacgrid view`` takes for a session file.
+SESSION_SUFFIXES = (".tacgrid", ".json")
+AUTOSAVE_SUFFIX = ".autosave"
+
+
+@dataclass
+class Checkpoint:
+    """One undo (or redo) point of the viewer: the simulation, the fliers in flight mode,
+    the tokens moved this round; a redo point also carries the events it takes back
+    (``tail``, from event ``tail_from`` on)."""
+
+    snap: Snapshot
+    flying: dict[str, Any] = field(default_factory=dict)
+    moved: frozenset[str] = frozenset()
+    tail_from: int | None = None
+    tail: list[dict[str, Any]] | None = None
+
+
+def is_session_path(source: str) -> bool:
+    """A ``.tacgrid`` file, or a ``.json`` one that says it is a session (a Tiled map may
+    be ``.json`` too)."""
+    low = source.lower()
+    if low.endswith((".tacgrid", ".tacgrid" + AUTOSAVE_SUFFIX)):
+        return True
+    if low.endswith(".json"):
+        from engine.sources import read_head
+
+        head = read_head(source, 256) or b""
+        return FORMAT.encode() in head
+    return False
+
+
+def recovery_for(saved: str) -> str | None:
+    """The autosave beside ``saved`` when it is newer than ``saved`` (or ``saved`` is not
+    there): a session that ended without Ctrl+S."""
+    auto = autosave_path(saved)
+    try:
+        t_auto = os.path.getmtime(auto)
+    except OSError:
+        return None
+    try:
+        return auto if t_auto >= os.path.getmtime(saved) else None
+    except OSError:
+        return auto
+
+
+def autosave_path(session: str) -> str:
+    return session + AUTOSAVE_SUFFIX
+
+
+def default_session_path(scenario: Scenario) -> str:
+    """Where Ctrl+S saves a table opened from a scenario or map: NAME.tacgrid in the
+    current folder."""
+    base = os.path.basename(scenario.path.split("#")[-1])
+    stem = os.path.splitext(base)[0] or "session"
+    return os.path.abspath(f"{stem}.tacgrid")
+
+
+# --------------------------------------------------------------------------- encoding
+
+
+class _DiceTable:
+    """Dice positions, each stored once (edits between rolls share one)."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self._index: dict[Any, int] = {}
+
+    def add(self, state: Any) -> int:
+        rng, buf, pos = state
+        version, words, gauss = rng
+        rest = bytes(buf[4 * pos :])  # the unread words; the stream goes on the same
+        key = (version, tuple(words), gauss, rest)
+        got = self._index.get(key)
+        if got is None:
+            got = self._index[key] = len(self.rows)
+            self.rows.append(
+                {
+                    "version": version,
+                    "words": base64.b64encode(
+                        zlib.compress(b"".join(w.to_bytes(4, "little") for w in words))
+                    ).decode("ascii"),
+                    "gauss": gauss,
+                    "unread": base64.b64encode(zlib.compress(rest)).decode("ascii"),
+                }
+            )
+        return got
+
+
+def _dice_state(row: dict[str, Any]) -> Any:
+    raw = zlib.decompress(base64.b64decode(row["words"]))
+    words = tuple(int.from_bytes(raw[i : i + 4], "little") for i in range(0, len(raw), 4))
+    if len(words) != 625:
+        raise ValueError("a dice position has the wrong length")
+    gauss = row.get("gauss")
+    if gauss is not None and not isinstance(gauss, float):
+        raise ValueError("a dice position is damaged")
+    return (
+        (int(row["version"]), words, gauss),
+        zlib.decompress(base64.b64decode(row["unread"])),
+        0,
+    )
+
+
+def _spec_dict(spec: TokenSpec) -> dict[str, Any]:
+    return {
+        "id": spec.id,
+        "side": spec.side,
+        "stats": {k: jsonable(v) for k, v in spec.stats.items()},
+        "cell": list(spec.cell),
+        "policy": spec.policy,
+        "pace": spec.pace,
+        "target": spec.target,
+        "waypoints": [list(c) for c in spec.waypoints],
+        "conditions": list(spec.conditions),
+        "flight": spec.flight,
+    }
+
+
+def _spec(d: dict[str, Any]) -> TokenSpec:
+    return TokenSpec(
+        id=str(d["id"]),
+        side=str(d["side"]),
+        stats=dict(d["stats"]),
+        cell=_cell(d["cell"]),
+        policy=str(d["policy"]),
+        pace=d.get("pace"),
+        target=d.get("target"),
+        waypoints=tuple(_cell(c) for c in d.get("waypoints") or ()),
+        conditions=tuple(str(c) for c in d.get("conditions") or ()),
+        flight=d.get("flight"),
+    )
+
+
+def _cell(v: Any) -> Cell:
+    return (int(v[0]), int(v[1]))
+
+
+def _checkpoint_dict(cp: Checkpoint, dice: _DiceTable) -> dict[str, Any]:
+    s = cp.snap
+    out: dict[str, Any] = {
+        "tokens": {
+            tid: {"stats": {k: jsonable(v) for k, v in t.stats.items()}, "state": t.state.to_dict()}
+            for tid, t in s.tokens.items()
+        },
+        "turn": s.turn,
+        "outcome": s.outcome,
+        "n_events": s.n_events,
+        "dice": dice.add(s.dice_state),
+        "waypoint": dict(s.waypoint),
+        "specs": [_spec_dict(sp) for sp in (s.specs or {}).values()],
+        "order": list(s.order or []),
+        "flying": {tid: f.to_dict() for tid, f in cp.flying.items()},
+        "moved": sorted(cp.moved),
+    }
+    if cp.tail is not None:
+        out["tail_from"] = cp.tail_from
+        out["tail"] = cp.tail
+    return out
+
+
+def _checkpoint(d: dict[str, Any], system: Any, dice: list[Any]) -> Checkpoint:
+    from engine.flight.model import state_from_dict
+
+    tokens = {}
+    for tid, t in d["tokens"].items():
+        stats = {
+            s.name: s.parse(t["stats"][s.name], "session")
+            for s in system.stats
+            if s.name in t["stats"]
+        }
+        tokens[tid] = Token(
+            system=system.name,
+            stats=MappingProxyType(stats),
+            state=_state_from_dict(t["state"]),
+            id=tid,
+        )
+    specs = {sp["id"]: _spec(sp) for sp in d["specs"]}
+    order = [str(t) for t in d["order"]]
+    if sorted(order) != sorted(specs) or sorted(specs) != sorted(tokens):
+        raise ValueError("its tokens, specs and turn order disagree")
+    snap = Snapshot(
+        tokens=tokens,
+        turn=int(d["turn"]),
+        outcome=d["outcome"],
+        n_events=int(d["n_events"]),
+        dice_state=dice[int(d["dice"])],
+        waypoint={str(k): int(v) for k, v in d["waypoint"].items()},
+        specs=specs,
+        order=order,
+    )
+    return Checkpoint(
+        snap,
+        {tid: state_from_dict(f) for tid, f in d.get("flying", {}).items()},
+        frozenset(d.get("moved", ())),
+        d.get("tail_from"),
+        d.get("tail"),
+    )
+
+
+# --------------------------------------------------------------------------- the table
+
+
+def source_dict(scenario: Scenario, session_path: str | None) -> dict[str, Any]:
+    """Where the table's map (and scenario) come from, absolute and relative to the
+    session file's folder (a folder moved whole still opens)."""
+    path = scenario.path
+    kind = "scenario" if path.lower().endswith((".yaml", ".yml")) else "map"
+    out = {
+        "kind": kind,
+        "path": os.path.abspath(path),
+        "system": scenario.system.name,
+        "sets": {k: jsonable(v) for k, v in scenario.system.config.items()},
+        "digest": scenario.digest if kind == "scenario" else None,
+    }
+    if session_path:
+        try:
+            out["relative"] = os.path.relpath(
+                os.path.abspath(path), os.path.dirname(os.path.abspath(session_path))
+            )
+        except ValueError:  # another drive
+            pass
+    return out
+
+
+def session_dict(viewer: Any, session_path: str | None = None) -> dict[str, Any]:
+    """A viewer's whole table as the session file's JSON."""
+    dice = _DiceTable()
+    present = _checkpoint_dict(viewer._checkpoint(), dice)
+    sim = viewer.sim
+    present["result"] = {
+        "cell": list(sim.result_cell) if sim.result_cell else None,
+        "by": sim.result_by,
+    }
+    cam = viewer.camera
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "source": source_dict(viewer.scenario, session_path),
+        "seed": sim.seed,
+        "events": sim.events,
+        "present": present,
+        "undo": [_checkpoint_dict(cp, dice) for cp in viewer.undo],
+        "redo": [_checkpoint_dict(cp, dice) for cp in viewer.redo],
+        "dice": dice.rows,
+        "view": {
+            "camera": [cam.x, cam.y, cam.zoom],
+            "selected": viewer.selected,
+            "safe_below": viewer.table.safe_below,
+            "facing": dict(viewer.facing),
+        },
+    }
+
+
+def session_text(viewer: Any, session_path: str | None = None) -> str:
+    import json
+
+    return json.dumps(session_dict(viewer, session_path), separators=(",", ":")) + "\n"
+
+
+def save_session(viewer: Any, path: str, label: str = "session") -> str:
+    """Write the table to ``path``, whole or not at all."""
+    from engine.safeio import write_text
+
+    return write_text(path, session_text(viewer, path), label)
+
+
+def read_session(path: str) -> dict[str, Any]:
+    """A session file's JSON (size-capped, finite, bounded depth); one line if it is not
+    one."""
+    from engine.sources import MAX_LOG_BYTES, load_json, read_bytes
+
+    raw = read_bytes(path, "session", MAX_LOG_BYTES, ArgumentError)
+    data = load_json(raw, path, ArgumentError)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ArgumentError(
+            f"{path}: not a tacgrid session; save one with Ctrl+S in `tacgrid view`"
+        )
+    if data.get("version") != VERSION:
+        raise ArgumentError(
+            f"{path}: session format version {data.get('version')!r}; this tacgrid reads "
+            f"version {VERSION}"
+        )
+    return data
+
+
+def session_scenario(data: dict[str, Any], path: str) -> Scenario:
+    """The scenario (or bare map) a session was played on, with its saved tokens."""
+    from engine import systems
+    from engine.scenario import load_scenario
+    from engine.tiled import load_map
+
+    src = data["source"]
+    found = src["path"]
+    if src.get("relative"):
+        near = os.path.join(os.path.dirname(os.path.abspath(path)), src["relative"])
+        if os.path.exists(near.split("#")[0]):
+            found = near
+    if not os.path.exists(found.split("#")[0]):
+        raise ArgumentError(
+            f"{path}: its {src['kind']} {found} is not there; put it back or give the session "
+            "next to it"
+        )
+    specs = tuple(_spec(sp) for sp in data["present"]["specs"])
+    if src["kind"] == "scenario":
+        scenario = load_scenario(found, overrides=dict(src.get("sets") or {}))
+        return replace(scenario, tokens=specs) if specs else scenario
+    model = load_map(found)
+    system = systems.create(src["system"], dict(src.get("sets") or {}))
+    return Scenario(
+        path=found,
+        name=os.path.basename(found),
+        model=model,
+        system=system,
+        tokens=specs,
+        turns=10**6,
+    )
+
+
+def apply_session(viewer: Any, data: dict[str, Any], scenario: Scenario) -> None:
+    """Put a saved table into ``viewer``: events, state, dice, undo history, view."""
+    system = scenario.system
+    dice = [_dice_state(row) for row in data["dice"]]
+    present = _checkpoint(data["present"], system, dice)
+    undo = [_checkpoint(d, system, dice) for d in data["undo"]]
+    redo = [_checkpoint(d, system, dice) for d in data["redo"]]
+    events = data["events"]
+    if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
+        raise ValueError("its event log is not a list of events")
+    sim = Simulation(scenario, int(data["seed"]))
+    sim.events = list(events)
+    sim.restore(present.snap)
+    result = data["present"].get("result") or {}
+    sim.result_cell = _cell(result["cell"]) if result.get("cell") else None
+    sim.result_by = result.get("by")
+    viewer.scenario = scenario
+    viewer.sim = sim
+    viewer.flying = dict(present.flying)
+    viewer.moved = set(present.moved)
+    viewer.undo, viewer.redo = undo, redo
+    view = data.get("view") or {}
+    if view.get("camera"):
+        x, y, z = view["camera"]
+        viewer.camera.x, viewer.camera.y, viewer.camera.zoom = float(x), float(y), float(z)
+    sel = view.get("selected")
+    viewer.selected = sel if sel in sim.tokens else (sim.order[0] if sim.order else None)
+    sb = view.get("safe_below")
+    viewer.table.safe_below = None if sb is None else float(sb)
+    viewer.facing = {str(k): int(v) for k, v in (view.get("facing") or {}).items()}
+    viewer._invalidate()
+
+
+def load_session(path: str) -> tuple[dict[str, Any], Scenario]:
+    """Read a session file and its scenario; anything wrong is one line naming the file."""
+    data = read_session(path)
+    try:
+        return data, session_scenario(data, path)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+        raise ArgumentError(
+            f"{path}: a damaged session ({type(exc).__name__}: {exc}); open its autosave "
+            f"({os.path.basename(autosave_path(path))}) or start from the scenario"
+        ) from None
+
+
+def checked_apply(viewer: Any, data: dict[str, Any], scenario: Scenario, path: str) -> None:
+    """:func:`apply_session`, a damaged file being one line naming it."""
+    from engine.errors import TacgridError
+
+    try:
+        apply_session(viewer, data, scenario)
+    except TacgridError:
+        raise
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, zlib.error) as exc:
+        raise ArgumentError(
+            f"{path}: a damaged session ({type(exc).__name__}: {exc}); open its autosave "
+            "or start from the scenario"
+        ) from None

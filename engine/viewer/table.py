@@ -1,0 +1,558 @@
+"""The GM's table: what a GM needs to run a session in the viewer, beside moving tokens.
+
+* tokens: N adds one at the hovered cell (a form: the palette of the scenario's sides and
+  every stat of the system), E edits the selected token's stats, side and conditions,
+  Delete removes it, dragging a token with the left button puts it on another cell;
+* turn order: shown in the panel; PageUp/PageDown move the selected token earlier or
+  later, D delays it to the end of the round's order;
+* measuring: M, then drag between two cells (or Shift+drag at any time): distance, time,
+  checks and odds for the selected token, by its system's rules;
+* risk: where the quickest and the safest path differ, hover draws both (the safest
+  dashed) and the panel gives both; ``,`` and ``.`` set "prefer safe below p = X", and a
+  click follows the chosen one;
+* sessions: Ctrl+S saves the table (:mod:`engine.viewer.session`), Ctrl+O reopens the saved
+  file, a session file dropped on the window opens; after each event the table is
+  autosaved to a sibling file, offered (R recovers, X discards) on the next open.
+
+Every edit is an event of the simulation's log (``token_add``, ``token_edit``,
+``token_remove``, ``place``, ``order``), undone by Ctrl+Z like a move.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import pygame
+
+from engine.grid import Cell
+from engine.viewer import session as sessions
+from engine.viewer.measure import measure, risk_choice
+from engine.viewer.tokens_edit import TokenForm, add_form, apply_form, edit_form
+
+FORM = (255, 220, 120)
+ERROR = (255, 120, 110)
+MEASURE = (120, 255, 200)
+SAFE = (90, 200, 255)
+TEXT = (230, 232, 236)
+DIM = (150, 156, 166)
+
+#: Frames the cursor rests on a cell before its quickest and safest paths are searched.
+REST_FRAMES = 8
+
+HELP = [
+    ("N / E / Delete", "add a token here / edit / remove the selected"),
+    ("drag a token", "put it on another cell (no checks)"),
+    ("M, Shift+drag", "measure between two cells"),
+    ("PgUp/PgDn, D", "turn order: earlier / later, delay"),
+    (", .", "prefer safe below p = X (down / up)"),
+    ("Ctrl+S / Ctrl+O", "save the session / reopen it"),
+]
+
+
+class GMTable:
+    """The table's state beside the simulation, and its keys, panel lines and drawing."""
+
+    def __init__(self, viewer: Any) -> None:
+        self.v = viewer
+        self.form: TokenForm | None = None
+        self.measuring = False
+        self.measure_from: Cell | None = None
+        self.measure_to: Cell | None = None
+        self.measured: dict[str, Any] | None = None
+        self.safe_below: float | None = None
+        self.session_path: str | None = None
+        self.autosave_to: str | None = None
+        self.recovery: str | None = None
+        self.drag: tuple[str, Cell] | None = None
+        self.version = 0
+        self.read_only = False
+        self._saved_key: Any = self._event_key()
+        self._risk_key: Any = None
+        self._risk: dict[str, Any] | None = None
+        self._rest_cell: Cell | None = None
+        self._rest_frames = 0
+
+    # ----------------------------------------------------------------- events
+
+    def record(self, change: Callable[[], Any]) -> Any:
+        """Run one edit of the simulation as an undoable step (nothing kept if it raises)."""
+        v = self.v
+        point = v._checkpoint()
+        got = change()
+        v.undo.append(point)
+        v.redo.clear()
+        v._invalidate()
+        self.version += 1
+        return got
+
+    def remove_selected(self) -> None:
+        tid = self.v.selected
+        if tid is None:
+            return
+        self.record(lambda: self.v.sim.remove_token(tid))
+        order = self.v.sim.order
+        self.v.select(order[0] if order else None)
+        self.v.moved.discard(tid)
+        self.v.message = f"removed {tid}"
+
+    def place(self, tid: str, cell: Cell) -> bool:
+        v = self.v
+        if v.token_at(cell) is not None:
+            v.message = f"cell {cell[0]},{cell[1]} is taken"
+            return False
+        t = v.model.terrain_at(cell)
+        self.record(lambda: v.sim.place_token(tid, cell))
+        v.message = f"{tid} put on {cell[0]},{cell[1]} ({t.name})"
+        return True
+
+    def reorder(self, delta: int) -> None:
+        v = self.v
+        tid = v.selected
+        order = list(v.sim.order)
+        if tid not in order:
+            return
+        i = order.index(tid)
+        j = max(0, min(len(order) - 1, i + delta))
+        if i == j:
+            return
+        order.insert(j, order.pop(i))
+        self.record(lambda: v.sim.set_order(order, "reorder"))
+        v.message = f"{tid}: turn {j + 1} of {len(order)}"
+
+    def delay(self) -> None:
+        v = self.v
+        tid = v.selected
+        order = list(v.sim.order)
+        if tid not in order:
+            return
+        order.append(order.pop(order.index(tid)))
+        self.record(lambda: v.sim.set_order(order, "delay"))
+        v.message = f"{tid} delays: acts last"
+
+    def set_threshold(self, delta: float) -> None:
+        x = (self.safe_below or 0.0) + delta
+        x = round(max(0.0, min(1.0, x)), 2)
+        self.safe_below = x if x > 0 else None
+        self._risk_key = None
+        self.version += 1
+        self.v.message = (
+            "always the quickest path"
+            if self.safe_below is None
+            else f"prefer the safest path below p = {self.safe_below:.2f}"
+        )
+
+    # ----------------------------------------------------------------- measuring
+
+    def _graph(self) -> Any:
+        v = self.v
+        if v.selected is None:
+            return None
+        return v.reach_of(v.selected)["graph"]
+
+    def do_measure(self, a: Cell, b: Cell) -> dict[str, Any] | None:
+        graph = self._graph()
+        self.measure_from, self.measure_to = a, b
+        if graph is None:
+            self.measured = {"error": "select a token to measure for"}
+        else:
+            self.measured = measure(graph, a, b)
+        self.version += 1
+        return self.measured
+
+    # ----------------------------------------------------------------- risk
+
+    def risk(self, compute: bool = True) -> dict[str, Any] | None:
+        """The hovered cell's quickest and safest paths when they differ (cached; with
+        ``compute`` False only what is cached: the search runs once the cursor rests)."""
+        v = self.v
+        if v.selected is None or v.hover is None or v.selected in v.flying:
+            return None
+        rep = v.reach_of(v.selected)
+        key = (v._reach_key, v.hover, self.safe_below)
+        if key != self._risk_key:
+            if not compute:
+                return None
+            cell = v.sim.tokens[v.selected].state.cell
+            self._risk = (
+                None if cell is None else risk_choice(rep["graph"], cell, v.hover, self.safe_below)
+            )
+            self._risk_key = key
+        return self._risk
+
+    def preferred(self, goal: Cell, path: list[Cell]) -> list[Cell]:
+        """The path a click follows: the safest where the threshold chose it and it ends
+        this turn, else ``path`` (the quickest)."""
+        if self.safe_below is None or self.v.selected is None:
+            return path
+        v = self.v
+        cell = v.sim.tokens[v.selected].state.cell
+        if cell is None:
+            return path
+        got = risk_choice(v.reach_of(v.selected)["graph"], cell, goal, self.safe_below)
+        if got is None or got["chosen"] != "safe" or got["safe"]["turns"] > 1 + 1e-9:
+            return path
+        return [(c[0], c[1]) for c in got["safe"]["cells"]]
+
+    # ----------------------------------------------------------------- sessions
+
+    def save(self, path: str | None = None) -> str | None:
+        from engine.errors import TacgridError
+
+        v = self.v
+        path = path or self.session_path or sessions.default_session_path(v.scenario)
+        try:
+            sessions.save_session(v, path)
+        except TacgridError as exc:
+            v.message = f"session not saved: {exc}"
+            return None
+        self.session_path = path
+        self.autosave_to = sessions.autosave_path(path)
+        self._saved_key = self._event_key()
+        self.recovery = None
+        if os.path.exists(self.autosave_to):
+            try:
+                os.unlink(self.autosave_to)  # the session file is now the newer
+            except OSError:
+                pass
+        v.message = f"saved {path}"
+        self.version += 1
+        return path
+
+    def open(self, path: str) -> bool:
+        """Replace the table by a session file's (a message, not an exit, if it fails)."""
+        from engine.errors import TacgridError
+
+        v = self.v
+        try:
+            data, scenario = sessions.load_session(path)
+            sessions.checked_apply(v, data, scenario, path)
+        except TacgridError as exc:
+            v.message = f"not opened: {exc}"
+            return False
+        if not path.endswith(sessions.AUTOSAVE_SUFFIX):
+            self.session_path = path
+            self.autosave_to = sessions.autosave_path(path)
+        self._saved_key = self._event_key()
+        self.form = None
+        self.measured = None
+        self.version += 1
+        v.message = f"opened {os.path.basename(path)}"
+        return True
+
+    def recover(self) -> bool:
+        path = self.recovery
+        if path is None:
+            return False
+        self.recovery = None
+        keep = self.session_path, self.autosave_to
+        if not self.open(path):
+            return False
+        self.session_path, self.autosave_to = keep
+        self._saved_key = None  # recovered, not yet saved
+        self.v.message = f"recovered {os.path.basename(path)} (Ctrl+S keeps it)"
+        return True
+
+    def discard_recovery(self) -> None:
+        if self.recovery is not None:
+            try:
+                os.unlink(self.recovery)
+            except OSError:
+                pass
+            self.recovery = None
+            self.v.message = "autosave discarded"
+            self.version += 1
+
+    def _event_key(self) -> Any:
+        v = self.v
+        ev = v.sim.events
+        return (len(ev), id(ev[-1]) if ev else None, len(v.undo), len(v.redo), id(v.sim))
+
+    def mark_saved(self) -> None:
+        """The table as it is needs no autosave."""
+        self._saved_key = self._event_key()
+
+    def after_step(self) -> None:
+        """Autosave when an event (or an undo) changed the table since the last write."""
+        v = self.v
+        if v.hover != self._rest_cell:
+            self._rest_cell, self._rest_frames = v.hover, 0
+        else:
+            self._rest_frames += 1
+            if self._rest_frames >= REST_FRAMES and self._risk_key != (
+                v._reach_key,
+                v.hover,
+                self.safe_below,
+            ):
+                self.risk()
+                self.version += 1  # the panel shows both paths
+        key = self._event_key()
+        if key == self._saved_key:
+            return
+        self._saved_key = key
+        if self.autosave_to is None:
+            return
+        from engine.errors import TacgridError
+
+        try:
+            sessions.save_session(self.v, self.autosave_to, "autosave")
+        except TacgridError as exc:
+            self.v.message = f"autosave failed: {exc}"
+
+    # ----------------------------------------------------------------- input
+
+    def handle(self, ev: Any) -> bool:
+        """Take the event if it is the table's (True: the viewer does nothing more)."""
+        v = self.v
+        if self.read_only:
+            return False
+        if ev.type == pygame.DROPFILE:
+            path = getattr(ev, "file", "") or ""
+            if sessions.is_session_path(path) or path.endswith(sessions.AUTOSAVE_SUFFIX):
+                self.open(path)
+            else:
+                v.message = f"dropped {os.path.basename(path)}: not a session (.tacgrid, .json)"
+            return True
+        if ev.type == pygame.KEYDOWN:
+            return self._key(ev)
+        if ev.type == pygame.MOUSEBUTTONDOWN and ev.button == 1:
+            cell = v.cell_at_screen(*ev.pos)
+            if cell is None:
+                return False
+            shift = bool(pygame.key.get_mods() & pygame.KMOD_SHIFT) or bool(
+                getattr(ev, "mod", 0) & pygame.KMOD_SHIFT
+            )
+            if self.measuring or shift:
+                self.measure_from, self.measure_to, self.measured = cell, cell, None
+                self.version += 1
+                return True
+            tid = v.token_at(cell)
+            self.drag = (tid, cell) if tid is not None else None
+            return False
+        if (
+            ev.type == pygame.MOUSEMOTION
+            and self.measure_from is not None
+            and self.measured is None
+        ):
+            cell = v.cell_at_screen(*ev.pos)
+            if cell is not None and cell != self.measure_to:
+                self.measure_to = cell
+                self.version += 1
+            return False
+        if ev.type == pygame.MOUSEBUTTONUP and ev.button == 1:
+            cell = v.cell_at_screen(*ev.pos)
+            if self.measure_from is not None and self.measured is None:
+                if cell is not None:
+                    self.do_measure(self.measure_from, cell)
+                return True
+            drag, self.drag = self.drag, None
+            if (
+                drag is not None
+                and cell is not None
+                and cell != drag[1]
+                and drag[0] in v.sim.tokens
+            ):
+                v.select(drag[0])
+                self.place(drag[0], cell)
+                return True
+        return False
+
+    def _key(self, ev: Any) -> bool:
+        v = self.v
+        k = ev.key
+        ctrl = ev.mod & pygame.KMOD_CTRL
+        if self.form is not None:
+            self._form_key(ev)
+            return True
+        if k == pygame.K_s and ctrl:
+            self.save()
+        elif k == pygame.K_o and ctrl:
+            if self.session_path and os.path.exists(self.session_path):
+                self.open(self.session_path)
+            else:
+                v.message = "no session saved yet: Ctrl+S saves one (or drop a .tacgrid here)"
+        elif self.recovery is not None and k == pygame.K_r:
+            self.recover()
+        elif self.recovery is not None and k == pygame.K_x:
+            self.discard_recovery()
+        elif ctrl:
+            return False
+        elif k == pygame.K_n:
+            cell = v.hover
+            if cell is None:
+                v.message = "point at a cell, then N adds a token there"
+            elif v.token_at(cell) is not None:
+                v.message = f"cell {cell[0]},{cell[1]} is taken"
+            else:
+                self.form = add_form(v, cell)
+        elif k == pygame.K_e and v.selected is not None:
+            self.form = edit_form(v, v.selected)
+        elif k in (pygame.K_DELETE, pygame.K_BACKSPACE) and v.selected is not None:
+            self.remove_selected()
+        elif k == pygame.K_m and v.selected not in v.flying:
+            self.measuring = not self.measuring
+            self.measure_from = self.measure_to = self.measured = None
+            v.message = "measure: drag between two cells (M again: off)" if self.measuring else ""
+        elif k == pygame.K_PAGEUP:
+            self.reorder(-1)
+        elif k == pygame.K_PAGEDOWN:
+            self.reorder(1)
+        elif k == pygame.K_d:
+            self.delay()
+        elif k == pygame.K_COMMA:
+            self.set_threshold(-0.05)
+        elif k == pygame.K_PERIOD:
+            self.set_threshold(0.05)
+        else:
+            return False
+        self.version += 1
+        return True
+
+    def _form_key(self, ev: Any) -> None:
+        form = self.form
+        assert form is not None
+        k = ev.key
+        if k == pygame.K_ESCAPE:
+            self.form = None
+        elif k in (pygame.K_RETURN, pygame.K_KP_ENTER):
+            if apply_form(self.v, form):
+                self.form = None
+        elif k in (pygame.K_UP,) or (k == pygame.K_TAB and ev.mod & pygame.KMOD_SHIFT):
+            form.move(-1)
+        elif k in (pygame.K_DOWN, pygame.K_TAB):
+            form.move(1)
+        elif k in (pygame.K_LEFT, pygame.K_RIGHT):
+            form.cycle_side(1 if k == pygame.K_RIGHT else -1)
+        elif k == pygame.K_BACKSPACE:
+            form.backspace()
+        elif getattr(ev, "unicode", ""):
+            form.type_text(ev.unicode)
+        self.version += 1
+
+    # ----------------------------------------------------------------- the panel
+
+    def panel_lines(self) -> list[tuple[str, tuple[int, int, int]]]:
+        """The table's lines in the side panel: the form, a recovery offer, the measure,
+        the risk choice, the turn order."""
+        v = self.v
+        out: list[tuple[str, tuple[int, int, int]]] = []
+        if self.recovery is not None:
+            out.append((f"autosave found: {os.path.basename(self.recovery)}", FORM))
+            out.append(("  R recovers it, X discards it", FORM))
+        form = self.form
+        if form is not None:
+            title = "new token" if form.mode == "add" else f"edit {form.tid}"
+            out.append((f"{title} (Enter apply, Esc cancel)", FORM))
+            for i, f in enumerate(form.fields):
+                mark = ">" if i == form.index else " "
+                out.append(
+                    (
+                        f"{mark} {f.name}: {f.value}" + ("_" if i == form.index else ""),
+                        TEXT if i == form.index else DIM,
+                    )
+                )
+            cur = form.fields[form.index]
+            if cur.help:
+                out.append((f"  {cur.help[:48]}", DIM))
+            if form.error:
+                for i in range(0, min(len(form.error), 180), 45):
+                    out.append((form.error[i : i + 45], ERROR))
+        if self.measuring or self.measured is not None:
+            out.append(("measure" + (" (M: off)" if self.measuring else ""), MEASURE))
+            m = self.measured
+            if m is not None and "error" in m:
+                out.append((f"  {m['error'][:60]}", ERROR))
+            elif m is not None:
+                a, b = self.measure_from, self.measure_to
+                assert a is not None and b is not None
+                out.append(
+                    (
+                        f"  {a[0]},{a[1]} -> {b[0]},{b[1]}: {m['distance']} {m['unit']}, "
+                        f"{m['turns']:.3g} turns",
+                        MEASURE,
+                    )
+                )
+                checks = [s["check"] for s in m["steps"] if s["check"]]
+                out.append(
+                    (
+                        f"  {len(checks)} checks, p(no failure) {100 * m['p_no_failure']:.1f}%",
+                        MEASURE,
+                    )
+                )
+                for ch in checks[:4]:
+                    out.append((f"    {ch['what']} {100 * ch['p_success']:.0f}%", DIM))
+        risk = self.risk(compute=False)
+        if risk is not None:
+            f, s = risk["fast"], risk["safe"]
+            out.append(
+                (
+                    f"quickest: {f['turns']:.3g} t, p {100 * f['p_no_failure']:.1f}%"
+                    + (" <" if risk["chosen"] == "fast" else ""),
+                    TEXT,
+                )
+            )
+            out.append(
+                (
+                    f"safest (dashed): {s['turns']:.3g} t, p {100 * s['p_no_failure']:.1f}%"
+                    + (" <" if risk["chosen"] == "safe" else ""),
+                    SAFE,
+                )
+            )
+        if self.safe_below is not None:
+            out.append((f"prefer safe below p = {self.safe_below:.2f}", SAFE))
+        out.append(("turn order (PgUp/PgDn, D delays)", TEXT))
+        for i, tid in enumerate(v.sim.order[:12]):
+            mark = ">" if tid == v.selected else " "
+            done = " - moved" if tid in v.moved else ""
+            out.append((f"{mark}{i + 1}. {tid} ({v.sim.specs[tid].side}){done}", DIM))
+        return out
+
+    # ----------------------------------------------------------------- drawing
+
+    def draw(self, view: pygame.Surface) -> None:
+        """The measure line and the safest path (dashed) over the map."""
+        v = self.v
+        risk = self.risk(compute=False)
+        if risk is not None:
+            pts = [v.cell_screen((c[0], c[1])) for c in risk["safe"]["cells"]]
+            _dashed(view, SAFE, pts, 3)
+            if risk["chosen"] == "safe":
+                pygame.draw.circle(view, SAFE, pts[-1], 9, 2)
+        if self.measure_from is not None and self.measure_to is not None:
+            m = self.measured
+            if m is not None and "cells" in m:
+                pts = [v.cell_screen((c[0], c[1])) for c in m["cells"]]
+            else:
+                pts = [v.cell_screen(self.measure_from), v.cell_screen(self.measure_to)]
+            if len(pts) > 1:
+                pygame.draw.lines(view, (10, 10, 10), False, pts, 5)
+                pygame.draw.lines(view, MEASURE, False, pts, 3)
+            for p in (pts[0], pts[-1]):
+                pygame.draw.circle(view, MEASURE, p, 6, 2)
+            if m is not None and "distance" in m:
+                label = v.font.render(
+                    f"{m['distance']} {m['unit']}, {m['turns']:.2f} t", True, MEASURE, (0, 0, 0)
+                )
+                view.blit(label, (pts[-1][0] + 8, pts[-1][1] - 20))
+
+
+def _dashed(
+    surf: pygame.Surface, colour: tuple[int, int, int], pts: list[tuple[float, float]], width: int
+) -> None:
+    """A polyline drawn in dashes (8 px on, 6 px off)."""
+    on, off = 8.0, 6.0
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
+        dx, dy = x1 - x0, y1 - y0
+        length = (dx * dx + dy * dy) ** 0.5
+        t = 0.0
+        while t < length:
+            b = min(t + on, length)
+            pygame.draw.line(
+                surf,
+                colour,
+                (x0 + dx * t / length, y0 + dy * t / length),
+                (x0 + dx * b / length, y0 + dy * b / length),
+                width,
+            )
+            t += on + off
