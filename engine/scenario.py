@@ -15,6 +15,7 @@ Everything is validated before anything runs; each error names the file, the fie
     order: [quarry, pursuer1]     # optional; default: as listed
     goals:
       capture: 1                  # a pursuer within 1 cell of a quarry (0 = same cell)
+      capture_altitude: 0         # a flier catches / is caught only at or below this (m)
       escape: [exit_east]         # exit names a quarry escapes through (default: all)
     tokens:
       - id: quarry
@@ -23,6 +24,7 @@ Everything is validated before anything runs; each error names the file, the fie
         spawn: quarry             # a spawn object's name, or cell: [c, r]
         policy: quarry            # quarry | pursuer | waypoints | idle | human
         pace: dash
+        flight: {heading: 90, speed: 0, altitude: 0}   # a momentum flier's start (optional)
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ from typing import Any
 from engine.errors import ScenarioError, TacgridError, did_you_mean
 from engine.grid import Cell
 from engine.mapmodel import MapModel
+from engine.sources import clip
 
 POLICIES = ("pursuer", "quarry", "waypoints", "idle", "human")
+GOAL_KEYS = ("capture", "escape", "capture_altitude")
 TOP_KEYS = (
     "name",
     "map",
@@ -49,6 +53,7 @@ TOP_KEYS = (
     "goals",
     "tokens",
     "description",
+    "sweep",  # a parameter sweep's grid (engine.sweep); a batch ignores it
 )
 TOKEN_KEYS = (
     "id",
@@ -61,6 +66,7 @@ TOKEN_KEYS = (
     "target",
     "waypoints",
     "conditions",
+    "flight",
 )
 
 
@@ -75,6 +81,8 @@ class TokenSpec:
     target: str | None = None
     waypoints: tuple[Cell, ...] = ()
     conditions: tuple[str, ...] = ()
+    #: A momentum flier's start (heading, speed, altitude; engine.sim_flight), or None.
+    flight: dict[str, int] | None = None
 
 
 @dataclass
@@ -90,6 +98,8 @@ class Scenario:
     runs: int = 100
     turns: int = 30
     capture: int = 0
+    #: Fliers catch and are caught only at or below this altitude (metres), or landed.
+    capture_altitude: int = 0
     exits: tuple[str, ...] = ()
     exit_cells: frozenset[Cell] = frozenset()
     settings: dict[str, Any] = field(default_factory=dict)
@@ -109,7 +119,7 @@ def _err(path: str, where: str, problem: str, fix: str = "") -> ScenarioError:
 
 def _int(path: str, where: str, value: Any, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise _err(path, where, f"{value!r} is not a whole number >= {minimum}")
+        raise _err(path, where, f"{clip(repr(value))} is not a whole number >= {minimum}")
     return value
 
 
@@ -119,7 +129,9 @@ def _cell(path: str, where: str, value: Any, model: MapModel) -> Cell:
         or len(value) != 2
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
     ):
-        raise _err(path, where, f"{value!r} is not a cell", "write it as [col, row], e.g. [3, 4]")
+        raise _err(
+            path, where, f"{clip(repr(value))} is not a cell", "write it as [col, row], e.g. [3, 4]"
+        )
     cell = (int(value[0]), int(value[1]))
     if not model.grid.in_bounds(cell):
         raise _err(
@@ -137,7 +149,9 @@ def load_scenario(
     path = os.fspath(path)
     raw_bytes, data = _read_yaml(path)
     _check_top_level(path, data)
+    data, overrides, terrain_edits = apply_edits(path, data, overrides)
     model = _load_scenario_map(path, data)
+    _edit_terrain(path, model, terrain_edits)
     system, settings = _create_system(path, data, model, overrides)
     seed = _int(path, "seed", data.get("seed", 0))
     runs = _int(path, "runs", data.get("runs", 100), 1)
@@ -146,6 +160,9 @@ def load_scenario(
     _check_targets(path, tokens)
     _apply_order(path, data, tokens)
     capture, escape, exit_cells = _read_goals(path, data, model)
+    capture_altitude = _int(
+        path, "goals.capture_altitude", (data.get("goals") or {}).get("capture_altitude", 0)
+    )
     return Scenario(
         path=path,
         name=str(data.get("name") or os.path.splitext(os.path.basename(path))[0]),
@@ -156,6 +173,7 @@ def load_scenario(
         runs=runs,
         turns=turns,
         capture=capture,
+        capture_altitude=capture_altitude,
         exits=tuple(escape),
         exit_cells=exit_cells,
         settings=settings,
@@ -164,31 +182,106 @@ def load_scenario(
     )
 
 
-def _read_yaml(path: str) -> tuple[bytes, Any]:
-    """The file's bytes (the scenario's digest) and its parsed YAML."""
-    import yaml
+#: The top-level scalars a ``scenario.KEY`` override (a sweep's ``turns``) may change.
+EDITABLE_TOP = ("turns",)
+#: A token's keys a ``TOKEN.KEY`` override may change (``TOKEN.stats.STAT`` for a stat).
+EDITABLE_TOKEN = ("pace", "policy")
+#: The terrain properties a ``terrain.NAME.PROP`` override may change.
+EDITABLE_TERRAIN = ("move", "difficulty", "dn", "cost", "height", "fall")
 
-    try:
-        with open(path, "rb") as fh:
-            raw_bytes = fh.read()
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: scenario file not found; check the path") from None
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read ({exc.strerror})") from None
-    except ValueError:  # a NUL byte in the path (possible only through the Python API)
-        raise ScenarioError(f"{path}: not a usable file name") from None
-    try:
-        return raw_bytes, yaml.safe_load(raw_bytes)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "YAML"
-        if isinstance(exc, yaml.reader.ReaderError):  # bytes that are not text
-            where = f"byte {exc.position}"
-            problem = f"character {exc.character!r} ({exc.reason})"
+
+def apply_edits(
+    path: str, data: dict[str, Any], overrides: dict[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any], list[tuple[str, str, str, Any]]]:
+    """Split ``overrides`` into rule settings, edits of the scenario document and edits of
+    the map's terrain.
+
+    A key without a dot (or ``settings.NAME``) is a rule setting, as ``--set``. A dotted
+    key edits the document before it is validated: ``TOKEN.stats.STAT`` (a token's stat),
+    ``TOKEN.pace``, ``TOKEN.policy``, ``goals.capture`` and ``scenario.turns`` (the turn
+    limit); ``terrain.NAME.PROP`` (PROP a terrain property: move, difficulty, dn, cost,
+    height, fall) changes every cell of that terrain once the map is loaded. The file's own
+    data is never changed (edits go into a copy).
+    """
+    settings: dict[str, Any] = {}
+    edits = []
+    terrain: list[tuple[str, str, str, Any]] = []
+    for key, value in (overrides or {}).items():
+        if "." not in key:
+            settings[key] = value
+        elif key.startswith("settings.") and key.count(".") == 1:
+            settings[key.split(".", 1)[1]] = value
         else:
-            problem = str(getattr(exc, "problem", None) or exc)
-        problem = " ".join(problem.split())  # PyYAML's messages span lines
-        raise _err(path, where, f"not valid YAML ({problem})") from None
+            edits.append((key, value))
+    if not edits:
+        return data, settings, terrain
+    import copy
+
+    data = copy.deepcopy(data)
+    ids = [t.get("id") for t in data.get("tokens") or [] if isinstance(t, dict)]
+    for key, value in edits:
+        parts = key.split(".")
+        head = parts[0]
+        if head == "scenario" and len(parts) == 2 and parts[1] in EDITABLE_TOP:
+            data[parts[1]] = value
+        elif head == "goals" and len(parts) == 2 and parts[1] in GOAL_KEYS:
+            goals = data.get("goals")
+            data["goals"] = {**(goals if isinstance(goals, dict) else {}), parts[1]: value}
+        elif head in ids and (
+            (len(parts) == 3 and parts[1] == "stats")
+            or (len(parts) == 2 and parts[1] in EDITABLE_TOKEN)
+        ):
+            token = next(t for t in data["tokens"] if isinstance(t, dict) and t.get("id") == head)
+            if parts[1] == "stats":
+                stats = token.get("stats")
+                token["stats"] = {**(stats if isinstance(stats, dict) else {}), parts[2]: value}
+            else:
+                token[parts[1]] = value
+        elif head == "terrain" and len(parts) == 3 and parts[2] in EDITABLE_TERRAIN:
+            terrain.append((key, parts[1], parts[2], value))
+        else:
+            raise _err(
+                path,
+                clip(key),
+                "cannot be varied or set",
+                "use settings.NAME, TOKEN.stats.STAT, TOKEN.pace, TOKEN.policy, "
+                "goals.capture, scenario.turns or terrain.NAME.PROP "
+                f"(tokens: {', '.join(map(str, ids))})",
+            )
+    return data, settings, terrain
+
+
+def _edit_terrain(path: str, model: MapModel, edits: list[tuple[str, str, str, Any]]) -> None:
+    """``terrain.NAME.PROP`` overrides: every terrain record named NAME gets PROP."""
+    from dataclasses import replace
+
+    from engine.tiled.terrain import check_terrain_value
+
+    for key, name, prop, value in edits:
+        names = sorted({t.name for t in model.terrains})
+        if name not in names:
+            raise _err(
+                path,
+                clip(key),
+                f"the map has no terrain '{clip(name)}'",
+                f"terrains: {', '.join(names)}",
+            )
+        try:
+            checked = check_terrain_value(path, clip(key), prop, value)
+        except TacgridError as exc:
+            raise _err(path, clip(key), str(exc)) from None
+        model.terrains = tuple(
+            replace(t, **{prop: checked}) if t.name == name else t for t in model.terrains
+        )
+
+
+def _read_yaml(path: str) -> tuple[bytes, Any]:
+    """The file's bytes (the scenario's digest) and its parsed YAML: a regular file of at
+    most MAX_YAML_BYTES, with aliases, nesting and expanded size bounded (engine.sources)."""
+    from engine.sources import MAX_YAML_BYTES, load_yaml, read_bytes
+
+    raw_bytes = read_bytes(path, "scenario", MAX_YAML_BYTES, ScenarioError)
+    return raw_bytes, load_yaml(raw_bytes, path, ScenarioError)
 
 
 def _check_top_level(path: str, data: Any) -> None:
@@ -199,8 +292,8 @@ def _check_top_level(path: str, data: Any) -> None:
         if key not in TOP_KEYS:
             raise _err(
                 path,
-                str(key),
-                "unknown key" + did_you_mean(str(key), TOP_KEYS),
+                clip(str(key)),
+                "unknown key" + did_you_mean(str(key)[:80], TOP_KEYS),
                 f"keys: {', '.join(TOP_KEYS)}",
             )
     if "map" not in data:
@@ -230,8 +323,8 @@ def _create_system(
     if not system_name:
         raise _err(path, "system", "missing (and the map names none)", "e.g. system: generic")
     settings = data.get("settings") or {}
-    if not isinstance(settings, dict):
-        raise _err(path, "settings", "expected a mapping of setting: value")
+    if not isinstance(settings, dict) or not all(isinstance(k, str) for k in settings):
+        raise _err(path, "settings", "expected a mapping of setting: value (names as text)")
     settings = {**settings, **(overrides or {})}
     try:
         return systems.create(str(system_name), settings), settings
@@ -265,8 +358,8 @@ def _read_token(
     tid = _token_id(path, i, t, earlier)
     where = f"tokens[{i}] ({tid})"
     stats = t.get("stats") or {}
-    if not isinstance(stats, dict):
-        raise _err(path, f"{where}.stats", "expected a mapping of stat: value")
+    if not isinstance(stats, dict) or not all(isinstance(k, str) for k in stats):
+        raise _err(path, f"{where}.stats", "expected a mapping of stat: value (names as text)")
     try:
         system.token(stats, token_id=tid)
     except TacgridError as exc:
@@ -277,7 +370,7 @@ def _read_token(
         raise _err(
             path,
             f"{where}.policy",
-            f"'{policy}'" + did_you_mean(str(policy), POLICIES),
+            f"'{clip(str(policy))}'" + did_you_mean(str(policy)[:80], POLICIES),
             f"use {' | '.join(POLICIES)}",
         )
     pace = t.get("pace")
@@ -285,16 +378,17 @@ def _read_token(
         raise _err(
             path,
             f"{where}.pace",
-            f"'{pace}'",
+            f"'{clip(str(pace))}'",
             f"{system.name} paces: {', '.join(system.paces)}",
         )
     waypoints = _token_waypoints(path, where, t, policy, model)
     target = t.get("target")
     if target is not None and not isinstance(target, str):
-        raise _err(path, f"{where}.target", f"{target!r} is not a token id")
+        raise _err(path, f"{where}.target", f"{clip(repr(target))} is not a token id")
     conditions = t.get("conditions") or []
     if not isinstance(conditions, list) or not all(isinstance(c, str) for c in conditions):
         raise _err(path, f"{where}.conditions", "expected a list of names, e.g. [prone]")
+    flight = _token_flight(path, where, t, stats, cell, model, system)
     return TokenSpec(
         id=tid,
         side=str(t.get("side", policy)),
@@ -305,7 +399,45 @@ def _read_token(
         target=target,
         waypoints=waypoints,
         conditions=tuple(conditions),
+        flight=flight,
     )
+
+
+def _token_flight(
+    path: str,
+    where: str,
+    t: dict[str, Any],
+    stats: dict[str, Any],
+    cell: Cell,
+    model: MapModel,
+    system: Any,
+) -> dict[str, int] | None:
+    """``flight``: a momentum flier's start (heading, speed, altitude), checked by its
+    system's flight rules; a token that does not fly with momentum may not have one."""
+    raw = t.get("flight")
+    if raw is None:
+        return None
+    keys = ("heading", "speed", "altitude")
+    if not isinstance(raw, dict) or any(k not in keys for k in raw):
+        raise _err(path, f"{where}.flight", "expected a mapping of heading, speed, altitude")
+    for k, v in raw.items():
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise _err(path, f"{where}.flight.{k}", f"{v!r} is not a whole number")
+    rules = system.flight(system.token(stats, token_id=str(t.get("id"))), model)
+    if rules is None:
+        raise _err(
+            path,
+            f"{where}.flight",
+            f"this token does not fly with momentum under {system.name}",
+            "give the system's flier stats (mythmaster: flyer: true; speedpoints: airspeed)",
+        )
+    try:
+        rules.start_state(
+            cell, raw.get("heading", 0), raw.get("speed", 0), altitude=raw.get("altitude", 0)
+        )
+    except TacgridError as exc:
+        raise _err(path, f"{where}.flight", str(exc).replace("--", "")) from None
+    return dict(raw)
 
 
 def _token_id(path: str, i: int, t: Any, earlier: list[TokenSpec]) -> str:
@@ -315,12 +447,16 @@ def _token_id(path: str, i: int, t: Any, earlier: list[TokenSpec]) -> str:
         raise _err(path, where, "expected a mapping (id, side, stats, spawn, policy)")
     for key in t:
         if key not in TOKEN_KEYS:
-            raise _err(path, f"{where}.{key}", "unknown key" + did_you_mean(str(key), TOKEN_KEYS))
+            raise _err(
+                path,
+                f"{where}.{clip(str(key))}",
+                "unknown key" + did_you_mean(str(key)[:80], TOKEN_KEYS),
+            )
     tid = t.get("id")
     if not isinstance(tid, str) or not tid:
         raise _err(path, f"{where}.id", "missing or not text")
     if any(x.id == tid for x in earlier):
-        raise _err(path, f"{where}.id", f"'{tid}' is used twice")
+        raise _err(path, f"{where}.id", f"'{clip(tid)}' is used twice")
     return tid
 
 
@@ -332,12 +468,12 @@ def _token_cell(
         return _cell(path, f"{where}.cell", t["cell"], model)
     spawn = t.get("spawn", tid)
     if not isinstance(spawn, str):
-        raise _err(path, f"{where}.spawn", f"{spawn!r} is not a spawn name")
+        raise _err(path, f"{where}.spawn", f"{clip(repr(spawn))} is not a spawn name")
     if spawn not in spawns:
         raise _err(
             path,
             f"{where}.spawn",
-            f"the map has no spawn '{spawn}'" + did_you_mean(str(spawn), list(spawns)),
+            f"the map has no spawn '{clip(spawn)}'" + did_you_mean(spawn[:80], list(spawns)),
             "give cell: [col, row] or name a spawn object of the map",
         )
     return spawns[spawn]
@@ -366,7 +502,7 @@ def _check_targets(path: str, tokens: list[TokenSpec]) -> None:
             raise _err(
                 path,
                 f"tokens ({t.id}).target",
-                f"no token '{t.target}'" + did_you_mean(t.target, ids),
+                f"no token '{clip(t.target)}'" + did_you_mean(t.target[:80], ids),
             )
 
 
@@ -394,9 +530,11 @@ def _read_goals(
     if not isinstance(goals, dict):
         raise _err(path, "goals", "expected a mapping (capture, escape)")
     for key in goals:
-        if key not in ("capture", "escape"):
+        if key not in GOAL_KEYS:
             raise _err(
-                path, f"goals.{key}", "unknown goal" + did_you_mean(str(key), ["capture", "escape"])
+                path,
+                f"goals.{clip(str(key))}",
+                "unknown goal" + did_you_mean(str(key)[:80], GOAL_KEYS),
             )
     capture = _int(path, "goals.capture", goals.get("capture", 0))
     exit_names = [e.name for e in model.exits]
@@ -410,7 +548,7 @@ def _read_goals(
         raise _err(
             path,
             "goals.escape",
-            f"no exit '{bad}' on the map" + did_you_mean(str(bad), exit_names),
+            f"no exit '{clip(str(bad))}' on the map" + did_you_mean(str(bad)[:80], exit_names),
             f"exits: {', '.join(exit_names) or 'none'}",
         )
     exit_cells = frozenset(c for e in model.exits if e.name in escape for c in e.cells)
