@@ -228,3 +228,20 @@ def test_tokens_that_cannot_fly_say_so() -> None:
         assert "cannot fly" in v.message and not v.flying
     finally:
         pygame.quit()
+
+
+def test_zoom_stays_on_scales_the_renderer_places_exactly(viewer: Viewer) -> None:
+    # An arbitrary fit zoom (0.6034...) left hairline seams between tiles on chase.tmx.
+    from engine.viewer.app import ZOOM_STEPS, snap_zoom
+
+    v = viewer
+    v.fit()
+    z = v.camera.zoom
+    assert (z * ZOOM_STEPS).is_integer() and 0 < z <= 1
+    seen = [z]
+    for _ in range(40):  # the wheel's small steps still move, and stay on the grid
+        v.camera.zoom_at(100, 100, 1.1)
+        seen.append(v.camera.zoom)
+    assert all((s * ZOOM_STEPS).is_integer() for s in seen)
+    assert all(b > a for a, b in zip(seen, seen[1:], strict=False) if a < 8)
+    assert snap_zoom(0.001) == 1 / ZOOM_STEPS and snap_zoom(100) == 8

@@ -93,8 +93,22 @@ class Camera:
 
     def zoom_at(self, sx: float, sy: float, factor: float) -> None:
         wx, wy = self.to_world(sx, sy)
-        self.zoom = max(0.05, min(8.0, self.zoom * factor))
+        old = self.zoom
+        self.zoom = snap_zoom(self.zoom * factor)
+        if self.zoom == old and factor != 1:  # a step too small to reach the next 1/32
+            self.zoom = snap_zoom(old + (1 if factor > 1 else -1) / ZOOM_STEPS)
         self.x, self.y = wx - sx / self.zoom, wy - sy / self.zoom
+
+
+#: Zooms are whole multiples of 1/ZOOM_STEPS: the renderer places tiles exactly at such
+#: scales, while an arbitrary one (a fit of 0.6034...) left hairline seams between tiles.
+ZOOM_STEPS = 32
+
+
+def snap_zoom(zoom: float) -> float:
+    """``zoom`` rounded down to a multiple of 1/ZOOM_STEPS, within 1/ZOOM_STEPS .. 8."""
+    steps = max(1, min(8 * ZOOM_STEPS, int(zoom * ZOOM_STEPS + 1e-9)))
+    return steps / ZOOM_STEPS
 
 
 def map_scenario(
@@ -254,7 +268,7 @@ class Viewer:
     def fit(self) -> None:
         mw, mh = self.map_surface.get_size()
         vw, vh = self.view_size
-        self.camera.zoom = max(0.05, min(vw / max(mw, 1), vh / max(mh, 1)) * 0.97)
+        self.camera.zoom = snap_zoom(min(vw / max(mw, 1), vh / max(mh, 1)) * 0.97)
         self.camera.x = -(vw / self.camera.zoom - mw) / 2
         self.camera.y = -(vh / self.camera.zoom - mh) / 2
 
