@@ -8,10 +8,10 @@ import math
 import os
 from xml.etree import ElementTree as ET
 
+import engine.tiled.source as source
 from engine.errors import MapError
 from engine.grid import Cell, Grid
 from engine.mapmodel import TERRAIN_KEYS, Exit, MapModel, MapObject, Spawn
-from engine.tiled import source
 from engine.tiled.common import fail, geometry_attr, int_attr, properties, sanitise_properties
 from engine.tiled.project import resolve_properties
 from engine.tiled.terrain import check_terrain_value

@@ -16,11 +16,11 @@ from xml.etree import ElementTree as ET
 
 import numpy as np
 
+import engine.tiled.source as source
 from engine.errors import MapError
 from engine.grid import DIAGONAL_RULES, Cell, Grid
 from engine.mapmodel import UNITS, MapModel, MapObject, Terrain, TileLayer
 from engine.sources import clip
-from engine.tiled import source
 from engine.tiled.common import (
     MAX_CELLS,
     MAX_TILE_PIXELS,

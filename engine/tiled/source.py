@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 from xml.etree import ElementTree as ET
 
+import engine.tiled.jsondoc as jsondoc
 from engine.errors import MapError
 from engine.sources import (
     MAX_DEPTH,
@@ -17,7 +18,6 @@ from engine.sources import (
     read_bytes,
     read_head,
 )
-from engine.tiled import jsondoc
 from engine.tiled.common import MAX_XML_ELEMENTS, fail
 
 

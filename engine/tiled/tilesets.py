@@ -8,9 +8,9 @@ import os
 from typing import Any
 from xml.etree import ElementTree as ET
 
+import engine.tiled.source as source
 from engine.errors import MapError
 from engine.sources import clip, regular_file
-from engine.tiled import source
 from engine.tiled.common import (
     GID_MASK,
     MAX_IMAGE_PIXELS,
