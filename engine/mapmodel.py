@@ -102,6 +102,28 @@ class Exit:
 
 
 @dataclass(frozen=True)
+class Wall:
+    """A thin wall on cell edges (MAP-FORMAT.md, Objects): a polyline in map pixels.
+
+    ``kind`` is ``wall``, ``door`` or ``window``; a door blocks only while closed. Which cell
+    edges a wall blocks is derived from its points by :mod:`engine.walls`.
+    """
+
+    id: int
+    kind: str
+    points: tuple[tuple[float, float], ...]
+    open: bool = False
+    name: str = ""
+
+    @property
+    def blocks(self) -> bool:
+        return not (self.kind == "door" and self.open)
+
+
+WALL_KINDS: tuple[str, ...] = ("wall", "door", "window")
+
+
+@dataclass(frozen=True)
 class TileLayer:
     """One tile layer's raw tile ids, for renderers (flip flags kept apart)."""
 
@@ -139,6 +161,8 @@ class MapModel:
     layers: tuple[TileLayer, ...] = ()
     origin: Cell = (0, 0)  # Tiled coordinates of cell (0, 0): non-zero for infinite maps
     notes: tuple[str, ...] = ()  # what the loader changed or ignored, for `info`
+    walls: tuple[Wall, ...] = ()  # thin walls, doors and windows on cell edges
+    corners: str = "pass"  # MAP-FORMAT.md `corners`: pass | block
 
     @classmethod
     def uniform(cls, grid: Grid, terrain: Terrain, **kwargs: Any) -> MapModel:
