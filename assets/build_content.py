@@ -5,7 +5,9 @@ Run from the repository root (or anywhere)::
     python assets/build_content.py
 
 It draws the tileset images with pygame (no display needed), writes one ``.tsx`` per grid
-shape, ``assets/tacgrid.tiled-project`` and one ``.tmx`` per ASCII source in ``maps/src/``.
+shape, ``assets/tacgrid.tiled-project``, one ``.tmx`` per ASCII source in ``maps/src/`` (and
+a Tiled JSON twin ``.tmj`` of ``hex_flat``), and ``maps/vtt_room.dd2vtt``, a Universal VTT
+battle map (drawn with the images: ``--no-images`` leaves it as it is).
 The ASCII sources are the truth: one character per cell, read through :data:`LEGEND`, and the
 tests compare every loaded cell against them, so edit the ``.txt`` and rerun rather than
 painting the ``.tmx`` in Tiled. Output is deterministic (same bytes on every run).
@@ -543,6 +545,14 @@ def write_tsx(ts: TilesetSpec, root: Path = ROOT) -> Path:
     return path
 
 
+#: The object classes a GM draws walls with: (name, Tiled colour, members).
+WALL_CLASSES: tuple[tuple[str, str, tuple[dict[str, object], ...]], ...] = (
+    ("wall", "#ff202020", ()),
+    ("door", "#ffa0522d", ({"name": "open", "type": "bool", "value": False},)),
+    ("window", "#ff4080c0", ()),
+)
+
+
 def write_project(root: Path = ROOT) -> Path:
     types: list[dict[str, object]] = []
     for i, (name, values) in enumerate(ENUMS.items(), start=1):
@@ -563,6 +573,20 @@ def write_project(root: Path = ROOT) -> Path:
                 "color": colour,
                 "id": i,
                 "members": [],
+                "name": name,
+                "type": "class",
+                "useAs": ["object"],
+            }
+        )
+    # Walls, doors and windows on cell edges (MAP-FORMAT.md, Objects): a line or polyline
+    # object of one of these classes; a door's `open` defaults to closed.
+    for i, (name, colour, members) in enumerate(WALL_CLASSES, 110):
+        types.append(
+            {
+                "color": colour,
+                "drawFill": False,
+                "id": i,
+                "members": [dict(m) for m in members],
                 "name": name,
                 "type": "class",
                 "useAs": ["object"],
@@ -736,6 +760,210 @@ def write_tmx(ms: MapSpec, root: Path = ROOT) -> Path:
     return path
 
 
+#: Shipped maps that also get a Tiled JSON twin (``.tmj``, the same map saved as JSON).
+JSON_TWINS = ("hex_flat",)
+
+
+def _json_properties(props: list[tuple[str, str, object]]) -> list[dict[str, object]]:
+    """Custom properties as Tiled's JSON lists them (enums: a string with propertytype)."""
+    out: list[dict[str, object]] = []
+    for name, kind, value in sorted(props):
+        if kind in ENUMS:
+            if value not in ENUMS[kind]:
+                raise ValueError(f"{name}={value!r} is not one of {ENUMS[kind]}")
+            out.append({"name": name, "propertytype": kind, "type": "string", "value": value})
+        else:
+            out.append({"name": name, "type": kind, "value": value})
+    return out
+
+
+def _json_object(ms: MapSpec, ts: TilesetSpec, oid: int, obj: Obj) -> dict[str, object]:
+    """One object as Tiled 1.8 writes it in JSON (positions in map pixels)."""
+    doc: dict[str, object] = {
+        "height": 0,
+        "id": oid,
+        "name": obj.name,
+        "rotation": 0,
+        "type": obj.cls,
+        "visible": True,
+        "width": 0,
+    }
+    if obj.properties:
+        doc["properties"] = _json_properties(list(obj.properties))
+    if obj.cell is not None:
+        x, y = cell_centre(ts, ms.staggerindex, *obj.cell)
+        doc.update(point=True, x=x, y=y)
+    elif obj.rect is not None:
+        if ts.axis is not None:
+            raise ValueError(f"{ms.name}: rectangles in cell units need a square map")
+        x, y, rw, rh = (v * s for v, s in zip(obj.rect, (ts.width, ts.height) * 2, strict=True))
+        doc.update(x=x, y=y, width=rw, height=rh)
+    elif obj.polygon:
+        if ts.axis is not None:
+            raise ValueError(f"{ms.name}: polygons in cell units need a square map")
+        px = [(x * ts.width, y * ts.height) for x, y in obj.polygon]
+        x0, y0 = px[0]
+        doc.update(x=x0, y=y0, polygon=[{"x": x - x0, "y": y - y0} for x, y in px])
+    return {k: (int(v) if isinstance(v, float) and v.is_integer() else v) for k, v in doc.items()}
+
+
+def write_tmj(ms: MapSpec, root: Path = ROOT) -> Path:
+    """The map as Tiled JSON (``.tmj``), the twin of :func:`write_tmx`'s ``.tmx``: the same
+    tileset file, layers, properties and objects, keys in the order Tiled writes them."""
+    ts = TILESETS[ms.tileset]
+    rows = read_ascii(ms.name)
+    check_map(ms, rows)
+    h, w = len(rows), len(rows[0])
+    doc: dict[str, object] = {
+        "compressionlevel": -1,
+        "height": h,
+        "infinite": False,
+        "layers": [
+            {
+                "data": [TILE_ID[ch] + 1 for row in rows for ch in row],
+                "height": h,
+                "id": 1,
+                "name": "terrain",
+                "opacity": 1,
+                "type": "tilelayer",
+                "visible": True,
+                "width": w,
+                "x": 0,
+                "y": 0,
+            },
+            {
+                "draworder": "topdown",
+                "id": 2,
+                "name": "objects",
+                "objects": [_json_object(ms, ts, i, o) for i, o in enumerate(ms.objects, 1)],
+                "opacity": 1,
+                "type": "objectgroup",
+                "visible": True,
+                "x": 0,
+                "y": 0,
+            },
+        ],
+        "nextlayerid": 3,
+        "nextobjectid": len(ms.objects) + 1,
+        "orientation": "orthogonal" if ts.axis is None else "hexagonal",
+        "properties": _json_properties(list(ms.properties)),
+        "renderorder": "right-down",
+        "tiledversion": TILED_VERSION,
+        "tileheight": ts.height,
+        "tilesets": [{"firstgid": 1, "source": f"../assets/{ts.stem}.tsx"}],
+        "tilewidth": ts.width,
+        "type": "map",
+        "version": FORMAT_VERSION,
+        "width": w,
+    }
+    if ts.axis is not None:
+        doc.update(hexsidelength=ts.side, staggeraxis=ts.axis, staggerindex=ms.staggerindex)
+    path = root / "maps" / f"{ms.name}.tmj"
+    # The tile data on one line, as Tiled writes it.
+    layers: Any = doc["layers"]
+    data, layers[0]["data"] = layers[0]["data"], "@DATA@"
+    text = json.dumps(doc, indent=1, sort_keys=True)
+    text = text.replace('"@DATA@"', "[" + ",".join(map(str, data)) + "]")
+    path.write_text(text + "\n", encoding="utf-8", newline="\n")
+    return path
+
+
+# --------------------------------------------------------------------------------------
+# A Universal VTT battle map (maps/vtt_room.dd2vtt): two rooms, an inner door (closed), an
+# outer door (open) and a pillar, as map makers export them: coordinates in grid squares.
+# --------------------------------------------------------------------------------------
+
+VTT_SIZE = (12, 9)  # grid squares
+VTT_PPG = 40  # pixels per grid square
+#: Walls: the outer ring (a gap at x 4..5 on the south side for the outer door) and the
+#: inner wall at x = 6 (a gap at y 4..5 for the inner door).
+VTT_WALLS: tuple[tuple[tuple[float, float], ...], ...] = (
+    ((4, 8), (1, 8), (1, 1), (11, 1), (11, 8), (5, 8)),
+    ((6, 1), (6, 4)),
+    ((6, 5), (6, 8)),
+)
+VTT_OBJECTS: tuple[tuple[tuple[float, float], ...], ...] = (
+    ((8, 3), (9, 3), (9, 4), (8, 4), (8, 3)),  # a pillar
+)
+#: Doors: (bounds, closed).
+VTT_DOORS: tuple[tuple[tuple[tuple[float, float], tuple[float, float]], bool], ...] = (
+    (((6, 4), (6, 5)), True),
+    (((4, 8), (5, 8)), False),
+)
+
+
+def _vtt_picture(pg: Any) -> Any:
+    """The room drawn as a map maker would: floor, walls, doors, a pillar, a faint grid."""
+    g = VTT_PPG
+    w, h = VTT_SIZE[0] * g, VTT_SIZE[1] * g
+    surf = pg.Surface((w, h), 0, 32)
+    surf.fill((34, 30, 28))
+    pg.draw.rect(surf, (176, 150, 112), (1 * g, 1 * g, 5 * g, 7 * g))  # west room
+    pg.draw.rect(surf, (150, 160, 170), (6 * g, 1 * g, 5 * g, 7 * g))  # east room
+    for x in range(0, w + 1, g):
+        pg.draw.line(surf, (90, 84, 78), (x, 0), (x, h - 1))
+    for y in range(0, h + 1, g):
+        pg.draw.line(surf, (90, 84, 78), (0, y), (w - 1, y))
+    for line in VTT_WALLS:
+        pg.draw.lines(surf, (20, 18, 16), False, [(x * g, y * g) for x, y in line], 7)
+    for line in VTT_OBJECTS:
+        pg.draw.polygon(surf, (96, 96, 104), [(x * g, y * g) for x, y in line])
+    for ((x0, y0), (x1, y1)), closed in VTT_DOORS:
+        if closed:
+            pg.draw.line(surf, (140, 80, 36), (x0 * g, y0 * g), (x1 * g, y1 * g), 9)
+        else:  # swung open, into the room
+            pg.draw.line(surf, (140, 80, 36), (x0 * g, y0 * g), (x0 * g, (y0 - 1) * g), 5)
+    return surf
+
+
+def write_vtt_room(pg: Any, root: Path = ROOT) -> Path:
+    """maps/vtt_room.dd2vtt: the room above with its picture as base64 PNG (made with the
+    images, like the tileset PNGs, since the PNG bytes depend on the pygame build)."""
+    import base64
+    import io
+
+    buf = io.BytesIO()
+    pg.image.save(_vtt_picture(pg), buf, "room.png")
+
+    def pts(line: tuple[tuple[float, float], ...]) -> list[dict[str, float]]:
+        return [{"x": x, "y": y} for x, y in line]
+
+    doc = {
+        "format": 0.3,
+        "resolution": {
+            "map_origin": {"x": 0, "y": 0},
+            "map_size": {"x": VTT_SIZE[0], "y": VTT_SIZE[1]},
+            "pixels_per_grid": VTT_PPG,
+        },
+        "line_of_sight": [pts(line) for line in VTT_WALLS],
+        "objects_line_of_sight": [pts(line) for line in VTT_OBJECTS],
+        "portals": [
+            {
+                "position": {"x": (a[0] + b[0]) / 2, "y": (a[1] + b[1]) / 2},
+                "bounds": pts((a, b)),
+                "rotation": 0.0 if a[1] == b[1] else math.pi / 2,
+                "closed": closed,
+                "freestanding": False,
+            }
+            for (a, b), closed in VTT_DOORS
+        ],
+        "environment": {"baked_lighting": True, "ambient_light": "ffffffff"},
+        "lights": [
+            {
+                "position": {"x": 3.5, "y": 4.5},
+                "range": 6,
+                "intensity": 1,
+                "color": "ffffe0b0",
+                "shadows": True,
+            }
+        ],
+        "image": base64.b64encode(buf.getvalue()).decode("ascii"),
+    }
+    path = root / "maps" / "vtt_room.dd2vtt"
+    path.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8", newline="\n")
+    return path
+
+
 def build(root: Path = ROOT, images: bool = True) -> list[Path]:
     """Write every output file under ``root`` (assets/ and maps/); return their paths.
 
@@ -760,7 +988,10 @@ def build(root: Path = ROOT, images: bool = True) -> list[Path]:
     written.append(write_project(root))
     for ms in MAP_SPECS:
         written.append(write_tmx(ms, root))
+        if ms.name in JSON_TWINS:
+            written.append(write_tmj(ms, root))
     if pg is not None:
+        written.append(write_vtt_room(pg, root))
         pg.quit()
     return written
 

@@ -136,6 +136,24 @@ class TileLayer:
     terrain: bool = True
 
 
+@dataclass(frozen=True)
+class ImageLayer:
+    """A picture drawn with the map: a Universal VTT file's map image (or a Tiled image
+    layer). ``data`` is the encoded file (PNG, WebP, JPEG...), decoded only to be drawn.
+
+    ``size`` is the rectangle it is drawn into, in map pixels (the image is stretched to
+    it); ``after``: drawn after this many tile layers (0: under all of them).
+    """
+
+    name: str
+    data: bytes = field(repr=False)
+    size: tuple[int, int]
+    offset: tuple[float, float] = (0.0, 0.0)
+    opacity: float = 1.0
+    visible: bool = True
+    after: int = 0
+
+
 @dataclass
 class MapModel:
     """A loaded map: grid, terrain per cell, objects, spawns and exits.
@@ -163,6 +181,7 @@ class MapModel:
     notes: tuple[str, ...] = ()  # what the loader changed or ignored, for `info`
     walls: tuple[Wall, ...] = ()  # thin walls, doors and windows on cell edges
     corners: str = "pass"  # MAP-FORMAT.md `corners`: pass | block
+    images: tuple[ImageLayer, ...] = ()  # pictures drawn with the map (a UVTT map image)
 
     @classmethod
     def uniform(cls, grid: Grid, terrain: Terrain, **kwargs: Any) -> MapModel:

@@ -201,6 +201,17 @@ def test_project_enums_are_map_formats_value_sets() -> None:
                 assert prop.get("value") in enums[kind]["values"]
 
 
+def test_project_offers_wall_door_and_window_classes() -> None:
+    """A GM paints walls in Tiled by giving a line or polyline object one of these classes
+    (MAP-FORMAT.md, Objects); a door's `open` is a checkbox, unticked (closed) by default."""
+    project = json.loads((ASSETS / "tacgrid.tiled-project").read_text(encoding="utf-8"))
+    classes = {t["name"]: t for t in project["propertyTypes"] if t["type"] == "class"}
+    for name in ("wall", "door", "window"):
+        assert "object" in classes[name]["useAs"], name
+    assert classes["door"]["members"] == [{"name": "open", "type": "bool", "value": False}]
+    assert classes["wall"]["members"] == classes["window"]["members"] == []
+
+
 @pytest.mark.parametrize("name", sorted(SHIPPED))
 def test_spawns_are_points_on_walkable_cells(name: str) -> None:
     rows = ascii_rows(name)

@@ -98,6 +98,66 @@ def test_tmx_and_json_twins_give_the_same_model(
         with pytest.raises(MapError, match=REFUSED_JSON[rel]):
             load_map(json_path)
         return
+    _assert_same_model(tmx_path, json_path, capsys)
+
+
+#: The shipped maps' Tiled JSON twins (assets/build_content.py writes both files).
+SHIPPED_TWINS = ["hex_flat"]
+
+
+@pytest.mark.parametrize("name", SHIPPED_TWINS)
+def test_shipped_json_twin_gives_the_same_model(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    maps = ROOT / "maps"
+    _assert_same_model(maps / f"{name}.tmx", maps / f"{name}.tmj", capsys)
+    a, b = load_map(maps / f"{name}.tmx"), load_map(maps / f"{name}.tmj")
+    assert a.spawns and (a.spawns, a.exits, a.walls) == (b.spawns, b.exits, b.walls)
+
+
+@pytest.mark.parametrize("name", SHIPPED_TWINS)
+def test_shipped_json_twin_renders_pixel_for_pixel(name: str, tmp_path: Path) -> None:
+    import pygame
+
+    from engine.viewer.render import render_to_file
+
+    images = []
+    for ext in (".tmx", ".tmj"):
+        out = tmp_path / f"{ext[1:]}.png"
+        render_to_file(str(ROOT / "maps" / (name + ext)), str(out))
+        surf = pygame.image.load(str(out))
+        images.append((surf.get_size(), pygame.image.tobytes(surf, "RGBA")))
+    assert images[0] == images[1]
+
+
+@pytest.mark.skipif(shutil.which("tmxrasterizer") is None, reason="no tmxrasterizer (Tiled)")
+@pytest.mark.parametrize("name", SHIPPED_TWINS)
+def test_tiled_reads_the_shipped_json_twin(name: str, tmp_path: Path) -> None:
+    """Tiled itself (tmxrasterizer) draws the .tmj exactly as the .tmx: it is Tiled JSON."""
+    import os
+    import subprocess
+
+    import pygame
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    images = []
+    for ext in (".tmx", ".tmj"):
+        out = tmp_path / f"{ext[1:]}.png"
+        run = subprocess.run(
+            ["tmxrasterizer", str(ROOT / "maps" / (name + ext)), str(out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert run.returncode == 0 and out.exists(), run.stderr
+        surf = pygame.image.load(str(out))
+        images.append((surf.get_size(), pygame.image.tobytes(surf, "RGBA")))
+    assert images[0] == images[1]
+
+
+def _assert_same_model(tmx_path: Path, json_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A map and its JSON twin: the same `info`, terrain, layers, properties and objects."""
     assert _info(tmx_path, capsys) == _info(json_path, capsys)
     a, b = load_map(tmx_path), load_map(json_path)
     assert [[a.terrains[i] for i in row] for row in a.terrain_ids.tolist()] == [

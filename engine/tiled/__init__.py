@@ -26,6 +26,7 @@ The steps live in one module each:
 * :mod:`~engine.tiled.jsondoc`: Tiled JSON (.tmj, .tsj, .tj) turned into the same XML tree;
 * :mod:`~engine.tiled.project`: class and enum property types from the .tiled-project;
 * :mod:`~engine.tiled.world`: .world files and ``WORLD.world#NAME``;
+* :mod:`~engine.tiled.uvtt`: Universal VTT files (.dd2vtt/.uvtt), walls and doors on open ground;
 * :mod:`~engine.tiled.common`: limits, the error line, attributes and custom properties;
 * :mod:`~engine.tiled.tilesets`: external tilesets inlined, images re-linked and checked;
 * :mod:`~engine.tiled.layers`: tile layers found, groups flattened, infinite maps cropped;
@@ -43,8 +44,9 @@ from engine.tiled.reader import TiledFile, load_map, read_tiled, tmx_of
 from engine.tiled.world import WorldMap, read_world
 
 #: What a map file may be called (a JSON map may also be named otherwise: it is told by
-#: its content); ``WORLD.world#NAME`` names one map of a world.
-MAP_SUFFIXES = (".tmx", ".tmj", ".json", ".world")
+#: its content); ``WORLD.world#NAME`` names one map of a world; .dd2vtt/.uvtt are
+#: Universal VTT files.
+MAP_SUFFIXES = (".tmx", ".tmj", ".json", ".world", ".dd2vtt", ".uvtt")
 
 
 def is_map_source(source: str) -> bool:

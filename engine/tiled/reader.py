@@ -17,6 +17,7 @@ from xml.etree import ElementTree as ET
 import numpy as np
 
 import engine.tiled.source as source
+import engine.tiled.uvtt as uvtt
 from engine.errors import MapError
 from engine.grid import DIAGONAL_RULES, Cell, Grid
 from engine.mapmodel import UNITS, MapModel, MapObject, Terrain, TileLayer
@@ -84,11 +85,14 @@ def read_tiled(
     path: str | os.PathLike[str], image_loader: Any = None, *, missing_images: str = "error"
 ) -> TiledFile:
     """Read a Tiled map (.tmx, or JSON .tmj/.json, or ``WORLD.world#NAME``): the model,
-    and pytmx's TiledMap (with ``image_loader`` if given).
+    and pytmx's TiledMap (with ``image_loader`` if given). A Universal VTT file
+    (.dd2vtt/.uvtt, :mod:`~engine.tiled.uvtt`) gives its model and no pytmx map.
 
     ``missing_images``: ``"error"`` (a missing tile image stops with one line) or
     ``"skip"`` (noted in ``model.notes``; for viewers that fall back to terrain colours).
     """
+    if uvtt.is_uvtt(path):  # a Universal VTT file: no Tiled document, nothing for pytmx
+        return TiledFile(model=uvtt.read_uvtt(os.fspath(path), missing_images), tmx=None)
     path = map_path(os.fspath(path))  # WORLD.world#NAME: that map's file
     notes: list[str] = []
     root = _parse_map_xml(path)

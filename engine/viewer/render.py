@@ -44,7 +44,9 @@ standing in for the tile (same layer offset and opacity).
 
 Object layers are drawn as Tiled draws them (outlines, fills and point pins, in their
 place among the tile layers: :mod:`engine.viewer.mapobjects`; ``objects=False`` leaves them
-out). Not drawn: image layers (the viewer draws tokens and overlays itself), and
+out). A Universal VTT file's map image (the model's ``images``) is drawn under the tile
+layers, stretched over the grid (:mod:`engine.viewer.images`). Not drawn: Tiled image
+layers (the viewer draws tokens and overlays itself), and
 Tiled 1.9+ tile render size, fill mode and image-collection sub-rectangles, which Tiled 1.8's
 tmxrasterizer ignores too. Known difference: on isometric maps with an odd tile height Tiled
 puts tiles on half pixels; plain tiles are rounded there as Qt does, but Qt resamples
@@ -78,6 +80,8 @@ from engine.errors import ArgumentError
 from engine.grid import Grid
 from engine.mapmodel import MODES, MapModel
 from engine.tiled import read_tiled, tmx_of
+from engine.tiled.uvtt import is_uvtt
+from engine.viewer import images
 from engine.viewer.mapobjects import draw_object_layer, object_layers, parse_colour
 
 #: Tiled's flag bits as the model keeps them (``TileLayer.flags``: the gid's top bits >> 28).
@@ -251,7 +255,7 @@ def render_source(model: MapModel) -> Any:
     cell in its terrain colour).
     """
     tmx = tmx_of(model)
-    if tmx is None and model.path:
+    if tmx is None and model.path and not is_uvtt(model.path):  # UVTT: no pytmx map
         tmx = load_for_render(model.path)[1]
     return tmx
 
@@ -828,16 +832,28 @@ def render_map(
     renderorder = str(getattr(tmx, "renderorder", "right-down") or "right-down")
 
     layers: list[Any] = list(model.layers)
-    if not layers and terrain_fallback and (tmx is None or not getattr(tmx, "tilesets", None)):
-        # A model built in code: every cell in its terrain colour.
+    if (
+        not layers
+        and terrain_fallback
+        and (tmx is None or not getattr(tmx, "tilesets", None))
+        and not images.drawable(model)
+    ):
+        # A model built in code (or a UVTT map without a usable picture): every cell in
+        # its terrain colour.
         layers = [_AllCells(np.ones((grid.height, grid.width), dtype=np.uint8))]
     groups = object_layers(model, tmx) if objects else []
     for n, layer in enumerate(layers):
+        for picture in model.images:  # pictures (a UVTT map image) in their place
+            if picture.after == n:
+                partial |= images.draw_image_layer(out, picture, float(scale), rect)
         for group in groups:
             if group.after == n:
                 partial |= draw_object_layer(out, grid, group, float(scale), rect)
         if layer.visible:
             partial |= _draw_layer(out, layer, view, renderorder)
+    for picture in model.images:
+        if picture.after >= len(layers):
+            partial |= images.draw_image_layer(out, picture, float(scale), rect)
     for group in groups:
         if group.after < 0 or group.after >= len(layers):
             partial |= draw_object_layer(out, grid, group, float(scale), rect)
