@@ -9,12 +9,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from engine.batch import read_runs, run_batch
 from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
+from engine.occupancy import Other, find_path_among, reach_among
 from engine.scenario import Scenario, load_scenario
 from engine.search import find_path
 from engine.search import reach as _reach
@@ -24,6 +26,7 @@ from engine.tiled import load_map
 
 __all__ = [
     "MovementGraph",
+    "Other",
     "Simulation",
     "graph",
     "load_map",
@@ -67,9 +70,28 @@ def path(
     *,
     pace: str | None = None,
     prefer: str = "fast",
+    size: int = 1,
+    others: Iterable[Other] = (),
+    tokens_block: str = "enemies",
 ) -> dict[str, Any]:
-    """The best path, as `tacgrid path --json` reports it (raises NoPath with the reason)."""
-    return find_path(MovementGraph(model, rules, token, pace), start, goal, prefer=prefer)
+    """The best path, as `tacgrid path --json` reports it (raises NoPath with the reason).
+
+    ``size``: the token's cells across (engine.footprint); ``others``: tokens in the way
+    (:class:`engine.occupancy.Other`), blocking or passed as ``tokens_block`` says."""
+    if size == 1 and not others:
+        return find_path(MovementGraph(model, rules, token, pace), start, goal, prefer=prefer)
+    return find_path_among(
+        model,
+        rules,
+        token,
+        start,
+        goal,
+        pace=pace,
+        prefer=prefer,
+        size=size,
+        others=others,
+        setting=tokens_block,
+    )
 
 
 def reach(
@@ -80,8 +102,24 @@ def reach(
     *,
     turns: int = 1,
     pace: str | None = None,
+    size: int = 1,
+    others: Iterable[Other] = (),
+    tokens_block: str = "enemies",
 ) -> dict[str, Any]:
-    """Reachable cells with speed bands, as `tacgrid reach --json`, plus the search ``tree``."""
+    """Reachable cells with speed bands, as `tacgrid reach --json`, plus the search ``tree``
+    (``size``, ``others`` and ``tokens_block`` as :func:`path`; allies' cells left out)."""
+    if size != 1 or others:
+        return reach_among(
+            model,
+            rules,
+            token,
+            start,
+            turns=turns,
+            pace=pace,
+            size=size,
+            others=others,
+            setting=tokens_block,
+        )
     graphs = {p: MovementGraph(model, rules, token, p) for p in rules.paces}
     return _reach(graphs, pace or rules.fastest_pace, start, turns)
 

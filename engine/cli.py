@@ -164,10 +164,9 @@ def cmd_path(args: argparse.Namespace) -> int:
 
     model, system, token = _load_for_search(args)
     start, goal = parse_cell(args.start, "--from"), parse_cell(args.goal, "--to")
+    seen = _sized(args, model, system, token, args.pace, start)
     try:
-        rep = path_report(
-            model, system, token, start, goal, args.pace, args.prefer, args.safe_below
-        )
+        rep = path_report(seen, system, token, start, goal, args.pace, args.prefer, args.safe_below)
     except NoPath as exc:
         if args.json:
             _print_json(no_path_report(system, str(exc)))
@@ -181,6 +180,18 @@ def cmd_path(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sized(
+    args: argparse.Namespace, model: Any, system: Any, token: Any, pace: Any, start: Any
+) -> Any:
+    """``--size K``: the map as a K-cell token's anchors see it (engine.occupancy)."""
+    if args.size == 1:
+        return model
+    from engine.occupancy import check_start, sized_model
+
+    check_start(model.grid, start, args.size)
+    return sized_model(model, system, token, pace, args.size)
+
+
 def cmd_reach(args: argparse.Namespace) -> int:
     from engine.report.movement import format_reach, reach_report
     from engine.search import parse_cell
@@ -188,7 +199,8 @@ def cmd_reach(args: argparse.Namespace) -> int:
     model, system, token = _load_for_search(args)
     start = parse_cell(args.start, "--from")
     pace = args.pace or system.fastest_pace
-    rep = reach_report(model, system, token, start, args.turns, pace)
+    seen = _sized(args, model, system, token, pace, start)
+    rep = reach_report(seen, system, token, start, args.turns, pace)
     if args.json:
         _print_json(rep)
     else:
@@ -591,6 +603,7 @@ def build_parser() -> _Parser:
         metavar="P",
         help="the quickest path unless its p(no failure) is below P, then the safest",
     )
+    s.add_argument("--size", type=_size, default=1, help="token size in cells across (default 1)")
     s.set_defaults(func=cmd_path)
 
     s = sub.add_parser("reach", help="cells reachable from a cell")
@@ -599,6 +612,7 @@ def build_parser() -> _Parser:
     s.add_argument("--from", dest="start", required=True, metavar="C,R", help="start cell")
     s.add_argument("--turns", type=_positive, default=1, help="turns of movement (default 1)")
     s.add_argument("--pace", default=None, help="pace (default: the system's fastest)")
+    s.add_argument("--size", type=_size, default=1, help="token size in cells across (default 1)")
     s.set_defaults(func=cmd_reach)
 
     s = sub.add_parser("run", help="headless batch of seeded runs of a scenario")
@@ -766,6 +780,15 @@ def _positive(text: str) -> int:
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"'{text}': expected a whole number >= 1")
+    return value
+
+
+def _size(text: str) -> int:
+    from engine.footprint import MAX_SIZE
+
+    value = _positive(text)
+    if value > MAX_SIZE:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a whole number from 1 to {MAX_SIZE}")
     return value
 
 

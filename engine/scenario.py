@@ -25,6 +25,10 @@ Everything is validated before anything runs; each error names the file, the fie
         policy: quarry            # quarry | pursuer | waypoints | idle | human
         pace: dash
         flight: {heading: 90, speed: 0, altitude: 0}   # a momentum flier's start (optional)
+        size: 1                   # cells across (2: a 2x2 token; hex: 7 hexes); default 1
+
+``settings.tokens_block`` (``enemies`` | ``all`` | ``none``, default ``enemies``) says who
+stands in a moving token's way (engine.occupancy); it is the scenario's, not the system's.
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ TOKEN_KEYS = (
     "waypoints",
     "conditions",
     "flight",
+    "size",
 )
 
 
@@ -83,6 +88,8 @@ class TokenSpec:
     conditions: tuple[str, ...] = ()
     #: A momentum flier's start (heading, speed, altitude; engine.sim_flight), or None.
     flight: dict[str, int] | None = None
+    #: Cells across (engine.footprint): 2 = a 2x2 token on square maps, 7 hexes on hex maps.
+    size: int = 1
 
 
 @dataclass
@@ -103,6 +110,8 @@ class Scenario:
     exits: tuple[str, ...] = ()
     exit_cells: frozenset[Cell] = frozenset()
     settings: dict[str, Any] = field(default_factory=dict)
+    #: Who stands in a moving token's way: enemies | all | none (engine.occupancy).
+    tokens_block: str = "enemies"
     digest: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -153,6 +162,7 @@ def load_scenario(
     model = _load_scenario_map(path, data)
     _edit_terrain(path, model, terrain_edits)
     system, settings = _create_system(path, data, model, overrides)
+    tokens_block = _tokens_block(path, settings)
     seed = _int(path, "seed", data.get("seed", 0))
     runs = _int(path, "runs", data.get("runs", 100), 1)
     turns = _int(path, "turns", data.get("turns", 30), 1)
@@ -177,6 +187,7 @@ def load_scenario(
         exits=tuple(escape),
         exit_cells=exit_cells,
         settings=settings,
+        tokens_block=tokens_block,
         digest=hashlib.sha256(raw_bytes).hexdigest()[:16],
         raw=data,
     )
@@ -326,8 +337,9 @@ def _create_system(
     if not isinstance(settings, dict) or not all(isinstance(k, str) for k in settings):
         raise _err(path, "settings", "expected a mapping of setting: value (names as text)")
     settings = {**settings, **(overrides or {})}
+    rules = {k: v for k, v in settings.items() if k != "tokens_block"}  # the scenario's own
     try:
-        return systems.create(str(system_name), settings), settings
+        return systems.create(str(system_name), rules), settings
     except TacgridError as exc:
         raise _err(path, "system/settings", str(exc)) from None
 
@@ -389,6 +401,7 @@ def _read_token(
     if not isinstance(conditions, list) or not all(isinstance(c, str) for c in conditions):
         raise _err(path, f"{where}.conditions", "expected a list of names, e.g. [prone]")
     flight = _token_flight(path, where, t, stats, cell, model, system)
+    size = _token_size(path, where, t, cell, model)
     return TokenSpec(
         id=tid,
         side=str(t.get("side", policy)),
@@ -400,7 +413,46 @@ def _read_token(
         waypoints=waypoints,
         conditions=tuple(conditions),
         flight=flight,
+        size=size,
     )
+
+
+def _tokens_block(path: str, settings: dict[str, Any]) -> str:
+    """``settings.tokens_block``: who stands in a moving token's way (engine.occupancy)."""
+    from engine.occupancy import TOKENS_BLOCK
+
+    value = settings.get("tokens_block", TOKENS_BLOCK[0])
+    if value not in TOKENS_BLOCK:
+        raise _err(
+            path,
+            "settings.tokens_block",
+            f"{clip(repr(value))}" + did_you_mean(str(value)[:80], TOKENS_BLOCK),
+            f"use {' | '.join(TOKENS_BLOCK)}",
+        )
+    return str(value)
+
+
+def _token_size(path: str, where: str, t: dict[str, Any], cell: Cell, model: MapModel) -> int:
+    """``size``: cells across, 1..MAX_SIZE, its footprint on the map at the start cell."""
+    from engine.footprint import MAX_SIZE, fits
+
+    size = t.get("size", 1)
+    if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_SIZE:
+        raise _err(
+            path,
+            f"{where}.size",
+            f"{clip(repr(size))} is not a whole number from 1 to {MAX_SIZE}",
+            "cells across: 2 = a 2x2 token (7 hexes on hex maps)",
+        )
+    if not fits(model.grid, cell, size):
+        raise _err(
+            path,
+            f"{where}.size",
+            f"a size-{size} token at {cell[0]},{cell[1]} leaves the map "
+            f"({model.width} x {model.height})",
+            "start it further in (its cell is the top-left of its block; a hex token's centre)",
+        )
+    return size
 
 
 def _token_flight(

@@ -51,6 +51,9 @@ class SearchTree:
     prev: dict[int, int]
     limit: float | None = None
     _best: dict[Cell, int] = field(default_factory=dict)
+    #: Cells whose figure is re-priced exactly (a climb in whole successes on the way:
+    #: :func:`_reprice_climbs`), in turns; they override the search's mean-rate labels.
+    exact: dict[Cell, Fraction] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         n = self.graph.n
@@ -68,6 +71,8 @@ class SearchTree:
 
     def ticks(self, cell: Cell) -> float | None:
         node = self._best.get(cell)
+        if node is not None and cell in self.exact:
+            return cast("float", self.exact[cell] * self.graph.denominator)
         return None if node is None else self.dist[node]
 
     def turns(self, cell: Cell) -> Fraction | None:
@@ -561,6 +566,7 @@ def _price_climbs(
     delta: dict[int, Fraction] = {}  # step -> expected time added by whole successes, slips
     expected = Fraction(0)
     chains: list[tuple[ClimbOdds, int, Fraction]] = []
+    anchor = Fraction(0)  # when the last whole-turn climb ended (search time): a boundary
     for odds, idxs in runs:
         length = Fraction(0)
         heights = []
@@ -584,6 +590,12 @@ def _price_climbs(
             expected += t_new
             if i != idxs[0]:
                 steps[i]["check"] = None
+        if odds.whole_turns:
+            # Each roll takes a whole turn: the climb starts at the turn boundary after what
+            # the path did since the last such climb ended (on a boundary) or since its start.
+            since = graph.turns(spans[idxs[0] - 1][0]) - anchor
+            delta[idxs[0]] += math.ceil(since) - since
+            anchor = graph.turns(spans[idxs[-1] - 1][1])
         first = steps[idxs[0]]
         first_check = next((c for j, c in asked if j == idxs[0]), None)
         if first["check"] is None and first_check is not None:
@@ -767,26 +779,67 @@ def compiled_path(graph: MovementGraph, start: Cell, goal: Cell) -> list[Cell] |
     return _cells(graph, out[::-1])
 
 
+def _check_risks(graph: MovementGraph) -> list[list[float]]:
+    """-log(p) of what entering each terrain risks, per search state: its check's failure,
+    except where a failure only delays; a climb priced in whole successes
+    (:meth:`RuleSystem.climb_odds`) risks its fall instead (the cell's successes' chain)."""
+    system = graph.system
+    out: list[list[float]] = []
+    for s, costs in enumerate(graph.state_costs):
+        token = graph.search.tokens[s]
+        row: list[float] = []
+        for c in costs:
+            p = Fraction(1)
+            odds = system.climb_odds(token, c.terrain, graph.pace)
+            if odds is not None:
+                cells = Fraction(1)
+                if c.terrain.height is not None:
+                    cells = max(cells, exact(c.terrain.height) / graph.cell_size)
+                n = math.ceil(cells * graph._cell_in_system_unit / odds.per_success)
+                p = math.prod(_climb_chain(odds, n)[1], start=Fraction(1))
+            elif c.check is not None and system.on_failure(c.check) != "delay":
+                p = c.check.p_success
+            row.append(math.inf if p == 0 else -math.log(float(p)))
+        out.append(row)
+    return out
+
+
 def _risk_weighted(
     graph: MovementGraph, start: Cell, goal: Cell, weight: float | None
 ) -> list[Cell] | None:
     """Dijkstra on (risk, ticks): ``weight`` None = safest first; else ticks + w*D*risk.
 
-    Risk is -log(p) of a check charged where a run of the same mode and difficulty
-    starts; turn boundaries (which also restart runs) are counted when the path is
-    evaluated, not here.
+    Risk is -log(p) of each check charged as the system counts checks, as
+    :func:`evaluate_path` asks them: on entering a run of the same mode and difficulty, and
+    again in each new move on the run (:meth:`RuleSystem.check_period`: a Move action, a
+    turn, or once per run); where the system rolls once a turn at the hardest cell
+    (:meth:`RuleSystem.turn_checks`, D6's round), a turn's risk is its hardest check's, charged
+    as the turn's cells raise it. A climb in whole successes risks its fall, cell by cell.
+    The time of the step ending at a node (its label) places the step in its move or turn;
+    the search is a heuristic for candidates, each then evaluated exactly.
     """
     g = graph.grid
     n = graph.n
     den = graph.denominator
-    risk_of = []
-    for c in graph.costs:
-        p = c.check.p_success if c.check is not None else Fraction(1)
-        risk_of.append(math.inf if p == 0 else -math.log(float(p)))
+    risks = _check_risks(graph)
+    system = graph.system
+    per_turn = system.turn_checks(graph.search.tokens[graph.search.main], [], graph.pace)
     tid = graph.model.terrain_ids.ravel()
     src = graph.node(start)
     goal_idx = g.index(goal)
+
+    def move_of(ticks: float, k: int) -> int | None:
+        """The move a step ending at ``ticks`` falls in on terrain ``k`` (None: one per run)."""
+        if per_turn is not None:
+            return math.ceil(Fraction(ticks) / den) if ticks else 0
+        period = graph.check_period[k]
+        if period is None:
+            return None
+        return math.ceil(Fraction(ticks) / (den * period)) if ticks else 0
+
     best: dict[int, tuple[float, float]] = {src: (0.0, 0.0)}
+    # Per settled label: its run key, its move, and (per-turn rolls) the turn's risk so far.
+    aux: dict[int, tuple[int, int | None, float]] = {src: (int(graph.run_key[src % n]), 0, 0.0)}
     prev: dict[int, int] = {}
     heap: list[tuple[float, float, int]] = [(0.0, 0.0, src)]
     done: set[int] = set()
@@ -799,10 +852,23 @@ def _risk_weighted(
         if node % n == goal_idx:
             found = node
             break
-        key_u = graph.run_key[node % n]
+        key_u, move_u, turn_risk = aux[node]
         for nxt, t in graph.neighbours(node):
             j = nxt % n
-            risk = risk_of[tid[j]] if graph.run_key[j] != key_u else 0.0
+            if j == node % n:
+                risk, new_aux = 0.0, (key_u, move_u, turn_risk)  # a state change in place
+            else:
+                k = int(tid[j])
+                here = risks[graph.state_of(nxt)][k]
+                key_v, move_v = int(graph.run_key[j]), move_of(b + t, k)
+                risk, seen = 0.0, turn_risk
+                if per_turn is not None:
+                    seen = 0.0 if move_v != move_u else turn_risk
+                    risk = max(0.0, here - seen)
+                    seen = max(seen, here)
+                elif key_v != key_u or move_v != move_u:
+                    risk = here
+                new_aux = (key_v, move_v, seen)
             jump = graph.jump_at.get((node, nxt)) if graph.jump_at else None
             if jump is not None and jump.check is not None:
                 p = jump.check.p_success
@@ -815,6 +881,7 @@ def _risk_weighted(
             if old is None or cand < old:
                 best[nxt] = cand
                 prev[nxt] = node
+                aux[nxt] = new_aux
                 heapq.heappush(heap, (cand[0], cand[1], nxt))
     if found is None:
         return None
@@ -856,6 +923,47 @@ def _unreachable_reason(graph: MovementGraph, start: Cell, goal: Cell) -> str:
 # --------------------------------------------------------------------------- reach
 
 
+def _reprice_climbs(graph: MovementGraph, tree: SearchTree, turns: int) -> None:
+    """Give the cells whose searched path crosses a climb priced in whole successes
+    (:meth:`RuleSystem.climb_odds`) the exact figure of that path (:func:`evaluate_path`),
+    and drop those it puts beyond ``turns``.
+
+    The search orders by each cell's mean-rate time: a Dijkstra weight must belong to one
+    edge, while a climb's exact expected time belongs to the whole run (the successes
+    banked before a cell, the slip chain, the turn boundary it starts at). The exact
+    figure is never below the mean one, so no cell the exact figures reach is missed;
+    the path to a cell is the search's (the fastest by mean rates)."""
+    system = graph.system
+    terrains = graph.model.terrains
+    climbs = [
+        k
+        for k, t in enumerate(terrains)
+        if any(system.climb_odds(tok, t, graph.pace) is not None for tok in graph.search.tokens)
+    ]
+    if not climbs:
+        return
+    is_climb = np.isin(graph.model.terrain_ids.ravel(), climbs)
+    crosses: dict[int, bool] = {}
+    for cell in list(tree.cells()):
+        node = tree.best_node(cell)
+        assert node is not None
+        chain: list[int] = []
+        cur: int | None = node
+        while cur is not None and cur not in crosses:
+            chain.append(cur)
+            cur = tree.prev.get(cur)
+        for nd in reversed(chain):
+            back = tree.prev.get(nd)
+            crosses[nd] = back is not None and (crosses[back] or bool(is_climb[nd % graph.n]))
+        if not crosses[node]:
+            continue
+        t = Fraction(evaluate_path(graph, _cells(graph, tree.nodes_to(node)))["turns_exact"])
+        if t > turns:
+            del tree._best[cell]
+        else:
+            tree.exact[cell] = t
+
+
 def reach(
     graphs: dict[str, MovementGraph],
     pace: str,
@@ -873,6 +981,7 @@ def reach(
     if turns < 1:
         raise ArgumentError(f"--turns {turns}: expected a whole number >= 1")
     tree = search_tree(main, start, limit=turns * main.denominator)
+    _reprice_climbs(main, tree, turns)
     first_turn: dict[Cell, str] = {}
     for name, g in graphs.items():
         sub = search_tree(g, start, limit=g.denominator)

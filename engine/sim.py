@@ -13,6 +13,11 @@ Moving: a policy names a target field (distances *to* a target from every node);
 steps down that field, one cell at a time, while its turn's time lasts. Entering the first
 cell of a run of terrain that asks a check rolls it; a failed check applies its effect
 (:meth:`RuleSystem.apply_check`) and ends the token's move before that cell.
+
+Tokens in the way (engine.occupancy, the scenario's ``tokens_block``): a move whose way down
+the shared field meets a blocking token walks a field with those tokens taken away (a few
+such profiles are kept); a move never ends on an ally's cell. A token larger than one cell
+moves its anchor on its own sized graph.
 """
 
 from __future__ import annotations
@@ -29,12 +34,16 @@ from engine import sim_flight
 from engine.dice import Dice
 from engine.errors import TacgridError
 from engine.flight.model import state_from_dict
+from engine.footprint import covering, fits
 from engine.grid import Cell
 from engine.movement import MovementGraph
+from engine.occupancy import Occupancy, Other, gap_steps, occupancy, token_graph, with_blocked
 from engine.scenario import Scenario, TokenSpec
-from engine.systems.base import Token, TokenState, exact, jsonable
+from engine.systems.base import CellCheck, Token, TokenState, exact, jsonable
 
 INF = float("inf")
+#: No token in the way.
+NOBODY = Occupancy()
 
 
 def _text(value: Any, what: str) -> str:
@@ -176,10 +185,17 @@ class FieldCache:
         self.scenario = scenario
         self._profiles: dict[tuple[Any, ...], Profile] = {}
         self._shared: dict[tuple[Any, ...], Profile] = {}
+        #: Profiles with other tokens in the way, by (profile, blocked anchors): the few
+        #: most recent (tokens move, so these are rarely asked twice for long).
+        self._blocked: dict[tuple[Any, ...], Profile] = {}
         #: Fliers' flight rules by stats (engine.sim_flight), shared like the fields.
         self.flight: dict[Any, Any] = {}
 
-    def profile(self, token: Token, pace: str) -> Profile:
+    #: How many profiles with tokens in the way are kept.
+    BLOCKED_KEPT = 64
+
+    def profile(self, token: Token, pace: str, size: int = 1) -> Profile:
+        """The graph and fields of a size-``size`` token (engine.occupancy: its anchors)."""
         # Everything a rule hook may read, except where the token stands: rates and
         # checks can depend on conditions, encumbrance and counters (last round's speed).
         st = token.state
@@ -190,10 +206,11 @@ class FieldCache:
             st.conditions,
             st.encumbrance,
             st.counters,
+            size,
         )
         prof = self._profiles.get(key)
         if prof is None:
-            graph = MovementGraph(self.scenario.model, self.scenario.system, token, pace)
+            graph = token_graph(self.scenario.model, self.scenario.system, token, pace, size=size)
             # Tokens whose states differ but whose terrain costs and checks come out the
             # same share one graph and its fields (the costly part is the fields).
             signature = (
@@ -205,6 +222,18 @@ class FieldCache:
                 prof = self._shared[signature] = Profile(graph)
             self._profiles[key] = prof
         return prof
+
+    def blocked_profile(self, prof: Profile, blocked: frozenset[Cell]) -> Profile:
+        """``prof``'s token with ``blocked`` anchors taken away (tokens in the way)."""
+        key = (id(prof), blocked)
+        got = self._blocked.pop(key, None)
+        if got is None:
+            g = prof.graph
+            got = Profile(MovementGraph(with_blocked(g.model, blocked), g.system, g.token, g.pace))
+            if len(self._blocked) >= self.BLOCKED_KEPT:
+                del self._blocked[next(iter(self._blocked))]
+        self._blocked[key] = got  # most recent last
+        return got
 
 
 # --------------------------------------------------------------------------- the loop
@@ -253,6 +282,11 @@ class Simulation:
     >>> sim.run().outcome  # doctest: +SKIP
     'capture'
     """
+
+    #: This turn's cells entered, ``(node, ticks spent)``, while a system that rolls once a
+    #: turn at the hardest cell (D6's round: :meth:`RuleSystem.turn_checks`) waits to roll
+    #: until the move is known (:meth:`_roll_turn`); None otherwise.
+    _defer: list[tuple[int, float]] | None = None
 
     def __init__(
         self,
@@ -482,17 +516,19 @@ class Simulation:
         # The pace this turn may use on the way to the chosen one (D6: two speed levels a
         # round); the token remembers it (its state, logged below).
         pace = self.system.turn_pace(token, spec.pace or self.system.default_pace)
-        prof = self.fields.profile(token, pace)
+        prof = self.fields.profile(token, pace, spec.size)
+        self._defer = [] if self.system.turn_checks(token, [], pace) is not None else None
         before = token.state.cell
         flight = sim_flight.rules_for(self, token) if token.state.flight is not None else None
         if path is not None:
-            token = self._walk_path(tid, token, prof, path)
+            token = self._walk_path(tid, token, prof, path, self._occupancy(tid))
         elif flight is not None:
             token = sim_flight.fly_turn(self, tid, token, flight)
         else:
-            target = self._policy_field(spec, token, prof)
-            if target is not None:
-                token = self._descend(tid, token, prof, target)
+            occ = self._occupancy(tid)
+            goal = self._policy_goal(spec, token, prof, occ)
+            if goal is not None:
+                token = self._descend(tid, token, prof, goal, occ)
         if flight is None:
             token = self.system.paced(token, pace, token.state.cell != before)
         token = self.system.end_turn(token, self.dice)
@@ -501,21 +537,61 @@ class Simulation:
         self._emit({"type": "state", "token": tid, "state": token.state.to_dict()})
         self._check_goals(tid)
 
+    # ----------------------------------------------------------------- tokens in the way
+
+    def _occupancy(self, tid: str) -> Occupancy:
+        """What the other tokens take away from ``tid`` this turn (engine.occupancy): under
+        the scenario's ``tokens_block``, enemies' footprints block and allies' may be
+        passed but not stopped on; a pursuer's quarries never block it (that is the catch);
+        a flier in the air is over everyone's heads."""
+        setting = self.scenario.tokens_block
+        if setting == "none":
+            return NOBODY
+        mine = self.specs[tid]
+        hunts = tid in self.pursuers
+        others = []
+        for oid in self.order:
+            tok = self.tokens.get(oid)
+            if oid == tid or tok is None or tok.state.cell is None:
+                continue
+            if not sim_flight.low_enough(tok, 0):
+                continue
+            spec = self.specs[oid]
+            others.append(
+                Other(
+                    tok.state.cell,
+                    spec.size,
+                    enemy=spec.side != mine.side,
+                    quarry=hunts and oid in self.quarries,
+                )
+            )
+        return occupancy(self.scenario.model.grid, mine.size, others, setting)
+
     # ----------------------------------------------------------------- policies
 
-    def _policy_field(self, spec: TokenSpec, token: Token, prof: Profile) -> Field | None:
+    def _policy_goal(
+        self, spec: TokenSpec, token: Token, prof: Profile, occ: Occupancy
+    ) -> tuple[tuple[Cell, ...], bool] | None:
+        """The cells the token's policy makes for this turn, and whether the way there is
+        risk-weighted; None: it stays."""
         cell = token.state.cell
         assert cell is not None
         if spec.policy == "quarry":
             goal = self._quarry_goal(spec.id)
             if goal is not None:
-                return prof.field_to((goal,), risk=True)
-            return self._flee_field(token, prof)
+                return (goal,), True
+            best = self._flee_cell(token, prof, occ)
+            return None if best is None else ((best,), False)
         if spec.policy == "pursuer":
             quarry = spec.target or self._nearest(cell, self.quarries)
             if quarry is None:
                 return None
-            return prof.field_to((self._intercept(spec, token, prof, quarry),))
+            at = self._intercept(spec, token, prof, quarry)
+            if spec.size > 1:  # any anchor whose footprint covers the cell
+                grid = prof.graph.grid
+                near = tuple(a for a in covering(grid, at, spec.size) if fits(grid, a, spec.size))
+                return (near or (at,)), False
+            return (at,), False
         if spec.policy == "waypoints":
             i = self.waypoint.get(spec.id, 0)
             while i < len(spec.waypoints) and spec.waypoints[i] == cell:
@@ -523,7 +599,7 @@ class Simulation:
             self.waypoint[spec.id] = i
             if i >= len(spec.waypoints):
                 return None
-            return prof.field_to((spec.waypoints[i],))
+            return (spec.waypoints[i],), False
         return None  # idle, human
 
     def _nearest(self, cell: Cell, ids: list[str]) -> str | None:
@@ -538,7 +614,7 @@ class Simulation:
         qcell = qtok.state.cell
         assert qcell is not None and token.state.cell is not None
         qspec = self.specs[quarry]
-        qprof = self.fields.profile(qtok, qspec.pace or self.system.default_pace)
+        qprof = self.fields.profile(qtok, qspec.pace or self.system.default_pace, qspec.size)
         if not self.scenario.exit_cells:
             return qcell
         goal = self._quarry_goal(quarry)
@@ -562,7 +638,8 @@ class Simulation:
         got = self._time_cache.get(key)
         if got is None:
             tok = self.tokens[tid]
-            prof = self.fields.profile(tok, self.specs[tid].pace or self.system.default_pace)
+            spec = self.specs[tid]
+            prof = self.fields.profile(tok, spec.pace or self.system.default_pace, spec.size)
             got = prof.field_from(tok.state.cell) / prof.graph.denominator  # type: ignore[arg-type]
             if len(self._time_cache) > 64:
                 self._time_cache.clear()
@@ -605,9 +682,10 @@ class Simulation:
             out.append((g.cell_of(node), spent))
         return out
 
-    def _flee_field(self, token: Token, prof: Profile) -> Field | None:
+    def _flee_cell(self, token: Token, prof: Profile, occ: Occupancy) -> Cell | None:
         """No safe exit: make for the cell it reaches this turn that keeps the most turns
-        between it and its nearest pursuer (ties: the nearer cell, then the lower index)."""
+        between it and its nearest pursuer (ties: the nearer cell, then the lower index);
+        never one another token stands on."""
         if not self.pursuers:
             return None
         cell = token.state.cell
@@ -617,24 +695,68 @@ class Simulation:
         threat = np.full(g.n, INF)
         for pid in self.pursuers:
             threat = np.minimum(threat, self._times_from(pid))
-        reachable = np.nonzero(mine <= 1 + 1e-12)[0]
+        ok = mine <= 1 + 1e-12
+        if occ:
+            taken = [g.grid.index(c) for c in occ.blocked | occ.no_stop if c != cell]
+            ok[taken] = False
+        reachable = np.nonzero(ok)[0]
+        if not len(reachable):
+            return None
         order = np.lexsort((reachable, mine[reachable], -threat[reachable]))
         best = g.grid.cell_of_index(int(reachable[order[0]]))
         if best == cell:
             return None
-        return prof.field_to((best,))
+        return best
 
     # ----------------------------------------------------------------- moving
 
-    def _descend(self, tid: str, token: Token, prof: Profile, target: Field) -> Token:
-        g = prof.graph
+    def _descend(
+        self,
+        tid: str,
+        token: Token,
+        prof: Profile,
+        goal: tuple[tuple[Cell, ...], bool],
+        occ: Occupancy = NOBODY,
+    ) -> Token:
+        """Step down the field to ``goal`` while the turn's time lasts. Tokens in the way
+        (``occ``): where the way down the open field meets a blocking token, the field with
+        the blocking tokens taken away is walked instead (a goal cell a token stands on is
+        walked up to); the move never ends on an ally's cell."""
+        cells, risk = goal
         cell = token.state.cell
         assert cell is not None
-        node = g.node(cell)
-        budget = float(g.denominator)
+        target = prof.field_to(cells, risk=risk)
+        blocked = occ.blocked - {cell}
+        stop_at: frozenset[Cell] = frozenset()
+        if blocked and self._route_meets(prof, target, cell, blocked):
+            stop_at = blocked & frozenset(cells)
+            prof = self.fields.blocked_profile(prof, blocked - stop_at)
+            target = prof.field_to(cells, risk=risk)
+        g = prof.graph
+        plan = self._plan(prof, target, g.node(cell))
+        if stop_at or occ.no_stop:
+            plan = self._trim(g, plan, stop_at, occ.no_stop)
         spent = 0.0
         path = [cell]
         key: tuple[int, int] | None = self._run_key_at(g, cell)
+        for node, nxt, w in plan:
+            ok, token, key = self._enter(tid, token, prof, node, nxt, key, spent + w)
+            path.extend(self._jumped(g, node, nxt, ok))
+            if not ok:
+                break
+            spent += w
+            if g.cell_of(nxt) != path[-1]:  # a state change in place (standing) stays put
+                path.append(g.cell_of(nxt))
+        return self._moved(tid, token, path, spent, g)
+
+    @staticmethod
+    def _plan(prof: Profile, target: Field, node: int) -> list[tuple[int, int, float]]:
+        """The edges ``(node, next, ticks)`` down ``target`` that this turn's time pays for
+        (before any check is rolled)."""
+        g = prof.graph
+        budget = float(g.denominator)
+        spent = 0.0
+        plan: list[tuple[int, int, float]] = []
         while target.left(node) > 0:
             step = target.step(prof, node)
             if step is None:
@@ -643,15 +765,48 @@ class Simulation:
             # A jump is one edge: it is made whole, in a turn that starts with it if needs be.
             if spent + w > budget + 1e-9 and not (spent == 0 and (node, nxt) in g.jump_at):
                 break
-            ok, token, key = self._enter(tid, token, prof, node, nxt, key, spent + w)
-            path.extend(self._jumped(g, node, nxt, ok))
-            if not ok:
-                break
+            plan.append((node, nxt, w))
             spent += w
             node = nxt
-            if g.cell_of(node) != path[-1]:  # a state change in place (standing) stays put
-                path.append(g.cell_of(node))
-        return self._moved(tid, token, path, spent, g)
+        return plan
+
+    @staticmethod
+    def _route_meets(prof: Profile, target: Field, cell: Cell, blocked: frozenset[Cell]) -> bool:
+        """Whether the whole way down ``target`` from ``cell`` (every turn of it) enters a
+        blocked anchor. If not, that way is also a best one with the tokens in the way (it
+        only loses edges), and the shared open field serves."""
+        g = prof.graph
+        idx = {g.grid.index(c) for c in blocked}
+        node = g.node(cell)
+        for _ in range(g.n * g.n_states):
+            if target.left(node) <= 0:
+                return False
+            step = target.step(prof, node)
+            if step is None:
+                return False
+            nxt = step[0]
+            jump = g.jump_at.get((node, nxt)) if g.jump_at else None
+            if nxt % g.n in idx or (jump is not None and any(p[0] in idx for p in jump.parts)):
+                return True
+            node = nxt
+        return False
+
+    @staticmethod
+    def _trim(
+        g: MovementGraph,
+        plan: list[tuple[int, int, float]],
+        stop_at: frozenset[Cell],
+        no_stop: frozenset[Cell],
+    ) -> list[tuple[int, int, float]]:
+        """``plan`` cut before a cell a token stands on (``stop_at``: a goal taken by a
+        blocking token) and back to its last cell that is not an ally's."""
+        for k, (_, nxt, _) in enumerate(plan):
+            if g.cell_of(nxt) in stop_at:
+                plan = plan[:k]
+                break
+        while plan and g.cell_of(plan[-1][1]) in no_stop:
+            plan = plan[:-1]
+        return plan
 
     @staticmethod
     def _run_key_at(g: MovementGraph, cell: Cell) -> tuple[int, int]:
@@ -673,8 +828,35 @@ class Simulation:
             upto = jump.gap_at + 1 if jump.kind == "gap" else jump.gap_at
         return [g.grid.cell_of_index(part[0]) for part in jump.parts[:upto]]
 
-    def _walk_path(self, tid: str, token: Token, prof: Profile, path: list[Cell]) -> Token:
-        """A given path (human moves): walked while the turn's time lasts."""
+    def _walk_path(
+        self,
+        tid: str,
+        token: Token,
+        prof: Profile,
+        path: list[Cell],
+        occ: Occupancy = NOBODY,
+    ) -> Token:
+        """A given path (human moves): walked while the turn's time lasts, up to the first
+        token in the way (``occ``), and never to end on an ally's cell."""
+        if path and occ:
+            blocked = occ.blocked - {path[0]}
+            if blocked & set(path[1:]):
+                prof = self.fields.blocked_profile(prof, blocked)
+            if occ.no_stop:
+                _, walked, _ = self._walk(tid, token, prof, path, dry=True)
+                end = len(walked)
+                while end > 1 and path[end - 1] in occ.no_stop:
+                    end -= 1
+                path = path[:end]
+        token, walked, spent = self._walk(tid, token, prof, path)
+        return self._moved(tid, token, walked, spent, prof.graph)
+
+    def _walk(
+        self, tid: str, token: Token, prof: Profile, path: list[Cell], *, dry: bool = False
+    ) -> tuple[Token, list[Cell], float]:
+        """Walk ``path`` while the turn's time lasts: the token, the cells walked and the
+        ticks spent. ``dry``: no checks (all pass) and no events, to see how far it goes."""
+        enter = self._enter if not dry else _enter_dry
         g = prof.graph
         node = g.node(path[0])
         spent = 0.0
@@ -689,9 +871,7 @@ class Simulation:
                 # A jump over the gap ahead: one edge, made whole or not at all.
                 if spent + jump.ticks > g.denominator + 1e-9 and spent > 0:
                     break
-                ok, token, key = self._enter(
-                    tid, token, prof, node, jump.dst, key, spent + jump.ticks
-                )
+                ok, token, key = enter(tid, token, prof, node, jump.dst, key, spent + jump.ticks)
                 walked.extend(self._jumped(g, node, jump.dst, ok))
                 if not ok:
                     break
@@ -712,7 +892,7 @@ class Simulation:
                 break
             ok = True
             for a, b, w in zip(hops, hops[1:], ws, strict=False):
-                ok, token, key = self._enter(tid, token, prof, a, b, key, spent + w)
+                ok, token, key = enter(tid, token, prof, a, b, key, spent + w)
                 if not ok:
                     break
                 spent += w
@@ -720,7 +900,7 @@ class Simulation:
             if not ok:
                 break
             walked.append(cell)
-        return self._moved(tid, token, walked, spent, g)
+        return token, walked, spent
 
     def _enter(
         self,
@@ -763,6 +943,9 @@ class Simulation:
                 if not result.success:
                     return False, token, key
             return True, token, (int(g.run_key[j]), 0)
+        if self._defer is not None:  # one roll a turn: rolled once the move is known
+            self._defer.append((nxt, spent))
+            return True, token, key
         tid_j = int(g.model.terrain_ids.ravel()[j])
         period = g.check_period[tid_j]
         move = 0 if period is None else math.ceil(g.turns(spent) / period)
@@ -788,9 +971,49 @@ class Simulation:
                 return False, token, run_key
         return True, token, run_key
 
+    def _roll_turn(
+        self, tid: str, token: Token, path: list[Cell], spent: float, g: MovementGraph
+    ) -> tuple[Token, list[Cell], float]:
+        """Roll this turn's checks over the cells it entered, as the system counts them once
+        a turn (D6: one roll a round, at the hardest cell crossed: RULES.md 3), each at the
+        first cell asking it, in path order; a failure keeps the token out of that cell."""
+        entries, self._defer = self._defer or [], None
+        ids = g.model.terrain_ids.ravel()
+        terrains = [g.model.terrains[int(ids[nxt % g.n])] for nxt, _ in entries]
+        asked = (self.system.turn_checks(token, terrains, g.pace) or []) if entries else []
+
+        def asks(k: int, check: CellCheck) -> bool:
+            nxt = entries[k][0]
+            c = g.state_costs[g.state_of(nxt)][int(ids[nxt % g.n])].check
+            return c is not None and (c.what, c.target) == (check.what, check.target)
+
+        placed = [(next((k for k in range(len(entries)) if asks(k, c)), 0), c) for c in asked]
+        for at, check in sorted(placed, key=lambda x: x[0]):
+            if check.check is None:
+                continue
+            result = check.check.roll(self.dice)
+            self._log_rolls(tid)
+            self._emit(
+                {
+                    "type": "check",
+                    "token": tid,
+                    "cell": list(path[at + 1]),
+                    "what": check.what,
+                    "target": check.target,
+                    "degree": result.degree,
+                    "success": result.success,
+                }
+            )
+            token = self.system.apply_check(token, check.what, result.degree)
+            if not result.success:
+                return token, path[: at + 1], entries[at - 1][1] if at else 0.0
+        return token, path, spent
+
     def _moved(
         self, tid: str, token: Token, path: list[Cell], spent: float, g: MovementGraph
     ) -> Token:
+        if self._defer is not None:
+            token, path, spent = self._roll_turn(tid, token, path, spent, g)
         if len(path) > 1:
             self._emit(
                 {
@@ -825,7 +1048,8 @@ class Simulation:
                 if (
                     qc is not None
                     and pc is not None
-                    and grid.steps(pc, qc) <= self.scenario.capture
+                    and gap_steps(grid, pc, self.specs[p].size, qc, self.specs[q].size)
+                    <= self.scenario.capture
                     and sim_flight.low_enough(self.tokens[p], self.scenario.capture_altitude)
                     and sim_flight.low_enough(self.tokens[q], self.scenario.capture_altitude)
                 ):
@@ -862,6 +1086,19 @@ class Simulation:
         write_text(
             path, "".join(json.dumps(ev, separators=(",", ":")) + "\n" for ev in self.events), label
         )
+
+
+def _enter_dry(
+    tid: str,
+    token: Token,
+    prof: Profile,
+    node: int,
+    nxt: int,
+    key: tuple[int, int] | None,
+    spent: float,
+) -> tuple[bool, Token, tuple[int, int] | None]:
+    """:meth:`Simulation._enter` for a dry walk: every check passes, nothing is rolled."""
+    return True, token, key
 
 
 def file_digest(path: str) -> str:

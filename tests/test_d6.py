@@ -338,6 +338,74 @@ def test_one_roll_per_round_at_the_hardest_cell() -> None:
     assert [c.target for c in runs] == ["DN 8", "DN 24", "DN 13", "DN 8"]
 
 
+_D6_LEGEND = {
+    ".": {"terrain": "open", "move": "walk"},
+    "d": {"terrain": "forest", "move": "walk", "difficulty": "difficult"},
+    "x": {"terrain": "minefield", "move": "walk", "difficulty": "very_difficult"},
+}
+
+
+def _turn_loop_checks(tmp_path, row: str, dexterity: str, rounds: int) -> list[list[dict]]:
+    """The check events of each round of a cruising walker heading east along ``row``."""
+    import tmxtext
+
+    from engine.scenario import load_scenario
+    from engine.sim import Simulation
+
+    old = (tmxtext.LEGEND, tmxtext.CHARS)
+    tmxtext.LEGEND, tmxtext.CHARS = _D6_LEGEND, list(_D6_LEGEND)
+    try:
+        tmxtext.write(tmp_path / "m.tmx", [row])
+    finally:
+        tmxtext.LEGEND, tmxtext.CHARS = old
+    (tmp_path / "s.yaml").write_text(
+        f"""
+map: m.tmx
+system: d6
+turns: {rounds}
+tokens:
+  - {{id: w, policy: waypoints, cell: [0, 0], waypoints: [[{len(row) - 1}, 0]],
+      pace: cruising, stats: {{speed: cruising, dexterity: {dexterity}}}}}
+"""
+    )
+    sim = Simulation(load_scenario(tmp_path / "s.yaml"), 1)
+    out = []
+    for _ in range(rounds):
+        before = len(sim.events)
+        sim.play_turn()
+        out.append([e for e in sim.events[before:] if e["type"] in ("check", "move")])
+    return out
+
+
+def test_turn_loop_rolls_once_a_round_at_the_hardest_cell(tmp_path) -> None:
+    """RULES.md 3: "What terrain asks (one roll per round's move, at the hardest cell crossed
+    that round, ruling)"; seed 003 cruising: "Requires a roll in Difficult, Very Difficult, Heroic
+    terrain". Move 10 cruising: 10 m = 5 cells a round. Round 1 crosses a difficult and a very
+    difficult cell: one roll, at the very difficult cell (DN 25); a run of difficult cells over
+    two rounds: a roll in each round (DN 18)."""
+    rounds = _turn_loop_checks(tmp_path, ".dx" + "." * 10, "9D", 2)
+    checks = [[e for e in r if e["type"] == "check"] for r in rounds]
+    assert [[(e["cell"], e["target"]) for e in r] for r in checks] == [[([2, 0], "DN 25")], []]
+    rounds = _turn_loop_checks(tmp_path, "d" * 13, "9D", 2)
+    checks = [[e for e in r if e["type"] == "check"] for r in rounds]
+    assert [[(e["cell"], e["target"]) for e in r] for r in checks] == [
+        [([1, 0], "DN 18")],
+        [([6, 0], "DN 18")],
+    ]
+
+
+def test_turn_loop_failed_round_roll_stops_before_its_cell(tmp_path) -> None:
+    """The round's one roll (RULES.md 3), at the very difficult cell 4 (DN 25), by Dexterity 1D
+    (a lone wild die: 25 needs four 6s in a row) fails in seed 1's run: the token stays out of
+    that cell (the turn loop's stop) and the difficult cell 3 asks no roll of its own; it walked
+    cells 1 to 3 (6 m of the round's 10: 3/5 of the round)."""
+    rounds = _turn_loop_checks(tmp_path, "...dx" + "." * 8, "1D", 1)
+    (check,) = [e for e in rounds[0] if e["type"] == "check"]
+    (move,) = [e for e in rounds[0] if e["type"] == "move"]
+    assert check["cell"] == [4, 0] and check["target"] == "DN 25" and not check["success"]
+    assert move["path"] == [[0, 0], [1, 0], [2, 0], [3, 0]] and move["turns"] == "3/5"
+
+
 # --------------------------------------------------------------------------- encumbrance
 
 

@@ -266,9 +266,23 @@ class CellCheck:
     target: str  # the system's own target, e.g. "DC 6"
     p_success: Fraction
     check: Any = None  # the system's check object, for rolling
+    #: Where a failure's effect depends on how badly it fails (D6's margin bands, a
+    #: Whisperspace extreme failure): ``(degree, what it does, exact chance)`` per failing
+    #: degree, worst last; their chances sum to ``1 - p_success``. Empty: one effect.
+    failures: tuple[tuple[str, str, Fraction], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"what": self.what, "target": self.target, "p_success": float(self.p_success)}
+        out: dict[str, Any] = {
+            "what": self.what,
+            "target": self.target,
+            "p_success": float(self.p_success),
+        }
+        if self.failures:
+            out["failures"] = [
+                {"degree": d, "effect": e, "p": float(p), "p_exact": jsonable(p)}
+                for d, e, p in self.failures
+            ]
+        return out
 
 
 @dataclass(frozen=True)
@@ -284,6 +298,10 @@ class ClimbOdds:
     p: Fraction
     q: Fraction
     slip: bool
+    #: Each roll takes a whole turn (Mythmaster: climbing "uses all of your actions for the
+    #: turn"): the climb starts at a turn boundary, so a path that moved earlier in the turn
+    #: waits for the next one, and it ends on one.
+    whole_turns: bool = False
 
 
 # --------------------------------------------------------------------------- search state
@@ -499,7 +517,8 @@ class RuleSystem:
     def on_failure(self, check: CellCheck) -> str:
         """What failing ``check`` does to a move (the path's ``on_failure``): ``delay`` (no
         progress for now; it costs time, and does not count against ``p_no_failure``),
-        ``fall``, or ``stop`` (the move ends before the cell). Default: stop."""
+        ``fall``, ``stop`` (the move ends before the cell), or ``by_margin`` (it depends on
+        how badly the roll fails: the check's ``failures`` list each band). Default: stop."""
         return "stop"
 
     def climb_odds(

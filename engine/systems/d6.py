@@ -606,6 +606,35 @@ def failure_effect(degree: str, tumble_stop: str = "quarter") -> FailureEffect:
     return table[degree]
 
 
+def failure_text(degree: str, tumble_stop: str = "quarter", jump: bool = False) -> str:
+    """What a failed movement roll of ``degree`` does (seed 003's Movement Failures table,
+    RULES.md 3), in a few words; a failed jump that falls short lands in the gap."""
+    stop = {"quarter": "a quarter", "half": "half", "full": "the full move"}[tumble_stop]
+    text = {
+        "fail_1_3": "slight slip: full move, -1D rest of round",
+        "fail_4_6": "slip: half distance, -3D rest of round, -1D next",
+        "fail_7_10": "fall: stop at half, kneeling, no more actions, -2D next",
+        "fail_11_15": "minor tumble: stop at a quarter, no actions this round or next, "
+        "collision damage -3D",
+        "fail_16_20": f"tumble: stop at {stop}, full collision damage",
+        "fail_21_plus": f"major tumble: stop at {stop}, collision damage +2D",
+    }[degree]
+    if jump and degree != "fail_1_3":
+        text += "; short of the far side: into the gap"
+    return text
+
+
+def failures_of(
+    check: D6Check, tumble_stop: str, jump: bool = False
+) -> tuple[tuple[str, str, Fraction], ...]:
+    """Each failing margin band of ``check``: (degree, what it does, its exact chance)."""
+    return tuple(
+        (degree, failure_text(degree, tumble_stop, jump), p)
+        for degree, p in check.outcomes().items()
+        if degree != "success" and p
+    )
+
+
 COLLISION_DICE: dict[str, int] = {"cautious": 1, "cruising": 2, "high": 3, "all_out": 4}
 """Collision damage by speed (seed 003), rolled against Strength."""
 
@@ -1016,7 +1045,8 @@ class D6(RuleSystem):
             dn = (terrain.dn if terrain.dn is not None else self.number(level)) + maneuver
             check = self._check(code, dn, actions, penalty)
             what = f"jump {pace} gap: {skill} {check.rolled} vs {level_name(level)}"
-            return CellCheck(what, f"DN {dn}", check.p_success(), check)
+            failures = failures_of(check, self.config["tumble_stop"], jump=True)
+            return CellCheck(what, f"DN {dn}", check.p_success(), check, failures)
         rule, dn = self.terrain_dn(level, pace, terrain.dn)
         if rule.asks != "roll" and not maneuver:
             return None
@@ -1026,7 +1056,15 @@ class D6(RuleSystem):
         if rule.shift:
             shifted += f"->{level_name(rule.rolled_level)}"
         what = f"move {pace} {terrain.move}: {skill} {check.rolled} vs {shifted}"
-        return CellCheck(what, f"DN {dn}", check.p_success(), check)
+        failures = failures_of(check, self.config["tumble_stop"])
+        return CellCheck(what, f"DN {dn}", check.p_success(), check, failures)
+
+    def on_failure(self, check: CellCheck) -> str:
+        """Seed 003: "If the movement roll fails, find the margin of failure": a slight slip
+        (1-3) completes the move, a slip (4-6) goes half the distance, a fall (7-10) stops at
+        half, a tumble (11+) at a quarter (RULES.md 3, setting ``tumble_stop``): by margin,
+        each band's chance in the check's ``failures``."""
+        return "by_margin"
 
     def cell_check(
         self, token: Token, terrain: Terrain, pace: str | None = None

@@ -1343,7 +1343,9 @@ class Mythmaster(RuleSystem):
     ) -> ClimbOdds | None:
         """A run of skill-climb cells is one climb in whole successes (RULES.md 2): each turn
         a 21C; a success gains BM / (10 k) hexes, a failure nothing, a natural 2 a slip
-        (setting ``climb_slip``) and a re-roll at once, failing that a fall."""
+        (setting ``climb_slip``) and a re-roll at once, failing that a fall. Each roll takes
+        a whole turn (seed 002: climbing "uses all of your actions for the turn, so you
+        cannot sprint or perform any other action"): the climb starts at a turn boundary."""
         if terrain.move != "climb" or not self.can_climb(token):
             return None
         level = level_of(terrain.difficulty)
@@ -1353,6 +1355,7 @@ class Mythmaster(RuleSystem):
             p=sum((v for k, v in odds.items() if k.endswith("success")), Fraction(0)),
             q=odds.get("catastrophe", Fraction(0)),
             slip=self.config["climb_slip"] == "lose_turn",
+            whole_turns=True,  # "uses all of your actions for the turn" (seed 002)
         )
 
     def apply_check(self, token: Token, what: str, degree: str) -> Token:

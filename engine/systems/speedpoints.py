@@ -1489,8 +1489,26 @@ class Speedpoints(RuleSystem):
 
     # ----------------------------------------------------------------- reports
 
+    def air_spaces(self, token: Token) -> Fraction:
+        """Spaces a turn of flight: seed 004 "Each point of running, swimming or airspeed
+        allows the character to move ... one space per turn" (RULES.md 4: 1 point = 1 space
+        per turn); 0 when the token cannot fly ("An encumbered character cannot ... fly").
+        Level flight at the stat's airspeed: a dive's temporary increase is flight state."""
+        if self.flight_refusal(token) is not None:
+            return Fraction(0)
+        return Fraction(effective_points(token, "airspeed"))
+
+    def per_turn(self, token: Token) -> dict[str, Fraction]:
+        """Cells of each mode a turn (the base figure), with flight at the airspeed: air cells
+        are flown (``tacgrid fly``), never entered by the ground search, so the ground rate of
+        ``air`` stays 0 while this figure says how far the token flies."""
+        out = super().per_turn(token)
+        out["air"] = self.air_spaces(token) * SPACE_M / self.cell_size
+        return out
+
     def rates(self, token: Token) -> dict[str, Any]:
-        """Metres per turn (the whole turn's running) by mode; climbs by difficulty."""
+        """Metres per turn (the whole turn's running) by mode; climbs by difficulty; air: the
+        airspeed's level flight (0 when the token cannot fly)."""
         running = effective_points(token, "running")
         return {
             "run": self.rate(token, "walk"),
@@ -1499,7 +1517,7 @@ class Speedpoints(RuleSystem):
             "ladder": self.rate(token, "ladder"),
             "climb_0": climb_spaces(running, 0) * SPACE_M,
             "climb_5": climb_spaces(running, 5) * SPACE_M,
-            "air": Fraction(0),
+            "air": self.air_spaces(token) * SPACE_M,
         }
 
     def extra_stats(self, token: Token) -> dict[str, Any]:

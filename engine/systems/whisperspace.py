@@ -1051,9 +1051,37 @@ class Whisperspace(RuleSystem):
             if mode == "swim"
             else f"athletics ({mode} {_ft(self.climb_height(terrain))} ft)"
         )
-        return CellCheck(
-            what=what, target=f"DC {check.dc}", p_success=check.p_success(), check=check
+        odds = check.outcomes()
+        worst = (
+            "Asphyxiating (+1 movement penalty while it lasts)"
+            if mode == "swim"
+            else "a fall from the height climbed so far"
         )
+        failures = tuple(
+            (degree, text, odds[degree])
+            for degree, text in (
+                ("failure", "+1 movement penalty for the rest of the Move action"),
+                ("extreme_failure", worst),
+            )
+            if odds.get(degree)
+        )
+        return CellCheck(
+            what=what,
+            target=f"DC {check.dc}",
+            p_success=check.p_success(),
+            check=check,
+            failures=failures,
+        )
+
+    def on_failure(self, check: CellCheck) -> str:
+        """Climbing: ``fall``. Seed 000: "Extreme failure: climb results in a fall"; RULES.md
+        1: "climbing gives a fall from the height climbed so far" (a plain failure is +1
+        movement penalty for the rest of the Move action: the check's ``failures`` give both
+        chances). Swimming: ``stop``, the base default (RULES.md 1 has no stop for it either:
+        a failure is +1 penalty, an extreme failure Asphyxiating)."""
+        if check.what.startswith("athletics (") and "swim" not in check.what:
+            return "fall"
+        return "stop"
 
     def apply_check(self, token: Token, what: str, degree: str, dice: Dice | None = None) -> Token:
         """A check's effect. ``what`` names it as :meth:`cell_check` did (``athletics

@@ -748,3 +748,27 @@ def test_long_distance_40km():
     assert len(r["high"]["checks"]) == 16
     # all-out: 1000 rounds = 5000 s: checks at 60 .. 4980: 83
     assert len(r["all_out"]["checks"]) == 83
+
+
+def test_failure_by_margin_listed_on_the_check(d6map):
+    """Seed 003: "If the movement roll fails, find the margin of failure": 1-3 "Slight slip:
+    Complete movement, but -1D"; 4-6 "Slip: Move half distance"; 7-10 "Fall: Fall halfway"; 11-15
+    "Minor tumble: Fall after one-quarter move". Cruising through a difficult cell (RULES.md 3:
+    DN 18) with Dexterity 3D: a total of 15-17 fails by 1-3, 12-14 by 4-6, 8-11 by 7-10, 3-7 by
+    11-15 (3D totals at least 3, so no margin of 16+). The path says a failure acts by margin."""
+    m = d6map(["...d.." + "." * 20])
+    r = path(m, "--pace", "cruising", "--from", "0,0", "--to", "10,0")
+    (step,) = [s for s in r["steps"] if s["check"]]
+    assert step["on_failure"] == "by_margin" and r["on_failure"] == ["by_margin"]
+    got = {f["degree"]: F(f["p_exact"]) for f in step["check"]["failures"]}
+
+    def between(lo: int, hi: int) -> F:
+        return sum((p_eq("3D", v) for v in range(lo, hi + 1)), F(0))
+
+    assert got == {
+        "fail_1_3": between(15, 17),
+        "fail_4_6": between(12, 14),
+        "fail_7_10": between(8, 11),
+        "fail_11_15": between(3, 7),
+    }
+    assert sum(got.values()) == 1 - p_ge("3D", 18)

@@ -618,10 +618,6 @@ def test_climb_partial_success_needs_whole_successes(mm):
     assert d["turns"] == pytest.approx(float(F(80, 17)), abs=1e-9)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 17: seed: climbing 'uses all of your actions for the turn', so after walking a hex the climb starts next turn: 1 + 2000/79; tacgrid: 1/18 + 2000/79",
-)
 def test_climb_cannot_share_a_turn_with_walking(mm):
     """Seed: "Using the climbing skill to move uses all of your actions for the turn, so you cannot
     sprint or perform any other action if you move while using the climbing skill." Walking one
@@ -629,6 +625,61 @@ def test_climb_cannot_share_a_turn_with_walking(mm):
     starts at turn 2: 1 + 2000/79."""
     d = path(mm(["..C"], **HEX), SEED_CLIMBER, "0,0", "2,0", "--set", "climb_slip=none")
     assert d["turns"] == pytest.approx(float(1 + F(2000, 79)), abs=1e-9)
+
+
+def test_climb_after_walking_waits_again_for_a_turn(mm):
+    """Seed: "Using the climbing skill to move uses all of your actions for the turn". A climb
+    ends with the turn of its last success; walking one hex after it (1/18 of a sprint turn:
+    BM 6 x 3 = 18 hexes) leaves the rest of that turn, so a second cliff starts a turn later:
+    1 (walk, wait) + 2000/79 (climb) + 1 (walk, wait) + 2000/79 (climb), climb_slip=none."""
+    d = path(mm(["..C.C"], **HEX), SEED_CLIMBER, "0,0", "4,0", "--set", "climb_slip=none")
+    assert frac(d["turns_exact"]) == 2 + 2 * F(2000, 79)
+    # A climb on the first step needs no wait: 2000/79 + 1 (walk, wait) + 2000/79.
+    d = path(mm([".C.C"], **HEX), SEED_CLIMBER, "0,0", "3,0", "--set", "climb_slip=none")
+    assert frac(d["turns_exact"]) == 1 + 2 * F(2000, 79)
+
+
+def _p_through(n: int, p: F, q: F, turns: int) -> F:
+    """P(n successes banked within ``turns`` climbing turns, no fall), climb_slip=none. Seed: "if
+    you fail the roll you don't move at all. Critical failure leads to a slip and a regression,
+    requiring another Climbing roll to avoid a fall"; with climb_slip=none a natural 2 loses
+    nothing, and above the foot its re-roll (p) holds, else a fall."""
+    dist = [F(1)] + [F(0)] * n
+    for _ in range(turns):
+        new = [F(0)] * (n + 1)
+        new[n] = dist[n]
+        for k in range(n):
+            new[k + 1] += dist[k] * p
+            new[k] += dist[k] * ((1 - p - q) + (q if k == 0 else q * p))
+        dist = new
+    return dist[n]
+
+
+def test_climb_figures_reported_are_exact(mm):
+    """Every reported figure is the exact one, not the search's mean rate (BM 6 x 1/30 = 0.2 hex
+    a success x 79/100 a turn). The seed's 4-hex climb after one hex of walking (it starts at
+    turn 2: "uses all of your actions for the turn"): `path` turns 1 + 2000/79 (climb_slip=none);
+    p_within_turns: through within ceil(1 + 2000/79) = 27 turns, i.e. 20 successes in the 26
+    climbing turns without a fall; `reach` gives the climb's cell the same exact figure."""
+    m = mm(["..C."], **HEX)
+    d = path(m, SEED_CLIMBER, "0,0", "2,0", "--set", "climb_slip=none")
+    assert frac(d["turns_exact"]) == 1 + F(2000, 79)
+    assert frac(d["p_within_turns_exact"]) == _p_through(20, F(79, 100), F(1, 100), 26)
+    r = tacgrid_json(
+        "reach", m, *SYS, "--token", SEED_CLIMBER, "--from", "0,0", "--turns", "30",
+        "--set", "climb_slip=none",
+    )  # fmt: skip
+    got = {tuple(c["cell"]): c["turns"] for c in r["cells"]}
+    assert got[(2, 0)] == pytest.approx(float(1 + F(2000, 79)), abs=1e-9)
+    assert got[(3, 0)] == pytest.approx(float(1 + F(2000, 79) + F(1, 18)), abs=1e-9)
+    # Default climb_slip=lose_turn: 1 + ~25.62 turns, so in expectation not within 26 turns,
+    # though the mean rate alone (1/18 + 4 / (0.2 x 79/100) = ~25.37) would say it is.
+    e, _ = climb_chain(20, F(79, 100), F(1, 100), slip=True)
+    r = tacgrid_json("reach", m, *SYS, "--token", SEED_CLIMBER, "--from", "0,0", "--turns", "30")
+    got = {tuple(c["cell"]): c["turns"] for c in r["cells"]}
+    assert got[(2, 0)] == pytest.approx(float(1 + e), abs=1e-9)
+    r = tacgrid_json("reach", m, *SYS, "--token", SEED_CLIMBER, "--from", "0,0", "--turns", "26")
+    assert [2, 0] not in [c["cell"] for c in r["cells"]]
 
 
 def test_climb_on_square_map(mm):

@@ -134,12 +134,6 @@ def test_points_are_spaces_per_turn(running, swimming):
     assert d["encumbrance"] == "none"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 17: seed 'each point of ... airspeed ... one space per turn': airspeed 6 "
-    "should give per_turn air 6; tacgrid stats gives air 0 (speeds.airspeed says 6)",
-)
 def test_airspeed_points_are_spaces_per_turn():
     """Seed: "Each point of running, swimming or airspeed allows the character to move ... one
     space per turn". CONTRACT: per_turn[mode] is the most cells of that mode a turn; "a mode
@@ -149,6 +143,12 @@ def test_airspeed_points_are_spaces_per_turn():
     assert frac(d["speeds"]["airspeed"]["spaces_per_turn"]) == 6
     # 6 points = 6 spaces a turn of flight
     assert frac(d["per_turn"]["air"]) == 6
+    assert frac(d["rates"]["air"]) == 12  # 6 m/s x 2 s
+    # Seed: "An encumbered character cannot perform strenuous actions or fly": strength 10
+    # carries 80 kg (the table), so a 100 kg load encumbers and flight is 0 spaces a turn.
+    enc = stats("airspeed=6,strength=10,load=100")
+    assert enc["carrying"]["can_fly"] is False
+    assert frac(enc["per_turn"]["air"]) == 0
 
 
 @pytest.mark.parametrize("running", [3, 4, 5, 7])

@@ -80,6 +80,8 @@ LEGEND = {
     "t": {"move": "climb", "height": 15.0},
     "^": {"move": "climb", "difficulty": "difficult", "height": 10.0},
     "H": {"move": "ladder"},
+    "#": {"move": "blocked"},
+    "m": {"move": "climb", "difficulty": "moderate"},  # no height: one cell
 }
 
 
@@ -670,3 +672,44 @@ def test_too_much_weight_cannot_move(mymap):
     Immobile". PHYS 1 capacity 10, bulk 31: no path."""
     out = path(mymap(["..."]), "phys=1,bulk=31", "0,0", "2,0", rc=1)
     assert out["cells"] == []
+
+
+def test_safest_path_counts_a_check_per_move_action(mymap):
+    """RULES.md 0: a check "on entering the first cell of a stretch of the same mode and
+    difficulty in one move (one Move action, ...)"; seed 001 "Easy | 6", RULES.md 1 "moderate 9".
+    Speed 30 swims 10 ft a Move action (2 cells): the 6 easy swim cells ahead take 3 Move actions,
+    3 checks, (7/12)^3 = 343/1728, in 1 turn + one walk cell (5 ft of 30: 1/18 of a turn at
+    sprint). The way round (walking, one moderate climb cell: a 1d12 >= 9, 4/12) has one check,
+    1/3, and is slower. So the fast path is the swim; the safe one is the way round, found only
+    when the search charges each Move action's check, not one per stretch of water."""
+    rows = [".~~~~~~."] + [".######."] * 6 + ["...m...."]
+    m = mymap(rows)
+    fast = tacgrid_json(
+        "path", m, *SYS, "--token", "speed=30", "--from", "0,0", "--to", "7,0", "--prefer", "fast"
+    )
+    assert frac(fast["turns_exact"]) == 1 + F(1, 18)
+    assert frac(fast["p_no_failure_exact"]) == F(7, 12) ** 3
+    safe = tacgrid_json(
+        "path", m, *SYS, "--token", "speed=30", "--from", "0,0", "--to", "7,0", "--prefer", "safe"
+    )
+    assert frac(safe["p_no_failure_exact"]) == F(4, 12)
+    assert [s["cell"] for s in safe["steps"] if s["check"]] == [[3, 7]]
+    assert safe["on_failure"] == ["fall"]  # RULES.md 1: a climbing extreme failure is a fall
+    assert [c["p_no_failure"] for c in safe["pareto"]] == [
+        pytest.approx(float(F(7, 12) ** 3)),
+        pytest.approx(1 / 3),
+    ]
+
+
+def test_climb_check_lists_what_each_failure_does(mymap):
+    """Seed 000: "Failure: climb takes longer than expected; receive +1 movement penalty. Extreme
+    failure: climb results in a fall"; seed 001: "Fail by 0-3 | Failure / Fail by 4+ | Extreme
+    Failure". Athletics 0 vs DC 9 (moderate): d12 = 6..8 fails by 1-3 (3/12), d12 <= 5 by 4+
+    (5/12). What a failure does on the path: a fall (RULES.md 1: "climbing gives a fall from the
+    height climbed so far")."""
+    p = path(mymap([".m."]), "speed=30", "0,0", "2,0")
+    step = p["steps"][1]
+    assert step["on_failure"] == "fall" and p["on_failure"] == ["fall"]
+    got = {f["degree"]: frac(f["p_exact"]) for f in step["check"]["failures"]}
+    assert got == {"failure": F(3, 12), "extreme_failure": F(5, 12)}
+    assert frac(p["p_no_failure_exact"]) == F(4, 12)
