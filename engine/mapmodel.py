@@ -42,8 +42,19 @@ DIFFICULTIES: tuple[str, ...] = (
 )
 FALLS: tuple[str, ...] = ("hard", "soft", "water")
 UNITS: tuple[str, ...] = ("ft", "m")
+#: The map property ``corners`` (MAP-FORMAT.md); the first is the default.
+CORNER_RULES: tuple[str, ...] = ("pass", "block")
 #: The properties a tile or a region object may set (MAP-FORMAT.md).
-TERRAIN_KEYS: tuple[str, ...] = ("terrain", "move", "difficulty", "dn", "cost", "height", "fall")
+TERRAIN_KEYS: tuple[str, ...] = (
+    "terrain",
+    "move",
+    "difficulty",
+    "dn",
+    "cost",
+    "cost_add",
+    "height",
+    "fall",
+)
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,8 @@ class Terrain:
     cost: float = 1.0
     height: float | None = None
     fall: str = "hard"
+    #: Extra cells of movement to enter (MAP-FORMAT.md ``cost_add``), after ``cost``.
+    cost_add: float = 0.0
 
     def height_in_cells(self, cell_size: float) -> float:
         """Vertical extent in cells: a climb's length, a gap's depth, an obstacle's height."""
@@ -182,6 +195,9 @@ class MapModel:
     walls: tuple[Wall, ...] = ()  # thin walls, doors and windows on cell edges
     corners: str = "pass"  # MAP-FORMAT.md `corners`: pass | block
     images: tuple[ImageLayer, ...] = ()  # pictures drawn with the map (a UVTT map image)
+    #: Blocked neighbour slots per cell (engine.walls): None = derived from ``walls`` and
+    #: ``corners``; a derived model (a large token's anchors, tokens in the way) sets its own.
+    step_blocks: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def uniform(cls, grid: Grid, terrain: Terrain, **kwargs: Any) -> MapModel:

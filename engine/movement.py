@@ -40,6 +40,7 @@ from engine.errors import ArgumentError
 from engine.grid import Cell, Grid
 from engine.mapmodel import MapModel, Terrain
 from engine.systems.base import CellCheck, RuleSystem, SearchState, Token, exact
+from engine.walls import step_blocks
 
 FT_IN_M = Fraction(3048, 10000)  # 1 ft = 0.3048 m, exactly
 
@@ -69,6 +70,9 @@ class TerrainCost:
     #: A gap of a system that jumps gaps: never entered by a step (``time`` None), crossed
     #: by a jump edge at this time per cell.
     over: Fraction | None = None
+    #: ``cost_add`` as time: added once to every step into the cell, whatever its length
+    #: (a second diagonal under 5-10-5 pays it once, as PF2e's +5 ft a square).
+    add: Fraction = Fraction(0)
 
 
 @dataclass(frozen=True)
@@ -161,7 +165,11 @@ class MovementGraph:
         if terrain.move == "gap" and self.system.jumps_gaps:
             why = f"{terrain.name}: a gap is jumped over (from the cell before it), not entered"
             return TerrainCost(terrain, None, why, None, over=time)
-        return TerrainCost(terrain, time, None, self.system.cell_check(token, terrain, self.pace))
+        # `cost_add` (MAP-FORMAT.md): extra cells of movement to enter, after `cost`, at the
+        # cell's own rate; once a step, so a diagonal's length does not multiply it.
+        add = self._cell_in_system_unit * exact(terrain.cost_add) / rate
+        check = self.system.cell_check(token, terrain, self.pace)
+        return TerrainCost(terrain, time, None, check, add=add)
 
     def _refresh_terrains(self) -> None:
         terrains = self.model.terrains
@@ -171,14 +179,20 @@ class MovementGraph:
         self.costs = self.state_costs[self.search.main]
         times = [c.time for cs in self.state_costs for c in cs if c.time is not None]
         times += [c.over for cs in self.state_costs for c in cs if c.over is not None]
+        times += [c.add for cs in self.state_costs for c in cs if c.add]
         times += [t for _, _, t in self.search.in_place]
         self.denominator = math.lcm(*(t.denominator for t in times)) if times else 1
         per_state = [
             [-1 if c.time is None else int(c.time * self.denominator) for c in cs]
             for cs in self.state_costs
         ]
+        add_state = [
+            [0 if c.time is None else int(c.add * self.denominator) for c in cs]
+            for cs in self.state_costs
+        ]
         # Totals stay exact while they fit a float's 53 bits (scipy sums in float64).
         top = max((max(t, default=0) for t in per_state), default=0)
+        top += max((max(t, default=0) for t in add_state), default=0)
         if top * max(1, self.n) * 2 * self.n_sys >= 2**53:
             slowest = max(times)
             raise ArgumentError(
@@ -193,6 +207,16 @@ class MovementGraph:
         self.enter_ticks = self.state_ticks[self.search.main]
         self._state_lists: list[list[int]] = [row.tolist() for row in self.state_ticks]
         self._ticks_list: list[int] = self._state_lists[self.search.main]
+        #: ``cost_add`` ticks per cell and state (None: no cell of the map has one).
+        self.has_add = any(any(row) for row in add_state)
+        self.state_add: np.ndarray | None = None
+        self._add_lists: list[list[int]] | None = None
+        if self.has_add:
+            self.state_add = np.stack(
+                [np.array(t, dtype=np.int64)[ids].ravel() for t in add_state]
+            ).reshape(self.n_sys, self.n)
+            self._add_lists = [row.tolist() for row in self.state_add]
+        self._read_walls()
         #: In-place edges (from state, to state, ticks): standing up, and the like.
         self.in_place = [(a, b, int(t * self.denominator)) for a, b, t in self.search.in_place]
         #: How many turns one move lasts for a check on each terrain (None: once per run).
@@ -209,6 +233,30 @@ class MovementGraph:
             dtype=np.int32,
         )[ids].ravel()
         self._build_jumps()
+
+    # ----------------------------------------------------------------- walls
+
+    def _read_walls(self) -> None:
+        """The steps walls, doors and the ``corners`` rule forbid (:mod:`engine.walls`):
+        ``step_bits`` per cell (bit k = slot k of ``grid.offsets``), and the same as a dict of
+        the cells that have any, for the Python searches."""
+        self.step_bits = step_blocks(self.model)
+        self.blocked_slots: dict[int, int] = {}
+        if self.step_bits is not None:
+            nz = np.nonzero(self.step_bits)[0]
+            self.blocked_slots = dict(zip(nz.tolist(), self.step_bits[nz].tolist(), strict=True))
+
+    def step_blocked(self, idx: int, slot: int) -> bool:
+        """Whether a wall (or the corners rule) forbids the step from cell ``idx`` in
+        direction ``slot``."""
+        bits = self.blocked_slots.get(idx, 0) if self.blocked_slots else 0
+        return bool(bits >> slot & 1)
+
+    def add_ticks(self, idx: int, state: int | None = None) -> int:
+        """``cost_add`` ticks of a step into cell ``idx`` (0 on most maps)."""
+        if self._add_lists is None:
+            return 0
+        return self._add_lists[self.search.main if state is None else state][idx]
 
     # ----------------------------------------------------------------- jumps
 
@@ -248,8 +296,8 @@ class MovementGraph:
             c, r = idx % w, idx // w
             dc, dr, diag = g.offsets(g.parity((c, r)))[slot]
             nc, nr = c + dc, r + dr
-            if not (0 <= nc < w and 0 <= nr < h):
-                return None
+            if not (0 <= nc < w and 0 <= nr < h) or self.step_blocked(idx, slot):
+                return None  # off the map, or a wall in the way
             return nr * w + nc, bool(diag)
 
         starts: set[tuple[int, int]] = set()
@@ -274,15 +322,17 @@ class MovementGraph:
                     continue
                 line: list[tuple[int, bool]] = []
                 cur = ti
+                walled = False
                 while True:
                     nxt = ahead(cur, slot)
                     if nxt is None:
+                        walled = self.step_blocked(cur, slot)
                         break
                     line.append(nxt)
                     cur = nxt[0]
                     if ids[cur] not in gap_tids:
                         break
-                if len(line) < 2 or ids[line[-1][0]] in gap_tids:
+                if walled or len(line) < 2 or ids[line[-1][0]] in gap_tids:
                     continue
                 land = line[-1][0]
                 if moves[ids[land]] not in self.JUMP_LANDING or ticks[land] < 0:
@@ -305,7 +355,8 @@ class MovementGraph:
                             if moves[ids[src_idx]] not in self.JUMP_GROUND:
                                 continue
                             length = self.step_length(diag0, p)
-                            parts.append((ti, int(ids[ti]), ticks[ti] * length, length))
+                            t_in = ticks[ti] * length + self.add_ticks(ti, s)
+                            parts.append((ti, int(ids[ti]), t_in, length))
                             if diag0 and self.parity_state:
                                 p = 1 - p
                         width = Fraction(0)
@@ -317,7 +368,8 @@ class MovementGraph:
                             if diag and self.parity_state:
                                 p = 1 - p
                         length = self.step_length(line[-1][1], p)
-                        parts.append((land, int(ids[land]), ticks[land] * length, length))
+                        t_in = ticks[land] * length + self.add_ticks(land, s)
+                        parts.append((land, int(ids[land]), t_in, length))
                         if line[-1][1] and self.parity_state:
                             p = 1 - p
                         terrains = tuple(costs[ids[j]].terrain for j, _ in gaps)
@@ -376,7 +428,7 @@ class MovementGraph:
                     if g.in_bounds((cell[0] + dc, cell[1] + dr))
                     and g.index((cell[0] + dc, cell[1] + dr)) == b
                 )
-                if self.euclid and diag:
+                if (self.euclid and diag) or self.step_blocked(a, slot):
                     continue
                 for s in range(self.n_sys):
                     standing = self.system.leap(self.search.tokens[s], rise, False)
@@ -408,11 +460,13 @@ class MovementGraph:
                                 continue
                             src_idx = back[0]
                             length = self.step_length(back[1], p)
-                            parts.append((a, int(ids[a]), ticks[a] * length, length))
+                            t_in = ticks[a] * length + self.add_ticks(a, s)
+                            parts.append((a, int(ids[a]), t_in, length))
                             if back[1] and self.parity_state:
                                 p = 1 - p
                         length = self.step_length(bool(diag), p)
-                        parts.append((b, int(ids[b]), ticks[b] * length, length))
+                        t_in = ticks[b] * length + self.add_ticks(b, s)
+                        parts.append((b, int(ids[b]), t_in, length))
                         if diag and self.parity_state:
                             p = 1 - p
                         layer = s * self.n_par
@@ -437,6 +491,8 @@ class MovementGraph:
         for nb in g.neighbours(cell):
             dc, dr, diag = g.offsets(g.parity(nb))[slot]
             if (nb[0] + dc, nb[1] + dr) == cell:
+                if self.step_blocked(g.index(nb), slot):
+                    return None  # a wall before the take-off: no run-up
                 return g.index(nb), bool(diag)
         return None
 
@@ -452,6 +508,8 @@ class MovementGraph:
                 (j.src, j.dst, j.ticks, j.check is None or j.check.p_success) for j in self.jumps
             ),
             tuple(sorted(self.cut)),
+            None if self.step_bits is None else self.step_bits.tobytes(),
+            None if self.state_add is None else self.state_add.tobytes(),
         )
 
     def update_cells(self, cells: list[Cell]) -> None:
@@ -462,7 +520,13 @@ class MovementGraph:
         """
         old_den, old_ticks = self.denominator, self.enter_ticks
         factor = target = None
-        if self.n_sys > 1 or self.system.jumps_gaps or self.cut:
+        if (
+            self.n_sys > 1
+            or self.system.jumps_gaps
+            or self.cut
+            or self.has_add
+            or self.model.corners == "block"
+        ):
             # Layered graphs, and graphs with jump edges, are rebuilt lazily (they are
             # small: prone tokens, pits and the like).
             self._refresh_terrains()
@@ -494,7 +558,9 @@ class MovementGraph:
 
     def ticks_of(self, cell: Cell) -> int:
         """Ticks to enter ``cell`` by one orthogonal/hex step (-1 = cannot enter)."""
-        return self._ticks_list[self.grid.index(cell)]
+        idx = self.grid.index(cell)
+        t = self._ticks_list[idx]
+        return t if t < 0 else t + self.add_ticks(idx)
 
     def step_length(self, diagonal: bool, parity: int) -> float | int:
         """Cells of distance one step covers (the diagonal rule)."""
@@ -530,23 +596,26 @@ class MovementGraph:
         s, p = divmod(layer, self.n_par)
         base = s * self.n_par * self.n
         ticks = self._state_lists[s]
+        adds = None if self._add_lists is None else self._add_lists[s]
+        bits = self.blocked_slots.get(idx, 0) if self.blocked_slots else 0
         w = self.grid.width
         r, c = divmod(idx, w)
         out: list[tuple[int, float | int]] = []
-        for dc, dr, diag in self.grid.offsets(self.grid.parity((c, r))):
+        for slot, (dc, dr, diag) in enumerate(self.grid.offsets(self.grid.parity((c, r)))):
             nc, nr = c + dc, r + dr
             if not (0 <= nc < w and 0 <= nr < self.grid.height):
                 continue
             j = nr * w + nc
             t = ticks[j]
-            if t < 0 or (self.cut and (idx, j) in self.cut):
+            if t < 0 or (bits and bits >> slot & 1) or (self.cut and (idx, j) in self.cut):
                 continue
+            add = adds[j] if adds is not None else 0
             if diag and self.parity_state:
-                out.append((base + (1 - p) * self.n + j, t * 2 if p else t))
+                out.append((base + (1 - p) * self.n + j, (t * 2 if p else t) + add))
             elif diag and self.euclid:
-                out.append((base + p * self.n + j, t * math.sqrt(2)))
+                out.append((base + p * self.n + j, t * math.sqrt(2) + add))
             else:
-                out.append((base + p * self.n + j, t))
+                out.append((base + p * self.n + j, t + add))
         for a, b, t in self.in_place:
             if a == s:
                 out.append(((b * self.n_par + p) * self.n + idx, t))
@@ -709,6 +778,10 @@ class MovementGraph:
             ticks = self.state_ticks[s].reshape(h, w)
             padded = np.full((h + 4, w + 4), -1, dtype=np.int64)
             padded[2 : h + 2, 2 : w + 2] = ticks
+            adds = None
+            if self.state_add is not None:
+                adds = np.zeros((h + 4, w + 4), dtype=np.int64)
+                adds[2 : h + 2, 2 : w + 2] = self.state_add[s].reshape(h, w)
             for par in range(self.n_par):
                 layer = s * self.n_par + par
                 rows = slice(layer * n, (layer + 1) * n)
@@ -721,9 +794,10 @@ class MovementGraph:
                         new_par = (1 - par) if (diag and self.parity_state) else par
                         dest = index[sel] + (dr * w + dc) + (s * self.n_par + new_par) * n
                         tgt_view[sel + (slot,)] = np.where(ok, dest, -1)
-                        wt_view[sel + (slot,)] = np.where(
-                            ok, t * self.step_length(bool(diag), par), 0
-                        )
+                        weight = t * self.step_length(bool(diag), par)
+                        if adds is not None:
+                            weight = weight + adds[2 + dr : 2 + dr + h, 2 + dc : 2 + dc + w][sel]
+                        wt_view[sel + (slot,)] = np.where(ok, weight, 0)
                 used = 0
                 for a, b, stand in self.in_place:
                     if a != s:
@@ -731,6 +805,13 @@ class MovementGraph:
                     tgt_view[:, :, k0 + used] = index + (b * self.n_par + par) * n
                     wt_view[:, :, k0 + used] = stand
                     used += 1
+        if self.step_bits is not None:
+            # Walls, doors and the corners rule: those steps are gone in every layer.
+            slots = np.arange(k0, dtype=np.uint16)
+            walled = ((self.step_bits[:, None] >> slots) & 1).astype(bool)
+            for layer in range(self.n_states):
+                view = targets[layer * n : (layer + 1) * n, :k0]
+                view[walled] = -1
         if self.cut:
             # Leaps replace these plain steps (in every layer).
             for layer in range(self.n_states):

@@ -39,6 +39,7 @@ from engine.grid import Cell, Grid
 from engine.mapmodel import MapModel, Terrain
 from engine.movement import MovementGraph
 from engine.systems.base import RuleSystem, Token
+from engine.walls import anchor_blocks, no_blocks, step_blocks
 
 #: ``settings.tokens_block`` values: who stops a moving token (the first is the default).
 TOKENS_BLOCK: tuple[str, ...] = ("enemies", "all", "none")
@@ -46,6 +47,8 @@ TOKENS_BLOCK: tuple[str, ...] = ("enemies", "all", "none")
 MAP_EDGE = Terrain(name="the map edge", move="blocked")
 #: The terrain record an anchor gets where its footprint meets a blocking token.
 TOKEN_IN_THE_WAY = Terrain(name="a token in the way", move="blocked")
+#: The terrain record an anchor gets where its footprint would straddle a wall.
+ACROSS_A_WALL = Terrain(name="across a wall", move="blocked")
 
 
 def check_size(size: Any, what: str = "--size") -> int:
@@ -99,10 +102,21 @@ def sized_model(
     rank[order] = np.arange(n_t)
     worst = dilate(model.grid, rank[model.terrain_ids], size, off_map=n_t)
     to_terrain = np.array([*order, n_t], dtype=np.int32)  # rank -> terrain id (n_t: edge)
+    ids = to_terrain[worst].astype(np.int32)
+    # Walls: a step of the anchor is blocked where any footprint cell's step is; an anchor
+    # whose footprint straddles a wall is refused (engine.walls.anchor_blocks).
+    bits, straddle = anchor_blocks(model, size)
+    terrains = (*model.terrains, MAP_EDGE)
+    if straddle:
+        cols = np.array([c for c, _ in straddle])
+        rows = np.array([r for _, r in straddle])
+        ids[rows, cols] = len(terrains)
+        terrains = (*terrains, ACROSS_A_WALL)
     return replace(
         model,
-        terrain_ids=to_terrain[worst].astype(np.int32),
-        terrains=(*model.terrains, MAP_EDGE),
+        terrain_ids=ids,
+        terrains=terrains,
+        step_blocks=no_blocks(model.grid) if bits is None else bits,
     )
 
 
@@ -117,7 +131,15 @@ def with_blocked(model: MapModel, cells: Iterable[Cell]) -> MapModel:
     cols = np.array([c for c, _ in inside])
     rows = np.array([r for _, r in inside])
     ids[rows, cols] = len(model.terrains)
-    return replace(model, terrain_ids=ids, terrains=(*model.terrains, TOKEN_IN_THE_WAY))
+    # The walls (and the corners rule) as the map itself has them: a token is not a
+    # blocked cell for `corners = block`.
+    bits = step_blocks(model)
+    return replace(
+        model,
+        terrain_ids=ids,
+        terrains=(*model.terrains, TOKEN_IN_THE_WAY),
+        step_blocks=no_blocks(model.grid) if bits is None else bits,
+    )
 
 
 def token_graph(

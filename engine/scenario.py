@@ -198,7 +198,7 @@ EDITABLE_TOP = ("turns",)
 #: A token's keys a ``TOKEN.KEY`` override may change (``TOKEN.stats.STAT`` for a stat).
 EDITABLE_TOKEN = ("pace", "policy")
 #: The terrain properties a ``terrain.NAME.PROP`` override may change.
-EDITABLE_TERRAIN = ("move", "difficulty", "dn", "cost", "height", "fall")
+EDITABLE_TERRAIN = ("move", "difficulty", "dn", "cost", "cost_add", "height", "fall")
 
 
 def apply_edits(
@@ -211,7 +211,7 @@ def apply_edits(
     key edits the document before it is validated: ``TOKEN.stats.STAT`` (a token's stat),
     ``TOKEN.pace``, ``TOKEN.policy``, ``goals.capture`` and ``scenario.turns`` (the turn
     limit); ``terrain.NAME.PROP`` (PROP a terrain property: move, difficulty, dn, cost,
-    height, fall) changes every cell of that terrain once the map is loaded. The file's own
+    cost_add, height, fall) changes every cell of that terrain once the map is loaded. The file's own
     data is never changed (edits go into a copy).
     """
     settings: dict[str, Any] = {}

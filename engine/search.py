@@ -145,7 +145,10 @@ def dijkstra(
     axis_y = g.stagger_axis == "y"
     square = g.kind == "square"
     jump_out = graph.jump_out
-    cut_from = {a for a, _ in graph.cut}
+    # Cells whose steps are not the plain table's (leaps, walls, additive costs) take the
+    # graph's own edge list.
+    cut_from = {a for a, _ in graph.cut} | set(graph.blocked_slots)
+    generic = graph.has_add
     src = graph.node(start)
     dist: dict[int, float] = {src: 0}
     prev: dict[int, int] = {}
@@ -161,8 +164,8 @@ def dijkstra(
         layer, idx = divmod(node, n)
         if idx == goal_idx:
             break
-        if cut_from and idx in cut_from:
-            # A cell with leaps out of it: the graph's own edge list (plain steps cut).
+        if generic or (cut_from and idx in cut_from):
+            # A cell with leaps out of it or walls round it: the graph's own edge list.
             for nxt, t in graph.neighbours(node):
                 nd = d + t
                 if limit is not None and nd > limit:

@@ -21,6 +21,7 @@ LEGEND: dict[str, dict[str, Any]] = {
     "_": {"terrain": "crawlspace", "move": "crawl"},
     "O": {"terrain": "pit", "move": "gap", "height": 10.0},
     "a": {"terrain": "sky", "move": "air"},
+    "+": {"terrain": "difficult", "move": "walk", "cost_add": 1.0},
 }
 CHARS = list(LEGEND)
 

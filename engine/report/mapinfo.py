@@ -38,6 +38,11 @@ def info_report(path: str) -> dict[str, Any]:
         "terrain": model.terrain_counts(),
         "spawns": [{"id": s.id, "cell": list(s.cell)} for s in model.spawns],
         "exits": [{"name": e.name, "cells": [list(c) for c in e.cells]} for e in model.exits],
+        "corners": model.corners,
+        "walls": [
+            {"id": w.id, "kind": w.kind, "name": w.name, "open": w.open, "points": len(w.points)}
+            for w in model.walls
+        ],
         "layers": [lay.name for lay in model.layers],
         "origin": list(model.origin),
         "notes": list(model.notes),
@@ -82,6 +87,20 @@ def format_info(rep: dict[str, Any]) -> str:
     if rep["exits"]:
         exits = ", ".join(f"{e['name']} ({len(e['cells'])} cells)" for e in rep["exits"])
         lines.append(f"  exits     {exits}")
+    if rep["walls"]:
+        kinds: dict[str, int] = {}
+        for w in rep["walls"]:
+            kinds[w["kind"]] = kinds.get(w["kind"], 0) + 1
+        said = ", ".join(f"{n} {k}{'s' if n > 1 else ''}" for k, n in kinds.items())
+        doors = [w for w in rep["walls"] if w["kind"] == "door"]
+        if doors:
+            states = ", ".join(
+                f"{d['name'] or d['id']} {'open' if d['open'] else 'closed'}" for d in doors
+            )
+            said += f" (doors: {states})"
+        lines.append(f"  walls     {said}")
+    if rep["corners"] != "pass":
+        lines.append(f"  corners   {rep['corners']} (no diagonal round a wall or blocked cell)")
     for note in rep["notes"]:
         lines.append(f"  note: {note}")
     return "\n".join(lines)

@@ -1,6 +1,6 @@
 """Objects: templates (.tx) merged in, shapes told apart (rectangle, ellipse, point,
 polygon, polyline, text, tile), and the objects that mean something to tacgrid applied to
-the model: spawns, exits and terrain regions."""
+the model: spawns, exits, terrain regions, and walls, doors and windows."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 import engine.tiled.source as source
 from engine.errors import MapError
 from engine.grid import Cell, Grid
-from engine.mapmodel import TERRAIN_KEYS, Exit, MapModel, MapObject, Spawn
+from engine.mapmodel import TERRAIN_KEYS, WALL_KINDS, Exit, MapModel, MapObject, Spawn, Wall
 from engine.tiled.common import fail, geometry_attr, int_attr, properties, sanitise_properties
 from engine.tiled.project import resolve_properties
 from engine.tiled.terrain import check_terrain_value
@@ -220,13 +220,67 @@ def _cells_in(grid: Grid, obj: MapObject) -> list[Cell]:
     return out
 
 
+def _outline(obj: MapObject) -> list[tuple[float, float]]:
+    """A wall object's line in object space, rotation applied: a polyline's points, a
+    polygon's or a rectangle's outline closed, an ellipse as a closed 32-sided outline."""
+    if obj.shape == "polyline":
+        rel = list(obj.points)
+    elif obj.shape == "polygon":
+        rel = [*obj.points, obj.points[0]] if obj.points else []
+    elif obj.shape == "rectangle":
+        w, h = obj.width, obj.height
+        rel = [(0.0, 0.0), (w, 0.0), (w, h), (0.0, h), (0.0, 0.0)]
+    elif obj.shape == "ellipse":
+        rx, ry = obj.width / 2, obj.height / 2
+        rel = [
+            (rx + rx * math.cos(2 * math.pi * k / 32), ry + ry * math.sin(2 * math.pi * k / 32))
+            for k in range(33)
+        ]
+    else:
+        return []
+    if obj.rotation:
+        a = math.radians(obj.rotation)
+        ca, sa = math.cos(a), math.sin(a)
+        rel = [(x * ca - y * sa, x * sa + y * ca) for x, y in rel]
+    return [(obj.x + x, obj.y + y) for x, y in rel]
+
+
+def _to_screen(grid: Grid, x: float, y: float) -> tuple[float, float]:
+    """Object space to map pixels (isometric objects are stored unprojected)."""
+    if grid.orientation != "isometric":
+        return (x, y)
+    th, tw = grid.tile_height, grid.tile_width
+    tx, ty = x / th, y / th
+    origin = grid.height * tw // 2  # Tiled's originX, in whole pixels
+    return ((tx - ty) * tw / 2 + origin, (tx + ty) * th / 2)
+
+
+def _wall(path: str, grid: Grid, obj: MapObject, kind: str) -> Wall:
+    points = [_to_screen(grid, x, y) for x, y in _outline(obj)]
+    if len(points) < 2 or len(set(points)) < 2:
+        raise fail(
+            path,
+            f"{kind} object {obj.id} '{obj.name}' is a {obj.shape} with no length",
+            "draw it with the polyline tool (L) along the cell edges it stands on",
+        )
+    is_open = obj.properties.get("open", False)
+    if kind == "door" and not isinstance(is_open, bool):
+        raise fail(
+            path,
+            f"door object {obj.id} '{obj.name}' has open='{is_open}'",
+            "make 'open' a bool property (ticked = open)",
+        )
+    return Wall(obj.id, kind, tuple(points), bool(is_open) and kind == "door", obj.name)
+
+
 def apply_objects(
     path: str, model: MapModel, objects: list[MapObject], origin: Cell
-) -> tuple[tuple[Spawn, ...], tuple[Exit, ...]]:
+) -> tuple[tuple[Spawn, ...], tuple[Exit, ...], tuple[Wall, ...]]:
     grid = model.grid
     ox, oy = origin
     spawns: list[Spawn] = []
     exits: list[Exit] = []
+    walls: list[Wall] = []
     for obj in objects:
         if origin != (0, 0):
             # Objects of infinite maps are in Tiled's coordinates; shift to ours.
@@ -263,6 +317,8 @@ def apply_objects(
                     "make it larger or move it onto the map",
                 )
             exits.append(Exit(obj.name or f"exit{obj.id}", tuple(cells)))
+        elif cls in WALL_KINDS:
+            walls.append(_wall(path, grid, obj, cls))
         else:
             override = {
                 k: check_terrain_value(path, label, k, v)
@@ -273,7 +329,7 @@ def apply_objects(
                 if "terrain" in override:
                     override["name"] = override.pop("terrain")
                 model.with_terrain(_cells_in(grid, obj), override)
-    return tuple(spawns), tuple(exits)
+    return tuple(spawns), tuple(exits), tuple(walls)
 
 
 def origin_pixels(grid: Grid, ox: int, oy: int) -> tuple[float, float]:

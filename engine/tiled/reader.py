@@ -20,7 +20,7 @@ import engine.tiled.source as source
 import engine.tiled.uvtt as uvtt
 from engine.errors import MapError
 from engine.grid import DIAGONAL_RULES, Cell, Grid
-from engine.mapmodel import UNITS, MapModel, MapObject, Terrain, TileLayer
+from engine.mapmodel import CORNER_RULES, UNITS, MapModel, MapObject, Terrain, TileLayer
 from engine.sources import clip
 from engine.tiled.common import (
     MAX_CELLS,
@@ -39,6 +39,7 @@ from engine.tiled.pytmx_bridge import parse_with_pytmx
 from engine.tiled.terrain import cell_terrain
 from engine.tiled.tilesets import inline_tilesets, tile_properties, tileset_ranges
 from engine.tiled.world import map_path
+from engine.walls import check_walls
 
 
 @dataclass
@@ -115,6 +116,7 @@ def read_tiled(
     cell_size, cell_unit = _cell_measure(path, mprops)
     layers, terrain_ids, terrains = _read_terrain(path, root, raw_layers, (height, width))
     system = mprops.get("system")
+    corners = _corners(path, mprops)
     model = MapModel(
         grid=grid,
         terrain_ids=terrain_ids,
@@ -127,6 +129,7 @@ def read_tiled(
         objects=tuple(objects),
         layers=layers,
         origin=origin,
+        corners=corners,
     )
     _place_objects(path, model, objects, origin)
     model.notes = tuple(notes)
@@ -233,6 +236,18 @@ def _cell_measure(path: str, mprops: dict[str, Any]) -> tuple[float | None, str 
     return cell_size, cell_unit
 
 
+def _corners(path: str, mprops: dict[str, Any]) -> str:
+    """The map property ``corners``: ``pass`` (the default) or ``block``."""
+    value = mprops.get("corners", "pass")
+    if value not in CORNER_RULES:
+        raise fail(
+            path,
+            f"map property corners='{clip(str(value))}'",
+            f"use {' | '.join(CORNER_RULES)}",
+        )
+    return str(value)
+
+
 def _read_terrain(
     path: str, root: ET.Element, raw_layers: list[RawLayer], shape: tuple[int, int]
 ) -> tuple[tuple[TileLayer, ...], np.ndarray, tuple[Terrain, ...]]:
@@ -246,9 +261,11 @@ def _read_terrain(
 
 def _place_objects(path: str, model: MapModel, objects: list[MapObject], origin: Cell) -> None:
     """Spawns, exits and terrain regions from the objects, onto the model."""
-    spawns, exits = apply_objects(path, model, objects, origin)
+    spawns, exits, walls = apply_objects(path, model, objects, origin)
+    check_walls(path, model.grid, walls)
     model.spawns = spawns
     model.exits = exits
+    model.walls = walls
 
 
 def _keep_tmx(model: MapModel, tmx: Any) -> None:

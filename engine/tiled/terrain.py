@@ -94,6 +94,14 @@ def cell_terrain(
     return stack_to_terrain[inverse].astype(np.int32), tuple(table)
 
 
+#: The number-valued terrain properties: (least value, what to write instead).
+_NUMBERS: dict[str, tuple[float, str]] = {
+    "cost": (1, "a number >= 1, such as 2"),
+    "cost_add": (0, "a number >= 0 (extra cells to enter), such as 1"),
+    "height": (0, "a number >= 0 in the map's cell_unit"),
+}
+
+
 def check_terrain_value(path: str, where: str, key: str, value: Any) -> Any:
     """Validate one terrain property and return it in the model's type."""
 
@@ -122,21 +130,14 @@ def check_terrain_value(path: str, where: str, key: str, value: Any) -> Any:
         if not f.is_integer() or f < 0:
             raise bad("a whole number such as 13")
         return int(f)
-    if key == "cost":
+    if key in _NUMBERS:
+        least, hint = _NUMBERS[key]
         try:
             f = float(value)
         except (TypeError, ValueError):
-            raise bad("a number >= 1, such as 2") from None
-        if not math.isfinite(f) or f < 1:
-            raise bad("a number >= 1, such as 2")
-        return f
-    if key == "height":
-        try:
-            f = float(value)
-        except (TypeError, ValueError):
-            raise bad("a number >= 0 in the map's cell_unit") from None
-        if not math.isfinite(f) or f < 0:
-            raise bad("a number >= 0 in the map's cell_unit")
+            raise bad(hint) from None
+        if not math.isfinite(f) or f < least:
+            raise bad(hint)
         return f
     return value
 

@@ -51,6 +51,7 @@ from engine.tiled.common import (
     MAX_TILE_PIXELS,
     fail,
 )
+from engine.walls import check_walls
 
 #: What a Universal VTT file is called.
 UVTT_SUFFIXES = (".dd2vtt", ".uvtt")
@@ -108,6 +109,7 @@ def read_uvtt(path: str, missing_images: str = "error") -> MapModel:
         if (ox, oy) != (0, 0):
             notes.append(f"map_origin {ox:g},{oy:g} (where the export sat in its editor) ignored")
     walls = reader.walls(doc, ppg)
+    check_walls(path, grid, walls)
     images = _image(path, doc, grid, missing_images, notes)
     notes.append(reader.summary(walls, doc))
     return MapModel(
