@@ -502,12 +502,14 @@ def cmd_render(args: argparse.Namespace) -> int:
     if str(args.source).lower().endswith((".yaml", ".yml")):
         from engine.viewer.app import render_scenario
 
-        w, h = render_scenario(args.source, args.out, system=args.system, scale=args.scale)
+        w, h = render_scenario(
+            args.source, args.out, system=args.system, scale=args.scale, walls=args.walls
+        )
     else:
         # A bare map needs only the renderer, not the window's imports (sim, search, flight).
         from engine.viewer.render import render_to_file
 
-        w, h = render_to_file(args.source, args.out, scale=args.scale)
+        w, h = render_to_file(args.source, args.out, scale=args.scale, walls=args.walls)
     if args.json:
         _print_json({"out": args.out, "width": w, "height": h})
     else:
@@ -683,6 +685,12 @@ def build_parser() -> _Parser:
     s.add_argument("--out", required=True, help="the PNG to write")
     s.add_argument("--system", default=None, help="rule system for a bare map")
     s.add_argument("--scale", type=float, default=1.0, help="scale factor (default 1)")
+    s.add_argument(
+        "--no-walls",
+        dest="walls",
+        action="store_false",
+        help="leave a Universal VTT file's walls and doors out (its picture as exported)",
+    )
     s.add_argument("--json", action="store_true", help="print one JSON document")
     s.set_defaults(func=cmd_render)
 

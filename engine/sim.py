@@ -36,10 +36,12 @@ from engine.errors import TacgridError
 from engine.flight.model import state_from_dict
 from engine.footprint import covering, fits
 from engine.grid import Cell
+from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
 from engine.occupancy import Occupancy, Other, gap_steps, occupancy, token_graph, with_blocked
 from engine.scenario import Scenario, TokenSpec
 from engine.systems.base import CellCheck, Token, TokenState, exact, jsonable
+from engine.walls import doors_of, with_doors
 
 INF = float("inf")
 #: No token in the way.
@@ -190,12 +192,26 @@ class FieldCache:
         self._blocked: dict[tuple[Any, ...], Profile] = {}
         #: Fliers' flight rules by stats (engine.sim_flight), shared like the fields.
         self.flight: dict[Any, Any] = {}
+        #: The map with doors opened or closed in play, by door state (``Simulation.doors``).
+        self._models: dict[tuple[tuple[int, bool], ...], MapModel] = {}
+
+    def model_for(self, doors: tuple[tuple[int, bool], ...] = ()) -> MapModel:
+        """The scenario's map with ``doors`` ((door id, open) pairs) set; () = as drawn."""
+        if not doors:
+            return self.scenario.model
+        got = self._models.get(doors)
+        if got is None:
+            got = self._models[doors] = with_doors(self.scenario.model, dict(doors))
+        return got
 
     #: How many profiles with tokens in the way are kept.
     BLOCKED_KEPT = 64
 
-    def profile(self, token: Token, pace: str, size: int = 1) -> Profile:
-        """The graph and fields of a size-``size`` token (engine.occupancy: its anchors)."""
+    def profile(
+        self, token: Token, pace: str, size: int = 1, doors: tuple[tuple[int, bool], ...] = ()
+    ) -> Profile:
+        """The graph and fields of a size-``size`` token (engine.occupancy: its anchors), on
+        the map with ``doors`` set (:meth:`model_for`)."""
         # Everything a rule hook may read, except where the token stands: rates and
         # checks can depend on conditions, encumbrance and counters (last round's speed).
         st = token.state
@@ -207,10 +223,12 @@ class FieldCache:
             st.encumbrance,
             st.counters,
             size,
+            doors,
         )
         prof = self._profiles.get(key)
         if prof is None:
-            graph = token_graph(self.scenario.model, self.scenario.system, token, pace, size=size)
+            model = self.model_for(doors)
+            graph = token_graph(model, self.scenario.system, token, pace, size=size)
             # Tokens whose states differ but whose terrain costs and checks come out the
             # same share one graph and its fields (the costly part is the fields).
             signature = (
@@ -272,6 +290,8 @@ class Snapshot:
     #: The tokens' specs and the turn order (the GM adds, removes and reorders tokens).
     specs: dict[str, TokenSpec] | None = None
     order: list[str] | None = None
+    #: Doors opened or closed in play (door id -> open), beside the map as drawn.
+    doors: dict[int, bool] | None = None
 
 
 class Simulation:
@@ -313,6 +333,8 @@ class Simulation:
         self.order = [t.id for t in scenario.tokens]
         self.tokens: dict[str, Token] = {}
         self.waypoint: dict[str, int] = {}
+        #: Doors opened or closed in play (door id -> open); the map as drawn elsewhere.
+        self.doors: dict[int, bool] = {}
         self._time_cache: dict[tuple[Any, ...], np.ndarray] = {}
         for spec in scenario.tokens:
             tok = self.system.token(spec.stats, token_id=spec.id)
@@ -358,6 +380,7 @@ class Simulation:
             dict(self.waypoint),
             dict(self.specs),
             list(self.order),
+            dict(self.doors),
         )
 
     def restore(self, snap: Snapshot) -> None:
@@ -367,6 +390,7 @@ class Simulation:
         del self.events[snap.n_events :]
         self.dice.setstate(snap.dice_state)
         self.waypoint = dict(snap.waypoint)
+        self.doors = dict(snap.doors or {})
         if snap.specs is not None and snap.order is not None:
             self.specs = dict(snap.specs)
             self.order = list(snap.order)
@@ -462,6 +486,37 @@ class Simulation:
         self._emit({"type": "place", "token": tid, "cell": list(cell)})
         self._check_goals(tid)
 
+    def door_key(self) -> tuple[tuple[int, bool], ...]:
+        """The doors set in play that differ from the map as drawn, sorted (a cache key)."""
+        if not self.doors:
+            return ()
+        drawn = {w.id: w.open for w in doors_of(self.scenario.model)}
+        return tuple(sorted((d, o) for d, o in self.doors.items() if drawn.get(d) != o))
+
+    @property
+    def model(self) -> MapModel:
+        """The map as it stands now: the scenario's, with the doors set in play."""
+        return self.fields.model_for(self.door_key())
+
+    def set_door(self, door: int, is_open: bool) -> None:
+        """Open or close a door of the map (MAP-FORMAT.md objects); event ``door``.
+
+        Paths, reach and policies see the door from then on; undo restores it."""
+        found = next((w for w in doors_of(self.scenario.model) if w.id == door), None)
+        if found is None:
+            known = ", ".join(str(w.id) for w in doors_of(self.scenario.model)) or "none"
+            raise ValueError(f"door {door}: no such door on this map (its doors: {known})")
+        self.doors[door] = bool(is_open)
+        self._time_cache.clear()
+        self._emit({"type": "door", "door": door, "name": found.name, "open": bool(is_open)})
+
+    def door_open(self, door: int) -> bool:
+        """Whether door ``door`` stands open now."""
+        for w in self.model.walls:
+            if w.id == door:
+                return w.open
+        raise ValueError(f"door {door}: no such door on this map")
+
     def set_order(self, order: list[str], why: str = "reorder") -> None:
         """A new turn order (the same tokens); event ``order``."""
         if sorted(order) != sorted(self.order):
@@ -516,16 +571,16 @@ class Simulation:
         # The pace this turn may use on the way to the chosen one (D6: two speed levels a
         # round); the token remembers it (its state, logged below).
         pace = self.system.turn_pace(token, spec.pace or self.system.default_pace)
-        prof = self.fields.profile(token, pace, spec.size)
+        prof = self.fields.profile(token, pace, spec.size, self.door_key())
         self._defer = [] if self.system.turn_checks(token, [], pace) is not None else None
         before = token.state.cell
         flight = sim_flight.rules_for(self, token) if token.state.flight is not None else None
         if path is not None:
-            token = self._walk_path(tid, token, prof, path, self._occupancy(tid))
+            token = self._walk_path(tid, token, prof, path, self.occupancy_of(tid))
         elif flight is not None:
             token = sim_flight.fly_turn(self, tid, token, flight)
         else:
-            occ = self._occupancy(tid)
+            occ = self.occupancy_of(tid)
             goal = self._policy_goal(spec, token, prof, occ)
             if goal is not None:
                 token = self._descend(tid, token, prof, goal, occ)
@@ -539,7 +594,7 @@ class Simulation:
 
     # ----------------------------------------------------------------- tokens in the way
 
-    def _occupancy(self, tid: str) -> Occupancy:
+    def occupancy_of(self, tid: str) -> Occupancy:
         """What the other tokens take away from ``tid`` this turn (engine.occupancy): under
         the scenario's ``tokens_block``, enemies' footprints block and allies' may be
         passed but not stopped on; a pursuer's quarries never block it (that is the catch);
@@ -614,7 +669,9 @@ class Simulation:
         qcell = qtok.state.cell
         assert qcell is not None and token.state.cell is not None
         qspec = self.specs[quarry]
-        qprof = self.fields.profile(qtok, qspec.pace or self.system.default_pace, qspec.size)
+        qprof = self.fields.profile(
+            qtok, qspec.pace or self.system.default_pace, qspec.size, self.door_key()
+        )
         if not self.scenario.exit_cells:
             return qcell
         goal = self._quarry_goal(quarry)
@@ -634,12 +691,14 @@ class Simulation:
 
     def _times_from(self, tid: str) -> np.ndarray:
         """Turns from a token's cell to every cell (best parity), cached per turn."""
-        key = (tid, self.turn, self.tokens[tid].state.cell)
+        key = (tid, self.turn, self.tokens[tid].state.cell, self.door_key())
         got = self._time_cache.get(key)
         if got is None:
             tok = self.tokens[tid]
             spec = self.specs[tid]
-            prof = self.fields.profile(tok, spec.pace or self.system.default_pace, spec.size)
+            prof = self.fields.profile(
+                tok, spec.pace or self.system.default_pace, spec.size, self.door_key()
+            )
             got = prof.field_from(tok.state.cell) / prof.graph.denominator  # type: ignore[arg-type]
             if len(self._time_cache) > 64:
                 self._time_cache.clear()
@@ -1158,6 +1217,15 @@ def replay_states(events: list[dict[str, Any]]) -> tuple[dict[str, TokenState], 
         elif kind == "end":
             outcome = ev["outcome"]
     return states, outcome
+
+
+def replay_doors(events: list[dict[str, Any]]) -> dict[int, bool]:
+    """The doors opened or closed in play by the end of an event log (door id -> open)."""
+    doors: dict[int, bool] = {}
+    for ev in events:
+        if ev.get("type") == "door":
+            doors[int(ev["door"])] = bool(ev["open"])
+    return doors
 
 
 def read_log(path: str) -> list[dict[str, Any]]:

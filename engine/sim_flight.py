@@ -212,7 +212,9 @@ def _predict(sim: Simulation, quarry: str) -> Cell:
         goal = sim._quarry_goal(quarry)
         if goal is not None:
             qspec = sim.specs[quarry]
-            prof = sim.fields.profile(qtok, qspec.pace or sim.system.default_pace)
+            prof = sim.fields.profile(
+                qtok, qspec.pace or sim.system.default_pace, qspec.size, sim.door_key()
+            )
             route = sim._route(prof, qcell, prof.field_to((goal,), risk=True), limit_turns=1)
             if route:
                 return route[-1][0]

@@ -23,6 +23,7 @@ from engine.cli import main
 from engine.errors import MapError
 from engine.tiled import is_map_source, load_map, read_tiled
 from engine.tiled.uvtt import MAX_IMAGE_BYTES, image_header
+from engine.viewer.draw import DOOR, DOOR_SEAM, WALL
 
 RED, BLUE = (200, 50, 50), (50, 50, 200)
 
@@ -174,17 +175,23 @@ def _pixels(path: str) -> pygame.Surface:
 def test_render_draws_the_picture(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, uvtt())
     out = str(tmp_path / "room.png")
-    assert main(["render", path, "--out", out]) == 0
+    # The picture as exported (--no-walls): its pixels exactly.
+    assert main(["render", path, "--out", out, "--no-walls"]) == 0
     surf = _pixels(out)
     assert surf.get_size() == (40, 30)
     assert tuple(surf.get_at((5, 5)))[:3] == RED and tuple(surf.get_at((35, 25)))[:3] == BLUE
     assert tuple(surf.get_at((19, 15)))[:3] == RED and tuple(surf.get_at((20, 15)))[:3] == BLUE
+    # By default its walls and doors are drawn over it: the shut door down x = 20 px.
+    assert main(["render", path, "--out", out]) == 0
+    surf = _pixels(out)
+    assert tuple(surf.get_at((20, 15)))[:3] in (DOOR, DOOR_SEAM)
+    assert tuple(surf.get_at((20, 5)))[:3] == WALL and tuple(surf.get_at((5, 5)))[:3] == RED
     # scaled: whole numbers repeat pixels, others blend across the seam
-    assert main(["render", path, "--out", out, "--scale", "2"]) == 0
+    assert main(["render", path, "--out", out, "--scale", "2", "--no-walls"]) == 0
     surf = _pixels(out)
     assert surf.get_size() == (80, 60)
     assert tuple(surf.get_at((39, 1)))[:3] == RED and tuple(surf.get_at((40, 1)))[:3] == BLUE
-    assert main(["render", path, "--out", out, "--scale", "2.5"]) == 0
+    assert main(["render", path, "--out", out, "--scale", "2.5", "--no-walls"]) == 0
     surf = _pixels(out)
     assert surf.get_size() == (100, 75)
     seam = [tuple(surf.get_at((x, 3)))[:3] for x in range(46, 54)]

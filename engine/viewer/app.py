@@ -26,9 +26,10 @@ from engine.flight import FlightChoice
 from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
+from engine.occupancy import sized_model, with_blocked
 from engine.scenario import Scenario, TokenSpec
 from engine.search import SearchTree, evaluate_path, reach
-from engine.sim import Simulation, read_log, replay_states
+from engine.sim import Simulation, read_log, replay_doors, replay_states
 from engine.systems.base import TokenState
 from engine.tiled import is_map_source
 from engine.viewer import draw
@@ -293,12 +294,18 @@ class Viewer:
         """Reach of a token in bands (1 turn) and 2-/3-turn contours, cached per state."""
         tok = self.sim.tokens[tid]
         spec = self.sim.specs[tid]
-        key = (tid, tok.state, id(self.model))
+        model = self.sim.model  # the map with the doors as they stand
+        occ = self.sim.occupancy_of(tid)  # other tokens in the way
+        key = (tid, tok.state, id(model), spec.size, occ)
         if key != self._reach_key or self._reach is None:
             system = self.sim.system
-            graphs = {p: MovementGraph(self.model, system, tok, p) for p in system.paces}
             pace = spec.pace or system.fastest_pace
             assert tok.state.cell is not None
+            # As the turn loop sees it: the token's anchors (its size), blocking tokens.
+            seen = with_blocked(
+                sized_model(model, system, tok, pace, spec.size), occ.blocked - {tok.state.cell}
+            )
+            graphs = {p: MovementGraph(seen, system, tok, p) for p in system.paces}
             rep = reach(graphs, pace, tok.state.cell, 3)
             rep["graph"] = graphs[pace]
             self._reach, self._reach_key = rep, key
@@ -755,6 +762,7 @@ class Viewer:
             for i, j in chunks:
                 if overlay.touches(z, i, j, c):
                     view.blit(self._overlay_chunk(overlay, z, i, j), (i * c - ox, j * c - oy))
+        self.table.draw_walls(view)
         if self.selected in self.flying:
             self._draw_flight(view)
         else:
@@ -1132,6 +1140,7 @@ class ReplayViewer(Viewer):
         for tid, st in states.items():
             if tid in self.sim.tokens:
                 self.sim.tokens[tid] = self.sim.tokens[tid].moved(**_state_fields(st))
+        self.sim.doors = replay_doors(self.events[:upto])
         self.sim.turn = self.position
         self.sim.outcome = outcome
         self.message = f"replay: round {self.position} of {len(self.turn_starts)}"
@@ -1347,7 +1356,12 @@ def replay(
 
 
 def render_scenario(
-    source: str, out: str, *, system: str | None = None, scale: float = 1.0
+    source: str,
+    out: str,
+    *,
+    system: str | None = None,
+    scale: float = 1.0,
+    walls: bool = True,
 ) -> tuple[int, int]:
     """`tacgrid render`: the map (and a scenario's tokens) to a PNG, no window.
 
@@ -1357,14 +1371,14 @@ def render_scenario(
     if is_map_source(source):  # .tmx, .tmj/.json, WORLD.world#NAME
         from engine.viewer.render import render_to_file
 
-        return render_to_file(source, out, scale=scale)
+        return render_to_file(source, out, scale=scale, walls=walls)
     scale = check_scale(scale, "--scale")
     scenario = open_source(source, system)
     pygame.font.init()
     model = scenario.model
     g = model.grid
     check_output(g, scale)
-    surf = render_banded(model, render_source(model), scale=scale)
+    surf = render_banded(model, render_source(model), scale=scale, walls=walls)
     radius = max(4, int(min(g.tile_width, g.tile_height) * 0.36))
     if scale != 1.0:
         radius = max(2, round(radius * scale))

@@ -1,5 +1,5 @@
 """What the viewer draws over the map and in its panel: token labels and stacks, tokens,
-the overlay legend, wrapped panel text.
+walls and doors, the overlay legend, wrapped panel text.
 
 Kept apart from :mod:`engine.viewer.app` (events, state) so that drawing can be tested and
 changed on its own.
@@ -20,8 +20,18 @@ from typing import Any
 import pygame
 
 from engine.grid import Cell
+from engine.mapmodel import Wall
+from engine.walls import wall_segments
 
 Colour = tuple[int, int, int]
+
+#: Walls, windows and doors as the viewer and ``render`` draw them (a shut door has a dark
+#: seam down its middle; an open one is dashed).
+WALL = (24, 24, 28)
+WINDOW = (90, 160, 235)
+DOOR = (150, 92, 40)
+DOOR_SEAM = (70, 40, 16)
+DOOR_OPEN = (235, 200, 140)
 
 #: Reach band colours (fastest pace last), 2-/3-turn contour colours, overlay alphas.
 BAND_COLOURS: list[Colour] = [(70, 200, 110), (240, 210, 70), (245, 140, 50), (220, 70, 70)]
@@ -30,6 +40,53 @@ CONTOUR_COLOURS: dict[int, Colour] = {2: (120, 190, 255), 3: (190, 140, 255)}
 BAND_FILL_ALPHA = 34
 BAND_EDGE_ALPHA = 255
 LABEL_MAX = 4
+
+
+# --------------------------------------------------------------------------- walls
+
+
+def draw_walls(
+    surface: pygame.Surface,
+    walls: Iterable[Wall],
+    to_surface: Any,
+    width: int,
+    bounds: tuple[float, float, float, float] | None = None,
+) -> None:
+    """Draw ``walls`` on ``surface``; ``to_surface(x, y)`` maps map pixels to the surface's,
+    ``bounds`` (x0, y0, x1, y1 in map pixels) skips pieces wholly outside it."""
+    for wall in walls:
+        if wall.kind == "door":
+            colour = DOOR_OPEN if wall.open else DOOR
+        else:
+            colour = WINDOW if wall.kind == "window" else WALL
+        for ax, ay, bx, by in wall_segments(wall):
+            if bounds is not None:
+                x0, y0, x1, y1 = bounds
+                if max(ax, bx) < x0 or min(ax, bx) > x1 or max(ay, by) < y0 or min(ay, by) > y1:
+                    continue
+            pts = [to_surface(ax, ay), to_surface(bx, by)]
+            if wall.kind == "door" and wall.open:
+                dashed(surface, colour, pts, max(2, width - 1))
+            else:
+                pygame.draw.line(surface, colour, pts[0], pts[1], width)
+                if wall.kind == "door":
+                    pygame.draw.line(surface, DOOR_SEAM, pts[0], pts[1], max(1, width // 3))
+
+
+def dashed(
+    surf: pygame.Surface, colour: tuple[int, int, int], pts: list[tuple[float, float]], width: int
+) -> None:
+    """A polyline drawn in dashes (8 px on, 6 px off)."""
+    on, off = 8.0, 6.0
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
+        length = math.hypot(x1 - x0, y1 - y0)
+        t = 0.0
+        while t < length:
+            t1 = min(length, t + on)
+            a = (x0 + (x1 - x0) * t / length, y0 + (y1 - y0) * t / length)
+            b = (x0 + (x1 - x0) * t1 / length, y0 + (y1 - y0) * t1 / length)
+            pygame.draw.line(surf, colour, a, b, width)
+            t = t1 + off
 
 
 # --------------------------------------------------------------------------- tokens

@@ -78,10 +78,11 @@ import pygame
 
 from engine.errors import ArgumentError
 from engine.grid import Grid
-from engine.mapmodel import MODES, MapModel
+from engine.mapmodel import MODES, WALL_KINDS, MapModel
 from engine.tiled import read_tiled, tmx_of
 from engine.tiled.uvtt import is_uvtt
 from engine.viewer import images
+from engine.viewer.draw import draw_walls
 from engine.viewer.mapobjects import draw_object_layer, object_layers, parse_colour
 
 #: Tiled's flag bits as the model keeps them (``TileLayer.flags``: the gid's top bits >> 28).
@@ -795,6 +796,7 @@ def render_map(
     area: pygame.Rect | tuple[int, int, int, int] | None = None,
     phases: int = PHASES,
     objects: bool = True,
+    walls: bool = True,
 ) -> pygame.Surface:
     """Draw every visible tile layer of the map onto a new surface.
 
@@ -812,6 +814,8 @@ def render_map(
     position is kept to 1/phases of a pixel (fewer phases, fewer scaled copies to make: the
     viewer uses 4). ``objects`` draws the visible object layers in their place among the
     tile layers, as Tiled does (:mod:`engine.viewer.mapobjects`); ``False`` leaves them out.
+    ``walls`` draws the walls and doors that are no Tiled object (a UVTT file's) on top, as
+    the viewer does (a Tiled map's wall objects are drawn with the objects, as in Tiled).
 
     The result has straight (not premultiplied) alpha; tile images and their transformed,
     premultiplied (and scaled) copies are cached per pytmx map, so drawing the same map
@@ -859,7 +863,21 @@ def render_map(
             partial |= draw_object_layer(out, grid, group, float(scale), rect)
     if partial:
         _unpremultiply(out)
+    if walls:
+        _draw_file_walls(out, model, float(scale), rect)
     return out
+
+
+def _draw_file_walls(out: pygame.Surface, model: MapModel, scale: float, rect: pygame.Rect) -> None:
+    """Walls that are not Tiled objects (a Universal VTT file's), over the map."""
+    drawn = {o.id for o in model.objects if o.cls.lower() in WALL_KINDS}
+    walls = [w for w in model.walls if w.id not in drawn]
+    if not walls:
+        return
+    ox, oy = rect.left / scale, rect.top / scale
+    bounds = (ox, oy, ox + rect.width / scale, oy + rect.height / scale)
+    width = max(1, round(4 * scale))
+    draw_walls(out, walls, lambda x, y: ((x - ox) * scale, (y - oy) * scale), width, bounds)
 
 
 def _phases_for(scale: float, phases: int) -> int:
@@ -1110,7 +1128,11 @@ class _AllCells:
 
 
 def render_to_file(
-    path_in: str | os.PathLike[str], path_out: str | os.PathLike[str], *, scale: float = 1.0
+    path_in: str | os.PathLike[str],
+    path_out: str | os.PathLike[str],
+    *,
+    scale: float = 1.0,
+    walls: bool = True,
 ) -> tuple[int, int]:
     """Load a map, draw it and save it as a PNG (whatever the name's ending); returns the
     image size in pixels.
@@ -1118,26 +1140,30 @@ def render_to_file(
     ``scale`` draws at that size directly (see :func:`render_map`): whole numbers >= 2 with
     crisp repeated pixels, anything else bilinearly as Tiled does. An image over the budget
     (:data:`MAX_SIDE`, :data:`MAX_PIXELS`) is refused before anything is drawn. The map is
-    drawn in horizontal bands, so no more than the output and a band is held.
+    drawn in horizontal bands, so no more than the output and a band is held. ``walls``:
+    draw a Universal VTT file's walls and doors over its picture (:func:`render_map`).
     """
     scale = check_scale(scale)
     model, tmx = load_for_render(path_in)
     size = check_output(model.grid, scale)
-    surface = render_banded(model, tmx, scale=scale)
+    surface = render_banded(model, tmx, scale=scale, walls=walls)
     save_png(surface, path_out)
     return size
 
 
-def render_banded(model: MapModel, tmx: Any, *, scale: float = 1.0) -> pygame.Surface:
+def render_banded(
+    model: MapModel, tmx: Any, *, scale: float = 1.0, walls: bool = True
+) -> pygame.Surface:
     """:func:`render_map` of the whole map, drawn in bands of output rows (same pixels)."""
     w, h = output_size(model.grid, scale)
     cells = max(1, model.grid.width * model.grid.height)
     band = max(1, min(h, (1 << 22) // w, (1 << 18) * h // cells))
     if band >= h:
-        return render_map(model, tmx, scale=scale)
+        return render_map(model, tmx, scale=scale, walls=walls)
     out = pygame.Surface((w, h), pygame.SRCALPHA, 32)
     for y in range(0, h, band):
-        part = render_map(model, tmx, scale=scale, area=(0, y, w, min(band, h - y)))
+        area = (0, y, w, min(band, h - y))
+        part = render_map(model, tmx, scale=scale, area=area, walls=walls)
         out.blit(part, (0, y), special_flags=pygame.BLEND_RGBA_ADD)  # onto zeroed pixels
     return out
 
@@ -1239,7 +1265,13 @@ class MapChunks:
         x, y = i * c, j * c
         area = (x, y, max(1, min(c, w - x)), max(1, min(c, h - y)))
         surface = render_map(
-            self.model, self.tmx, scale=zoom, area=area, phases=4, objects=self.objects
+            self.model,
+            self.tmx,
+            scale=zoom,
+            area=area,
+            phases=4,
+            objects=self.objects,
+            walls=False,  # the viewer draws walls and doors over the map, as they stand
         )
         if pygame.display.get_init() and pygame.display.get_surface() is not None:
             alpha = pygame.surfarray.pixels_alpha(surface)  # a view: no copy

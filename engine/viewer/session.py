@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from engine.errors import ArgumentError
+from engine.errors import ArgumentError, TacgridError
 from engine.exact import jsonable
 from engine.grid import Cell
 from engine.scenario import Scenario, TokenSpec
@@ -184,6 +184,7 @@ def _checkpoint_dict(cp: Checkpoint, dice: _DiceTable) -> dict[str, Any]:
         "waypoint": dict(s.waypoint),
         "specs": [_spec_dict(sp) for sp in (s.specs or {}).values()],
         "order": list(s.order or []),
+        "doors": {str(k): bool(v) for k, v in sorted((s.doors or {}).items())},
         "flying": {tid: f.to_dict() for tid, f in cp.flying.items()},
         "moved": sorted(cp.moved),
     }
@@ -222,6 +223,7 @@ def _checkpoint(d: dict[str, Any], system: Any, dice: list[Any]) -> Checkpoint:
         waypoint={str(k): int(v) for k, v in d["waypoint"].items()},
         specs=specs,
         order=order,
+        doors={int(k): bool(v) for k, v in (d.get("doors") or {}).items()},
     )
     return Checkpoint(
         snap,
@@ -364,6 +366,10 @@ def apply_session(viewer: Any, data: dict[str, Any], scenario: Scenario) -> None
     sim = Simulation(scenario, int(data["seed"]))
     sim.events = list(events)
     sim.restore(present.snap)
+    try:
+        sim.model  # noqa: B018 - a door the map no longer has fails here
+    except TacgridError as exc:
+        raise ValueError(f"its doors do not match the map ({exc})") from None
     result = data["present"].get("result") or {}
     sim.result_cell = _cell(result["cell"]) if result.get("cell") else None
     sim.result_by = result.get("by")
@@ -398,8 +404,6 @@ def load_session(path: str) -> tuple[dict[str, Any], Scenario]:
 
 def checked_apply(viewer: Any, data: dict[str, Any], scenario: Scenario, path: str) -> None:
     """:func:`apply_session`, a damaged file being one line naming it."""
-    from engine.errors import TacgridError
-
     try:
         apply_session(viewer, data, scenario)
     except TacgridError:

@@ -10,12 +10,14 @@
 * risk: where the quickest and the safest path differ, hover draws both (the safest
   dashed) and the panel gives both; ``,`` and ``.`` set "prefer safe below p = X", and a
   click follows the chosen one;
+* doors: a click on a door (its line, away from a token) opens or closes it; walls, windows
+  and doors are drawn over the map (doors brown when shut, dashed when open);
 * sessions: Ctrl+S saves the table (:mod:`engine.viewer.session`), Ctrl+O reopens the saved
   file, a session file dropped on the window opens; after each event the table is
   autosaved to a sibling file, offered (R recovers, X discards) on the next open.
 
 Every edit is an event of the simulation's log (``token_add``, ``token_edit``,
-``token_remove``, ``place``, ``order``), undone by Ctrl+Z like a move.
+``token_remove``, ``place``, ``order``, ``door``), undone by Ctrl+Z like a move.
 """
 
 from __future__ import annotations
@@ -27,14 +29,19 @@ from typing import Any
 import pygame
 
 from engine.grid import Cell
+from engine.mapmodel import Wall
 from engine.viewer import session as sessions
+from engine.viewer.draw import dashed, draw_walls
 from engine.viewer.measure import measure, risk_choice
 from engine.viewer.tokens_edit import TokenForm, add_form, apply_form, edit_form
+from engine.walls import door_at
 
 FORM = (255, 220, 120)
 ERROR = (255, 120, 110)
 MEASURE = (120, 255, 200)
 SAFE = (90, 200, 255)
+#: How near (screen pixels) a click must fall to a door's line to open or close it.
+DOOR_PICK = 7
 TEXT = (230, 232, 236)
 DIM = (150, 156, 166)
 
@@ -45,6 +52,7 @@ HELP = [
     ("N / E / Delete", "add a token here / edit / remove the selected"),
     ("drag a token", "put it on another cell (no checks)"),
     ("M, Shift+drag", "measure between two cells"),
+    ("click a door", "open / close it"),
     ("PgUp/PgDn, D", "turn order: earlier / later, delay"),
     (", .", "prefer safe below p = X (down / up)"),
     ("Ctrl+S / Ctrl+O", "save the session / reopen it"),
@@ -130,6 +138,21 @@ class GMTable:
         order.append(order.pop(order.index(tid)))
         self.record(lambda: v.sim.set_order(order, "delay"))
         v.message = f"{tid} delays: acts last"
+
+    def door_near(self, pos: tuple[int, int]) -> Wall | None:
+        """The door whose line passes within :data:`DOOR_PICK` screen pixels of ``pos``."""
+        v = self.v
+        if pos[0] >= v.view_size[0]:
+            return None
+        wx, wy = v.camera.to_world(*pos)
+        return door_at(v.sim.model, wx, wy, DOOR_PICK / v.camera.zoom)
+
+    def toggle_door(self, door: Wall) -> None:
+        """Open a shut door or shut an open one: event ``door``, undoable."""
+        v = self.v
+        now = not v.sim.door_open(door.id)
+        self.record(lambda: v.sim.set_door(door.id, now))
+        v.message = f"{door.name or f'door {door.id}'} {'opened' if now else 'shut'}"
 
     def set_threshold(self, delta: float) -> None:
         x = (self.safe_below or 0.0) + delta
@@ -328,6 +351,11 @@ class GMTable:
                 self.version += 1
                 return True
             tid = v.token_at(cell)
+            if tid is None:
+                door = self.door_near(ev.pos)
+                if door is not None:
+                    self.toggle_door(door)
+                    return True
             self.drag = (tid, cell) if tid is not None else None
             return False
         if (
@@ -510,13 +538,24 @@ class GMTable:
 
     # ----------------------------------------------------------------- drawing
 
+    def draw_walls(self, view: pygame.Surface) -> None:
+        """Walls, windows and doors as they stand now (doors opened in play included)."""
+        v = self.v
+        walls = v.sim.model.walls
+        if walls:
+            vw, vh = view.get_size()
+            x0, y0 = v.camera.to_world(0, 0)
+            x1, y1 = v.camera.to_world(vw, vh)
+            width = max(2, round(4 * v.camera.zoom))
+            draw_walls(view, walls, v.camera.to_screen, width, (x0, y0, x1, y1))
+
     def draw(self, view: pygame.Surface) -> None:
         """The measure line and the safest path (dashed) over the map."""
         v = self.v
         risk = self.risk(compute=False)
         if risk is not None:
             pts = [v.cell_screen((c[0], c[1])) for c in risk["safe"]["cells"]]
-            _dashed(view, SAFE, pts, 3)
+            dashed(view, SAFE, pts, 3)
             if risk["chosen"] == "safe":
                 pygame.draw.circle(view, SAFE, pts[-1], 9, 2)
         if self.measure_from is not None and self.measure_to is not None:
@@ -535,24 +574,3 @@ class GMTable:
                     f"{m['distance']} {m['unit']}, {m['turns']:.2f} t", True, MEASURE, (0, 0, 0)
                 )
                 view.blit(label, (pts[-1][0] + 8, pts[-1][1] - 20))
-
-
-def _dashed(
-    surf: pygame.Surface, colour: tuple[int, int, int], pts: list[tuple[float, float]], width: int
-) -> None:
-    """A polyline drawn in dashes (8 px on, 6 px off)."""
-    on, off = 8.0, 6.0
-    for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
-        dx, dy = x1 - x0, y1 - y0
-        length = (dx * dx + dy * dy) ** 0.5
-        t = 0.0
-        while t < length:
-            b = min(t + on, length)
-            pygame.draw.line(
-                surf,
-                colour,
-                (x0 + dx * t / length, y0 + dy * t / length),
-                (x0 + dx * b / length, y0 + dy * b / length),
-                width,
-            )
-            t += on + off
