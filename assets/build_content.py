@@ -35,7 +35,7 @@ FORMAT_VERSION = "1.8"
 # the engine's own tables, so the editor offers exactly what the loader accepts.
 sys.path.insert(0, str(ROOT))
 from engine.grid import DIAGONAL_RULES  # noqa: E402
-from engine.mapmodel import DIFFICULTIES, FALLS, MODES, UNITS  # noqa: E402
+from engine.mapmodel import CORNER_RULES, DIFFICULTIES, FALLS, MODES, UNITS  # noqa: E402
 
 ENUMS: dict[str, tuple[str, ...]] = {
     "move": MODES,
@@ -43,6 +43,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "fall": FALLS,
     "diagonals": DIAGONAL_RULES,
     "cell_unit": UNITS,
+    "corners": CORNER_RULES,
 }
 
 
@@ -67,6 +68,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
 #  O     pit            gap      -           -     10 / 3         -
 #  :     open air       air      -           -     -              -
 #  =     crawlspace     crawl    -           -     -              -
+#  +     difficult      walk     -           +1 (cost_add: one cell more to enter, PF2e)
 # --------------------------------------------------------------------------------------
 
 
@@ -77,6 +79,7 @@ class TerrainSpec:
     move: str
     difficulty: str | None = None  # None = not written (the default, "none")
     cost: float | None = None
+    cost_add: float | None = None  # extra cells of movement to enter (MAP-FORMAT.md)
     height: dict[str, float] = field(default_factory=dict)  # unit -> height
     fall: str | None = None
     art: str = ""  # drawing function name in ART
@@ -99,10 +102,11 @@ LEGEND: tuple[TerrainSpec, ...] = (
     TerrainSpec("O", "pit", "gap", height={"ft": 10, "m": 3}, art="pit"),
     TerrainSpec(":", "open air", "air", art="air"),
     TerrainSpec("=", "crawlspace", "crawl", art="crawl"),
+    TerrainSpec("+", "difficult ground", "walk", cost_add=1, art="difficult"),
 )
 BY_CHAR: dict[str, TerrainSpec] = {t.char: t for t in LEGEND}
 TILE_ID: dict[str, int] = {t.char: i for i, t in enumerate(LEGEND)}
-COLUMNS = 7  # tileset image layout: 7 x 2 tiles
+COLUMNS = 5  # tileset image layout: 5 x 3 tiles
 
 
 # --------------------------------------------------------------------------------------
@@ -330,6 +334,7 @@ BASE: dict[str, tuple[int, int, int]] = {
     "pit": (124, 104, 84),
     "air": (222, 236, 250),
     "crawl": (120, 98, 76),
+    "difficult": (150, 146, 96),
 }
 
 
@@ -431,6 +436,11 @@ def _draw_art(pg: Any, surf: Any, art: str, w: int, h: int) -> None:
         d.line(surf, (92, 70, 50), P(-16, -6), P(16, -6), 1)
         d.ellipse(surf, (24, 18, 14), (*P(-11, -3), round(22 * k), round(20 * k)))
         d.rect(surf, base, (*P(-16, 8), w, h))  # flatten the arch's bottom
+    elif art == "difficult":  # tangled scrub: roots and tussocks that slow every step
+        for x, y in ((-8, -8), (6, -6), (-2, 3), (9, 8), (-10, 9)):
+            d.arc(surf, (86, 70, 40), (*P(x - 4, y - 3), round(8 * k), round(6 * k)), 0.3, 2.8, 1)
+            d.line(surf, (72, 96, 44), P(x - 2, y + 2), P(x, y - 3), 1)
+            d.line(surf, (72, 96, 44), P(x + 2, y + 2), P(x, y - 3), 1)
     else:  # pragma: no cover - a legend entry without art
         raise ValueError(f"no drawing for terrain art {art!r}")
 
@@ -517,6 +527,8 @@ def tile_properties(spec: TerrainSpec, unit: str) -> list[tuple[str, str, object
         props.append(("difficulty", "difficulty", spec.difficulty))
     if spec.cost is not None:
         props.append(("cost", "float", float(spec.cost)))
+    if spec.cost_add is not None:
+        props.append(("cost_add", "float", float(spec.cost_add)))
     if unit in spec.height:
         props.append(("height", "float", float(spec.height[unit])))
     if spec.fall is not None:
@@ -601,6 +613,7 @@ def write_project(root: Path = ROOT) -> Path:
         {"name": "difficulty", "propertyType": "difficulty", "type": "string", "value": "none"},
         {"name": "dn", "type": "string", "value": ""},
         {"name": "cost", "type": "float", "value": 1},
+        {"name": "cost_add", "type": "float", "value": 0},
         {"name": "height", "type": "string", "value": ""},
         {"name": "fall", "propertyType": "fall", "type": "string", "value": "hard"},
     ]

@@ -1,6 +1,6 @@
 <?xml version="1.0" encoding="UTF-8"?>
-<tileset version="1.8" tiledversion="1.8.2" name="tacgrid hex pointy (m)" tilewidth="32" tileheight="36" tilecount="14" columns="7">
- <image source="terrain_hex_pointy.png" width="224" height="72"/>
+<tileset version="1.8" tiledversion="1.8.2" name="tacgrid hex pointy (m)" tilewidth="32" tileheight="36" tilecount="15" columns="5">
+ <image source="terrain_hex_pointy.png" width="160" height="108"/>
  <tile id="0" type="open">
   <properties>
    <property name="move" propertytype="move" value="walk"/>
@@ -84,6 +84,12 @@
  <tile id="13" type="crawlspace">
   <properties>
    <property name="move" propertytype="move" value="crawl"/>
+  </properties>
+ </tile>
+ <tile id="14" type="difficult ground">
+  <properties>
+   <property name="cost_add" type="float" value="1"/>
+   <property name="move" propertytype="move" value="walk"/>
   </properties>
  </tile>
 </tileset>

@@ -36,6 +36,7 @@ LEGEND: dict[str, tuple[str, str]] = {
     "O": ("pit", "gap"),
     ":": ("open air", "air"),
     "=": ("crawlspace", "crawl"),
+    "+": ("difficult ground", "walk"),
 }
 
 # MAP-FORMAT.md's value sets
@@ -53,6 +54,7 @@ ENUMS: dict[str, list[str]] = {
     "fall": ["hard", "soft", "water"],
     "diagonals": ["none", "equal", "alternate", "euclid"],
     "cell_unit": ["ft", "m"],
+    "corners": ["pass", "block"],
 }
 
 # name -> (orientation, staggeraxis, staggerindex, tileset file, cell_size, cell_unit)
@@ -136,11 +138,13 @@ def test_tileset_tiles_carry_valid_properties(stem: str) -> None:
         for key in ("difficulty", "fall"):
             if key in props:
                 assert props[key].get("value") in ENUMS[key], f"{stem} tile {tid} {key}"
-        for key in ("cost", "height"):
+        for key in ("cost", "cost_add", "height"):
             if key in props:
                 assert props[key].get("type") == "float"
                 assert float(props[key].get("value", "nan")) >= (1 if key == "cost" else 0)
-        assert set(props) <= {"terrain", "move", "difficulty", "dn", "cost", "height", "fall"}
+        assert set(props) <= {
+            "terrain", "move", "difficulty", "dn", "cost", "cost_add", "height", "fall"
+        }  # fmt: skip
 
 
 @pytest.mark.parametrize("stem", TILESETS)
