@@ -269,6 +269,12 @@ def test_a_wall_on_one_side_blocks_that_step_only(
         graph = graph_of(model)
         tree = dijkstra(graph, a)
         assert tree.turns(b) > graph.turns(graph.ticks_of(b))
+        # the same line as a door: shut it blocks that step, open it does not
+        for is_open in (False, True):
+            door = polyline(1, [p, q], cls="door", open=is_open)
+            dm = load_map(write_map(tmp_path, rows, door, orientation=orientation, tile=tile,
+                                    hexside=side, stagger=stagger, name=f"d{b}{is_open}.tmx"))  # fmt: skip
+            assert blocked_step(g, step_blocks(dm), a, b) is not is_open
 
 
 def test_isometric_walls_are_read_in_tiled_object_space(tmp_path: Path) -> None:
@@ -490,3 +496,36 @@ def test_no_jump_over_a_gap_through_a_wall(tmp_path: Path) -> None:
 
     assert reach_ok(name="open.tmx")
     assert not reach_ok(polyline(1, [(96, 0), (96, 32)]), name="walled.tmx")
+
+
+def test_a_tiled_json_map_reads_the_same_walls_doors_and_corners(tmp_path: Path) -> None:
+    objs = [polyline(1, [(64, 0), (64, 64)]), polyline(2, [(64, 64), (64, 96)], cls="door")]
+    tmx_model = load_map(write_map(tmp_path, ["....."] * 3, *objs, properties={"corners": "block"}))
+    doc = {
+        "type": "map", "version": "1.10", "orientation": "orthogonal",
+        "renderorder": "right-down", "width": 5, "height": 3, "tilewidth": 32,
+        "tileheight": 32, "infinite": False,
+        "properties": [{"name": "corners", "type": "string", "value": "block"}],
+        "tilesets": [{"firstgid": 1, "name": "t", "tilewidth": 32, "tileheight": 32,
+                      "tilecount": 1, "columns": 1, "tiles": [{"id": 0, "type": "open"}]}],
+        "layers": [
+            {"type": "tilelayer", "id": 1, "name": "g", "width": 5, "height": 3, "x": 0,
+             "y": 0, "opacity": 1, "visible": True, "data": [1] * 15},
+            {"type": "objectgroup", "id": 9, "name": "walls", "opacity": 1, "visible": True,
+             "x": 0, "y": 0, "objects": [
+                 {"id": 1, "name": "wall1", "class": "wall", "x": 64, "y": 0, "width": 0,
+                  "height": 0, "rotation": 0, "visible": True,
+                  "polyline": [{"x": 0, "y": 0}, {"x": 0, "y": 64}]},
+                 {"id": 2, "name": "door2", "class": "door", "x": 64, "y": 64, "width": 0,
+                  "height": 0, "rotation": 0, "visible": True,
+                  "polyline": [{"x": 0, "y": 0}, {"x": 0, "y": 32}]},
+             ]},
+        ],
+        "nextlayerid": 10, "nextobjectid": 3,
+    }  # fmt: skip
+    path = tmp_path / "m.tmj"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    json_model = load_map(str(path))
+    assert json_model.walls == tmx_model.walls and len(json_model.walls) == 2
+    assert json_model.corners == tmx_model.corners == "block"
+    assert step_blocks(json_model).tolist() == step_blocks(tmx_model).tolist()
