@@ -80,7 +80,7 @@ def stats_report(
     return rep
 
 
-#: Keys the ``stats`` text shows in its own lines (or not at all); the rest follow as JSON.
+#: Keys the ``stats`` text shows in its own lines (or not at all); the rest follow below.
 _SHOWN = {
     "system",
     "unit",
@@ -89,27 +89,71 @@ _SHOWN = {
     "stats",
     "rates",
     "per_turn",
+    "per_turn_pace",
+    "per_turn_by_pace",
     "encumbrance",
     "state",
     "settings",
 }
+#: An extra whose JSON is longer than this is shown as indented lines, long lists cut.
+_ONE_LINE = 150
+_LIST_SHOWN = 4
 
 
 def format_stats(rep: dict[str, Any]) -> str:
-    """The ``stats`` text: stats, rates, cells per turn by mode, then the system's extras."""
+    """The ``stats`` text: stats, rates, cells per turn by mode and pace, then the
+    system's extras (long ones as indented lines, long lists cut: ``--json`` has all)."""
     lines = [f"{rep['system']}: {', '.join(f'{k}={v}' for k, v in rep['stats'].items())}"]
     lines.append(
         f"  rates ({rep['unit']}): " + ", ".join(f"{k} {v}" for k, v in rep["rates"].items())
     )
+    turn = rep["turn"]["name"]
+    by_pace: dict[str, dict[str, Any]] = rep.get("per_turn_by_pace") or {}
+    paces = list(by_pace) or [rep.get("per_turn_pace", "")]
     lines.append(
-        f"  cells per {rep['turn']['name']} moving the whole {rep['turn']['name']} "
-        f"({rep['cell_size']} {rep['unit']} cells):"
+        f"  cells per {turn} moving the whole {turn} ({rep['cell_size']} {rep['unit']} cells), "
+        f"by pace (per_turn is at {rep.get('per_turn_pace', paces[-1])}):"
     )
+    lines.append("    " + " " * 9 + "".join(f"{p:>10}" for p in paces))
     for mode, n in rep["per_turn"].items():
-        if mode != "blocked":
-            lines.append(f"    {mode:<8} {n}")
+        if mode == "blocked":
+            continue
+        row = [by_pace[p].get(mode, "") for p in paces] if by_pace else [n]
+        lines.append(f"    {mode:<9}" + "".join(f"{v!s:>10}" for v in row))
     lines.append(f"  encumbrance {rep['encumbrance']}")
     for key, value in rep.items():
         if key not in _SHOWN:
-            lines.append(f"  {key}: {json.dumps(value)}")
+            lines.extend(_lines(key, value, "  "))
     return "\n".join(lines)
+
+
+def _short(value: Any) -> str:
+    """One value for the text: an exact fraction too long to read as its decimal."""
+    if isinstance(value, str) and len(value) > 40 and value.count("/") == 1:
+        num, den = value.split("/")
+        if num.lstrip("-").isdigit() and den.isdigit():
+            digits = len(den)
+            approx = float(Fraction(value))
+            shown = f"{approx:.3g}" if approx else f"below 1e-{digits - len(num)}"
+            return f"{shown} (exact: {digits} digits; --json)"
+    text = json.dumps(value)
+    return text if len(text) <= 60 or not isinstance(value, str) else text[:57] + '..."'
+
+
+def _lines(key: str, value: Any, indent: str) -> list[str]:
+    """``key: value`` as text lines: short values on one line, long dicts and lists
+    indented, lists beyond :data:`_LIST_SHOWN` entries cut with a count."""
+    text = json.dumps(value)
+    if len(text) <= _ONE_LINE or not isinstance(value, dict | list):
+        return [f"{indent}{key}: {text if len(text) <= _ONE_LINE else _short(value)}"]
+    out = [f"{indent}{key}:"]
+    inner = indent + "  "
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.extend(_lines(str(k), v, inner))
+        return out
+    for i, item in enumerate(value[:_LIST_SHOWN]):
+        out.extend(_lines(f"[{i}]", item, inner))
+    if len(value) > _LIST_SHOWN:
+        out.append(f"{inner}... {len(value) - _LIST_SHOWN} more (--json lists them all)")
+    return out

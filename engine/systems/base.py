@@ -577,6 +577,15 @@ class RuleSystem:
             "stats": jsonable(dict(token.stats)),
             "rates": jsonable(self.rates(token)),
             "per_turn": jsonable(self.per_turn(token)),
+            # per_turn is at the fastest pace (CONTRACT.md); paths and reach move at the pace
+            # asked, so every pace's figures are given too.
+            "per_turn_pace": self.fastest_pace,
+            "per_turn_by_pace": jsonable(
+                {
+                    pace: {m: self.rate(token, m, pace) / self.cell_size for m in MODES}
+                    for pace in self.paces
+                }
+            ),
             "encumbrance": token.state.encumbrance,
             "state": token.state.to_dict(),
             "settings": jsonable(self.config),
