@@ -429,6 +429,7 @@ class Simulation:
                 "token": spec.id,
                 "side": spec.side,
                 "policy": spec.policy,
+                "size": spec.size,
                 "stats": {k: jsonable(v) for k, v in tok.stats.items()},
                 "state": tok.state.to_dict(),
             }

@@ -245,3 +245,41 @@ def test_zoom_stays_on_scales_the_renderer_places_exactly(viewer: Viewer) -> Non
     assert all((s * ZOOM_STEPS).is_integer() for s in seen)
     assert all(b > a for a, b in zip(seen, seen[1:], strict=False) if a < 8)
     assert snap_zoom(0.001) == 1 / ZOOM_STEPS and snap_zoom(100) == 8
+
+
+def test_replay_shows_the_tokens_a_gm_added_removed_and_the_doors(tmp_path: Path) -> None:
+    """A session's log replayed: a token added in round 2 appears from round 2 on (with its
+    side and size), one removed in round 3 is gone from then on, and stepping back brings
+    the scenario's tokens back."""
+    from engine.scenario import TokenSpec, load_scenario
+
+    sim = Simulation(load_scenario(CHASE), 5)
+    sim.play_turn()  # round 1
+    sim.begin_turn()
+    sim.add_token(
+        TokenSpec(
+            id="ogre", side="monsters", stats={"move": 8}, cell=(20, 20), policy="idle", size=2
+        )  # fmt: skip
+    )
+    sim.play_turn()  # round 2
+    sim.begin_turn()
+    sim.remove_token("pursuer2")
+    sim.play_turn()  # round 3
+    log = tmp_path / "session.jsonl"
+    sim.write_log(str(log))
+    v = ReplayViewer(str(log), size=(900, 600))
+    try:
+        v.step()
+        assert "ogre" in v.sim.tokens and "pursuer2" not in v.sim.tokens  # the end
+        assert v.sim.specs["ogre"].side == "monsters" and v.sim.specs["ogre"].size == 2
+        assert v.sim.tokens["ogre"].state.cell == (20, 20)
+        v.position = 1  # before round 2's turn event: the ogre is not there yet
+        v._apply()
+        v.step()
+        assert "ogre" not in v.sim.tokens and "pursuer2" in v.sim.tokens
+        v.position = 2  # round 2 begun: the ogre is there, pursuer2 still
+        v._apply()
+        v.step()
+        assert {"ogre", "pursuer2"} <= set(v.sim.tokens)
+    finally:
+        pygame.quit()

@@ -255,3 +255,27 @@ def test_replay_fills_the_dice_log_from_the_log(tmp_path: Path) -> None:
         assert texts[texts.index("dice log") + 1 :] == ["H: help"]  # nothing rolled yet
     finally:
         pygame.quit()
+
+
+def test_a_large_token_is_drawn_over_its_footprint(viewer: Viewer) -> None:
+    """A 2x2 token: its four cells outlined in its side's colour, its disc at the centre of
+    the block (the anchor's corner), wider than a one-cell token's."""
+    from engine.scenario import TokenSpec
+
+    v = viewer
+    v.sim.add_token(
+        TokenSpec(
+            id="ogre", side="pursuer", stats={"move": 8}, cell=(20, 20), policy="idle", size=2
+        )  # fmt: skip
+    )
+    v.select(None)
+    at_zoom_1(v, 500.0, 500.0)
+    v.step()
+    red = (214, 64, 58)
+    # the footprint's outer edge: the left side of cell (20, 21), and the right of (21, 21)
+    assert rgb(v, *v.camera.to_screen(640, 21 * 32 + 16)) == red
+    assert rgb(v, *v.camera.to_screen(22 * 32, 21 * 32 + 16)) == red
+    # the disc at the block's centre (the corner 21 * 32, 21 * 32), reaching past one cell
+    x, y, r = v.token_screen["ogre"]
+    assert (x, y) == tuple(round(c) for c in v.camera.to_screen(21 * 32, 21 * 32))
+    assert r > v.token_screen["quarry"][2] * 1.5

@@ -23,6 +23,7 @@ import numpy as np
 import pygame
 
 from engine.flight import FlightChoice
+from engine.footprint import footprint
 from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
@@ -844,9 +845,17 @@ class Viewer:
                 continue
             x, y = self._token_pos(tid)
             dx, dy, size = fan.get(tid, (0.0, 0.0, radius))
+            colour = SIDE_COLOURS.get(spec.side, SIDE_COLOURS.get(spec.policy, (90, 200, 120)))
+            if spec.size > 1:
+                # A large token: its footprint outlined, the disc at the footprint's centre
+                # and as wide as it (size x the one-cell disc).
+                cx, cy, cells = self._footprint_screen(tok.state.cell, spec.size)
+                x, y = x + cx, y + cy
+                dx, dy, size = 0.0, 0.0, radius * spec.size * 0.9
+                for corners in cells:
+                    pygame.draw.polygon(view, colour, corners, 2)
             x, y = x + dx, y + dy
             r = round(size)
-            colour = SIDE_COLOURS.get(spec.side, SIDE_COLOURS.get(spec.policy, (90, 200, 120)))
             flight = tok.state.flight
             heading = self.facing.get(tid)
             if flight is not None and not flight.landed:
@@ -885,6 +894,20 @@ class Viewer:
             if names:
                 x, y = self.cell_screen(self.hover)
                 draw.tooltip(view, self.font, self.tooltip, (x, y - radius))
+
+    def _footprint_screen(
+        self, anchor: Cell, size: int
+    ) -> tuple[float, float, list[list[tuple[float, float]]]]:
+        """A large token's footprint: the offset from its anchor's centre to the footprint's
+        centre (screen pixels), and each on-map cell's outline on screen."""
+        g = self.model.grid
+        cells = [c for c in footprint(g, anchor, size) if g.in_bounds(c)]
+        ax, ay = self.cell_screen(anchor)
+        centres = [self.cell_screen(c) for c in cells]
+        cx = sum(p[0] for p in centres) / len(centres) - ax
+        cy = sum(p[1] for p in centres) / len(centres) - ay
+        outlines = [[self.camera.to_screen(*p) for p in g.cell_corners(c)] for c in cells]
+        return cx, cy, outlines
 
     def _animating(self, tid: str) -> bool:
         return self.anim is not None and self.anim[0] == tid
@@ -1128,7 +1151,39 @@ class ReplayViewer(Viewer):
         self.table.read_only = True  # a replay is read from its log, not edited
         self.turn_starts = [i for i, e in enumerate(self.events) if e["type"] == "turn"]
         self.position = len(self.turn_starts)
+        # The scenario's own tokens: each position starts from them, then the GM's edits.
+        self._base = (dict(self.sim.tokens), dict(self.sim.specs), list(self.sim.order))
         self._apply()
+
+    def _tokens_at(self, events: list[dict[str, Any]]) -> None:
+        """The tokens as the log has them after ``events``: the scenario's, then every token
+        the GM added, edited, removed or reordered in a session (a viewer's log)."""
+        sim = self.sim
+        tokens, specs, order = dict(self._base[0]), dict(self._base[1]), list(self._base[2])
+        for ev in events:
+            kind, tid = ev.get("type"), ev.get("token")
+            if kind in ("token_add", "token_edit") and isinstance(tid, str):
+                old = specs.get(tid)
+                stats = dict(ev.get("stats") or {})
+                spec = TokenSpec(
+                    id=tid,
+                    side=str(ev.get("side") or (old.side if old else "gm")),
+                    stats=stats,
+                    cell=old.cell if old else (0, 0),
+                    policy=str(ev.get("policy") or (old.policy if old else "idle")),
+                    size=int(ev.get("size") or (old.size if old else 1)),
+                )
+                specs[tid] = spec
+                tokens[tid] = sim.system.token(stats, token_id=tid)
+                if tid not in order:
+                    order.append(tid)
+            elif kind == "token_remove" and tid in specs:
+                specs.pop(tid)
+                tokens.pop(tid, None)
+                order.remove(tid)
+            elif kind == "order" and sorted(ev.get("order") or []) == sorted(order):
+                order = [str(t) for t in ev["order"]]
+        sim.tokens, sim.specs, sim.order = tokens, specs, order
 
     def _apply(self) -> None:
         upto = (
@@ -1136,10 +1191,13 @@ class ReplayViewer(Viewer):
             if self.position < len(self.turn_starts)
             else len(self.events)
         )
+        self._tokens_at(self.events[:upto])
         states, outcome = replay_states(self.events[:upto])
         for tid, st in states.items():
             if tid in self.sim.tokens:
                 self.sim.tokens[tid] = self.sim.tokens[tid].moved(**_state_fields(st))
+        if self.selected not in self.sim.tokens:
+            self.selected = self.sim.order[0] if self.sim.order else None
         self.sim.doors = replay_doors(self.events[:upto])
         self.sim.turn = self.position
         self.sim.outcome = outcome

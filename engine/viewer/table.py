@@ -504,7 +504,8 @@ class GMTable:
                 checks = [s["check"] for s in m["steps"] if s["check"]]
                 out.append(
                     (
-                        f"  {len(checks)} checks, p(no failure) {100 * m['p_no_failure']:.1f}%",
+                        f"  {len(checks)} check{'' if len(checks) == 1 else 's'}, "
+                        f"p(no failure) {100 * m['p_no_failure']:.1f}%",
                         MEASURE,
                     )
                 )
