@@ -849,10 +849,10 @@ class Viewer:
             if spec.size > 1:
                 # A large token: its footprint outlined, the disc at the footprint's centre
                 # and as wide as it (size x the one-cell disc).
-                cx, cy, cells = self._footprint_screen(tok.state.cell, spec.size)
+                cx, cy, outlines = self._footprint_screen(tok.state.cell, spec.size)
                 x, y = x + cx, y + cy
                 dx, dy, size = 0.0, 0.0, radius * spec.size * 0.9
-                for corners in cells:
+                for corners in outlines:
                     pygame.draw.polygon(view, colour, corners, 2)
             x, y = x + dx, y + dy
             r = round(size)
