@@ -703,34 +703,235 @@ def test_fly_command_contract(capsys) -> None:
     assert "fly" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("seed", range(9))
-def test_end_heading_goals_match_the_unguided_search(seed) -> None:
-    """Goals with an end heading (issue 18): the bound never overestimates, so the plan's
-    (turns, actions) equal those of the same search with a zero heuristic, on random small
-    hex and square maps with random starts, goals and end headings (landing or not)."""
-    rng = random.Random(1800 + seed)
-    n = rng.choice([5, 6, 7])
-    rows = ["".join(rng.choice(".......#") for _ in range(n)) for _ in range(n)]
+# --------------------------------------------------------------------------- end headings
+#
+# Goals with an end heading (issue 18): the planner's turn-round bound (engine.flight.planner,
+# _TurnRound) works out backwards from the goal the fewest turns and actions every flight
+# state needs. It must never overestimate (the plans stay the fewest turns, then actions),
+# its turns must be exact, and it must find the slow case's plan with a few expansions.
+
+
+def turn_round(rules, state, goal: F.Goal, turn_points: int = 1, max_turns: int = 8):
+    """The turn-round bound of ``state`` with its layers as deep as it needs (the search's
+    own refinement, repeated until it settles), or None where it does not apply."""
+    from engine.flight.planner import _TurnRound
+
+    guide = _TurnRound.of(rules, goal, state, turn_points)
+    if guide is None:
+        return None
+    key = rules.normal(state).key()
+    b = guide.bound(key, goal)
+    while b is not None and b[0] <= max_turns:
+        again = guide.refine(key, b[0], b[0], max_turns)
+        if again == b:
+            break
+        b = again
+    return b
+
+
+def end_heading_case(rng: random.Random, seed: int, n: int, walls: str = ".......#"):
+    rows = ["".join(rng.choice(walls) for _ in range(n)) for _ in range(n)]
     orientation = ("hexagonal", "orthogonal", "staggered")[seed % 3]
     m = model(rows, orientation=orientation, diagonals=rng.choice(["equal", "none"]))
     free = [(c, r) for r in range(n) for c in range(n) if rows[r][c] == "."]
+    return m, free
+
+
+def random_flier_state(rng: random.Random, rules, cell):
+    """On the ground or flying (any speed up to 3 x BM, any next face of its heading)."""
+    speed = rng.choice([0, 0, 1, rules.bm, 2 * rules.bm, 3 * rules.bm])
+    state = rules.start_state(cell, rng.choice(rules.geo.headings), speed)
+    if not state.landed:
+        state = replace_state(state, face=rng.choice(rules.geo.faces_of(state.heading)))
+    return state
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_end_heading_goals_match_the_unguided_search(seed) -> None:
+    """The bound never overestimates, so the plan's (turns, actions) equal those of the same
+    search with a zero heuristic, on random small hex and square maps with random starts
+    (on the ground or flying, any face), goals and end headings (landing or not), with one,
+    no or two turn points a move; and the bound at the start is at most that cost."""
+    rng = random.Random(1800 + seed)
+    m, free = end_heading_case(rng, seed, rng.choice([5, 6, 7]))
     rules = flier(f"adaptability={rng.choice([3, 5])}", m=m)
     checked = 0
-    for _ in range(5):
+    for _ in range(6):
         start, goal = rng.choice(free), rng.choice(free)
-        speed = rng.choice([0, 0, rules.bm, 2 * rules.bm])
-        state = rules.start_state(start, rng.choice(rules.geo.headings), speed)
+        state = random_flier_state(rng, rules, start)
         heading = rng.choice(sorted(rules.geo.faces if rng.random() < 0.5 else rules.geo.headings))
         land = rng.random() < 0.5
-        kw = {"land": land, "heading": heading, "max_turns": 6}
+        points = rng.choice([1, 1, 1, 0, 2])
+        limit = 6 if points < 2 else 3  # two turn points: many more moves a turn
+        kw = {"land": land, "heading": heading, "max_turns": limit, "turn_points": points}
         guided = F.search(m, rules, state, goal, **kw)
         plain = F.search(m, rules, state, goal, use_heuristic=False, **kw)
-        assert (guided.plan is None) == (plain.plan is None), (start, goal, heading, land)
+        why = (state.key(), goal, heading, land, points)
+        assert (guided.plan is None) == (plain.plan is None), why
         if plain.plan is None:
             continue
         checked += 1
         cost = (plain.plan.turns, plain.plan.actions)
-        assert (guided.plan.turns, guided.plan.actions) == cost, (start, goal, heading, land)
-        b = rules.bound(rules.normal(state).key(), F.Goal(goal, land, heading))
-        assert cost == (0, 0) or (b is not None and b <= cost)
+        assert (guided.plan.turns, guided.plan.actions) == cost, why
+        assert guided.expanded <= plain.expanded, why
+        g = F.Goal(goal, land, heading)
+        b = rules.bound(rules.normal(state).key(), g)
+        assert cost == (0, 0) or (b is not None and b <= cost), why
+        tr = turn_round(rules, state, g, points)
+        assert (tr is None) == (points > 1), why
+        assert cost == (0, 0) or tr is None or tr <= cost, why
     assert checked >= 2
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_turn_round_bound_is_exact_in_turns(seed) -> None:
+    """From any flying state, not just the start: the turn-round bound's turns are the
+    fewest turns the unguided search finds, its (turns, actions) never more than the plan's;
+    where the search finds no plan within the limit, the bound says more turns than that."""
+    rng = random.Random(2800 + seed)
+    m, free = end_heading_case(rng, seed, rng.choice([6, 7]))
+    rules = flier(f"adaptability={rng.choice([3, 5])}", m=m)
+    goal = F.Goal(rng.choice(free), rng.random() < 0.5, rng.choice(sorted(rules.geo.headings)))
+    assert not rules.goal_refusal(goal)
+    checked = 0
+    for _ in range(10):
+        state = random_flier_state(rng, rules, rng.choice(free))
+        if state.landed or F.at_goal(rules, state, goal):
+            continue
+        tr = turn_round(rules, state, goal, max_turns=7)
+        plain = F.search(
+            m,
+            rules,
+            state,
+            goal.cell,
+            land=goal.land,
+            heading=goal.heading,
+            max_turns=7,
+            use_heuristic=False,
+        )
+        if plain.plan is None:
+            assert tr is None or tr[0] >= 7, (state.key(), goal)
+            continue
+        cost = (plain.plan.turns, plain.plan.actions)
+        assert tr is not None and tr <= cost and tr[0] == cost[0], (state.key(), goal, tr, cost)
+        checked += 1
+    assert checked >= 3
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_end_heading_plans_equal_brute_force(seed) -> None:
+    """Turning round, against the rules' own choices (no planner move generator): a flier
+    starting away from the goal's end heading, on small maps with walls, lands on (or enters)
+    the goal on it in the fewest turns, then actions, that a breadth-first search over every
+    choice the rules list finds."""
+    rng = random.Random(3800 + seed)
+    m, free = end_heading_case(rng, seed, 5, "......#")
+    rules = flier("adaptability=3", m=m)  # BM 1: the brute force stays quick
+    for _ in range(20):  # a case with a plan (the brute force is slow to prove there is none)
+        start, goal = rng.choice(free), rng.choice(free)
+        heading = rng.choice(sorted(rules.geo.faces))
+        state = rules.start_state(start, (heading + 180) % 360, rng.choice([0, 1, 2]))
+        land = rng.random() < 0.6
+        got = plan_cost(m, rules, state, goal, land=land, heading=heading, max_turns=4)
+        if got is not None and got[0] >= 2:
+            break
+    assert got is not None
+    assert got == brute_force(rules, state, goal, land, heading, max_turns=4), (
+        start,
+        goal,
+        heading,
+        land,
+    )
+
+
+def clustered_hex_map(n: int, seed: int) -> MapModel:
+    """Blocked clusters on an n x n hex map (as benchmarks/bench_flight.py draws them), the
+    ends of the middle row kept clear."""
+    rng = random.Random(seed)
+    grid = Grid("hexagonal", n, n, 32, 32, "y", "odd", 16)
+    ids = np.zeros((n, n), dtype=np.int32)
+    for _ in range(max(1, round(60 / 4096 * n * n))):
+        centre = (rng.randrange(n), rng.randrange(n))
+        for c, r in grid.cells_within(centre, rng.randint(1, 3)):
+            ids[r, c] = 1
+    for c, r in grid.cells_within((1, n // 2), 2) + grid.cells_within((n - 2, n // 2), 2):
+        ids[r, c] = 0
+    return MapModel(grid=grid, terrain_ids=ids, terrains=(Terrain(), LEGEND["#"]))
+
+
+def test_turning_round_takes_a_few_expansions(monkeypatch) -> None:
+    """The slow case (issue 18): from a standstill heading 90, land on the far side of the
+    map on heading 270. The same plan as the unguided search and as the rules' own bound
+    alone, with a small fraction of either's expansions."""
+    from engine.flight import planner
+
+    m = clustered_hex_map(16, 11)
+    rules = flier("adaptability=14", m=m)  # BM 6
+    s = rules.start_state((1, 8), 90, 0)
+    kw = {"land": True, "heading": 270, "max_states": 200_000}
+    fast = F.search(m, rules, s, (14, 8), **kw)
+    plain = F.search(m, rules, s, (14, 8), use_heuristic=False, **kw)
+    with monkeypatch.context() as patch:
+        patch.setattr(planner._TurnRound, "of", classmethod(lambda cls, *a: None))
+        own = F.search(m, flier("adaptability=14", m=m), s, (14, 8), **kw)
+    assert fast.plan is not None and plain.plan is not None and own.plan is not None
+    cost = (plain.plan.turns, plain.plan.actions)
+    assert (fast.plan.turns, fast.plan.actions) == cost == (own.plan.turns, own.plan.actions)
+    assert fast.plan.end.heading == 270 and fast.plan.end.landed
+    assert fast.expanded * 20 < plain.expanded
+    assert fast.expanded * 5 < own.expanded
+
+
+def test_turn_round_layers_are_kept_for_the_rules() -> None:
+    """Policies ask every turn: the layers for a goal are kept with the rules (and shared by
+    starts with the same speeds), plans made with them equal plans made from scratch, and
+    they go when the rules go."""
+    import gc
+    import weakref
+
+    from engine.flight.planner import _TurnRound
+
+    rng = random.Random(18)
+    m, free = end_heading_case(rng, 0, 8)
+    rules = flier("adaptability=5", m=m)
+    goal = rng.choice(free)
+    starts = [
+        rules.start_state(rng.choice(free), rng.choice(rules.geo.headings), 0) for _ in "abcd"
+    ]
+    guides = set()
+    for s in starts:
+        kept = F.search(m, rules, s, goal, land=True, heading=90, max_turns=8)
+        fresh = F.search(
+            m, flier("adaptability=5", m=m), s, goal, land=True, heading=90, max_turns=8
+        )
+        assert (kept.plan is None) == (fresh.plan is None)
+        if kept.plan is not None:
+            assert kept.plan.choices == fresh.plan.choices
+        guides.add(id(_TurnRound.of(rules, F.Goal(goal, True, 90), s, 1)))
+    assert len(guides) == 1
+    assert _TurnRound.of(rules, F.Goal(goal, True, 270), starts[0], 1) is not (
+        _TurnRound.of(rules, F.Goal(goal, True, 90), starts[0], 1)
+    )
+    # No heading, another system, two turn points: the rules' own bound alone.
+    assert _TurnRound.of(rules, F.Goal(goal, True), starts[0], 1) is None
+    assert _TurnRound.of(rules, F.Goal(goal, True, 90), starts[0], 2) is None
+    sp = sp_rules("airspeed=3", m=m)
+    assert _TurnRound.of(sp, F.Goal(goal, True, 90), sp.start_state(goal, 0, 0), 1) is None
+    assert rules in _TurnRound._kept and rules in _TurnRound._boards
+    gone = weakref.ref(rules)
+    del rules
+    gc.collect()
+    assert gone() is None  # the kept layers did not keep their rules alive
+
+
+def test_an_end_heading_out_of_reach_says_why() -> None:
+    """The turn-round bound can raise the start's bound past the turn limit: the search
+    then says how many turns it needs, as it does for the rules' own bound."""
+    m = open_map(9, 9)
+    rules = flier("adaptability=5", m=m)
+    s = rules.start_state((1, 4), 90, 0)
+    full = F.search(m, rules, s, (7, 4), land=True, heading=270)
+    assert full.plan is not None and full.plan.turns >= 3
+    short = F.search(m, rules, s, (7, 4), land=True, heading=270, max_turns=full.plan.turns - 1)
+    assert short.plan is None
+    assert "needs at least" in short.reason or "within" in short.reason
