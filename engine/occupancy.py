@@ -192,6 +192,15 @@ def occupancy(
         return Occupancy()
     blocked: set[Cell] = set()
     no_stop: set[Cell] = set()
+    others = others if isinstance(others, list | tuple) else list(others)
+    if size <= 1 and all(o.size <= 1 for o in others):
+        # One cell each (the common case): a token's footprint and the anchors covering it
+        # are its own cell.
+        inside = grid.in_bounds
+        for other in others:
+            if not other.quarry and inside(other.cell):
+                (blocked if (other.enemy or setting == "all") else no_stop).add(other.cell)
+        return Occupancy(frozenset(blocked), frozenset(no_stop - blocked))
     for other in others:
         if other.quarry:
             continue

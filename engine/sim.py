@@ -1,13 +1,21 @@
 """The turn loop: tokens take turns through their rule system's hooks, every roll and move
 is an event, and the event log replays to the identical state.
 
-Over 800 lines: the turn loop, its policies and event-log replay share the token state; the
-ground policies are the next split (as sim_flight was).
+Over 800 lines: the turn loop, its policies, event-log replay and the cache they share
+(traced hook results included) all read the token state; the cache (fields, walks, hook
+memo) and the ground policies are the next splits (as sim_flight was).
 
 A :class:`Simulation` is one run of a scenario with one seed. Distance fields live in a
 :class:`FieldCache` that is built once per scenario and shared by every run (in a batch,
-by every run of a worker process): the map does not change between runs, so neither do
-the fields, which is what makes thousands of runs cheap.
+by every run of a worker process; local workers are forked from a process that has run
+the first chunk): the map does not change between runs, so neither do the fields, which
+is what makes thousands of runs cheap. What is pure is kept there too, never what a roll
+decides: each field's walk down from a node for one turn (:class:`Walk`) and its routes,
+the policies' threat maps and choices, and the rule hooks' results (start and end of a
+turn, a check's effect, a turn's checks, the graph itself) by what the hook *read* of the
+token's state (:class:`HookMemo`, :class:`_Traced`): a D6 token's costs read two counters,
+so a token with another collision margin shares them. A hook that touches the dice is
+made every time. Results are those of a run alone, with a cold cache (tests/test_sim.py).
 
 Moving: a policy names a target field (distances *to* a target from every node); the token
 steps down that field, one cell at a time, while its turn's time lasts. Entering the first
@@ -15,15 +23,21 @@ cell of a run of terrain that asks a check rolls it; a failed check applies its 
 (:meth:`RuleSystem.apply_check`) and ends the token's move before that cell.
 
 Tokens in the way (engine.occupancy, the scenario's ``tokens_block``): a move whose way down
-the shared field meets a blocking token walks a field with those tokens taken away (a few
-such profiles are kept); a move never ends on an ally's cell. A token larger than one cell
-moves its anchor on its own sized graph.
+the shared field meets a blocking token walks a field with those tokens taken away (the
+compiled graph less the edges into their anchors, :meth:`Profile.without`; a few such
+profiles are kept); a move never ends on an ally's cell. A token larger than one cell moves
+its anchor on its own sized graph.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import operator
+import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
@@ -42,6 +56,10 @@ from engine.occupancy import Occupancy, Other, gap_steps, occupancy, token_graph
 from engine.scenario import Scenario, TokenSpec
 from engine.systems.base import CellCheck, Token, TokenState, exact, jsonable
 from engine.walls import doors_of, with_doors
+
+#: The fields of a token state, in order (what :class:`_Traced` logs reads of).
+_FIELD_ORDER = tuple(f.name for f in dataclasses.fields(TokenState))
+_STATE_FIELDS = frozenset(_FIELD_ORDER)
 
 INF = float("inf")
 #: No token in the way.
@@ -70,6 +88,386 @@ def _state_from_dict(d: dict[str, Any]) -> TokenState:
     )
 
 
+# --------------------------------------------------------------------------- traced reads
+
+
+class _Tracing(threading.local):
+    """The call being traced in this thread (:class:`_Trace`), if any (threads of a Dask
+    worker run chunks side by side on one field cache)."""
+
+    trace: _Trace | None = None
+
+
+_TRACING = _Tracing()
+#: The code of ``dataclasses.replace``: its reads copy a field, they do not look at it.
+_REPLACE_CODE = dataclasses.replace.__code__
+
+
+class _Trace:
+    """What one rule hook call read of the token state it was given (:class:`_Traced`):
+    ``reads`` maps ``(kind, name)`` (kind 0 a field, 1 ``has(name)``, 2 ``counter(name)``)
+    to the value read; ``copying`` holds the fields ``dataclasses.replace`` is copying into
+    a new state just now (they are carried along, not looked at)."""
+
+    __slots__ = ("reads", "copying", "dice_used")
+
+    def __init__(self) -> None:
+        self.reads: dict[tuple[int, str], Any] = {}
+        self.copying: dict[str, Any] = {}
+        self.dice_used = False
+
+
+class _Traced(TokenState):
+    """A token state that logs what a rule hook reads of it into the running :class:`_Trace`.
+
+    A rule hook is a deterministic function of what it reads: a token whose state gives the
+    same value to every read logged gets the same result (the same graph, the same checks),
+    so the field cache shares results by these reads instead of by the whole state (a D6
+    token's costs read its ``penalty`` and ``actions`` counters, not its collision margin or
+    the speed it ran at). A field that ``dataclasses.replace`` copies into a new state is
+    not read: it stays *linked* to the given state, and a later read of it (in any state it
+    was copied into) is logged as a read of the given one. A hook's resulting state is then
+    a recipe: the linked fields come from the state given, the others are the values the
+    hook made from what it read (:class:`HookMemo`). Compares and hashes as a plain state.
+    """
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        trace = _TRACING.trace
+        links: frozenset[str] = frozenset()
+        if trace is not None and trace.copying:
+            links = frozenset(f for f, v in trace.copying.items() if kw.get(f) is v)
+            trace.copying.clear()
+        object.__setattr__(self, "_trace", trace)
+        object.__setattr__(self, "_links", links)
+
+    def _log(self, kind: int, field: str, name: str, value: Any) -> None:
+        d = self.__dict__
+        live = _TRACING.trace
+        if live is not None and d["_trace"] is live and field in d["_links"]:
+            live.reads[(kind, name)] = value
+
+    def has(self, condition: str) -> bool:
+        value = condition in self.__dict__["conditions"]
+        self._log(1, "conditions", condition, value)
+        return value
+
+    def counter(self, name: str) -> int:
+        value = dict(self.__dict__["counters"]).get(name, 0)
+        self._log(2, "counters", name, value)
+        return value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TokenState):
+            return NotImplemented
+        return _plain(self) == _plain(other)
+
+    def __hash__(self) -> int:
+        return hash(_plain(self))
+
+
+def _field(name: str) -> property:
+    """A field of :class:`_Traced`: reading it logs the read (or the copy, when
+    ``dataclasses.replace`` reads it) while its trace runs."""
+
+    def get(self: _Traced) -> Any:
+        d = self.__dict__
+        value = d[name]
+        live = _TRACING.trace
+        if live is not None and d["_trace"] is live and name in d["_links"]:
+            if sys._getframe(1).f_code is _REPLACE_CODE:
+                live.copying[name] = value
+            else:
+                live.reads[(0, name)] = value
+        return value
+
+    def put(self: _Traced, value: Any) -> None:
+        self.__dict__[name] = value
+
+    return property(get, put)
+
+
+for _name in _FIELD_ORDER:
+    setattr(_Traced, _name, _field(_name))
+
+
+def _plain(state: TokenState) -> TokenState:
+    """``state`` as a plain :class:`TokenState` (no logging)."""
+    if type(state) is TokenState:
+        return state
+    d = state.__dict__
+    return TokenState(**{f: d[f] for f in _FIELD_ORDER})
+
+
+def _untrace(token: Token) -> Token:
+    """``token`` with a plain state again (a graph keeps its token)."""
+    if type(token.state) is TokenState:
+        return token
+    return replace(token, state=_plain(token.state))
+
+
+class _DiceGuard:
+    """The dice, as a hook being traced sees them: any use marks the call as not a pure
+    function of the token (its result is not kept)."""
+
+    def __init__(self, dice: Any, trace: _Trace) -> None:
+        self._dice = dice
+        self._trace = trace
+
+    def __getattr__(self, name: str) -> Any:
+        self._trace.dice_used = True
+        return getattr(self._dice, name)
+
+
+def _same_reads(state: TokenState, reads: tuple[tuple[int, str, Any], ...]) -> bool:
+    """Whether ``state`` gives every logged read the value it gave then (same type too)."""
+    for kind, name, value in reads:
+        if kind == 0:
+            got = getattr(state, name)
+        elif kind == 1:
+            got = name in state.conditions
+        else:
+            got = state.counter(name)
+        if got is not value and (type(got) is not type(value) or got != value):
+            return False
+    return True
+
+
+#: A hook's resulting token as a recipe (:class:`HookMemo`): the values of the fields it
+#: made, and the fields that are the given state's own (linked); None: the token as given.
+_Recipe = tuple[dict[str, Any], tuple[str, ...]] | None
+
+
+class HookMemo:
+    """Results of pure rule hooks, by what the hook read of the token's state (:class:`_Traced`),
+    under a key of everything else it reads (the hook, stats, pace, terrains...).
+
+    Per key, the calls kept are grouped by the reads they made (their *shape*: usually one
+    per key); within a shape, by the values read. :meth:`get` keeps a plain result (a pace, a
+    list of checks); :meth:`token` a resulting token (start and end of a turn, a check's
+    effect, the turn's pace remembered) as a recipe on the state it is given. A call that
+    touches the dice is not kept."""
+
+    #: Keys kept (the oldest half goes beyond this), shapes per key and results per shape.
+    KEYS = 8192
+    SHAPES = 16
+    PER_SHAPE = 4096
+
+    def __init__(self) -> None:
+        self._memo: dict[Any, list[_Shape]] = {}
+
+    def _find(self, key: Any, state: TokenState) -> tuple[bool, Any]:
+        shapes = self._memo.get(key)
+        if not shapes:
+            return False, None
+        for shape in shapes:
+            values = shape.values(state)
+            got = shape.kept.get(values)
+            if got is not None:
+                # Equal values of another type (1 and 1.0, True) hash alike: told apart here.
+                if shape.typed and got[0] != tuple(map(type, values)):
+                    continue
+                return True, got[1]
+        return False, None
+
+    def _keep(self, key: Any, token: Token, trace: _Trace, result: Any) -> None:
+        shapes = self._memo.get(key)
+        if shapes is None:
+            if len(self._memo) >= self.KEYS:
+                for old in list(self._memo)[: self.KEYS // 2]:
+                    del self._memo[old]
+            shapes = self._memo[key] = []
+        reads = trace.reads
+        # A whole field read decides every has() / counter() read of it.
+        whole = {name for kind, name in reads if kind == 0}
+        shape_key = tuple(
+            sorted(
+                (kind, name)
+                for kind, name in reads
+                if not (kind == 1 and "conditions" in whole)
+                and not (kind == 2 and "counters" in whole)
+            )
+        )
+        for shape in shapes:
+            if shape.reads == shape_key:
+                break
+        else:
+            if len(shapes) >= self.SHAPES:
+                del shapes[0]
+            shape = _Shape(shape_key)
+            shapes.append(shape)
+        values = shape.values(token.state)
+        try:
+            hash(values)
+        except TypeError:
+            return  # a value that cannot be a key (not kept: computed every time)
+        if len(shape.kept) >= self.PER_SHAPE:
+            shape.kept.clear()
+        shape.kept.setdefault(values, (tuple(map(type, values)) if shape.typed else None, result))
+
+    @staticmethod
+    def _traced_call(token: Token, compute: Any, dice: Any = None) -> tuple[Any, _Trace]:
+        trace = _Trace()
+        st = token.state
+        # Read before this trace starts: a state traced further out logs these reads.
+        values = {f: getattr(st, f) for f in _FIELD_ORDER}
+        outer = _TRACING.trace
+        _TRACING.trace = trace
+        try:
+            state = _Traced(**values)
+            object.__setattr__(state, "_links", _STATE_FIELDS)
+            traced = Token(token.system, token.stats, state, token.id)
+            if dice is None:
+                result = compute(traced)
+            else:
+                result = compute(traced, _DiceGuard(dice, trace))
+        finally:
+            _TRACING.trace = outer
+        return (result, traced), trace
+
+    def get(self, key: Any, token: Token, compute: Any) -> Any:
+        """``compute(token)``, or the result of a call whose reads ``token`` repeats. The
+        result must not hold the token (it is shared by every token that matches)."""
+        if _TRACING.trace is not None:
+            return compute(token)
+        found, result = self._find(key, token.state)
+        if found:
+            return result
+        (result, _), trace = self._traced_call(token, compute)
+        self._keep(key, token, trace, result)
+        return result
+
+    def token(
+        self, key: Any, token: Token, compute: Any, dice: Any = None, direct: Any = None
+    ) -> Any:
+        """``compute(token)`` (``compute(token, dice)`` with ``dice``) for a hook that returns
+        the token changed (or a tuple of it and plain values), or the same change by a call
+        whose reads ``token`` repeats. ``direct``: what to call instead of ``compute`` (the
+        same result) when a call like this one rolled."""
+        if _TRACING.trace is not None:
+            return compute(token) if dice is None else compute(token, dice)
+        found, recipe = self._find(key, token.state)
+        if found:
+            if recipe is False:  # a call like this one rolled: it is made every time
+                compute = direct or compute
+                return compute(token) if dice is None else compute(token, dice)
+            made, extra = recipe
+            return _made(token, made) if extra is None else (_made(token, made), *extra)
+        (result, traced), trace = self._traced_call(token, compute, dice)
+        tok, extra = (result[0], result[1:]) if isinstance(result, tuple) else (result, None)
+        made = _recipe(tok, traced)
+        if trace.dice_used or made is False:
+            # The reads up to the roll were the same for any token that repeats them: such
+            # a call is made directly from then on.
+            self._keep(key, token, trace, False)
+            tok = _untrace(tok) if isinstance(tok, Token) else tok
+            return tok if extra is None else (tok, *extra)
+        assert made is not True
+        self._keep(key, token, trace, (made, extra))
+        return _made(token, made) if extra is None else (_made(token, made), *extra)
+
+
+class _Shape:
+    """The reads a kept hook call made (sorted ``(kind, name)``: :class:`_Trace`), how to
+    make them on a state at once, and the results kept by the values read."""
+
+    __slots__ = ("reads", "values", "typed", "kept")
+
+    #: Fields whose values are never numbers (equal values are of one type).
+    UNTYPED = frozenset({"cell", "mode", "conditions", "encumbrance", "counters", "flight"})
+
+    def __init__(self, reads: tuple[tuple[int, str], ...]) -> None:
+        self.reads = reads
+        self.kept: dict[Any, tuple[Any, Any]] = {}
+        self.typed = any(kind == 2 or (kind == 0 and n not in self.UNTYPED) for kind, n in reads)
+        self.values: Callable[[TokenState], Any]
+        if all(kind == 0 for kind, _ in reads):
+            names = [n for _, n in reads]
+            if len(names) > 1:
+                self.values = operator.attrgetter(*names)
+            elif names:
+                get = operator.attrgetter(names[0])
+                self.values = lambda st: (get(st),)
+            else:
+                self.values = lambda st: ()
+        else:
+            self.values = lambda st: _values(st, reads)
+
+
+def _values(state: TokenState, shape: tuple[tuple[int, str], ...]) -> tuple[Any, ...]:
+    """What ``state`` gives each read of ``shape`` (:class:`_Trace`)."""
+    out = []
+    for kind, name in shape:
+        if kind == 0:
+            out.append(getattr(state, name))
+        elif kind == 1:
+            out.append(name in state.conditions)
+        else:
+            out.append(state.counter(name))
+    return tuple(out)
+
+
+def _recipe(result: Any, traced: Token) -> _Recipe | bool:
+    """The recipe of a hook's resulting token (False: not a token made from the one given)."""
+    if result is traced:
+        return None
+    if not (
+        isinstance(result, Token)
+        and result.stats is traced.stats
+        and result.id is traced.id
+        and result.system is traced.system
+    ):
+        return False
+    st = result.state
+    if type(st) is TokenState:
+        return ({f: st.__dict__[f] for f in _FIELD_ORDER}, ())
+    if not isinstance(st, _Traced):
+        return False
+    d = st.__dict__
+    links = d["_links"]
+    return (
+        {f: d[f] for f in _FIELD_ORDER if f not in links},
+        tuple(f for f in _FIELD_ORDER if f in links),
+    )
+
+
+def _made(token: Token, recipe: _Recipe) -> Token:
+    """``recipe`` (:func:`_recipe`) applied to ``token``."""
+    if recipe is None:
+        return token
+    if type(token.state) is not TokenState or type(token) is not Token:
+        st = token.state
+        values, linked = recipe
+        return replace(token, state=TokenState(**values, **{f: getattr(st, f) for f in linked}))
+    values, linked = recipe
+    std = token.state.__dict__
+    # The frozen dataclasses' own __init__ sets each field through object.__setattr__; their
+    # __dict__ filled at once is the same object, several times faster.
+    state = _new_state(TokenState)
+    d = state.__dict__
+    d.update(values)
+    for f in linked:
+        d[f] = std[f]
+    made = _new_state(Token)
+    made.__dict__.update(system=token.system, stats=token.stats, state=state, id=token.id)
+    return made
+
+
+def _moved_to(token: Token, cell: Cell) -> Token:
+    """``token.moved(cell=cell)``, made directly (the same object, faster)."""
+    if type(token.state) is not TokenState or type(token) is not Token:
+        return token.moved(cell=cell)
+    state = _new_state(TokenState)
+    state.__dict__.update(token.state.__dict__)
+    state.__dict__["cell"] = cell
+    made = _new_state(Token)
+    made.__dict__.update(system=token.system, stats=token.stats, state=state, id=token.id)
+    return made
+
+
+_new_state = object.__new__
+
+
 # --------------------------------------------------------------------------- fields
 
 
@@ -80,12 +478,53 @@ class Field:
     every run of a batch, so tokens walking the same ground reuse them.
     """
 
-    __slots__ = ("dist", "_hops", "_steps")
+    __slots__ = ("dist", "_hops", "_steps", "_walks", "_enters", "_routes")
 
     def __init__(self, dist: np.ndarray) -> None:
         self.dist = dist
         self._hops: dict[int, tuple[int, float] | None] = {}
         self._steps = dist.tolist()
+        self._walks: dict[int, Walk] = {}
+        self._enters: dict[int, frozenset[int]] = {}
+        self._routes: dict[tuple[int, int], Route] = {}
+
+    def walk(self, prof: Profile, node: int) -> Walk:
+        """One turn's way down the field from ``node`` (:meth:`Simulation._plan`), kept."""
+        got = self._walks.get(node)
+        if got is None:
+            got = self._walks[node] = Walk(prof, Simulation._plan(prof, self, node))
+        return got
+
+    def route(self, prof: Profile, node: int, limit_turns: int) -> Route:
+        """:meth:`Simulation._route` from ``node``, kept."""
+        key = (node, limit_turns)
+        got = self._routes.get(key)
+        if got is None:
+            got = self._routes[key] = Route(prof, self, node, limit_turns)
+        return got
+
+    def enters(self, prof: Profile, node: int) -> frozenset[int]:
+        """Every cell index the whole way down the field from ``node`` enters (every turn of
+        it, the cells a jump passes too), kept."""
+        got = self._enters.get(node)
+        if got is None:
+            g = prof.graph
+            out: set[int] = set()
+            cur = node
+            for _ in range(g.n * g.n_states):
+                if self.left(cur) <= 0:
+                    break
+                step = self.step(prof, cur)
+                if step is None:
+                    break
+                nxt = step[0]
+                out.add(nxt % g.n)
+                jump = g.jump_at.get((cur, nxt)) if g.jump_at else None
+                if jump is not None:
+                    out.update(p[0] for p in jump.parts)
+                cur = nxt
+            got = self._enters[node] = frozenset(out)
+        return got
 
     def left(self, node: int) -> float:
         return self._steps[node]
@@ -109,12 +548,93 @@ class Field:
         return best
 
 
+class Walk:
+    """A turn's plan down a field from one node (:meth:`Simulation._plan`) and what walking
+    it gives when nothing is rolled on the way: per edge, the cell it ends in, whether it
+    enters a new cell, and the ticks spent by its end (summed in walking order)."""
+
+    __slots__ = ("edges", "cells", "moved", "spent", "jumps", "checks", "_graph", "_upto")
+
+    def __init__(self, prof: Profile, edges: list[tuple[int, int, float]]) -> None:
+        g = prof.graph
+        self._graph = g
+        self._upto: dict[int, tuple[list[tuple[int, float]], list[Cell], tuple[Any, ...]]] = {}
+        n = g.n
+        cell_of = g.grid.cell_of_index
+        self.edges = edges
+        self.cells = [cell_of(nxt % n) for _, nxt, _ in edges]
+        self.moved = [nxt % n != node % n for node, nxt, _ in edges]
+        spent = 0.0
+        self.spent: list[float] = []
+        for _, _, w in edges:
+            spent += w
+            self.spent.append(spent)
+        jump_at = g.jump_at
+        self.jumps = bool(jump_at) and any((a, b) in jump_at for a, b, _ in edges)
+        # Whether a cell entered asks a check (:meth:`Simulation._enter` may roll there).
+        ids = g.model.terrain_ids.ravel()
+        costs = g.state_costs
+        per = n * g.n_par
+        self.checks = False
+        for (_, nxt, _), moved in zip(edges, self.moved, strict=True):
+            if moved:
+                c = costs[nxt // per][int(ids[nxt % n])].check
+                if c is not None and c.check is not None:
+                    self.checks = True
+                    break
+
+    def upto(self, k: int) -> tuple[list[tuple[int, float]], list[Cell], tuple[Any, ...]]:
+        """Walking the first ``k`` edges with nothing rolled on the way: the cells entered as
+        ``(node, ticks spent)``, the cells of the path after the start, and each entered
+        cell's ``(terrain id, layer)`` (:meth:`Simulation._turn_rolls`); kept."""
+        got = self._upto.get(k)
+        if got is None:
+            g = self._graph
+            n, per = g.n, g.n * g.n_par
+            ids = g.model.terrain_ids.ravel()
+            moved, edges = self.moved, self.edges
+            at = [i for i in range(k) if moved[i]]
+            entries = [(edges[i][1], self.spent[i]) for i in at]
+            cells = tuple((int(ids[nxt % n]), nxt // per) for nxt, _ in entries)
+            got = self._upto[k] = (entries, [self.cells[i] for i in at], cells)
+        return got
+
+
+class Route:
+    """The cells a token passes descending a field (:meth:`Simulation._route`), with arrival
+    ticks; ``index`` and ``turns`` as arrays (cell index, arrival in turns) for policies."""
+
+    __slots__ = ("cells", "index", "turns")
+
+    def __init__(self, prof: Profile, target: Field, node: int, limit_turns: int) -> None:
+        g = prof.graph
+        cell = g.cell_of(node)
+        spent = 0.0
+        out = [(cell, 0.0)]
+        limit = limit_turns * g.denominator
+        while spent <= limit and target.left(node) > 0:
+            step = target.step(prof, node)
+            if step is None:
+                break
+            node, w = step
+            spent += w
+            out.append((g.cell_of(node), spent))
+        self.cells = out
+        index = g.grid.index
+        self.index = np.array([index(c) for c, _ in out], dtype=np.int64)
+        den = g.denominator
+        self.turns = np.array([t / den for _, t in out])
+
+
 class Profile:
     """One token profile's graph and the distance fields computed on it (cached)."""
 
-    def __init__(self, graph: MovementGraph) -> None:
+    def __init__(
+        self, graph: MovementGraph, csr: Any = None, penalty: np.ndarray | None = None
+    ) -> None:
         self.graph = graph
-        csr = graph.csr()
+        if csr is None:
+            csr = graph.csr()
         self.csr = csr
         self.rev = csr.T.tocsr()
         self.indptr = csr.indptr
@@ -123,23 +643,65 @@ class Profile:
         n = graph.n
         # Risk-weighted reverse graph: entering a check cell costs its expected delay
         # (1 - p) turns more, so fleeing tokens prefer the sure way when it is close.
-        penalty = np.zeros(n * graph.n_states)
-        for k, cost in enumerate(graph.costs):
-            if cost.check is not None:
-                cells = np.nonzero(graph.model.terrain_ids.ravel() == k)[0]
-                extra = float((1 - cost.check.p_success) * graph.denominator)
-                for s in range(graph.n_states):
-                    penalty[cells + s * n] = extra
+        if penalty is None:
+            penalty = np.zeros(n * graph.n_states)
+            for k, cost in enumerate(graph.costs):
+                if cost.check is not None:
+                    cells = np.nonzero(graph.model.terrain_ids.ravel() == k)[0]
+                    extra = float((1 - cost.check.p_success) * graph.denominator)
+                    for s in range(graph.n_states):
+                        penalty[cells + s * n] = extra
+        self.penalty = penalty
         self.rev_risk = self.rev.copy()
         self.rev_risk.data = self.rev_risk.data + np.repeat(penalty, np.diff(self.rev.indptr))
         self._to: dict[tuple[int, ...], Field] = {}
         self._to_risk: dict[tuple[int, ...], Field] = {}
+        #: The same fields by the cells as asked (a tuple or a frozenset of them).
+        self._to_cells: dict[tuple[Any, bool], Field] = {}
         self._from: dict[Cell, np.ndarray] = {}
+        self._turns_from: dict[Cell, np.ndarray] = {}
+
+    def without(self, blocked: frozenset[Cell]) -> Profile:
+        """The fields of this profile's token with ``blocked`` anchors taken away (tokens in
+        the way), on the same graph: its edges into those anchors (and the jumps over or
+        from them) are dropped from the compiled arrays, nothing is rebuilt.
+
+        What the graph of the map with those anchors blocked (engine.occupancy.with_blocked)
+        would give everywhere a token can be: the same edges between the other cells, in the
+        same order and with the same weights. (That graph keeps some steps *out of* a
+        blocked anchor; no way reaches one, so no distance elsewhere depends on them.)"""
+        from scipy.sparse import csr_array
+
+        g = self.graph
+        n = g.n
+        size = n * g.n_states
+        grid = g.grid
+        idx = sorted({grid.index(c) for c in blocked if grid.in_bounds(c)})
+        bad = np.zeros(n, dtype=bool)
+        bad[idx] = True
+        csr = self.csr
+        keep = ~bad[csr.indices % n]
+        rows = np.repeat(np.arange(size), np.diff(csr.indptr))
+        if g.jumps:
+            gone = set(idx)
+            for j in g.jumps:
+                if j.src % n in gone or any(p[0] in gone for p in j.parts):
+                    keep &= ~((rows == j.src) & (csr.indices == j.dst))
+        indptr = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows[keep], minlength=size), out=indptr[1:])
+        indices = csr.indices[keep]
+        masked = csr_array(
+            (csr.data[keep], indices, indptr.astype(indices.dtype)), shape=(size, size)
+        )
+        return Profile(g, masked, self.penalty)
 
     def field_to(self, cells: tuple[Cell, ...] | frozenset[Cell], *, risk: bool = False) -> Field:
         """Ticks from every node to the nearest of ``cells`` (any parity), cached."""
         from scipy.sparse.csgraph import dijkstra
 
+        got = self._to_cells.get((cells, risk))
+        if got is not None:
+            return got
         g = self.graph
         idx = tuple(sorted(g.grid.index(c) for c in cells))
         cache = self._to_risk if risk else self._to
@@ -148,6 +710,30 @@ class Profile:
             nodes = [i + s * g.n for i in idx for s in range(g.n_states)]
             dist = dijkstra(self.rev_risk if risk else self.rev, indices=nodes, min_only=True)
             got = cache[idx] = Field(dist)
+        if len(self._to_cells) >= 65536:
+            self._to_cells.clear()
+        self._to_cells[(cells, risk)] = got
+        return got
+
+    def turns_from(self, cell: Cell) -> np.ndarray:
+        """:meth:`field_from` in turns (ticks / the denominator), cached (read-only)."""
+        got = self._turns_from.get(cell)
+        if got is None:
+            ticks = self._from.get(cell)
+            if ticks is None:
+                ticks = self._dist_from(cell)  # the turns are kept, not the ticks too
+            got = ticks / self.graph.denominator
+            got.setflags(write=False)
+            self._turns_from[cell] = got
+        return got
+
+    def _dist_from(self, cell: Cell) -> np.ndarray:
+        from scipy.sparse.csgraph import dijkstra
+
+        g = self.graph
+        dist = dijkstra(self.csr, indices=g.node(cell))
+        got = dist.reshape(g.n_states, g.n).min(axis=0)
+        got.setflags(write=False)
         return got
 
     def field_from(self, cell: Cell) -> np.ndarray:
@@ -158,14 +744,13 @@ class Profile:
         """
         got = self._from.get(cell)
         if got is None:
-            from scipy.sparse.csgraph import dijkstra
-
-            g = self.graph
-            dist = dijkstra(self.csr, indices=g.node(cell))
-            got = dist.reshape(g.n_states, g.n).min(axis=0)
-            got.setflags(write=False)
-            self._from[cell] = got
+            got = self._from[cell] = self._dist_from(cell)
         return got
+
+
+def stats_key_of(stats: Any) -> tuple[Any, ...]:
+    """A token's stats as a cache key (every name and value, as text)."""
+    return tuple(sorted((k, str(v)) for k, v in stats.items()))
 
 
 def _check_key(check: Any) -> Any:
@@ -187,13 +772,44 @@ class FieldCache:
         self.scenario = scenario
         self._profiles: dict[tuple[Any, ...], Profile] = {}
         self._shared: dict[tuple[Any, ...], Profile] = {}
+        #: Per (stats, pace, size, doors): the profiles built so far, each with what its
+        #: graph build read of the token's state (:meth:`_profile_by_reads`).
+        self._by_reads: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], Profile]]] = {}
         #: Profiles with other tokens in the way, by (profile, blocked anchors): the few
         #: most recent (tokens move, so these are rarely asked twice for long).
         self._blocked: dict[tuple[Any, ...], Profile] = {}
+        #: Policies' pure parts, by the kept arrays they read (:meth:`threat`, ...).
+        self._threats: dict[tuple[Any, ...], tuple[np.ndarray, list[np.ndarray]]] = {}
+        self._exits: dict[tuple[int, int], tuple[Cell | None, np.ndarray, np.ndarray]] = {}
+        self._exit_cells: tuple[list[Cell], np.ndarray] | None = None
+        self._flee: dict[tuple[Any, ...], tuple[Cell | None, np.ndarray, np.ndarray]] = {}
+        #: The scenario's tokens as every run starts them (:meth:`start_token`).
+        self._start: dict[int, tuple[TokenSpec, Token]] = {}
+        self._stats_ids: dict[tuple[Any, ...], int] = {}
+        #: Rule hooks' results by what they read (:class:`HookMemo`), shared like the fields.
+        self.hooks = HookMemo()
+        self._terrain_lists: dict[int, tuple[MovementGraph, list[int]]] = {}
         #: Fliers' flight rules by stats (engine.sim_flight), shared like the fields.
         self.flight: dict[Any, Any] = {}
         #: The map with doors opened or closed in play, by door state (``Simulation.doors``).
         self._models: dict[tuple[tuple[int, bool], ...], MapModel] = {}
+
+    def stats_id(self, stats: Any) -> int:
+        """A small number for the stats' :func:`stats_key_of` (equal stats, equal numbers):
+        cache keys hash it at once."""
+        key = stats_key_of(stats)
+        got = self._stats_ids.get(key)
+        if got is None:
+            got = self._stats_ids[key] = len(self._stats_ids)
+        return got
+
+    def start_token(self, spec: TokenSpec, make: Any) -> Token:
+        """The token ``make(spec)`` gives at the start of every run (tokens are immutable:
+        validating the stats once serves every run), kept per spec of the scenario."""
+        got = self._start.get(id(spec))
+        if got is None or got[0] is not spec:
+            got = self._start[id(spec)] = (spec, make(spec))
+        return got[1]
 
     def model_for(self, doors: tuple[tuple[int, bool], ...] = ()) -> MapModel:
         """The scenario's map with ``doors`` ((door id, open) pairs) set; () = as drawn."""
@@ -204,42 +820,160 @@ class FieldCache:
             got = self._models[doors] = with_doors(self.scenario.model, dict(doors))
         return got
 
+    def terrain_list(self, g: MovementGraph) -> list[int]:
+        """The terrain id of every cell of ``g``'s map, as a list (kept per graph)."""
+        got = self._terrain_lists.get(id(g))
+        if got is None or got[0] is not g:
+            if len(self._terrain_lists) > 256:
+                self._terrain_lists.clear()
+            got = self._terrain_lists[id(g)] = (g, g.model.terrain_ids.ravel().tolist())
+        return got[1]
+
+    #: How many threat maps and safe exits are kept (the oldest half goes beyond this).
+    POLICY_KEPT = 4096
+
+    def threat(self, times: list[np.ndarray], n: int | None = None) -> np.ndarray:
+        """The elementwise least of ``times`` (turns from each pursuer), +inf where there are
+        none: read-only, kept while its inputs (kept arrays: :meth:`Profile.turns_from`)
+        are."""
+        key = (n, *map(id, times))
+        got = self._threats.get(key)
+        if got is None:
+            if n is None:
+                n = self.scenario.model.grid.width * self.scenario.model.grid.height
+            out = np.full(n, INF)
+            for t in times:
+                out = np.minimum(out, t)
+            out.setflags(write=False)
+            if len(self._threats) >= self.POLICY_KEPT:
+                for old in list(self._threats)[: self.POLICY_KEPT // 2]:
+                    del self._threats[old]
+            got = self._threats[key] = (out, times)
+        return got[0]
+
+    def safest_exit(self, mine: np.ndarray, threat: np.ndarray) -> Cell | None:
+        """The exit cell reached soonest (``mine``: turns from the quarry) among those
+        reached before every pursuer (``threat``), ties to the lower cell; None if none."""
+        key = (id(mine), id(threat))
+        got = self._exits.get(key)
+        if got is None:
+            exits, index = self._exit_index()
+            m = mine[index].tolist()
+            t = threat[index].tolist()
+            best = None
+            for k, c in enumerate(exits):
+                if m[k] < t[k] and (best is None or (m[k], c) < best):
+                    best = (m[k], c)
+            if len(self._exits) >= self.POLICY_KEPT:
+                for old in list(self._exits)[: self.POLICY_KEPT // 2]:
+                    del self._exits[old]
+            got = self._exits[key] = (None if best is None else best[1], mine, threat)
+        return got[0]
+
+    def flee_cell(
+        self,
+        g: MovementGraph,
+        cell: Cell,
+        mine: np.ndarray,
+        threat: np.ndarray,
+        taken: frozenset[Cell],
+    ) -> Cell | None:
+        """:meth:`Simulation._flee_cell`'s choice from ``mine`` (turns from the quarry, a kept
+        array), ``threat`` (:meth:`threat`) and the cells ``taken`` by other tokens; kept."""
+        key = (id(mine), id(threat), taken)
+        got = self._flee.get(key)
+        if got is None:
+            ok = mine <= 1 + 1e-12
+            if taken:
+                ok[[g.grid.index(c) for c in taken]] = False
+            reachable = np.nonzero(ok)[0]
+            best: Cell | None = None
+            if len(reachable):
+                order = np.lexsort((reachable, mine[reachable], -threat[reachable]))
+                best = g.grid.cell_of_index(int(reachable[order[0]]))
+                if best == cell:
+                    best = None
+            if len(self._flee) >= self.POLICY_KEPT:
+                for old in list(self._flee)[: self.POLICY_KEPT // 2]:
+                    del self._flee[old]
+            got = self._flee[key] = (best, mine, threat)
+        return got[0]
+
+    def _exit_index(self) -> tuple[list[Cell], np.ndarray]:
+        if self._exit_cells is None:
+            grid = self.scenario.model.grid
+            cells = list(self.scenario.exit_cells)
+            self._exit_cells = (cells, np.array([grid.index(c) for c in cells], dtype=np.int64))
+        return self._exit_cells
+
     #: How many profiles with tokens in the way are kept.
     BLOCKED_KEPT = 64
 
     def profile(
-        self, token: Token, pace: str, size: int = 1, doors: tuple[tuple[int, bool], ...] = ()
+        self,
+        token: Token,
+        pace: str,
+        size: int = 1,
+        doors: tuple[tuple[int, bool], ...] = (),
+        stats_key: int | None = None,
     ) -> Profile:
         """The graph and fields of a size-``size`` token (engine.occupancy: its anchors), on
-        the map with ``doors`` set (:meth:`model_for`)."""
+        the map with ``doors`` set (:meth:`model_for`). ``stats_key``: :meth:`stats_id` of
+        the token's stats, where the caller keeps it."""
         # Everything a rule hook may read, except where the token stands: rates and
         # checks can depend on conditions, encumbrance and counters (last round's speed).
         st = token.state
-        key = (
-            tuple(sorted((k, str(v)) for k, v in token.stats.items())),
-            pace,
-            st.mode,
-            st.conditions,
-            st.encumbrance,
-            st.counters,
-            size,
-            doors,
-        )
+        skey = self.stats_id(token.stats) if stats_key is None else stats_key
+        key = (skey, pace, st.mode, st.conditions, st.encumbrance, st.counters, size, doors)
         prof = self._profiles.get(key)
         if prof is None:
-            model = self.model_for(doors)
-            graph = token_graph(model, self.scenario.system, token, pace, size=size)
-            # Tokens whose states differ but whose terrain costs and checks come out the
-            # same share one graph and its fields (the costly part is the fields).
-            signature = (
-                graph.signature(),
-                tuple(_check_key(c.check) for cs in graph.state_costs for c in cs),
-            )
-            prof = self._shared.get(signature)
-            if prof is None:
-                prof = self._shared[signature] = Profile(graph)
-            self._profiles[key] = prof
+            prof = self._profiles[key] = self._profile_by_reads(token, skey, pace, size, doors)
         return prof
+
+    def _profile_by_reads(
+        self,
+        token: Token,
+        skey: int,
+        pace: str,
+        size: int,
+        doors: tuple[tuple[int, bool], ...],
+    ) -> Profile:
+        """The profile of a state not seen before: the one of a state whose graph build read
+        the same values (:class:`_Traced`: the same graph, so the same profile), else a new
+        graph. Tokens whose states differ but whose terrain costs and checks come out the
+        same share one graph and its fields (the costly part is the fields)."""
+        entries = self._by_reads.setdefault((skey, pace, size, doors), [])
+        for reads, prof in entries:
+            if _same_reads(token.state, reads):
+                return prof
+        model = self.model_for(doors)
+        system = self.scenario.system
+        (graph, _), trace = self.hooks._traced_call(
+            token, lambda tok: token_graph(model, system, tok, pace, size=size)
+        )
+        graph.token = _untrace(graph.token)
+        graph.search = replace(graph.search, tokens=tuple(_untrace(t) for t in graph.search.tokens))
+        signature = (
+            graph.signature(),
+            tuple(_check_key(c.check) for cs in graph.state_costs for c in cs),
+        )
+        shared = self._shared.get(signature)
+        if shared is None:
+            shared = self._shared[signature] = Profile(graph)
+        entries.append((tuple((k, n, v) for (k, n), v in trace.reads.items()), shared))
+        return shared
+
+    def blocked_fields(self, prof: Profile, blocked: frozenset[Cell]) -> Profile:
+        """``prof`` with ``blocked`` anchors taken away, on ``prof``'s own graph
+        (:meth:`Profile.without`): for walking down fields (the few most recent kept)."""
+        key = (id(prof), blocked, "fields")
+        got = self._blocked.pop(key, None)
+        if got is None:
+            got = prof.without(blocked)
+            if len(self._blocked) >= self.BLOCKED_KEPT:
+                del self._blocked[next(iter(self._blocked))]
+        self._blocked[key] = got  # most recent last
+        return got
 
     def blocked_profile(self, prof: Profile, blocked: frozenset[Cell]) -> Profile:
         """``prof``'s token with ``blocked`` anchors taken away (tokens in the way)."""
@@ -336,15 +1070,9 @@ class Simulation:
         #: Doors opened or closed in play (door id -> open); the map as drawn elsewhere.
         self.doors: dict[int, bool] = {}
         self._time_cache: dict[tuple[Any, ...], np.ndarray] = {}
+        self._skeys: dict[str, tuple[Any, int]] = {}
         for spec in scenario.tokens:
-            tok = self.system.token(spec.stats, token_id=spec.id)
-            state = replace(
-                tok.state, cell=spec.cell, conditions=tok.state.conditions | set(spec.conditions)
-            )
-            rules = sim_flight.rules_for(self, tok)
-            if rules is not None:
-                state = replace(state, flight=sim_flight.start_flight(rules, spec))
-            self.tokens[spec.id] = replace(tok, state=state)
+            self.tokens[spec.id] = self.fields.start_token(spec, lambda s: self._start_token(s))
         self.pursuers = [
             t.id for t in scenario.tokens if t.policy == "pursuer" or t.side == "pursuer"
         ]
@@ -362,6 +1090,24 @@ class Simulation:
                     "tokens": {tid: self.tokens[tid].state.to_dict() for tid in self.order},
                 }
             )
+
+    def _start_token(self, spec: TokenSpec) -> Token:
+        """A token of the scenario as a run starts it."""
+        tok = self.system.token(spec.stats, token_id=spec.id)
+        state = replace(
+            tok.state, cell=spec.cell, conditions=tok.state.conditions | set(spec.conditions)
+        )
+        rules = sim_flight.rules_for(self, tok)
+        if rules is not None:
+            state = replace(state, flight=sim_flight.start_flight(rules, spec))
+        return replace(tok, state=state)
+
+    def _stats_key(self, token: Token) -> int:
+        """:meth:`FieldCache.stats_id` of the token's stats, kept while they stay the same."""
+        got = self._skeys.get(token.id)
+        if got is None or got[0] is not token.stats:
+            got = self._skeys[token.id] = (token.stats, self.fields.stats_id(token.stats))
+        return got[1]
 
     # ----------------------------------------------------------------- events
 
@@ -567,13 +1313,24 @@ class Simulation:
 
     def take_turn(self, tid: str, path: list[Cell] | None = None) -> None:
         spec = self.specs[tid]
-        token = self.system.start_turn(self.tokens[tid], self.dice)
+        system = self.system
+        hooks = self.fields.hooks
+        token = self.tokens[tid]
+        skey = self._stats_key(token)
+        # The start of the turn, then the pace this turn may use on the way to the chosen
+        # one (D6: two speed levels a round; the token remembers it: its state, logged
+        # below) and whether the system rolls once a turn: pure hooks, kept as one.
+        chosen = spec.pace or system.default_pace
+
+        def begin(tok: Token, dice: Any) -> tuple[Token, str, bool]:
+            tok = system.start_turn(tok, dice)
+            pace = system.turn_pace(tok, chosen)
+            return tok, pace, system.turn_checks(tok, [], pace) is not None
+
+        token, pace, per_turn = hooks.token(("begin", tid, skey, chosen), token, begin, self.dice)
         self._log_rolls(tid)
-        # The pace this turn may use on the way to the chosen one (D6: two speed levels a
-        # round); the token remembers it (its state, logged below).
-        pace = self.system.turn_pace(token, spec.pace or self.system.default_pace)
-        prof = self.fields.profile(token, pace, spec.size, self.door_key())
-        self._defer = [] if self.system.turn_checks(token, [], pace) is not None else None
+        prof = self.fields.profile(token, pace, spec.size, self.door_key(), skey)
+        self._defer = [] if per_turn else None
         before = token.state.cell
         flight = sim_flight.rules_for(self, token) if token.state.flight is not None else None
         if path is not None:
@@ -585,9 +1342,25 @@ class Simulation:
             goal = self._policy_goal(spec, token, prof, occ)
             if goal is not None:
                 token = self._descend(tid, token, prof, goal, occ)
-        if flight is None:
-            token = self.system.paced(token, pace, token.state.cell != before)
-        token = self.system.end_turn(token, self.dice)
+        moved = None if flight is not None else token.state.cell != before
+
+        skey = self._stats_key(token)
+
+        def end(tok: Token, dice: Any) -> Token:
+            if moved is not None:
+                tok = system.paced(tok, pace, moved)
+            return system.end_turn(tok, dice)
+
+        def rolls(tok: Token, dice: Any) -> Token:
+            # The end of a turn that rolls (D6: collision damage): the pace remembered is
+            # still kept; the end of the turn is made.
+            if moved is not None:
+                tok = hooks.token(
+                    ("paced", tid, skey, pace, moved), tok, lambda t: system.paced(t, pace, moved)
+                )
+            return system.end_turn(tok, dice)
+
+        token = hooks.token(("end", tid, skey, pace, moved), token, end, self.dice, rolls)
         self._log_rolls(tid)
         self.tokens[tid] = token
         self._emit({"type": "state", "token": tid, "state": token.state.to_dict()})
@@ -605,6 +1378,28 @@ class Simulation:
             return NOBODY
         mine = self.specs[tid]
         hunts = tid in self.pursuers
+        specs = self.specs
+        if mine.size <= 1 and all(specs[oid].size <= 1 for oid in self.order):
+            # One cell each (engine.occupancy's common case), without the Other records.
+            inside = self.scenario.model.grid.in_bounds
+            blocked: set[Cell] = set()
+            no_stop: set[Cell] = set()
+            every = setting == "all"
+            for oid in self.order:
+                tok = self.tokens.get(oid)
+                if oid == tid or tok is None:
+                    continue
+                st = tok.state
+                cell, f = st.cell, st.flight
+                if cell is None or not (f is None or f.landed or f.altitude <= 0):
+                    continue
+                if hunts and oid in self.quarries:
+                    continue
+                if inside(cell):
+                    (blocked if (every or specs[oid].side != mine.side) else no_stop).add(cell)
+            if not blocked and not no_stop:
+                return NOBODY
+            return Occupancy(frozenset(blocked), frozenset(no_stop - blocked))
         others = []
         for oid in self.order:
             tok = self.tokens.get(oid)
@@ -671,7 +1466,11 @@ class Simulation:
         assert qcell is not None and token.state.cell is not None
         qspec = self.specs[quarry]
         qprof = self.fields.profile(
-            qtok, qspec.pace or self.system.default_pace, qspec.size, self.door_key()
+            qtok,
+            qspec.pace or self.system.default_pace,
+            qspec.size,
+            self.door_key(),
+            self._stats_key(qtok),
         )
         if not self.scenario.exit_cells:
             return qcell
@@ -679,16 +1478,10 @@ class Simulation:
         if goal is None:
             return qcell
         qfield = qprof.field_to((goal,), risk=True)
-        route = self._route(qprof, qcell, qfield, limit_turns=4)
-        if not route:
-            return qcell
+        route = qfield.route(qprof, qprof.graph.node(qcell), 4)
         mine = self._times_from(spec.id)
-        den_q = qprof.graph.denominator
-        grid = self.scenario.model.grid
-        for c, t_q in route:
-            if mine[grid.index(c)] <= t_q / den_q:
-                return c
-        return route[-1][0]
+        first = np.flatnonzero(mine[route.index] <= route.turns)
+        return route.cells[int(first[0]) if len(first) else -1][0]
 
     def _times_from(self, tid: str) -> np.ndarray:
         """Turns from a token's cell to every cell (best parity), cached per turn."""
@@ -698,9 +1491,13 @@ class Simulation:
             tok = self.tokens[tid]
             spec = self.specs[tid]
             prof = self.fields.profile(
-                tok, spec.pace or self.system.default_pace, spec.size, self.door_key()
+                tok,
+                spec.pace or self.system.default_pace,
+                spec.size,
+                self.door_key(),
+                self._stats_key(tok),
             )
-            got = prof.field_from(tok.state.cell) / prof.graph.denominator  # type: ignore[arg-type]
+            got = prof.turns_from(tok.state.cell)  # type: ignore[arg-type]
             if len(self._time_cache) > 64:
                 self._time_cache.clear()
             self._time_cache[key] = got
@@ -712,35 +1509,16 @@ class Simulation:
         exits = self.scenario.exit_cells
         if not exits:
             return None
-        grid = self.scenario.model.grid
         mine = self._times_from(quarry)
-        threat = np.full(grid.width * grid.height, INF)
-        for pid in self.pursuers:
-            threat = np.minimum(threat, self._times_from(pid))
-        best = None
-        for c in exits:
-            i = grid.index(c)
-            if mine[i] < threat[i] and (best is None or (mine[i], c) < best[0]):
-                best = ((mine[i], c), c)
-        return None if best is None else best[1]
+        threat = self.fields.threat([self._times_from(pid) for pid in self.pursuers])
+        return self.fields.safest_exit(mine, threat)
 
     def _route(
         self, prof: Profile, cell: Cell, target: Field, limit_turns: int
     ) -> list[tuple[Cell, float]]:
-        """The cells a token would pass descending ``target``, with arrival ticks."""
-        g = prof.graph
-        node = g.node(cell)
-        spent = 0.0
-        out = [(cell, 0.0)]
-        limit = limit_turns * g.denominator
-        while spent <= limit and target.left(node) > 0:
-            step = target.step(prof, node)
-            if step is None:
-                break
-            node, w = step
-            spent += w
-            out.append((g.cell_of(node), spent))
-        return out
+        """The cells a token would pass descending ``target``, with arrival ticks (kept in
+        the field: :class:`Route`)."""
+        return list(target.route(prof, prof.graph.node(cell), limit_turns).cells)
 
     def _flee_cell(self, token: Token, prof: Profile, occ: Occupancy) -> Cell | None:
         """No safe exit: make for the cell it reaches this turn that keeps the most turns
@@ -751,22 +1529,10 @@ class Simulation:
         cell = token.state.cell
         assert cell is not None
         g = prof.graph
-        mine = prof.field_from(cell) / g.denominator
-        threat = np.full(g.n, INF)
-        for pid in self.pursuers:
-            threat = np.minimum(threat, self._times_from(pid))
-        ok = mine <= 1 + 1e-12
-        if occ:
-            taken = [g.grid.index(c) for c in occ.blocked | occ.no_stop if c != cell]
-            ok[taken] = False
-        reachable = np.nonzero(ok)[0]
-        if not len(reachable):
-            return None
-        order = np.lexsort((reachable, mine[reachable], -threat[reachable]))
-        best = g.grid.cell_of_index(int(reachable[order[0]]))
-        if best == cell:
-            return None
-        return best
+        mine = prof.turns_from(cell)
+        threat = self.fields.threat([self._times_from(pid) for pid in self.pursuers], g.n)
+        taken = (occ.blocked | occ.no_stop) - {cell} if occ else frozenset()
+        return self.fields.flee_cell(g, cell, mine, threat, taken)
 
     # ----------------------------------------------------------------- moving
 
@@ -790,12 +1556,28 @@ class Simulation:
         stop_at: frozenset[Cell] = frozenset()
         if blocked and self._route_meets(prof, target, cell, blocked):
             stop_at = blocked & frozenset(cells)
-            prof = self.fields.blocked_profile(prof, blocked - stop_at)
+            prof = self.fields.blocked_fields(prof, blocked - stop_at)
             target = prof.field_to(cells, risk=risk)
         g = prof.graph
-        plan = self._plan(prof, target, g.node(cell))
+        walk = target.walk(prof, g.node(cell))
+        plan = walk.edges
+        k = len(plan)
         if stop_at or occ.no_stop:
-            plan = self._trim(g, plan, stop_at, occ.no_stop)
+            k = self._trim_at(walk, stop_at, occ.no_stop)
+            plan = plan[:k]
+        if not walk.jumps and (
+            (self._defer is not None and not self._defer)
+            or (self._defer is None and not walk.checks)
+        ):
+            # One roll a turn, rolled once the move is known, or no cell of the way that asks
+            # a check: walking enters every cell of the plan (what the loop below does, read
+            # off the kept walk).
+            entries, walked, rolled = walk.upto(k)
+            if self._defer is not None:
+                self._defer.extend(entries)
+            path = [cell, *walked]
+            spent = walk.spent[k - 1] if k else 0.0
+            return self._moved(tid, token, path, spent, g, rolled)
         spent = 0.0
         path = [cell]
         key: tuple[int, int] | None = self._run_key_at(g, cell)
@@ -836,20 +1618,8 @@ class Simulation:
         blocked anchor. If not, that way is also a best one with the tokens in the way (it
         only loses edges), and the shared open field serves."""
         g = prof.graph
-        idx = {g.grid.index(c) for c in blocked}
-        node = g.node(cell)
-        for _ in range(g.n * g.n_states):
-            if target.left(node) <= 0:
-                return False
-            step = target.step(prof, node)
-            if step is None:
-                return False
-            nxt = step[0]
-            jump = g.jump_at.get((node, nxt)) if g.jump_at else None
-            if nxt % g.n in idx or (jump is not None and any(p[0] in idx for p in jump.parts)):
-                return True
-            node = nxt
-        return False
+        index = g.grid.index
+        return not target.enters(prof, g.node(cell)).isdisjoint(index(c) for c in blocked)
 
     @staticmethod
     def _trim(
@@ -867,6 +1637,17 @@ class Simulation:
         while plan and g.cell_of(plan[-1][1]) in no_stop:
             plan = plan[:-1]
         return plan
+
+    @staticmethod
+    def _trim_at(walk: Walk, stop_at: frozenset[Cell], no_stop: frozenset[Cell]) -> int:
+        """How many edges of ``walk`` :meth:`_trim` keeps."""
+        cells = walk.cells
+        k = len(cells)
+        if stop_at:
+            k = next((i for i in range(k) if cells[i] in stop_at), k)
+        while k and cells[k - 1] in no_stop:
+            k -= 1
+        return k
 
     @staticmethod
     def _run_key_at(g: MovementGraph, cell: Cell) -> tuple[int, int]:
@@ -999,7 +1780,7 @@ class Simulation:
                         "success": result.success,
                     }
                 )
-                token = self.system.apply_check(token, jump.check.what, result.degree)
+                token = self._apply_check(tid, token, jump.check.what, result.degree)
                 if not result.success:
                     return False, token, key
             return True, token, (int(g.run_key[j]), 0)
@@ -1026,29 +1807,25 @@ class Simulation:
                     "success": result.success,
                 }
             )
-            token = self.system.apply_check(token, cost.check.what, result.degree)
+            token = self._apply_check(tid, token, cost.check.what, result.degree)
             if not result.success:
                 return False, token, run_key
         return True, token, run_key
 
     def _roll_turn(
-        self, tid: str, token: Token, path: list[Cell], spent: float, g: MovementGraph
+        self,
+        tid: str,
+        token: Token,
+        path: list[Cell],
+        spent: float,
+        g: MovementGraph,
+        rolled: tuple[Any, ...] | None = None,
     ) -> tuple[Token, list[Cell], float]:
         """Roll this turn's checks over the cells it entered, as the system counts them once
         a turn (D6: one roll a round, at the hardest cell crossed: RULES.md 3), each at the
         first cell asking it, in path order; a failure keeps the token out of that cell."""
         entries, self._defer = self._defer or [], None
-        ids = g.model.terrain_ids.ravel()
-        terrains = [g.model.terrains[int(ids[nxt % g.n])] for nxt, _ in entries]
-        asked = (self.system.turn_checks(token, terrains, g.pace) or []) if entries else []
-
-        def asks(k: int, check: CellCheck) -> bool:
-            nxt = entries[k][0]
-            c = g.state_costs[g.state_of(nxt)][int(ids[nxt % g.n])].check
-            return c is not None and (c.what, c.target) == (check.what, check.target)
-
-        placed = [(next((k for k in range(len(entries)) if asks(k, c)), 0), c) for c in asked]
-        for at, check in sorted(placed, key=lambda x: x[0]):
+        for at, check in self._turn_rolls(token, g, entries, rolled) if entries else ():
             if check.check is None:
                 continue
             result = check.check.roll(self.dice)
@@ -1064,16 +1841,62 @@ class Simulation:
                     "success": result.success,
                 }
             )
-            token = self.system.apply_check(token, check.what, result.degree)
+            token = self._apply_check(tid, token, check.what, result.degree)
             if not result.success:
                 return token, path[: at + 1], entries[at - 1][1] if at else 0.0
         return token, path, spent
 
+    def _apply_check(self, tid: str, token: Token, what: str, degree: str) -> Token:
+        """:meth:`RuleSystem.apply_check`, kept by what it reads (:class:`HookMemo`)."""
+        apply = self.system.apply_check
+        return self.fields.hooks.token(
+            ("apply_check", tid, self._stats_key(token), what, degree),
+            token,
+            lambda tok: apply(tok, what, degree),
+        )
+
+    def _turn_rolls(
+        self,
+        token: Token,
+        g: MovementGraph,
+        entries: list[tuple[int, float]],
+        cells: tuple[Any, ...] | None = None,
+    ) -> list[tuple[int, CellCheck]]:
+        """This turn's checks (:meth:`RuleSystem.turn_checks` over the cells entered), each
+        with the first entry asking it, in roll order. A pure function of the token, the
+        cells (``cells``: their ``(terrain id, layer)``, where the caller has them) and their
+        layers: kept in the field cache by what it read (:class:`HookMemo`)."""
+        if cells is None:
+            ids = self.fields.terrain_list(g)
+            n, per = g.n, g.n * g.n_par
+            cells = tuple((ids[nxt % n], nxt // per) for nxt, _ in entries)
+
+        def rolls(tok: Token) -> list[tuple[int, CellCheck]]:
+            terrains = [g.model.terrains[t] for t, _ in cells]
+            asked = self.system.turn_checks(tok, terrains, g.pace) or []
+
+            def asks(k: int, check: CellCheck) -> bool:
+                t, layer = cells[k]
+                c = g.state_costs[layer][t].check
+                return c is not None and (c.what, c.target) == (check.what, check.target)
+
+            placed = [(next((k for k in range(len(cells)) if asks(k, c)), 0), c) for c in asked]
+            return sorted(placed, key=lambda x: x[0])
+
+        key = ("turn_checks", token.id, self._stats_key(token), g, cells)
+        return self.fields.hooks.get(key, token, rolls)
+
     def _moved(
-        self, tid: str, token: Token, path: list[Cell], spent: float, g: MovementGraph
+        self,
+        tid: str,
+        token: Token,
+        path: list[Cell],
+        spent: float,
+        g: MovementGraph,
+        rolled: tuple[Any, ...] | None = None,
     ) -> Token:
         if self._defer is not None:
-            token, path, spent = self._roll_turn(tid, token, path, spent, g)
+            token, path, spent = self._roll_turn(tid, token, path, spent, g, rolled)
         if len(path) > 1:
             self._emit(
                 {
@@ -1085,7 +1908,7 @@ class Simulation:
                     ),
                 }
             )
-        return token.moved(cell=path[-1])
+        return _moved_to(token, path[-1])
 
     def _log_rolls(self, tid: str) -> None:
         """Move the dice's new roll events into the run's log."""

@@ -101,7 +101,12 @@ def fly_turn(sim: Simulation, tid: str, token: Token, rules: FlightRules) -> Tok
     choice = _choose(sim, spec, token, rules, state)
     if choice is None:
         return token
-    (rec,) = fly_turns(rules, state, [choice])
+    # The rules fly a choice from a state the same way every time (no dice): kept.
+    key = ("flown", state, choice)
+    rec = rules.pilot_cache.get(key)
+    if rec is None:
+        (rec,) = fly_turns(rules, state, [choice])
+        _remember(rules.pilot_cache, key, rec)
     new = rec.state
     sim._emit(
         {
@@ -281,6 +286,27 @@ class Move:
 def _best(
     sim: Simulation, spec: TokenSpec, rules: FlightRules, state: FlightState, aim: Aim
 ) -> FlightChoice:
+    """The move that best serves ``aim`` from ``state``: a pure function of the rules, the
+    state, the aim and the scenario's capture altitude, kept in the rules' pilot cache (a
+    batch's fliers face the same situations run after run)."""
+    cap_alt = sim.scenario.capture_altitude
+    key = ("best", state, aim.goal, aim.catch, aim.reach, aim.threats, cap_alt)
+    got = rules.pilot_cache.get(key)
+    if got is None:
+        got = _best_move(sim, rules, state, aim)
+        _remember(rules.pilot_cache, key, got)
+    return got
+
+
+def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    """Keep ``value`` in a pilot cache, dropping its oldest half past :data:`PILOT_CACHE`."""
+    if len(cache) >= PILOT_CACHE:
+        for old in list(cache)[: PILOT_CACHE // 2]:
+            del cache[old]
+    cache[key] = value
+
+
+def _best_move(sim: Simulation, rules: FlightRules, state: FlightState, aim: Aim) -> FlightChoice:
     grid = sim.scenario.model.grid
     cap_alt = sim.scenario.capture_altitude
     near = False

@@ -261,3 +261,161 @@ def test_run_command_writes_plots(tmp_path: Path, capsys) -> None:
     assert [os.path.basename(p) for p in doc["plots"]] == ["turns.png", "outcomes_map.png"]
     assert all(os.path.getsize(p) > 1000 for p in doc["plots"])
     assert json.loads((out / "summary.json").read_text())["plots"] == doc["plots"]
+
+
+# --------------------------------------------------------------------------- shared caches
+
+
+def _events(sim: Simulation) -> list[dict]:
+    return sim.events[1:]  # the start event names the files (the same either way)
+
+
+def _variants(tmp_path: Path) -> list[Path]:
+    """The chase as shipped and with every setting the fast paths special-case: tokens in
+    the way for all, a size-2 hunter, a roll per run of terrain."""
+    text = Path(CHASE).read_text().replace("../maps/", f"{ROOT / 'maps'}/")
+    out = []
+    for name, new in (
+        ("all", text.replace("turns: 30", "turns: 30\nsettings: {tokens_block: all}")),
+        (
+            "big",
+            text.replace(
+                "    pace: all_out\n    stats: {move: 11",
+                "    pace: all_out\n    size: 2\n    stats: {move: 11",
+            ),
+        ),
+        ("runs", text.replace("turns: 30", "turns: 30\nsettings: {roll_per: cell_run}")),
+    ):
+        assert new != text
+        p = tmp_path / f"{name}.yaml"
+        p.write_text(new)
+        out.append(p)
+    return out
+
+
+def test_a_warm_shared_cache_gives_every_run_the_events_of_a_fresh_one(tmp_path: Path) -> None:
+    """The field cache (graphs, fields, walks, rule hooks kept by what they read, policies'
+    choices, pilots' moves) is shared by every run of a batch: each run must play as it would
+    alone, whatever ran before it, in every system and with every special case."""
+    paths = [Path(CHASE), *_variants(tmp_path), *SHIPPED]
+    for path in dict.fromkeys(paths):
+        sc = load_scenario(path)
+        seeds = run_seeds(sc.seed, 14)
+        shared = FieldCache(sc)
+        warm = [_events(_run(sc, s, shared, i)) for i, s in enumerate(seeds)]
+        for i in (13, 5, 0):
+            fresh = _run(sc, seeds[i], FieldCache(sc), i)
+            assert _events(fresh) == warm[i], f"{path.name} run {i}"
+
+
+def _run(sc, seed: int, fields: FieldCache, run: int) -> Simulation:
+    sim = Simulation(sc, seed, fields=fields, run=run)
+    sim.run()
+    return sim
+
+
+def test_hook_results_are_shared_only_by_states_that_read_alike() -> None:
+    """HookMemo keeps a rule hook's result by what the hook read of the state: a token that
+    reads alike gets the result, one that differs in a value read does not, a hook that rolls
+    is made every time, and a resulting state keeps the fields the hook only copied."""
+    from dataclasses import replace
+
+    from engine.dice import Dice
+    from engine.sim import HookMemo
+    from engine.systems.base import Token, TokenState
+
+    memo = HookMemo()
+    calls: list[str] = []
+
+    def pace(tok: Token) -> str:
+        calls.append("pace")
+        return "fast" if tok.state.counter("speed") > 1 else "slow"
+
+    base = Token("x", {}, TokenState(cell=(0, 0), counters=(("speed", 2),)))
+    assert memo.get("pace", base, pace) == "fast"
+    # Another cell, another counter that was never read: the kept result serves.
+    other = replace(base, state=replace(base.state, cell=(5, 5), counters=(("a", 1), ("speed", 2))))
+    assert memo.get("pace", other, pace) == "fast" and calls == ["pace"]
+    slow = replace(base, state=replace(base.state, counters=(("speed", 1),)))
+    assert memo.get("pace", slow, pace) == "slow" and calls == ["pace", "pace"]
+
+    def where(tok: Token) -> tuple:
+        return tok.state.cell  # reads the cell: kept per cell
+
+    assert memo.get("where", base, where) == (0, 0)
+    assert memo.get("where", other, where) == (5, 5)
+
+    def tire(tok: Token) -> Token:
+        calls.append("tire")
+        return tok.moved(conditions=tok.state.conditions | {"tired"})
+
+    a = memo.token("tire", base, tire)
+    b = memo.token("tire", other, tire)  # conditions alike: kept, and the cell is b's own
+    assert calls.count("tire") == 1
+    assert a.state == replace(base.state, conditions=frozenset({"tired"}))
+    assert b.state == replace(other.state, conditions=frozenset({"tired"}))
+    assert type(b.state) is TokenState and b.stats is other.stats
+
+    def roll(tok: Token, dice: Dice) -> Token:
+        calls.append("roll")
+        return tok.moved(progress=dice.face(6))
+
+    dice = Dice(3)
+    got = [memo.token("roll", base, roll, dice).state.progress for _ in range(3)]
+    again = Dice(3)
+    assert got == [again.face(6) for _ in range(3)] and calls.count("roll") == 3
+
+    # A traced state compares and hashes as the plain one.
+    from engine.sim import _Traced
+
+    traced = _Traced(cell=(1, 2))
+    assert traced == TokenState(cell=(1, 2)) and TokenState(cell=(1, 2)) == traced
+    assert hash(traced) == hash(TokenState(cell=(1, 2)))
+
+
+def test_fields_with_tokens_in_the_way_equal_those_of_the_blocked_map() -> None:
+    """Profile.without drops the edges into the anchors tokens stand on instead of building
+    the map again: everywhere a token can be, its distances and next steps are the rebuilt
+    graph's (both fields, both weightings)."""
+    import random
+
+    import numpy as np
+
+    from engine.movement import MovementGraph
+    from engine.occupancy import with_blocked
+    from engine.sim import Profile
+
+    for path in (CHASE, str(ROOT / "scenarios" / "hex_hunt.yaml")):
+        sc = load_scenario(path)
+        sim = Simulation(sc, 1)
+        rng = random.Random(5)
+        for spec in sc.tokens:
+            tok = sim.tokens[spec.id]
+            prof = sim.fields.profile(tok, spec.pace or sc.system.default_pace)
+            g = prof.graph
+            grid = g.grid
+            for _ in range(3):
+                blocked = frozenset(
+                    (rng.randrange(grid.width), rng.randrange(grid.height)) for _ in range(12)
+                )
+                fast = prof.without(blocked)
+                slow = Profile(
+                    MovementGraph(with_blocked(g.model, blocked), g.system, g.token, g.pace)
+                )
+                free = np.ones(g.n * g.n_states, dtype=bool)
+                for c in blocked:
+                    for s in range(g.n_states):
+                        free[s * g.n + grid.index(c)] = False
+                goal = next(
+                    c
+                    for c in [
+                        *sorted(sc.exit_cells),
+                        *[spec.cell for spec in sc.tokens if spec.cell],
+                    ]
+                    if c not in blocked
+                )
+                for risk in (False, True):
+                    a, b = fast.field_to((goal,), risk=risk), slow.field_to((goal,), risk=risk)
+                    assert np.array_equal(a.dist[free], b.dist[free])
+                    for node in np.flatnonzero(free & np.isfinite(a.dist))[:200].tolist():
+                        assert a.step(fast, node) == b.step(slow, node)
