@@ -97,6 +97,118 @@ class Jump:
     kind: str = "gap"
 
 
+@dataclass(frozen=True)
+class StepTables:
+    """A graph's steps as padded arrays, for the vectorised search
+    (``engine.search.frontier_search``): the same edges as :meth:`MovementGraph.neighbours`,
+    one numpy pass for a whole frontier.
+
+    The map is framed by ``pad`` cells of "cannot enter" on every side (as far as a step
+    reaches: 2 rows on staggered maps), so a step needs no bounds check: cell ``(col, row)``
+    is ``(row + pad) * pw + col + pad`` in a ``pw = width + 2 pad`` wide frame of ``pn``
+    cells, and a node is ``layer * pn + framed cell``. ``delta`` and
+    ``diag`` are the ``(2, K)`` framed index offsets of the two stagger parities (the same
+    table twice on square grids); ``ticks`` and ``adds`` the framed ``state_ticks`` and
+    ``state_add`` (state-major, -1 = cannot enter); ``blocked`` has bit k of a framed cell
+    set where a wall, a door or the corners rule forbids slot k, or a leap replaces the
+    plain step (None: no such step). ``least`` is the fewest ticks any move pays per cell of
+    distance (steps, gap crossings), for an admissible A* heuristic; ``jumps`` the jump
+    edges as framed ``source -> [(target, ticks)]``.
+    """
+
+    pad: int
+    pw: int
+    pn: int
+    delta: np.ndarray
+    diag: np.ndarray
+    ticks: np.ndarray
+    adds: np.ndarray | None
+    blocked: np.ndarray | None
+    least: int
+    jumps: dict[int, list[tuple[int, int]]]
+    jump_src: np.ndarray
+
+    @classmethod
+    def of(cls, graph: MovementGraph) -> StepTables:
+        g = graph.grid
+        w, h, n = g.width, g.height, graph.n
+        tables = [g.offsets(0), g.offsets(1)]
+        if len(tables[0]) != len(tables[1]):  # pragma: no cover - every grid has equal tables
+            raise ValueError("offset tables of different lengths")
+        pad = max(max(abs(o[0]), abs(o[1])) for t in tables for o in t)
+        pw, ph = w + 2 * pad, h + 2 * pad
+        pn = pw * ph
+        delta = np.array([[o[1] * pw + o[0] for o in t] for t in tables], dtype=np.int64)
+        diag = np.array([[bool(o[2]) for o in t] for t in tables], dtype=bool)
+        top = int(graph.state_ticks.max(initial=0))
+        if graph.state_add is not None:
+            top += int(graph.state_add.max(initial=0))
+        itype = np.int32 if 2 * top < 2**31 else np.int64
+        ticks = np.full((graph.n_sys, ph, pw), -1, dtype=itype)
+        inner = (slice(None), slice(pad, pad + h), slice(pad, pad + w))
+        ticks[inner] = graph.state_ticks.reshape(graph.n_sys, h, w)
+        adds = None
+        if graph.state_add is not None:
+            framed = np.zeros((graph.n_sys, ph, pw), dtype=itype)
+            framed[inner] = graph.state_add.reshape(graph.n_sys, h, w)
+            adds = framed.ravel()
+        blocked = None
+        if graph.step_bits is not None or graph.cut:
+            bits = np.zeros(n, dtype=np.uint16)
+            if graph.step_bits is not None:
+                bits |= graph.step_bits.astype(np.uint16)
+            for a, b in graph.cut:
+                ca = g.cell_of_index(a)
+                for slot, (oc, orow, _) in enumerate(g.offsets(g.parity(ca))):
+                    cb = (ca[0] + oc, ca[1] + orow)
+                    if g.in_bounds(cb) and g.index(cb) == b:
+                        bits[a] |= np.uint16(1 << slot)
+            framed_bits = np.zeros((ph, pw), dtype=np.uint16)
+            framed_bits[inner[1:]] = bits.reshape(h, w)
+            blocked = framed_bits.ravel()
+        den = graph.denominator
+        least = min(
+            (int(c.time * den) for cs in graph.state_costs for c in cs if c.time is not None),
+            default=0,
+        )
+        jumps: dict[int, list[tuple[int, int]]] = {}
+        for jump in graph.jumps:
+            for _, _, t, length in jump.parts:
+                least = min(least, int(t // length))
+            jumps.setdefault(cls._frame(jump.src, w, n, pad, pw, pn), []).append(
+                (cls._frame(jump.dst, w, n, pad, pw, pn), int(jump.ticks))
+            )
+        return cls(
+            pad,
+            pw,
+            pn,
+            delta,
+            diag,
+            ticks.ravel(),
+            adds,
+            blocked,
+            max(0, least),
+            jumps,
+            np.array(sorted(jumps), dtype=np.int64),
+        )
+
+    @staticmethod
+    def _frame(node: int, w: int, n: int, pad: int, pw: int, pn: int) -> int:
+        layer, idx = divmod(node, n)
+        r, c = divmod(idx, w)
+        return layer * pn + (r + pad) * pw + c + pad
+
+    def frame(self, node: int, w: int, n: int) -> int:
+        """A graph node as a framed node (``w``: the map's width, ``n``: its cells)."""
+        return self._frame(node, w, n, self.pad, self.pw, self.pn)
+
+    def unframe(self, node: int, w: int, n: int) -> int:
+        """A framed node as a graph node."""
+        layer, cell = divmod(node, self.pn)
+        r, c = divmod(cell, self.pw)
+        return layer * n + (r - self.pad) * w + c - self.pad
+
+
 class MovementGraph:
     """The graph for one (map, system, token, pace). Build once, query many times.
 
@@ -205,17 +317,18 @@ class MovementGraph:
         ).reshape(self.n_sys, self.n)
         self.terrain_ticks = np.array(per_state[self.search.main], dtype=np.int64)
         self.enter_ticks = self.state_ticks[self.search.main]
-        self._state_lists: list[list[int]] = [row.tolist() for row in self.state_ticks]
-        self._ticks_list: list[int] = self._state_lists[self.search.main]
+        # The Python searches' per-cell lists are made on first use (a 2048x2048 map's
+        # take 30 ms and 32 MB a state, which the vectorised search never needs).
+        self._lists: list[list[int]] | None = None
+        self._adds: list[list[int]] | None = None
+        self._tables: StepTables | None = None
         #: ``cost_add`` ticks per cell and state (None: no cell of the map has one).
         self.has_add = any(any(row) for row in add_state)
         self.state_add: np.ndarray | None = None
-        self._add_lists: list[list[int]] | None = None
         if self.has_add:
             self.state_add = np.stack(
                 [np.array(t, dtype=np.int64)[ids].ravel() for t in add_state]
             ).reshape(self.n_sys, self.n)
-            self._add_lists = [row.tolist() for row in self.state_add]
         self._read_walls()
         #: In-place edges (from state, to state, ticks): standing up, and the like.
         self.in_place = [(a, b, int(t * self.denominator)) for a, b, t in self.search.in_place]
@@ -233,6 +346,30 @@ class MovementGraph:
             dtype=np.int32,
         )[ids].ravel()
         self._build_jumps()
+
+    @property
+    def _state_lists(self) -> list[list[int]]:
+        """Ticks per state and cell as Python lists (the Python searches' form)."""
+        if self._lists is None:
+            self._lists = [row.tolist() for row in self.state_ticks]
+        return self._lists
+
+    @property
+    def _ticks_list(self) -> list[int]:
+        return self._state_lists[self.search.main]
+
+    @property
+    def _add_lists(self) -> list[list[int]] | None:
+        """``cost_add`` ticks per state and cell as Python lists (None: none on the map)."""
+        if self._adds is None and self.state_add is not None:
+            self._adds = [row.tolist() for row in self.state_add]
+        return self._adds
+
+    def step_tables(self) -> StepTables:
+        """The graph's steps as the vectorised search reads them (built once)."""
+        if self._tables is None:
+            self._tables = StepTables.of(self)
+        return self._tables
 
     # ----------------------------------------------------------------- walls
 
@@ -595,7 +732,10 @@ class MovementGraph:
         layer, idx = divmod(node, self.n)
         s, p = divmod(layer, self.n_par)
         base = s * self.n_par * self.n
-        ticks = self._state_lists[s]
+        # The Python lists where a Python search made them; else the array (a path's
+        # evaluation on a big map reads a few thousand cells, not worth 4M-item lists).
+        ticks: Any = self._lists[s] if self._lists is not None else None
+        row = self.state_ticks[s] if ticks is None else None
         adds = None if self._add_lists is None else self._add_lists[s]
         bits = self.blocked_slots.get(idx, 0) if self.blocked_slots else 0
         w = self.grid.width
@@ -606,7 +746,7 @@ class MovementGraph:
             if not (0 <= nc < w and 0 <= nr < self.grid.height):
                 continue
             j = nr * w + nc
-            t = ticks[j]
+            t = ticks[j] if row is None else int(row[j])
             if t < 0 or (bits and bits >> slot & 1) or (self.cut and (idx, j) in self.cut):
                 continue
             add = adds[j] if adds is not None else 0
@@ -622,6 +762,58 @@ class MovementGraph:
         if self.jump_out:
             out.extend((j.dst, j.ticks) for j in self.jump_out.get(node, ()))
         return out
+
+    def walk(self, cells: list[Cell]) -> tuple[list[int], list[float | int]] | None:
+        """:meth:`node_path`'s nodes and the ticks of each edge between them (None when a
+        step cannot be taken). Without in-place edges or jumps each step is read straight
+        off its slot, as :meth:`neighbours` prices it, rather than listing every neighbour."""
+        if self.in_place or self.jumps or not cells:
+            nodes = self.node_path(cells)
+            if nodes is None:
+                return None
+            return nodes, [self._edge_ticks(u, v) for u, v in zip(nodes, nodes[1:], strict=False)]
+        g = self.grid
+        w, h, n, n_par = g.width, g.height, self.n, self.n_par
+        lists = self._lists
+        adds = self._add_lists
+        slot_of = [
+            {(oc, orow): (slot, diag) for slot, (oc, orow, diag) in enumerate(g.offsets(par))}
+            for par in (0, 1)
+        ]
+        square, axis_y = g.kind == "square", g.stagger_axis == "y"
+        node = self.node(cells[0])
+        out: list[int] = [node]
+        ticks: list[float | int] = []
+        last = cells[0]
+        for cell in cells[1:]:
+            if cell == last:
+                continue
+            last = cell
+            layer, idx = divmod(node, n)
+            s, p = divmod(layer, n_par)
+            r, c = divmod(idx, w)
+            par = 0 if square else ((r if axis_y else c) & 1)
+            hop = slot_of[par].get((cell[0] - c, cell[1] - r))
+            if hop is None or not (0 <= cell[0] < w and 0 <= cell[1] < h):
+                return None
+            slot, diag = hop
+            j = cell[1] * w + cell[0]
+            bits = self.blocked_slots.get(idx, 0) if self.blocked_slots else 0
+            t = lists[s][j] if lists is not None else int(self.state_ticks[s, j])
+            if t < 0 or (bits and bits >> slot & 1) or (self.cut and (idx, j) in self.cut):
+                return None
+            add = adds[s][j] if adds is not None else 0
+            base = s * n_par * n
+            cost: float | int
+            if diag and self.parity_state:
+                node, cost = base + (1 - p) * n + j, (t * 2 if p else t) + add
+            elif diag and self.euclid:
+                node, cost = base + p * n + j, t * math.sqrt(2) + add
+            else:
+                node, cost = base + p * n + j, t + add
+            out.append(node)
+            ticks.append(cost)
+        return out, ticks
 
     def node_path(self, cells: list[Cell]) -> list[int] | None:
         """The nodes of a path given as cells: each step the cheapest way into the next cell,

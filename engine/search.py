@@ -4,12 +4,17 @@ Over 800 lines: the Python and compiled searches, path evaluation and the turn p
 node layout; path evaluation (checks per move, climbs and jumps as units) is the next module
 to split off when it grows.
 
-Two engines give identical integer totals:
+The engines give identical integer totals:
 
 * a pure-Python Dijkstra (:func:`dijkstra`) that touches only what it reaches: reach
   queries and paths on small maps, with an early exit at the goal;
-* scipy's compiled Dijkstra on the graph's CSR arrays (:func:`compiled_field`): long paths
-  and distance fields on big maps, where the Python loop would be slow.
+* a vectorised A* (:func:`frontier_search`): paths on big maps, searched to the goal with
+  an admissible heuristic, the frontier relaxed in numpy (no whole-map graph is built,
+  and scipy is not even imported);
+* A* with landmarks (:class:`Landmarks`, :func:`guided_path`), for a query context that
+  asks many paths of one graph (``engine.api.Context``);
+* scipy's compiled Dijkstra on the graph's CSR arrays (:func:`compiled_field`): distance
+  fields, and paths under the ``euclid`` rule (float weights).
 
 A :class:`SearchTree` keeps the distances and predecessors of one search, so hovering over
 a cell in the viewer is a walk up the predecessor chain, never a new search.
@@ -140,11 +145,16 @@ def dijkstra(
         info.append((graph._state_lists[s], layer * n, flip, 2 if (parity_state and p) else 1, ip))
     root2 = math.sqrt(2)
     tables = []
+    inner = []  # the same steps as index offsets, for cells away from the map's edge
     for par in (0, 1):
         tables.append(tuple((dc, dr, diag) for dc, dr, diag in g.offsets(par)))
+        inner.append(tuple((dr * w + dc, diag) for dc, dr, diag in g.offsets(par)))
+    reach_out = max(max(abs(dc), abs(dr)) for t in tables for dc, dr, _ in t)
+    c_lo, c_hi, r_lo, r_hi = reach_out, w - reach_out, reach_out, h - reach_out
     axis_y = g.stagger_axis == "y"
     square = g.kind == "square"
     jump_out = graph.jump_out
+    lim = math.inf if limit is None else limit
     # Cells whose steps are not the plain table's (leaps, walls, additive costs) take the
     # graph's own edge list.
     cut_from = {a for a, _ in graph.cut} | set(graph.blocked_slots)
@@ -178,7 +188,30 @@ def dijkstra(
             continue
         ticks, off, flip, mult, ip = info[layer]
         r, c = divmod(idx, w)
-        table = tables[0 if square else ((r if axis_y else c) & 1)]
+        tp = 0 if square else ((r if axis_y else c) & 1)
+        if c_lo <= c < c_hi and r_lo <= r < r_hi and not euclid:
+            # Away from the edge: no bounds to check (the common case, by far).
+            for delta, diag in inner[tp]:
+                j = idx + delta
+                t = ticks[j]
+                if t < 0:
+                    continue
+                if diag and parity_state:
+                    nd = d + t * mult
+                    nxt = flip + j
+                else:
+                    nd = d + t
+                    nxt = off + j
+                if nd > lim:
+                    continue
+                old = dist.get(nxt)
+                if old is None or nd < old:
+                    dist[nxt] = nd
+                    prev[nxt] = node
+                    push(heap, (nd, nxt))
+            table: tuple[Any, ...] = ()
+        else:
+            table = tables[tp]
         for dc, dr, diag in table:
             nc = c + dc
             nr = r + dr
@@ -262,6 +295,574 @@ def compiled_field(graph: MovementGraph, start: Cell, limit: float | None = None
     return SearchTree(graph, start, dmap, prev, limit)
 
 
+# --------------------------------------------------------------------------- vectorised A*
+
+
+def supports_frontier(graph: MovementGraph) -> bool:
+    """Whether :func:`frontier_search` can search this graph: integer ticks (not the
+    ``euclid`` rule) and no time-dependent pace (:mod:`engine.timed`)."""
+    return not graph.euclid and timeline(graph) is None
+
+
+def _heuristic(graph: MovementGraph, goal: Cell | None) -> Any:
+    """An admissible, consistent A* heuristic in ticks, ``h(framed cells, layers)`` (None:
+    no goal, Dijkstra).
+
+    The fewest cells of distance from a node's cell to ``goal`` on an open grid under the
+    map's rule (the 5-10-5 count from the node's diagonal parity), times the fewest ticks a
+    move pays per cell (:attr:`StepTables.least`): no edge costs less than that, and each
+    changes the count by at most its own length, so the estimate never overshoots and is
+    consistent."""
+    tab = graph.step_tables()
+    least, pw, pad = tab.least, tab.pw, tab.pad
+    if goal is None or least <= 0:
+        return None
+    g = graph.grid
+    n_par = graph.n_par
+    gc, gr = goal
+    hexgrid = g.kind == "hex"
+    axis_y, even = g.stagger_axis == "y", g.stagger_index == "even"
+    stag = g.orientation == "staggered"
+    rule = g.diagonals
+
+    def cube(c: Any, r: Any) -> tuple[Any, Any]:
+        if axis_y:
+            half = (r + (r & 1)) >> 1 if even else (r - (r & 1)) >> 1
+            return c - half, r
+        half = (c + (c & 1)) >> 1 if even else (c - (c & 1)) >> 1
+        return c, r - half
+
+    def axes(c: Any, r: Any) -> tuple[Any, Any]:
+        if not stag:
+            return c, r
+        if axis_y:
+            x, y = 2 * c + (-(r & 1) if even else (r & 1)), r
+        else:
+            x, y = c, 2 * r + (-(c & 1) if even else (c & 1))
+        return (x + y) >> 1, (y - x) >> 1
+
+    if hexgrid:
+        gq, grr = cube(gc, gr)
+
+        def h_hex(cell: np.ndarray, layer: np.ndarray | None) -> np.ndarray:
+            r, c = np.divmod(cell, pw)
+            q, rr = cube(c - pad, r - pad)
+            dq, dr = q - gq, rr - grr
+            return np.maximum(np.maximum(np.abs(dq), np.abs(dr)), np.abs(dq + dr)) * least
+
+        return h_hex
+    gu, gv = axes(gc, gr)
+
+    def h_square(cell: np.ndarray, layer: np.ndarray | None) -> np.ndarray:
+        r, c = np.divmod(cell, pw)
+        u, v = axes(c - pad, r - pad)
+        du, dv = np.abs(u - gu), np.abs(v - gv)
+        if rule == "none":
+            return (du + dv) * least
+        hi = np.maximum(du, dv)
+        if rule == "alternate" and layer is not None:
+            lo = np.minimum(du, dv)
+            return (hi + ((lo + layer % n_par) >> 1)) * least
+        if rule == "alternate":
+            return (hi + (np.minimum(du, dv) >> 1)) * least
+        return hi * least
+
+    return h_square
+
+
+@dataclass
+class Frontier:
+    """What :func:`frontier_search` found, on :class:`~engine.movement.StepTables`' framed
+    nodes: distances in ticks (final for what the answer needs), predecessors, and the goal
+    node reached (a graph node; None: not reached)."""
+
+    graph: MovementGraph
+    dist: np.ndarray
+    pred: np.ndarray
+    end: int | None
+
+    def nodes_to(self, node: int) -> list[int]:
+        """The graph nodes from the start to graph node ``node``."""
+        g = self.graph
+        tab = g.step_tables()
+        w, n = g.grid.width, g.n
+        cur = tab.frame(node, w, n)
+        out = []
+        pred = self.pred
+        while cur >= 0:
+            out.append(tab.unframe(cur, w, n))
+            cur = int(pred[cur])
+        out.reverse()
+        return out
+
+    def field(self) -> np.ndarray:
+        """Distances per graph node (:data:`UNREACHED` where not reached)."""
+        g = self.graph
+        tab = g.step_tables()
+        h, w, pad = g.grid.height, g.grid.width, tab.pad
+        framed = self.dist.reshape(g.n_states, h + 2 * pad, w + 2 * pad)
+        framed = framed[:, pad : pad + h, pad : pad + w]
+        out = framed.astype(np.int64).ravel()
+        out[framed.ravel() == np.iinfo(self.dist.dtype).max] = UNREACHED
+        return out
+
+
+#: "Not reached" in :meth:`Frontier.field`.
+UNREACHED = np.iinfo(np.int64).max
+
+
+def frontier_search(
+    graph: MovementGraph,
+    start: Cell,
+    goal: Cell | None = None,
+    *,
+    limit: int | None = None,
+) -> Frontier:
+    """A* to ``goal`` (or Dijkstra up to ``limit`` ticks) with the frontier expanded in numpy.
+
+    Each round takes the open nodes whose estimates ``f = g + h`` share the least bucket
+    (a few :attr:`StepTables.least` wide) and relaxes all their out-edges in
+    one vectorised pass over :meth:`MovementGraph.step_tables` (walls, doors, corners,
+    ``cost_add``, state layers, in-place edges and jumps included), so the Python loop runs
+    about once per step of the path's depth, not once per node. A node reached cheaper
+    later is simply expanded again (label correcting), and the search stops once no open
+    estimate is below the goal's distance, so the total is exact: integer ticks, the same
+    as :func:`dijkstra`'s. Nothing of the whole map is built beyond one distance and one
+    predecessor array.
+    """
+    if not supports_frontier(graph):
+        raise ValueError("frontier_search needs integer ticks and a static pace")
+    tab = graph.step_tables()
+    g = graph.grid
+    w, n = g.width, graph.n
+    pw, pn = tab.pw, tab.pn
+    n_par, n_sys, n_states = graph.n_par, graph.n_sys, graph.n_states
+    parity_state = graph.parity_state
+    size = pn * n_states
+    # Distances fit an int32 while no path can sum past it (every node once, dearest edge).
+    dearest = 2 * int(tab.ticks.max(initial=0))
+    if tab.adds is not None:
+        dearest += int(tab.adds.max(initial=0))
+    dearest = max([dearest, *(t for _, _, t in graph.in_place)])
+    dearest = max([dearest, *(int(j.ticks) for j in graph.jumps)])
+    dtype = np.int32 if (dearest + 1) * size < 2**31 - 1 else np.int64
+    far = np.iinfo(dtype).max
+    dist = np.full(size, far, dtype=dtype)
+    pred = np.full(size, -1, dtype=np.int32 if size < 2**31 else np.int64)
+    src = tab.frame(graph.node(start), w, n)
+    pad = tab.pad
+    dist[src] = 0
+    goal_nodes = None
+    if goal is not None:
+        gcell = (goal[1] + pad) * pw + goal[0] + pad
+        goal_nodes = np.arange(n_states, dtype=np.int64) * pn + gcell
+    h = _heuristic(graph, goal)
+    # Open entries are kept in buckets of estimates ``width`` wide: a round takes the least
+    # bucket whole, a third of the rounds of taking one value at a time, for a few nodes
+    # expanded twice (measured best: 3 steps wide, 2 under 5-10-5, whose parity layers
+    # make more nodes to expand again).
+    width = (2 if parity_state else 3) * tab.least + 1
+    goal_list = [] if goal_nodes is None else goal_nodes.tolist()
+    square = g.kind == "square"
+    axis_y = g.stagger_axis == "y"
+    k_slots = tab.delta.shape[1]
+    d0, dg0 = tab.delta[0], tab.diag[0]
+    slots = np.arange(k_slots, dtype=np.uint16)
+    ticks, adds, blocked = tab.ticks, tab.adds, tab.blocked
+    in_place = graph.in_place
+    jump_src, jumps = tab.jump_src, tab.jumps
+    layered = n_states > 1
+    one = np.array([src], dtype=np.int64)
+    f0 = 0
+    if h is not None:
+        f0 = int(h(one % pn, one // pn if layered else None)[0])
+    buckets: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {
+        f0 // width: [(one, np.zeros(1, dtype=dtype))]
+    }
+    keys = [f0 // width]
+    pop, push = heapq.heappop, heapq.heappush
+    while keys:
+        top = keys[0]
+        if goal_list and min(int(dist[x]) for x in goal_list) <= top * width:
+            break  # no open estimate is below the goal's distance: it is final
+        parts = buckets.pop(pop(keys))
+        if len(parts) == 1:
+            v, d = parts[0]
+        else:
+            v = np.concatenate([p[0] for p in parts])
+            d = np.concatenate([p[1] for p in parts])
+        live = dist[v] == d  # an entry is stale once its node was reached cheaper
+        v, d = v[live], d[live]
+        if not v.size:
+            continue
+        if layered:
+            layer = v // pn
+            cell = v - layer * pn
+        else:
+            layer, cell = None, v
+        if square:
+            nb = cell[:, None] + d0
+        else:
+            tp = ((cell // pw - pad) if axis_y else (cell % pw - pad)) & 1
+            nb = cell[:, None] + tab.delta[tp]
+        if n_sys > 1:
+            assert layer is not None
+            at = nb + ((layer // n_par) * pn)[:, None]
+        else:
+            at = nb
+        t = ticks[at]
+        ok = t >= 0
+        if blocked is not None:
+            ok &= ((blocked[cell][:, None] >> slots) & 1) == 0
+        if parity_state:
+            assert layer is not None
+            p = layer % n_par
+            dg = dg0 if square else tab.diag[tp]
+            t = np.where(dg & (p == 1)[:, None], t * 2, t)
+            nv = np.where(dg, (layer + 1 - 2 * p)[:, None], layer[:, None]) * pn + nb
+        elif layered:
+            assert layer is not None
+            nv = nb + (layer * pn)[:, None]
+        else:
+            nv = nb
+        if adds is not None:
+            t = t + adds[at]
+        nd = d[:, None] + t
+        ok &= nd < dist[nv]
+        if limit is not None:
+            ok &= nd <= limit
+        sel = np.flatnonzero(ok)
+        nv, nd, nu = nv.ravel()[sel], nd.ravel()[sel], v[sel // k_slots]
+        if in_place or jump_src.size:
+            extra_v, extra_d, extra_u = [nv], [nd], [nu]
+            for a, b, stand in in_place:
+                assert layer is not None
+                pick = np.flatnonzero(layer // n_par == a)
+                if pick.size:
+                    p = layer[pick] % n_par
+                    extra_v.append((b * n_par + p) * pn + cell[pick])
+                    extra_d.append(d[pick] + stand)
+                    extra_u.append(v[pick])
+            if jump_src.size:
+                for k in np.flatnonzero(np.isin(v, jump_src)).tolist():
+                    u = int(v[k])
+                    for dst, jt in jumps[u]:
+                        extra_v.append(np.array([dst], dtype=np.int64))
+                        extra_d.append(np.array([int(d[k]) + jt], dtype=dtype))
+                        extra_u.append(np.array([u], dtype=np.int64))
+            nv, nd, nu = (np.concatenate(x) for x in (extra_v, extra_d, extra_u))
+            better = nd < dist[nv]
+            if limit is not None:
+                better &= nd <= limit
+            nv, nd, nu = nv[better], nd[better], nu[better]
+        if not nv.size:
+            continue
+        # The least candidate of each node wins (one of them where several tie).
+        np.minimum.at(dist, nv, nd)
+        win = nd == dist[nv]
+        pred[nv[win]] = nu[win]
+        win &= pred[nv] == nu
+        nv, nd = nv[win], nd[win]
+        if h is None:
+            fs = nd // width
+        elif layered:
+            lay = nv // pn
+            fs = (nd + h(nv - lay * pn, lay)) // width
+        else:
+            fs = (nd + h(nv, None)) // width
+        lo, hi = int(fs.min()), int(fs.max())
+        if lo == hi:
+            groups: Iterable[tuple[int, tuple[np.ndarray, np.ndarray]]] = [(lo, (nv, nd))]
+        elif hi - lo <= 8:
+            groups = []
+            for key in range(lo, hi + 1):
+                mask = fs == key
+                if mask.any():
+                    groups.append((key, (nv[mask], nd[mask])))
+        else:
+            order = np.argsort(fs, kind="stable")
+            fs, nv, nd = fs[order], nv[order], nd[order]
+            cut = np.flatnonzero(fs[1:] != fs[:-1]) + 1
+            groups = [
+                (int(f[0]), (x, y))
+                for f, x, y in zip(
+                    np.split(fs, cut), np.split(nv, cut), np.split(nd, cut), strict=True
+                )
+            ]
+        for key, entry in groups:
+            bucket = buckets.get(key)
+            if bucket is None:
+                buckets[key] = [entry]
+                push(keys, key)
+            else:
+                bucket.append(entry)
+    end = None
+    if goal_nodes is not None:
+        at_goal = dist[goal_nodes]
+        k = int(np.argmin(at_goal))
+        if at_goal[k] != far:
+            end = tab.unframe(int(goal_nodes[k]), w, n)
+    return Frontier(graph, dist, pred, end)
+
+
+def frontier_path(graph: MovementGraph, start: Cell, goal: Cell) -> list[Cell] | None:
+    """Best path by :func:`frontier_search` (A* to the goal): the same total as
+    :func:`dijkstra` and :func:`compiled_path`."""
+    found = frontier_search(graph, start, goal)
+    if found.end is None:
+        return None
+    return _cells(graph, found.nodes_to(found.end))
+
+
+# --------------------------------------------------------------------------- landmarks (ALT)
+
+#: Graphs with more nodes than this get no landmarks (their fields, 32 distances a node,
+#: would take too much memory: about 130 MB at this size, a 512x512 map without the parity
+#: layer): a query context then searches with :func:`frontier_search`.
+LANDMARK_NODES = 300_000
+#: "Cannot get there" in landmark fields (above any real total on such a graph).
+_FAR = 2**62
+
+
+class Landmarks:
+    """Exact distances from and to a few landmark cells, for repeated A* on one graph.
+
+    For any nodes v and a goal t, ``d(L, t) - d(L, v)`` and ``d(v, L) - d(t, L)`` never
+    exceed ``d(v, t)`` (the triangle inequality), so their largest over the landmarks is an
+    admissible, consistent heuristic (ALT: A*, landmarks, triangle inequality) that follows
+    the map's real costs, walls included, not just the open-grid distance. Built once per
+    graph (two of scipy's multi-source Dijkstras), then every query expands little more
+    than its own corridor. The landmarks are spread round the map's edge.
+    """
+
+    def __init__(self, graph: MovementGraph, count: int = 16) -> None:
+        from array import array
+
+        from scipy.sparse.csgraph import dijkstra as sp_dijkstra
+
+        self.graph = graph
+        g = graph.grid
+        w, h = g.width, g.height
+        ring = (
+            [(c, 0) for c in range(w)]
+            + [(w - 1, r) for r in range(1, h)]
+            + [(c, h - 1) for c in range(w - 2, -1, -1)]
+            + [(0, r) for r in range(h - 2, 0, -1)]
+        )
+        ticks = graph.enter_ticks
+        picks: list[int] = []
+        for k in range(count):
+            c, r = ring[k * len(ring) // count]
+            node = self._near_open(graph, ticks, c, r)
+            if node is not None and node not in picks:
+                picks.append(node)
+        self.nodes = picks
+        csr = graph.csr()
+        size = graph.n * graph.n_states
+
+        def fields(matrix: Any, sign: int) -> list[Any]:
+            if not picks:
+                return []
+            dist = sp_dijkstra(matrix, directed=True, indices=picks)
+            out = []
+            for row in np.atleast_2d(dist):
+                ints = np.full(size, sign * _FAR, dtype=np.int64)
+                ok = np.isfinite(row)
+                ints[ok] = sign * np.rint(row[ok]).astype(np.int64)
+                out.append(array("q", ints.tobytes()))
+            return out
+
+        #: ``ahead[k][v]`` = -d(landmark k, v) (negated: what the estimate adds);
+        #: ``back[k][v]`` = d(v, landmark k).
+        self.ahead = fields(csr, -1)
+        self.back = fields(csr.T.tocsr(), 1)
+        #: Per cell, the in-bounds neighbour cells of its straight and diagonal slots (the
+        #: A* loop reads these instead of working out offsets and bounds each time).
+        self.straight: list[tuple[int, ...]] = []
+        self.diagonal: list[tuple[int, ...]] = []
+        self._neighbour_tables()
+
+    def _neighbour_tables(self) -> None:
+        g = self.graph.grid
+        w, h = g.width, g.height
+        cols = np.tile(np.arange(w), h)
+        rows = np.repeat(np.arange(h), w)
+        par = np.zeros(w * h, dtype=np.int64)
+        if g.kind != "square":
+            par = (rows if g.stagger_axis == "y" else cols) & 1
+        tables = [g.offsets(0), g.offsets(1)]
+        found: dict[bool, list[np.ndarray]] = {False: [], True: []}
+        for k in range(len(tables[0])):
+            targets = []
+            for p in (0, 1):
+                dc, dr, _ = tables[p][k]
+                nc, nr = cols + dc, rows + dr
+                ok = (nc >= 0) & (nc < w) & (nr >= 0) & (nr < h)
+                targets.append(np.where(ok, nr * w + nc, -1))
+            # A slot is diagonal in both parity tables or in neither (square, staggered).
+            found[bool(tables[0][k][2])].append(np.where(par == 0, targets[0], targets[1]))
+        for diag, out in ((False, "straight"), (True, "diagonal")):
+            if found[diag]:
+                table = np.stack(found[diag], axis=1).tolist()
+                setattr(self, out, [tuple(j for j in row if j >= 0) for row in table])
+            else:
+                setattr(self, out, [()] * (w * h))
+
+    @staticmethod
+    def _near_open(graph: MovementGraph, ticks: np.ndarray, c: int, r: int) -> int | None:
+        """The enterable cell nearest (c, r) within a few rings, as a start node."""
+        g = graph.grid
+        for radius in range(8):
+            for dc in range(-radius, radius + 1):
+                for dr in range(-radius, radius + 1):
+                    if max(abs(dc), abs(dr)) != radius:
+                        continue
+                    cell = (c + dc, r + dr)
+                    if g.in_bounds(cell) and ticks[g.index(cell)] >= 0:
+                        return graph.node(cell)
+        return None
+
+    def terms(self, start: int, goal: Cell, active: int = 8) -> list[tuple[Any, int]]:
+        """The ``active`` landmark terms that bound ``start`` -> ``goal`` best, each
+        ``(field, offset)``: that term's estimate of node v is ``field[v] + offset``."""
+        g = self.graph
+        ends = [g.node(goal, p, s) for s in range(g.n_sys) for p in range(g.n_par)]
+        found: list[tuple[int, Any, int]] = []
+        for ahead in self.ahead:  # d(L, t) - d(L, v), t the nearest goal node
+            to_goal = -max(ahead[e] for e in ends)
+            if to_goal < _FAR and ahead[start] > -_FAR:
+                found.append((to_goal + ahead[start], ahead, to_goal))
+        for back in self.back:  # d(v, L) - d(t, L), t the dearest goal node
+            from_goal = max(back[e] for e in ends)
+            if from_goal < _FAR and back[start] < _FAR:
+                found.append((back[start] - from_goal, back, -from_goal))
+        found.sort(key=lambda x: -x[0])
+        return [(values, off) for _, values, off in found[:active]]
+
+
+def guided_path(
+    graph: MovementGraph, guide: Landmarks, start: Cell, goal: Cell, active: int = 8
+) -> list[Cell] | None:
+    """Best path by A* with the landmarks' heuristic (pure Python, touching only what it
+    expands): :func:`dijkstra`'s total, for queries many times over on one graph."""
+    g = graph.grid
+    n = graph.n
+    n_par = graph.n_par
+    parity_state = graph.parity_state
+    src = graph.node(start)
+    goal_idx = g.index(goal)
+    terms = guide.terms(src, goal, active)
+    lists = graph._state_lists
+    straight, diagonal = guide.straight, guide.diagonal
+    special = {a for a, _ in graph.cut} | set(graph.blocked_slots)
+    generic = graph.has_add or bool(graph.in_place) or bool(graph.jump_out)
+    if len(terms) >= 4:
+        (f0, o0), (f1, o1), (f2, o2), (f3, o3) = terms[:4]
+        rest = terms[4:]
+
+        def estimate(v: int) -> int:
+            e = max(0, f0[v] + o0, f1[v] + o1, f2[v] + o2, f3[v] + o3)
+            for field, off in rest:
+                x = field[v] + off
+                if x > e:
+                    e = x
+            return e
+    else:
+
+        def estimate(v: int) -> int:
+            e = 0
+            for field, off in terms:
+                x = field[v] + off
+                if x > e:
+                    e = x
+            return e
+
+    # One int a heap entry: the estimate f, then the deeper node first (ties broken
+    # towards the goal), then the node: ((f << dbits) - g) << nbits | node.
+    size = n * graph.n_states
+    nbits = size.bit_length()
+    # No tentative distance exceeds a simple path's: every node once, at the dearest edge.
+    dearest = 2 * max(1, int(graph.state_ticks.max(initial=1)))
+    if graph.state_add is not None:
+        dearest += int(graph.state_add.max(initial=0))
+    dearest = max([dearest, *(t for _, _, t in graph.in_place)])
+    dearest = max([dearest, *(int(j.ticks) for j in graph.jumps)])
+    dbits = (dearest * (size + 1)).bit_length() + 1
+    mask = (1 << nbits) - 1
+    far = _FAR // 2
+    dist: dict[int, int] = {src: 0}
+    prev: dict[int, int] = {}
+    est: dict[int, int] = {src: estimate(src)}
+    heap: list[int] = [(est[src] << dbits) << nbits | src]
+    pop, push = heapq.heappop, heapq.heappush
+    done: set[int] = set()
+    end = None
+    while heap:
+        node = pop(heap) & mask
+        if node in done:
+            continue
+        done.add(node)
+        layer, idx = divmod(node, n)
+        if idx == goal_idx:
+            end = node
+            break
+        d = dist[node]
+        if generic or idx in special:
+            for nxt, step in graph.neighbours(node):
+                nd = d + int(step)  # whole ticks: euclid graphs get no landmarks
+                old = dist.get(nxt)
+                if old is None or nd < old:
+                    dist[nxt] = nd
+                    prev[nxt] = node
+                    e = est.get(nxt)
+                    if e is None:
+                        e = est[nxt] = estimate(nxt)
+                    if e < far:
+                        push(heap, (((nd + e) << dbits) - nd) << nbits | nxt)
+            continue
+        s, p = divmod(layer, n_par)
+        ticks = lists[s]
+        off = layer * n
+        for j in straight[idx]:
+            t = ticks[j]
+            if t < 0:
+                continue
+            nxt = off + j
+            nd = d + t
+            old = dist.get(nxt)
+            if old is None or nd < old:
+                dist[nxt] = nd
+                prev[nxt] = node
+                e = est.get(nxt)
+                if e is None:
+                    e = est[nxt] = estimate(nxt)
+                if e < far:
+                    push(heap, (((nd + e) << dbits) - nd) << nbits | nxt)
+        if parity_state:
+            off = (s * n_par + 1 - p) * n
+        for j in diagonal[idx]:
+            t = ticks[j]
+            if t < 0:
+                continue
+            nxt = off + j
+            nd = d + (t * 2 if parity_state and p else t)
+            old = dist.get(nxt)
+            if old is None or nd < old:
+                dist[nxt] = nd
+                prev[nxt] = node
+                e = est.get(nxt)
+                if e is None:
+                    e = est[nxt] = estimate(nxt)
+                if e < far:
+                    push(heap, (((nd + e) << dbits) - nd) << nbits | nxt)
+    if end is None:
+        return None
+    nodes = [end]
+    while nodes[-1] in prev:
+        nodes.append(prev[nodes[-1]])
+    return _cells(graph, nodes[::-1])
+
+
 # --------------------------------------------------------------------------- reports
 
 
@@ -300,9 +901,10 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> dict[str, Any]:
     """
     g = graph.grid
     den = graph.denominator
-    nodes = graph.node_path(cells)
-    if nodes is None:
+    walked = graph.walk(cells)
+    if walked is None:
         raise NoPath("the given path takes a step this token cannot take")
+    nodes, edge_ticks = walked
     steps: list[dict[str, Any]] = [
         {
             "cell": list(cells[0]),
@@ -323,11 +925,37 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> dict[str, Any]:
     tl = timeline(graph)
     spans: list[tuple[Any, Any, int, int]] = []  # each step's (start, end, terrain, state)
     asked: list[tuple[int, CellCheck]] = []  # (step, check) of each check asked
-    for u, v in zip(nodes, nodes[1:], strict=False):
+    # Integer ticks (neither euclid nor a timed pace): turns by integer division, which is
+    # what the Fractions give, without making one per figure (a long path has thousands).
+    whole = tl is None and not graph.euclid
+    per_layer = graph.n * graph.n_par
+
+    def turn_of(x: Any) -> int:
+        if whole and type(x) is int:
+            return -(-x // den)
+        return math.ceil(graph.turns(x))
+
+    def move_of(x: Any, period: Fraction) -> int:
+        if whole and type(x) is int:
+            return -(-(x * period.denominator) // (den * period.numerator))
+        return math.ceil(graph.turns(x) / period)
+
+    def as_turns(x: Any) -> float:
+        if whole and type(x) is int:
+            return x / den
+        return float(graph.turns(x))
+
+    # Each node's terrain and run key, read in one pass (not a numpy scalar a step).
+    at_nodes = np.array(nodes, dtype=np.int64) % graph.n
+    node_tid = graph.model.terrain_ids.ravel()[at_nodes].tolist()
+    key_of = dict(zip(at_nodes.tolist(), graph.run_key[at_nodes].tolist(), strict=True))
+    diagonal = [{(dc, dr): bool(d) for dc, dr, d in g.offsets(par)} for par in (0, 1)]
+    w, n = g.width, graph.n
+    for i, (u, v, t) in enumerate(zip(nodes[:-1], nodes[1:], edge_ticks, strict=True)):
         jump = graph.jump_at.get((u, v)) if graph.jump_at else None
         if jump is None:
-            a, b = graph.cell_of(u), graph.cell_of(v)
-            t = next(x for y, x in graph.neighbours(u) if y == v)
+            ua, va = u % n, v % n
+            a, b = (ua % w, ua // w), (va % w, va // w)
             if tl is not None:
                 # The pace of the turn each part of the step is crossed in (engine.timed).
                 end = tl.arrive(total, u, v, t)
@@ -339,27 +967,23 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> dict[str, Any]:
                 pending += t
                 changes.append(names[graph.state_of(v)])
                 continue
-            diag = next(
-                (d for dc, dr, d in g.offsets(g.parity(a)) if (a[0] + dc, a[1] + dr) == b),
-                False,
-            )
-            length = graph.step_length(bool(diag), graph.parity_of(u))
-            parts = [(g.index(b), int(graph.model.terrain_ids[b[1], b[0]]), t, length)]
+            diag = diagonal[g.parity(a)].get((b[0] - a[0], b[1] - a[1]), False)
+            length = graph.step_length(diag, graph.parity_of(u))
+            parts = [(va, node_tid[i + 1], t, length)]
         else:
             # A jump: one edge, listed cell by cell (the run-up step, the gap, the landing).
             parts = list(jump.parts)
+        state = v // per_layer
         for k, (idx, tid, t, length) in enumerate(parts):
-            spans.append((total, total + t, tid, graph.state_of(v)))
+            spans.append((total, total + t, tid, state))
             total += t
             distance_cells += length
             b = g.cell_of_index(idx)
-            cost = graph.state_costs[graph.state_of(v)][tid]
-            turn = math.ceil(graph.turns(total)) if total else 0
+            cost = graph.state_costs[state][tid]
+            turn = turn_of(total) if total else 0
             period = graph.check_period[tid]
-            move = (
-                None if period is None else (math.ceil(graph.turns(total) / period) if total else 0)
-            )
-            key = int(graph.run_key[idx])
+            move = None if period is None else (move_of(total, period) if total else 0)
+            key = key_of[idx] if idx in key_of else int(graph.run_key[idx])
             check = None
             over_gap = jump is not None and jump.kind == "gap" and jump.gap_at < k < len(parts) - 1
             if jump is not None and (k == jump.gap_at or over_gap):
@@ -376,8 +1000,8 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> dict[str, Any]:
                 "cell": list(b),
                 "mode": cost.terrain.move,
                 "terrain": cost.terrain.name,
-                "turns": float(graph.turns(total)),
-                "time": float(graph.turns(t + pending)),
+                "turns": as_turns(total),
+                "time": as_turns(t + pending),
                 "turn": turn,
                 "check": check,
             }
@@ -689,13 +1313,14 @@ def turn_plan(steps: list[dict[str, Any]], total: Fraction) -> list[dict[str, An
         entered = steps[lo:hi]
         if n_turns > MAX_PLAN_TURNS and not entered and k != n_turns:
             continue
-        spent = min(Fraction(1), total - (k - 1))
+        # Every turn before the last is spent whole (total > n_turns - 1 >= k).
+        spent = 1.0 if k < n_turns else float(min(Fraction(1), total - (k - 1)))
         plan.append(
             {
                 "turn": k,
                 "end": steps[hi - 1]["cell"],
                 "cells": [s["cell"] for s in entered],
-                "spent": float(spent),
+                "spent": spent,
             }
         )
     return plan
@@ -707,8 +1332,12 @@ def find_path(
     goal: Cell,
     *,
     prefer: str = "fast",
+    guide: Landmarks | None = None,
 ) -> dict[str, Any]:
-    """The best path (CONTRACT.md ``path``); raises :class:`NoPath` with the reason."""
+    """The best path (CONTRACT.md ``path``); raises :class:`NoPath` with the reason.
+
+    ``guide``: landmarks of this graph (:class:`Landmarks`), for a query context that asks
+    many paths on one graph (A* with their heuristic; the same total)."""
     check_cell(graph, start, "--from")
     check_cell(graph, goal, "--to")
     if prefer not in ("fast", "safe"):
@@ -716,7 +1345,7 @@ def find_path(
     goal_cost = graph.costs[int(graph.model.terrain_ids[goal[1], goal[0]])]
     if start != goal and goal_cost.time is None:
         raise NoPath(f"goal {goal[0]},{goal[1]} cannot be entered: {goal_cost.reason}")
-    fast = _fast_cells(graph, start, goal)
+    fast = _fast_cells(graph, start, goal, guide)
     if fast is None:
         raise NoPath(_unreachable_reason(graph, start, goal))
     candidates = [evaluate_path(graph, fast)]
@@ -755,10 +1384,16 @@ def search_tree(
     return SearchTree(graph, start, cast("dict[int, float]", dist), prev, limit)
 
 
-def _fast_cells(graph: MovementGraph, start: Cell, goal: Cell) -> list[Cell] | None:
+def _fast_cells(
+    graph: MovementGraph, start: Cell, goal: Cell, guide: Landmarks | None = None
+) -> list[Cell] | None:
     if timeline(graph) is not None:
         return search_tree(graph, start, goal=goal).path_to(goal) or None
+    if guide is not None and guide.graph is graph and not graph.euclid:
+        return guided_path(graph, guide, start, goal)
     if graph.n * graph.n_states > COMPILED_ABOVE:
+        if supports_frontier(graph):
+            return frontier_path(graph, start, goal)
         return compiled_path(graph, start, goal)
     return dijkstra(graph, start, goal=goal).path_to(goal) or None
 
@@ -913,7 +1548,10 @@ def _pareto(cands: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _unreachable_reason(graph: MovementGraph, start: Cell, goal: Cell) -> str:
-    if graph.n * graph.n_states > COMPILED_ABOVE:
+    if graph.n * graph.n_states > COMPILED_ABOVE and supports_frontier(graph):
+        field = frontier_search(graph, start).field().reshape(graph.n_states, graph.n)
+        reached = int(np.count_nonzero((field != UNREACHED).any(axis=0)))
+    elif graph.n * graph.n_states > COMPILED_ABOVE:
         reached = len(compiled_field(graph, start).cells())
     else:
         reached = len(dijkstra(graph, start).cells())
@@ -984,18 +1622,41 @@ def reach(
     if turns < 1:
         raise ArgumentError(f"--turns {turns}: expected a whole number >= 1")
     tree = search_tree(main, start, limit=turns * main.denominator)
+    static = timeline(main) is None
+    # The main search already holds what a one-turn search at its pace would find.
+    one_turn = [c for c, node in tree._best.items() if tree.dist[node] <= main.denominator]
     _reprice_climbs(main, tree, turns)
     first_turn: dict[Cell, str] = {}
     for name, g in graphs.items():
-        sub = search_tree(g, start, limit=g.denominator)
-        for cell in sub.cells():
-            first_turn.setdefault(cell, name)
+        if g is main and static:
+            for cell in one_turn:
+                first_turn.setdefault(cell, name)
+        else:
+            sub = search_tree(g, start, limit=g.denominator)
+            for cell in sub.cells():
+                first_turn.setdefault(cell, name)
+        if g is main:
+            # A band is asked only of cells the main pace reaches within one turn (the
+            # exact figure of a climb is never below its search's): no faster pace, later
+            # in the list, can be the slowest that reaches one of them.
+            break
     cells = []
-    for cell in sorted(tree.cells(), key=lambda c: (tree.ticks(c), c[1], c[0])):
-        t = tree.turns(cell)
-        assert t is not None
-        band = first_turn.get(cell) if t <= 1 else f"turn{math.ceil(t)}"
-        cells.append({"cell": list(cell), "turns": float(t), "band": band or pace})
+    den = main.denominator
+    if tree.exact:
+        order = sorted((tree.ticks(c), c[1], c[0]) for c in tree.cells())
+    else:
+        dist = tree.dist
+        order = sorted((dist[node], c[1], c[0]) for c, node in tree._best.items())
+    for ticks, r, c in order:
+        cell = (c, r)
+        if type(ticks) is int:  # whole ticks: the Fraction's figures by integer division
+            first, turn_no, as_float = ticks <= den, -(-ticks // den), ticks / den
+        else:
+            t = tree.turns(cell)
+            assert t is not None
+            first, turn_no, as_float = t <= 1, math.ceil(t), float(t)
+        band = first_turn.get(cell) if first else f"turn{turn_no}"
+        cells.append({"cell": [c, r], "turns": as_float, "band": band or pace})
     return {
         "system": main.system.name,
         "pace": pace,

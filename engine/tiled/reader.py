@@ -66,14 +66,18 @@ class _Header:
 _tmx_by_model: dict[int, Any] = {}
 
 
-def load_map(path: str | os.PathLike[str]) -> MapModel:
+def load_map(path: str | os.PathLike[str], *, for_render: bool = True) -> MapModel:
     """Read a Tiled map (.tmx, .tmj/.json or ``WORLD.world#NAME``) into the map model.
+
+    ``for_render=False`` skips pytmx's read of the map, which only a renderer needs
+    (:func:`tmx_of` is then None and a renderer reads the file again): what ``path`` and
+    ``reach`` use.
 
     >>> m = load_map("maps/encounter.tmx")  # doctest: +SKIP
     >>> m.grid.kind, m.terrain_at((0, 0)).move  # doctest: +SKIP
     ('square', 'walk')
     """
-    return read_tiled(path).model
+    return read_tiled(path, with_tmx=for_render).model
 
 
 def tmx_of(model: MapModel) -> Any | None:
@@ -83,11 +87,16 @@ def tmx_of(model: MapModel) -> Any | None:
 
 
 def read_tiled(
-    path: str | os.PathLike[str], image_loader: Any = None, *, missing_images: str = "error"
+    path: str | os.PathLike[str],
+    image_loader: Any = None,
+    *,
+    missing_images: str = "error",
+    with_tmx: bool = True,
 ) -> TiledFile:
     """Read a Tiled map (.tmx, or JSON .tmj/.json, or ``WORLD.world#NAME``): the model,
-    and pytmx's TiledMap (with ``image_loader`` if given). A Universal VTT file
-    (.dd2vtt/.uvtt, :mod:`~engine.tiled.uvtt`) gives its model and no pytmx map.
+    and pytmx's TiledMap (with ``image_loader`` if given; None with ``with_tmx=False``,
+    for callers that never draw). A Universal VTT file (.dd2vtt/.uvtt,
+    :mod:`~engine.tiled.uvtt`) gives its model and no pytmx map.
 
     ``missing_images``: ``"error"`` (a missing tile image stops with one line) or
     ``"skip"`` (noted in ``model.notes``; for viewers that fall back to terrain colours).
@@ -107,10 +116,12 @@ def read_tiled(
     if infinite:
         width, height, origin = crop_infinite(path, root, raw_layers, width, height, notes)
     objects = read_objects(path, root)
-    tmx = parse_with_pytmx(path, root, image_loader)
-    # The document's layers in order (tile data stubbed out), for renderers: pytmx lists
-    # object layers apart from tile layers, and the file is not read a second time.
-    tmx.tacgrid_root = root
+    tmx = None
+    if with_tmx:
+        tmx = parse_with_pytmx(path, root, image_loader)
+        # The document's layers in order (tile data stubbed out), for renderers: pytmx
+        # lists object layers apart from tile layers, and the file is not read again.
+        tmx.tacgrid_root = root
     mprops = properties(root)
     grid = _build_grid(path, root, header, width, height, mprops)
     cell_size, cell_unit = _cell_measure(path, mprops)
@@ -133,7 +144,8 @@ def read_tiled(
     )
     _place_objects(path, model, objects, origin)
     model.notes = tuple(notes)
-    _keep_tmx(model, tmx)
+    if tmx is not None:
+        _keep_tmx(model, tmx)
     return TiledFile(model=model, tmx=tmx)
 
 
