@@ -17,8 +17,10 @@ ordinary batch (:func:`engine.batch.run_batch`) in its own folder ``DIR/points/p
 
 What can vary (see :func:`engine.scenario.apply_edits`): ``settings.NAME`` (a rule
 setting), ``TOKEN.stats.STAT``, ``TOKEN.pace``, ``TOKEN.policy``, ``goals.capture``,
-``turns`` (the turn limit) and ``terrain.NAME.PROP`` (a terrain's move, difficulty, dn,
-cost, height or fall, on every cell of it). A scenario may state its sweep in a ``sweep:`` block::
+``turns`` (the turn limit), ``terrain.NAME.PROP`` (a terrain's move, difficulty, dn, cost,
+cost_add, height or fall, on every cell of it) and ``region.NAME.PROP`` (the same properties
+on the cells of the map's region object named NAME only, e.g. ``region.mud.cost=1,3``).
+A scenario may state its sweep in a ``sweep:`` block::
 
     sweep:
       runs: 200                       # per point (default: --runs, else the scenario's)
@@ -37,14 +39,23 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from engine.batch import ChunkFn, ProgressFn, _FolderLock, iter_runs, run_batch
+from engine.batch import (
+    ChunkFn,
+    ProgressFn,
+    _FolderLock,
+    iter_runs,
+    run_batch,
+    run_columns,
+    run_fields,
+    write_table,
+)
 from engine.errors import ArgumentError, ScenarioError
-from engine.safeio import write_bytes, write_text
+from engine.safeio import write_text
 
 #: The most points one sweep may have (each is a batch folder).
 MAX_POINTS = 10_000
 #: Runs read from runs.jsonl per Parquet record batch (bounded memory on large points).
-ROWS_PER_BATCH = 65_536
+ROWS_PER_BATCH = 1024
 #: The outcomes every summary reports, found or not.
 OUTCOMES = ("capture", "escape", "timeout")
 #: Files of a sweep folder.
@@ -413,17 +424,7 @@ def runs_schema(spec: dict[str, Any]) -> Any:
     fields = [pa.field("point", pa.string(), nullable=False)]
     for p in spec["params"]:
         fields.append(pa.field(p["name"], _arrow_type(p["values"]), nullable=False))
-    fields += [
-        pa.field("point_seed", pa.int64(), nullable=False),
-        pa.field("run", pa.int64(), nullable=False),
-        pa.field("seed", pa.int64(), nullable=False),
-        pa.field("outcome", pa.string(), nullable=False),
-        pa.field("turns", pa.int64(), nullable=False),
-        pa.field("by", pa.string()),
-        pa.field("col", pa.int64()),
-        pa.field("row", pa.int64()),
-        pa.field("events", pa.int64()),
-    ]
+    fields += [pa.field("point_seed", pa.int64(), nullable=False), *run_fields()]
     return pa.schema(fields)
 
 
@@ -470,11 +471,7 @@ def _run_batches(spec: dict[str, Any], schema: Any, out_dir: str) -> Iterator[An
                 kind = schema.field(name).type
                 cols[name] = _param_column([p["params"][name]] * n, kind)
             cols["point_seed"] = [p["seed"]] * n
-            for key in ("run", "seed", "outcome", "turns", "by", "events"):
-                cols[key] = [r.get(key) for r in rows]
-            cells = [r.get("cell") for r in rows]
-            cols["col"] = [c[0] if isinstance(c, list) and len(c) == 2 else None for c in cells]
-            cols["row"] = [c[1] if isinstance(c, list) and len(c) == 2 else None for c in cells]
+            cols.update(run_columns(rows))  # the columns of a batch's runs.parquet
             return pa.RecordBatch.from_pydict(cols, schema=schema)
 
         for r in iter_runs(path):
@@ -486,24 +483,14 @@ def _run_batches(spec: dict[str, Any], schema: Any, out_dir: str) -> Iterator[An
             yield batch(rows)
 
 
-def _parquet_bytes(schema: Any, batches: Iterator[Any]) -> bytes:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    sink = pa.BufferOutputStream()
-    with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
-        for b in batches:
-            writer.write_batch(b)
-    return bytes(sink.getvalue().to_pybytes())
-
-
 def write_tables(out_dir: str, spec: dict[str, Any], summaries: list[dict[str, Any]]) -> list[str]:
-    """``runs.parquet`` and ``points.parquet`` in ``out_dir``, each whole or not at all."""
+    """``runs.parquet`` and ``points.parquet`` in ``out_dir``, each whole or not at all
+    (streamed: a sweep of many large points holds one record batch at a time)."""
     import pyarrow as pa
 
     schema = runs_schema(spec)
     runs_path = os.path.join(out_dir, RUNS_TABLE)
-    write_bytes(runs_path, _parquet_bytes(schema, _run_batches(spec, schema, out_dir)), "--out")
+    write_table(runs_path, schema, _run_batches(spec, schema, out_dir))
     pschema = points_schema(spec)
     cols: dict[str, list[Any]] = {f.name: [] for f in pschema}
     for p, s in zip(spec["points"], summaries, strict=True):
@@ -524,7 +511,7 @@ def write_tables(out_dir: str, spec: dict[str, Any], summaries: list[dict[str, A
         cols[prm["name"]] = _param_column(cols[prm["name"]], pschema.field(prm["name"]).type)
     table = pa.RecordBatch.from_pydict(cols, schema=pschema)
     points_path = os.path.join(out_dir, POINTS_TABLE)
-    write_bytes(points_path, _parquet_bytes(pschema, iter([table])), "--out")
+    write_table(points_path, pschema, [table])
     return [runs_path, points_path]
 
 

@@ -286,3 +286,137 @@ def test_what_a_point_can_change() -> None:
         load_scenario(CHASE, overrides={"terrain.lava.cost": 2})
     with pytest.raises(ScenarioError, match="terrain.forest.move"):
         load_scenario(CHASE, overrides={"terrain.forest.move": "teleport"})
+
+
+# --------------------------------------------------------------------------- named regions
+
+#: A 10 x 4 map with a river (~) down columns 4-5; objects in Tiled's pixels (32 px cells).
+RIVER = ["....~~....", "....~~....", "....~~....", "....~~...."]
+REGIONS = (
+    '<objectgroup id="2" name="objects">'
+    '<object id="1" name="a" type="spawn" x="16" y="16"><point/></object>'
+    # "ford": a plain rectangle over the river's cells (4,1) and (5,1), no property at all.
+    '<object id="2" name="ford" x="128" y="32" width="64" height="32"/>'
+    # "bog": a region with a property (MAP-FORMAT.md), over (0,2), (1,2), (0,3), (1,3).
+    '<object id="3" name="bog" x="0" y="64" width="64" height="64"><properties>'
+    '<property name="cost" type="float" value="3"/></properties></object>'
+    '<object id="4" name="label" x="0" y="0" width="64" height="20"><text>hi</text></object>'
+    "</objectgroup>"
+)
+
+
+def _region_scenario(tmp_path: Path, map_text: str | None = None) -> str:
+    from tmxtext import tmx
+
+    (tmp_path / "river.tmx").write_text(map_text or tmx(RIVER, objects=REGIONS))
+    scen = tmp_path / "river.yaml"
+    scen.write_text(
+        "map: river.tmx\nsystem: generic\nturns: 2\nruns: 2\n"
+        "tokens:\n  - {id: a, policy: idle, stats: {speed: 30}}\n"
+    )
+    return str(scen)
+
+
+def test_a_region_varies_by_its_objects_name(tmp_path: Path) -> None:
+    from engine.scenario import load_scenario
+    from engine.tiled.objects import region_cells, region_names
+
+    scen = _region_scenario(tmp_path)
+    plain = load_scenario(scen).model
+    assert region_names(plain) == ["bog", "ford"]  # not the spawn, not the text label
+    assert region_cells(plain, "ford") == [(4, 1), (5, 1)]
+    # The cells a region's own properties painted are the cells it is varied on.
+    assert region_cells(plain, "bog") == [
+        (c, r) for r in range(4) for c in range(10) if plain.terrain_at((c, r)).cost == 3
+    ]
+    ford = load_scenario(scen, overrides={"region.ford.move": "walk"}).model
+    whole = load_scenario(scen, overrides={"terrain.water.move": "walk"}).model
+    changed = {c for c in plain.grid.cells() if ford.terrain_at(c) != plain.terrain_at(c)}
+    assert changed == {(4, 1), (5, 1)}
+    assert all(ford.terrain_at(c).move == "walk" for c in changed)
+    assert ford.terrain_at((4, 1)).name == "water"  # only the property changes
+    assert {c for c in plain.grid.cells() if whole.terrain_at(c).move != plain.terrain_at(c).move} \
+        == {(c, r) for c in (4, 5) for r in range(4)}  # fmt: skip
+    bog = load_scenario(scen, overrides={"region.bog.cost": 1, "region.bog.difficulty": "heroic"})
+    assert {bog.model.terrain_at(c).cost for c in region_cells(plain, "bog")} == {1.0}
+    assert {bog.model.terrain_at(c).difficulty for c in region_cells(plain, "bog")} == {"heroic"}
+
+
+def test_a_region_on_an_infinite_map_is_its_painted_cells(tmp_path: Path) -> None:
+    from tmxtext import gid_rows, tileset_xml
+
+    from engine.scenario import load_scenario
+    from engine.tiled.objects import region_cells
+
+    rows = gid_rows(["." * 16] * 16)
+    csv = ",\n".join(",".join(map(str, r)) for r in rows)
+    text = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<map version="1.10" orientation="orthogonal" '
+        'renderorder="right-down" width="16" height="16" tilewidth="32" tileheight="32" '
+        f'infinite="1">{tileset_xml()}<layer id="1" name="ground" width="16" height="16">'
+        f'<data encoding="csv"><chunk x="-16" y="-16" width="16" height="16">{csv}</chunk>'
+        "</data></layer>"
+        '<objectgroup id="2" name="objects">'
+        '<object id="1" name="a" type="spawn" x="-496" y="-496"><point/></object>'
+        '<object id="2" name="bog" x="-448" y="-448" width="64" height="64"><properties>'
+        '<property name="cost" type="float" value="3"/></properties></object>'
+        "</objectgroup></map>\n"
+    )
+    scen = _region_scenario(tmp_path, text)
+    model = load_scenario(scen).model
+    assert model.origin == (-16, -16)
+    painted = [(c, r) for r in range(16) for c in range(16) if model.terrain_at((c, r)).cost == 3]
+    assert region_cells(model, "bog") == painted == [(2, 2), (3, 2), (2, 3), (3, 3)]
+
+
+def test_region_edits_are_checked_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scen = _region_scenario(tmp_path)
+    cases = {
+        "region.fjord.move=walk": ["region.fjord.move", "no region 'fjord'", "did you mean 'ford'",
+                                   "regions: bog, ford"],
+        "region.ford.speed=1": ["region.ford.speed", "'speed' is not a terrain property",
+                                "PROP one of move, difficulty, dn, cost"],
+        "region.ford.move=teleport": ["region.ford.move has move='teleport'", "use walk | crawl"],
+        "region.ford.cost=0.5": ["region.ford.cost has cost='0.5'", "a number >= 1"],
+        "region.ford=1": ["region.ford", "write region.NAME.PROP"],
+    }  # fmt: skip
+    for i, (vary, words) in enumerate(cases.items()):
+        out = tmp_path / f"out{i}"
+        code = main(["sweep", scen, "--vary", vary, "--out", str(out), "--no-charts"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1, (vary, err)
+        assert all(w in err for w in words), (vary, err)
+        assert not out.exists()
+    assert main(["run", scen, "--set", "region.ford.dn=-1", "--out", str(tmp_path / "r")]) == 2
+    assert "region.ford.dn has dn='-1'" in capsys.readouterr().err
+
+
+def test_a_sweep_over_a_region(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "s"
+    argv = ["sweep", CHASE, "--vary", "region.brambles.move=walk,blocked", "--runs", "20"]
+    assert main([*argv, "--seed", "4", "--out", str(out), "--json", "--no-charts"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [p["params"] for p in doc["points"]] == [
+        {"region.brambles.move": "walk"}, {"region.brambles.move": "blocked"}
+    ]  # fmt: skip
+    runs = pq.read_table(out / "runs.parquet")
+    assert runs.schema.field("region.brambles.move").type == pa.string()
+    assert runs.num_rows == 40
+    # The brambles really are in the way when blocked: the same seeds play otherwise.
+    items = [(i, 1000 + i) for i in range(20)]
+    plays = {
+        move: [
+            (r["outcome"], r["turns"], r["cell"])
+            for r in run_chunk(CHASE, (("region.brambles.move", move),), items)
+        ]
+        for move in ("walk", "blocked")
+    }
+    assert plays["walk"] != plays["blocked"]
+    assert plays["walk"] == [
+        (r["outcome"], r["turns"], r["cell"]) for r in run_chunk(CHASE, (), items)
+    ]  # brambles are walked already: "walk" changes nothing

@@ -52,6 +52,19 @@ def save_figure(fig: Any, stem: str, formats: Iterable[str] = ("png", "svg")) ->
     return written
 
 
+def figure_bytes(fig: Any, fmt: str = "png") -> bytes:
+    """A figure rendered into memory (a notebook's ``_repr_png_``), nothing written."""
+    meta = {"Software": None} if fmt == "png" else None
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, metadata=meta)
+    return buf.getvalue()
+
+
+def new_figure(width: float, height: float) -> Any:
+    """A blank Figure on the Agg canvas (no display, no pyplot state), constrained layout."""
+    return _figure(width, height)
+
+
 # --------------------------------------------------------------------------- a batch
 
 

@@ -343,3 +343,40 @@ def origin_pixels(grid: Grid, ox: int, oy: int) -> tuple[float, float]:
     x1, y1 = grid.cell_origin((ox, oy))
     x0, y0 = grid.cell_origin((0, 0))
     return x1 - x0, y1 - y0
+
+
+# --------------------------------------------------------------------------- named regions
+
+#: Shapes that are a region by their area alone (no terrain property needed): what a GM
+#: draws to name a part of the map (a ford, a ridge) that a sweep then varies.
+_AREA_SHAPES = ("rectangle", "ellipse", "polygon")
+
+
+def is_region(obj: MapObject) -> bool:
+    """A named object that is no spawn, exit, wall, door or window, and either sets a
+    terrain property (MAP-FORMAT.md's region) or is an area (rectangle, ellipse, polygon)."""
+    cls = obj.cls.lower()
+    if not obj.name or cls in ("spawn", "exit") or cls in WALL_KINDS:
+        return False
+    if any(k in TERRAIN_KEYS and v is not None and v != "" for k, v in obj.properties.items()):
+        return True
+    return obj.shape in _AREA_SHAPES
+
+
+def region_names(model: MapModel) -> list[str]:
+    """The names of the map's regions (:func:`is_region`), sorted, each once."""
+    return sorted({o.name for o in model.objects if is_region(o)})
+
+
+def region_cells(model: MapModel, name: str) -> list[Cell]:
+    """The cells of every region named ``name`` (their centres inside it, as
+    :func:`apply_objects` paints them), sorted; empty when no region has that name."""
+    grid = model.grid
+    px, py = origin_pixels(grid, *model.origin) if model.origin != (0, 0) else (0.0, 0.0)
+    cells: set[Cell] = set()
+    for obj in model.objects:
+        if obj.name == name and is_region(obj):
+            if (px, py) != (0.0, 0.0):
+                obj = MapObject(**{**obj.__dict__, "x": obj.x - px, "y": obj.y - py})
+            cells.update(_cells_in(grid, obj))
+    return sorted(cells, key=lambda c: (c[1], c[0]))
