@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -17,6 +18,7 @@ from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
 from engine.occupancy import Other, find_path_among, reach_among
+from engine.report import notebook  # maps, paths and reaches show themselves in Jupyter
 from engine.scenario import Scenario, load_scenario
 from engine.search import find_path
 from engine.search import reach as _reach
@@ -24,7 +26,10 @@ from engine.sim import Simulation, replay_states
 from engine.systems.base import RuleSystem, Token
 from engine.tiled import load_map
 
+load_map = notebook.shows_map(load_map)  # a MapModel that shows itself in a notebook
+
 __all__ = [
+    "Context",
     "MovementGraph",
     "Other",
     "Simulation",
@@ -61,6 +66,7 @@ def graph(
     return MovementGraph(model, rules, token, pace)
 
 
+@notebook.shows_path  # the same dict, drawn on its map in a notebook
 def path(
     model: MapModel,
     rules: RuleSystem,
@@ -94,6 +100,7 @@ def path(
     )
 
 
+@notebook.shows_reach  # the same dict, drawn on its map in a notebook
 def reach(
     model: MapModel,
     rules: RuleSystem,
@@ -122,6 +129,87 @@ def reach(
         )
     graphs = {p: MovementGraph(model, rules, token, p) for p in rules.paces}
     return _reach(graphs, pace or rules.fastest_pace, start, turns)
+
+
+class Context:
+    """One map, one rule system and one token, loaded once and then asked many times.
+
+    >>> ctx = api.Context("maps/encounter.tmx", ws, hero)           # doctest: +SKIP
+    >>> ctx.path((0, 0), (39, 29))["turns"]                          # doctest: +SKIP
+    >>> len(ctx.reach((20, 20), pace="walk")["cells"])               # doctest: +SKIP
+
+    ``model`` is a :class:`MapModel` or a map file (read without the pytmx data only a
+    renderer needs). The movement graph of each pace is built on first use and kept; the
+    first path query of a pace also finds a few landmarks' exact distances
+    (:class:`engine.search.Landmarks`, on maps up to
+    :data:`engine.search.LANDMARK_NODES` nodes), which make every later query an A* that
+    expands little more than its own corridor; larger maps search with the vectorised A*.
+    Answers are those of :func:`path` and :func:`reach` (same dicts, same exact totals).
+
+    The map must not change under a context: after editing the model (terrain, doors),
+    call :meth:`refresh` with the changed cells, or make a new context.
+    """
+
+    def __init__(
+        self,
+        model: MapModel | str | os.PathLike[str],
+        rules: RuleSystem,
+        token: Token,
+        *,
+        pace: str | None = None,
+    ) -> None:
+        from engine.tiled import load_map as read_model
+
+        if not isinstance(model, MapModel):
+            model = read_model(model, for_render=False)
+        self.model = model
+        self.rules = rules
+        self.token = token
+        self.pace = pace or rules.default_pace
+        self._graphs: dict[str, MovementGraph] = {}
+        self._guides: dict[str, Any] = {}
+
+    def graph(self, pace: str | None = None) -> MovementGraph:
+        """The movement graph at ``pace`` (default: the context's), built once."""
+        pace = pace or self.pace
+        found = self._graphs.get(pace)
+        if found is None:
+            found = self._graphs[pace] = MovementGraph(self.model, self.rules, self.token, pace)
+        return found
+
+    def _guide(self, pace: str) -> Any:
+        from engine.search import LANDMARK_NODES, Landmarks, supports_frontier
+
+        if pace not in self._guides:
+            g = self.graph(pace)
+            small = g.n * g.n_states <= LANDMARK_NODES
+            self._guides[pace] = Landmarks(g) if small and supports_frontier(g) else None
+        return self._guides[pace]
+
+    def path(
+        self, start: Cell, goal: Cell, *, pace: str | None = None, prefer: str = "fast"
+    ) -> dict[str, Any]:
+        """The best path, as :func:`path` (and ``tacgrid path --json``) reports it; raises
+        :class:`engine.search.NoPath` with the reason."""
+        pace = pace or self.pace
+        return find_path(self.graph(pace), start, goal, prefer=prefer, guide=self._guide(pace))
+
+    def reach(self, start: Cell, *, turns: int = 1, pace: str | None = None) -> dict[str, Any]:
+        """Reachable cells with speed bands, as :func:`reach` (``pace`` default: the
+        system's fastest), plus the search ``tree``."""
+        graphs = {p: self.graph(p) for p in self.rules.paces}
+        return _reach(graphs, pace or self.rules.fastest_pace, start, turns)
+
+    def refresh(self, cells: Iterable[Cell] | None = None) -> None:
+        """Re-read the map after it changed: ``cells`` that changed terrain (each graph is
+        patched), or None for anything else (doors, walls: the graphs are rebuilt)."""
+        self._guides.clear()
+        if cells is None:
+            self._graphs.clear()
+            return
+        changed = list(cells)
+        for g in self._graphs.values():
+            g.update_cells(changed)
 
 
 def scenario(path: str, **settings: Any) -> Scenario:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import math
 import os
@@ -626,6 +627,7 @@ def _run(
     if not plan.staged:
         # Resuming: the folder states the (perhaps larger) batch before any new run.
         _remove(plan.summary_path)
+        _remove(os.path.join(plan.out_dir, RUNS_TABLE))  # made again at the end
         _write_atomic(plan.meta_path, json.dumps(plan.meta, indent=2) + "\n")
     write_path = plan.runs_path + ".new" if plan.staged else plan.runs_path
     if plan.staged:
@@ -658,6 +660,7 @@ def _run(
         seed=plan.seed, scenario=plan.scenario_path, results_path=plan.runs_path
     )
     _write_atomic(plan.summary_path, json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    write_runs_table(plan.runs_path, os.path.join(plan.out_dir, RUNS_TABLE))
     return summary
 
 
@@ -674,6 +677,7 @@ def _stopped(plan: _Plan, signum: int) -> str:
 def _commit(plan: _Plan, staged_path: str) -> None:
     """The new batch has started well: it replaces whatever the folder held."""
     _remove(plan.summary_path)
+    _remove(os.path.join(plan.out_dir, RUNS_TABLE))
     _write_atomic(plan.meta_path, json.dumps(plan.meta, indent=2) + "\n")
     try:
         rename_over(staged_path, plan.runs_path, "--out")  # the open descriptor follows it
@@ -765,15 +769,47 @@ def _execute_pool(
     chunk_fn: ChunkFn,
 ) -> Iterator[list[dict[str, Any]]]:
     import multiprocessing as mp
+
+    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    numbered = enumerate(chunks)
+    next_out = 0
+    if chunk_fn is run_chunk and ctx.get_start_method() == "fork":
+        # The field cache is built once and shared: the first chunk runs here (the graphs,
+        # fields and rule results every run asks for first), and the workers forked after
+        # it start with this process's cache (copy-on-write), not each from nothing.
+        first = next(numbered, None)
+        if first is None:
+            return
+        yield chunk_fn(plan.scenario_path, plan.overrides, first[1])
+        next_out = 1
+        # Objects made so far stay out of the collector's passes, here and in the workers:
+        # a collection in a worker would otherwise touch (and so copy) the whole cache.
+        gc.freeze()
+        try:
+            yield from _pool_rounds(plan, numbered, n_chunks, workers, chunk_fn, ctx, next_out)
+        finally:
+            gc.unfreeze()
+        return
+    yield from _pool_rounds(plan, numbered, n_chunks, workers, chunk_fn, ctx, next_out)
+
+
+def _pool_rounds(
+    plan: _Plan,
+    numbered: Iterator[tuple[int, list[tuple[int, int]]]],
+    n_chunks: int,
+    workers: int,
+    chunk_fn: ChunkFn,
+    ctx: Any,
+    next_out: int,
+) -> Iterator[list[dict[str, Any]]]:
+    """The pool's part of :func:`_execute_pool`: chunks from ``numbered`` on, a pool made
+    again (up to three times) when a worker dies."""
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     ahead = AHEAD_PER_WORKER * workers
-    numbered = enumerate(chunks)
     pending: dict[int, list[tuple[int, int]]] = {}  # handed out, not back
     back: dict[int, list[dict[str, Any]]] = {}  # back, waiting for an earlier chunk
-    next_out = 0
     exhausted = False
     for attempt in range(3):
         pool = ProcessPoolExecutor(
@@ -1006,3 +1042,92 @@ def _dask_call(fn: Callable[[], Any], scheduler: str, plan: _Plan) -> Any:
             f"{plan.tally.n} of {plan.n} runs are in {plan.runs_path}; run the same command "
             "with --resume when the scheduler is back"
         ) from None
+
+
+# --------------------------------------------------------------------------- the runs table
+
+#: The batch's runs as a table (Parquet, beside runs.jsonl): a row per run, in run order.
+RUNS_TABLE = "runs.parquet"
+#: Runs read from runs.jsonl per record batch (bounded memory), and rows per row group.
+TABLE_CHUNK = 1024
+TABLE_GROUP = 65_536
+
+
+def run_fields() -> list[Any]:
+    """The columns of a run in a runs table (pyarrow fields): its index, seed, outcome,
+    turns, who ended it, the cell it ended on and its event count. A sweep's table puts
+    its point and varied parameters before them (engine.sweep)."""
+    import pyarrow as pa
+
+    return [
+        pa.field("run", pa.int64(), nullable=False),
+        pa.field("seed", pa.int64(), nullable=False),
+        pa.field("outcome", pa.string(), nullable=False),
+        pa.field("turns", pa.int64(), nullable=False),
+        pa.field("by", pa.string()),
+        pa.field("col", pa.int64()),
+        pa.field("row", pa.int64()),
+        pa.field("events", pa.int64()),
+    ]
+
+
+def run_columns(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The :func:`run_fields` columns of some runs.jsonl records."""
+    cells = [r.get("cell") for r in rows]
+    return {
+        "run": [r.get("run") for r in rows],
+        "seed": [r.get("seed") for r in rows],
+        "outcome": [r.get("outcome") for r in rows],
+        "turns": [r.get("turns") for r in rows],
+        "by": [r.get("by") for r in rows],
+        "col": [c[0] if isinstance(c, list) and len(c) == 2 else None for c in cells],
+        "row": [c[1] if isinstance(c, list) and len(c) == 2 else None for c in cells],
+        "events": [r.get("events") for r in rows],
+    }
+
+
+def write_table(path: str, schema: Any, batches: Iterable[Any]) -> str:
+    """Stream pyarrow record batches into a Parquet file (zstd), whole or not at all
+    (:func:`engine.safeio.replace_with`: a temporary file renamed over ``path``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from engine.safeio import replace_with
+
+    def write(fd: int) -> None:
+        # The temporary file's descriptor, wrapped for pyarrow (safeio syncs and closes it).
+        with os.fdopen(fd, "wb", closefd=False) as sink:
+            with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+                group: list[Any] = []
+                size = 0
+                for b in batches:
+                    group.append(b)
+                    size += b.num_rows
+                    if size >= TABLE_GROUP:
+                        writer.write_table(pa.Table.from_batches(group, schema))
+                        group, size = [], 0
+                if group:
+                    writer.write_table(pa.Table.from_batches(group, schema))
+
+    return replace_with(path, write, "--out")
+
+
+def write_runs_table(runs_path: str, table_path: str) -> str:
+    """``runs.parquet`` from a finished batch's runs.jsonl: the :func:`run_fields` columns,
+    a row per run in run order. Made from the file alone, so a batch stopped and resumed
+    gives the table of an uninterrupted one."""
+    import pyarrow as pa
+
+    schema = pa.schema(run_fields())
+
+    def batches() -> Iterator[Any]:
+        rows: list[dict[str, Any]] = []
+        for r in iter_runs(runs_path):
+            rows.append(r)
+            if len(rows) == TABLE_CHUNK:
+                yield pa.RecordBatch.from_pydict(run_columns(rows), schema=schema)
+                rows = []
+        if rows:
+            yield pa.RecordBatch.from_pydict(run_columns(rows), schema=schema)
+
+    return write_table(table_path, schema, batches())

@@ -144,10 +144,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- path and reach
 
 
-def _load_for_search(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+def _load_for_search(args: argparse.Namespace, for_render: bool = True) -> tuple[Any, Any, Any]:
     from engine.tiled import load_map
 
-    model = load_map(args.map)
+    model = load_map(args.map, for_render=for_render)
     name = args.system or model.system
     if not name:
         raise ArgumentError(
@@ -162,7 +162,7 @@ def cmd_path(args: argparse.Namespace) -> int:
     from engine.report.movement import format_path, no_path_report, path_report
     from engine.search import NoPath, parse_cell
 
-    model, system, token = _load_for_search(args)
+    model, system, token = _load_for_search(args, for_render=False)  # nothing is drawn
     start, goal = parse_cell(args.start, "--from"), parse_cell(args.goal, "--to")
     seen = _sized(args, model, system, token, args.pace, start)
     try:
@@ -196,7 +196,7 @@ def cmd_reach(args: argparse.Namespace) -> int:
     from engine.report.movement import format_reach, reach_report
     from engine.search import parse_cell
 
-    model, system, token = _load_for_search(args)
+    model, system, token = _load_for_search(args, for_render=False)  # nothing is drawn
     start = parse_cell(args.start, "--from")
     pace = args.pace or system.fastest_pace
     seen = _sized(args, model, system, token, pace, start)
@@ -319,7 +319,15 @@ def _add_plots(args: argparse.Namespace, summary: dict[str, Any]) -> dict[str, A
 
 
 #: The files a batch writes into its --out folder.
-BATCH_FILES = (".lock", "batch.json", "runs.jsonl", "summary.json", "turns.png", "outcomes_map.png")
+BATCH_FILES = (
+    ".lock",
+    "batch.json",
+    "runs.jsonl",
+    "summary.json",
+    "runs.parquet",
+    "turns.png",
+    "outcomes_map.png",
+)
 
 
 def _check_batch_files(args: argparse.Namespace) -> None:
@@ -456,11 +464,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return int(
             view_replay(args.log, frames=args.frames, screenshot=args.screenshot, scenario=scenario)
         )
-    doc = replay_report(events)
     if args.json:
-        _print_json(doc)
+        _print_json(replay_report(events))
     else:
-        print(format_replay(doc))
+        print(format_replay(events))
     return 0
 
 

@@ -142,6 +142,7 @@ def test_a_signal_stops_the_batch_promptly_and_it_resumes(
     assert not [w for w in workers if _alive(w)], "a worker outlived the batch"
     done = len(read_runs(str(out / "runs.jsonl")))
     assert 0 < done < 1000 and not (out / "summary.json").exists()
+    assert not (out / "runs.parquet").exists()  # the table comes with the finished batch
     res = subprocess.run(
         [sys.executable, MAIN, "run", *argv, "--resume", "--no-plots", "--json"],
         capture_output=True,
@@ -151,6 +152,7 @@ def test_a_signal_stops_the_batch_promptly_and_it_resumes(
     )
     assert res.returncode == 0, res.stderr
     assert (out / "runs.jsonl").read_bytes() == (fresh / "runs.jsonl").read_bytes()
+    assert (out / "runs.parquet").read_bytes() == (fresh / "runs.parquet").read_bytes()
     assert _strip(json.loads(res.stdout)) == _strip(
         json.loads((fresh / "summary.json").read_text())
     )
@@ -310,6 +312,89 @@ def test_memory_does_not_grow_with_the_runs(tmp_path: Path) -> None:
     assert made == json.loads((tmp_path / "10000" / "summary.json").read_text())
 
 
+# --------------------------------------------------------------------------- the runs table
+
+RUN_COLUMNS = ["run", "seed", "outcome", "turns", "by", "col", "row", "events"]
+
+
+def _table_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What runs.parquet must hold for these runs.jsonl records."""
+    return [
+        {
+            "run": r["run"], "seed": r["seed"], "outcome": r["outcome"], "turns": r["turns"],
+            "by": r["by"], "col": r["cell"][0] if r["cell"] else None,
+            "row": r["cell"][1] if r["cell"] else None, "events": r["events"],
+        }
+        for r in records
+    ]  # fmt: skip
+
+
+def test_a_batch_has_its_runs_table_and_a_stopped_one_resumes_to_the_same(
+    tmp_path: Path,
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    whole = tmp_path / "whole"
+    run_batch(CHASE, runs=60, seed=8, out_dir=str(whole))
+    table = pq.read_table(whole / "runs.parquet")
+    assert table.schema.names == RUN_COLUMNS
+    types = {f.name: f.type for f in table.schema}
+    assert types["outcome"] == types["by"] == pa.string()
+    assert all(types[k] == pa.int64() for k in RUN_COLUMNS if k not in ("outcome", "by"))
+    assert table.to_pylist() == _table_rows(read_runs(str(whole / "runs.jsonl")))
+
+    def stop_at(n: int) -> Any:
+        calls: list[int] = []
+
+        def chunk(path: str, overrides: Any, items: list[tuple[int, int]]) -> Any:
+            calls.append(1)
+            if len(calls) == n:
+                raise BatchStopped(signal.SIGTERM)
+            return batch.run_chunk(path, overrides, items)
+
+        return chunk
+
+    cut = tmp_path / "cut"
+    with pytest.raises(BatchStopped):
+        run_batch(CHASE, runs=60, seed=8, out_dir=str(cut), chunk_fn=stop_at(2))
+    assert not (cut / "runs.parquet").exists()
+    run_batch(CHASE, runs=60, seed=8, out_dir=str(cut), resume=True)
+    assert (cut / "runs.parquet").read_bytes() == (whole / "runs.parquet").read_bytes()
+    # Extending: the 60-run table goes as the extension starts, the 90-run one comes at its end.
+    with pytest.raises(BatchStopped):
+        run_batch(CHASE, runs=90, seed=8, out_dir=str(cut), resume=True, chunk_fn=stop_at(1))
+    assert not (cut / "runs.parquet").exists()
+    run_batch(CHASE, runs=90, seed=8, out_dir=str(cut), resume=True)
+    fresh = tmp_path / "fresh"
+    run_batch(CHASE, runs=90, seed=8, out_dir=str(fresh), workers=2)
+    assert (cut / "runs.parquet").read_bytes() == (fresh / "runs.parquet").read_bytes()
+    assert pq.read_table(cut / "runs.parquet").num_rows == 90
+    # Replacing (--force): the old table stays until the new batch's first runs are in.
+    old = (cut / "runs.parquet").read_bytes()
+    with pytest.raises(BatchStopped):
+        run_batch(CHASE, runs=30, seed=9, out_dir=str(cut), force=True, chunk_fn=stop_at(1))
+    assert (cut / "runs.parquet").read_bytes() == old
+    with pytest.raises(BatchStopped):
+        run_batch(CHASE, runs=60, seed=9, out_dir=str(cut), force=True, chunk_fn=stop_at(2))
+    assert not (cut / "runs.parquet").exists()
+
+
+def test_the_runs_table_streams_in_chunks_and_row_groups(tmp_path: Path, monkeypatch) -> None:
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(batch, "TABLE_CHUNK", 7)
+    monkeypatch.setattr(batch, "TABLE_GROUP", 20)
+    run_batch(CHASE, runs=100, seed=5, out_dir=str(tmp_path / "b"), chunk_fn=_stub)
+    table = pq.ParquetFile(tmp_path / "b" / "runs.parquet")
+    # Record batches of 7 rows, a row group once 20 or more are in: 21 + 21 + 21 + 21 + 16.
+    assert [table.metadata.row_group(i).num_rows for i in range(table.num_row_groups)] == [
+        21, 21, 21, 21, 16
+    ]  # fmt: skip
+    records = read_runs(str(tmp_path / "b" / "runs.jsonl"))
+    assert table.read().to_pylist() == _table_rows(records)
+
+
 # --------------------------------------------------------------------------- run records
 
 
@@ -459,3 +544,28 @@ def test_the_scheduler_dying_mid_batch_is_one_line_and_resumes(
     )
     assert done.returncode == 0, done.stderr
     assert (out / "runs.jsonl").read_bytes() == (fresh / "runs.jsonl").read_bytes()
+
+
+def test_workers_start_from_the_field_cache_built_once_here(tmp_path: Path) -> None:
+    """With local workers the first chunk runs in this process and the workers are forked
+    after it: they inherit its scenario and field cache instead of each building its own
+    (issue 20), and the results are byte for byte those of one worker."""
+    quick_runs = 60
+    batch._CACHE.clear()
+    two = run_batch(CHASE, runs=quick_runs, seed=11, workers=2, out_dir=str(tmp_path / "two"))
+    key = (os.path.abspath(CHASE), ())
+    assert key in batch._CACHE
+    fields = batch._CACHE[key][1]
+    assert fields._profiles and fields.hooks._memo  # built here, before the fork
+    batch._CACHE.clear()
+    one = run_batch(CHASE, runs=quick_runs, seed=11, workers=1, out_dir=str(tmp_path / "one"))
+    assert (tmp_path / "one" / "runs.jsonl").read_bytes() == (
+        tmp_path / "two" / "runs.jsonl"
+    ).read_bytes()
+    assert {k: v for k, v in one.items() if k != "results"} == {
+        k: v for k, v in two.items() if k != "results"
+    }
+    # A chunk function of the caller's is never run here (it may be one that dies).
+    batch._CACHE.clear()
+    run_batch(CHASE, runs=60, seed=11, workers=2, out_dir=str(tmp_path / "stub"), chunk_fn=_stub)
+    assert key not in batch._CACHE
