@@ -362,7 +362,8 @@ def _near_pairs(grid: Grid, segs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return keys // (w * h), keys % (w * h)
 
 
-@lru_cache(maxsize=16)
+# A few maps (and door states) at once: a 4096^2 map's mask is 32 MB.
+@lru_cache(maxsize=8)
 def _wall_bits(grid: Grid, walls: tuple[Wall, ...]) -> np.ndarray:
     """Slots blocked by ``walls`` alone (both directions of every blocked step): the rules
     of the module docstring, for every (segment, step) pair near a wall at once."""
