@@ -178,22 +178,18 @@ def door_at(model: MapModel, x: float, y: float, within: float) -> Wall | None:
     """The door whose line passes nearest the pixel ``(x, y)``, within ``within`` pixels."""
     best: tuple[float, Wall] | None = None
     for wall in doors_of(model):
-        for x0, y0, x1, y1 in _wall_segments(wall):
+        for x0, y0, x1, y1 in wall_segments(wall):
             d = _point_segment_distance(x, y, x0, y0, x1, y1)
             if d <= within and (best is None or d < best[0]):
                 best = (d, wall)
     return None if best is None else best[1]
 
 
-def wall_segments(wall: Wall) -> list[Segment]:
-    """The straight pieces of a wall, in order."""
-    return _wall_segments(wall)
-
-
 # --------------------------------------------------------------------------- geometry
 
 
-def _wall_segments(wall: Wall) -> list[Segment]:
+def wall_segments(wall: Wall) -> list[Segment]:
+    """The straight pieces of a wall, in order (zero-length ones left out)."""
     pts = wall.points
     return [
         (x0, y0, x1, y1)
@@ -230,7 +226,7 @@ def _segment_arrays(walls: tuple[Wall, ...]) -> tuple[np.ndarray, np.ndarray, np
     prev: list[int] = []
     nxt: list[int] = []
     for wall in walls:
-        pieces = _wall_segments(wall)
+        pieces = wall_segments(wall)
         closed = len(wall.points) > 2 and wall.points[0] == wall.points[-1]
         first, count = len(rows), len(pieces)
         for i, piece in enumerate(pieces):
@@ -512,17 +508,12 @@ def _both_ways_closed(
             if not diag or not grid.in_bounds(d):
                 continue
             ways = [
-                _walled(grid, side_bits, cell, x) or _walled(grid, side_bits, x, d)
+                blocked_step(grid, side_bits, cell, x) or blocked_step(grid, side_bits, x, d)
                 for x in _beside(grid, cell, d)
             ]
             if len(ways) == 2 and all(ways):
                 out[idx] |= np.uint16(1 << k)
     return out
-
-
-def _walled(grid: Grid, side_bits: np.ndarray, a: Cell, b: Cell) -> bool:
-    slot = slot_of(grid, a, b)
-    return slot is not None and bool(int(side_bits[grid.index(a)]) >> slot & 1)
 
 
 def _side_neighbours(grid: Grid, cell: Cell) -> list[Cell]:
@@ -583,8 +574,8 @@ def _corner_bits(grid: Grid, walls: tuple[Wall, ...], blocked_bytes: bytes) -> n
             for x in beside:
                 if (
                     blocked[grid.index(x)]
-                    or _walled(grid, side_walls, a, x)
-                    or _walled(grid, side_walls, x, d)
+                    or blocked_step(grid, side_walls, a, x)
+                    or blocked_step(grid, side_walls, x, d)
                 ):
                     refuse = True
             if refuse:

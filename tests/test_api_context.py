@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_search import VARIANTS, graph, random_maps
 from test_search_state import gap_maps, jump_graph, prone_graph, prone_maps
+from wallmaps import random_walled_model
 
 from engine import systems
-from engine.grid import Grid
-from engine.mapmodel import MapModel, Terrain, Wall
+from engine.mapmodel import MapModel, Terrain
 from engine.movement import MovementGraph
 from engine.search import (
     UNREACHED,
@@ -74,31 +74,15 @@ def test_frontier_search_agrees_on_random_maps(case) -> None:
 )
 def test_frontier_search_agrees_with_walls_doors_and_corners(kind: str, seed: int) -> None:
     rnd = random.Random(seed)
-    w, h = 7, 6
-    if kind.startswith("square"):
-        rule = {"alt": "alternate", "equal": "equal", "none": "none"}[kind.split("-")[1]]
-        grid = Grid("orthogonal", w, h, 32, 32, diagonals=rule)
-    elif kind == "hex":
-        grid = Grid("hexagonal", w, h, 28, 32, "y", "odd", 16)
-    else:
-        grid = Grid("staggered", w, h, 64, 32, "y", "odd", diagonals="equal")
-    pw, ph = grid.pixel_size()
-    walls = tuple(
-        Wall(i + 1, "wall", tuple((rnd.uniform(0, pw), rnd.uniform(0, ph)) for _ in range(3)))
-        for i in range(rnd.randint(1, 5))
-    )
-    ids = np.array([[rnd.choice([0, 0, 0, 1, 2, 3]) for _ in range(w)] for _ in range(h)],
-                   dtype=np.int32)  # fmt: skip
     terrains = (
         Terrain(),
         Terrain(name="rough", cost=2.0),
         Terrain(name="brush", cost_add=1.0),
         Terrain(name="rock", move="blocked"),
     )
-    model = MapModel(grid=grid, terrain_ids=ids, terrains=terrains, walls=walls,
-                     corners=rnd.choice(["pass", "block"]))  # fmt: skip
+    model = random_walled_model(kind, rnd, terrains, [0, 0, 0, 1, 2, 3])
     g = MovementGraph(model, GENERIC, GENERIC.token("speed=10"), "walk")
-    _agree(g, (rnd.randrange(w), rnd.randrange(h)))
+    _agree(g, (rnd.randrange(model.width), rnd.randrange(model.height)))
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

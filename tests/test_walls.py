@@ -19,12 +19,13 @@ import pytest
 import tmxtext
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from wallmaps import random_walled_model
 
 from engine import systems
 from engine.cli import main
 from engine.errors import MapError
 from engine.grid import Grid
-from engine.mapmodel import MapModel, Terrain, Wall
+from engine.mapmodel import MapModel, Terrain
 from engine.movement import MovementGraph
 from engine.search import compiled_field, dijkstra
 from engine.tiled import load_map
@@ -381,30 +382,13 @@ def test_walls_too_long_to_read_are_refused_quickly(tmp_path: Path, capsys: Any)
 )
 def test_python_compiled_and_networkx_agree_with_walls(kind: str, seed: int) -> None:
     import networkx as nx
-    import numpy as np
 
     rnd = random.Random(seed)
-    w, h = 7, 6
-    if kind.startswith("square"):
-        grid = Grid(
-            "orthogonal", w, h, 32, 32, diagonals=kind.split("-")[1].replace("alt", "alternate")
-        )
-    elif kind == "hex":
-        grid = Grid("hexagonal", w, h, 28, 32, "y", "odd", 16)
-    else:
-        grid = Grid("staggered", w, h, 64, 32, "y", "odd", diagonals="equal")
-    pw, ph = grid.pixel_size()
-    walls = tuple(
-        Wall(i + 1, "wall", tuple((rnd.uniform(0, pw), rnd.uniform(0, ph)) for _ in range(3)))
-        for i in range(rnd.randint(1, 5))
-    )
-    ids = np.array([[rnd.choice([0, 0, 0, 1, 2]) for _ in range(w)] for _ in range(h)],
-                   dtype=np.int32)  # fmt: skip
     terrains = (Terrain(), Terrain(name="rough", cost=2.0), Terrain(name="brush", cost_add=1.0))
-    model = MapModel(grid=grid, terrain_ids=ids, terrains=terrains, walls=walls,
-                     corners=rnd.choice(["pass", "block"]))  # fmt: skip
+    model = random_walled_model(kind, rnd, terrains, [0, 0, 0, 1, 2])
+    grid = model.grid
     g = graph_of(model)
-    start = (rnd.randrange(w), rnd.randrange(h))
+    start = (rnd.randrange(model.width), rnd.randrange(model.height))
     py = dijkstra(g, start)
     comp = compiled_field(g, start)
     nxg = g.to_networkx()
