@@ -30,7 +30,7 @@ are floats, and its totals are rounded to 1e-9 when compared.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -127,6 +127,8 @@ class StepTables:
     least: int
     jumps: dict[int, list[tuple[int, int]]]
     jump_src: np.ndarray
+    #: What searches derive from these tables once (engine.search's compiled kernel's).
+    derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, graph: MovementGraph) -> StepTables:

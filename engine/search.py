@@ -8,11 +8,13 @@ The engines give identical integer totals:
 
 * a pure-Python Dijkstra (:func:`dijkstra`) that touches only what it reaches: reach
   queries and paths on small maps, with an early exit at the goal;
-* a vectorised A* (:func:`frontier_search`): paths on big maps, searched to the goal with
-  an admissible heuristic, the frontier relaxed in numpy (no whole-map graph is built,
-  and scipy is not even imported);
+* an A* over the graph's framed step tables (:func:`frontier_search`): paths on big maps,
+  searched to the goal with an admissible heuristic, in C (engine/_kernel.c, built at
+  install where a compiler is found) or else with the frontier relaxed in numpy (no
+  whole-map graph is built, and scipy is not even imported);
 * A* with landmarks (:class:`Landmarks`, :func:`guided_path`), for a query context that
-  asks many paths of one graph (``engine.api.Context``);
+  asks many paths of one graph (``engine.api.Context``): the same C loop with the
+  landmarks' estimate, or a Python one;
 * scipy's compiled Dijkstra on the graph's CSR arrays (:func:`compiled_field`): distance
   fields, and paths under the ``euclid`` rule (float weights).
 
@@ -387,13 +389,15 @@ class Frontier:
         tab = g.step_tables()
         w, n = g.grid.width, g.n
         cur = tab.frame(node, w, n)
-        out = []
-        pred = self.pred
+        chain = []
+        pred = self.pred.tolist() if self.pred.size <= 1 << 16 else self.pred
         while cur >= 0:
-            out.append(tab.unframe(cur, w, n))
+            chain.append(cur)
             cur = int(pred[cur])
-        out.reverse()
-        return out
+        framed = np.array(chain[::-1], dtype=np.int64)
+        layer, cell = np.divmod(framed, tab.pn)
+        r, c = np.divmod(cell, tab.pw)
+        return (layer * n + (r - tab.pad) * w + c - tab.pad).tolist()
 
     def field(self) -> np.ndarray:
         """Distances per graph node (:data:`UNREACHED` where not reached)."""
@@ -409,6 +413,18 @@ class Frontier:
 
 #: "Not reached" in :meth:`Frontier.field`.
 UNREACHED = np.iinfo(np.int64).max
+
+
+def _frontier_dtype(graph: MovementGraph, size: int) -> Any:
+    """int32 distances while no path can sum past one (every node once, the dearest edge),
+    else int64."""
+    tab = graph.step_tables()
+    dearest = 2 * int(tab.ticks.max(initial=0))
+    if tab.adds is not None:
+        dearest += int(tab.adds.max(initial=0))
+    dearest = max([dearest, *(t for _, _, t in graph.in_place)])
+    dearest = max([dearest, *(int(j.ticks) for j in graph.jumps)])
+    return np.int32 if (dearest + 1) * size < 2**31 - 1 else np.int64
 
 
 def frontier_search(
@@ -429,6 +445,10 @@ def frontier_search(
     estimate is below the goal's distance, so the total is exact: integer ticks, the same
     as :func:`dijkstra`'s. Nothing of the whole map is built beyond one distance and one
     predecessor array.
+
+    Where engine/_kernel.c is built (:data:`KERNEL`) and the distances fit 32 bits, the
+    same search runs there instead, one node at a time off a binary heap (tested equal on
+    every kind of graph, ``tests/test_api_context.py``).
     """
     if not supports_frontier(graph):
         raise ValueError("frontier_search needs integer ticks and a static pace")
@@ -439,18 +459,16 @@ def frontier_search(
     n_par, n_sys, n_states = graph.n_par, graph.n_sys, graph.n_states
     parity_state = graph.parity_state
     size = pn * n_states
-    # Distances fit an int32 while no path can sum past it (every node once, dearest edge).
-    dearest = 2 * int(tab.ticks.max(initial=0))
-    if tab.adds is not None:
-        dearest += int(tab.adds.max(initial=0))
-    dearest = max([dearest, *(t for _, _, t in graph.in_place)])
-    dearest = max([dearest, *(int(j.ticks) for j in graph.jumps)])
-    dtype = np.int32 if (dearest + 1) * size < 2**31 - 1 else np.int64
+    dtype = _frontier_dtype(graph, size)
     far = np.iinfo(dtype).max
     dist = np.full(size, far, dtype=dtype)
     pred = np.full(size, -1, dtype=np.int32 if size < 2**31 else np.int64)
     src = tab.frame(graph.node(start), w, n)
     pad = tab.pad
+    if kernel_fits(tab, dtype, size):
+        end_node = kernel_search(graph, dist, pred, src, goal, limit)
+        end = None if end_node < 0 else tab.unframe(end_node, w, n)
+        return Frontier(graph, dist, pred, end)
     dist[src] = 0
     goal_nodes = None
     if goal is not None:
@@ -605,6 +623,156 @@ def frontier_search(
     return Frontier(graph, dist, pred, end)
 
 
+def _load_kernel() -> Any:
+    """The compiled search (engine/_kernel.c), or None where it was not built (the install
+    found no C compiler) or ``TACGRID_NO_KERNEL`` is set: the numpy loop then runs."""
+    import os
+
+    if os.environ.get("TACGRID_NO_KERNEL"):
+        return None
+    try:
+        from engine import _kernel  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return _kernel
+
+
+#: engine/_kernel.c's module (None: not built; tests set it to None to run the numpy loop).
+KERNEL = _load_kernel()
+
+
+def kernel_fits(tab: Any, dtype: Any, size: int) -> bool:
+    """Whether the compiled search can run these tables: it keeps ticks and distances in
+    32 bits (``dtype``: what :func:`frontier_search` chose for the distances)."""
+    return (
+        KERNEL is not None
+        and dtype == np.int32
+        and tab.ticks.dtype == np.int32
+        and (tab.adds is None or tab.adds.dtype == np.int32)
+        and size < 2**31 - 1
+    )
+
+
+def _guide_args(
+    graph: MovementGraph, goal: Cell | None
+) -> tuple[int, int, int, int, int, int, int]:
+    """:func:`_heuristic`'s estimate as engine/_kernel.c computes it: (kind, staggered,
+    stagger axis y, stagger index even, least ticks a cell, the goal's two axes)."""
+    tab = graph.step_tables()
+    g = graph.grid
+    if goal is None or tab.least <= 0:
+        return (0, 0, 0, 0, 0, 0, 0)
+    axis_y, even = g.stagger_axis == "y", g.stagger_index == "even"
+    stag = g.orientation == "staggered"
+    c, r = goal
+    if g.kind == "hex":
+        if axis_y:
+            half = (r + (r & 1)) >> 1 if even else (r - (r & 1)) >> 1
+            u, v = c - half, r
+        else:
+            half = (c + (c & 1)) >> 1 if even else (c - (c & 1)) >> 1
+            u, v = c, r - half
+        return (4, 0, int(axis_y), int(even), tab.least, u, v)
+    if stag:
+        if axis_y:
+            x, y = 2 * c + (-(r & 1) if even else (r & 1)), r
+        else:
+            x, y = c, 2 * r + (-(c & 1) if even else (c & 1))
+        u, v = (x + y) >> 1, (y - x) >> 1
+    else:
+        u, v = c, r
+    kind = {"none": 1, "alternate": 3}.get(g.diagonals, 2)
+    return (kind, int(stag), int(axis_y), int(even), tab.least, u, v)
+
+
+def _kernel_tables(graph: MovementGraph) -> tuple[Any, ...]:
+    """The in-place edges and jumps of a graph as engine/_kernel.c reads them (cached on
+    its step tables)."""
+    tab = graph.step_tables()
+    cached = tab.derived.get("kernel")
+    if cached is not None:
+        return cast("tuple[Any, ...]", cached)
+    i64 = np.int64
+    ia = np.array([a for a, _, _ in graph.in_place], dtype=i64)
+    ib = np.array([b for _, b, _ in graph.in_place], dtype=i64)
+    it = np.array([t for _, _, t in graph.in_place], dtype=i64)
+    srcs = sorted(tab.jumps)
+    starts = np.zeros(len(srcs) + 1, dtype=i64)
+    dsts: list[int] = []
+    jts: list[int] = []
+    for k, u in enumerate(srcs):
+        for dst, jt in tab.jumps[u]:
+            dsts.append(dst)
+            jts.append(jt)
+        starts[k + 1] = len(dsts)
+    delta = np.ascontiguousarray(tab.delta, dtype=i64)
+    diag = np.ascontiguousarray(tab.diag, dtype=np.uint8)
+    out = (
+        delta,
+        diag,
+        (ia, ib, it) if len(ia) else (None, None, None),
+        (np.array(srcs, dtype=i64), starts, np.array(dsts, dtype=i64), np.array(jts, dtype=i64))
+        if srcs
+        else (None, None, None, None),
+    )
+    tab.derived["kernel"] = out
+    return out
+
+
+def kernel_search(
+    graph: MovementGraph,
+    dist: np.ndarray,
+    pred: np.ndarray,
+    src: int,
+    goal: Cell | None,
+    limit: int | None,
+    terms: list[tuple[Any, int]] | None = None,
+) -> int:
+    """:func:`frontier_search` compiled: A* from framed node ``src`` to ``goal`` (or
+    Dijkstra up to ``limit``), writing ``dist`` and ``pred`` (int32, one a framed node, as
+    the numpy loop does). ``terms``: landmark terms (:meth:`Landmarks.terms`) to estimate
+    with instead of the open-grid distance. Returns the framed goal node reached (-1: none)."""
+    tab = graph.step_tables()
+    g = graph.grid
+    delta, diag, (ia, ib, it), (js, jst, jd, jt) = _kernel_tables(graph)
+    gcell = -1 if goal is None else (goal[1] + tab.pad) * tab.pw + goal[0] + tab.pad
+    end, _ = KERNEL.search(
+        delta,
+        diag,
+        tab.ticks,
+        tab.adds,
+        tab.blocked,
+        dist,
+        pred,
+        ia,
+        ib,
+        it,
+        js,
+        jst,
+        jd,
+        jt,
+        tab.pn,
+        tab.pw,
+        tab.pad,
+        graph.n_par,
+        graph.n_sys,
+        graph.n_states,
+        delta.shape[1],
+        int(g.kind == "square"),
+        int(g.stagger_axis == "y"),
+        int(graph.parity_state),
+        src,
+        gcell,
+        -1 if limit is None else int(limit),
+        *(_guide_args(graph, goal) if not terms else (0,) * 7),
+        g.width,
+        graph.n,
+        _FAR // 2,
+        terms or (),
+    )
+    return int(end)
+
+
 def frontier_path(graph: MovementGraph, start: Cell, goal: Cell) -> list[Cell] | None:
     """Best path by :func:`frontier_search` (A* to the goal): the same total as
     :func:`dijkstra` and :func:`compiled_path`."""
@@ -752,6 +920,18 @@ def guided_path(
     src = graph.node(start)
     goal_idx = g.index(goal)
     terms = guide.terms(src, goal, active)
+    if supports_frontier(graph):
+        tab = graph.step_tables()
+        size = tab.pn * graph.n_states
+        if kernel_fits(tab, _frontier_dtype(graph, size), size):
+            kdist = np.full(size, np.iinfo(np.int32).max, dtype=np.int32)
+            kpred = np.full(size, -1, dtype=np.int32)
+            at = tab.frame(src, g.width, n)
+            end_node = kernel_search(graph, kdist, kpred, at, goal, None, terms)
+            if end_node < 0:
+                return None
+            reached = tab.unframe(end_node, g.width, n)
+            return _cells(graph, Frontier(graph, kdist, kpred, reached).nodes_to(reached))
     lists = graph._state_lists
     straight, diagonal = guide.straight, guide.diagonal
     special = {a for a, _ in graph.cut} | set(graph.blocked_slots)

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_search import VARIANTS, graph, random_maps
 from test_search_state import gap_maps, jump_graph, prone_graph, prone_maps
 from wallmaps import random_walled_model
 
-from engine import systems
+from engine import search, systems
 from engine.mapmodel import MapModel, Terrain
 from engine.movement import MovementGraph
 from engine.search import (
@@ -33,6 +36,23 @@ from engine.search import (
 )
 
 GENERIC = systems.create("generic")
+
+#: Each search test runs twice: on engine/_kernel.c where it is built, and on the numpy
+#: loop it replaces where it is not (``search.KERNEL = None``).
+ENGINES = pytest.mark.parametrize("engine", ["compiled", "numpy"])
+
+
+@contextmanager
+def engine_of(name: str) -> Iterator[None]:
+    if name == "compiled" and search.KERNEL is None:
+        pytest.skip("engine/_kernel.c is not built here")
+    saved = search.KERNEL
+    if name == "numpy":
+        search.KERNEL = None
+    try:
+        yield
+    finally:
+        search.KERNEL = saved
 
 
 def _agree(g: MovementGraph, start: tuple[int, int]) -> None:
@@ -56,58 +76,70 @@ def _agree(g: MovementGraph, start: tuple[int, int]) -> None:
             assert evaluate_path(g, cells)["_ticks"] == want
 
 
+@ENGINES
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_maps())
-def test_frontier_search_agrees_on_random_maps(case) -> None:
-    rows, (orientation, rule, stagger), start, speed = case
-    g = graph(rows, speed=speed, orientation=orientation, diagonals=rule, stagger=stagger)
-    if not supports_frontier(g):
-        assert rule == "euclid"
-        return
-    _agree(g, start)
+def test_frontier_search_agrees_on_random_maps(engine: str, case) -> None:
+    with engine_of(engine):
+        rows, (orientation, rule, stagger), start, speed = case
+        g = graph(rows, speed=speed, orientation=orientation, diagonals=rule, stagger=stagger)
+        if not supports_frontier(g):
+            assert rule == "euclid"
+            return
+        _agree(g, start)
 
 
+@ENGINES
 @settings(max_examples=40, deadline=None)
 @given(
     st.sampled_from(["square-alt", "square-equal", "square-none", "hex", "staggered"]),
     st.integers(0, 2**31 - 1),
 )
-def test_frontier_search_agrees_with_walls_doors_and_corners(kind: str, seed: int) -> None:
-    rnd = random.Random(seed)
-    terrains = (
-        Terrain(),
-        Terrain(name="rough", cost=2.0),
-        Terrain(name="brush", cost_add=1.0),
-        Terrain(name="rock", move="blocked"),
-    )
-    model = random_walled_model(kind, rnd, terrains, [0, 0, 0, 1, 2, 3])
-    g = MovementGraph(model, GENERIC, GENERIC.token("speed=10"), "walk")
-    _agree(g, (rnd.randrange(model.width), rnd.randrange(model.height)))
+def test_frontier_search_agrees_with_walls_doors_and_corners(
+    engine: str, kind: str, seed: int
+) -> None:
+    with engine_of(engine):
+        rnd = random.Random(seed)
+        terrains = (
+            Terrain(),
+            Terrain(name="rough", cost=2.0),
+            Terrain(name="brush", cost_add=1.0),
+            Terrain(name="rock", move="blocked"),
+        )
+        model = random_walled_model(kind, rnd, terrains, [0, 0, 0, 1, 2, 3])
+        g = MovementGraph(model, GENERIC, GENERIC.token("speed=10"), "walk")
+        _agree(g, (rnd.randrange(model.width), rnd.randrange(model.height)))
 
 
+@ENGINES
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(prone_maps())
-def test_frontier_search_agrees_on_state_layers(case) -> None:
-    rows, (orientation, rule, stagger), start, pace, stats = case
-    g = prone_graph(rows, pace, stats, orientation=orientation, diagonals=rule, stagger=stagger)
-    if supports_frontier(g):
-        _agree(g, start)
+def test_frontier_search_agrees_on_state_layers(engine: str, case) -> None:
+    with engine_of(engine):
+        rows, (orientation, rule, stagger), start, pace, stats = case
+        g = prone_graph(rows, pace, stats, orientation=orientation, diagonals=rule, stagger=stagger)
+        if supports_frontier(g):
+            _agree(g, start)
 
 
+@ENGINES
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(gap_maps())
-def test_frontier_search_agrees_with_jumps_and_leaps(case) -> None:
-    rows, (orientation, rule, stagger), start, running = case
-    g = jump_graph(rows, running, orientation=orientation, diagonals=rule, stagger=stagger)
-    if supports_frontier(g):
-        _agree(g, start)
+def test_frontier_search_agrees_with_jumps_and_leaps(engine: str, case) -> None:
+    with engine_of(engine):
+        rows, (orientation, rule, stagger), start, running = case
+        g = jump_graph(rows, running, orientation=orientation, diagonals=rule, stagger=stagger)
+        if supports_frontier(g):
+            _agree(g, start)
 
 
-def test_frontier_search_limit_is_a_reach() -> None:
-    g = graph(["." * 9] * 9, speed="10")
-    field = frontier_search(g, (4, 4), limit=g.denominator).field()
-    tree = dijkstra(g, (4, 4), limit=g.denominator)
-    assert {k for k, v in enumerate(field.tolist()) if v != UNREACHED} == set(tree.dist)
+@ENGINES
+def test_frontier_search_limit_is_a_reach(engine: str) -> None:
+    with engine_of(engine):
+        g = graph(["." * 9] * 9, speed="10")
+        field = frontier_search(g, (4, 4), limit=g.denominator).field()
+        tree = dijkstra(g, (4, 4), limit=g.denominator)
+        assert {k for k, v in enumerate(field.tolist()) if v != UNREACHED} == set(tree.dist)
 
 
 def test_the_heuristic_never_overshoots_on_open_ground() -> None:
@@ -155,64 +187,71 @@ MAP = [
 ]
 
 
-def test_context_paths_have_the_totals_of_api_path() -> None:
-    from test_search import model_from
+@ENGINES
+def test_context_paths_have_the_totals_of_api_path(engine: str) -> None:
+    with engine_of(engine):
+        from test_search import model_from
 
-    from engine import api
+        from engine import api
 
-    for rule in ("alternate", "equal", "none"):
-        model = model_from(MAP, diagonals=rule)
-        rules = api.system("generic")
-        token = rules.token("speed=15")
-        ctx = api.Context(model, rules, token)
-        rnd = random.Random(rule)
-        cells = _walkable(model)
-        for _ in range(40):
-            a, b = rnd.choice(cells), rnd.choice(cells)
-            want = api.path(model, rules, token, a, b)
-            got = ctx.path(a, b)
-            assert got["turns_exact"] == want["turns_exact"], (rule, a, b)
-            assert got["cells"][0] == list(a) and got["cells"][-1] == list(b)
-            assert got["distance_cells"] == want["distance_cells"] or rule == "alternate"
-        assert ctx._guides["walk"] is not None  # the landmarks were used
+        for rule in ("alternate", "equal", "none"):
+            model = model_from(MAP, diagonals=rule)
+            rules = api.system("generic")
+            token = rules.token("speed=15")
+            ctx = api.Context(model, rules, token)
+            rnd = random.Random(rule)
+            cells = _walkable(model)
+            for _ in range(40):
+                a, b = rnd.choice(cells), rnd.choice(cells)
+                want = api.path(model, rules, token, a, b)
+                got = ctx.path(a, b)
+                assert got["turns_exact"] == want["turns_exact"], (rule, a, b)
+                assert got["cells"][0] == list(a) and got["cells"][-1] == list(b)
+                assert got["distance_cells"] == want["distance_cells"] or rule == "alternate"
+            assert ctx._guides["walk"] is not None  # the landmarks were used
 
 
-def test_context_on_layers_jumps_checks_and_timed_systems() -> None:
+@ENGINES
+def test_context_on_layers_jumps_checks_and_timed_systems(engine: str) -> None:
     """Whisperspace (checks, a prone token's layers), Speedpoints (jumps) and D6 (its
     time-dependent first round) answer as api.path does through the context."""
-    from test_search import model_from
-    from test_search_state import leap_model
+    with engine_of(engine):
+        from test_search import model_from
+        from test_search_state import leap_model
 
-    from engine import api
+        from engine import api
 
-    cases = [
-        (model_from(MAP), "whisperspace", "phys=1,prone=true", "sprint"),
-        (model_from(MAP), "whisperspace", "phys=1,athletics=1", "walk"),
-        (leap_model(["..OO..12..", "...O..21..", "..........", ".OOO...~~."]), "speedpoints",
-         "running=4", "run"),
-        (model_from(MAP), "d6", "", None),
-    ]  # fmt: skip
-    for model, name, stats, pace in cases:
-        rules = api.system(name)
-        token = rules.token(stats)
-        ctx = api.Context(model, rules, token, pace=pace)
-        rnd = random.Random(name)
-        cells = _walkable(model)
-        for _ in range(15):
-            a, b = rnd.choice(cells), rnd.choice(cells)
-            try:
-                want = api.path(model, rules, token, a, b, pace=pace)
-            except Exception as exc:  # NoPath: the context says the same
+        cases = [
+            (model_from(MAP), "whisperspace", "phys=1,prone=true", "sprint"),
+            (model_from(MAP), "whisperspace", "phys=1,athletics=1", "walk"),
+            (leap_model(["..OO..12..", "...O..21..", "..........", ".OOO...~~."]), "speedpoints",
+             "running=4", "run"),
+            (model_from(MAP), "d6", "", None),
+        ]  # fmt: skip
+        for model, name, stats, pace in cases:
+            rules = api.system(name)
+            token = rules.token(stats)
+            ctx = api.Context(model, rules, token, pace=pace)
+            rnd = random.Random(name)
+            cells = _walkable(model)
+            for _ in range(15):
+                a, b = rnd.choice(cells), rnd.choice(cells)
                 try:
-                    ctx.path(a, b)
-                except type(exc):
-                    continue
-                raise AssertionError(f"{name}: the context found a path api.path did not") from exc
-            got = ctx.path(a, b)
-            assert got["turns_exact"] == want["turns_exact"], (name, a, b)
-            assert (
-                got["p_no_failure"] >= want["p_no_failure"] - 1e-12 or got["cells"] != want["cells"]
-            )
+                    want = api.path(model, rules, token, a, b, pace=pace)
+                except Exception as exc:  # NoPath: the context says the same
+                    try:
+                        ctx.path(a, b)
+                    except type(exc):
+                        continue
+                    raise AssertionError(
+                        f"{name}: the context found a path api.path did not"
+                    ) from exc
+                got = ctx.path(a, b)
+                assert got["turns_exact"] == want["turns_exact"], (name, a, b)
+                assert (
+                    got["p_no_failure"] >= want["p_no_failure"] - 1e-12
+                    or got["cells"] != want["cells"]
+                )
 
 
 def test_context_reach_is_api_reach() -> None:
@@ -315,3 +354,32 @@ def test_the_path_command_reads_no_pytmx_and_imports_no_scipy(tmp_path) -> None:
     model = load_map(path)
     g = MovementGraph(model, GENERIC, GENERIC.token(""), None)
     assert Fraction(doc["turns"]) * g.denominator == dijkstra(g, (0, 0)).ticks((169, 159))
+
+
+def test_the_compiled_search_is_built_where_a_compiler_is() -> None:
+    """The install builds engine/_kernel.c wherever it finds a C compiler (setup.py); a
+    silent fall-back to the numpy loop would only show as a slow benchmark."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("cc") or shutil.which("gcc"):
+        assert search.KERNEL is not None
+    code = "import engine.search as s; print(s.KERNEL is None)"
+    env = {**__import__("os").environ, "TACGRID_NO_KERNEL": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.strip() == "True"
+
+
+def test_the_compiled_search_refuses_tables_of_the_wrong_shape() -> None:
+    if search.KERNEL is None:
+        pytest.skip("engine/_kernel.c is not built here")
+    g = graph(["." * 5] * 4, speed="10")
+    tab = g.step_tables()
+    size = tab.pn * g.n_states
+    dist = np.full(size - 1, np.iinfo(np.int32).max, dtype=np.int32)  # one short
+    pred = np.full(size, -1, dtype=np.int32)
+    with pytest.raises(ValueError, match="inconsistent"):
+        search.kernel_search(g, dist, pred, tab.frame(0, 5, g.n), (4, 3), None)
+    with pytest.raises(TypeError, match="bytes"):
+        search.kernel_search(g, dist.astype(np.int64), pred, 0, (4, 3), None)

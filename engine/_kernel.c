@@ -1,0 +1,400 @@
+/* engine._kernel: the movement search's inner loop, compiled.
+ *
+ * One function, search(), runs A* (or Dijkstra up to a limit) over the framed step tables
+ * of engine.movement.StepTables: the same nodes, edges and integer ticks as
+ * engine.search.frontier_search (its numpy twin, which remains the fallback when this
+ * module is not built), so both give the same totals. It reads and writes only buffers
+ * the caller made (numpy arrays): no numpy headers, only the buffer protocol.
+ *
+ * A node is layer * pn + framed cell. Ticks of entering a framed cell are read from the
+ * system layer's table (layer / n_par), -1 = cannot enter. Under the 5-10-5 rule
+ * (parity_state) every other diagonal costs double and flips the parity layer. In-place
+ * edges change the system layer on the same cell; jumps are extra edges from a few nodes.
+ *
+ * The heuristic is either the open-grid distance to the goal times the fewest ticks a cell
+ * (as engine.search._heuristic works it out) or the landmarks' bound (engine.search.
+ * Landmarks): the largest of field_k[v] + offset_k over a few exact distance fields, read
+ * on graph (unframed) node numbers.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    uint64_t key; /* f << 32 | (UINT32_MAX - g): least estimate first, then the deepest */
+    int32_t node;
+} Entry;
+
+typedef struct {
+    Entry *items;
+    Py_ssize_t size, cap;
+} Heap;
+
+static int heap_push(Heap *h, uint64_t key, int32_t node) {
+    if (h->size == h->cap) {
+        Py_ssize_t cap = h->cap ? h->cap * 2 : 1024;
+        Entry *items = realloc(h->items, (size_t)cap * sizeof(Entry));
+        if (!items) return -1;
+        h->items = items;
+        h->cap = cap;
+    }
+    Py_ssize_t i = h->size++;
+    Entry *a = h->items;
+    while (i > 0) {
+        Py_ssize_t up = (i - 1) >> 1;
+        if (a[up].key <= key) break;
+        a[i] = a[up];
+        i = up;
+    }
+    a[i].key = key;
+    a[i].node = node;
+    return 0;
+}
+
+static Entry heap_pop(Heap *h) {
+    Entry *a = h->items;
+    Entry top = a[0];
+    Entry last = a[--h->size];
+    Py_ssize_t n = h->size, i = 0;
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && a[c + 1].key < a[c].key) c++;
+        if (a[c].key >= last.key) break;
+        a[i] = a[c];
+        i = c;
+    }
+    if (n > 0) a[i] = last;
+    return top;
+}
+
+static inline int64_t floordiv2(int64_t x) { return x >= 0 ? x >> 1 : -((-x + 1) >> 1); }
+static inline int64_t iabs(int64_t x) { return x < 0 ? -x : x; }
+static inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Heuristic kinds (engine.search._heuristic's cases). */
+enum { H_NONE = 0, H_MANHATTAN = 1, H_CHEBYSHEV = 2, H_ALTERNATE = 3, H_HEX = 4 };
+
+typedef struct {
+    int kind, stag, axis_y, even, layered;
+    int64_t least, n_par, gu, gv, pw, pad, pn, w, n;
+    /* landmarks */
+    Py_ssize_t n_terms;
+    const int64_t **fields;
+    const int64_t *offsets;
+    int64_t far;
+} Guide;
+
+static void axes(const Guide *G, int64_t c, int64_t r, int64_t *u, int64_t *v) {
+    if (G->kind == H_HEX) { /* cube q, r of an offset hex cell */
+        if (G->axis_y) {
+            int64_t half = G->even ? floordiv2(r + (r & 1)) : floordiv2(r - (r & 1));
+            *u = c - half;
+            *v = r;
+        } else {
+            int64_t half = G->even ? floordiv2(c + (c & 1)) : floordiv2(c - (c & 1));
+            *u = c;
+            *v = r - half;
+        }
+        return;
+    }
+    if (!G->stag) {
+        *u = c;
+        *v = r;
+        return;
+    }
+    int64_t x, y;
+    if (G->axis_y) {
+        x = 2 * c + (G->even ? -(r & 1) : (r & 1));
+        y = r;
+    } else {
+        x = c;
+        y = 2 * r + (G->even ? -(c & 1) : (c & 1));
+    }
+    *u = floordiv2(x + y);
+    *v = floordiv2(y - x);
+}
+
+/* The estimate of framed node v in ticks; G->far or more: the goal cannot be reached. */
+static inline int64_t estimate(const Guide *G, int64_t v) {
+    int64_t layer = v / G->pn, cell = v - layer * G->pn;
+    int64_t r = cell / G->pw - G->pad, c = cell % G->pw - G->pad;
+    if (G->n_terms) {
+        int64_t node = layer * G->n + r * G->w + c, e = 0;
+        for (Py_ssize_t k = 0; k < G->n_terms; k++) {
+            int64_t x = G->fields[k][node] + G->offsets[k];
+            if (x > e) e = x;
+        }
+        return e;
+    }
+    if (G->kind == H_NONE) return 0;
+    int64_t u, w;
+    axes(G, c, r, &u, &w);
+    int64_t du = u - G->gu, dv = w - G->gv;
+    if (G->kind == H_HEX) return imax(imax(iabs(du), iabs(dv)), iabs(du + dv)) * G->least;
+    du = iabs(du);
+    dv = iabs(dv);
+    if (G->kind == H_MANHATTAN) return (du + dv) * G->least;
+    int64_t hi = imax(du, dv);
+    if (G->kind == H_ALTERNATE) {
+        int64_t lo = imin(du, dv);
+        if (G->layered) return (hi + ((lo + layer % G->n_par) >> 1)) * G->least;
+        return (hi + (lo >> 1)) * G->least;
+    }
+    return hi * G->least;
+}
+
+typedef struct {
+    Py_buffer b;
+    int held;
+} Buf;
+
+static int get_buf(PyObject *obj, Buf *out, int writable, Py_ssize_t itemsize, const char *what) {
+    out->held = 0;
+    if (obj == Py_None) return 0;
+    if (PyObject_GetBuffer(obj, &out->b, (writable ? PyBUF_WRITABLE : 0) | PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    out->held = 1;
+    if (out->b.itemsize != itemsize) {
+        PyErr_Format(PyExc_TypeError, "%s: items of %zd bytes expected, got %zd", what, itemsize,
+                     out->b.itemsize);
+        return -1;
+    }
+    return 0;
+}
+
+static void release(Buf *b) {
+    if (b->held) PyBuffer_Release(&b->b);
+    b->held = 0;
+}
+
+/* Reach nv from v at nd ticks if that is better; -1 when the heap cannot grow. */
+static inline int relax(Heap *heap, const Guide *G, int32_t *dist, int32_t *pred, int64_t v,
+                        int64_t nv, int64_t nd, int64_t lim) {
+    if (nd > lim || nd >= dist[nv]) return 0;
+    dist[nv] = (int32_t)nd;
+    pred[nv] = (int32_t)v;
+    int64_t e = estimate(G, nv);
+    if (e >= G->far) return 0;
+    return heap_push(heap, ((uint64_t)(nd + e) << 32) | (UINT32_MAX - (uint32_t)nd),
+                     (int32_t)nv);
+}
+
+#define NBUF 14
+
+PyDoc_STRVAR(search_doc,
+             "search(tables..., dist, pred, src, goal_cell, limit, heuristic..., terms) -> "
+             "(end, expanded)\n\n"
+             "A* from framed node src to any node on framed cell goal_cell (-1: none, a "
+             "Dijkstra up to limit ticks, -1: no limit). Writes dist (int32) and pred "
+             "(int32); returns the goal node reached (-1: none) and the nodes expanded. "
+             "Called by engine.search.frontier_search, which documents the arguments.");
+
+static PyObject *search(PyObject *self, PyObject *args) {
+    PyObject *o_delta, *o_diag, *o_ticks, *o_adds, *o_blocked, *o_dist, *o_pred;
+    PyObject *o_ia, *o_ib, *o_istand, *o_jsrc, *o_jstart, *o_jdst, *o_jticks, *o_terms;
+    long long pn, pw, pad, n_par, n_sys, n_states, k_slots, src, goal_cell, limit;
+    int square, axis_y, parity_state;
+    int h_kind, h_stag, h_axis_y, h_even;
+    long long least, gu, gv, w, n, far;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOLLLLLLLiiiLLLiiiiLLLLLLO", &o_delta, &o_diag,
+                          &o_ticks, &o_adds, &o_blocked, &o_dist, &o_pred, &o_ia, &o_ib,
+                          &o_istand, &o_jsrc, &o_jstart, &o_jdst, &o_jticks, &pn, &pw, &pad,
+                          &n_par, &n_sys, &n_states, &k_slots, &square, &axis_y, &parity_state,
+                          &src, &goal_cell, &limit, &h_kind, &h_stag, &h_axis_y, &h_even,
+                          &least, &gu, &gv, &w, &n, &far, &o_terms))
+        return NULL;
+
+    Buf bufs[NBUF];
+    memset(bufs, 0, sizeof bufs);
+    Buf *delta = &bufs[0], *diag = &bufs[1], *ticks_b = &bufs[2], *adds_b = &bufs[3];
+    Buf *blocked_b = &bufs[4], *dist_b = &bufs[5], *pred_b = &bufs[6], *ia = &bufs[7];
+    Buf *ib = &bufs[8], *istand = &bufs[9], *jsrc = &bufs[10], *jstart = &bufs[11];
+    Buf *jdst = &bufs[12], *jticks = &bufs[13];
+    Py_buffer *term_bufs = NULL;
+    Py_ssize_t n_terms = 0, held_terms = 0;
+    const int64_t **fields = NULL;
+    int64_t *offsets = NULL;
+    Heap heap = {NULL, 0, 0};
+    PyObject *result = NULL;
+
+    if (get_buf(o_delta, delta, 0, 8, "delta") || get_buf(o_diag, diag, 0, 1, "diag") ||
+        get_buf(o_ticks, ticks_b, 0, 4, "ticks") || get_buf(o_adds, adds_b, 0, 4, "adds") ||
+        get_buf(o_blocked, blocked_b, 0, 2, "blocked") ||
+        get_buf(o_dist, dist_b, 1, 4, "dist") || get_buf(o_pred, pred_b, 1, 4, "pred") ||
+        get_buf(o_ia, ia, 0, 8, "in-place from") || get_buf(o_ib, ib, 0, 8, "in-place to") ||
+        get_buf(o_istand, istand, 0, 8, "in-place ticks") ||
+        get_buf(o_jsrc, jsrc, 0, 8, "jump sources") ||
+        get_buf(o_jstart, jstart, 0, 8, "jump starts") ||
+        get_buf(o_jdst, jdst, 0, 8, "jump targets") ||
+        get_buf(o_jticks, jticks, 0, 8, "jump ticks"))
+        goto done;
+    if (!delta->held || !diag->held || !ticks_b->held || !dist_b->held || !pred_b->held) {
+        PyErr_SetString(PyExc_TypeError, "delta, diag, ticks, dist and pred are required");
+        goto done;
+    }
+    Py_ssize_t size = (Py_ssize_t)(pn * n_states);
+    if (delta->b.len / 8 != 2 * k_slots || diag->b.len != 2 * k_slots ||
+        ticks_b->b.len / 4 != pn * n_sys || dist_b->b.len / 4 != size ||
+        pred_b->b.len / 4 != size || (adds_b->held && adds_b->b.len / 4 != pn * n_sys) ||
+        (blocked_b->held && blocked_b->b.len / 2 != pn) || k_slots > 16 || src < 0 ||
+        src >= size || n_par < 1 || n_sys < 1 || n_states != n_par * n_sys) {
+        PyErr_SetString(PyExc_ValueError, "search: tables of inconsistent sizes");
+        goto done;
+    }
+    Py_ssize_t n_inplace = ia->held ? ia->b.len / 8 : 0;
+    if (n_inplace && (!ib->held || !istand->held || ib->b.len / 8 != n_inplace ||
+                      istand->b.len / 8 != n_inplace)) {
+        PyErr_SetString(PyExc_ValueError, "search: in-place tables of inconsistent sizes");
+        goto done;
+    }
+    Py_ssize_t n_jsrc = jsrc->held ? jsrc->b.len / 8 : 0;
+    if (n_jsrc && (!jstart->held || !jdst->held || !jticks->held ||
+                   jstart->b.len / 8 != n_jsrc + 1 || jdst->b.len != jticks->b.len ||
+                   ((const int64_t *)jstart->b.buf)[n_jsrc] > jdst->b.len / 8)) {
+        PyErr_SetString(PyExc_ValueError, "search: jump tables of inconsistent sizes");
+        goto done;
+    }
+
+    if (!PySequence_Check(o_terms)) {
+        PyErr_SetString(PyExc_TypeError, "terms: a sequence of (field, offset)");
+        goto done;
+    }
+    n_terms = PySequence_Size(o_terms);
+    if (n_terms < 0) goto done;
+    if (n_terms) {
+        term_bufs = calloc((size_t)n_terms, sizeof(Py_buffer));
+        fields = calloc((size_t)n_terms, sizeof(int64_t *));
+        offsets = calloc((size_t)n_terms, sizeof(int64_t));
+        if (!term_bufs || !fields || !offsets) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t k = 0; k < n_terms; k++) {
+            PyObject *item = PySequence_GetItem(o_terms, k);
+            if (!item) goto done;
+            PyObject *field;
+            long long off;
+            int ok = PyArg_ParseTuple(item, "OL", &field, &off);
+            if (ok && PyObject_GetBuffer(field, &term_bufs[k], PyBUF_C_CONTIGUOUS) == 0) {
+                held_terms++;
+                if (term_bufs[k].itemsize != 8 || term_bufs[k].len / 8 != n * n_states) {
+                    PyErr_SetString(PyExc_ValueError, "terms: fields of 8-byte ints, a node each");
+                    ok = 0;
+                }
+            } else {
+                ok = 0;
+            }
+            Py_DECREF(item);
+            if (!ok) goto done;
+            fields[k] = term_bufs[k].buf;
+            offsets[k] = off;
+        }
+    }
+
+    Guide G = {h_kind, h_stag, h_axis_y, h_even, n_states > 1, least, n_par, gu, gv,
+               pw,     pad,    pn,       w,      n,           n_terms, fields, offsets, far};
+    const int64_t *dl = delta->b.buf;
+    const uint8_t *dg = diag->b.buf;
+    const int32_t *ticks = ticks_b->b.buf;
+    const int32_t *adds = adds_b->held ? adds_b->b.buf : NULL;
+    const uint16_t *blocked = blocked_b->held ? blocked_b->b.buf : NULL;
+    int32_t *dist = dist_b->b.buf;
+    int32_t *pred = pred_b->b.buf;
+    const int64_t *in_a = n_inplace ? ia->b.buf : NULL, *in_b = n_inplace ? ib->b.buf : NULL;
+    const int64_t *in_t = n_inplace ? istand->b.buf : NULL;
+    const int64_t *js = n_jsrc ? jsrc->b.buf : NULL, *jst = n_jsrc ? jstart->b.buf : NULL;
+    const int64_t *jd = n_jsrc ? jdst->b.buf : NULL, *jt = n_jsrc ? jticks->b.buf : NULL;
+    const int64_t lim = limit < 0 ? INT64_MAX : limit;
+    long long end = -1, expanded = 0;
+    int failed = 0;
+
+    Py_BEGIN_ALLOW_THREADS;
+    dist[src] = 0;
+    int64_t e0 = estimate(&G, src);
+    if (e0 < far && heap_push(&heap, ((uint64_t)e0 << 32) | UINT32_MAX, (int32_t)src) < 0)
+        failed = 1;
+    while (!failed && heap.size) {
+        Entry top = heap_pop(&heap);
+        int64_t v = top.node;
+        int64_t d = (int64_t)(UINT32_MAX - (uint32_t)(top.key & UINT32_MAX));
+        if (d != dist[v]) continue; /* stale: reached cheaper since */
+        int64_t layer = v / pn, cell = v - layer * pn;
+        if (cell == goal_cell) {
+            end = v;
+            break;
+        }
+        expanded++;
+        int64_t tp = 0;
+        if (!square) tp = ((axis_y ? cell / pw : cell % pw) - pad) & 1;
+        const int64_t *dt = dl + tp * k_slots;
+        const uint8_t *dgt = dg + tp * k_slots;
+        int64_t sys_off = (layer / n_par) * pn;
+        int64_t p = layer % n_par;
+        unsigned bits = blocked ? blocked[cell] : 0;
+        for (int64_t k = 0; k < k_slots && !failed; k++) {
+            if (bits >> k & 1) continue;
+            int64_t nb = cell + dt[k];
+            int64_t at = nb + sys_off;
+            int64_t t = ticks[at];
+            if (t < 0) continue;
+            int64_t nv = layer * pn + nb;
+            if (parity_state && dgt[k]) {
+                if (p == 1) t *= 2;
+                nv = (layer + 1 - 2 * p) * pn + nb;
+            }
+            if (adds) t += adds[at];
+            failed = relax(&heap, &G, dist, pred, v, nv, d + t, lim);
+        }
+        for (Py_ssize_t i = 0; i < n_inplace && !failed; i++) {
+            if (layer / n_par != in_a[i]) continue;
+            int64_t nv = (in_b[i] * n_par + p) * pn + cell;
+            failed = relax(&heap, &G, dist, pred, v, nv, d + in_t[i], lim);
+        }
+        if (n_jsrc && !failed) {
+            Py_ssize_t lo = 0, hi = n_jsrc;
+            while (lo < hi) {
+                Py_ssize_t mid = (lo + hi) >> 1;
+                if (js[mid] < v) lo = mid + 1;
+                else hi = mid;
+            }
+            if (lo < n_jsrc && js[lo] == v) {
+                for (int64_t j = jst[lo]; j < jst[lo + 1] && !failed; j++) {
+                    int64_t nv = jd[j];
+                    if (nv < 0 || nv >= size) continue;
+                    failed = relax(&heap, &G, dist, pred, v, nv, d + jt[j], lim);
+                }
+            }
+        }
+    }
+    Py_END_ALLOW_THREADS;
+    if (failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    result = Py_BuildValue("(LL)", end, expanded);
+
+done:
+    free(heap.items);
+    for (Py_ssize_t k = 0; k < held_terms; k++) PyBuffer_Release(&term_bufs[k]);
+    free(term_bufs);
+    free(fields);
+    free(offsets);
+    for (int i = 0; i < NBUF; i++) release(&bufs[i]);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"search", search, METH_VARARGS, search_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "engine._kernel",
+    "The movement search's inner loop, compiled (see engine/_kernel.c).", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__kernel(void) { return PyModule_Create(&module); }
