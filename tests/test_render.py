@@ -557,6 +557,38 @@ def test_render_to_file_writes_a_png_of_the_map_size(tmp_path: Path) -> None:
     assert render_to_file(src, tmp_path / "half.png", scale=0.5) == (round(w / 2), round(h / 2))
 
 
+@pytest.mark.parametrize("alpha", [True, False])
+def test_png_encoding_is_lossless_for_other_decoders(alpha: bool) -> None:
+    """engine.viewer.png encodes its own PNGs: pygame (libpng) and Pillow decode them to
+    the very pixels drawn, with and without per-pixel alpha."""
+    import io
+
+    from PIL import Image
+
+    from engine.errors import WriteError
+    from engine.viewer.png import png_bytes
+
+    rng = np.random.default_rng(5)
+    surf = pygame.Surface((37, 23), pygame.SRCALPHA if alpha else 0)
+    pixels = rng.integers(0, 256, size=(37, 23, 3), dtype=np.uint8)
+    pixels[5:30, 4:9] = (10, 200, 30)  # a flat run, as tiles have
+    pygame.surfarray.blit_array(surf, pixels)
+    if alpha:
+        pygame.surfarray.pixels_alpha(surf)[:] = rng.integers(0, 256, size=(37, 23))
+    data = png_bytes(surf)
+    back = pygame.image.load(io.BytesIO(data))
+    assert back.get_size() == (37, 23)
+    assert (pygame.surfarray.array3d(back) == pixels).all()
+    im = Image.open(io.BytesIO(data))
+    assert im.mode == ("RGBA" if alpha else "RGB")
+    want = np.asarray(Image.frombytes(im.mode, (37, 23), pygame.image.tobytes(surf, im.mode)))
+    assert (np.asarray(im) == want).all()
+    if alpha:
+        assert (pygame.surfarray.array_alpha(back) == pygame.surfarray.array_alpha(surf)).all()
+    with pytest.raises(WriteError, match="0x4 pixels"):
+        png_bytes(pygame.Surface((0, 4)))
+
+
 @pytest.mark.parametrize("scale", [0, -1, float("nan"), "big"])
 def test_render_to_file_refuses_a_bad_scale(tmp_path: Path, scale: object) -> None:
     with pytest.raises(ArgumentError, match="scale"):
