@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -834,6 +833,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `tacgrid` and `python main.py`."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    # No command does linear algebra, and OpenBLAS starting its thread pool when numpy is
+    # first imported costs every command about 60 ms on the 2-core machine (a user's own
+    # setting wins). numpy is not imported yet: engine.lazy defers it to first use.
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
         parser = build_parser()
         if not argv or argv == ["--debug"]:
@@ -853,6 +857,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except TacgridError as exc:
         if debug:
+            import traceback  # only here: quick commands start without it
+
             traceback.print_exc()
         msg = str(exc)
         # The message quotes what the user gave, which may hold line breaks: keep one line.
@@ -864,6 +870,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RecursionError, MemoryError) as exc:
         # Readers cap sizes and nesting before this can happen; a last guard, one line.
         if debug:
+            import traceback
+
             traceback.print_exc()
         sys.stderr.write(f"tacgrid: input too large or nested too deeply ({type(exc).__name__})\n")
         return 2

@@ -9,37 +9,12 @@ vectorised lookup, which is what the search and the renderer consume.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from typing import Any
 
-import numpy as np
-
 from engine.grid import Cell, Grid
+from engine.lazy import numpy as np
+from engine.terrain import DIFFICULTIES, MODES, Mode, Terrain  # noqa: F401 (importable from here)
 
-
-class Mode(StrEnum):
-    """The movement mode a cell forces (MAP-FORMAT.md, ``move``)."""
-
-    WALK = "walk"
-    CRAWL = "crawl"
-    SWIM = "swim"
-    CLIMB = "climb"
-    LADDER = "ladder"
-    GAP = "gap"
-    AIR = "air"
-    BLOCKED = "blocked"
-
-
-MODES: tuple[str, ...] = tuple(m.value for m in Mode)
-DIFFICULTIES: tuple[str, ...] = (
-    "none",
-    "very_easy",
-    "easy",
-    "moderate",
-    "difficult",
-    "very_difficult",
-    "heroic",
-)
 FALLS: tuple[str, ...] = ("hard", "soft", "water")
 UNITS: tuple[str, ...] = ("ft", "m")
 #: The map property ``corners`` (MAP-FORMAT.md); the first is the default.
@@ -55,31 +30,6 @@ TERRAIN_KEYS: tuple[str, ...] = (
     "height",
     "fall",
 )
-
-
-@dataclass(frozen=True)
-class Terrain:
-    """Everything the rules need to know about one cell.
-
-    ``height`` is in the map's ``cell_unit``; ``None`` means the default (one cell for
-    ``climb``/``ladder``, 0 otherwise), resolved by :meth:`height_in_cells`.
-    """
-
-    name: str = "open"
-    move: str = "walk"
-    difficulty: str = "none"
-    dn: int | None = None
-    cost: float = 1.0
-    height: float | None = None
-    fall: str = "hard"
-    #: Extra cells of movement to enter (MAP-FORMAT.md ``cost_add``), after ``cost``.
-    cost_add: float = 0.0
-
-    def height_in_cells(self, cell_size: float) -> float:
-        """Vertical extent in cells: a climb's length, a gap's depth, an obstacle's height."""
-        if self.height is None:
-            return 1.0 if self.move in ("climb", "ladder") else 0.0
-        return self.height / cell_size
 
 
 BLOCKED_EMPTY = Terrain(name="empty", move="blocked")

@@ -41,14 +41,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import ArgumentError
 from engine.exact import jsonable
 from engine.grid import Cell, Grid
-from engine.mapmodel import MapModel
+from engine.lazy import numpy as np
+
+if TYPE_CHECKING:
+    from engine.mapmodel import MapModel
 
 #: A flight state as a plain tuple, in :class:`FlightState`'s field order (the planner's key).
 Key = tuple[Cell, int, int, int, bool, int, int, int]

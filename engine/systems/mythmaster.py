@@ -18,9 +18,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.checks import (
     BatchResult,
@@ -49,8 +47,12 @@ from engine.flight.model import (
     turn_plans,
 )
 from engine.grid import Cell
-from engine.mapmodel import DIFFICULTIES, MODES, MapModel, Terrain
+from engine.lazy import numpy as np
 from engine.systems.base import CellCheck, ClimbOdds, Param, RuleSystem, Setting, Stat, Token
+from engine.terrain import DIFFICULTIES, MODES, Terrain
+
+if TYPE_CHECKING:
+    from engine.mapmodel import MapModel
 
 # =============================================================================================
 # Checks: the 21 Challenge (21C) and the Versus Challenge

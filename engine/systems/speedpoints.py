@@ -37,9 +37,7 @@ import re
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.checks import (
     BatchResult,
@@ -63,7 +61,7 @@ from engine.flight.model import (
     turn_delta,
 )
 from engine.grid import Cell
-from engine.mapmodel import MapModel, Terrain
+from engine.lazy import numpy as np
 from engine.systems.base import (
     CellCheck,
     Param,
@@ -74,6 +72,10 @@ from engine.systems.base import (
     exact,
     jsonable,
 )
+from engine.terrain import Terrain
+
+if TYPE_CHECKING:
+    from engine.mapmodel import MapModel
 
 # =============================================================================================
 # Checks: the success roll

@@ -33,12 +33,10 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, ClassVar
 
-import numpy as np
-
 from engine.checks import BatchResult, CheckResult, field_int, finish_batch, parse_fields
 from engine.dice import Dice, Dist, add_constant, die_dist, keep_highest, keep_lowest
 from engine.errors import ArgumentError, CheckError, StatError, did_you_mean
-from engine.mapmodel import Terrain
+from engine.lazy import numpy as np
 from engine.systems.base import (
     CellCheck,
     Param,
@@ -50,6 +48,7 @@ from engine.systems.base import (
     TokenState,
     exact,
 )
+from engine.terrain import Terrain
 
 # =============================================================================================
 # Checks: 1d12 + modifier >= DC, with bonus and penalty dice (seed 001)

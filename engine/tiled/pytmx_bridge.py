@@ -3,7 +3,6 @@ data stubbed out) to read the map's attributes, properties and tilesets for rend
 
 from __future__ import annotations
 
-import logging
 import sys
 from types import ModuleType
 from typing import Any
@@ -26,6 +25,8 @@ def _pytmx() -> ModuleType:
         import pytmx
 
         return pytmx
+    import logging  # here: a map read that skips pytmx (info, path, reach) needs none
+
     log = logging.getLogger("pytmx.util_pygame")
     was_disabled = log.disabled
     log.disabled = True

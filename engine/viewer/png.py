@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
+from typing import Literal
 
 import numpy as np
 import pygame
@@ -34,7 +35,7 @@ def png_bytes(surface: pygame.Surface) -> bytes:
         raise WriteError(f"the image could not be encoded as PNG (it is {w}x{h} pixels)")
     alpha = bool(surface.get_flags() & pygame.SRCALPHA)
     bpp = 4 if alpha else 3
-    mode = "RGBA" if alpha else "RGB"
+    mode: Literal["RGBA", "RGB"] = "RGBA" if alpha else "RGB"
     # A band of rows at a time (about 4 MB of pixels): memory stays that of the surface,
     # not three copies of it (a 12896^2 render is 665 MB of pixels).
     band = max(1, (1 << 22) // (w * bpp))

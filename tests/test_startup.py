@@ -1,0 +1,153 @@
+"""Quick commands import only what they need (issue 20: `tacgrid systems` and `tacgrid info`
+start in <= 0.15 s; benchmarks/bench_startup.py times them).
+
+Each check runs the command in a fresh interpreter and lists the heavy modules it loaded:
+`systems` and `stats` need no numpy (engine.lazy imports it on first use), no map model,
+no search, movement or flight planner/simulator (engine.flight.model stays: the systems'
+flight rules implement its FlightRules, ARCHITECTURE.md); `info` reads the map without
+pytmx (only a renderer needs pytmx's read). The output of a lazy start is the same as that
+of a process that had everything loaded already.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Never needed to list the systems or a token's figures.
+NOT_FOR_SYSTEMS = (
+    "numpy",
+    "engine.mapmodel",
+    "engine.tiled",
+    "engine.search",
+    "engine.movement",
+    "engine.timed",
+    "engine.flight.simulator",
+    "engine.flight.planner",
+    "engine.sim",
+    "scipy",
+    "networkx",
+    "pytmx",
+    "yaml",
+    "pygame",
+)
+#: Never needed to describe a map.
+NOT_FOR_INFO = (
+    "pytmx",
+    "engine.systems",
+    "engine.search",
+    "engine.movement",
+    "engine.flight",
+    "scipy",
+    "networkx",
+    "yaml",
+    "pygame",
+    "PIL",
+    "matplotlib",
+)
+
+
+def _run(argv: list[str], preload: tuple[str, ...] = (), watch: tuple[str, ...] = ()) -> dict:
+    """Run ``tacgrid ARGV`` in a fresh interpreter (after importing ``preload``): its exit
+    status, its stdout, and which of ``watch`` it imported."""
+    code = (
+        "import contextlib, io, json, sys\n"
+        f"for name in {list(preload)!r}:\n"
+        "    __import__(name)\n"
+        "from engine.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    rc = main({argv!r})\n"
+        f"seen = [m for m in {list(watch)!r} if m in sys.modules]\n"
+        "print(json.dumps({'rc': rc, 'out': out.getvalue(), 'seen': seen}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["systems"],
+        ["systems", "--json"],
+        ["stats", "--system", "d6", "--json"],
+        ["stats", "--system", "mythmaster", "--token", "adaptability=14,flyer=true"],
+        ["odds", "--system", "whisperspace", "athletics=2", "dc=6", "bonus=1"],
+    ],
+)
+def test_systems_and_stats_import_no_numpy_search_or_planner(argv: list[str]) -> None:
+    lazy = _run(argv, watch=NOT_FOR_SYSTEMS)
+    assert lazy["rc"] == 0 and lazy["out"]
+    assert lazy["seen"] == [], f"{' '.join(argv)} imported {lazy['seen']}"
+    # the same output as from a process with numpy, the search and the planner loaded
+    loaded = _run(argv, preload=("numpy", "engine.search", "engine.flight.planner"))
+    assert loaded["rc"] == 0 and loaded["out"] == lazy["out"]
+
+
+def test_info_reads_the_map_without_pytmx_or_the_systems() -> None:
+    argv = ["info", "maps/encounter.tmx", "--json"]
+    lazy = _run(argv, watch=NOT_FOR_INFO)
+    assert lazy["rc"] == 0
+    assert lazy["seen"] == [], f"info imported {lazy['seen']}"
+    loaded = _run(argv, preload=("pytmx", "engine.search", "engine.flight.planner"))
+    assert json.loads(loaded["out"]) == json.loads(lazy["out"])
+
+
+def test_lazy_numpy_becomes_numpy_on_first_use() -> None:
+    code = (
+        "import sys\n"
+        "import engine.dice, engine.checks, engine.systems.d6 as d6\n"
+        "from engine.lazy import LazyModule\n"
+        "assert 'numpy' not in sys.modules\n"
+        "assert isinstance(engine.dice.np, LazyModule) and isinstance(d6.np, LazyModule)\n"
+        "assert engine.dice.np.zeros(2).tolist() == [0.0, 0.0]\n"
+        "import numpy\n"
+        "holders = [m for n, m in sys.modules.items() if n.startswith('engine')]\n"
+        "assert all(not isinstance(v, LazyModule) for m in holders for v in vars(m).values())\n"
+        "assert engine.dice.np is numpy and engine.checks.np is numpy and d6.np is numpy\n"
+        "import engine.lazy\n"
+        "assert engine.lazy.numpy is numpy\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+@pytest.mark.parametrize("given", [None, "3"])
+def test_the_command_line_keeps_openblas_to_one_thread_unless_told(given: str | None) -> None:
+    """No command does linear algebra, so `tacgrid` asks OpenBLAS for one thread (its pool
+    costs every start some 60 ms here); a user's own OPENBLAS_NUM_THREADS is kept."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    code = (
+        "import os, contextlib, io\n"
+        "from engine.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['info', 'maps/encounter.tmx'])\n"
+        "import numpy\n"
+        "print(os.environ['OPENBLAS_NUM_THREADS'])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (given or "1")
