@@ -27,10 +27,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Protocol
 
-import numpy as np
-
 from engine.dice import Dice, RollEvent
 from engine.errors import CheckError, did_you_mean
+from engine.lazy import numpy as np
 
 # ---------------------------------------------------------------------------------------------
 # Results
@@ -62,6 +61,26 @@ class CheckResult:
             "notes": list(self.notes),
             "events": [e.to_dict() for e in self.events],
         }
+
+
+_new = object.__new__
+
+
+def check_result(
+    degree: str,
+    success: bool,
+    total: int,
+    margin: int,
+    events: tuple[RollEvent, ...],
+    notes: tuple[str, ...] = (),
+) -> CheckResult:
+    """``CheckResult(...)``, made directly (the same result; its frozen dataclass's own
+    __init__ costs more than the roll that a turn loop makes every round)."""
+    result = _new(CheckResult)
+    result.__dict__.update(
+        degree=degree, success=success, total=total, margin=margin, events=events, notes=notes
+    )
+    return result
 
 
 @dataclass(frozen=True, eq=False)

@@ -35,20 +35,26 @@ import itertools
 import math
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
 from engine.errors import CheckError
+from engine.lazy import numpy as np
 
 Dist = dict[int, Fraction]
 """A probability distribution over integer totals; values sum to exactly 1."""
 
 _WORD = 1 << 32
-_CHUNK = 4096  # words drawn per refill for single rolls; any size gives the same stream
+_CHUNK = 4096  # most words drawn per refill for single rolls; any size gives the same stream
+#: Words of a new Dice's first refill; each refill after draws twice as many, up to _CHUNK
+#: (a run of a few dozen rolls does not pay for thousands of words).
+_FIRST = 64
+
+_D6_LIMIT = _WORD - _WORD % 6  # a d6 face's words are those below this (Dice.face)
+#: A die code's roll expression by (code, wild) (:meth:`Dice.roll_code`), made once.
+_EXPRESSIONS: dict[tuple[Any, bool], str] = {}
 
 WILD_ONE_SETTINGS = ("complication", "remove_highest", "none")
 """Values of the D6 ``wild_one`` setting (RULES.md section 3)."""
@@ -206,6 +212,10 @@ def _conv_counts(a: Mapping[int, int], b: Mapping[int, int]) -> dict[int, int]:
 _CODE_RE = re.compile(r"^\s*(\d+)\s*[dD]\s*(?:([+-])\s*(\d+))?\s*$")
 
 
+#: Die codes read so far, by their text (:meth:`DieCode.parse`).
+_PARSED: dict[str, DieCode] = {}
+
+
 @dataclass(frozen=True, order=True)
 class DieCode:
     """A D6 die code ``XD+Y``: X six-sided dice plus Y pips (Y may be negative).
@@ -223,6 +233,17 @@ class DieCode:
     @classmethod
     def parse(cls, text: str) -> DieCode:
         """Read ``3D+2``, ``4D``, ``2D-1`` (case and spaces do not matter)."""
+        if cls is DieCode and type(text) is str:
+            got = _PARSED.get(text)
+            if got is None:
+                got = cls._parse(text)
+                if len(_PARSED) < 4096:
+                    _PARSED[text] = got  # codes are frozen: one per text serves
+            return got
+        return cls._parse(text)
+
+    @classmethod
+    def _parse(cls, text: str) -> DieCode:
         m = _CODE_RE.match(text)
         if m is None:
             raise CheckError(
@@ -410,6 +431,22 @@ class RollEvent:
             "note": self.note,
         }
 
+    def logged(self, token: str) -> dict[str, Any]:
+        """A run's ``roll`` event for ``token``: ``{"type": "roll", "token": token,
+        **self.to_dict()}``, made at once (the turn loop logs every roll)."""
+        return {
+            "type": "roll",
+            "token": token,
+            "expression": self.expression,
+            "faces": list(self.faces),
+            "total": self.total,
+            "decided": self.decided,
+            "kept": list(self.kept),
+            "dropped": list(self.dropped),
+            "wild": list(self.wild),
+            "note": self.note,
+        }
+
 
 @dataclass(frozen=True)
 class BatchEvent:
@@ -430,6 +467,34 @@ class BatchEvent:
 
 
 Event = RollEvent | BatchEvent
+
+_new = object.__new__
+
+
+def _event(
+    expression: str,
+    faces: tuple[int, ...],
+    total: int,
+    decided: str = "",
+    kept: tuple[int, ...] = (),
+    dropped: tuple[int, ...] = (),
+    wild: tuple[int, ...] = (),
+    note: str = "",
+) -> RollEvent:
+    """``RollEvent(...)``, made directly: the frozen dataclass's own __init__ sets each field
+    through object.__setattr__; its __dict__ filled at once is the same event, faster."""
+    event = _new(RollEvent)
+    event.__dict__.update(
+        expression=expression,
+        faces=faces,
+        total=total,
+        decided=decided,
+        kept=kept,
+        dropped=dropped,
+        wild=wild,
+        note=note,
+    )
+    return event
 
 
 # ---------------------------------------------------------------------------------------------
@@ -461,7 +526,11 @@ class Dice:
         self.log: list[Event] = []
         self._rng = random.Random(seed)
         self._buf: np.ndarray = np.empty(0, dtype=np.uint32)
+        #: ``_buf`` as Python ints for :meth:`face` (made when a face asks; None after a
+        #: refill): the same words, read without numpy's per-item cost.
+        self._words: list[int] | None = None
         self._pos = 0
+        self._block = _FIRST
 
     def events(self) -> list[Event]:
         """Every event recorded so far, oldest first (the list itself, not a copy)."""
@@ -476,6 +545,7 @@ class Dice:
         rng_state, buf, pos = state
         self._rng.setstate(rng_state)  # type: ignore[arg-type]
         self._buf = np.frombuffer(buf, dtype=np.uint32).copy()
+        self._words = None
         self._pos = pos
 
     # -- the word stream ------------------------------------------------------------------
@@ -485,24 +555,50 @@ class Dice:
         avail = len(self._buf) - self._pos
         if avail >= n:
             return
-        m = max(n - avail, _CHUNK)
+        m = max(n - avail, self._block)
+        self._block = min(2 * self._block, _CHUNK)
         # getrandbits(32 m) is m MT words, the first drawn in the lowest bits: the same
         # sequence m calls of getrandbits(32) give, read here as little-endian uint32.
         raw = self._rng.getrandbits(32 * m).to_bytes(4 * m, "little")
         new = np.frombuffer(raw, dtype="<u4").astype(np.uint32)
         self._buf = np.concatenate((self._buf[self._pos :], new))
+        self._words = None
         self._pos = 0
 
     def face(self, sides: int) -> int:
         """Draw one die face. Low level: records nothing, so callers record the roll."""
         limit = _WORD - _WORD % sides
+        words = self._words
         while True:
-            if self._pos >= len(self._buf):
-                self._ensure(1)
-            word = int(self._buf[self._pos])
-            self._pos += 1
+            pos = self._pos
+            if words is None or pos >= len(words):
+                if pos >= len(self._buf):
+                    self._ensure(1)
+                    pos = 0
+                words = self._words = self._buf.tolist()
+            word = words[pos]
+            self._pos = pos + 1
             if word < limit:
                 return word % sides + 1
+
+    def _d6(self, n: int) -> list[int]:
+        """``n`` faces of a d6: what ``n`` calls of ``face(6)`` draw, in one loop."""
+        out: list[int] = []
+        words = self._words
+        pos = self._pos
+        while len(out) < n:
+            if words is None or pos >= len(words):
+                if pos >= len(self._buf):
+                    self._pos = pos
+                    self._ensure(1)
+                    pos = 0
+                words = self._words = self._buf.tolist()
+            word = words[pos]
+            pos += 1
+            if word < _D6_LIMIT:
+                out.append(word % 6 + 1)
+        self._pos = pos
+        return out
 
     def _scan(self, count: int, sides: int) -> tuple[np.ndarray, int]:
         """The words of the next ``count`` accepted faces, and how many words they span.
@@ -541,7 +637,9 @@ class Dice:
         """Consume the next ``count`` faces (as drawn by :meth:`face` ``count`` times)."""
         if count <= 0:
             return
-        self._pos += self._scan(count, sides)[1]
+        # _scan may refill (the buffer starts again at 0): read the position after it.
+        used = self._scan(count, sides)[1]
+        self._pos += used
 
     def faces_array(self, count: int, sides: int) -> np.ndarray:
         """Draw ``count`` faces at once: the same faces ``count`` calls of :meth:`face` give.
@@ -564,7 +662,7 @@ class Dice:
     def decide(self, event: RollEvent, decided: str) -> RollEvent:
         """Fill in what ``event`` decided, replacing it in the log; returns the new event."""
         # Spelled out rather than dataclasses.replace, which costs more than the roll itself.
-        new = RollEvent(
+        new = _event(
             event.expression,
             event.faces,
             event.total,
@@ -628,7 +726,12 @@ class Dice:
         return event
 
     def roll_code(
-        self, code: DieCode, *, wild: bool = True, wild_one: str = "complication"
+        self,
+        code: DieCode,
+        *,
+        wild: bool = True,
+        wild_one: str = "complication",
+        decide: Callable[[int], str] | None = None,
     ) -> RollEvent:
         """Roll a D6 die code; record and return the event.
 
@@ -636,19 +739,27 @@ class Dice:
         again and added. A first wild face of 1 is, by ``wild_one``: ``complication`` (the
         total stands; the event's note says ``complication``), ``remove_highest`` (the 1 and
         the highest other die leave the total), ``none`` (just a 1). A 0D code totals its pips.
+        ``decide``: what the roll decided, from its total (the event is recorded decided, as
+        :meth:`decide` after the roll would leave it).
         """
         if wild_one not in WILD_ONE_SETTINGS:
             raise ValueError(f"wild_one must be one of {', '.join(WILD_ONE_SETTINGS)}")
         n = code.dice
-        expression = str(code) if wild else f"{code} no wild"
+        expression = _EXPRESSIONS.get((code, wild))
+        if expression is None:
+            expression = str(code) if wild else f"{code} no wild"
+            if len(_EXPRESSIONS) < 4096:
+                _EXPRESSIONS[(code, wild)] = expression
         if n <= 0:
-            event = RollEvent(expression, (), code.pips)
+            total = code.pips
+            event = _event(expression, (), total, decide(total) if decide else "")
         elif not wild:
-            faces = tuple(self.face(6) for _ in range(n))
-            event = RollEvent(expression, faces, sum(faces) + code.pips)
+            faces = tuple(self._d6(n))
+            total = sum(faces) + code.pips
+            event = _event(expression, faces, total, decide(total) if decide else "")
         else:
-            regular = [self.face(6) for _ in range(n - 1)]
-            chain = [self.face(6)]
+            regular = self._d6(n - 1) if n > 1 else []
+            chain = self._d6(1)
             while chain[-1] == 6:
                 chain.append(self.face(6))
             faces = (*regular, *chain)
@@ -664,6 +775,7 @@ class Dice:
                 kept = tuple(rest[1:])
                 total = sum(kept) + code.pips
                 note = "wild 1: removed with the highest other die"
-            event = RollEvent(expression, faces, total, "", kept, dropped, tuple(chain), note)
+            decided = decide(total) if decide else ""
+            event = _event(expression, faces, total, decided, kept, dropped, tuple(chain), note)
         self.log.append(event)
         return event

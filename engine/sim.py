@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from engine import sim_flight
-from engine.dice import Dice
+from engine.dice import Dice, RollEvent
 from engine.errors import TacgridError
 from engine.flight.model import state_from_dict
 from engine.footprint import covering, fits
@@ -64,6 +64,9 @@ _STATE_FIELDS = frozenset(_FIELD_ORDER)
 INF = float("inf")
 #: No token in the way.
 NOBODY = Occupancy()
+_second = operator.itemgetter(1)
+#: A kept ground move's way not worked out yet, or not kept (Simulation._ground_way).
+_UNKEPT = object()
 
 
 def _text(value: Any, what: str) -> str:
@@ -106,15 +109,23 @@ _REPLACE_CODE = dataclasses.replace.__code__
 class _Trace:
     """What one rule hook call read of the token state it was given (:class:`_Traced`):
     ``reads`` maps ``(kind, name)`` (kind 0 a field, 1 ``has(name)``, 2 ``counter(name)``)
-    to the value read; ``copying`` holds the fields ``dataclasses.replace`` is copying into
-    a new state just now (they are carried along, not looked at)."""
+    to the value read (the given state's); ``copying`` holds the fields
+    ``dataclasses.replace`` is copying into a new state just now, each with its changes
+    (they are carried along, not looked at); ``base`` is the given state's fields."""
 
-    __slots__ = ("reads", "copying", "dice_used")
+    __slots__ = ("reads", "copying", "dice_used", "base")
 
-    def __init__(self) -> None:
+    def __init__(self, base: dict[str, Any] | None = None) -> None:
         self.reads: dict[tuple[int, str], Any] = {}
-        self.copying: dict[str, Any] = {}
+        self.copying: dict[str, tuple[Any, dict[str, Any] | None]] = {}
         self.dice_used = False
+        self.base = base or {}
+
+
+#: A counter a hook set to 0 with :meth:`TokenState.set_counter` (dropped, not kept as 0).
+_DROP = object()
+#: No field changed in place (:class:`_Traced`'s ``_deltas``); never mutated.
+_NO_DELTAS: dict[str, dict[str, Any]] = {}
 
 
 class _Traced(TokenState):
@@ -126,26 +137,38 @@ class _Traced(TokenState):
     token's costs read its ``penalty`` and ``actions`` counters, not its collision margin or
     the speed it ran at). A field that ``dataclasses.replace`` copies into a new state is
     not read: it stays *linked* to the given state, and a later read of it (in any state it
-    was copied into) is logged as a read of the given one. A hook's resulting state is then
-    a recipe: the linked fields come from the state given, the others are the values the
-    hook made from what it read (:class:`HookMemo`). Compares and hashes as a plain state.
+    was copied into) is logged as a read of the given one. A linked ``conditions`` or
+    ``counters`` changed name by name (``with_conditions``, ``with_counter``,
+    ``set_counter``) stays linked with those changes (``_deltas``): a later ``has`` or
+    ``counter`` of a changed name reads the change, not the given state, and the others
+    are logged as before; nothing else of the field is read. A hook's resulting state is
+    then a recipe: the linked fields come from the state given (with their changes made
+    on them), the others are the values the hook made from what it read
+    (:class:`HookMemo`). Compares and hashes as a plain state.
     """
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
         trace = _TRACING.trace
         links: frozenset[str] = frozenset()
+        deltas = _NO_DELTAS
         if trace is not None and trace.copying:
-            links = frozenset(f for f, v in trace.copying.items() if kw.get(f) is v)
+            got = [(f, ops) for f, (v, ops) in trace.copying.items() if kw.get(f) is v]
+            links = frozenset(f for f, _ in got)
+            if any(ops for _, ops in got):
+                deltas = {f: ops for f, ops in got if ops}
             trace.copying.clear()
         object.__setattr__(self, "_trace", trace)
         object.__setattr__(self, "_links", links)
+        object.__setattr__(self, "_deltas", deltas)
 
     def _log(self, kind: int, field: str, name: str, value: Any) -> None:
         d = self.__dict__
         live = _TRACING.trace
         if live is not None and d["_trace"] is live and field in d["_links"]:
-            live.reads[(kind, name)] = value
+            ops = d["_deltas"].get(field)
+            if ops is None or name not in ops:  # a changed name reads the change
+                live.reads[(kind, name)] = value
 
     def has(self, condition: str) -> bool:
         value = condition in self.__dict__["conditions"]
@@ -156,6 +179,37 @@ class _Traced(TokenState):
         value = dict(self.__dict__["counters"]).get(name, 0)
         self._log(2, "counters", name, value)
         return value
+
+    def with_conditions(self, *add: str, remove: tuple[str, ...] = ()) -> TokenState:
+        value = (self.__dict__["conditions"] - set(remove)) | set(add)
+        ops = dict.fromkeys(remove, False)
+        ops.update(dict.fromkeys(add, True))
+        return self._changed("conditions", value, ops)
+
+    def with_counter(self, name: str, value: int) -> TokenState:
+        d = dict(self.__dict__["counters"])
+        d[name] = value
+        return self._changed("counters", tuple(sorted(d.items())), {name: value})
+
+    def set_counter(self, name: str, value: int) -> TokenState:
+        d = {k: v for k, v in self.__dict__["counters"] if k != name}
+        if value:
+            d[name] = value
+        return self._changed("counters", tuple(sorted(d.items())), {name: value or _DROP})
+
+    def _changed(self, field: str, value: Any, ops: dict[str, Any]) -> _Traced:
+        """This state with ``field`` at ``value``, made by the name-by-name changes ``ops``
+        (kept as changes while the field is linked; a made field is just made)."""
+        d = self.__dict__
+        new = _new_state(_Traced)
+        nd = new.__dict__
+        nd.update(d)
+        nd[field] = value
+        if field in d["_links"]:
+            deltas = d["_deltas"]
+            old = deltas.get(field)
+            nd["_deltas"] = {**deltas, field: {**old, **ops} if old else ops}
+        return new
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TokenState):
@@ -175,10 +229,11 @@ def _field(name: str) -> property:
         value = d[name]
         live = _TRACING.trace
         if live is not None and d["_trace"] is live and name in d["_links"]:
+            ops = d["_deltas"].get(name)
             if sys._getframe(1).f_code is _REPLACE_CODE:
-                live.copying[name] = value
-            else:
-                live.reads[(0, name)] = value
+                live.copying[name] = (value, ops)
+            else:  # the given state's value (the field's changes follow from the reads)
+                live.reads[(0, name)] = value if ops is None else live.base[name]
         return value
 
     def put(self: _Traced, value: Any) -> None:
@@ -234,8 +289,33 @@ def _same_reads(state: TokenState, reads: tuple[tuple[int, str, Any], ...]) -> b
 
 
 #: A hook's resulting token as a recipe (:class:`HookMemo`): the values of the fields it
-#: made, and the fields that are the given state's own (linked); None: the token as given.
-_Recipe = tuple[dict[str, Any], tuple[str, ...]] | None
+#: made, the fields that are the given state's own (linked), and the linked fields it
+#: changed name by name, with the changes (:func:`_change`); None: the token as given.
+_Recipe = tuple[dict[str, Any], tuple[str, ...], tuple[tuple[str, Any], ...]] | None
+
+
+def _change(field: str, value: Any, ops: Any) -> Any:
+    """``value`` (a given state's ``conditions`` or ``counters``) with a recipe's changes,
+    as the hook's calls made them on it (:class:`_Traced`): ``ops`` as :func:`_ops` keeps
+    them."""
+    if field == "conditions":
+        gone, add = ops
+        return (value - gone) | add
+    d = dict(value)
+    for k, v in ops:
+        if v is _DROP:
+            d.pop(k, None)
+        else:
+            d[k] = v
+    return tuple(sorted(d.items()))
+
+
+def _ops(field: str, ops: dict[str, Any]) -> Any:
+    """A field's name-by-name changes (the last one of each name) as :func:`_change` makes
+    them: conditions removed and added (two sets), counters set in turn."""
+    if field == "conditions":
+        return (frozenset(k for k, v in ops.items() if not v), {k for k, v in ops.items() if v})
+    return tuple(ops.items())
 
 
 class HookMemo:
@@ -255,6 +335,11 @@ class HookMemo:
 
     def __init__(self) -> None:
         self._memo: dict[Any, list[_Shape]] = {}
+        #: By (key, id of the token given): (that token, the result) (:meth:`token`).
+        self._same: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+        #: Tokens kept one object per value (:meth:`canon`), and by their ids.
+        self._canon: dict[tuple[Any, ...], Token] = {}
+        self._ids: dict[int, Token] = {}
 
     def _find(self, key: Any, state: TokenState) -> tuple[bool, Any]:
         shapes = self._memo.get(key)
@@ -307,10 +392,10 @@ class HookMemo:
 
     @staticmethod
     def _traced_call(token: Token, compute: Any, dice: Any = None) -> tuple[Any, _Trace]:
-        trace = _Trace()
         st = token.state
         # Read before this trace starts: a state traced further out logs these reads.
         values = {f: getattr(st, f) for f in _FIELD_ORDER}
+        trace = _Trace(values)
         outer = _TRACING.trace
         _TRACING.trace = trace
         try:
@@ -325,16 +410,122 @@ class HookMemo:
             _TRACING.trace = outer
         return (result, traced), trace
 
+    #: Results kept by the very token given (:meth:`token`, :meth:`get`) and tokens kept
+    #: one object per value (:meth:`canon`): all of them go beyond this.
+    SAME_KEPT = 1 << 16
+
+    def canon(self, token: Token) -> Token:
+        """The token kept for ``token``'s value, the same object for every equal token
+        (equal values of one type each, the same stats object): results kept by the token
+        given then serve every run that comes to it. A token that is not a plain one (or
+        not hashable) is its own."""
+        if self._ids.get(id(token)) is token:
+            return token
+        st = token.state
+        if type(token) is not Token or type(st) is not TokenState or st.flight is not None:
+            return token
+        d = st.__dict__
+        cell, progress, counters = d["cell"], d["progress"], d["counters"]
+        try:
+            # The state's fields as they compare, each with its type (a Fraction by its
+            # terms: hashing one costs more than the rest of the key).
+            key = (
+                token.system,
+                id(token.stats),
+                token.id,
+                cell,
+                None if cell is None else tuple(map(type, cell)),
+                d["mode"],
+                type(d["mode"]),
+                d["conditions"],
+                type(d["conditions"]),
+                d["encumbrance"],
+                type(d["encumbrance"]),
+                type(progress),
+                (progress.numerator, progress.denominator)
+                if type(progress) is Fraction
+                else progress,
+                counters,
+                type(counters),
+                tuple(map(type, map(_second, counters))),
+            )
+            got = self._canon.get(key)
+        except TypeError:
+            return token
+        if got is None:
+            if len(self._canon) >= self.SAME_KEPT:
+                self._forget()
+            got = self._canon[key] = token
+            self._ids[id(token)] = token
+        return got
+
+    def _forget(self) -> None:
+        """Drop every result kept by the token given and every token kept by value."""
+        self._canon.clear()
+        self._ids.clear()
+        self._same.clear()
+
+    def _keep_same(self, key: Any, token: Token, result: Any) -> None:
+        if len(self._same) >= self.SAME_KEPT:
+            self._forget()
+        self._same[key] = (token, result)
+
+    def same(self, key: Any, token: Token) -> tuple[Token, Any] | None:
+        """``(token, result)`` of :meth:`token` or :meth:`get` kept for this very token
+        (a pure hook's), or None: what they return first, without the call."""
+        if _TRACING.trace is not None:
+            return None
+        got = self._same.get((key, id(token)))
+        return got if got is not None and got[0] is token else None
+
+    def state_dict(self, state: TokenState) -> dict[str, Any]:
+        """``state.to_dict()``: a new dict each time, worked out once per state object
+        kept (a plain state on foot: the dict's lists and dicts are copied, the rest is
+        immutable)."""
+        key = ("state_dict", id(state))
+        got = self._same.get(key)
+        if got is None or got[0] is not state:
+            made = state.to_dict()
+            if type(state) is not TokenState or state.flight is not None:
+                return made
+            # The dict, and which of its values are lists or dicts (of plain values).
+            kept = (made, tuple(k for k, v in made.items() if type(v) in (list, dict)))
+            self._keep_same(key, state, kept)  # type: ignore[arg-type]
+            got = (state, kept)
+        made, inner = got[1]
+        out = made.copy()
+        for k in inner:
+            out[k] = out[k].copy()
+        return out
+
+    def moved(self, token: Token, cell: Cell) -> Token:
+        """``token.moved(cell=cell)`` (:func:`_moved_to`), the same object for the same
+        token and cell (a token kept by value, :meth:`canon`, stays one)."""
+        key = ("moved", cell, id(token))
+        got = self._same.get(key)
+        if got is not None and got[0] is token:
+            return got[1]
+        moved = _moved_to(token, cell)
+        if self._ids.get(id(token)) is token:
+            moved = self.canon(moved)
+            self._keep_same(key, token, moved)
+        return moved
+
     def get(self, key: Any, token: Token, compute: Any) -> Any:
         """``compute(token)``, or the result of a call whose reads ``token`` repeats. The
         result must not hold the token (it is shared by every token that matches)."""
         if _TRACING.trace is not None:
             return compute(token)
+        same = (key, id(token))
+        got = self._same.get(same)
+        if got is not None and got[0] is token:
+            return got[1]
         found, result = self._find(key, token.state)
-        if found:
-            return result
-        (result, _), trace = self._traced_call(token, compute)
-        self._keep(key, token, trace, result)
+        if not found:
+            (result, _), trace = self._traced_call(token, compute)
+            self._keep(key, token, trace, result)
+        if self._ids.get(id(token)) is token:
+            self._keep_same(same, token, result)
         return result
 
     def token(
@@ -346,13 +537,22 @@ class HookMemo:
         same result) when a call like this one rolled."""
         if _TRACING.trace is not None:
             return compute(token) if dice is None else compute(token, dice)
+        same = (key, id(token))
+        got = self._same.get(same)
+        if got is not None and got[0] is token:
+            return got[1]
+        token = self.canon(token)  # an equal token kept: its results serve
+        same = (key, id(token))
+        got = self._same.get(same)
+        if got is not None and got[0] is token:
+            return got[1]
         found, recipe = self._find(key, token.state)
         if found:
             if recipe is False:  # a call like this one rolled: it is made every time
                 compute = direct or compute
                 return compute(token) if dice is None else compute(token, dice)
             made, extra = recipe
-            return _made(token, made) if extra is None else (_made(token, made), *extra)
+            return self._same_result(same, token, _made(token, made), extra)
         (result, traced), trace = self._traced_call(token, compute, dice)
         tok, extra = (result[0], result[1:]) if isinstance(result, tuple) else (result, None)
         made = _recipe(tok, traced)
@@ -364,7 +564,19 @@ class HookMemo:
             return tok if extra is None else (tok, *extra)
         assert made is not True
         self._keep(key, token, trace, (made, extra))
-        return _made(token, made) if extra is None else (_made(token, made), *extra)
+        return self._same_result(same, token, _made(token, made), extra)
+
+    def _same_result(
+        self, same: tuple[Any, int], token: Token, made: Token, extra: tuple[Any, ...] | None
+    ) -> Any:
+        """A pure hook's result on ``token`` (``made``, and ``extra`` values), its token kept
+        by value (:meth:`canon`) and the result kept by the token given when that one is."""
+        if self._ids.get(id(token)) is not token:
+            return made if extra is None else (made, *extra)
+        made = self.canon(made)
+        result = made if extra is None else (made, *extra)
+        self._keep_same(same, token, result)
+        return result
 
 
 class _Shape:
@@ -396,6 +608,20 @@ class _Shape:
 
 def _values(state: TokenState, shape: tuple[tuple[int, str], ...]) -> tuple[Any, ...]:
     """What ``state`` gives each read of ``shape`` (:class:`_Trace`)."""
+    if type(state) is TokenState:  # its counter(): the counters as a dict, read once here
+        d = state.__dict__
+        counters: dict[str, int] | None = None
+        out = []
+        for kind, name in shape:
+            if kind == 0:
+                out.append(d[name])
+            elif kind == 1:
+                out.append(name in d["conditions"])
+            else:
+                if counters is None:
+                    counters = dict(d["counters"])
+                out.append(counters.get(name, 0))
+        return tuple(out)
     out = []
     for kind, name in shape:
         if kind == 0:
@@ -420,14 +646,16 @@ def _recipe(result: Any, traced: Token) -> _Recipe | bool:
         return False
     st = result.state
     if type(st) is TokenState:
-        return ({f: st.__dict__[f] for f in _FIELD_ORDER}, ())
+        return ({f: st.__dict__[f] for f in _FIELD_ORDER}, (), ())
     if not isinstance(st, _Traced):
         return False
     d = st.__dict__
     links = d["_links"]
+    deltas = d["_deltas"]
     return (
         {f: d[f] for f in _FIELD_ORDER if f not in links},
-        tuple(f for f in _FIELD_ORDER if f in links),
+        tuple(f for f in _FIELD_ORDER if f in links and f not in deltas),
+        tuple((f, _ops(f, deltas[f])) for f in _FIELD_ORDER if f in deltas),
     )
 
 
@@ -435,11 +663,12 @@ def _made(token: Token, recipe: _Recipe) -> Token:
     """``recipe`` (:func:`_recipe`) applied to ``token``."""
     if recipe is None:
         return token
+    values, linked, changed = recipe
     if type(token.state) is not TokenState or type(token) is not Token:
         st = token.state
-        values, linked = recipe
-        return replace(token, state=TokenState(**values, **{f: getattr(st, f) for f in linked}))
-    values, linked = recipe
+        kept = {f: getattr(st, f) for f in linked}
+        kept.update((f, _change(f, getattr(st, f), ops)) for f, ops in changed)
+        return replace(token, state=TokenState(**values, **kept))
     std = token.state.__dict__
     # The frozen dataclasses' own __init__ sets each field through object.__setattr__; their
     # __dict__ filled at once is the same object, several times faster.
@@ -448,6 +677,8 @@ def _made(token: Token, recipe: _Recipe) -> Token:
     d.update(values)
     for f in linked:
         d[f] = std[f]
+    for f, ops in changed:
+        d[f] = _change(f, std[f], ops)
     made = _new_state(Token)
     made.__dict__.update(system=token.system, stats=token.stats, state=state, id=token.id)
     return made
@@ -480,10 +711,12 @@ class Field:
 
     __slots__ = ("dist", "_hops", "_steps", "_walks", "_enters", "_routes")
 
-    def __init__(self, dist: np.ndarray) -> None:
+    def __init__(self, dist: np.ndarray, like: Field | None = None) -> None:
+        """``like``: a field of the same distances on the same compiled graph (another
+        profile's, :class:`_Distances`): its next steps are shared, its walks are not."""
         self.dist = dist
-        self._hops: dict[int, tuple[int, float] | None] = {}
-        self._steps = dist.tolist()
+        self._hops: dict[int, tuple[int, float] | None] = {} if like is None else like._hops
+        self._steps: list[float] = dist.tolist() if like is None else like._steps
         self._walks: dict[int, Walk] = {}
         self._enters: dict[int, frozenset[int]] = {}
         self._routes: dict[tuple[int, int], Route] = {}
@@ -534,6 +767,31 @@ class Field:
         hops = self._hops
         if node in hops:
             return hops[node]
+        lists = prof.lists()
+        if lists is None:
+            return self._step_arrays(prof, node)
+        # The arrays' own values as Python numbers (the same float sums and comparisons as
+        # numpy's on a few neighbours, without its per-call cost); ties to the first edge,
+        # as argmin.
+        indptr, indices, data = lists
+        lo, hi = indptr[node], indptr[node + 1]
+        best: tuple[int, float] | None = None
+        if lo < hi:
+            steps = self._steps
+            k = lo
+            low = data[lo] + steps[indices[lo]]
+            for j in range(lo + 1, hi):
+                total = data[j] + steps[indices[j]]
+                if total < low:
+                    low, k = total, j
+            here = steps[node]
+            if math.isfinite(low) and low <= here + 1e-9 * max(1.0, here):
+                best = (indices[k], data[k])
+        hops[node] = best
+        return best
+
+    def _step_arrays(self, prof: Profile, node: int) -> tuple[int, float] | None:
+        """:meth:`step` on the arrays (a graph too large to hold as lists)."""
         lo, hi = prof.indptr[node], prof.indptr[node + 1]
         best: tuple[int, float] | None = None
         if lo < hi:
@@ -544,7 +802,7 @@ class Field:
             here = self.dist[node]
             if np.isfinite(total[k]) and total[k] <= here + 1e-9 * max(1.0, here):
                 best = (int(nbrs[k]), float(w[k]))
-        hops[node] = best
+        self._hops[node] = best
         return best
 
 
@@ -660,6 +918,29 @@ class Profile:
         self._to_cells: dict[tuple[Any, bool], Field] = {}
         self._from: dict[Cell, np.ndarray] = {}
         self._turns_from: dict[Cell, np.ndarray] = {}
+        self._lists: tuple[list[int], list[int], list[float]] | None = None
+        #: The distances of every profile on the same compiled graph (FieldCache), or None,
+        #: and this profile's ticks over those it keeps (:class:`_Distances`).
+        self.shared: _Distances | None = None
+        self.scale = 1.0
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the arrays as lists (:meth:`lists` makes them again)."""
+        state = self.__dict__.copy()
+        state["_lists"] = None
+        return state
+
+    #: Most edges of a graph :meth:`lists` gives as lists (beyond: None, numpy serves).
+    LIST_EDGES = 1 << 18
+
+    def lists(self) -> tuple[list[int], list[int], list[float]] | None:
+        """The compiled arrays (``indptr``, ``indices``, ``data``) as lists, made once; None
+        for a graph of more than :data:`LIST_EDGES` edges."""
+        if self._lists is None:
+            if len(self.data) > self.LIST_EDGES:
+                return None
+            self._lists = (self.indptr.tolist(), self.indices.tolist(), self.data.tolist())
+        return self._lists
 
     def without(self, blocked: frozenset[Cell]) -> Profile:
         """The fields of this profile's token with ``blocked`` anchors taken away (tokens in
@@ -707,9 +988,26 @@ class Profile:
         cache = self._to_risk if risk else self._to
         got = cache.get(idx)
         if got is None:
-            nodes = [i + s * g.n for i in idx for s in range(g.n_states)]
-            dist = dijkstra(self.rev_risk if risk else self.rev, indices=nodes, min_only=True)
-            got = cache[idx] = Field(dist)
+            shared = self.shared
+            like = None
+            if shared is not None:
+                skey = (self.scale, shared.risk_key(self.penalty) if risk else None, idx)
+                like = shared.to.get(skey)
+            if like is not None:  # another profile's on the same graph: the same distances
+                got = cache[idx] = Field(like.dist, like)
+            else:
+                base = None if shared is None or risk else shared.base_to.get(idx)
+                if base is not None:  # the same ways at another speed: times the scale
+                    dist = base * self.scale if self.scale != 1.0 else base.copy()
+                else:
+                    nodes = [i + s * g.n for i in idx for s in range(g.n_states)]
+                    rev = self.rev_risk if risk else self.rev
+                    dist = dijkstra(rev, indices=nodes, min_only=True)
+                    if shared is not None and not risk:
+                        shared.keep_base_to(idx, dist / self.scale)
+                got = cache[idx] = Field(dist)
+                if shared is not None:
+                    shared.keep_to(skey, got)
         if len(self._to_cells) >= 65536:
             self._to_cells.clear()
         self._to_cells[(cells, risk)] = got
@@ -730,10 +1028,24 @@ class Profile:
     def _dist_from(self, cell: Cell) -> np.ndarray:
         from scipy.sparse.csgraph import dijkstra
 
+        shared = self.shared
+        scale = self.scale
+        if shared is not None:
+            base = shared.from_.get(cell)
+            if base is not None:  # the same ways, perhaps at another speed
+                if scale == 1.0:
+                    return base
+                got = base * scale
+                got.setflags(write=False)
+                return got
         g = self.graph
         dist = dijkstra(self.csr, indices=g.node(cell))
         got = dist.reshape(g.n_states, g.n).min(axis=0)
         got.setflags(write=False)
+        if shared is not None:
+            base = got if scale == 1.0 else got / scale
+            base.setflags(write=False)
+            shared.keep_from(cell, base)
         return got
 
     def field_from(self, cell: Cell) -> np.ndarray:
@@ -746,6 +1058,56 @@ class Profile:
         if got is None:
             got = self._from[cell] = self._dist_from(cell)
         return got
+
+
+class _Distances:
+    """The distance fields of one compiled graph, shared by every profile on it
+    (FieldCache): profiles of states whose costs agree but whose checks' odds differ (a D6
+    token one penalty die down) have the same fields to cells (risk-weighted ones where
+    their penalties agree too) and from cells. Dijkstra on the same arrays gives the same
+    distances: sharing them changes nothing but the time.
+
+    A graph whose ticks are whole numbers is kept by its ticks over their greatest common
+    divisor (a profile's ``scale``): a token at another speed, every tick three times as
+    long, has the same shortest ways, and its distances are the kept ones times its scale,
+    exactly (sums of whole numbers far below 2**53 are exact in floating point, in
+    Dijkstra's sums as in this product). Fields to cells are kept per scale (``to``: their
+    next steps name the profile's own ticks), and by their whole-number distances over the
+    scale (``base_to``, not risk-weighted); fields from cells by the latter (``from_``)."""
+
+    __slots__ = ("to", "base_to", "from_", "_risks")
+
+    #: Fields kept (all of them go beyond this).
+    KEPT = 4096
+
+    def __init__(self) -> None:
+        self.to: dict[tuple[Any, ...], Field] = {}
+        self.base_to: dict[tuple[int, ...], np.ndarray] = {}
+        self.from_: dict[Cell, np.ndarray] = {}
+        self._risks: dict[bytes, tuple[np.ndarray, int]] = {}
+
+    def risk_key(self, penalty: np.ndarray) -> int:
+        """A small number for a profile's risk penalties (equal arrays, equal numbers)."""
+        raw = penalty.tobytes()
+        got = self._risks.get(raw)
+        if got is None:
+            got = self._risks[raw] = (penalty, len(self._risks))
+        return got[1]
+
+    def keep_to(self, key: tuple[Any, ...], got: Field) -> None:
+        if len(self.to) >= self.KEPT:
+            self.to.clear()
+        self.to[key] = got
+
+    def keep_base_to(self, idx: tuple[int, ...], dist: np.ndarray) -> None:
+        if len(self.base_to) >= self.KEPT:
+            self.base_to.clear()
+        self.base_to[idx] = dist
+
+    def keep_from(self, cell: Cell, got: np.ndarray) -> None:
+        if len(self.from_) >= self.KEPT:
+            self.from_.clear()
+        self.from_[cell] = got
 
 
 def stats_key_of(stats: Any) -> tuple[Any, ...]:
@@ -771,21 +1133,34 @@ class FieldCache:
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
         self._profiles: dict[tuple[Any, ...], Profile] = {}
+        self._profile_of: dict[tuple[Any, ...], tuple[Token, Profile]] = {}
         self._shared: dict[tuple[Any, ...], Profile] = {}
+        #: Distance fields by compiled graph (:meth:`_distances`), shared by its profiles.
+        self._by_csr: dict[tuple[Any, ...], list[tuple[tuple[np.ndarray, ...], _Distances]]] = {}
         #: Per (stats, pace, size, doors): the profiles built so far, each with what its
         #: graph build read of the token's state (:meth:`_profile_by_reads`).
         self._by_reads: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], Profile]]] = {}
+        #: The same, by the reads' shape (sorted (kind, name)) and then the values read
+        #: with their types; ``_by_reads`` keeps those whose values are no key.
+        self._by_shape: dict[tuple[Any, ...], dict[tuple[Any, ...], dict[Any, Profile]]] = {}
         #: Profiles with other tokens in the way, by (profile, blocked anchors): the few
         #: most recent (tokens move, so these are rarely asked twice for long).
         self._blocked: dict[tuple[Any, ...], Profile] = {}
+        self.plans: dict[tuple[Any, ...], tuple[tuple[TokenSpec, ...], list[Any]]] = {}
+        #: Ways down a field before any roll (:meth:`descent`), by profile, goal and tokens.
+        self._descents: dict[tuple[Any, ...], tuple[Profile, Walk, int]] = {}
         #: Policies' pure parts, by the kept arrays they read (:meth:`threat`, ...).
         self._threats: dict[tuple[Any, ...], tuple[np.ndarray, list[np.ndarray]]] = {}
         self._exits: dict[tuple[int, int], tuple[Cell | None, np.ndarray, np.ndarray]] = {}
         self._exit_cells: tuple[list[Cell], np.ndarray] | None = None
         self._flee: dict[tuple[Any, ...], tuple[Cell | None, np.ndarray, np.ndarray]] = {}
+        self._meets: dict[tuple[int, int], tuple[Cell, np.ndarray, Route]] = {}
+        self._gaps: dict[tuple[Cell, int, Cell, int], int] = {}
+        self._turns_json: dict[tuple[MovementGraph, float], Any] = {}
         #: The scenario's tokens as every run starts them (:meth:`start_token`).
         self._start: dict[int, tuple[TokenSpec, Token]] = {}
         self._stats_ids: dict[tuple[Any, ...], int] = {}
+        self._sources: dict[str, Any] | None = None
         #: Rule hooks' results by what they read (:class:`HookMemo`), shared like the fields.
         self.hooks = HookMemo()
         self._terrain_lists: dict[int, tuple[MovementGraph, list[int]]] = {}
@@ -793,6 +1168,13 @@ class FieldCache:
         self.flight: dict[Any, Any] = {}
         #: The map with doors opened or closed in play, by door state (``Simulation.doors``).
         self._models: dict[tuple[tuple[int, bool], ...], MapModel] = {}
+
+    def sources(self) -> dict[str, Any]:
+        """:func:`log_sources` of the scenario, worked out for the first run (every run of
+        this cache plays the map and scenario as loaded; read-only)."""
+        if self._sources is None:
+            self._sources = log_sources(self.scenario)
+        return self._sources
 
     def stats_id(self, stats: Any) -> int:
         """A small number for the stats' :func:`stats_key_of` (equal stats, equal numbers):
@@ -899,6 +1281,47 @@ class FieldCache:
             got = self._flee[key] = (best, mine, threat)
         return got[0]
 
+    #: How many capture distances and move times are kept (all go beyond this).
+    SMALL_KEPT = 65536
+
+    def gap(self, a: Cell, size_a: int, b: Cell, size_b: int) -> int:
+        """:func:`engine.occupancy.gap_steps` on the scenario's grid, kept."""
+        key = (a, size_a, b, size_b)
+        got = self._gaps.get(key)
+        if got is None:
+            got = gap_steps(self.scenario.model.grid, a, size_a, b, size_b)
+            if len(self._gaps) >= self.SMALL_KEPT:
+                self._gaps.clear()
+            self._gaps[key] = got
+        return got
+
+    def turns_json(self, g: MovementGraph, spent: float) -> Any:
+        """A move event's ``turns``: ``spent`` ticks on ``g`` as exact turns, for JSON
+        (an int or an ``"a/b"`` string), kept."""
+        key = (g, spent)
+        got = self._turns_json.get(key)
+        if got is None:
+            got = jsonable(g.turns(spent) if not g.euclid else Fraction(spent / g.denominator))
+            if len(self._turns_json) >= self.SMALL_KEPT:
+                self._turns_json.clear()
+            self._turns_json[key] = got
+        return got
+
+    def meet(self, mine: np.ndarray, route: Route) -> Cell:
+        """:meth:`Simulation._intercept`'s cell: the first of ``route`` (the quarry's, kept
+        in its field) that ``mine`` (turns from the pursuer, a kept array) reaches no later
+        than the quarry, else its last; kept."""
+        key = (id(mine), id(route))
+        got = self._meets.get(key)
+        if got is None:
+            first = np.flatnonzero(mine[route.index] <= route.turns)
+            cell = route.cells[int(first[0]) if len(first) else -1][0]
+            if len(self._meets) >= self.POLICY_KEPT:
+                for old in list(self._meets)[: self.POLICY_KEPT // 2]:
+                    del self._meets[old]
+            got = self._meets[key] = (cell, mine, route)
+        return got[0]
+
     def _exit_index(self) -> tuple[list[Cell], np.ndarray]:
         if self._exit_cells is None:
             grid = self.scenario.model.grid
@@ -922,12 +1345,19 @@ class FieldCache:
         the token's stats, where the caller keeps it."""
         # Everything a rule hook may read, except where the token stands: rates and
         # checks can depend on conditions, encumbrance and counters (last round's speed).
+        same = (id(token), pace, size, doors)
+        got = self._profile_of.get(same)
+        if got is not None and got[0] is token:
+            return got[1]
         st = token.state
         skey = self.stats_id(token.stats) if stats_key is None else stats_key
         key = (skey, pace, st.mode, st.conditions, st.encumbrance, st.counters, size, doors)
         prof = self._profiles.get(key)
         if prof is None:
             prof = self._profiles[key] = self._profile_by_reads(token, skey, pace, size, doors)
+        if len(self._profile_of) >= 65536:
+            self._profile_of.clear()
+        self._profile_of[same] = (token, prof)  # by the very token too (tokens are frozen)
         return prof
 
     def _profile_by_reads(
@@ -942,9 +1372,20 @@ class FieldCache:
         the same values (:class:`_Traced`: the same graph, so the same profile), else a new
         graph. Tokens whose states differ but whose terrain costs and checks come out the
         same share one graph and its fields (the costly part is the fields)."""
-        entries = self._by_reads.setdefault((skey, pace, size, doors), [])
+        where = (skey, pace, size, doors)
+        st = token.state
+        shapes = self._by_shape.setdefault(where, {})
+        for shape, kept in shapes.items():
+            values = _values(st, shape)
+            try:
+                got = kept.get((values, tuple(map(type, values))))
+            except TypeError:  # a value that is no key: the reads kept below
+                continue
+            if got is not None:
+                return got
+        entries = self._by_reads.setdefault(where, [])
         for reads, prof in entries:
-            if _same_reads(token.state, reads):
+            if _same_reads(st, reads):
                 return prof
         model = self.model_for(doors)
         system = self.scenario.system
@@ -960,8 +1401,78 @@ class FieldCache:
         shared = self._shared.get(signature)
         if shared is None:
             shared = self._shared[signature] = Profile(graph)
-        entries.append((tuple((k, n, v) for (k, n), v in trace.reads.items()), shared))
+            shared.shared, shared.scale = self._distances(shared)
+        shape = tuple(sorted(trace.reads))
+        values = tuple(trace.reads[r] for r in shape)
+        try:
+            shapes.setdefault(shape, {})[(values, tuple(map(type, values)))] = shared
+        except TypeError:  # kept by its reads, compared one by one
+            entries.append((tuple((k, n, v) for (k, n), v in trace.reads.items()), shared))
         return shared
+
+    #: Ground moves' ways kept by what they read (Simulation._ground_way): (the specs
+    #: named, a node ``[times of whom or None, {id(array): (array, node)}, way]``).
+    PLANS_KEPT = 16384
+
+    #: How many descents are kept (:meth:`descent`; all of them go beyond this).
+    DESCENTS_KEPT = 65536
+
+    def descent(
+        self,
+        prof: Profile,
+        cells: tuple[Cell, ...],
+        risk: bool,
+        cell: Cell,
+        occ: Occupancy,
+    ) -> tuple[Profile, Walk, int]:
+        """:meth:`Simulation._descent`, kept by its arguments where the way needs no field
+        with tokens taken away (those profiles are large and rarely asked twice: made
+        every time, as :meth:`blocked_fields` keeps them)."""
+        key = (prof, cells, risk, cell, occ.blocked, occ.no_stop)
+        got = self._descents.get(key)
+        if got is None:
+            got = Simulation._descent(self, prof, cells, risk, cell, occ)
+            if got[0] is prof:
+                if len(self._descents) >= self.DESCENTS_KEPT:
+                    self._descents.clear()
+                self._descents[key] = got
+        return got
+
+    def _distances(self, prof: Profile) -> tuple[_Distances, float]:
+        """The :class:`_Distances` of ``prof``'s compiled graph and its scale: one per
+        distinct set of CSR arrays (compared whole, not only by digest), whole-number ticks
+        taken over their greatest common divisor (the scale; else 1)."""
+        import hashlib
+
+        csr = prof.csr
+        data, scale = csr.data, 1.0
+        if (
+            data.size
+            and data.dtype == np.float64
+            and bool(np.all(np.isfinite(data)))
+            and bool(np.all(data >= 0))
+            and bool(np.all(data == np.floor(data)))
+            and float(data.max()) * (csr.shape[0] + 1) < 2.0**52
+        ):
+            whole = data.astype(np.int64)
+            divisor = int(np.gcd.reduce(whole))
+            if divisor > 1:
+                data, scale = (whole // divisor).astype(np.float64), float(divisor)
+        arrays = (csr.indptr, csr.indices, data)
+        digest = hashlib.blake2b(digest_size=16)
+        for a in arrays:
+            digest.update(str((a.dtype, a.shape)).encode())
+            digest.update(np.ascontiguousarray(a).tobytes())
+        key = (csr.shape, digest.digest())
+        for kept, got in self._by_csr.get(key, ()):
+            if all(
+                np.array_equal(a, b) and a.dtype == b.dtype
+                for a, b in zip(arrays, kept, strict=True)
+            ):
+                return got, scale
+        got = _Distances()
+        self._by_csr.setdefault(key, []).append((arrays, got))
+        return got, scale
 
     def blocked_fields(self, prof: Profile, blocked: frozenset[Cell]) -> Profile:
         """``prof`` with ``blocked`` anchors taken away, on ``prof``'s own graph
@@ -1083,11 +1594,14 @@ class Simulation:
             self._emit(
                 {
                     "type": "start",
-                    **log_sources(scenario),
+                    **self.fields.sources(),
                     "seed": seed,
                     "run": run,
                     "system": self.system.name,
-                    "tokens": {tid: self.tokens[tid].state.to_dict() for tid in self.order},
+                    "tokens": {
+                        tid: self.fields.hooks.state_dict(self.tokens[tid].state)
+                        for tid in self.order
+                    },
                 }
             )
 
@@ -1338,10 +1852,9 @@ class Simulation:
         elif flight is not None:
             token = sim_flight.fly_turn(self, tid, token, flight)
         else:
-            occ = self.occupancy_of(tid)
-            goal = self._policy_goal(spec, token, prof, occ)
-            if goal is not None:
-                token = self._descend(tid, token, prof, goal, occ)
+            way = self._ground_way(tid, spec, token, prof, per_turn)
+            if way is not None:
+                token = self._walk_down(tid, token, *way)
         moved = None if flight is not None else token.state.cell != before
 
         skey = self._stats_key(token)
@@ -1363,7 +1876,9 @@ class Simulation:
         token = hooks.token(("end", tid, skey, pace, moved), token, end, self.dice, rolls)
         self._log_rolls(tid)
         self.tokens[tid] = token
-        self._emit({"type": "state", "token": tid, "state": token.state.to_dict()})
+        if self.record:
+            state = hooks.state_dict(token.state)
+            self.events.append({"type": "state", "token": tid, "state": state})
         self._check_goals(tid)
 
     # ----------------------------------------------------------------- tokens in the way
@@ -1419,6 +1934,121 @@ class Simulation:
         return occupancy(self.scenario.model.grid, mine.size, others, setting)
 
     # ----------------------------------------------------------------- policies
+
+    #: A ground move being worked out (:meth:`_ground_way`): the policy's calls of
+    #: :meth:`_times_from` made so far (recorded), and those to answer again (replayed).
+    _record: list[tuple[str, np.ndarray]] | None = None
+    _replay: list[tuple[str, np.ndarray]] | None = None
+
+    def _ground_way(
+        self, tid: str, spec: TokenSpec, token: Token, prof: Profile, per_turn: bool
+    ) -> tuple[Profile, Walk, int] | None:
+        """The way a ground token's policy takes this turn, before anything is rolled: the
+        profile walked, its walk and how many edges of it (:meth:`_descent`), or None (it
+        stays). Kept in the field cache by what the policy and the way read: the token's
+        cell and profile, the other tokens' cells and specs, the quarries' profiles (a
+        pursuer's), the doors, and the times from tokens (:meth:`_times_from`, turn by
+        turn as this run's cache gives them: the calls are made in the policy's order,
+        one by one, each next one as the arrays so far say: :class:`FieldCache` ``plans``)."""
+        keyed = self._way_key(tid, spec, token, prof, per_turn)
+        if keyed is None:
+            return self._find_way(tid, spec, token, prof)
+        key, specs = keyed
+        plans = self.fields.plans
+        got = plans.get(key)
+        if got is not None and not all(map(operator.is_, got[0], specs)):
+            got = None  # other specs (the GM's edits) under ids reused
+        node = None
+        made: list[tuple[str, np.ndarray]] = []
+        if got is not None:
+            node = got[1]
+            while node is not None and node[0] is not None:  # a call of _times_from
+                arr = self._times_now(node[0])
+                made.append((node[0], arr))
+                kid = node[1].get(id(arr))
+                node = kid[1] if kid is not None and kid[0] is arr else None
+            if node is not None and node[2] is not _UNKEPT:
+                return node[2]
+        # Not kept: worked out, the calls made so far answered again, the rest recorded.
+        self._replay = made[::-1]
+        self._record = []
+        try:
+            way = self._find_way(tid, spec, token, prof)
+            calls = self._record
+            assert not self._replay
+        finally:
+            self._replay = None
+            self._record = None
+        if got is None:
+            if len(plans) >= self.fields.PLANS_KEPT:
+                plans.clear()
+            got = plans[key] = (specs, [None, {}, _UNKEPT])
+        node = got[1]
+        for t, arr in calls:
+            if node[0] is None:
+                node[0] = t
+            assert node[0] == t
+            kid = node[1].get(id(arr))
+            if kid is None or kid[0] is not arr:
+                kid = node[1][id(arr)] = (arr, [None, {}, _UNKEPT])
+            node = kid[1]
+        # A way with tokens taken away from the field (a profile of its own) is not kept.
+        node[2] = way if way is None or way[0] is prof else _UNKEPT
+        return way
+
+    def _way_key(
+        self, tid: str, spec: TokenSpec, token: Token, prof: Profile, per_turn: bool
+    ) -> tuple[tuple[Any, ...], tuple[TokenSpec, ...]] | None:
+        """What :meth:`_ground_way` keeps a way by, but for the times from tokens, and the
+        specs it names by id; None where it is not kept (a flier about, a token off the
+        map, a waypoint policy)."""
+        if spec.policy not in ("quarry", "pursuer"):
+            return None
+        specs, tokens = self.specs, self.tokens
+        cells = []
+        for oid in self.order:
+            tok = tokens.get(oid)
+            if tok is None or tok.state.flight is not None or tok.state.cell is None:
+                return None
+            cells.append(tok.state.cell)
+        doors = self.door_key()
+        quarries: tuple[Profile, ...] = ()
+        if spec.policy == "pursuer":
+            default = self.system.default_pace
+            qs = []
+            for q in self.quarries:
+                qtok, qspec = tokens[q], specs[q]
+                qs.append(
+                    self.fields.profile(
+                        qtok, qspec.pace or default, qspec.size, doors, self._stats_key(qtok)
+                    )
+                )
+            quarries = tuple(qs)
+        in_order = tuple(map(specs.__getitem__, self.order))
+        key = (
+            tid,
+            tuple(map(id, in_order)),
+            tuple(cells),
+            token.state.cell,
+            prof,
+            per_turn,
+            quarries,
+            doors,
+        )
+        return key, in_order
+
+    def _find_way(
+        self, tid: str, spec: TokenSpec, token: Token, prof: Profile
+    ) -> tuple[Profile, Walk, int] | None:
+        """:meth:`_ground_way` worked out: the policy's goal, then the way down to it."""
+        occ = self.occupancy_of(tid)
+        goal = self._policy_goal(spec, token, prof, occ)
+        if goal is None:
+            return None
+        cells, risk = goal
+        cell = token.state.cell
+        assert cell is not None
+        return self.fields.descent(prof, cells, risk, cell, occ)
 
     def _policy_goal(
         self, spec: TokenSpec, token: Token, prof: Profile, occ: Occupancy
@@ -1479,12 +2109,29 @@ class Simulation:
             return qcell
         qfield = qprof.field_to((goal,), risk=True)
         route = qfield.route(qprof, qprof.graph.node(qcell), 4)
-        mine = self._times_from(spec.id)
-        first = np.flatnonzero(mine[route.index] <= route.turns)
-        return route.cells[int(first[0]) if len(first) else -1][0]
+        return self.fields.meet(self._times_from(spec.id), route)
 
     def _times_from(self, tid: str) -> np.ndarray:
-        """Turns from a token's cell to every cell (best parity), cached per turn."""
+        """Turns from a token's cell to every cell (best parity), cached per turn.
+
+        While a ground move is worked out for :meth:`_ground_way`, the calls are recorded
+        (``_record``) and the first ones may be answered from those already made for it
+        (``_replay``, last first): each call is made once, in the policy's order."""
+        replay = self._replay
+        if replay:
+            want, got = replay.pop()
+            if want != tid:  # the policy asks the same things in the same order
+                raise AssertionError(f"times of {tid} asked where {want} was")
+            if self._record is not None:
+                self._record.append((tid, got))
+            return got
+        got = self._times_now(tid)
+        if self._record is not None:
+            self._record.append((tid, got))
+        return got
+
+    def _times_now(self, tid: str) -> np.ndarray:
+        """:meth:`_times_from`, looked up or worked out (the turn's cache)."""
         key = (tid, self.turn, self.tokens[tid].state.cell, self.door_key())
         got = self._time_cache.get(key)
         if got is None:
@@ -1551,20 +2198,16 @@ class Simulation:
         cells, risk = goal
         cell = token.state.cell
         assert cell is not None
-        target = prof.field_to(cells, risk=risk)
-        blocked = occ.blocked - {cell}
-        stop_at: frozenset[Cell] = frozenset()
-        if blocked and self._route_meets(prof, target, cell, blocked):
-            stop_at = blocked & frozenset(cells)
-            prof = self.fields.blocked_fields(prof, blocked - stop_at)
-            target = prof.field_to(cells, risk=risk)
+        prof, walk, k = self.fields.descent(prof, cells, risk, cell, occ)
+        return self._walk_down(tid, token, prof, walk, k)
+
+    def _walk_down(self, tid: str, token: Token, prof: Profile, walk: Walk, k: int) -> Token:
+        """:meth:`_descend` along its way (:meth:`_descent`): the first ``k`` edges of
+        ``walk`` on ``prof``, rolling on the way."""
+        cell = token.state.cell
+        assert cell is not None
         g = prof.graph
-        walk = target.walk(prof, g.node(cell))
-        plan = walk.edges
-        k = len(plan)
-        if stop_at or occ.no_stop:
-            k = self._trim_at(walk, stop_at, occ.no_stop)
-            plan = plan[:k]
+        plan = walk.edges if k == len(walk.edges) else walk.edges[:k]
         if not walk.jumps and (
             (self._defer is not None and not self._defer)
             or (self._defer is None and not walk.checks)
@@ -1590,6 +2233,32 @@ class Simulation:
             if g.cell_of(nxt) != path[-1]:  # a state change in place (standing) stays put
                 path.append(g.cell_of(nxt))
         return self._moved(tid, token, path, spent, g)
+
+    @staticmethod
+    def _descent(
+        fields: FieldCache,
+        prof: Profile,
+        cells: tuple[Cell, ...],
+        risk: bool,
+        cell: Cell,
+        occ: Occupancy,
+    ) -> tuple[Profile, Walk, int]:
+        """:meth:`_descend`'s way before anything is rolled: the profile walked (``prof``,
+        or it with the blocking tokens taken away), the turn's walk down the field to
+        ``cells`` from ``cell``, and how many of its edges are walked (cut before a token
+        in the way and back off an ally's cell). A pure function of its arguments."""
+        target = prof.field_to(cells, risk=risk)
+        blocked = occ.blocked - {cell}
+        stop_at: frozenset[Cell] = frozenset()
+        if blocked and Simulation._route_meets(prof, target, cell, blocked):
+            stop_at = blocked & frozenset(cells)
+            prof = fields.blocked_fields(prof, blocked - stop_at)
+            target = prof.field_to(cells, risk=risk)
+        walk = target.walk(prof, prof.graph.node(cell))
+        k = len(walk.edges)
+        if stop_at or occ.no_stop:
+            k = Simulation._trim_at(walk, stop_at, occ.no_stop)
+        return prof, walk, k
 
     @staticmethod
     def _plan(prof: Profile, target: Field, node: int) -> list[tuple[int, int, float]]:
@@ -1848,12 +2517,13 @@ class Simulation:
 
     def _apply_check(self, tid: str, token: Token, what: str, degree: str) -> Token:
         """:meth:`RuleSystem.apply_check`, kept by what it reads (:class:`HookMemo`)."""
+        hooks = self.fields.hooks
+        key = ("apply_check", tid, self._stats_key(token), what, degree)
+        got = hooks.same(key, token)
+        if got is not None:
+            return got[1]
         apply = self.system.apply_check
-        return self.fields.hooks.token(
-            ("apply_check", tid, self._stats_key(token), what, degree),
-            token,
-            lambda tok: apply(tok, what, degree),
-        )
+        return hooks.token(key, token, lambda tok: apply(tok, what, degree))
 
     def _turn_rolls(
         self,
@@ -1897,18 +2567,16 @@ class Simulation:
     ) -> Token:
         if self._defer is not None:
             token, path, spent = self._roll_turn(tid, token, path, spent, g, rolled)
-        if len(path) > 1:
-            self._emit(
+        if len(path) > 1 and self.record:
+            self.events.append(
                 {
                     "type": "move",
                     "token": tid,
                     "path": [list(c) for c in path],
-                    "turns": jsonable(
-                        g.turns(spent) if not g.euclid else Fraction(spent / g.denominator)
-                    ),
+                    "turns": self.fields.turns_json(g, spent),
                 }
             )
-        return _moved_to(token, path[-1])
+        return self.fields.hooks.moved(token, path[-1])
 
     def _log_rolls(self, tid: str) -> None:
         """Move the dice's new roll events into the run's log."""
@@ -1916,25 +2584,32 @@ class Simulation:
         if not new:
             return
         if self.record:
+            append = self.events.append
             for ev in new:
-                self.events.append({"type": "roll", "token": tid, **ev.to_dict()})
+                if type(ev) is RollEvent:
+                    append(ev.logged(tid))
+                else:
+                    append({"type": "roll", "token": tid, **ev.to_dict()})
         new.clear()
 
     # ----------------------------------------------------------------- goals
 
     def _check_goals(self, moved: str) -> None:
-        grid = self.scenario.model.grid
+        scenario = self.scenario
+        tokens, specs, gap = self.tokens, self.specs, self.fields.gap
+        capture, altitude = scenario.capture, scenario.capture_altitude
         for q in self.quarries:
-            qc = self.tokens[q].state.cell
+            qtok = tokens[q]
+            qc = qtok.state.cell
             for p in self.pursuers:
-                pc = self.tokens[p].state.cell
+                ptok = tokens[p]
+                pc = ptok.state.cell
                 if (
                     qc is not None
                     and pc is not None
-                    and gap_steps(grid, pc, self.specs[p].size, qc, self.specs[q].size)
-                    <= self.scenario.capture
-                    and sim_flight.low_enough(self.tokens[p], self.scenario.capture_altitude)
-                    and sim_flight.low_enough(self.tokens[q], self.scenario.capture_altitude)
+                    and gap(pc, specs[p].size, qc, specs[q].size) <= capture
+                    and sim_flight.low_enough(ptok, altitude)
+                    and sim_flight.low_enough(qtok, altitude)
                 ):
                     self._finish("capture", qc, p)
                     return

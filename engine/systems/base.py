@@ -28,8 +28,8 @@ from engine.errors import ArgumentError, StatError, did_you_mean
 from engine.exact import exact, jsonable
 from engine.flight.model import FlightState
 from engine.grid import Cell
-from engine.mapmodel import MODES, Terrain
 from engine.sources import clip
+from engine.terrain import MODES, Terrain
 
 if TYPE_CHECKING:
     from engine.flight.model import FlightRules
@@ -188,6 +188,13 @@ class TokenState:
         d[name] = value
         return replace(self, counters=tuple(sorted(d.items())))
 
+    def set_counter(self, name: str, value: int) -> TokenState:
+        """:meth:`with_counter`, except that a 0 counter is dropped (absent reads 0)."""
+        d = {k: v for k, v in self.counters if k != name}
+        if value:
+            d[name] = value
+        return replace(self, counters=tuple(sorted(d.items())))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "cell": list(self.cell) if self.cell is not None else None,
@@ -213,6 +220,21 @@ class Token:
 
     def moved(self, **changes: Any) -> Token:
         return replace(self, state=replace(self.state, **changes))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Read-only stats are a mappingproxy, which pickle refuses: pickled as a plain
+        # dict and made read-only again on loading (a warm field cache ships to workers).
+        stats = self.stats
+        proxy = isinstance(stats, MappingProxyType)
+        plain = dict(stats) if proxy else stats
+        return (_unpickle_token, (self.system, plain, proxy, self.state, self.id))
+
+
+def _unpickle_token(
+    system: str, stats: Mapping[str, Any], proxy: bool, state: TokenState, token_id: str
+) -> Token:
+    """A pickled :class:`Token` (:meth:`Token.__reduce__`), its stats read-only again."""
+    return Token(system, MappingProxyType(dict(stats)) if proxy else stats, state, token_id)
 
 
 def parse_token_spec(spec: str | Mapping[str, Any]) -> dict[str, Any]:

@@ -17,11 +17,10 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any, ClassVar
 
-import numpy as np
-
 from engine.checks import (
     BatchResult,
     CheckResult,
+    check_result,
     field_bool,
     field_choice,
     field_int,
@@ -39,7 +38,7 @@ from engine.dice import (
     sum_minus_max_counts,
 )
 from engine.errors import ArgumentError, CheckError, StatError, did_you_mean
-from engine.mapmodel import DIFFICULTIES, Terrain
+from engine.lazy import numpy as np
 from engine.systems.base import (
     CellCheck,
     Param,
@@ -51,6 +50,7 @@ from engine.systems.base import (
     exact,
     jsonable,
 )
+from engine.terrain import DIFFICULTIES, Terrain
 
 # =============================================================================================
 # Checks: a die code against a difficulty number (DN)
@@ -115,7 +115,7 @@ class D6Check:
     wild: bool = True
     wild_one: str = "complication"
 
-    @property
+    @functools.cached_property
     def rolled(self) -> DieCode:
         """The code actually rolled, after the multi-action penalty (never below 0D)."""
         return self.code.with_actions(self.actions)
@@ -151,12 +151,16 @@ class D6Check:
 
     def roll(self, dice: Dice) -> CheckResult:
         """Roll once (regular dice, then the wild die's chain), recording the roll."""
-        event = dice.roll_code(self.rolled, wild=self.wild, wild_one=self.wild_one)
-        margin = event.total - self.dn
-        degree = degree_for_margin(margin)
-        event = dice.decide(event, degree)
+        dn = self.dn
+        event = dice.roll_code(
+            self.rolled,
+            wild=self.wild,
+            wild_one=self.wild_one,
+            decide=lambda total: degree_for_margin(total - dn),
+        )
+        margin = event.total - dn
         notes = ("complication",) if event.note == "complication" else ()
-        return CheckResult(degree, margin >= 0, event.total, margin, (event,), notes)
+        return check_result(event.decided, margin >= 0, event.total, margin, (event,), notes)
 
     def roll_many(self, dice: Dice, n: int) -> BatchResult:
         """Roll ``n`` times at once: the results ``n`` calls of :meth:`roll` would give."""
@@ -576,12 +580,12 @@ class FailureEffect:
 _TUMBLE_STOP = {"quarter": Fraction(1, 4), "half": Fraction(1, 2), "full": Fraction(1)}
 
 
-def failure_effect(degree: str, tumble_stop: str = "quarter") -> FailureEffect:
-    """The effect of a movement roll's degree (``tumble_stop``: RULES.md 3's ruling)."""
+def _failure_table(tumble_stop: str) -> dict[str, FailureEffect]:
+    """Seed 003's Movement Failures table under the ``tumble_stop`` ruling, row by degree."""
     quarter = Fraction(1, 4)
     tumble = _TUMBLE_STOP[tumble_stop]
     half = Fraction(1, 2)
-    table = {
+    return {
         "success": FailureEffect("success"),
         "fail_1_3": FailureEffect("fail_1_3", penalty_now=1),
         "fail_4_6": FailureEffect("fail_4_6", half, penalty_now=3, penalty_next=1),
@@ -598,12 +602,22 @@ def failure_effect(degree: str, tumble_stop: str = "quarter") -> FailureEffect:
             "fail_21_plus", tumble, lose_round=True, lose_next=True, posture="prone", collision=2
         ),
     }
-    if degree not in table:
+
+
+#: The table under each ``tumble_stop`` ruling, made once (its rows are frozen).
+_FAILURES: dict[str, dict[str, FailureEffect]] = {t: _failure_table(t) for t in _TUMBLE_STOP}
+
+
+def failure_effect(degree: str, tumble_stop: str = "quarter") -> FailureEffect:
+    """The effect of a movement roll's degree (``tumble_stop``: RULES.md 3's ruling)."""
+    table = _FAILURES[tumble_stop]
+    got = table.get(degree)
+    if got is None:
         raise ArgumentError(
             f"degree '{degree}': expected {' | '.join(CHECK_DEGREES)}"
             f"{did_you_mean(degree, CHECK_DEGREES)}"
         )
-    return table[degree]
+    return got
 
 
 def failure_text(degree: str, tumble_stop: str = "quarter", jump: bool = False) -> str:
@@ -624,6 +638,7 @@ def failure_text(degree: str, tumble_stop: str = "quarter", jump: bool = False) 
     return text
 
 
+@functools.lru_cache(maxsize=4096)
 def failures_of(
     check: D6Check, tumble_stop: str, jump: bool = False
 ) -> tuple[tuple[str, str, Fraction], ...]:
@@ -647,11 +662,28 @@ def collision_damage(pace: str, degree: str, tumble_stop: str = "quarter") -> Di
     >>> str(collision_damage("all_out", "fail_11_15")), collision_damage("high", "fail_11_15")
     ('1D', None)
     """
+    if tumble_stop in _FAILURES:
+        got = _COLLISIONS.get((pace, degree), _UNLISTED)
+        if got is not _UNLISTED:
+            return got  # type: ignore[return-value]
+    return _collision_damage(pace, degree, tumble_stop)
+
+
+def _collision_damage(pace: str, degree: str, tumble_stop: str = "quarter") -> DieCode | None:
+    """:func:`collision_damage` worked out (an unknown pace or degree raises)."""
     extra = failure_effect(degree, tumble_stop).collision
     if extra is None:
         return None
     dice = COLLISION_DICE[_speed_name(pace, PACES)] + extra
     return DieCode(dice) if dice > 0 else None
+
+
+_UNLISTED = object()
+#: :func:`collision_damage` of every pace and degree, made once (no row's collision dice
+#: depend on ``tumble_stop``; DieCode is frozen).
+_COLLISIONS: dict[tuple[str, str], DieCode | None] = {
+    (pace, degree): _collision_damage(pace, degree) for pace in PACES for degree in CHECK_DEGREES
+}
 
 
 @dataclass(frozen=True)
@@ -736,11 +768,11 @@ def _skill_help(skill: str, attribute: str, what: str) -> str:
 
 
 def _set(state: TokenState, name: str, value: int) -> TokenState:
-    """``state`` with counter ``name`` at ``value``; a 0 counter is dropped (absent reads 0)."""
-    counters = {k: v for k, v in state.counters if k != name}
-    if value:
-        counters[name] = value
-    return replace(state, counters=tuple(sorted(counters.items())))
+    """``state`` with counter ``name`` at ``value``; a 0 counter is dropped (absent reads 0).
+
+    :meth:`TokenState.set_counter`: a rule hook traced by the turn loop's cache reads only
+    that counter's change, not every counter (engine.sim.HookMemo)."""
+    return state.set_counter(name, value)
 
 
 class D6(RuleSystem):
