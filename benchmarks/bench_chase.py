@@ -11,9 +11,12 @@ Rows (each measured against its reference in the same run; exit status 1 if one 
 * CPU seconds of one batch (``CPU_RUNS`` runs, each mode in a fresh process) on 2 local
   workers and on a 2-worker Dask ``LocalCluster``, as ratios to 1 local worker (issue 20
   targets: <= 1.05 each). CPU is the batch's own process plus its workers (and the
-  in-process scheduler), from just before ``run_batch`` to just after. The Dask workers
-  have imported the engine before (a cluster is started once for many batches); the
-  scenario and its field cache are new to them.
+  in-process scheduler), from just before ``run_batch`` to just after, all of it: the
+  target is judged on that. Beside it is printed the same less what those processes
+  spend idle over as long (measured just before: a Dask cluster's heartbeats, event-loop
+  ticks, memory monitors and profiler run whether a batch runs or not; none for local
+  workers, which exist only during the batch), to show what is the cluster's. The Dask workers have imported the engine before (a cluster is started once
+  for many batches); the scenario and its field cache are new to them.
 
 Run: python benchmarks/bench_chase.py [--quick]   (--quick: the runs/s rows only)
 """
@@ -48,6 +51,10 @@ RUNS = 400
 CPU_RUNS = 1500
 #: Each CPU mode is measured this many times (interleaved); the least CPU counts.
 CPU_REPEAT = 2
+#: Seconds the processes settle, then are watched idle, before each batch (their idle CPU
+#: rate, times the batch's wall time, is not the batch's: see ``cpu_child``).
+IDLE_SETTLE = 0.5
+IDLE_WINDOW = 2.0
 
 
 class NetworkxChase(Simulation):
@@ -156,6 +163,14 @@ def cpu_child(mode: str, runs: int) -> None:
     else:
         kw["workers"] = int(mode)
     me = psutil.Process()
+    # What this process and its children spend with no batch running (a cluster's own
+    # heartbeats, event-loop ticks, monitors and profiler: ~0.12 CPU-s a second for a
+    # 2-worker LocalCluster here), per second: the batch's CPU is what it adds to that.
+    time.sleep(IDLE_SETTLE)
+    own0, tree0, wall0 = time.process_time(), _tree_cpu(me), time.perf_counter()
+    time.sleep(IDLE_WINDOW)
+    idle_wall = time.perf_counter() - wall0
+    idle_rate = (time.process_time() - own0 + _tree_cpu(me) - tree0) / idle_wall
     children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     own0, tree0, wall0 = time.process_time(), _tree_cpu(me), time.perf_counter()
     run_batch(SCENARIO, runs=runs, seed=7, out_dir=out, **kw)  # type: ignore[arg-type]
@@ -165,11 +180,23 @@ def cpu_child(mode: str, runs: int) -> None:
     reaped = (children1.ru_utime + children1.ru_stime) - (children0.ru_utime + children0.ru_stime)
     if cluster is not None:
         cluster.close()
-    print(json.dumps({"mode": mode, "cpu": own + tree + reaped, "wall": wall}))
+    cpu = own + tree + reaped
+    print(
+        json.dumps(
+            {
+                "mode": mode,
+                "cpu": cpu - idle_rate * wall,
+                "raw": cpu,
+                "idle": idle_rate * wall,
+                "wall": wall,
+            }
+        )
+    )
 
 
 def batch_cpu() -> bool:
     best: dict[str, float] = {}
+    raw: dict[str, float] = {}
     for _ in range(CPU_REPEAT):
         for mode in ("1", "2", "dask"):
             got = subprocess.run(
@@ -183,17 +210,20 @@ def batch_cpu() -> bool:
             if got.returncode or not lines:
                 print(f"batch CPU ({mode}): failed\n{got.stderr[-2000:]}")
                 return False
-            cpu = json.loads(lines[-1])["cpu"]
+            got_cpu = json.loads(lines[-1])
+            cpu = got_cpu["cpu"]
             best[mode] = min(cpu, best.get(mode, cpu))
+            raw[mode] = min(got_cpu["raw"], raw.get(mode, got_cpu["raw"]))
     ok = True
     for mode, name in (("2", "2 workers"), ("dask", "Dask, 2 workers")):
-        ratio = best[mode] / best["1"]
+        ratio = raw[mode] / raw["1"]
         met = ratio <= CPU_TARGET
         ok = ok and met
         print(
-            f"square chase batch of {CPU_RUNS} runs, CPU: {name} {best[mode]:.2f} s vs 1 worker "
-            f"{best['1']:.2f} s -> {ratio:.3f}x (target <= {CPU_TARGET:g}x) "
-            f"{'ok' if met else 'MISSED'}"
+            f"square chase batch of {CPU_RUNS} runs, CPU: {name} {raw[mode]:.2f} s vs 1 worker "
+            f"{raw['1']:.2f} s -> {ratio:.3f}x (target <= {CPU_TARGET:g}x) "
+            f"{'ok' if met else 'MISSED'}; less the idle processes' own CPU "
+            f"{best[mode]:.2f} s vs {best['1']:.2f} s -> {best[mode] / best['1']:.3f}x"
         )
     return ok
 

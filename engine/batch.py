@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
+import hashlib
 import json
 import math
 import os
@@ -36,6 +38,7 @@ import signal
 import sys
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any
@@ -56,6 +59,15 @@ WORKERS_PER_CPU = 2
 AHEAD_PER_WORKER = 4
 #: Seconds to reach a Dask scheduler before giving up.
 CONNECT_TIMEOUT = 10.0
+#: Runs per Dask task at most: a batch is split into about ``AHEAD_PER_WORKER`` tasks per
+#: worker (a task costs the cluster some milliseconds of its own), never under ``CHUNK``.
+DASK_CHUNK_MAX = 1000
+#: A warm field cache ships to Dask workers when it pickles to at most this many bytes
+#: (else each worker builds its own: the same results either way).
+SHIP_MAX_BYTES = 64 * 2**20
+#: Scenarios and their field caches kept per process, by (path, overrides[, shipment]):
+#: the most recent few (a sweep makes one per point).
+CACHE_KEPT = 4
 _CACHE: dict[tuple[Any, ...], Any] = {}
 #: The worker function's signature: (scenario path, overrides, [(run, seed), ...]) -> results.
 ChunkFn = Callable[[str, tuple[tuple[str, Any], ...], list[tuple[int, int]]], list[dict[str, Any]]]
@@ -85,16 +97,38 @@ def run_seeds(seed: int, runs: int) -> list[int]:
     return [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children]
 
 
-def _prepared(path: str, overrides: tuple[tuple[str, Any], ...]) -> Any:
-    """Scenario and field cache, loaded once per worker process and reused across tasks."""
-    from engine.scenario import load_scenario
+def _kept(key: tuple[Any, ...]) -> Any:
+    """The :data:`_CACHE` entry for ``key`` (made the most recent), or None."""
+    got = _CACHE.pop(key, None)
+    if got is not None:
+        _CACHE[key] = got
+    return got
+
+
+def _keep(key: tuple[Any, ...], value: Any) -> Any:
+    _CACHE.pop(key, None)
+    while len(_CACHE) >= CACHE_KEPT:
+        del _CACHE[next(iter(_CACHE))]
+    _CACHE[key] = value
+    return value
+
+
+def _prepared(path: str, overrides: tuple[tuple[str, Any], ...], scenario: Any = None) -> Any:
+    """Scenario and field cache, loaded once per worker process and reused across tasks.
+
+    ``scenario``: the scenario as the batch just loaded it (``overrides`` applied): kept
+    with a new field cache unless the one kept is of the same file (its digest)."""
     from engine.sim import FieldCache
 
     key = (os.path.abspath(path), overrides)
-    got = _CACHE.get(key)
+    got = _kept(key)
+    if scenario is not None and (got is None or got[0].digest != scenario.digest):
+        got = _keep(key, (scenario, FieldCache(scenario)))
     if got is None:
+        from engine.scenario import load_scenario
+
         scenario = load_scenario(path, overrides=dict(overrides))
-        got = _CACHE[key] = (scenario, FieldCache(scenario))
+        got = _keep(key, (scenario, FieldCache(scenario)))
     return got
 
 
@@ -106,14 +140,104 @@ def run_chunk(
     Each run keeps its event log while it plays (dropped after), so its record carries
     the true number of events that ``--run-seed N --log FILE`` writes.
     """
+    scenario, fields = _prepared(path, overrides)
+    return _play(scenario, fields, items)
+
+
+def _play(scenario: Any, fields: Any, items: list[tuple[int, int]]) -> list[dict[str, Any]]:
     from engine.sim import Simulation
 
-    scenario, fields = _prepared(path, overrides)
     out = []
     for run, seed in items:
         sim = Simulation(scenario, seed, fields=fields, run=run, record=True)
         out.append(sim.run().to_dict())
     return out
+
+
+#: What of a warm :class:`engine.sim.FieldCache` ships to Dask workers: its graphs and
+#: distance fields (the costly part of warming it), all kept by values (stats as the numbers
+#: of its ``_stats_ids``, paces, states, cells, compiled arrays). Its other parts start
+#: empty there: some are kept by object ids (valid in this process only) or hold
+#: functions, and they are quick to build again. The parts engine.sim has ship; without
+#: ``_stats_ids`` (the numbers the others' keys hold) nothing does.
+SHIPPED_FIELDS = ("_stats_ids", "_profiles", "_shared", "_by_reads", "_by_shape", "_by_csr")
+
+
+def _shipment(path: str, overrides: tuple[tuple[str, Any], ...]) -> bytes | None:
+    """This process's scenario and warm field cache for ``path`` (:data:`SHIPPED_FIELDS`),
+    pickled for Dask workers; None where there is none, it does not pickle or is too big."""
+    import pickle
+
+    got = _kept((os.path.abspath(path), overrides))
+    if got is None:
+        return None
+    scenario, fields = got
+    if not hasattr(fields, SHIPPED_FIELDS[0]):
+        return None
+    state = {name: getattr(fields, name) for name in SHIPPED_FIELDS if hasattr(fields, name)}
+    try:
+        blob = pickle.dumps((scenario, state), protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return None
+    return blob if len(blob) <= SHIP_MAX_BYTES else None
+
+
+@functools.lru_cache(maxsize=1)
+def engine_digest() -> str:
+    """A digest of this process's tacgrid engine (its ``.py`` files as read once): a shipped
+    field cache is taken only by a worker whose engine is the client's."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256()
+    for folder, subfolders, names in os.walk(root):
+        subfolders.sort()
+        for name in sorted(names):
+            if name.endswith(".py"):
+                file = os.path.join(folder, name)
+                h.update(os.path.relpath(file, root).encode() + b"\0")
+                with open(file, "rb") as fh:
+                    h.update(fh.read())
+    return h.hexdigest()[:16]
+
+
+def take_shipment(
+    path: str, overrides: tuple[tuple[str, Any], ...], token: str, blob: bytes
+) -> bool:
+    """On a Dask worker (``Client.run``): keep the scenario and warm field cache a batch
+    shipped (:func:`_shipment`) for its tasks (:func:`run_shipped`). ``token``: the client's
+    :func:`engine_digest` and the shipment's name; a worker with another engine than the
+    client's keeps nothing (its tasks load the scenario themselves). True if kept."""
+    if token.partition("/")[0] != engine_digest():
+        return False
+    import pickle
+
+    from engine.sim import FieldCache
+
+    scenario, state = pickle.loads(blob)
+    fields = FieldCache(scenario)
+    for name, value in state.items():
+        setattr(fields, name, value)
+    where = (os.path.abspath(path), overrides)
+    for old in [k for k in _CACHE if len(k) == 3 and k[:2] == where]:
+        del _CACHE[old]  # an earlier batch's shipment of this scenario (stopped, or not forgotten)
+    _keep((*where, token), (scenario, fields))
+    return True
+
+
+def drop_shipment(path: str, overrides: tuple[tuple[str, Any], ...], token: str) -> None:
+    """On a Dask worker (``Client.run``): forget a finished batch's shipment."""
+    _CACHE.pop((os.path.abspath(path), overrides, token), None)
+
+
+def run_shipped(
+    path: str, overrides: tuple[tuple[str, Any], ...], token: str, items: list[tuple[int, int]]
+) -> list[dict[str, Any]]:
+    """:func:`run_chunk` on a Dask worker with the batch's shipment (:func:`take_shipment`):
+    no scenario file read, no field built again. A worker without it (one that joined or
+    was restarted since, or runs another engine) runs :func:`run_chunk`: the same runs."""
+    got = _kept((os.path.abspath(path), overrides, token))
+    if got is None:
+        return run_chunk(path, overrides, items)
+    return _play(got[0], got[1], items)
 
 
 def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -399,7 +523,9 @@ def run_batch(
     """
     from engine.scenario import load_scenario
 
-    scenario = load_scenario(scenario_path, overrides=overrides)  # validate before anything runs
+    # Validated before anything runs, and loaded as the workers load it (overrides in order).
+    ordered = dict(sorted((overrides or {}).items()))
+    scenario = load_scenario(scenario_path, overrides=ordered)
     if runs is not None:
         _check_runs(runs)
     if workers < 1:
@@ -419,6 +545,8 @@ def run_batch(
         with _stop_on_signals(), _cluster_logs_quiet(address is not None):
             try:
                 plan = _plan(scenario_path, scenario, runs, seed, out_dir, resume, force, overrides)
+                if chunk_fn is None:  # the runs made here use the scenario just loaded
+                    _prepared(scenario_path, plan.overrides, scenario)
                 # A cluster that cannot be reached is an error before anything is written.
                 client = _connect(address) if address else None
                 return _run(plan, workers, client, scheduler, progress, note, chunk_fn or run_chunk)
@@ -579,16 +707,18 @@ def _scan_done(path: str, seed: int, n: int, tally: Tally) -> tuple[int, set[int
     )
 
 
-def _chunks(plan: _Plan) -> Iterator[list[tuple[int, int]]]:
-    """The runs still to do, ``CHUNK`` at a time, seeds made as they are handed out."""
+def _chunks(plan: _Plan, first: int = CHUNK, rest: int = CHUNK) -> Iterator[list[tuple[int, int]]]:
+    """The runs still to do, ``first`` then ``rest`` at a time, seeds made as they are
+    handed out."""
     chunk: list[tuple[int, int]] = []
+    size = first
     for i in range(plan.prefix, plan.n):
         if i in plan.extra:
             continue
         chunk.append((i, run_seed(plan.seed, i)))
-        if len(chunk) == CHUNK:
+        if len(chunk) == size:
             yield chunk
-            chunk = []
+            chunk, size = [], rest
     if chunk:
         yield chunk
 
@@ -709,10 +839,10 @@ def _execute(
     """Each chunk's results, in run order, as soon as they and every earlier chunk are in."""
     if not n_chunks:
         return
-    chunks = _chunks(plan)
     if client is not None:
-        yield from _execute_dask(plan, chunks, client, scheduler or "", chunk_fn)
+        yield from _execute_dask(plan, client, scheduler or "", chunk_fn)
         return
+    chunks = _chunks(plan)
     if workers == 1:
         for chunk in chunks:
             yield chunk_fn(plan.scenario_path, plan.overrides, chunk)
@@ -980,12 +1110,15 @@ def _close_client(client: Any) -> None:
 
 
 def _execute_dask(
-    plan: _Plan,
-    chunks: Iterator[list[tuple[int, int]]],
-    client: Any,
-    scheduler: str,
-    chunk_fn: ChunkFn,
+    plan: _Plan, client: Any, scheduler: str, chunk_fn: ChunkFn
 ) -> Iterator[list[dict[str, Any]]]:
+    """Each chunk's results from the cluster, in run order.
+
+    With :func:`run_chunk` the field cache is built once, here: the first chunk (at most
+    half the batch) runs in this process, and its scenario and warm cache then ship to each
+    worker once (:func:`_shipment`, :func:`take_shipment`; the tasks, :func:`run_shipped`,
+    carry only their runs). The rest goes in about ``AHEAD_PER_WORKER`` tasks per worker,
+    each at least ``CHUNK`` runs (a task costs the cluster some milliseconds of its own)."""
     from distributed import as_completed
 
     path = os.path.abspath(plan.scenario_path)
@@ -993,10 +1126,37 @@ def _execute_dask(
         1, len(_dask_call(lambda: client.scheduler_info().get("workers", {}), scheduler, plan))
     )
     ahead = AHEAD_PER_WORKER * workers
+    ours = chunk_fn is run_chunk
+    if ours:
+        todo = plan.n - plan.prefix - len(plan.extra)
+        first = min(CHUNK, max(1, todo // 2))
+        rest = min(DASK_CHUNK_MAX, max(CHUNK, -(-(todo - first) // ahead)))
+        chunks = _chunks(plan, first, rest)
+    else:
+        chunks = _chunks(plan)
     numbered = enumerate(chunks)
+    next_out = 0
+    token: str | None = None
+
+    def submit(c: list[tuple[int, int]]) -> Any:
+        if token is not None:
+            return client.submit(run_shipped, path, plan.overrides, token, c, pure=False, retries=2)
+        return client.submit(chunk_fn, path, plan.overrides, c, pure=False, retries=2)
+
+    if ours:
+        here = next(numbered, None)
+        if here is None:
+            return
+        yield run_chunk(plan.scenario_path, plan.overrides, here[1])
+        next_out = 1
+        blob = _shipment(plan.scenario_path, plan.overrides)
+        if blob is not None:
+            token = f"{engine_digest()}/{uuid.uuid4().hex}"
+            args = (path, plan.overrides, token, blob)
+            _dask_call(lambda: client.run(take_shipment, *args, on_error="ignore"), scheduler, plan)
+            del blob, args
     index: dict[str, int] = {}
     back: dict[int, list[dict[str, Any]]] = {}
-    next_out = 0
     queue = as_completed(loop=client.loop)
     exhausted = False
 
@@ -1008,7 +1168,7 @@ def _execute_dask(
                 exhausted = True
                 return
             i, c = item
-            fut = client.submit(chunk_fn, path, plan.overrides, c, pure=False, retries=2)
+            fut = submit(c)
             index[fut.key] = i
             queue.add(fut)
 
@@ -1028,6 +1188,22 @@ def _execute_dask(
         with contextlib.suppress(BaseException):
             client.cancel(futs)
         raise
+    if token is not None:
+        _forget_shipment(client, (path, plan.overrides, token))
+
+
+def _forget_shipment(client: Any, args: tuple[Any, ...]) -> None:
+    """Ask every worker to drop the batch's shipment, waiting a few seconds at most (a
+    worker that misses it drops it when the next batch of the scenario ships)."""
+    done = threading.Event()
+
+    def forget() -> None:
+        with contextlib.suppress(BaseException):
+            client.run(drop_shipment, *args, on_error="ignore")
+        done.set()
+
+    threading.Thread(target=forget, name="tacgrid-dask-forget", daemon=True).start()
+    done.wait(5)
 
 
 def _dask_call(fn: Callable[[], Any], scheduler: str, plan: _Plan) -> Any:

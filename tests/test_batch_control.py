@@ -497,6 +497,18 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _wait_listening(port: int, timeout: float = 60.0) -> None:
+    deadline = time.time() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            return
+        except OSError:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def test_the_scheduler_dying_mid_batch_is_one_line_and_resumes(
     quick: str, fresh: Path, tmp_path: Path
 ) -> None:
@@ -510,6 +522,7 @@ def test_the_scheduler_dying_mid_batch_is_one_line_and_resumes(
     )
     worker = None
     try:
+        _wait_listening(port)  # a batch started before it listens is refused at once
         worker = subprocess.Popen(
             [sys.executable, "-m", "distributed.cli.dask_worker", addr, "--nthreads", "1"]
             + ["--nworkers", "1", "--host", "127.0.0.1", "--dashboard-address", "127.0.0.1:0"],
@@ -569,3 +582,89 @@ def test_workers_start_from_the_field_cache_built_once_here(tmp_path: Path) -> N
     batch._CACHE.clear()
     run_batch(CHASE, runs=60, seed=11, workers=2, out_dir=str(tmp_path / "stub"), chunk_fn=_stub)
     assert key not in batch._CACHE
+
+
+def test_a_token_pickles_with_its_stats_read_only() -> None:
+    """A warm field cache holds tokens; their stats (a read-only mappingproxy) survive a
+    pickle round trip read-only and equal (issue 20: the cache ships to Dask workers)."""
+    import pickle
+    from types import MappingProxyType
+
+    from engine.systems.base import Token, TokenState
+
+    token = Token("d6", MappingProxyType({"move": 10}), TokenState(cell=(2, 3)), "p1")
+    back = pickle.loads(pickle.dumps(token))
+    assert back == token and isinstance(back.stats, MappingProxyType)
+    with pytest.raises(TypeError):
+        back.stats["move"] = 12  # type: ignore[index]
+    plain = Token("generic", {"speed": 30})
+    assert pickle.loads(pickle.dumps(plain)) == plain
+
+
+def test_a_shipped_field_cache_gives_the_same_runs(tmp_path: Path) -> None:
+    """The scenario and warm field cache a batch ships to Dask workers (batch._shipment),
+    taken alone in a worker (take_shipment, run_shipped), give the runs of this process
+    byte for byte."""
+    seeds = list(enumerate(run_seeds(5, 60)))
+    key = (os.path.abspath(CHASE), ())
+    batch._CACHE.clear()
+    here = batch.run_chunk(CHASE, (), seeds[:20])
+    blob = batch._shipment(CHASE, ())
+    assert blob is not None
+    more = batch.run_chunk(CHASE, (), seeds[20:])
+    batch._CACHE.clear()
+    token = f"{batch.engine_digest()}/t1"
+    assert batch.take_shipment(CHASE, (), token, blob)
+    assert batch._CACHE[(*key, token)][1]._profiles  # warm as shipped
+    assert batch.run_shipped(CHASE, (), token, seeds[20:]) == more
+    assert key not in batch._CACHE  # the scenario was not read again
+    later = f"{batch.engine_digest()}/t2"  # the next batch's shipment replaces it
+    assert batch.take_shipment(CHASE, (), later, blob) and list(batch._CACHE) == [(*key, later)]
+    batch.drop_shipment(CHASE, (), later)
+    assert not batch._CACHE
+    # A worker with another engine than the client's, or without the shipment, loads the
+    # scenario itself.
+    assert not batch.take_shipment(CHASE, (), "another-engine/t1", blob)
+    assert not batch._CACHE
+    assert batch.run_shipped(CHASE, (), "another-engine/t1", seeds[20:]) == more
+    assert list(batch._CACHE) == [key]
+    batch._CACHE.clear()
+    assert batch.run_chunk(CHASE, (), seeds) == here + more
+
+
+def test_dask_workers_take_the_shipped_cache(tmp_path: Path) -> None:
+    """On Dask the first chunk runs here and its warm cache ships to the workers once: they
+    never load the scenario themselves (no cache of their own is left), the shipment is
+    dropped at the end, and the runs are those of one local worker."""
+    from distributed import Client, LocalCluster
+
+    one = run_batch(CHASE, runs=120, seed=6, workers=1, out_dir=str(tmp_path / "one"))
+    with LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    ) as cluster:
+        dist = run_batch(
+            CHASE,
+            runs=120,
+            seed=6,
+            scheduler=cluster.scheduler_address,
+            out_dir=str(tmp_path / "d"),
+        )
+
+        def kept_keys() -> list[int]:
+            from engine import batch as worker_batch
+
+            return [len(k) for k in worker_batch._CACHE]
+
+        with Client(cluster.scheduler_address) as client:
+            kept = client.run(kept_keys)
+    assert (tmp_path / "one" / "runs.jsonl").read_bytes() == (
+        tmp_path / "d" / "runs.jsonl"
+    ).read_bytes()
+    assert {k: v for k, v in one.items() if k != "results"} == {
+        k: v for k, v in dist.items() if k != "results"
+    }
+    assert len(kept) == 2 and all(lens == [] for lens in kept.values()), kept
