@@ -432,20 +432,8 @@ class RollEvent:
         }
 
     def logged(self, token: str) -> dict[str, Any]:
-        """A run's ``roll`` event for ``token``: ``{"type": "roll", "token": token,
-        **self.to_dict()}``, made at once (the turn loop logs every roll)."""
-        return {
-            "type": "roll",
-            "token": token,
-            "expression": self.expression,
-            "faces": list(self.faces),
-            "total": self.total,
-            "decided": self.decided,
-            "kept": list(self.kept),
-            "dropped": list(self.dropped),
-            "wild": list(self.wild),
-            "note": self.note,
-        }
+        """A run's ``roll`` event for ``token`` (the turn loop logs every roll)."""
+        return {"type": "roll", "token": token, **self.to_dict()}
 
 
 @dataclass(frozen=True)

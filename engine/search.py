@@ -306,6 +306,26 @@ def supports_frontier(graph: MovementGraph) -> bool:
     return not graph.euclid and timeline(graph) is None
 
 
+def _cube(c: Any, r: Any, axis_y: bool, even: bool) -> tuple[Any, Any]:
+    """A hex cell's cube axes (q, r) from its offset coordinates (ints or int arrays)."""
+    if axis_y:
+        half = (r + (r & 1)) >> 1 if even else (r - (r & 1)) >> 1
+        return c - half, r
+    half = (c + (c & 1)) >> 1 if even else (c - (c & 1)) >> 1
+    return c, r - half
+
+
+def _axes(c: Any, r: Any, stag: bool, axis_y: bool, even: bool) -> tuple[Any, Any]:
+    """A square or staggered cell's axes, along which the open-grid distance is counted."""
+    if not stag:
+        return c, r
+    if axis_y:
+        x, y = 2 * c + (-(r & 1) if even else (r & 1)), r
+    else:
+        x, y = c, 2 * r + (-(c & 1) if even else (c & 1))
+    return (x + y) >> 1, (y - x) >> 1
+
+
 def _heuristic(graph: MovementGraph, goal: Cell | None) -> Any:
     """An admissible, consistent A* heuristic in ticks, ``h(framed cells, layers)`` (None:
     no goal, Dijkstra).
@@ -328,20 +348,10 @@ def _heuristic(graph: MovementGraph, goal: Cell | None) -> Any:
     rule = g.diagonals
 
     def cube(c: Any, r: Any) -> tuple[Any, Any]:
-        if axis_y:
-            half = (r + (r & 1)) >> 1 if even else (r - (r & 1)) >> 1
-            return c - half, r
-        half = (c + (c & 1)) >> 1 if even else (c - (c & 1)) >> 1
-        return c, r - half
+        return _cube(c, r, axis_y, even)
 
     def axes(c: Any, r: Any) -> tuple[Any, Any]:
-        if not stag:
-            return c, r
-        if axis_y:
-            x, y = 2 * c + (-(r & 1) if even else (r & 1)), r
-        else:
-            x, y = c, 2 * r + (-(c & 1) if even else (c & 1))
-        return (x + y) >> 1, (y - x) >> 1
+        return _axes(c, r, stag, axis_y, even)
 
     if hexgrid:
         gq, grr = cube(gc, gr)
@@ -419,11 +429,14 @@ def _frontier_dtype(graph: MovementGraph, size: int) -> Any:
     """int32 distances while no path can sum past one (every node once, the dearest edge),
     else int64."""
     tab = graph.step_tables()
-    dearest = 2 * int(tab.ticks.max(initial=0))
-    if tab.adds is not None:
-        dearest += int(tab.adds.max(initial=0))
-    dearest = max([dearest, *(t for _, _, t in graph.in_place)])
-    dearest = max([dearest, *(int(j.ticks) for j in graph.jumps)])
+    dearest = tab.derived.get("dearest")
+    if dearest is None:  # once per graph: a context asks this on every query
+        dearest = 2 * int(tab.ticks.max(initial=0))
+        if tab.adds is not None:
+            dearest += int(tab.adds.max(initial=0))
+        dearest = max([dearest, *(t for _, _, t in graph.in_place)])
+        dearest = max([dearest, *(int(j.ticks) for j in graph.jumps)])
+        tab.derived["dearest"] = dearest
     return np.int32 if (dearest + 1) * size < 2**31 - 1 else np.int64
 
 
@@ -664,23 +677,10 @@ def _guide_args(
         return (0, 0, 0, 0, 0, 0, 0)
     axis_y, even = g.stagger_axis == "y", g.stagger_index == "even"
     stag = g.orientation == "staggered"
-    c, r = goal
     if g.kind == "hex":
-        if axis_y:
-            half = (r + (r & 1)) >> 1 if even else (r - (r & 1)) >> 1
-            u, v = c - half, r
-        else:
-            half = (c + (c & 1)) >> 1 if even else (c - (c & 1)) >> 1
-            u, v = c, r - half
+        u, v = _cube(goal[0], goal[1], axis_y, even)
         return (4, 0, int(axis_y), int(even), tab.least, u, v)
-    if stag:
-        if axis_y:
-            x, y = 2 * c + (-(r & 1) if even else (r & 1)), r
-        else:
-            x, y = c, 2 * r + (-(c & 1) if even else (c & 1))
-        u, v = (x + y) >> 1, (y - x) >> 1
-    else:
-        u, v = c, r
+    u, v = _axes(goal[0], goal[1], stag, axis_y, even)
     kind = {"none": 1, "alternate": 3}.get(g.diagonals, 2)
     return (kind, int(stag), int(axis_y), int(even), tab.least, u, v)
 
