@@ -1580,7 +1580,6 @@ class Simulation:
         self.waypoint: dict[str, int] = {}
         #: Doors opened or closed in play (door id -> open); the map as drawn elsewhere.
         self.doors: dict[int, bool] = {}
-        self._time_cache: dict[tuple[Any, ...], np.ndarray] = {}
         self._skeys: dict[str, tuple[Any, int]] = {}
         for spec in scenario.tokens:
             self.tokens[spec.id] = self.fields.start_token(spec, lambda s: self._start_token(s))
@@ -1768,7 +1767,6 @@ class Simulation:
             known = ", ".join(str(w.id) for w in doors_of(self.scenario.model)) or "none"
             raise ValueError(f"door {door}: no such door on this map (its doors: {known})")
         self.doors[door] = bool(is_open)
-        self._time_cache.clear()
         self._emit({"type": "door", "door": door, "name": found.name, "open": bool(is_open)})
 
     def door_open(self, door: int) -> bool:
@@ -2131,24 +2129,20 @@ class Simulation:
         return got
 
     def _times_now(self, tid: str) -> np.ndarray:
-        """:meth:`_times_from`, looked up or worked out (the turn's cache)."""
-        key = (tid, self.turn, self.tokens[tid].state.cell, self.door_key())
-        got = self._time_cache.get(key)
-        if got is None:
-            tok = self.tokens[tid]
-            spec = self.specs[tid]
-            prof = self.fields.profile(
-                tok,
-                spec.pace or self.system.default_pace,
-                spec.size,
-                self.door_key(),
-                self._stats_key(tok),
-            )
-            got = prof.turns_from(tok.state.cell)  # type: ignore[arg-type]
-            if len(self._time_cache) > 64:
-                self._time_cache.clear()
-            self._time_cache[key] = got
-        return got
+        """:meth:`_times_from` as the token stands now: the turns its profile (its state as
+        it is at this moment, the doors as they are) takes from its cell, kept in the
+        profile. A token whose state changed in place (a failed check, a pace remembered)
+        is seen with its new profile by every token that plans after it."""
+        tok = self.tokens[tid]
+        spec = self.specs[tid]
+        prof = self.fields.profile(
+            tok,
+            spec.pace or self.system.default_pace,
+            spec.size,
+            self.door_key(),
+            self._stats_key(tok),
+        )
+        return prof.turns_from(tok.state.cell)  # type: ignore[arg-type]
 
     def _quarry_goal(self, quarry: str) -> Cell | None:
         """The exit cell the quarry reaches soonest among those it reaches before every

@@ -419,3 +419,25 @@ def test_fields_with_tokens_in_the_way_equal_those_of_the_blocked_map() -> None:
                     assert np.array_equal(a.dist[free], b.dist[free])
                     for node in np.flatnonzero(free & np.isfinite(a.dist))[:200].tolist():
                         assert a.step(fast, node) == b.step(slow, node)
+
+
+def test_policies_see_a_token_edited_mid_round_as_it_now_is() -> None:
+    """The turns from a token that a policy plans with are those of the token as it stands
+    when asked: a GM's edit in the middle of a round (the viewer's ``E``), with the token on
+    the same cell, is seen by every token that plans after it, not the times worked out
+    for it earlier in that round."""
+    import numpy as np
+
+    sc = load_scenario(CHASE)
+    sim = Simulation(sc, 1, record=False)
+    sim.begin_turn()
+    fast = sim._times_from("quarry")  # a pursuer's plan reads these first
+    stats = {**next(t.stats for t in sc.tokens if t.id == "quarry"), "move": 4}
+    sim.edit_token("quarry", stats=stats)
+    slow = sim._times_from("quarry")
+    fresh = Simulation(sc, 1, record=False)
+    fresh.edit_token("quarry", stats=stats)
+    fresh.begin_turn()
+    assert np.array_equal(slow, fresh._times_from("quarry"))
+    reached = np.isfinite(fast) & np.isfinite(slow)
+    assert (slow[reached] >= fast[reached]).all() and (slow[reached] > fast[reached]).any()
