@@ -57,6 +57,14 @@ MAX_RUNS = 10**9
 WORKERS_PER_CPU = 2
 #: Chunks handed out ahead per worker (keeps every worker busy; bounds memory).
 AHEAD_PER_WORKER = 4
+#: Before workers start, this process plays the batch's first runs itself: one run in
+#: ``WARM_SHARE`` of the batch, ``WARM_RUNS`` at most, one chunk at least (CHUNK at a time,
+#: written as they come). The workers (forked after them, or sent their field cache) start
+#: from what those runs learned, instead of each learning it again: on the square chase,
+#: 2 workers' CPU over 1 worker's is 1.15-1.19x with one chunk first, 1.00-1.03x with 200
+#: runs, and the batch's wall time no longer than before.
+WARM_SHARE = 8
+WARM_RUNS = 200
 #: Seconds to reach a Dask scheduler before giving up.
 CONNECT_TIMEOUT = 10.0
 #: Runs per Dask task at most: a batch is split into about ``AHEAD_PER_WORKER`` tasks per
@@ -707,20 +715,32 @@ def _scan_done(path: str, seed: int, n: int, tally: Tally) -> tuple[int, set[int
     )
 
 
-def _chunks(plan: _Plan, first: int = CHUNK, rest: int = CHUNK) -> Iterator[list[tuple[int, int]]]:
-    """The runs still to do, ``first`` then ``rest`` at a time, seeds made as they are
-    handed out."""
+def _chunks(
+    plan: _Plan, first: int = CHUNK, rest: int = CHUNK, leading: int = 1
+) -> Iterator[list[tuple[int, int]]]:
+    """The runs still to do: ``leading`` chunks of ``first``, then ``rest`` at a time, seeds
+    made as they are handed out."""
     chunk: list[tuple[int, int]] = []
     size = first
+    made = 0
     for i in range(plan.prefix, plan.n):
         if i in plan.extra:
             continue
         chunk.append((i, run_seed(plan.seed, i)))
         if len(chunk) == size:
             yield chunk
-            chunk, size = [], rest
+            made += 1
+            chunk = []
+            if made >= leading:
+                size = rest
     if chunk:
         yield chunk
+
+
+def _warm_chunks(todo: int) -> int:
+    """How many chunks of ``CHUNK`` runs this process plays before its workers start
+    (:data:`WARM_SHARE`, :data:`WARM_RUNS`)."""
+    return max(1, min(WARM_RUNS, todo // WARM_SHARE) // CHUNK)
 
 
 def _cap_workers(workers: int, chunks: int, note: Callable[[str], None] | None) -> int:
@@ -904,14 +924,15 @@ def _execute_pool(
     numbered = enumerate(chunks)
     next_out = 0
     if chunk_fn is run_chunk and ctx.get_start_method() == "fork":
-        # The field cache is built once and shared: the first chunk runs here (the graphs,
-        # fields and rule results every run asks for first), and the workers forked after
-        # it start with this process's cache (copy-on-write), not each from nothing.
-        first = next(numbered, None)
-        if first is None:
-            return
-        yield chunk_fn(plan.scenario_path, plan.overrides, first[1])
-        next_out = 1
+        # The field cache is built once and shared: the first chunks run here (the graphs,
+        # fields and rule results runs ask for first: _warm_chunks), and the workers forked
+        # after them start with this process's cache (copy-on-write), not each from nothing.
+        for _ in range(_warm_chunks(n_chunks * CHUNK)):
+            first = next(numbered, None)
+            if first is None:
+                return
+            yield chunk_fn(plan.scenario_path, plan.overrides, first[1])
+            next_out += 1
         # Objects made so far stay out of the collector's passes, here and in the workers:
         # a collection in a worker would otherwise touch (and so copy) the whole cache.
         gc.freeze()
@@ -1114,8 +1135,8 @@ def _execute_dask(
 ) -> Iterator[list[dict[str, Any]]]:
     """Each chunk's results from the cluster, in run order.
 
-    With :func:`run_chunk` the field cache is built once, here: the first chunk (at most
-    half the batch) runs in this process, and its scenario and warm cache then ship to each
+    With :func:`run_chunk` the field cache is built once, here: the first chunks
+    (:func:`_warm_chunks`, each at most half the batch) run in this process, and its scenario and warm cache then ship to each
     worker once (:func:`_shipment`, :func:`take_shipment`; the tasks, :func:`run_shipped`,
     carry only their runs). The rest goes in about ``AHEAD_PER_WORKER`` tasks per worker,
     each at least ``CHUNK`` runs (a task costs the cluster some milliseconds of its own)."""
@@ -1127,11 +1148,13 @@ def _execute_dask(
     )
     ahead = AHEAD_PER_WORKER * workers
     ours = chunk_fn is run_chunk
+    warm = 0
     if ours:
         todo = plan.n - plan.prefix - len(plan.extra)
         first = min(CHUNK, max(1, todo // 2))
-        rest = min(DASK_CHUNK_MAX, max(CHUNK, -(-(todo - first) // ahead)))
-        chunks = _chunks(plan, first, rest)
+        warm = _warm_chunks(todo)
+        rest = min(DASK_CHUNK_MAX, max(CHUNK, -(-(todo - first * warm) // ahead)))
+        chunks = _chunks(plan, first, rest, warm)
     else:
         chunks = _chunks(plan)
     numbered = enumerate(chunks)
@@ -1144,11 +1167,12 @@ def _execute_dask(
         return client.submit(chunk_fn, path, plan.overrides, c, pure=False, retries=2)
 
     if ours:
-        here = next(numbered, None)
-        if here is None:
-            return
-        yield run_chunk(plan.scenario_path, plan.overrides, here[1])
-        next_out = 1
+        for _ in range(warm):
+            here = next(numbered, None)
+            if here is None:
+                return
+            yield run_chunk(plan.scenario_path, plan.overrides, here[1])
+            next_out += 1
         blob = _shipment(plan.scenario_path, plan.overrides)
         if blob is not None:
             token = f"{engine_digest()}/{uuid.uuid4().hex}"

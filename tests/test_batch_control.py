@@ -97,9 +97,15 @@ def _start(argv: list[str], *, ignore_int: bool = False) -> subprocess.Popen[str
 
 
 def _wait_mid_batch(proc: subprocess.Popen[str], runs: Path, at_least: int = 50) -> list[int]:
-    """Wait until the batch has runs in and return its workers; it must still be running."""
+    """Wait until the batch has runs in and its workers are running (they start once this
+    process has played the batch's first runs: engine.batch.WARM_RUNS), and return them; it
+    must still be running."""
     deadline = time.time() + 60
-    while time.time() < deadline and _lines(runs) < at_least and proc.poll() is None:
+    while (
+        time.time() < deadline
+        and (_lines(runs) < at_least or len(_children(proc.pid)) < 2)
+        and proc.poll() is None
+    ):
         time.sleep(0.02)
     assert proc.poll() is None, "the batch finished before it could be stopped"
     assert _lines(runs) >= at_least

@@ -132,6 +132,17 @@ def test_same_seed_same_summary_any_worker_count(tmp_path: Path) -> None:
     assert strip(other) != strip(one)
     assert set(one) >= {"runs", "seed", "outcomes", "turns", "ci95", "results"}
     assert sum(one["outcomes"].values()) == 60
+    # A batch long enough that this process plays several chunks before the workers start
+    # (engine.batch._warm_chunks): the same runs, byte for byte.
+    from engine.batch import _warm_chunks
+
+    assert _warm_chunks(450) > 1
+    long1 = run_batch(CHASE, runs=450, seed=3, workers=1, out_dir=str(tmp_path / "d"))
+    long2 = run_batch(CHASE, runs=450, seed=3, workers=2, out_dir=str(tmp_path / "e"))
+    assert strip(long1) == strip(long2)
+    assert (tmp_path / "d" / "runs.jsonl").read_bytes() == (
+        tmp_path / "e" / "runs.jsonl"
+    ).read_bytes()
 
 
 def test_dask_cluster_gives_the_same_summary(tmp_path: Path) -> None:
