@@ -589,6 +589,58 @@ def test_png_encoding_is_lossless_for_other_decoders(alpha: bool) -> None:
         png_bytes(pygame.Surface((0, 4)))
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_png_segments_join_into_one_stream_whatever_the_threads(
+    threads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An image of many deflate segments (engine.viewer.png.SEGMENT made small), made on 1
+    to 3 threads: the same bytes every time, one valid zlib stream (its checksum checked by
+    zlib), and the very pixels back in pygame and Pillow."""
+    import io
+    import zlib
+
+    from PIL import Image
+
+    from engine.viewer import png
+
+    rng = np.random.default_rng(8)
+    surf = pygame.Surface((211, 97))
+    pixels = rng.integers(0, 256, size=(211, 97, 3), dtype=np.uint8)
+    pixels[:, 40:70] = (90, 60, 200)  # flat rows: matches reach back into the last segment
+    pygame.surfarray.blit_array(surf, pixels)
+    monkeypatch.setattr(png, "SEGMENT", 5000)  # 7 rows a segment: 14 segments
+    monkeypatch.setattr(png, "THREADS", 1)
+    one = png.png_bytes(surf)
+    monkeypatch.setattr(png, "THREADS", threads)
+    data = png.png_bytes(surf)
+    assert data == one
+    idat = data[data.index(b"IDAT") + 4 : data.index(b"IEND") - 8]
+    raw = zlib.decompress(idat)  # raises on a bad stream or checksum
+    assert len(raw) == 97 * (211 * 3 + 1)
+    assert (pygame.surfarray.array3d(pygame.image.load(io.BytesIO(data))) == pixels).all()
+    im = Image.open(io.BytesIO(data))
+    assert (np.asarray(im) == pixels.transpose(1, 0, 2)).all()
+
+
+def test_a_failed_png_segment_fails_the_encoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of memory in a deflate thread is raised to the caller, not a truncated file."""
+    from engine.viewer import png
+
+    calls = []
+
+    def segment(self: object, data: bytes, primer: bytes, last: bool) -> bytes:
+        calls.append(len(data))
+        if len(calls) == 3:
+            raise MemoryError
+        return b""
+
+    monkeypatch.setattr(png, "SEGMENT", 1000)
+    monkeypatch.setattr(png, "THREADS", 2)
+    monkeypatch.setattr(png._Deflater, "_segment", segment)
+    with pytest.raises(MemoryError):
+        png.png_bytes(pygame.Surface((50, 200)))
+
+
 @pytest.mark.parametrize("scale", [0, -1, float("nan"), "big"])
 def test_render_to_file_refuses_a_bad_scale(tmp_path: Path, scale: object) -> None:
     with pytest.raises(ArgumentError, match="scale"):

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pygame
 import pytest
-from conftest import ROOT
+from conftest import CORPUS, ROOT
 
 from engine.cli import main
 from engine.grid import Grid
@@ -276,3 +276,57 @@ def test_plots_of_a_1024_map_under_1_gb(map1024: Path, tmp_path: Path) -> None:
     img = pygame.image.load(str(tmp_path / "outcomes_map.png"))
     assert img.get_size() == (1400, 1400)
     assert (tmp_path / "turns.png").exists()
+
+
+LATTICE_MAPS = [
+    ROOT / "maps" / "chase.tmx",
+    ROOT / "maps" / "encounter.tmx",
+    ROOT / "maps" / "hex_pointy.tmx",
+    ROOT / "maps" / "vtt_room.dd2vtt",
+    *(
+        CORPUS / "tiled-examples" / name
+        for name in (
+            "desert.tmx",
+            "sewers.tmx",
+            "orthogonal-outside.tmx",
+            "rpg/island.tmx",
+            "forest/forest.tmx",
+            "perspective_walls.tmx",
+            "isometric_grass_and_water.tmx",
+        )
+    ),
+]
+
+
+@pytest.mark.parametrize("path", LATTICE_MAPS, ids=lambda p: p.name)
+def test_tiles_copied_as_a_lattice_are_the_pixels_their_blits_make(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a layer's tiles tile a blank canvas (one size, one lattice cell each), they are
+    copied as arrays (render._paint_lattice): every picture is byte for byte the one
+    pygame's blits make, at whole-pixel and fractional scales, with and without the map's
+    background, whole and in an area; and the copies are made (not only the blits)."""
+    import engine.viewer.render as render
+
+    if not path.exists():
+        pytest.skip(f"no {path}")
+    model, tmx = load_for_render(str(path))
+    made: list[bool] = []
+    lattice = render._paint_lattice
+
+    def counted(*args: object) -> bool:
+        made.append(lattice(*args))  # type: ignore[arg-type]
+        return made[-1]
+
+    for scale in (0.125, 0.25, 0.5, 0.3):
+        w, h = output_size(model.grid, scale)
+        for background in (True, False):
+            for area in (None, (w // 5, h // 7, max(1, w // 2), max(1, h // 3))):
+                monkeypatch.setattr(render, "_paint_lattice", counted)
+                ours = render_map(model, tmx, scale=scale, background=background, area=area)
+                monkeypatch.setattr(render, "_paint_lattice", lambda *a: False)
+                blits = render_map(model, tmx, scale=scale, background=background, area=area)
+                got = pygame.image.tobytes(ours, "RGBA")
+                assert got == pygame.image.tobytes(blits, "RGBA"), (scale, background, area)
+    if path.name in ("chase.tmx", "encounter.tmx", "desert.tmx"):
+        assert any(made), "no layer was copied as a lattice"
