@@ -145,8 +145,9 @@ def run_chunk(
 ) -> list[dict[str, Any]]:
     """Run ``(run index, run seed)`` items; the worker function for pools and Dask.
 
-    Each run keeps its event log while it plays (dropped after), so its record carries
-    the true number of events that ``--run-seed N --log FILE`` writes.
+    Each run counts the events of its log as it plays (``record="count"``: the log itself
+    is not built), so its record carries the true number of events that
+    ``--run-seed N --log FILE`` writes.
     """
     scenario, fields = _prepared(path, overrides)
     return _play(scenario, fields, items)
@@ -157,7 +158,7 @@ def _play(scenario: Any, fields: Any, items: list[tuple[int, int]]) -> list[dict
 
     out = []
     for run, seed in items:
-        sim = Simulation(scenario, seed, fields=fields, run=run, record=True)
+        sim = Simulation(scenario, seed, fields=fields, run=run, record="count")
         out.append(sim.run().to_dict())
     return out
 

@@ -40,7 +40,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -1560,7 +1560,7 @@ class Simulation:
         *,
         fields: FieldCache | None = None,
         run: int = 0,
-        record: bool = True,
+        record: bool | Literal["count"] = True,
     ) -> None:
         self.scenario = scenario
         self.system = scenario.system
@@ -1568,7 +1568,12 @@ class Simulation:
         self.run_index = run
         self.dice = Dice(seed)
         self.fields = fields or FieldCache(scenario)
-        self.record = record
+        #: ``record``: True keeps the event log (``events``); "count" only counts the
+        #: events the log would hold (a batch's records carry the number, not the log:
+        #: building it is a quarter of a square chase's time); False neither.
+        self.record = record is True
+        self._count = record == "count"
+        self._counted = 0
         self.events: list[dict[str, Any]] = []
         self.turn = 0
         self.outcome: str | None = None
@@ -1589,7 +1594,9 @@ class Simulation:
         self.quarries = [
             t.id for t in scenario.tokens if t.policy == "quarry" or t.side == "quarry"
         ]
-        if self.record:
+        if self._count:
+            self._counted += 1
+        elif self.record:
             self._emit(
                 {
                     "type": "start",
@@ -1627,6 +1634,13 @@ class Simulation:
     def _emit(self, event: dict[str, Any]) -> None:
         if self.record:
             self.events.append(event)
+        elif self._count:
+            self._counted += 1
+
+    @property
+    def n_events(self) -> int:
+        """The events of the run so far: those logged, or (``record="count"``) counted."""
+        return len(self.events) + self._counted
 
     def snapshot(self) -> Snapshot:
         """Everything needed to undo to this point or fork from it."""
@@ -1634,7 +1648,7 @@ class Simulation:
             dict(self.tokens),
             self.turn,
             self.outcome,
-            len(self.events),
+            self.n_events,
             self.dice.getstate(),
             dict(self.waypoint),
             dict(self.specs),
@@ -1647,6 +1661,8 @@ class Simulation:
         self.turn = snap.turn
         self.outcome = snap.outcome
         del self.events[snap.n_events :]
+        if self._count:
+            self._counted = snap.n_events
         self.dice.setstate(snap.dice_state)
         self.waypoint = dict(snap.waypoint)
         self.doors = dict(snap.doors or {})
@@ -1799,7 +1815,7 @@ class Simulation:
             turns=self.turn,
             cell=self.result_cell,
             by=self.result_by,
-            events=len(self.events),
+            events=self.n_events,
         )
 
     def play_turn(self, moves: dict[str, list[Cell]] | None = None) -> None:
@@ -1877,6 +1893,8 @@ class Simulation:
         if self.record:
             state = hooks.state_dict(token.state)
             self.events.append({"type": "state", "token": tid, "state": state})
+        elif self._count:
+            self._counted += 1
         self._check_goals(tid)
 
     # ----------------------------------------------------------------- tokens in the way
@@ -2561,15 +2579,18 @@ class Simulation:
     ) -> Token:
         if self._defer is not None:
             token, path, spent = self._roll_turn(tid, token, path, spent, g, rolled)
-        if len(path) > 1 and self.record:
-            self.events.append(
-                {
-                    "type": "move",
-                    "token": tid,
-                    "path": [list(c) for c in path],
-                    "turns": self.fields.turns_json(g, spent),
-                }
-            )
+        if len(path) > 1:
+            if self.record:
+                self.events.append(
+                    {
+                        "type": "move",
+                        "token": tid,
+                        "path": [list(c) for c in path],
+                        "turns": self.fields.turns_json(g, spent),
+                    }
+                )
+            elif self._count:
+                self._counted += 1
         return self.fields.hooks.moved(token, path[-1])
 
     def _log_rolls(self, tid: str) -> None:
@@ -2584,6 +2605,8 @@ class Simulation:
                     append(ev.logged(tid))
                 else:
                     append({"type": "roll", "token": tid, **ev.to_dict()})
+        elif self._count:
+            self._counted += len(new)
         new.clear()
 
     # ----------------------------------------------------------------- goals

@@ -452,3 +452,26 @@ def test_policies_see_a_token_edited_mid_round_as_it_now_is() -> None:
     assert np.array_equal(slow, fresh._times_from("quarry"))
     reached = np.isfinite(fast) & np.isfinite(slow)
     assert (slow[reached] >= fast[reached]).all() and (slow[reached] > fast[reached]).any()
+
+
+def test_a_counted_log_has_the_events_a_kept_log_has(tmp_path: Path) -> None:
+    """Batches count their runs' events instead of keeping the log (``record="count"``):
+    in every shipped scenario and special case, each run's count is the number of events
+    the kept log holds, the run plays the same, and undo (a snapshot) puts the count back."""
+    for path in dict.fromkeys([Path(CHASE), *_variants(tmp_path), *SHIPPED]):
+        sc = load_scenario(path)
+        kept_fields, counted_fields = FieldCache(sc), FieldCache(sc)
+        for run, seed in enumerate(run_seeds(sc.seed, 12)):
+            kept = Simulation(sc, seed, fields=kept_fields, run=run)
+            counted = Simulation(sc, seed, fields=counted_fields, run=run, record="count")
+            assert counted.run().to_dict() == kept.run().to_dict(), f"{path.name} run {run}"
+            assert counted.n_events == len(kept.events) > 0
+            assert counted.events == []
+    sim = Simulation(load_scenario(CHASE), 3, record="count")
+    sim.play_turn()
+    snap = sim.snapshot()
+    at = sim.n_events
+    sim.play_turn()
+    assert sim.n_events > at
+    sim.restore(snap)
+    assert sim.n_events == at
