@@ -183,29 +183,31 @@ static inline int relax(Heap *heap, const Guide *G, int32_t *dist, int32_t *pred
                      (int32_t)nv);
 }
 
-#define NBUF 14
+#define NBUF 15
 
 PyDoc_STRVAR(search_doc,
-             "search(tables..., dist, pred, src, goal_cell, limit, heuristic..., terms) -> "
+             "search(tables..., dist, pred, src, goal_cell, limit, heuristic..., terms, settled) -> "
              "(end, expanded)\n\n"
              "A* from framed node src to any node on framed cell goal_cell (-1: none, a "
              "Dijkstra up to limit ticks, -1: no limit). Writes dist (int32) and pred "
-             "(int32); returns the goal node reached (-1: none) and the nodes expanded. "
+             "(int32); returns the goal node reached (-1: none) and the nodes expanded, "
+             "the first of them, in the order expanded, in settled (int32, or None). "
              "Called by engine.search.frontier_search, which documents the arguments.");
 
 static PyObject *search(PyObject *self, PyObject *args) {
     PyObject *o_delta, *o_diag, *o_ticks, *o_adds, *o_blocked, *o_dist, *o_pred;
     PyObject *o_ia, *o_ib, *o_istand, *o_jsrc, *o_jstart, *o_jdst, *o_jticks, *o_terms;
+    PyObject *o_settled;
     long long pn, pw, pad, n_par, n_sys, n_states, k_slots, src, goal_cell, limit;
     int square, axis_y, parity_state;
     int h_kind, h_stag, h_axis_y, h_even;
     long long least, gu, gv, w, n, far;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOLLLLLLLiiiLLLiiiiLLLLLLO", &o_delta, &o_diag,
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOLLLLLLLiiiLLLiiiiLLLLLLOO", &o_delta, &o_diag,
                           &o_ticks, &o_adds, &o_blocked, &o_dist, &o_pred, &o_ia, &o_ib,
                           &o_istand, &o_jsrc, &o_jstart, &o_jdst, &o_jticks, &pn, &pw, &pad,
                           &n_par, &n_sys, &n_states, &k_slots, &square, &axis_y, &parity_state,
                           &src, &goal_cell, &limit, &h_kind, &h_stag, &h_axis_y, &h_even,
-                          &least, &gu, &gv, &w, &n, &far, &o_terms))
+                          &least, &gu, &gv, &w, &n, &far, &o_terms, &o_settled))
         return NULL;
 
     Buf bufs[NBUF];
@@ -213,7 +215,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
     Buf *delta = &bufs[0], *diag = &bufs[1], *ticks_b = &bufs[2], *adds_b = &bufs[3];
     Buf *blocked_b = &bufs[4], *dist_b = &bufs[5], *pred_b = &bufs[6], *ia = &bufs[7];
     Buf *ib = &bufs[8], *istand = &bufs[9], *jsrc = &bufs[10], *jstart = &bufs[11];
-    Buf *jdst = &bufs[12], *jticks = &bufs[13];
+    Buf *jdst = &bufs[12], *jticks = &bufs[13], *settled_b = &bufs[14];
     Py_buffer *term_bufs = NULL;
     Py_ssize_t n_terms = 0, held_terms = 0;
     const int64_t **fields = NULL;
@@ -230,7 +232,8 @@ static PyObject *search(PyObject *self, PyObject *args) {
         get_buf(o_jsrc, jsrc, 0, 8, "jump sources") ||
         get_buf(o_jstart, jstart, 0, 8, "jump starts") ||
         get_buf(o_jdst, jdst, 0, 8, "jump targets") ||
-        get_buf(o_jticks, jticks, 0, 8, "jump ticks"))
+        get_buf(o_jticks, jticks, 0, 8, "jump ticks") ||
+        get_buf(o_settled, settled_b, 1, 4, "settled"))
         goto done;
     if (!delta->held || !diag->held || !ticks_b->held || !dist_b->held || !pred_b->held) {
         PyErr_SetString(PyExc_TypeError, "delta, diag, ticks, dist and pred are required");
@@ -309,6 +312,8 @@ static PyObject *search(PyObject *self, PyObject *args) {
     const int64_t *js = n_jsrc ? jsrc->b.buf : NULL, *jst = n_jsrc ? jstart->b.buf : NULL;
     const int64_t *jd = n_jsrc ? jdst->b.buf : NULL, *jt = n_jsrc ? jticks->b.buf : NULL;
     const int64_t lim = limit < 0 ? INT64_MAX : limit;
+    int32_t *settled = settled_b->held ? settled_b->b.buf : NULL;
+    const Py_ssize_t settled_cap = settled_b->held ? settled_b->b.len / 4 : 0;
     long long end = -1, expanded = 0;
     int failed = 0;
 
@@ -327,6 +332,7 @@ static PyObject *search(PyObject *self, PyObject *args) {
             end = v;
             break;
         }
+        if (expanded < settled_cap) settled[expanded] = (int32_t)v;
         expanded++;
         int64_t tp = 0;
         if (!square) tp = ((axis_y ? cell / pw : cell % pw) - pad) & 1;

@@ -479,7 +479,7 @@ def frontier_search(
     src = tab.frame(graph.node(start), w, n)
     pad = tab.pad
     if kernel_fits(tab, dtype, size):
-        end_node = kernel_search(graph, dist, pred, src, goal, limit)
+        end_node, _ = kernel_search(graph, dist, pred, src, goal, limit)
         end = None if end_node < 0 else tab.unframe(end_node, w, n)
         return Frontier(graph, dist, pred, end)
     dist[src] = 0
@@ -727,16 +727,19 @@ def kernel_search(
     goal: Cell | None,
     limit: int | None,
     terms: list[tuple[Any, int]] | None = None,
-) -> int:
+    settled: np.ndarray | None = None,
+) -> tuple[int, int]:
     """:func:`frontier_search` compiled: A* from framed node ``src`` to ``goal`` (or
     Dijkstra up to ``limit``), writing ``dist`` and ``pred`` (int32, one a framed node, as
     the numpy loop does). ``terms``: landmark terms (:meth:`Landmarks.terms`) to estimate
-    with instead of the open-grid distance. Returns the framed goal node reached (-1: none)."""
+    with instead of the open-grid distance. ``settled`` (int32): filled with the framed
+    nodes expanded, in the order expanded, as far as it holds them. Returns the framed goal
+    node reached (-1: none) and how many nodes were expanded."""
     tab = graph.step_tables()
     g = graph.grid
     delta, diag, (ia, ib, it), (js, jst, jd, jt) = _kernel_tables(graph)
     gcell = -1 if goal is None else (goal[1] + tab.pad) * tab.pw + goal[0] + tab.pad
-    end, _ = KERNEL.search(
+    end, expanded = KERNEL.search(
         delta,
         diag,
         tab.ticks,
@@ -769,8 +772,9 @@ def kernel_search(
         graph.n,
         _FAR // 2,
         terms or (),
+        settled,
     )
-    return int(end)
+    return int(end), int(expanded)
 
 
 def frontier_path(graph: MovementGraph, start: Cell, goal: Cell) -> list[Cell] | None:
@@ -927,7 +931,7 @@ def guided_path(
             kdist = np.full(size, np.iinfo(np.int32).max, dtype=np.int32)
             kpred = np.full(size, -1, dtype=np.int32)
             at = tab.frame(src, g.width, n)
-            end_node = kernel_search(graph, kdist, kpred, at, goal, None, terms)
+            end_node, _ = kernel_search(graph, kdist, kpred, at, goal, None, terms)
             if end_node < 0:
                 return None
             reached = tab.unframe(end_node, g.width, n)
@@ -1556,12 +1560,78 @@ def search_tree(
     (:mod:`engine.timed`) when its first turns run at other paces, else :func:`dijkstra`."""
     tl = timeline(graph)
     if tl is None:
+        if goal is None and limit is not None:
+            tree = _kernel_tree(graph, start, limit)
+            if tree is not None:
+                return tree
         return dijkstra(graph, start, limit=limit, goal=goal)
     idx = None if goal is None else graph.grid.index(goal)
     dist, prev = timed_search(graph, tl, graph.node(start), limit=limit, goal=idx)
     # Labels are exact ticks: Fractions where a cell is split between turns (they compare
     # and convert to turns like the floats of the static searches).
     return SearchTree(graph, start, cast("dict[int, float]", dist), prev, limit)
+
+
+#: A graph whose search arrays hold at most this many nodes keeps them between the
+#: searches of :func:`_kernel_tree` (8 bytes a node); a larger one searches in Python.
+KEPT_SEARCH_NODES = 1 << 21
+
+
+def _kernel_tree(graph: MovementGraph, start: Cell, limit: float) -> SearchTree | None:
+    """:func:`dijkstra` up to ``limit`` ticks (a reach), run on engine/_kernel.c: the same
+    distances (exact integer ticks, tested), the predecessors of an equally short way where
+    ways tie. Its distance and predecessor arrays are kept on the graph's step tables and
+    only the nodes the search settled are read and put back, so a query costs what it
+    reaches, not the map (a reach of 30 movement points on 512^2: 0.41 -> 0.1 ms). None
+    where the kernel cannot run it (no kernel, fractional ticks or limit, a big graph)."""
+    if KERNEL is None or not supports_frontier(graph) or limit != int(limit) or limit < 0:
+        return None
+    tab = graph.step_tables()
+    size = tab.pn * graph.n_states
+    if size > KEPT_SEARCH_NODES or not kernel_fits(tab, _frontier_dtype(graph, size), size):
+        return None
+    far = np.iinfo(np.int32).max
+    # Taken off the tables while in use: a search in another thread makes its own.
+    kept = tab.derived.pop("reach", None)
+    if kept is None:
+        kept = (
+            np.full(size, far, dtype=np.int32),
+            np.full(size, -1, dtype=np.int32),
+            np.empty(min(size, 4096), dtype=np.int32),
+        )
+    dist, pred, settled = kept
+    g = graph.grid
+    w, n = g.width, graph.n
+    try:
+        _, count = kernel_search(
+            graph, dist, pred, tab.frame(graph.node(start), w, n), None, int(limit), None, settled
+        )
+        if count <= len(settled):
+            nodes = settled[:count].astype(np.int64)
+        else:  # more than the buffer held: read off the arrays, and a bigger buffer next time
+            nodes = np.flatnonzero(dist != far)
+            kept = (dist, pred, np.empty(min(size, 2 * count), dtype=np.int32))
+        ticks = dist[nodes]
+        back = pred[nodes].astype(np.int64)
+        dist[nodes] = far
+        pred[nodes] = -1
+    except BaseException:
+        kept = None  # a search cut short may leave the arrays dirty: made anew next time
+        raise
+    finally:
+        if kept is not None:
+            tab.derived["reach"] = kept
+
+    def unframe(framed: np.ndarray) -> np.ndarray:
+        layer, cell = np.divmod(framed, tab.pn)
+        r, c = np.divmod(cell, tab.pw)
+        return layer * n + (r - tab.pad) * w + (c - tab.pad)
+
+    node_ids = unframe(nodes).tolist()
+    has = back >= 0
+    tree_dist = dict(zip(node_ids, ticks.tolist(), strict=True))
+    tree_prev = dict(zip(unframe(nodes[has]).tolist(), unframe(back[has]).tolist(), strict=True))
+    return SearchTree(graph, start, cast("dict[int, float]", tree_dist), tree_prev, limit)
 
 
 def _fast_cells(

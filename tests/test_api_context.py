@@ -74,6 +74,20 @@ def _agree(g: MovementGraph, start: tuple[int, int]) -> None:
         assert cells is not None and cells[0] == start and cells[-1] == cell
         if cell != start:
             assert evaluate_path(g, cells)["_ticks"] == want
+    # A reach (a search up to a limit) as the API makes it: the compiled one, where it
+    # runs, has the pure-Python search's nodes and ticks, and its ways are as short.
+    far = max(py.dist.values(), default=0)
+    for limit in sorted({0, g.denominator, far // 2, far}):
+        tree = search.search_tree(g, start, limit=limit)
+        want_tree = dijkstra(g, start, limit=limit)
+        assert tree.dist == want_tree.dist
+        assert set(tree.cells()) == set(want_tree.cells())
+        for cell in tree.cells():
+            assert tree.ticks(cell) == want_tree.ticks(cell)
+            way = tree.path_to(cell)
+            assert way[0] == start and way[-1] == cell
+            if cell != start:
+                assert evaluate_path(g, way)["_ticks"] == tree.ticks(cell)
 
 
 @ENGINES
