@@ -46,7 +46,7 @@ from engine.grid import Cell
 from engine.mapmodel import MapModel
 
 if TYPE_CHECKING:
-    from engine.systems.mythmaster import MythmasterFlight
+    from engine.systems.mythmaster.flight import MythmasterFlight
 
 
 @dataclass(frozen=True)
@@ -445,9 +445,9 @@ class _TurnRound:
         downed in flight). Kept with the rules for the goal and the start's speeds."""
         if goal.heading is None or turn_points > 1 or start.downed:
             return None
-        # Momentum rules are Mythmaster's (a module imported once its system is: a flier of
-        # another system never needs it loaded).
-        mythmaster = sys.modules.get("engine.systems.mythmaster")
+        # Momentum rules are Mythmaster's (a module imported once its flier flies: a flier
+        # of another system never needs it loaded).
+        mythmaster = sys.modules.get("engine.systems.mythmaster.flight")
         if mythmaster is None or not isinstance(rules, mythmaster.MythmasterFlight):
             return None
         fa = int(mythmaster.FLIGHT_ACTIONS)

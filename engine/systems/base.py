@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from engine.errors import ArgumentError, StatError, did_you_mean
 from engine.exact import exact, jsonable
-from engine.flight.model import FlightState
 from engine.grid import Cell
 from engine.sources import clip
 from engine.terrain import MODES, Terrain
 
 if TYPE_CHECKING:
-    from engine.flight.model import FlightRules
+    # Annotations only: a system's flight rules live apart from it, so that listing the
+    # systems imports no engine.flight (issue 20).
+    from engine.flight.model import FlightRules, FlightState
 
 # --------------------------------------------------------------------------- values
 
