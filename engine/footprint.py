@@ -21,9 +21,8 @@ same for a whole per-cell array at once (the worst value under every anchor's fo
 
 from __future__ import annotations
 
-import numpy as np
-
 from engine.grid import Cell, Grid
+from engine.lazy import numpy as np
 
 #: The largest token size accepted (a 10x10 dragon-sized token).
 MAX_SIZE = 10

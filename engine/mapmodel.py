@@ -4,6 +4,10 @@ A :class:`MapModel` is a grid plus, for every cell, an index into a small table 
 :class:`Terrain` records (cells that share every property share a record). Per-property
 numpy arrays (``move_codes()``, ``cost_array()``...) are derived from that table in one
 vectorised lookup, which is what the search and the renderer consume.
+
+The per-cell arrays (``terrain_ids``, a layer's ``gids`` and ``flags``) may be given as
+:class:`~engine.cells.Cells` (what the reader builds for a small map) and read as numpy
+arrays; the counts ``info`` reports are taken without numpy while they are still Cells.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from engine.cells import Cells, NumpyField, held, value_counts
 from engine.grid import Cell, Grid
 from engine.lazy import numpy as np
 from engine.terrain import DIFFICULTIES, MODES, Mode, Terrain  # noqa: F401 (importable from here)
@@ -91,8 +96,8 @@ class TileLayer:
     """One tile layer's raw tile ids, for renderers (flip flags kept apart)."""
 
     name: str
-    gids: np.ndarray  # (height, width) uint32, flags stripped; 0 = empty
-    flags: np.ndarray  # (height, width) uint8: Tiled's top four gid bits >> 28
+    gids: NumpyField = NumpyField()  # (height, width) uint32, flags stripped; 0 = empty
+    flags: NumpyField = NumpyField()  # (height, width) uint8: Tiled's top four gid bits >> 28
     visible: bool = True
     opacity: float = 1.0
     offset: tuple[float, float] = (0.0, 0.0)
@@ -129,8 +134,9 @@ class MapModel:
     """
 
     grid: Grid
-    terrain_ids: np.ndarray  # (height, width) int32 indices into ``terrains``
-    terrains: tuple[Terrain, ...]
+    terrain_ids: NumpyField = NumpyField()  # (height, width) int32 indices into ``terrains``
+    # (no default: a NumpyField has none, though mypy counts the descriptor as one)
+    terrains: tuple[Terrain, ...]  # type: ignore[misc]
     path: str = ""
     properties: dict[str, Any] = field(default_factory=dict)
     cell_size: float | None = None  # from the map; None = the system's default
@@ -181,16 +187,16 @@ class MapModel:
 
     def mode_counts(self) -> dict[str, int]:
         """Cells per movement mode, every mode listed (0 where absent)."""
-        per_terrain = np.bincount(self.terrain_ids.ravel(), minlength=len(self.terrains))
+        per_terrain = value_counts(held(self, "terrain_ids"), len(self.terrains))
         counts = dict.fromkeys(MODES, 0)
-        for t, n in zip(self.terrains, per_terrain.tolist(), strict=True):
+        for t, n in zip(self.terrains, per_terrain, strict=True):
             counts[t.move] += n
         return counts
 
     def terrain_counts(self) -> dict[str, int]:
-        per_terrain = np.bincount(self.terrain_ids.ravel(), minlength=len(self.terrains))
+        per_terrain = value_counts(held(self, "terrain_ids"), len(self.terrains))
         counts: dict[str, int] = {}
-        for t, n in zip(self.terrains, per_terrain.tolist(), strict=True):
+        for t, n in zip(self.terrains, per_terrain, strict=True):
             if n:
                 counts[t.name] = counts.get(t.name, 0) + n
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -199,8 +205,11 @@ class MapModel:
         """Apply a region's properties to ``cells`` in place (new records as needed)."""
         table = list(self.terrains)
         remap: dict[int, int] = {}
+        ids = held(self, "terrain_ids")
+        # Cells not yet numpy: written in place as they are (a cell is row * width + col).
+        flat, width = (ids.values, ids.shape[1]) if isinstance(ids, Cells) else (None, 0)
         for c, r in cells:
-            old = int(self.terrain_ids[r, c])
+            old = int(self.terrain_ids[r, c]) if flat is None else flat[r * width + c]
             if old not in remap:
                 new = replace(table[old], **override)
                 try:
@@ -208,5 +217,8 @@ class MapModel:
                 except ValueError:
                     table.append(new)
                     remap[old] = len(table) - 1
-            self.terrain_ids[r, c] = remap[old]
+            if flat is None:
+                self.terrain_ids[r, c] = remap[old]
+            else:
+                flat[r * width + c] = remap[old]
         self.terrains = tuple(table)

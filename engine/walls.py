@@ -42,11 +42,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
 
-import numpy as np
-
 from engine.errors import MapError
 from engine.footprint import covering, dilate, footprint
 from engine.grid import Cell, Grid
+from engine.lazy import numpy as np
 from engine.mapmodel import MapModel, Wall
 
 #: Most sample points along every wall of one map together (each a cell-sized piece of a
@@ -137,6 +136,8 @@ def anchor_blocks(model: MapModel, size: int) -> tuple[np.ndarray | None, list[C
 
 def check_walls(path: str, grid: Grid, walls: Sequence[Wall]) -> None:
     """Refuse, in one line naming ``path``, walls too long to read in bounded time."""
+    if not walls:
+        return
     segs, _, _ = _segment_arrays(tuple(walls))
     if not len(segs):
         return

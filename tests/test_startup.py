@@ -3,10 +3,11 @@ start in <= 0.15 s; benchmarks/bench_startup.py times them).
 
 Each check runs the command in a fresh interpreter and lists the heavy modules it loaded:
 `systems` and `stats` need no numpy (engine.lazy imports it on first use), no map model,
-no search, movement or flight planner/simulator (engine.flight.model stays: the systems'
-flight rules implement its FlightRules, ARCHITECTURE.md); `info` reads the map without
-pytmx (only a renderer needs pytmx's read). The output of a lazy start is the same as that
-of a process that had everything loaded already.
+no search, movement or flight (a system's flight rules are a submodule of it, imported
+when a token flies); `info` reads the map without pytmx (only a renderer needs pytmx's
+read), and a small map without numpy (engine.cells: its arrays stay stdlib arrays until
+something asks for numpy). The output of a lazy start is the same as that of a process
+that had everything loaded already.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ NOT_FOR_SYSTEMS = (
     "engine.search",
     "engine.movement",
     "engine.timed",
-    "engine.flight.simulator",
-    "engine.flight.planner",
+    "engine.flight",
+    "engine.systems.mythmaster.flight",
+    "engine.systems.speedpoints.flight",
     "engine.sim",
     "scipy",
     "networkx",
@@ -37,8 +39,9 @@ NOT_FOR_SYSTEMS = (
     "yaml",
     "pygame",
 )
-#: Never needed to describe a map.
+#: Never needed to describe a map (numpy: a small one).
 NOT_FOR_INFO = (
+    "numpy",
     "pytmx",
     "engine.systems",
     "engine.search",
@@ -86,6 +89,7 @@ def _run(argv: list[str], preload: tuple[str, ...] = (), watch: tuple[str, ...] 
         ["systems", "--json"],
         ["stats", "--system", "d6", "--json"],
         ["stats", "--system", "mythmaster", "--token", "adaptability=14,flyer=true"],
+        ["stats", "--system", "speedpoints", "--token", "airspeed=5", "--json"],
         ["odds", "--system", "whisperspace", "athletics=2", "dc=6", "bonus=1"],
     ],
 )
@@ -98,13 +102,50 @@ def test_systems_and_stats_import_no_numpy_search_or_planner(argv: list[str]) ->
     assert loaded["rc"] == 0 and loaded["out"] == lazy["out"]
 
 
-def test_info_reads_the_map_without_pytmx_or_the_systems() -> None:
-    argv = ["info", "maps/encounter.tmx", "--json"]
+@pytest.mark.parametrize(
+    "path", ["maps/encounter.tmx", "maps/chase.tmx", "maps/hex_pointy.tmx", "maps/hex_flat.tmj"]
+)
+def test_info_reads_a_small_map_without_numpy_pytmx_or_the_systems(path: str) -> None:
+    argv = ["info", path, "--json"]
     lazy = _run(argv, watch=NOT_FOR_INFO)
     assert lazy["rc"] == 0
     assert lazy["seen"] == [], f"info imported {lazy['seen']}"
-    loaded = _run(argv, preload=("pytmx", "engine.search", "engine.flight.planner"))
-    assert json.loads(loaded["out"]) == json.loads(lazy["out"])
+    loaded = _run(argv, preload=("numpy", "pytmx", "engine.search", "engine.flight.planner"))
+    assert loaded["out"] == lazy["out"]
+
+
+def test_info_on_a_map_with_walls_still_reads_them() -> None:
+    """Walls are checked with numpy (engine.walls), so a map with any imports it: the
+    same answer as with numpy loaded first."""
+    argv = ["info", "maps/vtt_room.dd2vtt", "--json"]
+    lazy = _run(argv, watch=NOT_FOR_INFO[1:])
+    assert lazy["rc"] == 0 and lazy["seen"] == [], f"info imported {lazy['seen']}"
+    assert json.loads(lazy["out"])["walls"]
+    assert _run(argv, preload=("numpy",))["out"] == lazy["out"]
+
+
+def test_a_flier_still_gets_its_flight_rules() -> None:
+    """The flight submodules are imported when a token flies (and only then)."""
+    code = (
+        "import sys\n"
+        "from engine import systems\n"
+        "from engine.grid import Grid\n"
+        "from engine.mapmodel import MapModel, Terrain\n"
+        "m = MapModel.uniform(Grid('hexagonal', 4, 4, 32, 28, hex_side=14), Terrain())\n"
+        "mm = systems.create('mythmaster')\n"
+        "assert mm.flight(mm.token('flyer=false'), m) is None\n"
+        "assert 'engine.flight.model' not in sys.modules\n"
+        "rules = mm.flight(mm.token('flyer=true'), m)\n"
+        "assert type(rules).__module__ == 'engine.systems.mythmaster.flight'\n"
+        "sp = systems.create('speedpoints')\n"
+        "rules = sp.flight(sp.token('airspeed=5'), m)\n"
+        "assert type(rules).__module__ == 'engine.systems.speedpoints.flight'\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
 def test_lazy_numpy_becomes_numpy_on_first_use() -> None:

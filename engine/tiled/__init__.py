@@ -5,8 +5,9 @@ pytmx reads the map (attributes, map/layer properties, tilesets and their typed 
 properties). A pre-pass over the XML fills the gaps pytmx 3.32 has, so that a GM never
 has to change a file that Tiled itself opens:
 
-* tile layer data is decoded here with numpy (csv, base64, gzip, zlib and zstd; infinite
-  maps' chunks), which is also much faster than pytmx's per-tile Python loop, and the
+* tile layer data is decoded here (csv, base64, gzip, zlib and zstd; infinite maps'
+  chunks), into stdlib arrays for a small map (no numpy import: :mod:`engine.cells`) and
+  with numpy for a large one, much faster than pytmx's per-tile Python loop, and the
   Tiled flip/rotation bits (including the hex 120-degree bit 0x10000000) are split off;
 * external tilesets (.tsx, and .tsj/.json converted to XML) are inlined with their image
   paths made relative to the map, image sizes filled in from the PNG header;

@@ -5,18 +5,19 @@ pytmx, and the renderer) sees one format.
 Only what Tiled writes is converted; a value of the wrong JSON kind (a list where a number
 belongs, a number too large for any Tiled field) stops with one line naming the file.
 Tile layer data given as a list of gids is checked (whole numbers, 0 to 2**32 - 1) and
-handed on as uncompressed base64, which the layer-data step decodes with numpy.
+handed on as uncompressed base64, which the layer-data step decodes.
 """
 
 from __future__ import annotations
 
 import base64
 import math
+import sys
+from array import array
 from typing import Any
 from xml.etree import ElementTree as ET
 
-import numpy as np
-
+from engine.cells import U32
 from engine.errors import MapError
 from engine.sources import clip
 from engine.tiled.common import MAX_LAYER_CELLS, fail
@@ -311,10 +312,12 @@ def _gids(el: ET.Element, value: Any, encoding: Any, compression: Any, budget: l
         if not all(type(v) is int for v in items):
             bad = next(v for v in items if type(v) is not int)
             raise _Bad(f"tile data holds {clip(repr(bad), 30)}, not a whole-number tile id")
-        arr = np.array(items)
-        if arr.dtype.kind not in "iu" or arr.min() < 0 or arr.max() > 0xFFFFFFFF:
+        if min(items) < 0 or max(items) > 0xFFFFFFFF:
             raise _Bad("tile ids out of range (0 to 4294967295)")
-        raw = arr.astype("<u4").tobytes()
+        gids = array(U32, items)
+        if sys.byteorder == "big":  # base64 gids are little-endian
+            gids.byteswap()
+        raw = gids.tobytes()
     else:
         raw = b""
     el.set("encoding", "base64")

@@ -1,29 +1,42 @@
 """Tile layer data: a <data> element's body decoded into raw Tiled gids.
 
 One entry point, :func:`decode_layer_data`, for every encoding Tiled writes: XML <tile>
-elements, csv, base64 (plain, zlib, gzip or zstd) and infinite maps' <chunk>s, decoded
-with numpy. The gids keep Tiled's flip/rotation bits; the layer step splits them off.
+elements, csv, base64 (plain, zlib, gzip or zstd) and infinite maps' <chunk>s. The gids
+keep Tiled's flip/rotation bits; the layer step splits them off.
+
+The gids come as :class:`~engine.cells.Cells` (a stdlib array: no numpy import), except
+csv data of more than :data:`~engine.cells.SMALL_CELLS` tiles, or csv that is not plain
+digits and commas, which numpy parses (as it parses every csv, errors included).
 """
 
 from __future__ import annotations
 
 import base64
+import sys
 import zlib
+from array import array
+from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
-import numpy as np
-
+from engine.cells import U32, Cells, small
 from engine.errors import MapError
+from engine.lazy import numpy as np
 from engine.sources import clip
 from engine.tiled.common import MAX_CELLS, fail, int_attr
 
-#: One chunk of an infinite map: Tiled's (x, y) of its top-left cell and its (h, w) gids.
-Chunk = tuple[int, int, np.ndarray]
+if TYPE_CHECKING:
+    #: A layer's or a chunk's (h, w) raw gids.
+    Gids = Cells | np.ndarray
+    #: One chunk of an infinite map: Tiled's (x, y) of its top-left cell and its gids.
+    Chunk = tuple[int, int, Gids]
+
+#: The largest gid (flag bits included).
+_GID_TOP = 0xFFFFFFFF
 
 
 def decode_layer_data(
     path: str, data: ET.Element, label: str, width: int, height: int, infinite: bool
-) -> tuple[np.ndarray | None, list[Chunk]]:
+) -> tuple[Gids | None, list[Chunk]]:
     """Decode a layer's <data>: ``(gids, [])`` for a finite map, its (height, width) raw
     uint32 gids; ``(None, chunks)`` for an infinite one (no chunks: an empty layer)."""
     chunk_els = data.findall("chunk")
@@ -33,7 +46,7 @@ def decode_layer_data(
         return None, [_decode_chunk(path, data, ch, label) for ch in chunk_els]
     if infinite:
         return None, []
-    return _decode_gids(path, data, width * height, label).reshape(height, width), []
+    return _decode_gids(path, data, (height, width), label), []
 
 
 def _decode_chunk(path: str, data: ET.Element, ch: ET.Element, label: str) -> Chunk:
@@ -45,37 +58,46 @@ def _decode_chunk(path: str, data: ET.Element, ch: ET.Element, label: str) -> Ch
     cw, chh = int_attr(path, ch, "width"), int_attr(path, ch, "height")
     if cw <= 0 or chh <= 0 or cw * chh > MAX_CELLS:
         raise fail(path, f"{label} has a chunk of bad size {cw}x{chh}")
-    arr = _decode_gids(path, ch, cw * chh, f"{label} chunk ({cx},{cy})")
-    return cx, cy, arr.reshape(chh, cw)
+    return cx, cy, _decode_gids(path, ch, (chh, cw), f"{label} chunk ({cx},{cy})")
 
 
-def _decode_gids(path: str, data: ET.Element, count: int, label: str) -> np.ndarray:
-    """Decode one <data> or <chunk> body into ``count`` raw uint32 gids.
+def _decode_gids(path: str, data: ET.Element, shape: tuple[int, int], label: str) -> Gids:
+    """Decode one <data> or <chunk> body into ``shape`` (h, w) raw uint32 gids.
 
-    Every decoder is budgeted by ``count`` (what the map declares): more tiles than that,
-    or compressed data that would expand beyond ``count * 4`` bytes, stops before the
-    excess is ever held in memory.
+    Every decoder is budgeted by the count of cells (what the map declares): more tiles
+    than that, or compressed data that would expand beyond 4 bytes a cell, stops before
+    the excess is ever held in memory.
     """
+    count = shape[0] * shape[1]
     encoding = data.get("encoding")
     text = (data.text or "").strip()
     if encoding is None:
         tiles = data.findall("tile")
         _check_count(path, len(tiles), count, label)
-        arr = np.fromiter((_tile_gid(path, t, label) for t in tiles), dtype=np.int64)
-    elif encoding == "csv":
-        arr = _decode_csv(path, text, count, label)
-    elif encoding == "base64":
-        arr = _decode_base64(path, text, data.get("compression"), count, label)
-    else:
-        raise fail(
-            path,
-            f"{label} uses unknown encoding '{clip(encoding)}'",
-            "in Tiled choose CSV or Base64 as the Tile Layer Format",
-        )
-    _check_count(path, arr.size, count, label)
-    if arr.dtype != np.uint32 and arr.size and (arr.min() < 0 or arr.max() > 0xFFFFFFFF):
+        return _stdlib_gids(path, [_tile_gid(path, t, label) for t in tiles], shape, label)
+    if encoding == "csv":
+        return _decode_csv(path, text, shape, label)
+    if encoding == "base64":
+        raw = _decode_base64(path, text, data.get("compression"), count, label)
+        _check_count(path, len(raw) // 4, count, label)
+        values = array(U32)
+        values.frombytes(raw)
+        if sys.byteorder == "big":  # Tiled writes little-endian gids
+            values.byteswap()
+        return Cells(values, shape)
+    raise fail(
+        path,
+        f"{label} uses unknown encoding '{clip(encoding)}'",
+        "in Tiled choose CSV or Base64 as the Tile Layer Format",
+    )
+
+
+def _stdlib_gids(path: str, gids: list[int], shape: tuple[int, int], label: str) -> Cells:
+    """Whole numbers >= 0 (as many as the layer's cells) as raw uint32 gids."""
+    _check_count(path, len(gids), shape[0] * shape[1], label)
+    if gids and max(gids) > _GID_TOP:
         raise fail(path, f"{label} has tile ids out of range")
-    return arr.astype(np.uint32)
+    return Cells(array(U32, gids), shape)
 
 
 def _check_count(path: str, got: int, count: int, label: str) -> None:
@@ -95,18 +117,32 @@ def _tile_gid(path: str, tile: ET.Element, label: str) -> int:
     return int(raw)
 
 
-def _decode_csv(path: str, text: str, count: int, label: str) -> np.ndarray:
+#: What may stand round a csv number (what numpy's parse skips too).
+_SPACE = " \t\n\r\v\f"
+
+
+def _decode_csv(path: str, text: str, shape: tuple[int, int], label: str) -> Gids:
+    """csv gids: plain digits (at most 10 each) in a layer of at most SMALL_CELLS cells are
+    read here; anything else (a larger layer, signs, other characters) by numpy, whose
+    answer is the same where both read it (tests/test_cells.py)."""
+    count = shape[0] * shape[1]
     if text.count(",") > count:  # more numbers than the layer has cells: never parsed
         _check_count(path, count + 1, count, label)
+    if small(count) and text.isascii():
+        parts = [p.strip(_SPACE) for p in text.split(",")]
+        if all(p.isdigit() and len(p) <= 10 for p in parts):
+            return _stdlib_gids(path, [int(p) for p in parts], shape, label)
     try:
-        return np.fromstring(text, dtype=np.int64, sep=",") if text else np.zeros(0, np.int64)
+        arr = np.fromstring(text, dtype=np.int64, sep=",") if text else np.zeros(0, np.int64)
     except ValueError:
         raise fail(path, f"{label} has csv tile data that is not a list of numbers") from None
+    _check_count(path, arr.size, count, label)
+    if arr.size and (arr.min() < 0 or arr.max() > _GID_TOP):
+        raise fail(path, f"{label} has tile ids out of range")
+    return arr.astype(np.uint32).reshape(shape)
 
 
-def _decode_base64(
-    path: str, text: str, compression: str | None, count: int, label: str
-) -> np.ndarray:
+def _decode_base64(path: str, text: str, compression: str | None, count: int, label: str) -> bytes:
     size = count * 4  # bytes the layer declares
     try:
         raw = base64.b64decode(text, validate=False)
@@ -142,7 +178,7 @@ def _decode_base64(
         ) from None
     if len(raw) % 4:
         raise fail(path, f"{label} tile data is not a whole number of tiles (truncated?)")
-    return np.frombuffer(raw, dtype="<u4")
+    return raw
 
 
 class _TooLarge(Exception):

@@ -4,12 +4,14 @@ pytmx, infinite maps cropped to their painted chunks, and the model's layers bui
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
-import numpy as np
-
+from engine.cells import U8, U32, Cells, pure, small, to_numpy
 from engine.grid import Cell
+from engine.lazy import numpy as np
 from engine.mapmodel import TileLayer
 from engine.tiled.common import (
     FLAG_MASK,
@@ -25,14 +27,17 @@ from engine.tiled.common import (
     int_attr,
     layer_label,
 )
-from engine.tiled.layerdata import Chunk, decode_layer_data
+from engine.tiled.layerdata import decode_layer_data
+
+if TYPE_CHECKING:
+    from engine.tiled.layerdata import Chunk, Gids
 
 
 @dataclass
 class RawLayer:
     element: ET.Element
     name: str
-    raw: np.ndarray | None  # (h, w) raw gids, finite maps
+    raw: Gids | None  # (h, w) raw gids, finite maps
     chunks: list[Chunk] = field(default_factory=list)  # infinite
     visible: bool = True
     opacity: float = 1.0
@@ -134,7 +139,7 @@ def _read_layer(
     )
     if data is None:
         # An empty layer; pytmx still wants a <data> element to read.
-        lay.raw = np.zeros((height, width), dtype=np.uint32) if not infinite else None
+        lay.raw = Cells.zeros((height, width), U32) if not infinite else None
         ET.SubElement(el, "data", encoding="csv").text = "0"
         return lay
     if not infinite and data.find("chunk") is None:
@@ -190,10 +195,7 @@ def crop_infinite(
             f"tacgrid reads at most {MAX_LAYER_CELLS} in all layers together",
         )
     for lay in raw_layers:
-        full = np.zeros((height, width), dtype=np.uint32)
-        for x, y, a in lay.chunks:
-            full[y - y0 : y - y0 + a.shape[0], x - x0 : x - x0 + a.shape[1]] = a
-        lay.raw = full
+        lay.raw = _paste(lay.chunks, x0, y0, (height, width))
         lay.element.set("width", str(width))
         lay.element.set("height", str(height))
     root.set("width", str(width))
@@ -206,13 +208,44 @@ def crop_infinite(
     return width, height, (x0, y0)
 
 
+def _paste(chunks: list[Chunk], x0: int, y0: int, shape: tuple[int, int]) -> Gids:
+    """An infinite layer's chunks (Tiled's x, y of each) in one (h, w) array whose cell
+    (0, 0) is Tiled's (x0, y0); cells no chunk covers are 0."""
+    height, width = shape
+    if small(height * width) and all(isinstance(a, Cells) for _, _, a in chunks):
+        full = Cells.zeros(shape, U32)
+        for x, y, a in chunks:
+            assert isinstance(a, Cells)
+            ah, aw = a.shape
+            for r in range(ah):
+                at = (y - y0 + r) * width + x - x0
+                full.values[at : at + aw] = a.values[r * aw : (r + 1) * aw]
+        return full
+    out = np.zeros(shape, dtype=np.uint32)
+    for x, y, a in chunks:
+        ah, aw = a.shape
+        out[y - y0 : y - y0 + ah, x - x0 : x - x0 + aw] = to_numpy(a)
+    return out
+
+
+def split_flags(raw: Gids) -> tuple[Gids, Gids]:
+    """Raw gids as (gids without flags, uint32; Tiled's flip/rotation bits >> 28, uint8)."""
+    if pure(raw):
+        assert isinstance(raw, Cells)
+        gids = array(U32, [g & GID_MASK for g in raw.values])
+        flags = array(U8, [(g & FLAG_MASK) >> 28 for g in raw.values])
+        return Cells(gids, raw.shape), Cells(flags, raw.shape)
+    arr = to_numpy(raw)
+    return (arr & GID_MASK).astype(np.uint32), ((arr & FLAG_MASK) >> 28).astype(np.uint8)
+
+
 def tile_layer(lay: RawLayer, shape: tuple[int, int]) -> TileLayer:
     """The model's layer: gids and Tiled's flip/rotation bits apart."""
-    raw = lay.raw if lay.raw is not None else np.zeros(shape, dtype=np.uint32)
+    gids, flags = split_flags(lay.raw if lay.raw is not None else Cells.zeros(shape, U32))
     return TileLayer(
         name=lay.name,
-        gids=(raw & GID_MASK).astype(np.uint32),
-        flags=((raw & FLAG_MASK) >> 28).astype(np.uint8),
+        gids=gids,
+        flags=flags,
         visible=lay.visible,
         opacity=lay.opacity,
         offset=lay.offset,

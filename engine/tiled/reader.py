@@ -11,13 +11,12 @@ import math
 import os
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree as ET
-
-import numpy as np
 
 import engine.tiled.source as source
 import engine.tiled.uvtt as uvtt
+from engine.cells import Cells
 from engine.errors import MapError
 from engine.grid import DIAGONAL_RULES, Cell, Grid
 from engine.mapmodel import CORNER_RULES, UNITS, MapModel, MapObject, Terrain, TileLayer
@@ -40,6 +39,9 @@ from engine.tiled.terrain import cell_terrain
 from engine.tiled.tilesets import inline_tilesets, tile_properties, tileset_ranges
 from engine.tiled.world import map_path
 from engine.walls import check_walls
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass
@@ -262,7 +264,7 @@ def _corners(path: str, mprops: dict[str, Any]) -> str:
 
 def _read_terrain(
     path: str, root: ET.Element, raw_layers: list[RawLayer], shape: tuple[int, int]
-) -> tuple[tuple[TileLayer, ...], np.ndarray, tuple[Terrain, ...]]:
+) -> tuple[tuple[TileLayer, ...], Cells | np.ndarray, tuple[Terrain, ...]]:
     """The model's tile layers and every cell's terrain from the tiles stacked on it."""
     tile_props = tile_properties(path, root)
     ranges = tileset_ranges(path, root)

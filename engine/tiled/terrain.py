@@ -4,11 +4,12 @@ a key wins), and the checks on every terrain value a tile or region gives."""
 from __future__ import annotations
 
 import math
+from array import array
 from typing import Any
 
-import numpy as np
-
+from engine.cells import I32, Cells, held, pure, to_numpy
 from engine.errors import MapError
+from engine.lazy import numpy as np
 from engine.mapmodel import (
     BLOCKED_EMPTY,
     DIFFICULTIES,
@@ -27,26 +28,67 @@ def cell_terrain(
     tile_props: dict[int, dict[str, Any]],
     ranges: list[tuple[int, int]],
     shape: tuple[int, int],
-) -> tuple[np.ndarray, tuple[Terrain, ...]]:
+) -> tuple[Cells | np.ndarray, tuple[Terrain, ...]]:
     """Per-cell terrain ids from the tile stacks (top-most layer that sets a key wins)."""
-    tlayers = [lay.gids for lay in layers if lay.terrain]
+    tlayers = [held(lay, "gids") for lay in layers if lay.terrain]
     if not tlayers:
-        return np.zeros(shape, dtype=np.int32), (BLOCKED_EMPTY,)
-    allg = _values_used(tlayers)
-    # Every gid must belong to a tileset.
-    known = np.zeros(allg.shape, dtype=bool)
-    known |= allg == 0
-    for first, end in ranges:
-        known |= (allg >= first) & (allg < end)
-    if not known.all():
-        bad = int(allg[~known][0])
+        return Cells.zeros(shape, I32), (BLOCKED_EMPTY,)
+    used, stacks, inverse = layer_stacks(tlayers)
+    bad = _first_unknown(used, ranges)  # every gid must belong to a tileset
+    if bad is not None:
         raise fail(
             path,
             f"tile id {bad} is used but no tileset covers it",
             "a tileset is missing or was edited: re-add it in Tiled (Map > Add External Tileset)",
         )
+    records: dict[int, dict[str, Any]] = {}
+    table: list[Terrain] = []
+    seen: dict[Terrain, int] = {}
+    stack_to_terrain: list[int] = []
+    for gids in stacks:  # bottom .. top
+        if not any(gids):
+            t = BLOCKED_EMPTY
+        else:
+            recs = []
+            for g in reversed(gids):
+                if g == 0:
+                    continue
+                if g not in records:
+                    records[g] = _tile_terrain(path, g, tile_props.get(g))
+                recs.append(records[g])
+            t = _terrain_from_stack(recs)
+        if t not in seen:
+            seen[t] = len(table)
+            table.append(t)
+        stack_to_terrain.append(seen[t])
+    ids: Cells | np.ndarray
+    if isinstance(inverse, Cells):
+        ids = Cells(array(I32, map(stack_to_terrain.__getitem__, inverse.values)), shape)
+    else:
+        ids = np.asarray(stack_to_terrain, dtype=np.int32)[inverse]
+    return ids, tuple(table)
+
+
+def layer_stacks(
+    layers: list[Cells | np.ndarray],
+) -> tuple[list[int] | np.ndarray, list[tuple[int, ...]], Cells | np.ndarray]:
+    """The gids the layers use (sorted, each once), the distinct stacks of gids on a cell
+    (bottom layer first; sorted) and each cell's stack as an index into them. In pure
+    Python (a list and Cells) where every layer is small Cells (:func:`~engine.cells.pure`),
+    else with numpy (arrays): the same values (tests/test_cells.py)."""
+    shape = layers[0].shape
+    if pure(*layers):
+        values = [lay.values for lay in layers if isinstance(lay, Cells)]
+        keys: Any = values[0] if len(values) == 1 else list(zip(*values, strict=True))
+        distinct = sorted(set(keys))
+        index = {key: i for i, key in enumerate(distinct)}
+        used: list[int] = distinct if len(values) == 1 else sorted(set().union(*values))
+        stacks: list[tuple[int, ...]] = [(g,) for g in distinct] if len(values) == 1 else distinct
+        return used, stacks, Cells(array(I32, map(index.__getitem__, keys)), shape)
+    arrays = [to_numpy(lay) for lay in layers]
+    allg = _values_used(arrays)
     k = len(allg)
-    idx = [_rank(allg, g) for g in tlayers]
+    idx = [_rank(allg, g) for g in arrays]
     if len(idx) == 1:
         # One layer: every value it holds is a stack of its own (allg came from it).
         decode: list[tuple[int, ...]] = [(u,) for u in range(k)]
@@ -70,28 +112,20 @@ def cell_terrain(
         uniq2, inverse = np.unique(stacked, axis=0, return_inverse=True)
         decode = [tuple(int(v) for v in row) for row in uniq2]
         inverse = inverse.reshape(shape)
-    records: dict[int, dict[str, Any]] = {}
-    table: list[Terrain] = []
-    seen: dict[Terrain, int] = {}
-    stack_to_terrain = np.zeros(len(decode), dtype=np.int32)
-    for si, stack in enumerate(decode):
-        gids = [int(allg[i]) for i in stack]  # bottom .. top
-        if not any(gids):
-            t = BLOCKED_EMPTY
-        else:
-            recs = []
-            for g in reversed(gids):
-                if g == 0:
-                    continue
-                if g not in records:
-                    records[g] = _tile_terrain(path, g, tile_props.get(g))
-                recs.append(records[g])
-            t = _terrain_from_stack(recs)
-        if t not in seen:
-            seen[t] = len(table)
-            table.append(t)
-        stack_to_terrain[si] = seen[t]
-    return stack_to_terrain[inverse].astype(np.int32), tuple(table)
+    gids = allg.tolist()
+    return allg, [tuple(gids[i] for i in stack) for stack in decode], inverse
+
+
+def _first_unknown(used: list[int] | np.ndarray, ranges: list[tuple[int, int]]) -> int | None:
+    """The least gid of ``used`` (sorted) other than 0 that no tileset's ``[first, end)``
+    covers, or None (numpy's passes over an array, Python's over a list)."""
+    if isinstance(used, list):
+        unknown = (g for g in used if g and not any(a <= g < b for a, b in ranges))
+        return next(unknown, None)
+    known = used == 0
+    for first, end in ranges:
+        known |= (used >= first) & (used < end)
+    return None if known.all() else int(used[~known][0])
 
 
 #: The number-valued terrain properties: (least value, what to write instead).

@@ -38,8 +38,7 @@ import os
 import struct
 from typing import Any
 
-import numpy as np
-
+from engine.cells import I32, Cells
 from engine.errors import MapError
 from engine.grid import Grid
 from engine.mapmodel import ImageLayer, MapModel, Terrain, Wall
@@ -114,7 +113,7 @@ def read_uvtt(path: str, missing_images: str = "error") -> MapModel:
     notes.append(reader.summary(walls, doc))
     return MapModel(
         grid=grid,
-        terrain_ids=np.zeros((height, width), dtype=np.int32),
+        terrain_ids=Cells.zeros((height, width), I32),
         terrains=(Terrain(),),
         path=path,
         notes=tuple(notes),
