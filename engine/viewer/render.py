@@ -1058,7 +1058,10 @@ def _paint_lattice(
             r1 = min(ny, r0 + rows)
             block = pieces[table[r0:r1]]  # (rows, nx, sw, sh)
             target = canvas[x0 : x0 + nx * sw, y0 + r0 * sh : y0 + r1 * sh]
-            target.reshape(nx, sw, r1 - r0, sh)[...] = block.transpose(1, 2, 0, 3)
+            cells4 = target.reshape(nx, sw, r1 - r0, sh)  # splits each axis: still a view
+            if not np.may_share_memory(cells4, canvas):  # a copy would take the writes
+                raise AssertionError("the canvas view could not be split")
+            cells4[...] = block.transpose(1, 2, 0, 3)
     finally:
         del canvas
     return True
