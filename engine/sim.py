@@ -2030,16 +2030,7 @@ class Simulation:
         doors = self.door_key()
         quarries: tuple[Profile, ...] = ()
         if spec.policy == "pursuer":
-            default = self.system.default_pace
-            qs = []
-            for q in self.quarries:
-                qtok, qspec = tokens[q], specs[q]
-                qs.append(
-                    self.fields.profile(
-                        qtok, qspec.pace or default, qspec.size, doors, self._stats_key(qtok)
-                    )
-                )
-            quarries = tuple(qs)
+            quarries = tuple(self._profile_now(q, doors) for q in self.quarries)
         in_order = tuple(map(specs.__getitem__, self.order))
         key = (
             tid,
@@ -2110,14 +2101,7 @@ class Simulation:
         qtok = self.tokens[quarry]
         qcell = qtok.state.cell
         assert qcell is not None and token.state.cell is not None
-        qspec = self.specs[quarry]
-        qprof = self.fields.profile(
-            qtok,
-            qspec.pace or self.system.default_pace,
-            qspec.size,
-            self.door_key(),
-            self._stats_key(qtok),
-        )
+        qprof = self._profile_now(quarry)
         if not self.scenario.exit_cells:
             return qcell
         goal = self._quarry_goal(quarry)
@@ -2128,7 +2112,8 @@ class Simulation:
         return self.fields.meet(self._times_from(spec.id), route)
 
     def _times_from(self, tid: str) -> np.ndarray:
-        """Turns from a token's cell to every cell (best parity), cached per turn.
+        """Turns from a token's cell to every cell (best parity), as it stands now
+        (:meth:`_times_now`).
 
         While a ground move is worked out for :meth:`_ground_way`, the calls are recorded
         (``_record``) and the first ones may be answered from those already made for it
@@ -2151,16 +2136,19 @@ class Simulation:
         it is at this moment, the doors as they are) takes from its cell, kept in the
         profile. A token whose state changed in place (a failed check, a pace remembered)
         is seen with its new profile by every token that plans after it."""
-        tok = self.tokens[tid]
-        spec = self.specs[tid]
-        prof = self.fields.profile(
+        return self._profile_now(tid).turns_from(self.tokens[tid].state.cell)  # type: ignore[arg-type]
+
+    def _profile_now(self, tid: str, doors: tuple[tuple[int, bool], ...] | None = None) -> Profile:
+        """The profile of token ``tid`` as it stands now, at its scenario pace, on the map
+        with ``doors`` (default: as they are in play)."""
+        tok, spec = self.tokens[tid], self.specs[tid]
+        return self.fields.profile(
             tok,
             spec.pace or self.system.default_pace,
             spec.size,
-            self.door_key(),
+            self.door_key() if doors is None else doors,
             self._stats_key(tok),
         )
-        return prof.turns_from(tok.state.cell)  # type: ignore[arg-type]
 
     def _quarry_goal(self, quarry: str) -> Cell | None:
         """The exit cell the quarry reaches soonest among those it reaches before every

@@ -142,6 +142,11 @@ def test_a_flier_still_gets_its_flight_rules() -> None:
         "assert type(rules).__module__ == 'engine.systems.speedpoints.flight'\n"
         "print('ok')\n"
     )
+    _prints_ok(code)
+
+
+def _prints_ok(code: str) -> None:
+    """``code`` run in a fresh interpreter succeeds and prints ``ok``."""
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
@@ -164,10 +169,7 @@ def test_lazy_numpy_becomes_numpy_on_first_use() -> None:
         "assert engine.lazy.numpy is numpy\n"
         "print('ok')\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+    _prints_ok(code)
 
 
 @pytest.mark.parametrize("given", [None, "3"])
