@@ -65,8 +65,8 @@ INF = float("inf")
 #: No token in the way.
 NOBODY = Occupancy()
 _second = operator.itemgetter(1)
-#: A kept ground move's way not worked out yet, or not kept (Simulation._ground_way).
-_UNKEPT = object()
+#: Policies whose turn starts are kept (Simulation._turn_start): their ways are.
+_KEPT_POLICIES = frozenset({"quarry", "pursuer"})
 
 
 def _text(value: Any, what: str) -> str:
@@ -458,6 +458,10 @@ class HookMemo:
             got = self._canon[key] = token
             self._ids[id(token)] = token
         return got
+
+    def is_canon(self, token: Token) -> bool:
+        """Whether ``token`` is the one kept for its value (:meth:`canon`)."""
+        return self._ids.get(id(token)) is token
 
     def _forget(self) -> None:
         """Drop every result kept by the token given and every token kept by value."""
@@ -919,15 +923,18 @@ class Profile:
         self._from: dict[Cell, np.ndarray] = {}
         self._turns_from: dict[Cell, np.ndarray] = {}
         self._lists: tuple[list[int], list[int], list[float]] | None = None
+        #: The compiled arrays as engine/_kernel.c reads them (:meth:`_dijkstra`).
+        self._kernel_arrays: dict[str, tuple[np.ndarray, ...]] = {}
         #: The distances of every profile on the same compiled graph (FieldCache), or None,
         #: and this profile's ticks over those it keeps (:class:`_Distances`).
         self.shared: _Distances | None = None
         self.scale = 1.0
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled without the arrays as lists (:meth:`lists` makes them again)."""
+        """Pickled without the arrays as lists or for the kernel (made again on use)."""
         state = self.__dict__.copy()
         state["_lists"] = None
+        state["_kernel_arrays"] = {}
         return state
 
     #: Most edges of a graph :meth:`lists` gives as lists (beyond: None, numpy serves).
@@ -978,8 +985,6 @@ class Profile:
 
     def field_to(self, cells: tuple[Cell, ...] | frozenset[Cell], *, risk: bool = False) -> Field:
         """Ticks from every node to the nearest of ``cells`` (any parity), cached."""
-        from scipy.sparse.csgraph import dijkstra
-
         got = self._to_cells.get((cells, risk))
         if got is not None:
             return got
@@ -1001,8 +1006,7 @@ class Profile:
                     dist = base * self.scale if self.scale != 1.0 else base.copy()
                 else:
                     nodes = [i + s * g.n for i in idx for s in range(g.n_states)]
-                    rev = self.rev_risk if risk else self.rev
-                    dist = dijkstra(rev, indices=nodes, min_only=True)
+                    dist = self._dijkstra("rev_risk" if risk else "rev", nodes)
                     if shared is not None and not risk:
                         shared.keep_base_to(idx, dist / self.scale)
                 got = cache[idx] = Field(dist)
@@ -1025,9 +1029,31 @@ class Profile:
             self._turns_from[cell] = got
         return got
 
-    def _dist_from(self, cell: Cell) -> np.ndarray:
-        from scipy.sparse.csgraph import dijkstra
+    def _dijkstra(self, which: str, sources: list[int]) -> np.ndarray:
+        """Ticks from the nearest of ``sources`` to every node over this profile's ``csr``,
+        ``rev`` or ``rev_risk`` arrays (``which``): scipy's Dijkstra (``min_only``), or the
+        same distances bit for bit from engine/_kernel.c where it is built, several times
+        sooner (a chase makes hundreds of these fields)."""
+        from engine import search
 
+        matrix = getattr(self, which)
+        kernel = search.KERNEL
+        if kernel is None:
+            from scipy.sparse.csgraph import dijkstra
+
+            return dijkstra(matrix, indices=sources, min_only=True)
+        arrays = self._kernel_arrays.get(which)
+        if arrays is None:
+            arrays = self._kernel_arrays[which] = (
+                np.ascontiguousarray(matrix.indptr, dtype=np.int64),
+                np.ascontiguousarray(matrix.indices, dtype=np.int64),
+                np.ascontiguousarray(matrix.data, dtype=np.float64),
+            )
+        dist = np.full(matrix.shape[0], INF)
+        kernel.field(*arrays, np.asarray(sources, dtype=np.int64), dist)
+        return dist
+
+    def _dist_from(self, cell: Cell) -> np.ndarray:
         shared = self.shared
         scale = self.scale
         if shared is not None:
@@ -1039,7 +1065,7 @@ class Profile:
                 got.setflags(write=False)
                 return got
         g = self.graph
-        dist = dijkstra(self.csr, indices=g.node(cell))
+        dist = self._dijkstra("csr", [g.node(cell)])
         got = dist.reshape(g.n_states, g.n).min(axis=0)
         got.setflags(write=False)
         if shared is not None:
@@ -1146,7 +1172,14 @@ class FieldCache:
         #: Profiles with other tokens in the way, by (profile, blocked anchors): the few
         #: most recent (tokens move, so these are rarely asked twice for long).
         self._blocked: dict[tuple[Any, ...], Profile] = {}
-        self.plans: dict[tuple[Any, ...], tuple[tuple[TokenSpec, ...], list[Any]]] = {}
+        #: Ground moves' ways (Simulation._ground_way), by what they read.
+        self.ways: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+        #: The starts of turns seen before (Simulation._turn_start), by every token's and
+        #: spec's id and the doors: (those tokens, those specs, the start).
+        self.starts: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
+        #: A turn's checks by the ids of the token, graph and cells they were asked for
+        #: (Simulation._turn_rolls), with those and the result.
+        self.rolls_same: dict[tuple[int, int, int], tuple[Any, Any, Any, Any]] = {}
         #: Ways down a field before any roll (:meth:`descent`), by profile, goal and tokens.
         self._descents: dict[tuple[Any, ...], tuple[Profile, Walk, int]] = {}
         #: Policies' pure parts, by the kept arrays they read (:meth:`threat`, ...).
@@ -1160,6 +1193,7 @@ class FieldCache:
         #: The scenario's tokens as every run starts them (:meth:`start_token`).
         self._start: dict[int, tuple[TokenSpec, Token]] = {}
         self._stats_ids: dict[tuple[Any, ...], int] = {}
+        self._stats_same: dict[int, tuple[Any, int]] = {}
         self._sources: dict[str, Any] | None = None
         #: Rule hooks' results by what they read (:class:`HookMemo`), shared like the fields.
         self.hooks = HookMemo()
@@ -1179,10 +1213,16 @@ class FieldCache:
     def stats_id(self, stats: Any) -> int:
         """A small number for the stats' :func:`stats_key_of` (equal stats, equal numbers):
         cache keys hash it at once."""
+        same = self._stats_same.get(id(stats))
+        if same is not None and same[0] is stats:  # the very stats object (tokens share it)
+            return same[1]
         key = stats_key_of(stats)
         got = self._stats_ids.get(key)
         if got is None:
             got = self._stats_ids[key] = len(self._stats_ids)
+        if len(self._stats_same) >= self.SMALL_KEPT:
+            self._stats_same.clear()
+        self._stats_same[id(stats)] = (stats, got)
         return got
 
     def start_token(self, spec: TokenSpec, make: Any) -> Token:
@@ -1410,9 +1450,11 @@ class FieldCache:
             entries.append((tuple((k, n, v) for (k, n), v in trace.reads.items()), shared))
         return shared
 
-    #: Ground moves' ways kept by what they read (Simulation._ground_way): (the specs
-    #: named, a node ``[times of whom or None, {id(array): (array, node)}, way]``).
-    PLANS_KEPT = 16384
+    #: Ground moves' ways kept (:attr:`ways`; all of them go beyond this).
+    WAYS_KEPT = 16384
+
+    #: Turn starts kept (:attr:`starts`; all of them go beyond this).
+    STARTS_KEPT = 65536
 
     #: How many descents are kept (:meth:`descent`; all of them go beyond this).
     DESCENTS_KEPT = 65536
@@ -1586,6 +1628,8 @@ class Simulation:
         #: Doors opened or closed in play (door id -> open); the map as drawn elsewhere.
         self.doors: dict[int, bool] = {}
         self._skeys: dict[str, tuple[Any, int]] = {}
+        #: Each token's last profile at its scenario pace (:meth:`_profile_now`).
+        self._now: dict[str, tuple[Token, TokenSpec, Any, Profile]] = {}
         for spec in scenario.tokens:
             self.tokens[spec.id] = self.fields.start_token(spec, lambda s: self._start_token(s))
         self.pursuers = [
@@ -1843,21 +1887,11 @@ class Simulation:
         spec = self.specs[tid]
         system = self.system
         hooks = self.fields.hooks
-        token = self.tokens[tid]
-        skey = self._stats_key(token)
-        # The start of the turn, then the pace this turn may use on the way to the chosen
-        # one (D6: two speed levels a round; the token remembers it: its state, logged
-        # below) and whether the system rolls once a turn: pure hooks, kept as one.
-        chosen = spec.pace or system.default_pace
-
-        def begin(tok: Token, dice: Any) -> tuple[Token, str, bool]:
-            tok = system.start_turn(tok, dice)
-            pace = system.turn_pace(tok, chosen)
-            return tok, pace, system.turn_checks(tok, [], pace) is not None
-
-        token, pace, per_turn = hooks.token(("begin", tid, skey, chosen), token, begin, self.dice)
-        self._log_rolls(tid)
-        prof = self.fields.profile(token, pace, spec.size, self.door_key(), skey)
+        if path is None:
+            token, pace, per_turn, prof, way = self._turn_start(tid, spec)
+        else:
+            token, pace, per_turn, prof = self._begin(tid, spec)
+            way = None
         self._defer = [] if per_turn else None
         before = token.state.cell
         flight = sim_flight.rules_for(self, token) if token.state.flight is not None else None
@@ -1865,10 +1899,8 @@ class Simulation:
             token = self._walk_path(tid, token, prof, path, self.occupancy_of(tid))
         elif flight is not None:
             token = sim_flight.fly_turn(self, tid, token, flight)
-        else:
-            way = self._ground_way(tid, spec, token, prof, per_turn)
-            if way is not None:
-                token = self._walk_down(tid, token, *way)
+        elif way is not None:
+            token = self._walk_down(tid, token, *way)
         moved = None if flight is not None else token.state.cell != before
 
         skey = self._stats_key(token)
@@ -1889,13 +1921,96 @@ class Simulation:
 
         token = hooks.token(("end", tid, skey, pace, moved), token, end, self.dice, rolls)
         self._log_rolls(tid)
-        self.tokens[tid] = token
+        # Kept one object per value (a turn that rolled made a new one): the next turns of
+        # every token start from what is kept for these tokens (:meth:`_turn_start`).
+        self.tokens[tid] = token = hooks.canon(token)
         if self.record:
             state = hooks.state_dict(token.state)
             self.events.append({"type": "state", "token": tid, "state": state})
         elif self._count:
             self._counted += 1
         self._check_goals(tid)
+
+    def _begin(self, tid: str, spec: TokenSpec) -> tuple[Token, str, bool, Profile]:
+        """The start of ``tid``'s turn: its token after the system's start of a turn, the
+        pace this turn may use on the way to the chosen one (D6: two speed levels a round;
+        the token remembers it: its state, logged at the end of the turn), whether the
+        system rolls once a turn, and the profile it moves on. Pure hooks, kept as one."""
+        system = self.system
+        token = self.tokens[tid]
+        skey = self._stats_key(token)
+        chosen = spec.pace or system.default_pace
+
+        def begin(tok: Token, dice: Any) -> tuple[Token, str, bool]:
+            tok = system.start_turn(tok, dice)
+            pace = system.turn_pace(tok, chosen)
+            return tok, pace, system.turn_checks(tok, [], pace) is not None
+
+        token, pace, per_turn = self.fields.hooks.token(
+            ("begin", tid, skey, chosen), token, begin, self.dice
+        )
+        self._log_rolls(tid)
+        prof = self.fields.profile(token, pace, spec.size, self.door_key(), skey)
+        return token, pace, per_turn, prof
+
+    def _turn_start(
+        self, tid: str, spec: TokenSpec
+    ) -> tuple[Token, str, bool, Profile, tuple[Profile, Walk, int] | None]:
+        """:meth:`_begin` and the way the token's policy takes this turn (:meth:`_ground_way`;
+        None for a flier or where it stays), before anything is rolled.
+
+        All of it is a pure function of every token as it stands (tokens kept one object
+        per value: :meth:`HookMemo.canon`), their specs and the doors, wherever the start of
+        the turn rolled nothing and the way is kept (:meth:`_way_key`): kept in the field
+        cache by those (``starts``), so a turn seen before starts with one lookup: the key
+        holds the ids of the tokens and specs, kept alive with the start."""
+        order, tokens = self.order, self.tokens
+        starts = self.fields.starts
+        if spec.policy in _KEPT_POLICIES:
+            specs = self.specs
+            key = (tid, self.door_key(), *[id(tokens.get(o)) for o in order])
+            key += tuple([id(specs[o]) for o in order])
+            got = starts.get(key)
+            if got is not None:
+                # The tokens and specs kept with the start are alive, so an object whose
+                # id is in the key is that very object: nothing more to compare.
+                return got[2]
+        else:
+            key = None
+        token, pace, per_turn, prof = self._begin(tid, spec)
+        if token.state.flight is not None:
+            return token, pace, per_turn, prof, None
+        way = self._ground_way(tid, spec, token, prof, per_turn)
+        if (
+            key is not None
+            and (way is None or way[0] is prof)  # no profile with tokens taken away
+            and self._start_kept(tid, spec)
+        ):
+            if len(starts) >= self.fields.STARTS_KEPT:
+                starts.clear()
+            starts[key] = (
+                tuple(tokens[oid] for oid in order),
+                tuple(self.specs[oid] for oid in order),
+                (token, pace, per_turn, prof, way),
+            )
+        return token, pace, per_turn, prof, way
+
+    def _start_kept(self, tid: str, spec: TokenSpec) -> bool:
+        """Whether :meth:`_turn_start` may keep this start: every token on the ground on
+        the map and kept one object per value (:meth:`HookMemo.canon`: a token's id then
+        stands for its value), and the start of the turn kept as a pure result of the
+        token (it rolled nothing)."""
+        hooks = self.fields.hooks
+        for oid in self.order:
+            tok = self.tokens.get(oid)
+            if tok is None or not hooks.is_canon(tok):
+                return False
+            st = tok.state
+            if st.flight is not None or st.cell is None:
+                return False
+        token = self.tokens[tid]
+        chosen = spec.pace or self.system.default_pace
+        return hooks.same(("begin", tid, self._stats_key(token), chosen), token) is not None
 
     # ----------------------------------------------------------------- tokens in the way
 
@@ -1951,98 +2066,58 @@ class Simulation:
 
     # ----------------------------------------------------------------- policies
 
-    #: A ground move being worked out (:meth:`_ground_way`): the policy's calls of
-    #: :meth:`_times_from` made so far (recorded), and those to answer again (replayed).
-    _record: list[tuple[str, np.ndarray]] | None = None
-    _replay: list[tuple[str, np.ndarray]] | None = None
-
     def _ground_way(
         self, tid: str, spec: TokenSpec, token: Token, prof: Profile, per_turn: bool
     ) -> tuple[Profile, Walk, int] | None:
         """The way a ground token's policy takes this turn, before anything is rolled: the
         profile walked, its walk and how many edges of it (:meth:`_descent`), or None (it
-        stays). Kept in the field cache by what the policy and the way read: the token's
-        cell and profile, the other tokens' cells and specs, the quarries' profiles (a
-        pursuer's), the doors, and the times from tokens (:meth:`_times_from`, turn by
-        turn as this run's cache gives them: the calls are made in the policy's order,
-        one by one, each next one as the arrays so far say: :class:`FieldCache` ``plans``)."""
-        keyed = self._way_key(tid, spec, token, prof, per_turn)
+        stays). Kept in the field cache (``ways``) by all that the policy and the way
+        read (:meth:`_way_key`)."""
+        keyed = self._way_key(tid, spec, prof, per_turn)
         if keyed is None:
             return self._find_way(tid, spec, token, prof)
-        key, specs = keyed
-        plans = self.fields.plans
-        got = plans.get(key)
-        if got is not None and not all(map(operator.is_, got[0], specs)):
-            got = None  # other specs (the GM's edits) under ids reused
-        node = None
-        made: list[tuple[str, np.ndarray]] = []
+        key, kept = keyed
+        ways = self.fields.ways
+        got = ways.get(key)
         if got is not None:
-            node = got[1]
-            while node is not None and node[0] is not None:  # a call of _times_from
-                arr = self._times_now(node[0])
-                made.append((node[0], arr))
-                kid = node[1].get(id(arr))
-                node = kid[1] if kid is not None and kid[0] is arr else None
-            if node is not None and node[2] is not _UNKEPT:
-                return node[2]
-        # Not kept: worked out, the calls made so far answered again, the rest recorded.
-        self._replay = made[::-1]
-        self._record = []
-        try:
-            way = self._find_way(tid, spec, token, prof)
-            calls = self._record
-            assert not self._replay
-        finally:
-            self._replay = None
-            self._record = None
-        if got is None:
-            if len(plans) >= self.fields.PLANS_KEPT:
-                plans.clear()
-            got = plans[key] = (specs, [None, {}, _UNKEPT])
-        node = got[1]
-        for t, arr in calls:
-            if node[0] is None:
-                node[0] = t
-            assert node[0] == t
-            kid = node[1].get(id(arr))
-            if kid is None or kid[0] is not arr:
-                kid = node[1][id(arr)] = (arr, [None, {}, _UNKEPT])
-            node = kid[1]
+            # What the key names by id is kept alive with the way: the same objects.
+            return got[1]
+        way = self._find_way(tid, spec, token, prof)
         # A way with tokens taken away from the field (a profile of its own) is not kept.
-        node[2] = way if way is None or way[0] is prof else _UNKEPT
+        if way is None or way[0] is prof:
+            if len(ways) >= self.fields.WAYS_KEPT:
+                ways.clear()
+            ways[key] = (kept, way)
         return way
 
     def _way_key(
-        self, tid: str, spec: TokenSpec, token: Token, prof: Profile, per_turn: bool
-    ) -> tuple[tuple[Any, ...], tuple[TokenSpec, ...]] | None:
-        """What :meth:`_ground_way` keeps a way by, but for the times from tokens, and the
-        specs it names by id; None where it is not kept (a flier about, a token off the
-        map, a waypoint policy)."""
-        if spec.policy not in ("quarry", "pursuer"):
+        self, tid: str, spec: TokenSpec, prof: Profile, per_turn: bool
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+        """What :meth:`_ground_way` keeps a way by, and the objects it names by id (to be
+        kept alive with it); None where it is not kept (a flier about, a token off the
+        map, a policy other than quarry or pursuer).
+
+        A quarry's or pursuer's way is a function of: the token's profile this turn and
+        whether it rolls once a turn; the doors; and every token's spec, cell and profile
+        as it stands (:meth:`_profile_now`: the times from it, :meth:`_times_from`, are its
+        profile's from its cell), which is all the policies, the tokens in the way and the
+        descent read (:meth:`_find_way`)."""
+        if spec.policy not in _KEPT_POLICIES:
             return None
         specs, tokens = self.specs, self.tokens
+        doors = self.door_key()
         cells = []
+        profiles = []
         for oid in self.order:
             tok = tokens.get(oid)
             if tok is None or tok.state.flight is not None or tok.state.cell is None:
                 return None
             cells.append(tok.state.cell)
-        doors = self.door_key()
-        quarries: tuple[Profile, ...] = ()
-        if spec.policy == "pursuer":
-            quarries = tuple(self._profile_now(q, doors) for q in self.quarries)
+            profiles.append(self._profile_now(oid, doors))
         in_order = tuple(map(specs.__getitem__, self.order))
-        key = (
-            tid,
-            tuple(map(id, in_order)),
-            tuple(cells),
-            token.state.cell,
-            prof,
-            per_turn,
-            quarries,
-            doors,
-        )
-        return key, in_order
+        kept = (prof, *profiles, *in_order)
+        key = (tid, per_turn, doors, *cells, *map(id, kept))
+        return key, kept
 
     def _find_way(
         self, tid: str, spec: TokenSpec, token: Token, prof: Profile
@@ -2113,23 +2188,8 @@ class Simulation:
 
     def _times_from(self, tid: str) -> np.ndarray:
         """Turns from a token's cell to every cell (best parity), as it stands now
-        (:meth:`_times_now`).
-
-        While a ground move is worked out for :meth:`_ground_way`, the calls are recorded
-        (``_record``) and the first ones may be answered from those already made for it
-        (``_replay``, last first): each call is made once, in the policy's order."""
-        replay = self._replay
-        if replay:
-            want, got = replay.pop()
-            if want != tid:  # the policy asks the same things in the same order
-                raise AssertionError(f"times of {tid} asked where {want} was")
-            if self._record is not None:
-                self._record.append((tid, got))
-            return got
-        got = self._times_now(tid)
-        if self._record is not None:
-            self._record.append((tid, got))
-        return got
+        (:meth:`_times_now`)."""
+        return self._times_now(tid)
 
     def _times_now(self, tid: str) -> np.ndarray:
         """:meth:`_times_from` as the token stands now: the turns its profile (its state as
@@ -2142,13 +2202,18 @@ class Simulation:
         """The profile of token ``tid`` as it stands now, at its scenario pace, on the map
         with ``doors`` (default: as they are in play)."""
         tok, spec = self.tokens[tid], self.specs[tid]
-        return self.fields.profile(
-            tok,
-            spec.pace or self.system.default_pace,
-            spec.size,
-            self.door_key() if doors is None else doors,
-            self._stats_key(tok),
+        if doors is None:
+            doors = self.door_key()
+        # The last answer per token, while the token, its spec and the doors are the same
+        # objects (tokens are frozen): the other tokens' profiles are asked every turn.
+        got = self._now.get(tid)
+        if got is not None and got[0] is tok and got[1] is spec and got[2] == doors:
+            return got[3]
+        prof = self.fields.profile(
+            tok, spec.pace or self.system.default_pace, spec.size, doors, self._stats_key(tok)
         )
+        self._now[tid] = (tok, spec, doors, prof)
+        return prof
 
     def _quarry_goal(self, quarry: str) -> Cell | None:
         """The exit cell the quarry reaches soonest among those it reaches before every
@@ -2536,10 +2601,19 @@ class Simulation:
         with the first entry asking it, in roll order. A pure function of the token, the
         cells (``cells``: their ``(terrain id, layer)``, where the caller has them) and their
         layers: kept in the field cache by what it read (:class:`HookMemo`)."""
+        fields = self.fields
+        quick = None
         if cells is None:
-            ids = self.fields.terrain_list(g)
+            ids = fields.terrain_list(g)
             n, per = g.n, g.n * g.n_par
             cells = tuple((ids[nxt % n], nxt // per) for nxt, _ in entries)
+        elif fields.hooks.is_canon(token):
+            # The cells of a kept walk (Walk.upto) and a token kept by value: this very
+            # call's result, kept by identity, before any key is hashed.
+            quick = (id(token), id(g), id(cells))
+            got = fields.rolls_same.get(quick)
+            if got is not None and got[0] is token and got[1] is g and got[2] is cells:
+                return got[3]
 
         def rolls(tok: Token) -> list[tuple[int, CellCheck]]:
             terrains = [g.model.terrains[t] for t, _ in cells]
@@ -2554,7 +2628,12 @@ class Simulation:
             return sorted(placed, key=lambda x: x[0])
 
         key = ("turn_checks", token.id, self._stats_key(token), g, cells)
-        return self.fields.hooks.get(key, token, rolls)
+        result = fields.hooks.get(key, token, rolls)
+        if quick is not None:
+            if len(fields.rolls_same) >= fields.STARTS_KEPT:
+                fields.rolls_same.clear()
+            fields.rolls_same[quick] = (token, g, cells, result)
+        return result
 
     def _moved(
         self,
@@ -2603,22 +2682,27 @@ class Simulation:
         scenario = self.scenario
         tokens, specs, gap = self.tokens, self.specs, self.fields.gap
         capture, altitude = scenario.capture, scenario.capture_altitude
+        low_enough = sim_flight.low_enough
         for q in self.quarries:
             qtok = tokens[q]
-            qc = qtok.state.cell
-            for p in self.pursuers:
-                ptok = tokens[p]
-                pc = ptok.state.cell
-                if (
-                    qc is not None
-                    and pc is not None
-                    and gap(pc, specs[p].size, qc, specs[q].size) <= capture
-                    and sim_flight.low_enough(ptok, altitude)
-                    and sim_flight.low_enough(qtok, altitude)
-                ):
-                    self._finish("capture", qc, p)
-                    return
-            if qc in self.scenario.exit_cells:
+            qst = qtok.state
+            qc = qst.cell
+            if qc is not None:
+                q_low = qst.flight is None or low_enough(qtok, altitude)
+                q_size = specs[q].size
+                for p in self.pursuers:
+                    ptok = tokens[p]
+                    pst = ptok.state
+                    pc = pst.cell
+                    if (
+                        pc is not None
+                        and gap(pc, specs[p].size, qc, q_size) <= capture
+                        and q_low
+                        and (pst.flight is None or low_enough(ptok, altitude))
+                    ):
+                        self._finish("capture", qc, p)
+                        return
+            if qc in scenario.exit_cells:
                 self._finish("escape", qc, q)
                 return
 

@@ -30,6 +30,9 @@ from engine.grid import Cell
 from engine.sources import clip
 from engine.terrain import MODES, Terrain
 
+#: Frozen dataclasses made field by field at once (:meth:`TokenState._with_counters`).
+_new = object.__new__
+
 if TYPE_CHECKING:
     # Annotations only: a system's flight rules live apart from it, so that listing the
     # systems imports no engine.flight (issue 20).
@@ -187,14 +190,25 @@ class TokenState:
     def with_counter(self, name: str, value: int) -> TokenState:
         d = dict(self.counters)
         d[name] = value
-        return replace(self, counters=tuple(sorted(d.items())))
+        return self._with_counters(tuple(sorted(d.items())))
 
     def set_counter(self, name: str, value: int) -> TokenState:
         """:meth:`with_counter`, except that a 0 counter is dropped (absent reads 0)."""
         d = {k: v for k, v in self.counters if k != name}
         if value:
             d[name] = value
-        return replace(self, counters=tuple(sorted(d.items())))
+        return self._with_counters(tuple(sorted(d.items())))
+
+    def _with_counters(self, counters: tuple[tuple[str, int], ...]) -> TokenState:
+        """This state with ``counters``. A plain state is copied field by field at once
+        (what ``dataclasses.replace`` makes, several times sooner: rules change counters
+        every turn); a subclass goes through ``replace``."""
+        if type(self) is not TokenState:
+            return replace(self, counters=counters)
+        made = _new(TokenState)
+        made.__dict__.update(self.__dict__)
+        made.__dict__["counters"] = counters
+        return made
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -218,6 +232,16 @@ class Token:
 
     def __getitem__(self, name: str) -> Any:
         return self.stats[name]
+
+    def with_state(self, state: TokenState) -> Token:
+        """This token in ``state``: ``replace(token, state=state)``, made at once for a
+        plain token (rules do this every turn)."""
+        if type(self) is not Token:
+            return replace(self, state=state)
+        made = _new(Token)
+        made.__dict__.update(self.__dict__)
+        made.__dict__["state"] = state
+        return made
 
     def moved(self, **changes: Any) -> Token:
         return replace(self, state=replace(self.state, **changes))

@@ -1211,7 +1211,7 @@ class D6(RuleSystem):
         state = _set(_set(token.state, "collision_dice", 0), "collision_margin", margin)
         if injured:
             state = state.with_conditions("injured")
-        return replace(token, state=state)
+        return token.with_state(state)
 
     # ----------------------------------------------------------------- long distance
 
