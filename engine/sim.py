@@ -122,8 +122,17 @@ class _Trace:
         self.base = base or {}
 
 
-#: A counter a hook set to 0 with :meth:`TokenState.set_counter` (dropped, not kept as 0).
-_DROP = object()
+class _Dropped:
+    """A counter a hook set to 0 with :meth:`TokenState.set_counter` (dropped, not kept as
+    0); one object, compared by identity, also in a recipe shipped to another process."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> str:
+        return "_DROP"
+
+
+_DROP = _Dropped()
 #: No field changed in place (:class:`_Traced`'s ``_deltas``); never mutated.
 _NO_DELTAS: dict[str, dict[str, Any]] = {}
 
@@ -340,6 +349,16 @@ class HookMemo:
         #: Tokens kept one object per value (:meth:`canon`), and by their ids.
         self._canon: dict[tuple[Any, ...], Token] = {}
         self._ids: dict[int, Token] = {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A memo shipped to another process (pickling keeps every object once): what is
+        kept by object ids is keyed again by the ids the objects have here. A key of
+        ``_same`` ends with the id of the token (or state) its entry keeps first; one of
+        ``_canon`` holds the id of the token's stats second."""
+        self.__dict__.update(state)
+        self._same = {(*k[:-1], id(v[0])): v for k, v in self._same.items()}
+        self._canon = {(k[0], id(t.stats), *k[2:]): t for k, t in self._canon.items()}
+        self._ids = {id(t): t for t in self._ids.values()}
 
     def _find(self, key: Any, state: TokenState) -> tuple[bool, Any]:
         shapes = self._memo.get(key)
@@ -592,6 +611,15 @@ class _Shape:
     #: Fields whose values are never numbers (equal values are of one type).
     UNTYPED = frozenset({"cell", "mode", "conditions", "encumbrance", "counters", "flight"})
 
+    def __getstate__(self) -> tuple[Any, Any]:
+        """Pickled as its reads and results; :attr:`values` is made again from the reads."""
+        return (self.reads, self.kept)
+
+    def __setstate__(self, state: tuple[Any, Any]) -> None:
+        reads, kept = state
+        self.__init__(reads)  # type: ignore[misc]
+        self.kept.update(kept)
+
     def __init__(self, reads: tuple[tuple[int, str], ...]) -> None:
         self.reads = reads
         self.kept: dict[Any, tuple[Any, Any]] = {}
@@ -607,7 +635,33 @@ class _Shape:
             else:
                 self.values = lambda st: ()
         else:
-            self.values = lambda st: _values(st, reads)
+            self.values = _reader(reads)
+
+
+def _reader(shape: tuple[tuple[int, str], ...]) -> Callable[[TokenState], tuple[Any, ...]]:
+    """:func:`_values` of ``shape`` as a function of the state: a single ``has()`` or
+    ``counter()`` read (the usual shape) read straight off a plain state."""
+    if len(shape) == 1 and shape[0][0] in (1, 2):
+        kind, name = shape[0]
+        if kind == 1:
+
+            def has(state: TokenState) -> tuple[Any, ...]:
+                if type(state) is TokenState:
+                    return (name in state.__dict__["conditions"],)
+                return _values(state, shape)
+
+            return has
+
+        def counter(state: TokenState) -> tuple[Any, ...]:
+            if type(state) is TokenState:
+                for k, v in state.__dict__["counters"]:
+                    if k == name:
+                        return (v,)
+                return (0,)
+            return _values(state, shape)
+
+        return counter
+    return lambda state: _values(state, shape)
 
 
 def _values(state: TokenState, shape: tuple[tuple[int, str], ...]) -> tuple[Any, ...]:
@@ -815,11 +869,12 @@ class Walk:
     it gives when nothing is rolled on the way: per edge, the cell it ends in, whether it
     enters a new cell, and the ticks spent by its end (summed in walking order)."""
 
-    __slots__ = ("edges", "cells", "moved", "spent", "jumps", "checks", "_graph", "_upto")
+    __slots__ = ("edges", "cells", "moved", "spent", "jumps", "checks", "_graph", "_ids", "_upto")
 
     def __init__(self, prof: Profile, edges: list[tuple[int, int, float]]) -> None:
         g = prof.graph
         self._graph = g
+        self._ids = ids = prof.terrain_list()
         self._upto: dict[int, tuple[list[tuple[int, float]], list[Cell], tuple[Any, ...]]] = {}
         n = g.n
         cell_of = g.grid.cell_of_index
@@ -834,13 +889,12 @@ class Walk:
         jump_at = g.jump_at
         self.jumps = bool(jump_at) and any((a, b) in jump_at for a, b, _ in edges)
         # Whether a cell entered asks a check (:meth:`Simulation._enter` may roll there).
-        ids = g.model.terrain_ids.ravel()
         costs = g.state_costs
         per = n * g.n_par
         self.checks = False
         for (_, nxt, _), moved in zip(edges, self.moved, strict=True):
             if moved:
-                c = costs[nxt // per][int(ids[nxt % n])].check
+                c = costs[nxt // per][ids[nxt % n]].check
                 if c is not None and c.check is not None:
                     self.checks = True
                     break
@@ -853,11 +907,11 @@ class Walk:
         if got is None:
             g = self._graph
             n, per = g.n, g.n * g.n_par
-            ids = g.model.terrain_ids.ravel()
+            ids = self._ids
             moved, edges = self.moved, self.edges
             at = [i for i in range(k) if moved[i]]
             entries = [(edges[i][1], self.spent[i]) for i in at]
-            cells = tuple((int(ids[nxt % n]), nxt // per) for nxt, _ in entries)
+            cells = tuple((ids[nxt % n], nxt // per) for nxt, _ in entries)
             got = self._upto[k] = (entries, [self.cells[i] for i in at], cells)
         return got
 
@@ -923,6 +977,7 @@ class Profile:
         self._from: dict[Cell, np.ndarray] = {}
         self._turns_from: dict[Cell, np.ndarray] = {}
         self._lists: tuple[list[int], list[int], list[float]] | None = None
+        self._terrains: list[int] | None = None
         #: The compiled arrays as engine/_kernel.c reads them (:meth:`_dijkstra`).
         self._kernel_arrays: dict[str, tuple[np.ndarray, ...]] = {}
         #: The distances of every profile on the same compiled graph (FieldCache), or None,
@@ -931,10 +986,12 @@ class Profile:
         self.scale = 1.0
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled without the arrays as lists or for the kernel (made again on use)."""
+        """Pickled without the arrays as lists or for the kernel, or the terrain list (made
+        again on use)."""
         state = self.__dict__.copy()
         state["_lists"] = None
         state["_kernel_arrays"] = {}
+        state["_terrains"] = None
         return state
 
     #: Most edges of a graph :meth:`lists` gives as lists (beyond: None, numpy serves).
@@ -948,6 +1005,12 @@ class Profile:
                 return None
             self._lists = (self.indptr.tolist(), self.indices.tolist(), self.data.tolist())
         return self._lists
+
+    def terrain_list(self) -> list[int]:
+        """The terrain id of every cell of the graph's map, as a list (made once)."""
+        if self._terrains is None:
+            self._terrains = self.graph.model.terrain_ids.ravel().tolist()
+        return self._terrains
 
     def without(self, blocked: frozenset[Cell]) -> Profile:
         """The fields of this profile's token with ``blocked`` anchors taken away (tokens in
@@ -981,7 +1044,9 @@ class Profile:
         masked = csr_array(
             (csr.data[keep], indices, indptr.astype(indices.dtype)), shape=(size, size)
         )
-        return Profile(g, masked, self.penalty)
+        out = Profile(g, masked, self.penalty)
+        out._terrains = self._terrains  # the same graph, so the same map
+        return out
 
     def field_to(self, cells: tuple[Cell, ...] | frozenset[Cell], *, risk: bool = False) -> Field:
         """Ticks from every node to the nearest of ``cells`` (any parity), cached."""
@@ -1044,13 +1109,10 @@ class Profile:
             return dijkstra(matrix, indices=sources, min_only=True)
         arrays = self._kernel_arrays.get(which)
         if arrays is None:
-            arrays = self._kernel_arrays[which] = (
-                np.ascontiguousarray(matrix.indptr, dtype=np.int64),
-                np.ascontiguousarray(matrix.indices, dtype=np.int64),
-                np.ascontiguousarray(matrix.data, dtype=np.float64),
-            )
+            arrays = self._kernel_arrays[which] = _kernel_csr(matrix)
         dist = np.full(matrix.shape[0], INF)
-        kernel.field(*arrays, np.asarray(sources, dtype=np.int64), dist)
+        indptr, indices, data, steps, step = arrays
+        kernel.field(indptr, indices, data, np.asarray(sources, dtype=np.int64), dist, steps, step)
         return dist
 
     def _dist_from(self, cell: Cell) -> np.ndarray:
@@ -1084,6 +1146,36 @@ class Profile:
         if got is None:
             got = self._from[cell] = self._dist_from(cell)
         return got
+
+
+#: The most steps of an edge for engine/_kernel.c's bucket queue (buckets a field).
+_MOST_STEPS = 1 << 16
+
+
+def _kernel_csr(matrix: Any) -> tuple[Any, ...]:
+    """A CSR matrix as engine/_kernel.c's field() reads it: indptr and indices (int64), the
+    ticks (float64), and where every tick is a whole multiple of one step (the usual case)
+    the ticks in steps (int32) and the step, so a bucket queue runs; else None and 1."""
+    data = np.ascontiguousarray(matrix.data, dtype=np.float64)
+    steps, step = None, 1.0
+    if (
+        data.size
+        and bool(np.all(np.isfinite(data)))
+        and bool(np.all(data >= 0))
+        and bool(np.all(data == np.floor(data)))
+        and float(data.max()) * (matrix.shape[0] + 1) < 2.0**52
+    ):
+        whole = data.astype(np.int64)
+        divisor = int(np.gcd.reduce(whole)) or 1
+        if int(whole.max()) // divisor <= _MOST_STEPS:
+            steps, step = (whole // divisor).astype(np.int32), float(divisor)
+    return (
+        np.ascontiguousarray(matrix.indptr, dtype=np.int64),
+        np.ascontiguousarray(matrix.indices, dtype=np.int64),
+        data,
+        steps,
+        step,
+    )
 
 
 class _Distances:
@@ -1136,6 +1228,26 @@ class _Distances:
         self.from_[cell] = got
 
 
+def _rekey(key: tuple[Any, ...], value: Any, how: str) -> tuple[Any, ...]:
+    """An id-keyed memo's key made again from the objects its entry keeps
+    (:attr:`FieldCache._BY_ID`), in a process where they have other ids."""
+    if how == "tail":
+        kept = value[0]
+        return (*key[: len(key) - len(kept)], *map(id, kept))
+    if how == "items":
+        n = len(key) if isinstance(key, tuple) else 1
+        ids = tuple(map(id, value[:n]))
+        return ids if isinstance(key, tuple) else ids[0]
+    if how == "first":  # (id(token), ...rest) -> (token, profile)
+        return (id(value[0]), *key[1:])
+    if how == "threat":  # (n, *ids of the arrays) -> (out, arrays)
+        return (key[0], *map(id, value[1]))
+    if how == "flee":  # (id(mine), id(threat), taken) -> (best, mine, threat)
+        return (id(value[1]), id(value[2]), key[2])
+    # "pairs": (id(a), id(b)) -> (result, a, b)
+    return (id(value[1]), id(value[2]))
+
+
 def stats_key_of(stats: Any) -> tuple[Any, ...]:
     """A token's stats as a cache key (every name and value, as text)."""
     return tuple(sorted((k, str(v)) for k, v in stats.items()))
@@ -1176,7 +1288,8 @@ class FieldCache:
         self.ways: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
         #: The starts of turns seen before (Simulation._turn_start), by every token's and
         #: spec's id and the doors: (those tokens, those specs, the start).
-        self.starts: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
+        self.starts: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+        self.starts_by_reads: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
         #: A turn's checks by the ids of the token, graph and cells they were asked for
         #: (Simulation._turn_rolls), with those and the result.
         self.rolls_same: dict[tuple[int, int, int], tuple[Any, Any, Any, Any]] = {}
@@ -1202,6 +1315,43 @@ class FieldCache:
         self.flight: dict[Any, Any] = {}
         #: The map with doors opened or closed in play, by door state (``Simulation.doors``).
         self._models: dict[tuple[tuple[int, bool], ...], MapModel] = {}
+
+    # ----------------------------------------------------------------- shipping
+
+    #: Memos keyed by object ids, each with how its key is made again from the objects
+    #: its entries keep (:func:`_rekey`).
+    _BY_ID = {
+        "starts": "tail",
+        "starts_by_reads": "tail",
+        "ways": "tail",
+        "rolls_same": "items",
+        "_profile_of": "first",
+        "_threats": "threat",
+        "_exits": "pairs",
+        "_flee": "flee",
+        "_meets": "pairs",
+        "_start": "items",
+        "_stats_same": "items",
+    }
+    #: Kept only in the process that made them: tokens in the way (rarely asked twice),
+    #: per-graph lists (made again at once), fliers' rules (they hold functions).
+    _LOCAL = ("_blocked", "_terrain_lists", "flight")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The whole warm cache, to ship to another process (Dask workers: engine.batch).
+
+        Pickling keeps every object once, so what one memo shares with another stays
+        shared; a memo keyed by object ids (valid in one process) is keyed again on
+        arrival (:meth:`__setstate__`) from the objects its entries keep."""
+        state = self.__dict__.copy()
+        state.update({name: {} for name in self._LOCAL})
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name, how in self._BY_ID.items():
+            memo = getattr(self, name)
+            setattr(self, name, {_rekey(key, value, how): value for key, value in memo.items()})
 
     def sources(self) -> dict[str, Any]:
         """:func:`log_sources` of the scenario, worked out for the first run (every run of
@@ -1308,11 +1458,17 @@ class FieldCache:
             ok = mine <= 1 + 1e-12
             if taken:
                 ok[[g.grid.index(c) for c in taken]] = False
-            reachable = np.nonzero(ok)[0]
+            reachable = np.flatnonzero(ok)
             best: Cell | None = None
             if len(reachable):
-                order = np.lexsort((reachable, mine[reachable], -threat[reachable]))
-                best = g.grid.cell_of_index(int(reachable[order[0]]))
+                # The most threat, then the least time, then the lowest index (reachable is
+                # in index order, so the first of a tie is the lowest).
+                far = threat[reachable]
+                reachable = reachable[far == far.max()]
+                if len(reachable) > 1:
+                    near = mine[reachable]
+                    reachable = reachable[near == near.min()]
+                best = g.grid.cell_of_index(int(reachable[0]))
                 if best == cell:
                     best = None
             if len(self._flee) >= self.POLICY_KEPT:
@@ -1453,8 +1609,22 @@ class FieldCache:
     #: Ground moves' ways kept (:attr:`ways`; all of them go beyond this).
     WAYS_KEPT = 16384
 
-    #: Turn starts kept (:attr:`starts`; all of them go beyond this).
+    #: Turn starts kept (:attr:`starts`, :attr:`starts_by_reads`; all of them go beyond
+    #: this).
     STARTS_KEPT = 65536
+
+    def keep_start(
+        self,
+        memo: dict[tuple[Any, ...], Any],
+        key: tuple[Any, ...],
+        kept: tuple[Any, ...],
+        start: Any,
+    ) -> None:
+        """Keep a turn's start (Simulation._turn_start) with the objects its key names by id
+        (kept alive with it, so no other object takes their ids)."""
+        if len(memo) >= self.STARTS_KEPT:
+            memo.clear()
+        memo[key] = (kept, start)
 
     #: How many descents are kept (:meth:`descent`; all of them go beyond this).
     DESCENTS_KEPT = 65536
@@ -1959,56 +2129,83 @@ class Simulation:
         """:meth:`_begin` and the way the token's policy takes this turn (:meth:`_ground_way`;
         None for a flier or where it stays), before anything is rolled.
 
-        All of it is a pure function of every token as it stands (tokens kept one object
-        per value: :meth:`HookMemo.canon`), their specs and the doors, wherever the start of
-        the turn rolled nothing and the way is kept (:meth:`_way_key`): kept in the field
-        cache by those (``starts``), so a turn seen before starts with one lookup: the key
-        holds the ids of the tokens and specs, kept alive with the start."""
-        order, tokens = self.order, self.tokens
-        starts = self.fields.starts
-        if spec.policy in _KEPT_POLICIES:
-            specs = self.specs
-            key = (tid, self.door_key(), *[id(tokens.get(o)) for o in order])
-            key += tuple([id(specs[o]) for o in order])
-            got = starts.get(key)
+        All of it is a pure function of the token itself, the other tokens' cells and
+        profiles (:meth:`_way_key`: what the policies and the way read of them), the specs
+        and the doors, wherever the start of the turn rolled nothing and the way is kept:
+        kept in the field cache by those (``starts_by_reads``), and by the ids of every
+        token as it stands (``starts``: one lookup, no profile asked, for a turn whose
+        tokens were all seen together before). Every key names objects by id, and they
+        are kept alive with the start: an id in a key is that very object."""
+        if spec.policy not in _KEPT_POLICIES:
+            return self._turn_start_made(tid, spec)
+        fields = self.fields
+        order, tokens, specs = self.order, self.tokens, self.specs
+        key = (tid, self.door_key(), *[id(tokens.get(o)) for o in order])
+        key += tuple([id(specs[o]) for o in order])
+        got = fields.starts.get(key)
+        if got is not None:
+            return got[1]
+        by_reads = self._start_key(tid)
+        if by_reads is not None:
+            got = fields.starts_by_reads.get(by_reads[0])
             if got is not None:
-                # The tokens and specs kept with the start are alive, so an object whose
-                # id is in the key is that very object: nothing more to compare.
-                return got[2]
-        else:
-            key = None
+                start = got[1]
+            else:
+                start = self._turn_start_made(tid, spec)
+                if not self._start_kept(tid, spec, start):
+                    return start
+                fields.keep_start(fields.starts_by_reads, by_reads[0], by_reads[1], start)
+            kept = (*map(tokens.get, order), *map(specs.get, order))
+            fields.keep_start(fields.starts, key, kept, start)
+            return start
+        return self._turn_start_made(tid, spec)
+
+    def _turn_start_made(
+        self, tid: str, spec: TokenSpec
+    ) -> tuple[Token, str, bool, Profile, tuple[Profile, Walk, int] | None]:
+        """:meth:`_turn_start` worked out."""
         token, pace, per_turn, prof = self._begin(tid, spec)
         if token.state.flight is not None:
             return token, pace, per_turn, prof, None
         way = self._ground_way(tid, spec, token, prof, per_turn)
-        if (
-            key is not None
-            and (way is None or way[0] is prof)  # no profile with tokens taken away
-            and self._start_kept(tid, spec)
-        ):
-            if len(starts) >= self.fields.STARTS_KEPT:
-                starts.clear()
-            starts[key] = (
-                tuple(tokens[oid] for oid in order),
-                tuple(self.specs[oid] for oid in order),
-                (token, pace, per_turn, prof, way),
-            )
         return token, pace, per_turn, prof, way
 
-    def _start_kept(self, tid: str, spec: TokenSpec) -> bool:
-        """Whether :meth:`_turn_start` may keep this start: every token on the ground on
-        the map and kept one object per value (:meth:`HookMemo.canon`: a token's id then
-        stands for its value), and the start of the turn kept as a pure result of the
-        token (it rolled nothing)."""
-        hooks = self.fields.hooks
+    def _start_key(self, tid: str) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+        """What :meth:`_turn_start` keeps a start by in ``starts_by_reads``, and the objects
+        it names by id; None where a token is in the air or off the map.
+
+        The start of the turn reads the token itself; the way reads the other tokens'
+        cells and profiles (:meth:`_way_key`), not the rest of their states (a D6 token's
+        last collision margin, which no rule reads again, would otherwise make every
+        later turn of the run new)."""
+        tokens, specs = self.tokens, self.specs
+        doors = self.door_key()
+        parts: list[Any] = [tid, doors]
+        kept: list[Any] = [tokens.get(tid)]
         for oid in self.order:
-            tok = self.tokens.get(oid)
-            if tok is None or not hooks.is_canon(tok):
-                return False
-            st = tok.state
-            if st.flight is not None or st.cell is None:
-                return False
+            kept.append(specs[oid])
+            if oid == tid:
+                continue
+            tok = tokens.get(oid)
+            if tok is None or tok.state.cell is None or tok.state.flight is not None:
+                return None
+            parts.append(tok.state.cell)
+            kept.append(self._profile_now(oid, doors))
+        return (*parts, *map(id, kept)), tuple(kept)
+
+    def _start_kept(self, tid: str, spec: TokenSpec, start: tuple[Any, ...]) -> bool:
+        """Whether :meth:`_turn_start` keeps ``start``: no profile with tokens taken away in
+        its way (those are not kept), and the token kept one object per value
+        (:meth:`HookMemo.canon`: another token of its value is then the same object, so the
+        start serves it) with the start of its turn kept as a pure result of it (it rolled
+        nothing)."""
+        way, prof = start[4], start[3]
+        if way is not None and way[0] is not prof:
+            return False
+        hooks = self.fields.hooks
         token = self.tokens[tid]
+        if not hooks.is_canon(token):
+            return False
         chosen = spec.pace or self.system.default_pace
         return hooks.same(("begin", tid, self._stats_key(token), chosen), token) is not None
 

@@ -475,3 +475,37 @@ def test_a_counted_log_has_the_events_a_kept_log_has(tmp_path: Path) -> None:
     assert sim.n_events > at
     sim.restore(snap)
     assert sim.n_events == at
+
+
+def test_a_shipped_warm_cache_plays_every_run_as_its_own_process_does(tmp_path: Path) -> None:
+    """A warm field cache ships to Dask workers whole (FieldCache.__getstate__): pickled
+    with its scenario, its memos kept by object ids keyed again on arrival. The runs after
+    it, in every shipped scenario and special case, have the events the cache it came from
+    gives them; and the caches it holds by identity serve there (a run seen before starts
+    its turns from them, not from nothing)."""
+    import pickle
+
+    for path in dict.fromkeys([Path(CHASE), *_variants(tmp_path), *SHIPPED]):
+        sc = load_scenario(path)
+        seeds = run_seeds(sc.seed, 30)
+        here = FieldCache(sc)
+        for run in range(20):
+            Simulation(sc, seeds[run], fields=here, run=run, record="count").run()
+        sc2, there = pickle.loads(pickle.dumps((sc, here), protocol=pickle.HIGHEST_PROTOCOL))
+        assert len(there.starts) == len(here.starts) and len(there.ways) == len(here.ways)
+        for run in range(30):
+            a = _events(_run(sc, seeds[run], here, run))
+            b = _events(_run(sc2, seeds[run], there, run))
+            assert a == b, f"{path.name} run {run}"
+    # The identity-keyed memos found their objects again: replaying a run seen before
+    # makes no new turn start there.
+    sc = load_scenario(CHASE)
+    seeds = run_seeds(sc.seed, 5)
+    here = FieldCache(sc)
+    for run, seed in enumerate(seeds):
+        Simulation(sc, seed, fields=here, run=run, record="count").run()
+    sc2, there = pickle.loads(pickle.dumps((sc, here)))
+    before = (len(there.starts), len(there.starts_by_reads), len(there.hooks._canon))
+    for run, seed in enumerate(seeds):
+        Simulation(sc2, seed, fields=there, run=run, record="count").run()
+    assert (len(there.starts), len(there.starts_by_reads), len(there.hooks._canon)) == before

@@ -17,6 +17,7 @@ in :class:`TokenState`, never hidden in the system object, so a log can replay i
 
 from __future__ import annotations
 
+import copyreg
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -246,20 +247,21 @@ class Token:
     def moved(self, **changes: Any) -> Token:
         return replace(self, state=replace(self.state, **changes))
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Read-only stats are a mappingproxy, which pickle refuses: pickled as a plain
-        # dict and made read-only again on loading (a warm field cache ships to workers).
-        stats = self.stats
-        proxy = isinstance(stats, MappingProxyType)
-        plain = dict(stats) if proxy else stats
-        return (_unpickle_token, (self.system, plain, proxy, self.state, self.id))
+
+def _reduce_proxy(proxy: MappingProxyType[Any, Any]) -> tuple[Any, ...]:
+    """Pickle a read-only mapping (a token's stats) as a read-only copy of its items."""
+    return (_read_only, (dict(proxy),))
 
 
-def _unpickle_token(
-    system: str, stats: Mapping[str, Any], proxy: bool, state: TokenState, token_id: str
-) -> Token:
-    """A pickled :class:`Token` (:meth:`Token.__reduce__`), its stats read-only again."""
-    return Token(system, MappingProxyType(dict(stats)) if proxy else stats, state, token_id)
+def _read_only(items: dict[Any, Any]) -> MappingProxyType[Any, Any]:
+    return MappingProxyType(items)
+
+
+# Tokens keep their stats read-only (a mappingproxy, which pickle refuses on its own). A
+# warm field cache ships to Dask workers pickled; pickling the proxy itself, not a copy
+# per token, keeps the tokens that share one stats object sharing it there (the caches
+# know equal tokens by their stats' identity).
+copyreg.pickle(MappingProxyType, _reduce_proxy)
 
 
 def parse_token_spec(spec: str | Mapping[str, Any]) -> dict[str, Any]:
