@@ -505,7 +505,12 @@ def test_a_shipped_warm_cache_plays_every_run_as_its_own_process_does(tmp_path: 
     for run, seed in enumerate(seeds):
         Simulation(sc, seed, fields=here, run=run, record="count").run()
     sc2, there = pickle.loads(pickle.dumps((sc, here)))
-    before = (len(there.starts), len(there.starts_by_reads), len(there.hooks._canon))
+    memos = ("starts", "starts_by_reads", "ways", "rolls_same", "_profile_of")
+
+    def sizes() -> tuple[int, ...]:
+        return (*(len(getattr(there, m)) for m in memos), len(there.hooks._canon))
+
+    before = sizes()
     for run, seed in enumerate(seeds):
         Simulation(sc2, seed, fields=there, run=run, record="count").run()
-    assert (len(there.starts), len(there.starts_by_reads), len(there.hooks._canon)) == before
+    assert sizes() == before
