@@ -17,11 +17,17 @@ flow around one results file.
 * The ``--out`` folder is locked (``fcntl.flock`` on ``DIR/.lock``) for the whole batch. An
   existing batch there is refused unless ``resume`` (complete or extend it) or ``force``
   (replace it, once the new batch's first runs are in).
+* Local workers are a pool of this module's own (:class:`_Pool`): processes, each on its
+  own socket, and no thread in this process, so no exit waits on one; a worker that dies
+  ends its socket, and its chunks go to a new worker.
 * SIGINT and SIGTERM stop a batch within moments: the workers are killed, the runs so far
-  stay, and :class:`BatchStopped` says how to resume. Workers die with the parent even on
-  ``kill -9`` (Linux ``PR_SET_PDEATHSIG``; elsewhere a thread watching the parent).
-* ``summary.json`` (CONTRACT.md ``run``) is written atomically at the end, with 95%
-  Wilson intervals for every outcome.
+  stay, and :class:`BatchStopped` says how far the batch got and how to resume. Inside the
+  pool's own code a stop is noted and raised between its steps (:class:`_Stop`). Workers die
+  with the parent even on ``kill -9`` (Linux ``PR_SET_PDEATHSIG``; elsewhere a thread
+  watching the parent).
+* ``summary.json`` (CONTRACT.md ``run``) and ``runs.parquet`` are written atomically at the
+  end, the summary with 95% Wilson intervals for every outcome; a batch stopped while they
+  are written keeps neither, and ``--resume`` writes them without running anything again.
 """
 
 from __future__ import annotations
@@ -31,10 +37,13 @@ import contextlib
 import functools
 import gc
 import hashlib
+import heapq
 import json
 import math
 import os
+import pickle
 import signal
+import struct
 import sys
 import threading
 import time
@@ -175,8 +184,6 @@ SHIPPED_FIELDS = ("_stats_ids", "_profiles", "_shared", "_by_reads", "_by_shape"
 def _shipment(path: str, overrides: tuple[tuple[str, Any], ...]) -> bytes | None:
     """This process's scenario and warm field cache for ``path`` (:data:`SHIPPED_FIELDS`),
     pickled for Dask workers; None where there is none, it does not pickle or is too big."""
-    import pickle
-
     got = _kept((os.path.abspath(path), overrides))
     if got is None:
         return None
@@ -217,8 +224,6 @@ def take_shipment(
     client's keeps nothing (its tasks load the scenario themselves). True if kept."""
     if token.partition("/")[0] != engine_digest():
         return False
-    import pickle
-
     from engine.sim import FieldCache
 
     scenario, state = pickle.loads(blob)
@@ -468,23 +473,73 @@ def _read_meta(meta_path: str) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------- signals
 
 
+class _Stop:
+    """What SIGINT and SIGTERM do while a batch runs in the main thread: raise
+    :class:`BatchStopped` where they land, except
+
+    * while the local pool's own code runs (``held``): there a stop is noted, the pool is
+      woken (``wake``, a pipe it waits on) and raises it between two of its steps
+      (:meth:`check`), so that it never lands inside multiprocessing's code or half-way
+      through the pool's bookkeeping;
+    * once the batch is finished (``done``): noted, and sent again when the handlers are
+      put back (:func:`_stop_on_signals`), to do what it would have done a moment later.
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.held = 0
+        self.done = False
+        self.signum: int | None = None
+        self.wake = -1
+
+    def handler(self, signum: int, frame: Any) -> None:
+        if os.getpid() != self.pid:
+            return  # a worker forked a moment ago, before _worker_init: the parent acts
+        if not (self.held or self.done):
+            raise BatchStopped(signum)
+        if self.signum is None:
+            self.signum = signum
+        if self.wake >= 0:
+            with contextlib.suppress(OSError):  # full: the pool has a wake-up waiting already
+                os.write(self.wake, b"\0")
+
+    def check(self) -> None:
+        if self.signum is not None:
+            raise BatchStopped(self.signum)
+
+
 @contextlib.contextmanager
-def _stop_on_signals() -> Iterator[None]:
-    """SIGINT and SIGTERM raise :class:`BatchStopped` in the main thread (even where the
-    shell started us with SIGINT ignored); other threads leave the handlers alone."""
+def _stop_on_signals() -> Iterator[_Stop | None]:
+    """SIGINT and SIGTERM stop the batch in the main thread (:class:`_Stop`; even where the
+    shell started us with SIGINT ignored); other threads leave the handlers alone (None)."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield None
         return
-
-    def stop(signum: int, frame: Any) -> None:
-        raise BatchStopped(signum)
-
-    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    stop = _Stop()
+    old = {s: signal.signal(s, stop.handler) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield stop
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+    if stop.done and stop.signum is not None:
+        signal.raise_signal(stop.signum)
+
+
+@contextlib.contextmanager
+def _held(stop: _Stop | None, check: bool = True) -> Iterator[None]:
+    """Within: a stop is noted, not raised (:class:`_Stop`); at the end, unless ``check`` is
+    false or the block raised, a stop noted meanwhile is raised."""
+    if stop is None:
+        yield
+        return
+    stop.held += 1
+    try:
+        yield
+    finally:
+        stop.held -= 1
+    if check:
+        stop.check()
 
 
 @contextlib.contextmanager
@@ -551,14 +606,24 @@ def run_batch(
     lock = _FolderLock(out_dir)
     client = None
     try:
-        with _stop_on_signals(), _cluster_logs_quiet(address is not None):
+        with _stop_on_signals() as stop, _cluster_logs_quiet(address is not None):
             try:
                 plan = _plan(scenario_path, scenario, runs, seed, out_dir, resume, force, overrides)
                 if chunk_fn is None:  # the runs made here use the scenario just loaded
                     _prepared(scenario_path, plan.overrides, scenario)
                 # A cluster that cannot be reached is an error before anything is written.
                 client = _connect(address) if address else None
-                return _run(plan, workers, client, scheduler, progress, note, chunk_fn or run_chunk)
+                fn = chunk_fn or run_chunk
+                return _run(plan, workers, client, scheduler, progress, note, fn, stop)
+            except BatchStopped as early:
+                if early.message:  # from _run, which says how far the batch got
+                    raise
+                name = signal.Signals(early.signum).name
+                raise BatchStopped(
+                    early.signum,
+                    f"stopped by {name} before the batch started: no run was played; run the "
+                    "same command again to start it",
+                ) from None
             finally:
                 if client is not None:
                     _close_client(client)
@@ -767,27 +832,29 @@ def _run(
     progress: ProgressFn | None,
     note: Callable[[str], None] | None,
     chunk_fn: ChunkFn,
+    stop: _Stop | None = None,
 ) -> dict[str, Any]:
     todo = plan.n - plan.prefix - len(plan.extra)
     n_chunks = -(-todo // CHUNK)
     if client is None and n_chunks:
         workers = _cap_workers(workers, n_chunks, note)
     tally = plan.tally
-    if progress:
-        progress(tally.n, plan.n, dict(tally.counts))
-    if not plan.staged:
-        # Resuming: the folder states the (perhaps larger) batch before any new run.
-        _remove(plan.summary_path)
-        _remove(os.path.join(plan.out_dir, RUNS_TABLE))  # made again at the end
-        _write_atomic(plan.meta_path, json.dumps(plan.meta, indent=2) + "\n")
     write_path = plan.runs_path + ".new" if plan.staged else plan.runs_path
-    if plan.staged:
-        _remove(write_path)
-    appender = AppendFile(write_path, "--out")
+    appender: AppendFile | None = None
     try:
+        if progress:
+            progress(tally.n, plan.n, dict(tally.counts))
+        if not plan.staged:
+            # Resuming: the folder states the (perhaps larger) batch before any new run.
+            _remove(plan.summary_path)
+            _remove(os.path.join(plan.out_dir, RUNS_TABLE))  # made again at the end
+            _write_atomic(plan.meta_path, json.dumps(plan.meta, indent=2) + "\n")
+        if plan.staged:
+            _remove(write_path)
+        appender = AppendFile(write_path, "--out")
         if plan.staged and not n_chunks:  # pragma: no cover - a batch has >= 1 run
             _commit(plan, write_path)
-        stream = _execute(plan, n_chunks, workers, client, scheduler, chunk_fn)
+        stream = _execute(plan, n_chunks, workers, client, scheduler, chunk_fn, stop)
         with contextlib.closing(stream):
             for results in stream:
                 with _signals_held():
@@ -799,26 +866,53 @@ def _run(
                         tally.add(r)
                 if progress:
                     progress(tally.n, plan.n, dict(tally.counts))
-    except BatchStopped as stop:
-        raise BatchStopped(stop.signum, _stopped(plan, stop.signum)) from None
+    except BatchStopped as stopped:
+        raise BatchStopped(stopped.signum, _stopped(plan, stopped.signum)) from None
     finally:
-        appender.close()
+        if appender is not None:
+            appender.close()
         if plan.staged:  # stopped before its first runs: the old batch stays as it was
             _remove(write_path)
-    if not plan.ordered:
-        _sort_file(plan.runs_path)  # a file from an older tacgrid, written out of order
-    summary = tally.summary(
-        seed=plan.seed, scenario=plan.scenario_path, results_path=plan.runs_path
-    )
-    _write_atomic(plan.summary_path, json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    write_runs_table(plan.runs_path, os.path.join(plan.out_dir, RUNS_TABLE))
+    try:
+        if not plan.ordered:
+            _sort_file(plan.runs_path)  # a file from an older tacgrid, written out of order
+        summary = tally.summary(
+            seed=plan.seed, scenario=plan.scenario_path, results_path=plan.runs_path
+        )
+        _write_atomic(plan.summary_path, json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        write_runs_table(plan.runs_path, os.path.join(plan.out_dir, RUNS_TABLE))
+        if stop is not None:
+            stop.done = True  # from here a stop would find the batch whole: it waits
+    except BatchStopped as stopped:
+        with _signals_held():
+            _unfinish(plan)
+        raise BatchStopped(stopped.signum, _stopped(plan, stopped.signum)) from None
     return summary
+
+
+def _unfinish(plan: _Plan) -> None:
+    """After a stop while the summary and table were being written: neither stays (a batch
+    with a summary is a finished one), nor a temporary file of theirs (engine.safeio's
+    writers remove theirs, but a stop can land before they can; the folder is ours)."""
+    _remove(plan.summary_path)
+    _remove(os.path.join(plan.out_dir, RUNS_TABLE))
+    made = (plan.summary_path, RUNS_TABLE, plan.runs_path)  # runs.jsonl: _sort_file's
+    ends = tuple(f"-{os.path.basename(p)}.tmp" for p in made)
+    with contextlib.suppress(OSError):
+        for name in os.listdir(plan.out_dir):
+            if name.startswith(".tacgrid-") and name.endswith(ends):
+                _remove(os.path.join(plan.out_dir, name))
 
 
 def _stopped(plan: _Plan, signum: int) -> str:
     name = signal.Signals(signum).name
     if plan.staged:
         return f"stopped by {name} before the first runs were in; {plan.out_dir} is unchanged"
+    if plan.tally.n == plan.n:
+        return (
+            f"stopped by {name}: all {plan.n} runs are in {plan.runs_path}, but not the "
+            "summary and runs table; run the same command with --resume to write them"
+        )
     return (
         f"stopped by {name}: {plan.tally.n} of {plan.n} runs are in {plan.runs_path}; "
         f"run the same command with --resume to finish the batch"
@@ -856,6 +950,7 @@ def _execute(
     client: Any,
     scheduler: str | None,
     chunk_fn: ChunkFn,
+    stop: _Stop | None = None,
 ) -> Generator[list[dict[str, Any]], None, None]:
     """Each chunk's results, in run order, as soon as they and every earlier chunk are in."""
     if not n_chunks:
@@ -868,7 +963,7 @@ def _execute(
         for chunk in chunks:
             yield chunk_fn(plan.scenario_path, plan.overrides, chunk)
         return
-    yield from _execute_pool(plan, chunks, n_chunks, workers, chunk_fn)
+    yield from _execute_pool(plan, chunks, n_chunks, workers, chunk_fn, stop)
 
 
 def _worker_init(parent: int) -> None:
@@ -895,21 +990,257 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
-def _kill_pool(pool: Any) -> None:
-    """Stop a process pool now: kill its workers, drop what was queued."""
-    procs = list(getattr(pool, "_processes", None) or {})
-    table = getattr(pool, "_processes", None) or {}
-    for pid in procs:
-        proc = table.get(pid)
-        if proc is not None:
-            with contextlib.suppress(Exception):
-                proc.kill()
-    pool.shutdown(wait=False, cancel_futures=True)
-    for pid in procs:
-        proc = table.get(pid)
-        if proc is not None:
-            with contextlib.suppress(Exception):
-                proc.join(2)
+#: Chunks a worker process holds at once: the one it runs and the next, so it never waits
+#: for the parent between chunks.
+IN_FLIGHT = 2
+#: Worker deaths that end a batch; before that, a dead worker's chunks go to a new one.
+DEATHS = 3
+#: Seconds the parent waits for its killed or finished workers to be gone.
+REAP_S = 1.0
+#: Bytes read from a worker's socket at a time (about what a socket holds).
+READ_MAX = 1 << 18
+
+#: A message on a worker's socket is its length, then its pickle: the parent reads whatever
+#: has come and keeps a part message until the rest comes, so it never blocks inside one
+#: (a worker killed half-way through sending leaves only a part, then the socket's end).
+_LENGTH = struct.Struct("!Q")
+
+
+class _RemoteTraceback(Exception):
+    """The traceback of an exception raised in a worker process (its ``__cause__`` here)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+def _frame(obj: Any) -> bytes:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    return _LENGTH.pack(len(data)) + data
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_frame(fd: int) -> Any:
+    """The next message on ``fd`` (blocking: in a worker only), or None at its end."""
+    head = _read_exact(fd, _LENGTH.size)
+    body = _read_exact(fd, _LENGTH.unpack(head)[0]) if head is not None else None
+    return None if body is None else pickle.loads(body)
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    parts = bytearray()
+    while len(parts) < n:
+        try:
+            got = os.read(fd, n - len(parts))
+        except OSError:
+            return None
+        if not got:
+            return None
+        parts += got
+    return bytes(parts)
+
+
+def _worker_main(
+    conn: Any,
+    parent: int,
+    scenario_path: str,
+    overrides: tuple[tuple[str, Any], ...],
+    chunk_fn: ChunkFn,
+    inherited: tuple[Any, ...],
+) -> None:
+    """A worker process: run each ``(index, chunk)`` it is sent, send back ``(index, True,
+    results)`` or ``(index, False, exception, traceback)``, until sent None or its socket
+    ends. ``inherited``: the parent's ends of the pool's sockets, which a forked worker
+    holds too; closed, so that each socket ends when the process at its other end dies."""
+    _worker_init(parent)
+    for other in inherited:
+        other.close()
+    fd = conn.fileno()
+    while True:
+        task = _read_frame(fd)
+        if task is None:
+            return
+        index, chunk = task
+        try:
+            reply = _frame((index, True, chunk_fn(scenario_path, overrides, chunk)))
+        except Exception as exc:  # noqa: BLE001 - raised again in the parent
+            reply = _error_frame(index, exc)
+        try:
+            _write_all(fd, reply)
+        except OSError:
+            return  # the parent closed its end: it no longer wants this
+
+
+def _error_frame(index: int, exc: Exception) -> bytes:
+    """A worker's report of ``exc``; an exception that would not arrive whole (it does not
+    pickle, or not back) arrives as a RuntimeError with its text."""
+    import traceback
+
+    text = "".join(traceback.format_exception(exc))
+    try:
+        reply = _frame((index, False, exc, text))
+        pickle.loads(reply[_LENGTH.size :])
+    except Exception:  # noqa: BLE001 - any failure to pickle or unpickle
+        reply = _frame((index, False, RuntimeError(f"{type(exc).__name__}: {exc}"), text))
+    return reply
+
+
+class _Worker:
+    """The parent's side of a worker process: its socket, what it was sent, what it sent."""
+
+    def __init__(self, proc: Any, conn: Any) -> None:
+        self.proc = proc
+        self.conn = conn
+        self.fd: int = conn.fileno()
+        self.tasks: list[int] = []  # chunks sent and not back, in the order sent
+        self.inbox = bytearray()
+
+    def read(self) -> list[Any] | None:
+        """The messages completed by what the socket holds now (it was reported readable,
+        so this does not block); None once the worker's end is closed (it died)."""
+        try:
+            got = os.read(self.fd, READ_MAX)
+        except OSError:
+            return None
+        if not got:
+            return None
+        self.inbox += got
+        out = []
+        while len(self.inbox) >= _LENGTH.size:
+            end = _LENGTH.size + _LENGTH.unpack_from(self.inbox)[0]
+            if len(self.inbox) < end:
+                break
+            out.append(pickle.loads(self.inbox[_LENGTH.size : end]))
+            del self.inbox[:end]
+        return out
+
+
+class _Pool:
+    """Worker processes and the parent's ends of their sockets. The parent has no thread of
+    the pool's: nothing it does at exit can wait on one."""
+
+    def __init__(
+        self,
+        ctx: Any,
+        scenario_path: str,
+        overrides: tuple[tuple[str, Any], ...],
+        chunk_fn: ChunkFn,
+        stop: _Stop | None,
+    ) -> None:
+        self.ctx = ctx
+        self.args = (os.getpid(), scenario_path, overrides, chunk_fn)
+        self.workers: list[_Worker] = []
+        self.stop = stop
+        self.wake: tuple[Any, Any] | None = None
+
+    def open(self) -> None:
+        # The signal handler notes a stop (_Stop) and writes a byte here: it wakes the wait.
+        self.wake = self.ctx.Pipe(duplex=False)
+        for c in self.wake:
+            os.set_blocking(c.fileno(), False)
+        if self.stop is not None:
+            self.stop.wake = self.wake[1].fileno()
+
+    def start(self) -> _Worker:
+        ours, theirs = self.ctx.Pipe(duplex=True)
+        forked = self.ctx.get_start_method() == "fork"
+        inherited = (ours, *(self.wake or ()), *(w.conn for w in self.workers))
+        proc = self.ctx.Process(
+            target=_worker_main,
+            args=(theirs, *self.args, inherited if forked else ()),
+            name="tacgrid-worker",
+            daemon=True,
+        )
+        try:
+            proc.start()
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()  # the worker's end lives in the worker only: its death ends it
+        worker = _Worker(proc, ours)
+        self.workers.append(worker)
+        return worker
+
+    def send(self, worker: _Worker, index: int, chunk: list[tuple[int, int]]) -> None:
+        worker.tasks.append(index)
+        # A chunk is a few hundred bytes and a worker holds IN_FLIGHT: the socket has room.
+        # A worker that died since the last wait refuses it: wait() finds it dead, and its
+        # chunks, this one too, go to another.
+        with contextlib.suppress(OSError):
+            _write_all(worker.fd, _frame((index, chunk)))
+
+    def wait(self) -> tuple[list[tuple[_Worker, Any]], list[_Worker]]:
+        """Block until something happens: the messages that came, in order per worker, and
+        the workers that died (taken out of the pool)."""
+        from multiprocessing.connection import wait
+
+        assert self.wake is not None
+        wake = self.wake[0]
+        ready = wait(
+            [wake, *(w.conn for w in self.workers), *(w.proc.sentinel for w in self.workers)]
+        )
+        if wake in ready:
+            with contextlib.suppress(OSError):
+                os.read(wake.fileno(), 4096)
+        came: list[tuple[_Worker, Any]] = []
+        dead: list[_Worker] = []
+        for w in list(self.workers):
+            exited = w.proc.sentinel in ready
+            readable = w.conn in ready
+            while readable:
+                got = w.read()
+                if got is None:
+                    exited = True
+                    break
+                came += [(w, m) for m in got]
+                # What an exited worker left is all there: read it up without blocking.
+                readable = exited and w.conn.poll(0)
+            if exited:
+                self.workers.remove(w)
+                self._reap([w])
+                dead.append(w)
+        return came, dead
+
+    def finish(self) -> None:
+        """All chunks are in: the workers exit of themselves (killed if they linger)."""
+        for w in self.workers:
+            with contextlib.suppress(OSError):
+                _write_all(w.fd, _frame(None))
+        self._reap(self.workers, kill=False)
+
+    def kill(self) -> None:
+        """Stop now: every worker is killed, whatever it was doing (writing a result too)."""
+        self._reap(self.workers)
+
+    def _reap(self, workers: list[_Worker], kill: bool = True) -> None:
+        if kill:
+            for w in workers:
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    w.proc.kill()
+        deadline = time.monotonic() + REAP_S
+        for w in workers:
+            with contextlib.suppress(OSError, ValueError, AssertionError):
+                w.proc.join(max(0.0, deadline - time.monotonic()))
+                if w.proc.is_alive():
+                    w.proc.kill()
+                    w.proc.join(0.1)
+                if w.proc.exitcode is not None:
+                    w.proc.close()  # its sentinel's descriptor, now
+            w.conn.close()
+        if workers is self.workers:
+            self.workers = []
+
+    def close(self) -> None:
+        if self.stop is not None:
+            self.stop.wake = -1
+        for c in self.wake or ():
+            c.close()
+        self.wake = None
 
 
 def _execute_pool(
@@ -918,6 +1249,7 @@ def _execute_pool(
     n_chunks: int,
     workers: int,
     chunk_fn: ChunkFn,
+    stop: _Stop | None = None,
 ) -> Iterator[list[dict[str, Any]]]:
     import multiprocessing as mp
 
@@ -938,14 +1270,16 @@ def _execute_pool(
         # a collection in a worker would otherwise touch (and so copy) the whole cache.
         gc.freeze()
         try:
-            yield from _pool_rounds(plan, numbered, n_chunks, workers, chunk_fn, ctx, next_out)
+            yield from _pool_results(
+                plan, numbered, n_chunks, workers, chunk_fn, ctx, next_out, stop
+            )
         finally:
             gc.unfreeze()
         return
-    yield from _pool_rounds(plan, numbered, n_chunks, workers, chunk_fn, ctx, next_out)
+    yield from _pool_results(plan, numbered, n_chunks, workers, chunk_fn, ctx, next_out, stop)
 
 
-def _pool_rounds(
+def _pool_results(
     plan: _Plan,
     numbered: Iterator[tuple[int, list[tuple[int, int]]]],
     n_chunks: int,
@@ -953,59 +1287,96 @@ def _pool_rounds(
     chunk_fn: ChunkFn,
     ctx: Any,
     next_out: int,
+    stop: _Stop | None,
 ) -> Iterator[list[dict[str, Any]]]:
-    """The pool's part of :func:`_execute_pool`: chunks from ``numbered`` on, a pool made
-    again (up to three times) when a worker dies."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
+    """The pool's part of :func:`_execute_pool`: chunks from ``numbered`` on, in order.
 
+    Each worker holds :data:`IN_FLIGHT` chunks; chunks handed out and results waiting for
+    an earlier chunk are ``AHEAD_PER_WORKER * workers`` at most. A worker that dies has its
+    chunks run by a new one, :data:`DEATHS` times. While this code runs, SIGINT and SIGTERM
+    are only noted (:class:`_Stop`) and raised here between steps: a stop never lands inside
+    the pool's bookkeeping or multiprocessing's, and whatever stops the batch (a signal, an
+    error, the caller closing this generator) kills every worker before it goes on.
+    """
     ahead = AHEAD_PER_WORKER * workers
     pending: dict[int, list[tuple[int, int]]] = {}  # handed out, not back
     back: dict[int, list[dict[str, Any]]] = {}  # back, waiting for an earlier chunk
+    again: list[int] = []  # a heap: chunks of a worker that died, handed out first
     exhausted = False
-    for attempt in range(3):
-        pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
-        )
-        try:
-            futs = {
-                pool.submit(chunk_fn, plan.scenario_path, plan.overrides, c): i
-                for i, c in pending.items()
-            }
-            while True:
-                while not exhausted and len(pending) + len(back) < ahead:
-                    item = next(numbered, None)
-                    if item is None:
-                        exhausted = True
-                        break
-                    i, c = item
-                    pending[i] = c
-                    futs[pool.submit(chunk_fn, plan.scenario_path, plan.overrides, c)] = i
-                if not futs:
-                    break
-                finished, _ = wait(futs, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    res = fut.result()
-                    i = futs.pop(fut)
-                    del pending[i]
-                    back[i] = res
-                while next_out in back:
-                    yield back.pop(next_out)
-                    next_out += 1
-        except BrokenProcessPool:
-            # A worker died (killed, out of memory): its chunks are run again.
-            _kill_pool(pool)
-            if attempt == 2:
+    deaths = 0
+    pool = _Pool(ctx, plan.scenario_path, plan.overrides, chunk_fn, stop)
+
+    def take() -> int | None:
+        nonlocal exhausted
+        if again:
+            return heapq.heappop(again)
+        if exhausted or len(pending) + len(back) >= ahead:
+            return None
+        item = next(numbered, None)
+        if item is None:
+            exhausted = True
+            return None
+        pending[item[0]] = item[1]
+        return item[0]
+
+    def feed() -> None:
+        while True:
+            w = min(pool.workers, key=lambda w: len(w.tasks), default=None)
+            if w is not None and len(w.tasks) >= IN_FLIGHT:
+                w = None
+            # A new worker (up to ``workers``) rather than a second chunk for a busy one.
+            grow = len(pool.workers) < workers and (w is None or bool(w.tasks))
+            if w is None and not grow:
+                return
+            i = take()
+            if i is None:
+                return
+            pool.send(pool.start() if grow or w is None else w, i, pending[i])
+
+    def step() -> None:
+        nonlocal deaths
+        came, dead = pool.wait()
+        if stop is not None:
+            stop.check()
+        for w, (i, ok, value, *why) in came:
+            w.tasks.remove(i)
+            if not ok:
+                value.__cause__ = _RemoteTraceback(why[0])
+                raise value
+            del pending[i]
+            back[i] = value
+        for w in dead:
+            deaths += 1
+            for i in w.tasks:
+                heapq.heappush(again, i)
+            if deaths >= DEATHS:
                 raise ScenarioError(
                     f"{plan.scenario_path}: worker processes kept dying; "
                     f"{n_chunks - next_out} chunks of runs did not finish; run again with --resume"
-                ) from None
-            continue
-        except BaseException:
-            _kill_pool(pool)
-            raise
-        pool.shutdown(wait=True)
-        return
+                )
+
+    try:
+        with _held(stop):
+            pool.open()
+        while True:
+            with _held(stop):
+                feed()
+                while next_out not in back and pending:
+                    step()
+                    feed()
+            if next_out not in back:
+                break
+            while next_out in back:
+                yield back.pop(next_out)
+                next_out += 1
+        with _held(stop):
+            pool.finish()
+            pool.close()
+    except BaseException:
+        with _held(stop, check=False):  # a second signal does not cut the clean-up short
+            pool.kill()
+            pool.close()
+        raise
 
 
 # --------------------------------------------------------------------------- Dask

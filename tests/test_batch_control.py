@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -200,6 +201,276 @@ def test_kill_9_leaves_no_worker_and_the_lock_goes_with_it(quick: str, tmp_path:
     )
     assert stopped.returncode == 2 and "--resume" in stopped.stderr  # refused, not locked
     assert "in use" not in stopped.stderr
+
+
+def _running_with(arg: str) -> list[int]:
+    """Live processes whose command line holds ``arg`` (a batch's workers are forks of it:
+    found even once their parent is gone)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and _alive(int(entry)):
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if arg.encode() in cmdline:
+                out.append(int(entry))
+    return out
+
+
+def test_stops_at_any_moment_exit_at_once_and_leave_no_worker(quick: str, tmp_path: Path) -> None:
+    """A stop once printed its line and never exited: raised inside concurrent.futures'
+    code, it had left a future's lock held, the pool's thread waited on it and the exit on
+    that thread. Stop `run --workers 2` at moments spread over a batch (as its first worker
+    starts, right as a chunk comes back, at random): each exits within 2 s, in one line, and
+    leaves no worker."""
+    rng = random.Random(22)
+    argv = [quick, "--runs", "20000", "--seed", "9", "--workers", "2", "--no-plots"]
+    for k, moment in enumerate(["workers", "chunk", "random"] * 2):
+        sig = (signal.SIGINT, signal.SIGTERM)[k % 2]
+        runs = tmp_path / f"b{k}" / "runs.jsonl"
+        proc = _start([*argv, "--out", str(runs.parent)], ignore_int=True)
+        try:
+            if moment == "workers":
+                deadline = time.time() + 60
+                while not _children(proc.pid) and proc.poll() is None and time.time() < deadline:
+                    pass
+                assert _children(proc.pid), "no worker started"
+            else:
+                _wait_mid_batch(proc, runs, at_least=1)
+            if moment == "chunk":  # runs.jsonl grows: the parent has a chunk's results
+                size = runs.stat().st_size
+                deadline = time.time() + 10
+                while runs.stat().st_size == size and time.time() < deadline:
+                    pass
+            elif moment == "random":
+                time.sleep(rng.uniform(0.0, 0.3))
+            sent = time.monotonic()
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=10)
+            took = time.monotonic() - sent
+        finally:
+            proc.kill()
+            proc.wait()
+        what = f"{signal.Signals(sig).name} at {moment}"
+        assert took < 2.0, f"{what}: stopping took {took:.2f} s"
+        assert proc.returncode == 128 + sig, (what, proc.returncode, err)
+        assert err.count("\n") == 1 and "--resume" in err and "Traceback" not in err, (what, err)
+        deadline = time.time() + 1
+        while time.time() < deadline and _running_with(str(runs.parent)):
+            time.sleep(0.02)
+        assert not _running_with(str(runs.parent)), f"{what}: a worker outlived the batch"
+
+
+#: A batch whose chunks each send back 1 MB (25 runs of 40 KB), more than a socket holds:
+#: a worker sending them waits, half-way through, until the parent reads.
+BIG_RESULTS = """
+import os, signal, sys, time
+from engine.batch import BatchStopped, run_batch
+
+PAD = "x" * 40_000
+
+def big(path, overrides, items):  # a string of its own per run: pickle sends each one
+    return [{"run": i, "seed": s, "outcome": "timeout", "turns": 1, "pad": f"{i:08d}{PAD}"}
+            for i, s in items]
+
+calls = []
+
+def progress(done, n, counts):
+    calls.append(done)
+    if len(calls) == 3:
+        time.sleep(0.3)  # meanwhile each worker runs its next chunk and blocks sending it
+        print(time.time(), flush=True)
+        os.kill(os.getpid(), signal.SIGINT)
+
+try:
+    run_batch(sys.argv[1], runs=100_000, seed=1, workers=2, out_dir=sys.argv[2],
+              chunk_fn=big, progress=progress)
+except BatchStopped as stop:
+    print(stop.message, flush=True)
+"""
+
+
+def test_a_stop_while_workers_send_large_results_exits_at_once(quick: str, tmp_path: Path) -> None:
+    """The workers are killed half-way through sending their results; nothing in the parent
+    waits for the rest of those messages, at the stop or at exit."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BIG_RESULTS, quick, str(tmp_path / "b")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    ended = time.time()
+    lines = out.splitlines()
+    assert proc.returncode == 0 and len(lines) == 2 and err == "", (out, err)
+    took = ended - float(lines[0])
+    assert took < 2.0, f"the stop took {took:.2f} s to exit"
+    assert lines[1].startswith("stopped by SIGINT: 50 of 100000 runs") and "--resume" in lines[1]
+    assert _lines(tmp_path / "b" / "runs.jsonl") == 50
+
+
+def _send_signal_here(real: Any) -> Any:
+    """``real`` (a method of the local pool), after sending this process SIGINT: the
+    signal's handler runs inside the pool's code."""
+    done: list[int] = []
+
+    def wrapper(*args: Any) -> Any:
+        if not done:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the handler runs at the next bytecode: here, if it raises
+                pass
+        got = real(*args)
+        done.append(1)
+        return got
+
+    wrapper.done = done  # type: ignore[attr-defined]
+    return wrapper
+
+
+@pytest.mark.parametrize("where", ["send", "wait", "start"])
+def test_a_signal_in_the_pools_own_code_stops_it_between_steps(
+    where: str, quick: str, tmp_path: Path, monkeypatch
+) -> None:
+    """SIGINT landing while the pool starts a worker, hands it a chunk or waits for results
+    is raised once that step is done (never half-way through it): the batch stops as from
+    anywhere else, its workers killed, its runs so far (the warm chunks) kept."""
+    wrapper = _send_signal_here(getattr(batch._Pool, where))
+    monkeypatch.setattr(batch._Pool, where, wrapper)
+    before = set(_children(os.getpid()))
+    t = time.monotonic()
+    with pytest.raises(BatchStopped) as stop:
+        run_batch(quick, runs=1000, seed=3, workers=2, out_dir=str(tmp_path / "b"))
+    assert time.monotonic() - t < 10
+    assert wrapper.done, "the handler raised inside the pool's code"
+    warm = batch._warm_chunks(1000) * batch.CHUNK
+    assert stop.value.signum == signal.SIGINT
+    assert stop.value.message.startswith(f"stopped by SIGINT: {warm} of 1000 runs are in")
+    assert len(read_runs(str(tmp_path / "b" / "runs.jsonl"))) == warm
+    assert set(_children(os.getpid())) <= before, "a worker outlived the stop"
+
+
+def _broken_from_50(path: str, overrides: Any, items: list[tuple[int, int]]) -> Any:
+    if items[0][0] >= 50:
+        raise ScenarioError("broken on purpose")
+    return _stub(path, overrides, items)
+
+
+class _Odd(Exception):
+    """Pickles, but cannot be made again from what it pickles to (two arguments, one kept)."""
+
+    def __init__(self, what: str, why: str) -> None:
+        super().__init__(f"{what}: {why}")
+
+
+def _odd(path: str, overrides: Any, items: list[tuple[int, int]]) -> Any:
+    raise _Odd("odd", "on purpose")
+
+
+def _unpicklable(path: str, overrides: Any, items: list[tuple[int, int]]) -> Any:
+    raise ValueError("holds a lock", threading.Lock())
+
+
+def test_an_error_in_a_workers_chunk_is_raised_here(tmp_path: Path) -> None:
+    """A chunk that raises in a worker process raises the same exception in the batch (the
+    worker's traceback as its cause); one that cannot travel arrives as a RuntimeError
+    with its text. The runs before it stay, in order."""
+    out = tmp_path / "b"
+    before = set(_children(os.getpid()))
+    with pytest.raises(ScenarioError, match="^broken on purpose$") as err:
+        run_batch(CHASE, runs=200, seed=2, workers=2, out_dir=str(out), chunk_fn=_broken_from_50)
+    assert "_broken_from_50" in str(err.value.__cause__)
+    assert [r["run"] for r in read_runs(str(out / "runs.jsonl"))] in (
+        [],
+        list(range(25)),
+        list(range(50)),
+    )
+    for fn, text in (
+        (_odd, "_Odd: odd: on purpose"),
+        (_unpicklable, "ValueError: ('holds a lock'"),
+    ):
+        with pytest.raises(RuntimeError) as err:
+            run_batch(
+                CHASE, runs=60, seed=2, workers=2, out_dir=str(tmp_path / fn.__name__), chunk_fn=fn
+            )
+        assert str(err.value).startswith(text), err.value
+    assert set(_children(os.getpid())) <= before, "a worker outlived the error"
+
+
+@pytest.mark.parametrize("where", ["summary.json", "runs.parquet"])
+def test_a_stop_after_the_last_run_says_so_and_resume_writes_the_rest(
+    where: str, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """SIGINT while the summary or the runs table is being written: all runs are in, and
+    the line says so; neither file stays (a summary means a finished batch), nor a
+    temporary file; --resume plays no run and writes both, as an uninterrupted batch."""
+    out = tmp_path / "b"
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(f"-{where}.tmp"):
+            os.kill(os.getpid(), signal.SIGINT)  # the handler runs here, inside the write
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    argv = ["run", CHASE, "--runs", "60", "--seed", "8", "--out", str(out), "--no-plots"]
+    assert main([*argv, "--workers", "2"]) == 128 + signal.SIGINT
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert err == (
+        f"tacgrid: stopped by SIGINT: all 60 runs are in {out / 'runs.jsonl'}, but not the "
+        "summary and runs table; run the same command with --resume to write them\n"
+    )
+    assert sorted(p.name for p in out.iterdir()) == [".lock", "batch.json", "runs.jsonl"]
+    whole = tmp_path / "whole"
+    run_batch(CHASE, runs=60, seed=8, out_dir=str(whole))
+    # No chunk is left to run (a chunk function that fails would say so).
+    done = run_batch(CHASE, runs=60, seed=8, out_dir=str(out), resume=True, chunk_fn=_fail)
+    assert _strip(done) == _strip(json.loads((whole / "summary.json").read_text()))
+    for name in ("runs.jsonl", "summary.json", "runs.parquet"):
+        if name == "summary.json":
+            assert _strip(json.loads((out / name).read_text())) == _strip(done)
+        else:
+            assert (out / name).read_bytes() == (whole / name).read_bytes(), name
+
+
+def test_a_stop_before_the_first_run_says_so(tmp_path: Path, monkeypatch) -> None:
+    real = batch._prepared
+
+    def prepared(*args: Any) -> Any:
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args)
+
+    monkeypatch.setattr(batch, "_prepared", prepared)
+    with pytest.raises(BatchStopped) as stop:
+        run_batch(CHASE, runs=60, seed=8, out_dir=str(tmp_path / "b"))
+    assert stop.value.message == (
+        "stopped by SIGTERM before the batch started: no run was played; run the same "
+        "command again to start it"
+    )
+    assert [p.name for p in (tmp_path / "b").iterdir()] == [".lock"]
+
+
+def test_a_stop_once_the_batch_is_whole_does_what_it_would_do_a_moment_later() -> None:
+    """Past the batch's last file a stop is noted and sent again when the batch's handlers
+    are put back: here Python's own SIGINT handler, a KeyboardInterrupt."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt) as err:
+            with batch._stop_on_signals() as stop:
+                assert stop is not None
+                stop.done = True
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(1000):  # the handler ran by now: noted, not raised
+                    pass
+                noted = stop.signum
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert noted == signal.SIGINT and not isinstance(err.value, BatchStopped)
 
 
 # --------------------------------------------------------------------------- the folder

@@ -24,6 +24,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 from collections.abc import Iterator
@@ -1385,6 +1386,68 @@ def test_a_worker_that_dies_is_retried(tmp_path: Path) -> None:
     assert (tmp_path / "rough" / "runs.jsonl").read_bytes() == (
         tmp_path / "calm" / "runs.jsonl"
     ).read_bytes()
+
+
+#: 40 KB a run: a chunk's results (1 MB) are more than a socket holds, so a worker sending
+#: them waits, half-way through, for the parent to read.
+PAD = "x" * 40_000
+
+
+def _padded(path: str, overrides: Any, items: list[tuple[int, int]]) -> Any:
+    # A string of its own per run: pickle would send one string used 25 times only once.
+    return [{**r, "pad": f"{r['run']:08d}{PAD}"} for r in run_chunk(path, overrides, items)]
+
+
+def _die_mid_send(folder: str, path: str, overrides: Any, items: list[tuple[int, int]]) -> Any:
+    """:func:`_padded`; the first call for run 50 on also kills its worker a moment after it
+    starts sending, while the parent is busy (``busy`` exists, :func:`_busy_at_25`): killed
+    half-way through the message."""
+    results = _padded(path, overrides, items)
+    if items[0][0] < 50:
+        return results
+    try:
+        fd = os.open(os.path.join(folder, "died"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return results
+    os.close(fd)
+    deadline = time.time() + 10
+    while not os.path.exists(os.path.join(folder, "busy")) and time.time() < deadline:
+        time.sleep(0.005)
+    threading.Timer(0.1, os._exit, (9,)).start()
+    return results
+
+
+def _busy_at_25(folder: str) -> Any:
+    """A progress function that keeps the parent from reading for 0.5 s after run 25."""
+
+    def progress(done: int, n: int, counts: dict[str, int]) -> None:
+        if done == 25:
+            Path(folder, "busy").touch()
+            time.sleep(0.5)
+
+    return progress
+
+
+def test_a_worker_killed_half_way_through_sending_is_retried(tmp_path: Path) -> None:
+    """The parent holds no end of a worker's socket but its own: a worker killed half-way
+    through sending its results ends the socket, the half message is dropped, and the chunk
+    runs again elsewhere (the parent never waits for the rest of it)."""
+    calm = tmp_path / "calm"
+    run_batch(CHASE, runs=150, seed=13, workers=1, out_dir=str(calm), chunk_fn=_padded)
+    rough = tmp_path / "rough"
+    t = time.monotonic()
+    run_batch(
+        CHASE,
+        runs=150,
+        seed=13,
+        workers=2,
+        out_dir=str(rough),
+        chunk_fn=functools.partial(_die_mid_send, str(tmp_path)),
+        progress=_busy_at_25(str(tmp_path)),
+    )
+    assert (tmp_path / "died").exists(), "no worker died: the test tested nothing"
+    assert time.monotonic() - t < 60
+    assert (rough / "runs.jsonl").read_bytes() == (calm / "runs.jsonl").read_bytes()
 
 
 def test_workers_that_keep_dying_are_reported(tmp_path: Path) -> None:

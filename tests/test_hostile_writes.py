@@ -64,10 +64,13 @@ WRITERS = [
     r"\btempfile\.",
     r"\bnp\.save\w*\(|\.to_(?:csv|parquet|json)\(",
 ]
-#: The sanctioned use outside safeio: matplotlib renders a chart into memory
-#: (engine.report.charts.save_figure). PNGs are encoded in memory by engine.viewer.png.
+#: The sanctioned uses outside safeio, none of them a file: matplotlib renders a chart into
+#: memory (engine.report.charts.save_figure; PNGs are encoded in memory by
+#: engine.viewer.png); the batch's worker pool writes to the sockets and the wake-up pipe
+#: it made itself (engine.batch._write_all, _Stop.handler), descriptors no path names.
 IN_MEMORY = {
-    "engine/report/charts.py": "fig.savefig(buf, format=fmt, metadata=meta)",
+    "engine/report/charts.py": {"fig.savefig(buf, format=fmt, metadata=meta)"},
+    "engine/batch.py": {'os.write(self.wake, b"\\0")', "view = view[os.write(fd, view) :]"},
 }
 
 
@@ -102,7 +105,7 @@ def test_only_safeio_writes_files() -> None:
         if rel == "engine/safeio.py":
             continue
         for line in writers_in(path.read_text(encoding="utf-8")):
-            if IN_MEMORY.get(rel) == line:
+            if line in IN_MEMORY.get(rel, ()):
                 continue
             found.append(f"{rel}: {line}")
     assert not found, "files written outside engine/safeio.py:\n" + "\n".join(found)
