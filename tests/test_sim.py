@@ -514,3 +514,51 @@ def test_a_shipped_warm_cache_plays_every_run_as_its_own_process_does(tmp_path: 
     for run, seed in enumerate(seeds):
         Simulation(sc2, seed, fields=there, run=run, record="count").run()
     assert sizes() == before
+
+
+def test_runs_make_no_reference_cycles() -> None:
+    """A batch pauses the cyclic collector while its runs play (engine.batch._play): that
+    holds only while the turn loop makes no reference cycles. Every shipped scenario, after
+    its first runs (whose imports make some), plays 150 more, kept logs and counted ones,
+    leaving nothing for the collector."""
+    import gc
+
+    from engine.batch import _play
+
+    for path in SHIPPED:
+        sc = load_scenario(path)
+        fields = FieldCache(sc)
+        items = list(enumerate(run_seeds(sc.seed, 160)))
+        _play(sc, fields, items[:5])
+        Simulation(sc, items[5][1], fields=fields, run=5).run()
+        gc.collect()
+        was = gc.get_debug()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            _play(sc, fields, items[5:150])
+            for run, seed in items[150:]:
+                Simulation(sc, seed, fields=fields, run=run).run()
+            gc.collect()
+            left = [type(o).__name__ for o in gc.garbage]
+        finally:
+            gc.set_debug(was)
+            gc.garbage.clear()
+        assert not left, f"{path.name}: the runs left cycles of {sorted(set(left))}"
+
+
+def test_a_batch_chunk_leaves_the_collector_as_it_found_it() -> None:
+    import gc
+
+    from engine.batch import _play
+
+    sc = load_scenario(CHASE)
+    items = list(enumerate(run_seeds(sc.seed, 3)))
+    assert gc.isenabled()
+    _play(sc, FieldCache(sc), items)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        _play(sc, FieldCache(sc), items)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
