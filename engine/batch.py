@@ -69,11 +69,13 @@ AHEAD_PER_WORKER = 4
 #: Before workers start, this process plays the batch's first runs itself: one run in
 #: ``WARM_SHARE`` of the batch, ``WARM_RUNS`` at most, one chunk at least (CHUNK at a time,
 #: written as they come). The workers (forked after them, or sent their field cache) start
-#: from what those runs learned, instead of each learning it again: on the square chase,
-#: 2 workers' CPU over 1 worker's is 1.15-1.19x with one chunk first, 1.00-1.04x with 175
-#: runs (of 1500), and the batch's wall time no longer than before.
-WARM_SHARE = 8
-WARM_RUNS = 200
+#: from what those runs learned, instead of each learning it again: on the square chase of
+#: 1500 runs, 2 workers' CPU over 1 worker's was 1.15-1.19x with one chunk first; with the
+#: turn loop of issue 20's last round it is 1.07-1.10x with 175 runs first and 1.01x with
+#: 375, the batch's wall time the same (1.00-1.07 s); at 6000 runs 1.06-1.08x either way
+#: (each worker still learns what the other has).
+WARM_SHARE = 4
+WARM_RUNS = 400
 #: Seconds to reach a Dask scheduler before giving up.
 CONNECT_TIMEOUT = 10.0
 #: Runs per Dask task at most: a batch is split into about ``AHEAD_PER_WORKER`` tasks per
@@ -193,27 +195,16 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-#: What of a warm :class:`engine.sim.FieldCache` ships to Dask workers: its graphs and
-#: distance fields (the costly part of warming it), all kept by values (stats as the numbers
-#: of its ``_stats_ids``, paces, states, cells, compiled arrays). Its other parts start
-#: empty there: some are kept by object ids (valid in this process only) or hold
-#: functions, and they are quick to build again. The parts engine.sim has ship; without
-#: ``_stats_ids`` (the numbers the others' keys hold) nothing does.
-SHIPPED_FIELDS = ("_stats_ids", "_profiles", "_shared", "_by_reads", "_by_shape", "_by_csr")
-
-
 def _shipment(path: str, overrides: tuple[tuple[str, Any], ...]) -> bytes | None:
-    """This process's scenario and warm field cache for ``path`` (:data:`SHIPPED_FIELDS`),
-    pickled for Dask workers; None where there is none, it does not pickle or is too big."""
+    """This process's scenario and warm field cache for ``path``, pickled whole for Dask
+    workers (engine.sim.FieldCache pickles its memos kept by object ids keyed again on
+    arrival: a worker starts from everything this process learned, as a forked one does);
+    None where there is none, it does not pickle or is too big."""
     got = _kept((os.path.abspath(path), overrides))
     if got is None:
         return None
-    scenario, fields = got
-    if not hasattr(fields, SHIPPED_FIELDS[0]):
-        return None
-    state = {name: getattr(fields, name) for name in SHIPPED_FIELDS if hasattr(fields, name)}
     try:
-        blob = pickle.dumps((scenario, state), protocol=pickle.HIGHEST_PROTOCOL)
+        blob = pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, TypeError, AttributeError):
         return None
     return blob if len(blob) <= SHIP_MAX_BYTES else None
@@ -245,12 +236,8 @@ def take_shipment(
     client's keeps nothing (its tasks load the scenario themselves). True if kept."""
     if token.partition("/")[0] != engine_digest():
         return False
-    from engine.sim import FieldCache
-
-    scenario, state = pickle.loads(blob)
-    fields = FieldCache(scenario)
-    for name, value in state.items():
-        setattr(fields, name, value)
+    with _collector_paused():  # a cache is many objects made at once: no pass walks them
+        scenario, fields = pickle.loads(blob)
     where = (os.path.abspath(path), overrides)
     for old in [k for k in _CACHE if len(k) == 3 and k[:2] == where]:
         del _CACHE[old]  # an earlier batch's shipment of this scenario (stopped, or not forgotten)
