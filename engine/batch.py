@@ -185,12 +185,20 @@ def _collector_paused() -> Iterator[None]:
     each one walks every object the field cache keeps, and the cache grows as the batch
     learns: on the square chase the passes were a fifth of a 400-run chunk's CPU. Objects
     still go the moment their last reference does; a cycle some rule plug-in made would be
-    collected once the chunk is over."""
+    collected once the chunk is over.
+
+    Resumed, the collector would at once walk everything the chunk made (it counts the
+    objects made since its last pass): instead they join its oldest generation as they
+    are (``gc.freeze`` then ``gc.unfreeze``, unless something else has frozen objects,
+    which stay frozen), where the next full pass, not this moment, looks at them."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if not gc.get_freeze_count():
+            gc.freeze()
+            gc.unfreeze()
         if was:
             gc.enable()
 

@@ -340,13 +340,28 @@ def _edit_terrain(path: str, model: MapModel, edits: list[MapEdit]) -> None:
             model.with_terrain(cells, {prop: checked})
 
 
+#: Parsed scenario documents by the SHA-256 of their bytes (:func:`_read_yaml`): a sweep
+#: loads one scenario once per value and point, a batch and its workers again.
+_PARSED: dict[bytes, Any] = {}
+_PARSED_KEPT = 16
+
+
 def _read_yaml(path: str) -> tuple[bytes, Any]:
     """The file's bytes (the scenario's digest) and its parsed YAML: a regular file of at
-    most MAX_YAML_BYTES, with aliases, nesting and expanded size bounded (engine.sources)."""
+    most MAX_YAML_BYTES, with aliases, nesting and expanded size bounded (engine.sources).
+    The same bytes are parsed once (a copy of the document each time: callers edit it)."""
+    import copy
+
     from engine.sources import MAX_YAML_BYTES, load_yaml, read_bytes
 
     raw_bytes = read_bytes(path, "scenario", MAX_YAML_BYTES, ScenarioError)
-    return raw_bytes, load_yaml(raw_bytes, path, ScenarioError)
+    key = hashlib.sha256(raw_bytes).digest()
+    if key not in _PARSED:
+        data = load_yaml(raw_bytes, path, ScenarioError)
+        if len(_PARSED) >= _PARSED_KEPT:
+            del _PARSED[next(iter(_PARSED))]
+        _PARSED[key] = data
+    return raw_bytes, copy.deepcopy(_PARSED[key])
 
 
 def _check_top_level(path: str, data: Any) -> None:
