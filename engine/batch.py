@@ -175,6 +175,12 @@ def _play(scenario: Any, fields: Any, items: list[tuple[int, int]]) -> list[dict
     return out
 
 
+#: Whether the local pool has frozen this process's objects for its workers (they inherit
+#: it): :func:`_collector_paused` leaves them frozen. (Asking the collector how many
+#: objects are frozen walks all of them: too slow to do after every chunk.)
+_FROZEN = [False]
+
+
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     """The cyclic garbage collector's automatic passes paused while runs play, as ``timeit``
@@ -189,15 +195,17 @@ def _collector_paused() -> Iterator[None]:
 
     Resumed, the collector would at once walk everything the chunk made (it counts the
     objects made since its last pass): instead they join its oldest generation as they
-    are (``gc.freeze`` then ``gc.unfreeze``, unless something else has frozen objects,
-    which stay frozen), where the next full pass, not this moment, looks at them."""
+    are (``gc.freeze`` then ``gc.unfreeze``), where the next full pass, not this moment,
+    looks at them. In the local pool's processes, whose objects are frozen for the forked
+    workers (copy-on-write: a pass would touch, so copy, every page), they join the frozen
+    ones: a worker ends with its batch."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        if not gc.get_freeze_count():
-            gc.freeze()
+        gc.freeze()
+        if not _FROZEN[0]:
             gc.unfreeze()
         if was:
             gc.enable()
@@ -1285,11 +1293,13 @@ def _execute_pool(
         # Objects made so far stay out of the collector's passes, here and in the workers:
         # a collection in a worker would otherwise touch (and so copy) the whole cache.
         gc.freeze()
+        _FROZEN[0] = True
         try:
             yield from _pool_results(
                 plan, numbered, n_chunks, workers, chunk_fn, ctx, next_out, stop
             )
         finally:
+            _FROZEN[0] = False
             gc.unfreeze()
         return
     yield from _pool_results(plan, numbered, n_chunks, workers, chunk_fn, ctx, next_out, stop)
