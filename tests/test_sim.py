@@ -562,3 +562,44 @@ def test_a_batch_chunk_leaves_the_collector_as_it_found_it() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("ticks", ["whole", "multiples", "fractional", "huge"])
+def test_the_kernels_fields_are_scipys_bit_for_bit(ticks: str) -> None:
+    """The turn loop's distance fields run on engine/_kernel.c's field() (a bucket queue
+    where every tick is a multiple of one step, else a binary heap) where it is built, and
+    on scipy's Dijkstra where not: the same distances, bit for bit, from several sources."""
+    import numpy as np
+    from scipy.sparse import csr_array
+    from scipy.sparse import random as sparse_random
+    from scipy.sparse.csgraph import dijkstra
+
+    from engine import search
+    from engine.sim import _kernel_csr
+
+    if search.KERNEL is None:
+        pytest.skip("engine/_kernel.c is not built here")
+    rng = np.random.default_rng(["whole", "multiples", "fractional", "huge"].index(ticks))
+    queued = 0
+    for _ in range(60):
+        n = int(rng.integers(1, 250))
+        m = sparse_random(n, n, density=float(rng.uniform(0.01, 0.1)), format="csr", rng=rng)
+        if ticks == "whole":
+            m.data = np.floor(m.data * 10)  # zeros too
+        elif ticks == "multiples":
+            m.data = np.floor(m.data * 6) * 381.0
+        elif ticks == "fractional":
+            m.data = np.round(m.data * 5) / 3
+        else:
+            m.data = np.floor(m.data * 3) * 2.0**46  # sums could pass 2**53: the heap
+        graph = csr_array(m)
+        sources = [int(s) for s in rng.integers(0, n, size=int(rng.integers(1, 4)))]
+        indptr, indices, data, steps, step = _kernel_csr(graph)
+        queued += steps is not None
+        got = np.full(n, np.inf)
+        search.KERNEL.field(indptr, indices, data, np.array(sources, np.int64), got, steps, step)
+        assert np.array_equal(got, dijkstra(graph, indices=sources, min_only=True))
+    # Whole ticks mostly take the bucket queue; fractional ones, and sums that could pass
+    # 2**53, mostly the heap (a graph without edges, or whose ticks happen to be whole,
+    # may take the other).
+    assert (queued > 30) == (ticks in ("whole", "multiples")), queued
