@@ -399,52 +399,18 @@ done:
 
 /* ---------------------------------------------------------------------- fields */
 
-typedef struct {
-    double key;
-    int64_t node;
-} FEntry;
-
-typedef struct {
-    FEntry *items;
-    Py_ssize_t size, cap;
-} FHeap;
-
-static int fheap_push(FHeap *h, double key, int64_t node) {
-    if (h->size == h->cap) {
-        Py_ssize_t cap = h->cap ? h->cap * 2 : 1024;
-        FEntry *items = realloc(h->items, (size_t)cap * sizeof(FEntry));
-        if (!items) return -1;
-        h->items = items;
-        h->cap = cap;
-    }
-    Py_ssize_t i = h->size++;
-    FEntry *a = h->items;
-    while (i > 0) {
-        Py_ssize_t up = (i - 1) >> 1;
-        if (a[up].key <= key) break;
-        a[i] = a[up];
-        i = up;
-    }
-    a[i].key = key;
-    a[i].node = node;
-    return 0;
+/* The field's heap is search()'s: a distance (a double >= 0, never NaN) keyed by its bits,
+ * which order as the numbers do. */
+static inline uint64_t key_of(double d) {
+    uint64_t k;
+    memcpy(&k, &d, sizeof k);
+    return k;
 }
 
-static FEntry fheap_pop(FHeap *h) {
-    FEntry *a = h->items;
-    FEntry top = a[0];
-    FEntry last = a[--h->size];
-    Py_ssize_t n = h->size, i = 0;
-    for (;;) {
-        Py_ssize_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && a[c + 1].key < a[c].key) c++;
-        if (a[c].key >= last.key) break;
-        a[i] = a[c];
-        i = c;
-    }
-    if (n > 0) a[i] = last;
-    return top;
+static inline double distance_of(uint64_t k) {
+    double d;
+    memcpy(&d, &k, sizeof d);
+    return d;
 }
 
 typedef struct {
@@ -452,13 +418,25 @@ typedef struct {
     Py_ssize_t size, cap;
 } Bucket;
 
+static int bucket_push(Bucket *b, int64_t node) {
+    if (b->size == b->cap) {
+        Py_ssize_t cap = b->cap ? b->cap * 2 : 64;
+        int64_t *items = realloc(b->items, (size_t)cap * sizeof(int64_t));
+        if (!items) return -1;
+        b->items = items;
+        b->cap = cap;
+    }
+    b->items[b->size++] = node;
+    return 0;
+}
+
 /* Dijkstra with a circular bucket queue over whole numbers of steps an edge (the ticks
  * over their common step, which the caller works out once per graph); the sources are the
  * heap's entries (all at 0). A node's distance is its steps times step: the whole-number
  * sums the heap would make, exactly, while they stay below 2**53 (the caller's check).
  * Returns the nodes settled, -1 out of memory, -2 a bad index or step (the error set). */
 static long long dial(const int64_t *indptr, const int64_t *indices, const int32_t *steps,
-                      Py_ssize_t n, double step, double *dist, FHeap *sources) {
+                      Py_ssize_t n, double step, double *dist, Heap *sources) {
     Py_ssize_t m = indptr[n];
     int32_t span = 0;
     for (Py_ssize_t j = 0; j < m; j++) {
@@ -483,18 +461,10 @@ static long long dial(const int64_t *indptr, const int64_t *indices, const int32
     for (Py_ssize_t k = 0; k < sources->size; k++) {
         int64_t v = sources->items[k].node;
         at[v] = 0;
-        Bucket *b = &buckets[0];
-        if (b->size == b->cap) {
-            Py_ssize_t cap = b->cap ? b->cap * 2 : 64;
-            int64_t *items = realloc(b->items, (size_t)cap * sizeof(int64_t));
-            if (!items) {
-                settled = -1;
-                goto out;
-            }
-            b->items = items;
-            b->cap = cap;
+        if (bucket_push(&buckets[0], v) < 0) {
+            settled = -1;
+            goto out;
         }
-        b->items[b->size++] = v;
         pending++;
     }
     sources->size = 0;
@@ -516,18 +486,10 @@ static long long dial(const int64_t *indptr, const int64_t *indices, const int32
                 int64_t nd = cur + steps[j];
                 if (nd < at[w]) {
                     at[w] = nd;
-                    Bucket *c = &buckets[nd & mask];
-                    if (c->size == c->cap) {
-                        Py_ssize_t cap = c->cap ? c->cap * 2 : 64;
-                        int64_t *items = realloc(c->items, (size_t)cap * sizeof(int64_t));
-                        if (!items) {
-                            settled = -1;
-                            goto out;
-                        }
-                        c->items = items;
-                        c->cap = cap;
+                    if (bucket_push(&buckets[nd & mask], w) < 0) {
+                        settled = -1;
+                        goto out;
                     }
-                    c->items[c->size++] = w;
                     pending++;
                 }
             }
@@ -562,7 +524,7 @@ static PyObject *field(PyObject *self, PyObject *args) {
     Buf bufs[6];
     for (int i = 0; i < 6; i++) bufs[i].held = 0;
     PyObject *result = NULL;
-    FHeap heap = {NULL, 0, 0};
+    Heap heap = {NULL, 0, 0};
     if (get_buf(o_indptr, &bufs[0], 0, 8, "indptr") < 0 ||
         get_buf(o_indices, &bufs[1], 0, 8, "indices") < 0 ||
         get_buf(o_data, &bufs[2], 0, 8, "data") < 0 ||
@@ -580,6 +542,10 @@ static PyObject *field(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "field: indptr, indices, data and dist disagree");
         goto done;
     }
+    if (n >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "field: more nodes than the heap numbers");
+        goto done;
+    }
     for (Py_ssize_t i = 0; i <= n; i++) {
         if (indptr[i] < 0 || indptr[i] > m || (i && indptr[i] < indptr[i - 1])) {
             PyErr_SetString(PyExc_ValueError, "field: indptr out of order");
@@ -594,7 +560,7 @@ static PyObject *field(PyObject *self, PyObject *args) {
         }
         if (dist[v] > 0.0) {
             dist[v] = 0.0;
-            if (fheap_push(&heap, 0.0, v) < 0) goto nomem;
+            if (heap_push(&heap, key_of(0.0), (int32_t)v) < 0) goto nomem;
         }
     }
     long long settled = 0;
@@ -606,8 +572,9 @@ static PyObject *field(PyObject *self, PyObject *args) {
         goto done;
     }
     while (heap.size) {
-        FEntry e = fheap_pop(&heap);
-        if (e.key > dist[e.node]) continue; /* a stale entry */
+        Entry e = heap_pop(&heap);
+        double at = distance_of(e.key);
+        if (at > dist[e.node]) continue; /* a stale entry */
         settled++;
         for (int64_t j = indptr[e.node]; j < indptr[e.node + 1]; j++) {
             int64_t w = indices[j];
@@ -615,10 +582,10 @@ static PyObject *field(PyObject *self, PyObject *args) {
                 PyErr_SetString(PyExc_ValueError, "field: an index out of range");
                 goto done;
             }
-            double nd = e.key + data[j];
+            double nd = at + data[j];
             if (nd < dist[w]) {
                 dist[w] = nd;
-                if (fheap_push(&heap, nd, w) < 0) goto nomem;
+                if (heap_push(&heap, key_of(nd), (int32_t)w) < 0) goto nomem;
             }
         }
     }

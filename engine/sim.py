@@ -2384,13 +2384,8 @@ class Simulation:
         return self.fields.meet(self._times_from(spec.id), route)
 
     def _times_from(self, tid: str) -> np.ndarray:
-        """Turns from a token's cell to every cell (best parity), as it stands now
-        (:meth:`_times_now`)."""
-        return self._times_now(tid)
-
-    def _times_now(self, tid: str) -> np.ndarray:
-        """:meth:`_times_from` as the token stands now: the turns its profile (its state as
-        it is at this moment, the doors as they are) takes from its cell, kept in the
+        """Turns from a token's cell to every cell (best parity), as the token stands now:
+        its profile's (its state at this moment, the doors as they are), kept in the
         profile. A token whose state changed in place (a failed check, a pace remembered)
         is seen with its new profile by every token that plans after it."""
         return self._profile_now(tid).turns_from(self.tokens[tid].state.cell)  # type: ignore[arg-type]

@@ -31,8 +31,19 @@ from engine.grid import Cell
 from engine.sources import clip
 from engine.terrain import MODES, Terrain
 
-#: Frozen dataclasses made field by field at once (:meth:`TokenState._with_counters`).
 _new = object.__new__
+
+
+def _with(obj: Any, name: str, value: Any) -> Any:
+    """A frozen dataclass ``obj`` (of no subclass: no ``__post_init__``, no slots) with one
+    field changed: its ``__dict__`` filled at once, the object ``dataclasses.replace``
+    makes, several times sooner (the frozen ``__init__`` sets each field through
+    ``object.__setattr__``)."""
+    made = _new(type(obj))
+    made.__dict__.update(obj.__dict__)
+    made.__dict__[name] = value
+    return made
+
 
 if TYPE_CHECKING:
     # Annotations only: a system's flight rules live apart from it, so that listing the
@@ -206,10 +217,7 @@ class TokenState:
         every turn); a subclass goes through ``replace``."""
         if type(self) is not TokenState:
             return replace(self, counters=counters)
-        made = _new(TokenState)
-        made.__dict__.update(self.__dict__)
-        made.__dict__["counters"] = counters
-        return made
+        return _with(self, "counters", counters)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -239,10 +247,7 @@ class Token:
         plain token (rules do this every turn)."""
         if type(self) is not Token:
             return replace(self, state=state)
-        made = _new(Token)
-        made.__dict__.update(self.__dict__)
-        made.__dict__["state"] = state
-        return made
+        return _with(self, "state", state)
 
     def moved(self, **changes: Any) -> Token:
         return replace(self, state=replace(self.state, **changes))
