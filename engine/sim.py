@@ -8,10 +8,12 @@ memo) and the ground policies are the next splits (as sim_flight was).
 A :class:`Simulation` is one run of a scenario with one seed. Distance fields live in a
 :class:`FieldCache` that is built once per scenario and shared by every run (in a batch,
 by every run of a worker process; local workers are forked from a process that has run
-the first chunk): the map does not change between runs, so neither do the fields, which
-is what makes thousands of runs cheap. What is pure is kept there too, never what a roll
-decides: each field's walk down from a node for one turn (:class:`Walk`) and its routes,
-the policies' threat maps and choices, and the rule hooks' results (start and end of a
+the batch's first chunks, Dask workers are sent it pickled): the map does not change
+between runs, so neither do the fields, which is what makes thousands of runs cheap.
+What is pure is kept there too, never what a roll decides: each field's walk down from a
+node for one turn (:class:`Walk`) and its routes, the policies' threat maps and choices,
+the ways they take (by every token's cell and profile), a turn's whole start before any
+roll (:meth:`Simulation._turn_start`), and the rule hooks' results (start and end of a
 turn, a check's effect, a turn's checks, the graph itself) by what the hook *read* of the
 token's state (:class:`HookMemo`, :class:`_Traced`): a D6 token's costs read two counters,
 so a token with another collision margin shares them. A hook that touches the dice is
@@ -1286,8 +1288,9 @@ class FieldCache:
         self._blocked: dict[tuple[Any, ...], Profile] = {}
         #: Ground moves' ways (Simulation._ground_way), by what they read.
         self.ways: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
-        #: The starts of turns seen before (Simulation._turn_start), by every token's and
-        #: spec's id and the doors: (those tokens, those specs, the start).
+        #: The starts of turns seen before (Simulation._turn_start): by every token's and
+        #: spec's id and the doors, and by what they read (the token itself, the other
+        #: tokens' cells and profiles); each (the objects its key names, the start).
         self.starts: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
         self.starts_by_reads: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
         #: A turn's checks by the ids of the token, graph and cells they were asked for
