@@ -252,6 +252,7 @@ class MovementGraph:
         self.n_states = self.n_par * self.n_sys
         self.state_costs: list[list[TerrainCost]] = [[] for _ in range(self.n_sys)]
         self.costs: list[TerrainCost] = []
+        self._terrain_list: list[int] | None = None
         self._refresh_terrains()
         self._csr: Any = None
         self._nx: Any = None
@@ -285,7 +286,21 @@ class MovementGraph:
         check = self.system.cell_check(token, terrain, self.pace)
         return TerrainCost(terrain, time, None, check, add=add)
 
+    def terrain_list(self) -> list[int]:
+        """The terrain id of every cell of the map, as a list (made once; made again after
+        :meth:`update_cells`): per-cell reads in Python loops, without numpy's cost a read."""
+        if self._terrain_list is None:
+            self._terrain_list = self.model.terrain_ids.ravel().tolist()
+        return self._terrain_list
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the terrain list (:meth:`terrain_list` makes it again)."""
+        state = self.__dict__.copy()
+        state["_terrain_list"] = None
+        return state
+
     def _refresh_terrains(self) -> None:
+        self._terrain_list = None
         terrains = self.model.terrains
         for s in range(self.n_sys):
             known = {c.terrain: c for c in self.state_costs[s]}

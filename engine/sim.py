@@ -876,7 +876,7 @@ class Walk:
     def __init__(self, prof: Profile, edges: list[tuple[int, int, float]]) -> None:
         g = prof.graph
         self._graph = g
-        self._ids = ids = prof.terrain_list()
+        self._ids = ids = g.terrain_list()
         self._upto: dict[int, tuple[list[tuple[int, float]], list[Cell], tuple[Any, ...]]] = {}
         n = g.n
         cell_of = g.grid.cell_of_index
@@ -979,7 +979,6 @@ class Profile:
         self._from: dict[Cell, np.ndarray] = {}
         self._turns_from: dict[Cell, np.ndarray] = {}
         self._lists: tuple[list[int], list[int], list[float]] | None = None
-        self._terrains: list[int] | None = None
         #: The compiled arrays as engine/_kernel.c reads them (:meth:`_dijkstra`).
         self._kernel_arrays: dict[str, tuple[np.ndarray, ...]] = {}
         #: The distances of every profile on the same compiled graph (FieldCache), or None,
@@ -988,12 +987,10 @@ class Profile:
         self.scale = 1.0
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled without the arrays as lists or for the kernel, or the terrain list (made
-        again on use)."""
+        """Pickled without the arrays as lists or for the kernel (made again on use)."""
         state = self.__dict__.copy()
         state["_lists"] = None
         state["_kernel_arrays"] = {}
-        state["_terrains"] = None
         return state
 
     #: Most edges of a graph :meth:`lists` gives as lists (beyond: None, numpy serves).
@@ -1007,12 +1004,6 @@ class Profile:
                 return None
             self._lists = (self.indptr.tolist(), self.indices.tolist(), self.data.tolist())
         return self._lists
-
-    def terrain_list(self) -> list[int]:
-        """The terrain id of every cell of the graph's map, as a list (made once)."""
-        if self._terrains is None:
-            self._terrains = self.graph.model.terrain_ids.ravel().tolist()
-        return self._terrains
 
     def without(self, blocked: frozenset[Cell]) -> Profile:
         """The fields of this profile's token with ``blocked`` anchors taken away (tokens in
@@ -1046,9 +1037,7 @@ class Profile:
         masked = csr_array(
             (csr.data[keep], indices, indptr.astype(indices.dtype)), shape=(size, size)
         )
-        out = Profile(g, masked, self.penalty)
-        out._terrains = self._terrains  # the same graph, so the same map
-        return out
+        return Profile(g, masked, self.penalty)
 
     def field_to(self, cells: tuple[Cell, ...] | frozenset[Cell], *, risk: bool = False) -> Field:
         """Ticks from every node to the nearest of ``cells`` (any parity), cached."""
@@ -1154,23 +1143,32 @@ class Profile:
 _MOST_STEPS = 1 << 16
 
 
+def _whole_ticks(data: np.ndarray, nodes: int) -> tuple[np.ndarray, int] | None:
+    """A graph's edge ticks as whole numbers (int64) and their greatest common divisor (1
+    where all are 0), where every tick is a whole number >= 0 and no path of ``nodes``
+    nodes can sum past 2**52 (exact in floating point); else None."""
+    if not (
+        data.size
+        and data.dtype == np.float64
+        and bool(np.all(np.isfinite(data)))
+        and bool(np.all(data >= 0))
+        and bool(np.all(data == np.floor(data)))
+        and float(data.max()) * (nodes + 1) < 2.0**52
+    ):
+        return None
+    whole = data.astype(np.int64)
+    return whole, int(np.gcd.reduce(whole)) or 1
+
+
 def _kernel_csr(matrix: Any) -> tuple[Any, ...]:
     """A CSR matrix as engine/_kernel.c's field() reads it: indptr and indices (int64), the
     ticks (float64), and where every tick is a whole multiple of one step (the usual case)
     the ticks in steps (int32) and the step, so a bucket queue runs; else None and 1."""
     data = np.ascontiguousarray(matrix.data, dtype=np.float64)
     steps, step = None, 1.0
-    if (
-        data.size
-        and bool(np.all(np.isfinite(data)))
-        and bool(np.all(data >= 0))
-        and bool(np.all(data == np.floor(data)))
-        and float(data.max()) * (matrix.shape[0] + 1) < 2.0**52
-    ):
-        whole = data.astype(np.int64)
-        divisor = int(np.gcd.reduce(whole)) or 1
-        if int(whole.max()) // divisor <= _MOST_STEPS:
-            steps, step = (whole // divisor).astype(np.int32), float(divisor)
+    whole = _whole_ticks(data, matrix.shape[0])
+    if whole is not None and int(whole[0].max()) // whole[1] <= _MOST_STEPS:
+        steps, step = (whole[0] // whole[1]).astype(np.int32), float(whole[1])
     return (
         np.ascontiguousarray(matrix.indptr, dtype=np.int64),
         np.ascontiguousarray(matrix.indices, dtype=np.int64),
@@ -1313,7 +1311,6 @@ class FieldCache:
         self._sources: dict[str, Any] | None = None
         #: Rule hooks' results by what they read (:class:`HookMemo`), shared like the fields.
         self.hooks = HookMemo()
-        self._terrain_lists: dict[int, tuple[MovementGraph, list[int]]] = {}
         #: Fliers' flight rules by stats (engine.sim_flight), shared like the fields.
         self.flight: dict[Any, Any] = {}
         #: The map with doors opened or closed in play, by door state (``Simulation.doors``).
@@ -1337,8 +1334,8 @@ class FieldCache:
         "_stats_same": "items",
     }
     #: Kept only in the process that made them: tokens in the way (rarely asked twice),
-    #: per-graph lists (made again at once), fliers' rules (they hold functions).
-    _LOCAL = ("_blocked", "_terrain_lists", "flight")
+    #: fliers' rules (they hold functions).
+    _LOCAL = ("_blocked", "flight")
 
     def __getstate__(self) -> dict[str, Any]:
         """The whole warm cache, to ship to another process (Dask workers: engine.batch).
@@ -1394,15 +1391,6 @@ class FieldCache:
         if got is None:
             got = self._models[doors] = with_doors(self.scenario.model, dict(doors))
         return got
-
-    def terrain_list(self, g: MovementGraph) -> list[int]:
-        """The terrain id of every cell of ``g``'s map, as a list (kept per graph)."""
-        got = self._terrain_lists.get(id(g))
-        if got is None or got[0] is not g:
-            if len(self._terrain_lists) > 256:
-                self._terrain_lists.clear()
-            got = self._terrain_lists[id(g)] = (g, g.model.terrain_ids.ravel().tolist())
-        return got[1]
 
     #: How many threat maps and safe exits are kept (the oldest half goes beyond this).
     POLICY_KEPT = 4096
@@ -1661,18 +1649,9 @@ class FieldCache:
 
         csr = prof.csr
         data, scale = csr.data, 1.0
-        if (
-            data.size
-            and data.dtype == np.float64
-            and bool(np.all(np.isfinite(data)))
-            and bool(np.all(data >= 0))
-            and bool(np.all(data == np.floor(data)))
-            and float(data.max()) * (csr.shape[0] + 1) < 2.0**52
-        ):
-            whole = data.astype(np.int64)
-            divisor = int(np.gcd.reduce(whole))
-            if divisor > 1:
-                data, scale = (whole // divisor).astype(np.float64), float(divisor)
+        whole = _whole_ticks(data, csr.shape[0])
+        if whole is not None and whole[1] > 1:
+            data, scale = (whole[0] // whole[1]).astype(np.float64), float(whole[1])
         arrays = (csr.indptr, csr.indices, data)
         digest = hashlib.blake2b(digest_size=16)
         for a in arrays:
@@ -2799,7 +2778,7 @@ class Simulation:
         fields = self.fields
         quick = None
         if cells is None:
-            ids = fields.terrain_list(g)
+            ids = g.terrain_list()
             n, per = g.n, g.n * g.n_par
             cells = tuple((ids[nxt % n], nxt // per) for nxt, _ in entries)
         elif fields.hooks.is_canon(token):
