@@ -35,6 +35,7 @@ import itertools
 import math
 import random
 import re
+import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -53,8 +54,9 @@ _CHUNK = 4096  # most words drawn per refill for single rolls; any size gives th
 _FIRST = 64
 
 _D6_LIMIT = _WORD - _WORD % 6  # a d6 face's words are those below this (Dice.face)
-#: A die code's roll expression by (code, wild) (:meth:`Dice.roll_code`), made once.
-_EXPRESSIONS: dict[tuple[Any, bool], str] = {}
+#: A die code's roll expression by (the code's id, wild): (the code, the expression)
+#: (:meth:`Dice.roll_code`), made once per code object.
+_EXPRESSIONS: dict[tuple[int, bool], tuple[Any, str]] = {}
 
 WILD_ONE_SETTINGS = ("complication", "remove_highest", "none")
 """Values of the D6 ``wild_one`` setting (RULES.md section 3)."""
@@ -513,10 +515,11 @@ class Dice:
         self.seed = seed
         self.log: list[Event] = []
         self._rng = random.Random(seed)
-        self._buf: np.ndarray = np.empty(0, dtype=np.uint32)
-        #: ``_buf`` as Python ints for :meth:`face` (made when a face asks; None after a
-        #: refill): the same words, read without numpy's per-item cost.
-        self._words: list[int] | None = None
+        #: The words drawn and not yet thrown away, read from ``_pos`` on: as a numpy array
+        #: (``_buf``, for the batch paths) or as Python ints (``_words``, for :meth:`face`,
+        #: without numpy's per-item cost), or both; each made from the other when asked.
+        self._buf: np.ndarray | None = None
+        self._words: list[int] | None = []
         self._pos = 0
         self._block = _FIRST
 
@@ -526,7 +529,7 @@ class Dice:
 
     def getstate(self) -> tuple[object, bytes, int]:
         """The stream's position (generator state and unread words), for undo and forks."""
-        return (self._rng.getstate(), self._buf.tobytes(), self._pos)
+        return (self._rng.getstate(), self._array().tobytes(), self._pos)
 
     def setstate(self, state: tuple[object, bytes, int]) -> None:
         """Return to a position saved by :meth:`getstate`: the same rolls follow."""
@@ -538,32 +541,52 @@ class Dice:
 
     # -- the word stream ------------------------------------------------------------------
 
+    def _array(self) -> np.ndarray:
+        """The buffer as a uint32 array (made from the Python ints where only they are)."""
+        buf = self._buf
+        if buf is None:
+            buf = self._buf = np.array(self._words, dtype=np.uint32)
+        return buf
+
+    def _draw(self, m: int) -> bytes:
+        """``m`` new MT words, little-endian. ``getrandbits(32 m)`` is m MT words, the first
+        drawn in the lowest bits: the same sequence m calls of getrandbits(32) give."""
+        self._block = min(2 * self._block, _CHUNK)
+        return self._rng.getrandbits(32 * m).to_bytes(4 * m, "little")
+
     def _ensure(self, n: int) -> None:
-        """Make at least ``n`` unconsumed words available in the buffer."""
-        avail = len(self._buf) - self._pos
+        """Make at least ``n`` unconsumed words available in the buffer (as an array)."""
+        buf = self._array()
+        avail = len(buf) - self._pos
         if avail >= n:
             return
-        m = max(n - avail, self._block)
-        self._block = min(2 * self._block, _CHUNK)
-        # getrandbits(32 m) is m MT words, the first drawn in the lowest bits: the same
-        # sequence m calls of getrandbits(32) give, read here as little-endian uint32.
-        raw = self._rng.getrandbits(32 * m).to_bytes(4 * m, "little")
+        raw = self._draw(max(n - avail, self._block))
         new = np.frombuffer(raw, dtype="<u4").astype(np.uint32)
-        self._buf = np.concatenate((self._buf[self._pos :], new))
+        self._buf = np.concatenate((buf[self._pos :], new))
         self._words = None
         self._pos = 0
+
+    def _read_words(self) -> list[int]:
+        """The buffer as Python ints, refilled first (as :meth:`_ensure` would, a block of
+        words) when every word of it is read: called when ``_words`` runs out."""
+        if self._buf is not None and self._pos < len(self._buf):
+            words = self._buf.tolist()
+        else:
+            m = self._block
+            words = list(struct.unpack(f"<{m}I", self._draw(m)))
+            self._buf = None
+            self._pos = 0
+        self._words = words
+        return words
 
     def face(self, sides: int) -> int:
         """Draw one die face. Low level: records nothing, so callers record the roll."""
         limit = _WORD - _WORD % sides
         words = self._words
         while True:
+            if words is None or self._pos >= len(words):
+                words = self._read_words()
             pos = self._pos
-            if words is None or pos >= len(words):
-                if pos >= len(self._buf):
-                    self._ensure(1)
-                    pos = 0
-                words = self._words = self._buf.tolist()
             word = words[pos]
             self._pos = pos + 1
             if word < limit:
@@ -576,11 +599,9 @@ class Dice:
         pos = self._pos
         while len(out) < n:
             if words is None or pos >= len(words):
-                if pos >= len(self._buf):
-                    self._pos = pos
-                    self._ensure(1)
-                    pos = 0
-                words = self._words = self._buf.tolist()
+                self._pos = pos
+                words = self._read_words()
+                pos = self._pos
             word = words[pos]
             pos += 1
             if word < _D6_LIMIT:
@@ -599,7 +620,7 @@ class Dice:
         need = count
         while True:
             self._ensure(need)
-            words = self._buf[self._pos : self._pos + need]
+            words = self._array()[self._pos : self._pos + need]
             if limit == _WORD:
                 return words[:count], count
             ok = words < limit
@@ -733,11 +754,16 @@ class Dice:
         if wild_one not in WILD_ONE_SETTINGS:
             raise ValueError(f"wild_one must be one of {', '.join(WILD_ONE_SETTINGS)}")
         n = code.dice
-        expression = _EXPRESSIONS.get((code, wild))
-        if expression is None:
+        # Kept by the code object (codes are frozen, and a check rolls the same one each
+        # time): a code's own hash is worked out in Python, per roll.
+        got = _EXPRESSIONS.get((id(code), wild))
+        if got is not None and got[0] is code:
+            expression = got[1]
+        else:
             expression = str(code) if wild else f"{code} no wild"
-            if len(_EXPRESSIONS) < 4096:
-                _EXPRESSIONS[(code, wild)] = expression
+            if len(_EXPRESSIONS) >= 4096:
+                _EXPRESSIONS.clear()
+            _EXPRESSIONS[(id(code), wild)] = (code, expression)
         if n <= 0:
             total = code.pips
             event = _event(expression, (), total, decide(total) if decide else "")
@@ -746,24 +772,28 @@ class Dice:
             total = sum(faces) + code.pips
             event = _event(expression, faces, total, decide(total) if decide else "")
         else:
-            regular = self._d6(n - 1) if n > 1 else []
-            chain = self._d6(1)
-            while chain[-1] == 6:
-                chain.append(self.face(6))
-            faces = (*regular, *chain)
+            # The regular dice, then the wild die, in one draw; while the wild die shows 6
+            # it is rolled again.
+            drawn = self._d6(n)
+            first = last = drawn[-1]
+            while last == 6:
+                last = self.face(6)
+                drawn.append(last)
+            faces = tuple(drawn)
+            chain = faces[n - 1 :]
             total = sum(faces) + code.pips
             note = ""
             kept: tuple[int, ...] = ()
             dropped: tuple[int, ...] = ()
-            if chain[0] == 1 and wild_one == "complication":
+            if first == 1 and wild_one == "complication":
                 note = "complication"
-            elif chain[0] == 1 and wild_one == "remove_highest":
-                rest = sorted(regular, reverse=True)
+            elif first == 1 and wild_one == "remove_highest":
+                rest = sorted(faces[: n - 1], reverse=True)
                 dropped = (1, *rest[:1])
                 kept = tuple(rest[1:])
                 total = sum(kept) + code.pips
                 note = "wild 1: removed with the highest other die"
             decided = decide(total) if decide else ""
-            event = _event(expression, faces, total, decided, kept, dropped, tuple(chain), note)
+            event = _event(expression, faces, total, decided, kept, dropped, chain, note)
         self.log.append(event)
         return event
