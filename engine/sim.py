@@ -1404,9 +1404,10 @@ class FieldCache:
         if got is None:
             if n is None:
                 n = self.scenario.model.grid.width * self.scenario.model.grid.height
-            out = np.full(n, INF)
-            for t in times:
-                out = np.minimum(out, t)
+            if times:
+                out = np.minimum.reduce(times) if len(times) > 1 else times[0].copy()
+            else:
+                out = np.full(n, INF)
             out.setflags(write=False)
             if len(self._threats) >= self.POLICY_KEPT:
                 for old in list(self._threats)[: self.POLICY_KEPT // 2]:
@@ -2020,7 +2021,7 @@ class Simulation:
             return
         self.begin_turn()
         for tid in self.order:
-            self.take_turn(tid, (moves or {}).get(tid))
+            self.take_turn(tid, moves.get(tid) if moves else None)
             if self.outcome is not None:
                 break
         self.end_round()
@@ -2122,8 +2123,12 @@ class Simulation:
             return self._turn_start_made(tid, spec)
         fields = self.fields
         order, tokens, specs = self.order, self.tokens, self.specs
-        key = (tid, self.door_key(), *[id(tokens.get(o)) for o in order])
-        key += tuple([id(specs[o]) for o in order])
+        key = (
+            tid,
+            self.door_key(),
+            *map(id, map(tokens.get, order)),
+            *map(id, map(specs.__getitem__, order)),
+        )
         got = fields.starts.get(key)
         if got is not None:
             return got[1]
@@ -2738,17 +2743,20 @@ class Simulation:
                 continue
             result = check.check.roll(self.dice)
             self._log_rolls(tid)
-            self._emit(
-                {
-                    "type": "check",
-                    "token": tid,
-                    "cell": list(path[at + 1]),
-                    "what": check.what,
-                    "target": check.target,
-                    "degree": result.degree,
-                    "success": result.success,
-                }
-            )
+            if self.record:
+                self.events.append(
+                    {
+                        "type": "check",
+                        "token": tid,
+                        "cell": list(path[at + 1]),
+                        "what": check.what,
+                        "target": check.target,
+                        "degree": result.degree,
+                        "success": result.success,
+                    }
+                )
+            elif self._count:
+                self._counted += 1
             token = self._apply_check(tid, token, check.what, result.degree)
             if not result.success:
                 return token, path[: at + 1], entries[at - 1][1] if at else 0.0

@@ -100,6 +100,13 @@ def degree_for_margin(margin: int) -> str:
     return CHECK_DEGREES[1 + bisect.bisect_left(_BAND_TOPS, -margin)]
 
 
+@functools.lru_cache(maxsize=64)
+def _damage_code(n: int) -> DieCode:
+    """``nD`` (collision damage), one object per ``n`` (codes are frozen): the dice keep a
+    code's roll expression by the object."""
+    return DieCode(n)
+
+
 @dataclass(frozen=True)
 class D6Check:
     """Roll ``code`` (less 1D per action beyond the first) against ``dn``.
@@ -1202,7 +1209,7 @@ class D6(RuleSystem):
         if not n:
             return token
         wild, wild_one = self.config["wild_die"], self.config["wild_one"]
-        hit = dice.roll_code(DieCode(n), wild=wild, wild_one=wild_one)
+        hit = dice.roll_code(_damage_code(n), wild=wild, wild_one=wild_one)
         resist = dice.roll_code(DieCode.parse(token["strength"]), wild=wild, wild_one=wild_one)
         margin = hit.total - resist.total
         injured = margin > 0
