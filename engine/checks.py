@@ -77,9 +77,13 @@ def check_result(
     """``CheckResult(...)``, made directly (the same result; its frozen dataclass's own
     __init__ costs more than the roll that a turn loop makes every round)."""
     result = _new(CheckResult)
-    result.__dict__.update(
-        degree=degree, success=success, total=total, margin=margin, events=events, notes=notes
-    )
+    d = result.__dict__
+    d["degree"] = degree
+    d["success"] = success
+    d["total"] = total
+    d["margin"] = margin
+    d["events"] = events
+    d["notes"] = notes
     return result
 
 

@@ -474,16 +474,15 @@ def _event(
     """``RollEvent(...)``, made directly: the frozen dataclass's own __init__ sets each field
     through object.__setattr__; its __dict__ filled at once is the same event, faster."""
     event = _new(RollEvent)
-    event.__dict__.update(
-        expression=expression,
-        faces=faces,
-        total=total,
-        decided=decided,
-        kept=kept,
-        dropped=dropped,
-        wild=wild,
-        note=note,
-    )
+    d = event.__dict__
+    d["expression"] = expression
+    d["faces"] = faces
+    d["total"] = total
+    d["decided"] = decided
+    d["kept"] = kept
+    d["dropped"] = dropped
+    d["wild"] = wild
+    d["note"] = note
     return event
 
 

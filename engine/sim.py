@@ -1294,6 +1294,9 @@ class FieldCache:
         #: A turn's checks by the ids of the token, graph and cells they were asked for
         #: (Simulation._turn_rolls), with those and the result.
         self.rolls_same: dict[tuple[int, int, int], tuple[Any, Any, Any, Any]] = {}
+        #: A check's effect (Simulation._apply_check) by the id of the token (kept by
+        #: value), the check and the degree, with that token and the result.
+        self.applied: dict[tuple[int, str, str], tuple[Any, Any]] = {}
         #: Ways down a field before any roll (:meth:`descent`), by profile, goal and tokens.
         self._descents: dict[tuple[Any, ...], tuple[Profile, Walk, int]] = {}
         #: Policies' pure parts, by the kept arrays they read (:meth:`threat`, ...).
@@ -1325,6 +1328,7 @@ class FieldCache:
         "starts_by_reads": "tail",
         "ways": "tail",
         "rolls_same": "items",
+        "applied": "first",
         "_profile_of": "first",
         "_threats": "threat",
         "_exits": "pairs",
@@ -1405,7 +1409,9 @@ class FieldCache:
             if n is None:
                 n = self.scenario.model.grid.width * self.scenario.model.grid.height
             if times:
-                out = np.minimum.reduce(times) if len(times) > 1 else times[0].copy()
+                out = times[0].copy()
+                for t in times[1:]:
+                    np.minimum(out, t, out=out)
             else:
                 out = np.full(n, INF)
             out.setflags(write=False)
@@ -2126,8 +2132,8 @@ class Simulation:
         key = (
             tid,
             self.door_key(),
-            *map(id, map(tokens.get, order)),
-            *map(id, map(specs.__getitem__, order)),
+            *[id(tokens.get(o)) for o in order],
+            *[id(specs[o]) for o in order],
         )
         got = fields.starts.get(key)
         if got is not None:
@@ -2763,14 +2769,22 @@ class Simulation:
         return token, path, spent
 
     def _apply_check(self, tid: str, token: Token, what: str, degree: str) -> Token:
-        """:meth:`RuleSystem.apply_check`, kept by what it reads (:class:`HookMemo`)."""
-        hooks = self.fields.hooks
-        key = ("apply_check", tid, self._stats_key(token), what, degree)
-        got = hooks.same(key, token)
-        if got is not None:
+        """:meth:`RuleSystem.apply_check`, kept by what it reads (:class:`HookMemo`), and by
+        the very token (one kept by value: :meth:`HookMemo.canon`), check and degree."""
+        fields = self.fields
+        quick = (id(token), what, degree)
+        got = fields.applied.get(quick)
+        if got is not None and got[0] is token:
             return got[1]
+        hooks = fields.hooks
+        key = ("apply_check", tid, self._stats_key(token), what, degree)
         apply = self.system.apply_check
-        return hooks.token(key, token, lambda tok: apply(tok, what, degree))
+        made = hooks.token(key, token, lambda tok: apply(tok, what, degree))
+        if hooks.is_canon(token) and token.id == tid:
+            if len(fields.applied) >= fields.STARTS_KEPT:
+                fields.applied.clear()
+            fields.applied[quick] = (token, made)
+        return made
 
     def _turn_rolls(
         self,
