@@ -2063,23 +2063,30 @@ class Simulation:
         moved = None if flight is not None else token.state.cell != before
 
         skey = self._stats_key(token)
+        key = ("end", tid, skey, pace, moved)
+        got = hooks.same(key, token)
+        if got is not None:  # the end of this turn kept for this very token: no roll in it
+            token = got[1]
+        else:
 
-        def end(tok: Token, dice: Any) -> Token:
-            if moved is not None:
-                tok = system.paced(tok, pace, moved)
-            return system.end_turn(tok, dice)
+            def end(tok: Token, dice: Any) -> Token:
+                if moved is not None:
+                    tok = system.paced(tok, pace, moved)
+                return system.end_turn(tok, dice)
 
-        def rolls(tok: Token, dice: Any) -> Token:
-            # The end of a turn that rolls (D6: collision damage): the pace remembered is
-            # still kept; the end of the turn is made.
-            if moved is not None:
-                tok = hooks.token(
-                    ("paced", tid, skey, pace, moved), tok, lambda t: system.paced(t, pace, moved)
-                )
-            return system.end_turn(tok, dice)
+            def rolls(tok: Token, dice: Any) -> Token:
+                # The end of a turn that rolls (D6: collision damage): the pace remembered
+                # is still kept; the end of the turn is made.
+                if moved is not None:
+                    tok = hooks.token(
+                        ("paced", tid, skey, pace, moved),
+                        tok,
+                        lambda t: system.paced(t, pace, moved),
+                    )
+                return system.end_turn(tok, dice)
 
-        token = hooks.token(("end", tid, skey, pace, moved), token, end, self.dice, rolls)
-        self._log_rolls(tid)
+            token = hooks.token(key, token, end, self.dice, rolls)
+            self._log_rolls(tid)
         # Kept one object per value (a turn that rolled made a new one): the next turns of
         # every token start from what is kept for these tokens (:meth:`_turn_start`).
         self.tokens[tid] = token = hooks.canon(token)
@@ -2748,7 +2755,12 @@ class Simulation:
             if check.check is None:
                 continue
             result = check.check.roll(self.dice)
-            self._log_rolls(tid)
+            if self._count:  # the roll's events, counted (:meth:`_log_rolls`)
+                log = self.dice.log
+                self._counted += len(log)
+                log.clear()
+            else:
+                self._log_rolls(tid)
             if self.record:
                 self.events.append(
                     {
