@@ -627,7 +627,12 @@ def build_parser() -> _Parser:
     s.add_argument("scenario", help="a scenario .yaml")
     s.add_argument("--runs", type=_positive, default=None, help="runs (default: the scenario's)")
     s.add_argument("--seed", type=_seed, default=None, help="batch seed (default: the scenario's)")
-    s.add_argument("--workers", type=_positive, default=1, help="local worker processes")
+    s.add_argument(
+        "--workers",
+        type=_positive,
+        default=1,
+        help="processes playing runs: this one and K-1 forked workers",
+    )
     s.add_argument(
         "--scheduler", default=None, metavar="ADDR", help="Dask scheduler, tcp://HOST:PORT"
     )
@@ -742,7 +747,12 @@ def build_parser() -> _Parser:
     )
     s.add_argument("--runs", type=_positive, default=None, help="runs per point")
     s.add_argument("--seed", type=_seed, default=None, help="sweep seed (default: the scenario's)")
-    s.add_argument("--workers", type=_positive, default=1, help="local worker processes")
+    s.add_argument(
+        "--workers",
+        type=_positive,
+        default=1,
+        help="processes playing runs: this one and K-1 forked workers",
+    )
     s.add_argument(
         "--scheduler", default=None, metavar="ADDR", help="Dask scheduler, tcp://HOST:PORT"
     )

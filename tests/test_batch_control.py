@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 import tracemalloc
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -97,21 +98,29 @@ def _start(argv: list[str], *, ignore_int: bool = False) -> subprocess.Popen[str
     )
 
 
-def _wait_mid_batch(proc: subprocess.Popen[str], runs: Path, at_least: int = 50) -> list[int]:
-    """Wait until the batch has runs in and its workers are running (they start once this
-    process has played the batch's first runs: engine.batch.WARM_RUNS), and return them; it
-    must still be running."""
+#: ``--workers 3``: the batch's process plays runs, and so do two worker processes it forks
+#: (engine.batch._pool_results; 2 per CPU at most).
+WORKERS = "3"
+FORKED = min(int(WORKERS), 2 * (os.cpu_count() or 1)) - 1
+
+
+def _wait_mid_batch(
+    proc: subprocess.Popen[str], runs: Path, at_least: int = 50, forked: int = FORKED
+) -> list[int]:
+    """Wait until the batch has runs in and its ``forked`` worker processes are running
+    (they start once this process has played the batch's first runs:
+    engine.batch.WARM_RUNS), and return them; it must still be running."""
     deadline = time.time() + 60
     while (
         time.time() < deadline
-        and (_lines(runs) < at_least or len(_children(proc.pid)) < 2)
+        and (_lines(runs) < at_least or len(_children(proc.pid)) < forked)
         and proc.poll() is None
     ):
         time.sleep(0.02)
     assert proc.poll() is None, "the batch finished before it could be stopped"
     assert _lines(runs) >= at_least
     workers = _children(proc.pid)
-    assert len(workers) == 2, workers
+    assert len(workers) == forked, workers
     return workers
 
 
@@ -119,11 +128,16 @@ def _strip(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in summary.items() if k not in ("results", "plots")}
 
 
+#: Runs of the batches stopped half-way: enough that a stop lands before the last run (the
+#: quick scenario's batch of 1000 runs takes some 0.2 s once its process is warm).
+FRESH_RUNS = 5000
+
+
 @pytest.fixture(scope="module")
 def fresh(quick: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An uninterrupted batch of the quick scenario: 1000 runs, seed 9."""
+    """An uninterrupted batch of the quick scenario: FRESH_RUNS runs, seed 9."""
     out = tmp_path_factory.mktemp("fresh") / "b"
-    run_batch(quick, runs=1000, seed=9, workers=1, out_dir=str(out))
+    run_batch(quick, runs=FRESH_RUNS, seed=9, workers=1, out_dir=str(out))
     return out
 
 
@@ -135,7 +149,8 @@ def test_a_signal_stops_the_batch_promptly_and_it_resumes(
     sig: int, quick: str, fresh: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "b"
-    argv = [quick, "--runs", "1000", "--seed", "9", "--workers", "2", "--out", str(out)]
+    argv = [quick, "--runs", str(FRESH_RUNS), "--seed", "9", "--workers", WORKERS]
+    argv += ["--out", str(out)]
     proc = _start([*argv, "--no-plots"], ignore_int=True)
     workers = _wait_mid_batch(proc, out / "runs.jsonl")
     sent = time.monotonic()
@@ -148,7 +163,7 @@ def test_a_signal_stops_the_batch_promptly_and_it_resumes(
     time.sleep(0.2)
     assert not [w for w in workers if _alive(w)], "a worker outlived the batch"
     done = len(read_runs(str(out / "runs.jsonl")))
-    assert 0 < done < 1000 and not (out / "summary.json").exists()
+    assert 0 < done < FRESH_RUNS and not (out / "summary.json").exists()
     assert not (out / "runs.parquet").exists()  # the table comes with the finished batch
     res = subprocess.run(
         [sys.executable, MAIN, "run", *argv, "--resume", "--no-plots", "--json"],
@@ -167,7 +182,7 @@ def test_a_signal_stops_the_batch_promptly_and_it_resumes(
 
 def test_kill_9_leaves_no_worker_and_the_lock_goes_with_it(quick: str, tmp_path: Path) -> None:
     out = tmp_path / "b"
-    argv = [quick, "--runs", "20000", "--seed", "9", "--workers", "2", "--out", str(out)]
+    argv = [quick, "--runs", "20000", "--seed", "9", "--workers", WORKERS, "--out", str(out)]
     proc = _start([*argv, "--no-plots"])
     try:
         workers = _wait_mid_batch(proc, out / "runs.jsonl")
@@ -222,8 +237,9 @@ def test_stops_at_any_moment_exit_at_once_and_leave_no_worker(quick: str, tmp_pa
     """A stop once printed its line and never exited: raised inside concurrent.futures'
     code, it had left a future's lock held, the pool's thread waited on it and the exit on
     that thread. Stop `run --workers 2` at moments spread over a batch (as its first worker
-    starts, right as a chunk comes back, at random): each exits within 2 s, in one line, and
-    leaves no worker."""
+    starts, right as a chunk comes back, at random; the batch's process plays runs too, and
+    its one worker process plays the rest): each exits within 2 s, in one line, and leaves
+    no worker."""
     rng = random.Random(22)
     argv = [quick, "--runs", "20000", "--seed", "9", "--workers", "2", "--no-plots"]
     for k, moment in enumerate(["workers", "chunk", "random"] * 2):
@@ -237,7 +253,7 @@ def test_stops_at_any_moment_exit_at_once_and_leave_no_worker(quick: str, tmp_pa
                     pass
                 assert _children(proc.pid), "no worker started"
             else:
-                _wait_mid_batch(proc, runs, at_least=1)
+                _wait_mid_batch(proc, runs, at_least=1, forked=1)
             if moment == "chunk":  # runs.jsonl grows: the parent has a chunk's results
                 size = runs.stat().st_size
                 deadline = time.time() + 10
@@ -812,7 +828,8 @@ def test_the_scheduler_dying_mid_batch_is_one_line_and_resumes(
             **quiet,  # type: ignore[call-overload]
         )
         out = tmp_path / "b"
-        argv = [quick, "--runs", "1000", "--seed", "9", "--out", str(out), "--no-plots"]
+        argv = [quick, "--runs", str(FRESH_RUNS), "--seed", "9", "--out", str(out)]
+        argv += ["--no-plots"]
         proc = _start([*argv, "--scheduler", addr])
         deadline = time.time() + 60
         while time.time() < deadline and _lines(out / "runs.jsonl") < 50 and proc.poll() is None:
@@ -865,6 +882,46 @@ def test_workers_start_from_the_field_cache_built_once_here(tmp_path: Path) -> N
     batch._CACHE.clear()
     run_batch(CHASE, runs=60, seed=11, workers=2, out_dir=str(tmp_path / "stub"), chunk_fn=_stub)
     assert key not in batch._CACHE
+
+
+def test_the_batchs_process_is_one_of_its_workers(tmp_path: Path, monkeypatch) -> None:
+    """With ``workers=K`` the batch's own process plays chunks too, after its warm chunks
+    as before them, and forks K - 1 worker processes (each forked one costs CPU a run does
+    not: issue 20); every chunk is played once, and the runs are byte for byte one
+    worker's. A worker process that dies meanwhile has its chunks played again."""
+    log = tmp_path / "played"
+    died = tmp_path / "died"
+    real = batch._play
+    here = os.getpid()
+
+    def spy(scenario: Any, fields: Any, items: list[tuple[int, int]]) -> Any:
+        if os.getpid() != here and items[0][0] >= 600 and not died.exists():
+            died.touch()
+            os._exit(9)  # a worker process killed half-way through the batch, once
+        results = real(scenario, fields, items)
+        with open(log, "a") as fh:  # one short line per chunk: appends do not interleave
+            fh.write(f"{os.getpid()} {items[0][0]} {len(items)}\n")
+        return results
+
+    monkeypatch.setattr(batch, "_play", spy)
+    runs = 1200
+    one = tmp_path / "one"
+    run_batch(CHASE, runs=runs, seed=5, workers=1, out_dir=str(one))
+    for workers in (2, 3):
+        log.unlink()
+        out = tmp_path / f"w{workers}"
+        run_batch(CHASE, runs=runs, seed=5, workers=workers, out_dir=str(out))
+        played = [tuple(map(int, line.split())) for line in log.read_text().splitlines()]
+        starts = sorted(first for _, first, _ in played)
+        assert starts == list(range(0, runs, batch.CHUNK)), "a chunk played twice or never"
+        warm = batch._warm_chunks(runs)
+        by_pid = Counter(pid for pid, _, _ in played)
+        assert died.exists(), "no worker process died: the retry was not tested"
+        died.unlink()
+        assert here in by_pid and len(by_pid) == workers + 1, by_pid  # one forked again
+        after_warm = [pid for pid, first, _ in played if first >= warm * batch.CHUNK]
+        assert after_warm.count(here) > 0, "this process played nothing after the fork"
+        assert (out / "runs.jsonl").read_bytes() == (one / "runs.jsonl").read_bytes()
 
 
 def test_a_token_pickles_with_its_stats_read_only() -> None:
