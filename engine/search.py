@@ -63,6 +63,10 @@ class SearchTree:
     exact: dict[Cell, Fraction] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        w = self.graph.grid.width
+        if self.graph.n_states == 1:  # a node is its cell
+            self._best = {(i % w, i // w): i for i in self.dist}
+            return
         n = self.graph.n
         best: dict[int, int] = {}
         for node, d in self.dist.items():
@@ -70,7 +74,6 @@ class SearchTree:
             cur = best.get(idx)
             if cur is None or d < self.dist[cur]:
                 best[idx] = node
-        w = self.graph.grid.width
         self._best = {(i % w, i // w): node for i, node in best.items()}
 
     def cells(self) -> list[Cell]:
@@ -1628,10 +1631,10 @@ def _kernel_tree(graph: MovementGraph, start: Cell, limit: float) -> SearchTree 
         r, c = np.divmod(cell, tab.pw)
         return layer * n + (r - tab.pad) * w + (c - tab.pad)
 
-    node_ids = unframe(nodes).tolist()
+    ids = unframe(nodes)
     has = back >= 0
-    tree_dist = dict(zip(node_ids, ticks.tolist(), strict=True))
-    tree_prev = dict(zip(unframe(nodes[has]).tolist(), unframe(back[has]).tolist(), strict=True))
+    tree_dist = dict(zip(ids.tolist(), ticks.tolist(), strict=True))
+    tree_prev = dict(zip(ids[has].tolist(), unframe(back[has]).tolist(), strict=True))
     return SearchTree(graph, start, cast("dict[int, float]", tree_dist), tree_prev, limit)
 
 
@@ -1898,16 +1901,17 @@ def reach(
     else:
         dist = tree.dist
         order = sorted((dist[node], c[1], c[0]) for c, node in tree._best.items())
+    band_of = first_turn.get
+    add = cells.append
     for ticks, r, c in order:
-        cell = (c, r)
         if type(ticks) is int:  # whole ticks: the Fraction's figures by integer division
-            first, turn_no, as_float = ticks <= den, -(-ticks // den), ticks / den
-        else:
-            t = tree.turns(cell)
-            assert t is not None
-            first, turn_no, as_float = t <= 1, math.ceil(t), float(t)
-        band = first_turn.get(cell) if first else f"turn{turn_no}"
-        cells.append({"cell": [c, r], "turns": as_float, "band": band or pace})
+            band = (band_of((c, r)) or pace) if ticks <= den else f"turn{-(-ticks // den)}"
+            add({"cell": [c, r], "turns": ticks / den, "band": band})
+            continue
+        t = tree.turns((c, r))
+        assert t is not None
+        band = (band_of((c, r)) or pace) if t <= 1 else f"turn{math.ceil(t)}"
+        add({"cell": [c, r], "turns": float(t), "band": band})
     return {
         "system": main.system.name,
         "pace": pace,
