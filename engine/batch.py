@@ -1325,7 +1325,8 @@ def _pool_results(
     others their next chunks. A forked worker costs CPU a run does not (the fork, a copy of
     each page it writes that it shares with this process, a cache warmed again, its
     results sent): one fewer of them took the square chase's 2 workers from 1.10x the CPU
-    of 1 worker to 1.02x (medians of 10 interleaved batches). A ``chunk_fn`` given for
+    of 1 worker to 1.02x in one series of 10 interleaved batches of each (the benchmark's
+    runs since, 12 rounds each on a machine whose speed drifts 2x: 1.10-1.18x). A ``chunk_fn`` given for
     tests stands for what a worker process does (it may kill its process on purpose): it
     runs in worker processes only, ``workers`` of them. Each worker process holds
     :data:`IN_FLIGHT` chunks, so it works on while this one plays its own.

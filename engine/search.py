@@ -1894,7 +1894,7 @@ def reach(
             # exact figure of a climb is never below its search's): no faster pace, later
             # in the list, can be the slowest that reaches one of them.
             break
-    cells = []
+    cells: list[dict[str, Any]] = []
     den = main.denominator
     if tree.exact:
         order = sorted((tree.ticks(c), c[1], c[0]) for c in tree.cells())
