@@ -10,13 +10,15 @@ Rows (each measured against its reference in the same run; exit status 1 if one 
   printed beside);
 * CPU seconds of one batch (``CPU_RUNS`` runs, each mode in a fresh process) on 2 local
   workers and on a 2-worker Dask ``LocalCluster``, as ratios to 1 local worker (issue 20
-  targets: <= 1.05 each), the median of rounds' ratios (``LOCAL_ROUNDS``, ``DASK_ROUNDS``). CPU is the batch's own process plus its workers (and the
-  in-process scheduler), from just before ``run_batch`` to just after, all of it: the
-  target is judged on that. Beside it is printed the same less what those processes
-  spend idle over as long (measured just before: a Dask cluster's heartbeats, event-loop
-  ticks, memory monitors and profiler run whether a batch runs or not; none for local
-  workers, which exist only during the batch), to show what is the cluster's. The Dask workers have imported the engine before (a cluster is started once
-  for many batches); the scenario and its field cache are new to them.
+  targets: <= 1.05 each), the median of rounds' ratios (``LOCAL_ROUNDS``,
+  ``DASK_ROUNDS``). CPU is the batch's own process plus its workers (and the in-process
+  scheduler), from just before ``run_batch`` to just after, all of it: the target is
+  judged on that. Beside it is printed the same less what those processes spend idle over
+  as long (measured just before: a Dask cluster's heartbeats, event-loop ticks, memory
+  monitors and profiler run whether a batch runs or not; none for local workers, which
+  exist only during the batch), to show what is the cluster's. The Dask workers have
+  imported the engine before (a cluster is started once for many batches); the scenario
+  and its field cache are new to them.
 
 Run: python benchmarks/bench_chase.py [--quick]   (--quick: the runs/s rows only)
 """

@@ -1326,10 +1326,10 @@ def _pool_results(
     each page it writes that it shares with this process, a cache warmed again, its
     results sent): one fewer of them took the square chase's 2 workers from 1.10x the CPU
     of 1 worker to 1.02x in one series of 10 interleaved batches of each (the benchmark's
-    runs since, 12 rounds each on a machine whose speed drifts 2x: 1.10-1.18x). A ``chunk_fn`` given for
-    tests stands for what a worker process does (it may kill its process on purpose): it
-    runs in worker processes only, ``workers`` of them. Each worker process holds
-    :data:`IN_FLIGHT` chunks, so it works on while this one plays its own.
+    runs since, 12 rounds each on a machine whose speed drifts 2x: 1.10-1.18x). A
+    ``chunk_fn`` given for tests stands for what a worker process does (it may kill its
+    process on purpose): it runs in worker processes only, ``workers`` of them. Each worker
+    process holds :data:`IN_FLIGHT` chunks, so it works on while this one plays its own.
     Chunks handed out and results waiting for an earlier chunk are ``AHEAD_PER_WORKER *
     workers`` at most. A worker process that dies has its chunks run by a new one (or
     here), :data:`DEATHS` times. While the pool's code runs, SIGINT and SIGTERM are only
