@@ -918,6 +918,28 @@ class Walk:
         return got
 
 
+class TurnPlan:
+    """A ground turn from a kept start (:meth:`Simulation._plan_of`), as a run that keeps
+    no log plays it: the checks its way rolls (``(first entry asking it, CellCheck)``, in
+    roll order), the cells it walks (None: it stays), and per sequence of rolled
+    ``(degree, success)`` what the turn made (:meth:`Simulation._plan_outcome`)."""
+
+    __slots__ = ("rolls", "path", "outcomes")
+
+    #: Outcomes kept per plan (all of them go beyond this).
+    OUTCOMES = 64
+
+    def __init__(self, rolls: tuple[tuple[int, Any], ...], path: tuple[Cell, ...] | None):
+        self.rolls = rolls
+        self.path = path
+        self.outcomes: dict[tuple[tuple[str, bool], ...], Any] = {}
+
+    def keep(self, key: tuple[tuple[str, bool], ...], outcome: Any) -> None:
+        if len(self.outcomes) >= self.OUTCOMES:
+            self.outcomes.clear()
+        self.outcomes[key] = outcome
+
+
 class Route:
     """The cells a token passes descending a field (:meth:`Simulation._route`), with arrival
     ticks; ``index`` and ``turns`` as arrays (cell index, arrival in turns) for policies."""
@@ -1297,6 +1319,9 @@ class FieldCache:
         #: A check's effect (Simulation._apply_check) by the id of the token (kept by
         #: value), the check and the degree, with that token and the result.
         self.applied: dict[tuple[int, str, str], tuple[Any, Any]] = {}
+        #: Turn plans (Simulation._plan_of) by the id of the kept start they follow, with
+        #: that start (None: a start not played from a plan).
+        self.plans: dict[int, tuple[Any, TurnPlan | None]] = {}
         #: Ways down a field before any roll (:meth:`descent`), by profile, goal and tokens.
         self._descents: dict[tuple[Any, ...], tuple[Profile, Walk, int]] = {}
         #: Policies' pure parts, by the kept arrays they read (:meth:`threat`, ...).
@@ -1329,6 +1354,7 @@ class FieldCache:
         "ways": "tail",
         "rolls_same": "items",
         "applied": "first",
+        "plans": "items",
         "_profile_of": "first",
         "_threats": "threat",
         "_exits": "pairs",
@@ -1624,6 +1650,12 @@ class FieldCache:
             memo.clear()
         memo[key] = (kept, start)
 
+    def keep_plan(self, start: Any, plan: TurnPlan | None) -> None:
+        """Keep a turn's plan (Simulation._plan_of) by its start, kept alive with it."""
+        if len(self.plans) >= self.STARTS_KEPT:
+            self.plans.clear()
+        self.plans[id(start)] = (start, plan)
+
     #: How many descents are kept (:meth:`descent`; all of them go beyond this).
     DESCENTS_KEPT = 65536
 
@@ -1789,6 +1821,8 @@ class Simulation:
         self._skeys: dict[str, tuple[Any, int]] = {}
         #: Each token's last profile at its scenario pace (:meth:`_profile_now`).
         self._now: dict[str, tuple[Token, TokenSpec, Any, Profile]] = {}
+        #: Whether the last start of a turn (:meth:`_turn_start`) is one kept in the cache.
+        self._kept_start = False
         for spec in scenario.tokens:
             self.tokens[spec.id] = self.fields.start_token(spec, lambda s: self._start_token(s))
         self.pursuers = [
@@ -2044,10 +2078,19 @@ class Simulation:
 
     def take_turn(self, tid: str, path: list[Cell] | None = None) -> None:
         spec = self.specs[tid]
-        system = self.system
-        hooks = self.fields.hooks
         if path is None:
-            token, pace, per_turn, prof, way = self._turn_start(tid, spec)
+            start = self._turn_start(tid, spec)
+            if self._kept_start and not self.record:
+                got = self.fields.plans.get(id(start))
+                if got is not None and got[0] is start:
+                    plan = got[1]
+                else:
+                    plan = self._plan_of(start)
+                    self.fields.keep_plan(start, plan)
+                if plan is not None:
+                    self._play_plan(tid, start, plan)
+                    return
+            token, pace, per_turn, prof, way = start
         else:
             token, pace, per_turn, prof = self._begin(tid, spec)
             way = None
@@ -2061,41 +2104,137 @@ class Simulation:
         elif way is not None:
             token = self._walk_down(tid, token, *way)
         moved = None if flight is not None else token.state.cell != before
+        self._end_turn(tid, token, pace, moved)
 
-        skey = self._stats_key(token)
-        key = ("end", tid, skey, pace, moved)
-        got = hooks.same(key, token)
-        if got is not None:  # the end of this turn kept for this very token: no roll in it
-            token = got[1]
-        else:
-
-            def end(tok: Token, dice: Any) -> Token:
-                if moved is not None:
-                    tok = system.paced(tok, pace, moved)
-                return system.end_turn(tok, dice)
-
-            def rolls(tok: Token, dice: Any) -> Token:
-                # The end of a turn that rolls (D6: collision damage): the pace remembered
-                # is still kept; the end of the turn is made.
-                if moved is not None:
-                    tok = hooks.token(
-                        ("paced", tid, skey, pace, moved),
-                        tok,
-                        lambda t: system.paced(t, pace, moved),
-                    )
-                return system.end_turn(tok, dice)
-
-            token = hooks.token(key, token, end, self.dice, rolls)
-            self._log_rolls(tid)
+    def _end_turn(self, tid: str, token: Token, pace: str, moved: bool | None) -> Token:
+        """The system's end of ``tid``'s turn (``moved``: whether it left its cell; None for
+        a flier), the token kept one object per value, its state logged, the goals checked;
+        returns the token as it ends the turn."""
+        token = self._ended(tid, token, pace, moved)
         # Kept one object per value (a turn that rolled made a new one): the next turns of
         # every token start from what is kept for these tokens (:meth:`_turn_start`).
-        self.tokens[tid] = token = hooks.canon(token)
+        self.tokens[tid] = token = self.fields.hooks.canon(token)
         if self.record:
-            state = hooks.state_dict(token.state)
+            state = self.fields.hooks.state_dict(token.state)
             self.events.append({"type": "state", "token": tid, "state": state})
         elif self._count:
             self._counted += 1
         self._check_goals(tid)
+        return token
+
+    def _ended(self, tid: str, token: Token, pace: str, moved: bool | None) -> Token:
+        """:meth:`RuleSystem.paced` (where the token walked) and :meth:`RuleSystem.end_turn`
+        on ``token``: kept for this very token where they roll nothing."""
+        system = self.system
+        hooks = self.fields.hooks
+        skey = self._stats_key(token)
+        key = ("end", tid, skey, pace, moved)
+        got = hooks.same(key, token)
+        if got is not None:  # the end of this turn kept for this very token: no roll in it
+            return got[1]
+
+        def end(tok: Token, dice: Any) -> Token:
+            if moved is not None:
+                tok = system.paced(tok, pace, moved)
+            return system.end_turn(tok, dice)
+
+        def rolls(tok: Token, dice: Any) -> Token:
+            # The end of a turn that rolls (D6: collision damage): the pace remembered
+            # is still kept; the end of the turn is made.
+            if moved is not None:
+                tok = hooks.token(
+                    ("paced", tid, skey, pace, moved),
+                    tok,
+                    lambda t: system.paced(t, pace, moved),
+                )
+            return system.end_turn(tok, dice)
+
+        token = hooks.token(key, token, end, self.dice, rolls)
+        self._log_rolls(tid)
+        return token
+
+    # ----------------------------------------------------------------- turn plans
+
+    def _plan_of(self, start: tuple[Any, ...]) -> TurnPlan | None:
+        """The plan of a turn from a kept ``start`` (:meth:`_turn_start`): the checks its
+        way rolls, in order, and the cells it walks; None where the turn is not played
+        from a plan (a flier, a way with jumps, checks rolled cell by cell as it walks)."""
+        token, _pace, per_turn, _prof, way = start
+        if token.state.flight is not None or token.state.cell is None:
+            return None
+        if way is None:  # it stays: no move, nothing rolled on the way
+            return TurnPlan((), None)
+        prof, walk, k = way
+        if walk.jumps or not (per_turn or not walk.checks):
+            return None
+        entries, walked, rolled = walk.upto(k)
+        rolls: tuple[tuple[int, Any], ...] = ()
+        if per_turn and entries:
+            asked = self._turn_rolls(token, prof.graph, entries, rolled)
+            rolls = tuple((at, c) for at, c in asked if c.check is not None)
+        return TurnPlan(rolls, (token.state.cell, *walked))
+
+    def _play_plan(self, tid: str, start: tuple[Any, ...], plan: TurnPlan) -> None:
+        """:meth:`take_turn` from a plan (:meth:`_plan_of`), for a run that keeps no log:
+        the plan's checks rolled in order up to the first failure, then what those
+        degrees make of the token (kept in the plan by them) and the end of the turn."""
+        dice = self.dice
+        results: list[tuple[str, bool]] = []
+        for _at, check in plan.rolls:
+            result = check.check.roll(dice)
+            results.append((result.degree, result.success))
+            if not result.success:
+                break
+        log = dice.log
+        if self._count:  # each roll's event and its check's
+            self._counted += len(log) + len(results)
+        log.clear()
+        self._defer = None
+        key = tuple(results)
+        got = plan.outcomes.get(key)
+        if got is None:  # new degrees for this plan: the turn is made, and its outcome kept
+            got = self._plan_outcome(tid, start, plan, results)
+            plan.keep(key, got)
+            if self._count:
+                self._counted += got[2]
+            return
+        moved_token, moved, n_move, ended = got
+        if self._count:
+            self._counted += n_move
+        if ended is None:  # an end of the turn that rolls: made every time
+            self._end_turn(tid, moved_token, start[1], moved)
+            return
+        self.tokens[tid] = ended
+        if self._count:
+            self._counted += 1  # the state event
+        self._check_goals(tid)
+
+    def _plan_outcome(
+        self, tid: str, start: tuple[Any, ...], plan: TurnPlan, results: list[tuple[str, bool]]
+    ) -> tuple[Token, bool, int, Token | None]:
+        """What a plan's rolled ``results`` (degree and success of each check rolled) make
+        of the turn, as :meth:`_roll_turn` and :meth:`_moved` make it: the token at the end
+        of its move, whether it left its cell, its move events (0 or 1), and the token at
+        the end of the turn where that end rolls nothing (None: it rolls, and is made
+        every time). The end is made here, on this turn's dice, either way."""
+        token, pace = start[0], start[1]
+        before = token.state.cell
+        hooks = self.fields.hooks
+        if plan.path is None:
+            moved_token, moved, n_move = token, False, 0
+        else:
+            path = plan.path
+            for (at, check), (degree, success) in zip(plan.rolls, results, strict=False):
+                token = self._apply_check(tid, token, check.what, degree)
+                if not success:
+                    path = path[: at + 1]
+                    break
+            n_move = 1 if len(path) > 1 else 0
+            moved_token = hooks.moved(token, path[-1])
+            moved = moved_token.state.cell != before
+        ended = self._end_turn(tid, moved_token, pace, moved)
+        pure = hooks.same(("end", tid, self._stats_key(moved_token), pace, moved), moved_token)
+        return moved_token, moved, n_move, (ended if pure is not None else None)
 
     def _begin(self, tid: str, spec: TokenSpec) -> tuple[Token, str, bool, Profile]:
         """The start of ``tid``'s turn: its token after the system's start of a turn, the
@@ -2132,6 +2271,7 @@ class Simulation:
         token as it stands (``starts``: one lookup, no profile asked, for a turn whose
         tokens were all seen together before). Every key names objects by id, and they
         are kept alive with the start: an id in a key is that very object."""
+        self._kept_start = False
         if spec.policy not in _KEPT_POLICIES:
             return self._turn_start_made(tid, spec)
         fields = self.fields
@@ -2144,6 +2284,7 @@ class Simulation:
         )
         got = fields.starts.get(key)
         if got is not None:
+            self._kept_start = True
             return got[1]
         by_reads = self._start_key(tid)
         if by_reads is not None:
@@ -2157,6 +2298,7 @@ class Simulation:
                 fields.keep_start(fields.starts_by_reads, by_reads[0], by_reads[1], start)
             kept = (*map(tokens.get, order), *map(specs.get, order))
             fields.keep_start(fields.starts, key, kept, start)
+            self._kept_start = True
             return start
         return self._turn_start_made(tid, spec)
 

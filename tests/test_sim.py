@@ -457,16 +457,25 @@ def test_policies_see_a_token_edited_mid_round_as_it_now_is() -> None:
 def test_a_counted_log_has_the_events_a_kept_log_has(tmp_path: Path) -> None:
     """Batches count their runs' events instead of keeping the log (``record="count"``):
     in every shipped scenario and special case, each run's count is the number of events
-    the kept log holds, the run plays the same, and undo (a snapshot) puts the count back."""
+    the kept log holds, the run plays the same, and undo (a snapshot) puts the count back.
+
+    A counted run plays its ground turns from plans (Simulation._play_plan: the checks
+    rolled, then what their degrees made of the turn the first time); a kept log never
+    does. The chase plays 40 runs, so that plans and their outcomes serve again."""
     for path in dict.fromkeys([Path(CHASE), *_variants(tmp_path), *SHIPPED]):
         sc = load_scenario(path)
         kept_fields, counted_fields = FieldCache(sc), FieldCache(sc)
-        for run, seed in enumerate(run_seeds(sc.seed, 12)):
+        n = 40 if path == Path(CHASE) else 12
+        for run, seed in enumerate(run_seeds(sc.seed, n)):
             kept = Simulation(sc, seed, fields=kept_fields, run=run)
             counted = Simulation(sc, seed, fields=counted_fields, run=run, record="count")
             assert counted.run().to_dict() == kept.run().to_dict(), f"{path.name} run {run}"
             assert counted.n_events == len(kept.events) > 0
             assert counted.events == []
+        assert not kept_fields.plans
+        if path == Path(CHASE):
+            outcomes = [p.outcomes for _, p in counted_fields.plans.values() if p is not None]
+            assert len(outcomes) > 100 and sum(map(len, outcomes)) > len(outcomes)
     sim = Simulation(load_scenario(CHASE), 3, record="count")
     sim.play_turn()
     snap = sim.snapshot()
@@ -505,7 +514,7 @@ def test_a_shipped_warm_cache_plays_every_run_as_its_own_process_does(tmp_path: 
     for run, seed in enumerate(seeds):
         Simulation(sc, seed, fields=here, run=run, record="count").run()
     sc2, there = pickle.loads(pickle.dumps((sc, here)))
-    memos = ("starts", "starts_by_reads", "ways", "rolls_same", "_profile_of")
+    memos = ("starts", "starts_by_reads", "ways", "rolls_same", "_profile_of", "plans")
 
     def sizes() -> tuple[int, ...]:
         return (*(len(getattr(there, m)) for m in memos), len(there.hooks._canon))
