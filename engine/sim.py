@@ -762,6 +762,10 @@ _new_state = object.__new__
 # --------------------------------------------------------------------------- fields
 
 
+#: Most nodes of a field whose distances :class:`Field` also keeps as a list of floats.
+_LIST_NODES = 1 << 15
+
+
 class Field:
     """Distances (ticks) from every node to a target, and the best next step per node.
 
@@ -776,10 +780,19 @@ class Field:
         profile's, :class:`_Distances`): its next steps are shared, its walks are not."""
         self.dist = dist
         self._hops: dict[int, tuple[int, float] | None] = {} if like is None else like._hops
-        self._steps: list[float] = dist.tolist() if like is None else like._steps
+        # The distances as Python floats for the walks' lookups (several times quicker than
+        # numpy's one by one); on a large graph the array itself (the list would weigh four
+        # times the array: 2 MB a field on a 256x256 map).
+        self._steps: Any = (
+            like._steps if like is not None else dist.tolist() if dist.size <= _LIST_NODES else dist
+        )
         self._walks: dict[int, Walk] = {}
         self._enters: dict[int, frozenset[int]] = {}
         self._routes: dict[tuple[int, int], Route] = {}
+
+    def nbytes(self) -> int:
+        """What its distances weigh (with their list of floats where it keeps one)."""
+        return self.dist.nbytes * (5 if type(self._steps) is list else 1)
 
     def walk(self, prof: Profile, node: int) -> Walk:
         """One turn's way down the field from ``node`` (:meth:`Simulation._plan`), kept."""
@@ -966,8 +979,28 @@ class Route:
         self.turns = np.array([t / den for _, t in out])
 
 
+class FieldBytes:
+    """What the per-cell arrays kept by one field cache's profiles and policies weigh, in
+    bytes, counted as they are made (:meth:`FieldCache.trim`): distance fields (each with
+    its list of floats where it keeps one, four times the array), fields from cells,
+    turns, threat maps, the graphs of profiles with tokens in the way, and the arrays the
+    C kernel reads (those of the profiles kept for good are counted once)."""
+
+    __slots__ = ("used",)
+
+    def __init__(self) -> None:
+        self.used = 0
+
+
+#: A profile's arrays counted nowhere (a profile made outside a field cache).
+_UNCOUNTED = FieldBytes()
+
+
 class Profile:
     """One token profile's graph and the distance fields computed on it (cached)."""
+
+    #: Where the bytes of the fields it keeps are counted (its field cache's).
+    weight: FieldBytes = _UNCOUNTED
 
     def __init__(
         self, graph: MovementGraph, csr: Any = None, penalty: np.ndarray | None = None
@@ -1059,7 +1092,9 @@ class Profile:
         masked = csr_array(
             (csr.data[keep], indices, indptr.astype(indices.dtype)), shape=(size, size)
         )
-        return Profile(g, masked, self.penalty)
+        made = Profile(g, masked, self.penalty)
+        made.weight = self.weight
+        return made
 
     def field_to(self, cells: tuple[Cell, ...] | frozenset[Cell], *, risk: bool = False) -> Field:
         """Ticks from every node to the nearest of ``cells`` (any parity), cached."""
@@ -1087,13 +1122,29 @@ class Profile:
                     dist = self._dijkstra("rev_risk" if risk else "rev", nodes)
                     if shared is not None and not risk:
                         shared.keep_base_to(idx, dist / self.scale)
+                        self.weight.used += dist.nbytes
                 got = cache[idx] = Field(dist)
+                self.weight.used += got.nbytes()
                 if shared is not None:
                     shared.keep_to(skey, got)
         if len(self._to_cells) >= 65536:
             self._to_cells.clear()
         self._to_cells[(cells, risk)] = got
         return got
+
+    def compiled_bytes(self) -> int:
+        """What its compiled arrays weigh (forward, reverse and risk-weighted graphs)."""
+        return int(self.penalty.nbytes) + sum(
+            m.data.nbytes + m.indices.nbytes + m.indptr.nbytes
+            for m in (self.csr, self.rev, self.rev_risk)
+        )
+
+    def forget_fields(self) -> None:
+        """Drop every field kept (:meth:`FieldCache.trim`); they are made again when asked."""
+        for kept in (self._to, self._to_risk, self._to_cells, self._from, self._turns_from):
+            kept.clear()
+        if self.shared is not None:
+            self.shared.forget()
 
     def turns_from(self, cell: Cell) -> np.ndarray:
         """:meth:`field_from` in turns (ticks / the denominator), cached (read-only)."""
@@ -1105,6 +1156,7 @@ class Profile:
             got = ticks / self.graph.denominator
             got.setflags(write=False)
             self._turns_from[cell] = got
+            self.weight.used += got.nbytes
         return got
 
     def _dijkstra(self, which: str, sources: list[int]) -> np.ndarray:
@@ -1123,6 +1175,7 @@ class Profile:
         arrays = self._kernel_arrays.get(which)
         if arrays is None:
             arrays = self._kernel_arrays[which] = _kernel_csr(matrix)
+            self.weight.used += sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
         dist = np.full(matrix.shape[0], INF)
         indptr, indices, data, steps, step = arrays
         kernel.field(indptr, indices, data, np.asarray(sources, dtype=np.int64), dist, steps, step)
@@ -1138,15 +1191,19 @@ class Profile:
                     return base
                 got = base * scale
                 got.setflags(write=False)
+                self.weight.used += got.nbytes
                 return got
         g = self.graph
         dist = self._dijkstra("csr", [g.node(cell)])
         got = dist.reshape(g.n_states, g.n).min(axis=0)
         got.setflags(write=False)
+        self.weight.used += got.nbytes
         if shared is not None:
             base = got if scale == 1.0 else got / scale
             base.setflags(write=False)
             shared.keep_from(cell, base)
+            if base is not got:
+                self.weight.used += base.nbytes
         return got
 
     def field_from(self, cell: Cell) -> np.ndarray:
@@ -1225,6 +1282,12 @@ class _Distances:
         self.base_to: dict[tuple[int, ...], np.ndarray] = {}
         self.from_: dict[Cell, np.ndarray] = {}
         self._risks: dict[bytes, tuple[np.ndarray, int]] = {}
+
+    def forget(self) -> None:
+        """Drop every field kept (:meth:`FieldCache.trim`)."""
+        self.to.clear()
+        self.base_to.clear()
+        self.from_.clear()
 
     def risk_key(self, penalty: np.ndarray) -> int:
         """A small number for a profile's risk penalties (equal arrays, equal numbers)."""
@@ -1339,6 +1402,8 @@ class FieldCache:
         self._sources: dict[str, Any] | None = None
         #: Rule hooks' results by what they read (:class:`HookMemo`), shared like the fields.
         self.hooks = HookMemo()
+        #: The bytes of the fields and policy maps kept (:meth:`trim`).
+        self.weight = FieldBytes()
         #: Fliers' flight rules by stats (engine.sim_flight), shared like the fields.
         self.flight: dict[Any, Any] = {}
         #: The map with doors opened or closed in play, by door state (``Simulation.doors``).
@@ -1422,6 +1487,28 @@ class FieldCache:
             got = self._models[doors] = with_doors(self.scenario.model, dict(doors))
         return got
 
+    #: The bytes of per-cell arrays kept (:class:`FieldBytes`) beyond which :meth:`trim`
+    #: drops them all. A square chase on a 48x36 map keeps about 30 MB of them for good; a
+    #: chase on a 256x256 map made 800 MB in 100 runs, and would have gone on to
+    #: gigabytes: each field there is 0.5 MB of distances and 2 MB of next steps.
+    FIELD_BYTES = 256 << 20
+
+    def trim(self) -> None:
+        """Past :attr:`FIELD_BYTES` of fields and policy maps (:class:`FieldBytes`), drop
+        them all: every profile's fields, those shared between profiles, the policies'
+        memos that hold them (threat maps, safe exits, flee cells, meeting cells) and the
+        profiles with tokens in the way (each a copy of its graph's arrays). Each is a pure
+        function of the map and the profile, made again when next asked: the runs are the
+        same, only slower for a while (tested). Called at the start of a round."""
+        weight = self.weight
+        if weight.used <= self.FIELD_BYTES:
+            return
+        for prof in self._shared.values():
+            prof.forget_fields()
+        for memo in (self._threats, self._exits, self._flee, self._meets, self._blocked):
+            memo.clear()
+        weight.used = 0
+
     #: How many threat maps and safe exits are kept (the oldest half goes beyond this).
     POLICY_KEPT = 4096
 
@@ -1441,6 +1528,7 @@ class FieldCache:
             else:
                 out = np.full(n, INF)
             out.setflags(write=False)
+            self.weight.used += out.nbytes
             if len(self._threats) >= self.POLICY_KEPT:
                 for old in list(self._threats)[: self.POLICY_KEPT // 2]:
                     del self._threats[old]
@@ -1621,6 +1709,7 @@ class FieldCache:
         shared = self._shared.get(signature)
         if shared is None:
             shared = self._shared[signature] = Profile(graph)
+            shared.weight = self.weight
             shared.shared, shared.scale = self._distances(shared)
         shape = tuple(sorted(trace.reads))
         values = tuple(trace.reads[r] for r in shape)
@@ -1714,6 +1803,7 @@ class FieldCache:
         got = self._blocked.pop(key, None)
         if got is None:
             got = prof.without(blocked)
+            self.weight.used += got.compiled_bytes()
             if len(self._blocked) >= self.BLOCKED_KEPT:
                 del self._blocked[next(iter(self._blocked))]
         self._blocked[key] = got  # most recent last
@@ -1726,6 +1816,8 @@ class FieldCache:
         if got is None:
             g = prof.graph
             got = Profile(MovementGraph(with_blocked(g.model, blocked), g.system, g.token, g.pace))
+            got.weight = self.weight
+            self.weight.used += got.compiled_bytes()
             if len(self._blocked) >= self.BLOCKED_KEPT:
                 del self._blocked[next(iter(self._blocked))]
         self._blocked[key] = got  # most recent last
@@ -2068,6 +2160,8 @@ class Simulation:
 
     def begin_turn(self) -> None:
         """Start the next round (the viewer calls this, then moves tokens one by one)."""
+        if self.fields.weight.used > self.fields.FIELD_BYTES:
+            self.fields.trim()
         self.turn += 1
         self._emit({"type": "turn", "turn": self.turn})
 

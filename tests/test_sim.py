@@ -319,6 +319,90 @@ def test_a_warm_shared_cache_gives_every_run_the_events_of_a_fresh_one(tmp_path:
             assert _events(fresh) == warm[i], f"{path.name} run {i}"
 
 
+def _fields_held(fields: FieldCache) -> int:
+    """The bytes of per-cell arrays a field cache holds now: every profile's fields (each
+    with its list of floats where it keeps one), those shared between profiles, and the
+    policies' memos' maps, each array once."""
+    import numpy as np
+
+    seen: set[int] = set()
+    total = 0
+
+    def add(a: object) -> None:
+        nonlocal total
+        if isinstance(a, np.ndarray) and id(a) not in seen:
+            seen.add(id(a))
+            total += a.nbytes
+        elif isinstance(a, list) and id(a) not in seen:  # a field's list of floats
+            seen.add(id(a))
+            total += 32 * len(a)
+
+    profiles = [*fields._shared.values(), *fields._blocked.values()]
+    for prof in profiles:
+        for kept in (prof._to, prof._to_risk, prof._to_cells):
+            for f in kept.values():
+                add(f.dist)
+                add(f._steps)
+        for kept in (prof._from, prof._turns_from):
+            for a in kept.values():
+                add(a)
+        if prof.shared is not None:
+            for f in prof.shared.to.values():
+                add(f.dist)
+                add(f._steps)
+            for a in (*prof.shared.base_to.values(), *prof.shared.from_.values()):
+                add(a)
+    for memo in (fields._threats, fields._exits, fields._flee, fields._meets):
+        for value in memo.values():
+            for part in value:
+                for a in part if isinstance(part, list) else (part,):
+                    add(a)
+    return total
+
+
+def test_the_fields_a_cache_keeps_stay_within_its_budget(tmp_path: Path) -> None:
+    """A field cache drops its fields and policy maps past ``FIELD_BYTES`` at the start of a
+    round (FieldCache.trim): what it holds stays within the budget and one round's fields,
+    and the runs are the same, run for run and event for event, as with no limit. On a
+    128x128 open map the chase's fields went on growing with the runs before."""
+    rows = ["." * 128] * 128
+    tmxtext.write(tmp_path / "open.tmx", rows)
+    text = Path(CHASE).read_text()
+    text = text.replace("../maps/chase.tmx", "open.tmx").replace("turns: 30", "turns: 12")
+    text = text.replace("  escape: [exit_east, exit_north]\n", "")
+    for tid, cell in (("quarry", "[64, 64]"), ("pursuer1", "[40, 40]"), ("pursuer2", "[90, 80]")):
+        text = text.replace(f"  - id: {tid}\n", f"  - id: {tid}\n    cell: {cell}\n")
+    (tmp_path / "open.yaml").write_text(text)
+    for path, budget in ((tmp_path / "open.yaml", 8 << 20), (Path(CHASE), 1 << 20)):
+        sc = load_scenario(path)
+        seeds = run_seeds(sc.seed, 40)
+        free, tight = FieldCache(sc), FieldCache(sc)
+        tight.FIELD_BYTES = budget
+        most = round_most = trims = 0
+        for run, seed in enumerate(seeds):
+            a = Simulation(sc, seed, fields=free, run=run, record="count")
+            b = Simulation(sc, seed, fields=tight, run=run, record="count")
+            while a.outcome is None:
+                before = _fields_held(tight)
+                a.play_turn()
+                b.play_turn()
+                after = _fields_held(tight)
+                most = max(most, after)
+                if after < before:
+                    trims += 1
+                else:
+                    round_most = max(round_most, after - before)
+            assert b.outcome is not None and b.n_events == a.n_events, f"{path.name} run {run}"
+            assert b.result().to_dict() == a.result().to_dict()
+        held = _fields_held(free)
+        # Without a limit the fields grow past it many times; with one, they stay within
+        # it and what one round adds (a few fields a token), dropped again and again.
+        assert held > 4 * budget and trims >= 3, (path.name, held, trims)
+        assert round_most < budget and most <= budget + round_most, (path.name, most, round_most)
+        for run, seed in enumerate(seeds[:5]):  # a kept log is the same too
+            assert _events(_run(sc, seed, tight, run)) == _events(_run(sc, seed, free, run))
+
+
 def _run(sc, seed: int, fields: FieldCache, run: int) -> Simulation:
     sim = Simulation(sc, seed, fields=fields, run=run)
     sim.run()
