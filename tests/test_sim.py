@@ -403,6 +403,44 @@ def test_the_fields_a_cache_keeps_stay_within_its_budget(tmp_path: Path) -> None
             assert _events(_run(sc, seed, tight, run)) == _events(_run(sc, seed, free, run))
 
 
+def test_profiles_of_one_compiled_graph_share_its_arrays() -> None:
+    """Token states whose graphs compile alike (a D6 token one penalty die down: the same
+    ways, other odds) get profiles of their own that share one set of compiled arrays
+    (Profile.share_compiled): each profile's arrays are still exactly what its own graph
+    compiles to, the risk-weighted graph is shared only where the penalties agree, and a
+    shipped cache keeps them shared."""
+    import pickle
+
+    import numpy as np
+
+    sc = load_scenario(CHASE)
+    fields = FieldCache(sc)
+    for run, seed in enumerate(run_seeds(sc.seed, 30)):
+        Simulation(sc, seed, fields=fields, run=run, record="count").run()
+    groups: dict[tuple[int, float], list] = {}
+    for prof in fields._shared.values():
+        groups.setdefault((id(prof.shared), prof.scale), []).append(prof)
+    together = [g for g in groups.values() if len(g) > 1]
+    assert together and sum(map(len, together)) >= 4
+    risks = set()
+    for first, *rest in together:
+        for prof in rest:
+            assert prof.csr is first.csr and prof.rev is first.rev
+            assert prof._kernel_arrays is first._kernel_arrays
+            own = prof.graph.csr()
+            for a, b in ((own.indptr, prof.indptr), (own.indices, prof.indices)):
+                assert np.array_equal(a, b)
+            assert np.array_equal(own.data, prof.data)
+            same_risk = bool(np.array_equal(prof.penalty, first.penalty))
+            assert (prof.rev_risk is first.rev_risk) == same_risk
+            risks.add(same_risk)
+    assert False in risks  # the chase's groups differ in their checks' odds
+    there = pickle.loads(pickle.dumps(fields))
+    here_sets = len({id(p.csr) for p in fields._shared.values()})
+    assert here_sets < len(fields._shared)
+    assert len({id(p.csr) for p in there._shared.values()}) == here_sets
+
+
 def _run(sc, seed: int, fields: FieldCache, run: int) -> Simulation:
     sim = Simulation(sc, seed, fields=fields, run=run)
     sim.run()
