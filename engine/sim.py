@@ -1699,6 +1699,8 @@ class FieldCache:
         key = (skey, pace, st.mode, st.conditions, st.encumbrance, st.counters, size, doors)
         prof = self._profiles.get(key)
         if prof is None:
+            if len(self._profiles) >= self.SMALL_KEPT:
+                self._profiles.clear()  # a memo of _profile_by_reads: made again as asked
             prof = self._profiles[key] = self._profile_by_reads(token, skey, pace, size, doors)
         if len(self._profile_of) >= 65536:
             self._profile_of.clear()

@@ -403,6 +403,21 @@ def test_the_fields_a_cache_keeps_stay_within_its_budget(tmp_path: Path) -> None
             assert _events(_run(sc, seed, tight, run)) == _events(_run(sc, seed, free, run))
 
 
+def test_the_small_memos_stay_within_their_cap() -> None:
+    """Profiles by token state, capture distances, move times and stats ids are kept up to
+    ``SMALL_KEPT`` each, then dropped and made again as asked: the same runs."""
+    sc = load_scenario(CHASE)
+    free, tight = FieldCache(sc), FieldCache(sc)
+    tight.SMALL_KEPT = 4
+    most = 0
+    for run, seed in enumerate(run_seeds(sc.seed, 30)):
+        a = Simulation(sc, seed, fields=free, run=run, record="count").run()
+        b = Simulation(sc, seed, fields=tight, run=run, record="count").run()
+        assert a.to_dict() == b.to_dict()
+        most = max(most, len(tight._profiles), len(tight._gaps), len(tight._stats_same))
+    assert len(free._profiles) > 4 and most <= 4
+
+
 def test_profiles_of_one_compiled_graph_share_its_arrays() -> None:
     """Token states whose graphs compile alike (a D6 token one penalty die down: the same
     ways, other odds) get profiles of their own that share one set of compiled arrays
