@@ -2248,9 +2248,12 @@ class Simulation:
         """The system's end of ``tid``'s turn (``moved``: whether it left its cell; None for
         a flier), the token kept one object per value, its state logged, the goals checked;
         returns the token as it ends the turn."""
-        token = self._ended(tid, token, pace, moved)
-        # Kept one object per value (a turn that rolled made a new one): the next turns of
-        # every token start from what is kept for these tokens (:meth:`_turn_start`).
+        return self._close_turn(tid, self._ended(tid, token, pace, moved))
+
+    def _close_turn(self, tid: str, token: Token) -> Token:
+        """``token`` as ``tid`` ends its turn: kept one object per value (a turn that rolled
+        made a new one: the next turns of every token start from what is kept for these
+        tokens, :meth:`_turn_start`), its state logged, the goals checked."""
         self.tokens[tid] = token = self.fields.hooks.canon(token)
         if self.record:
             state = self.fields.hooks.state_dict(token.state)
@@ -2266,7 +2269,7 @@ class Simulation:
         system = self.system
         hooks = self.fields.hooks
         skey = self._stats_key(token)
-        key = ("end", tid, skey, pace, moved)
+        key = self._end_key(tid, token, pace, moved)
         got = hooks.same(key, token)
         if got is not None:  # the end of this turn kept for this very token: no roll in it
             return got[1]
@@ -2290,6 +2293,10 @@ class Simulation:
         token = hooks.token(key, token, end, self.dice, rolls)
         self._log_rolls(tid)
         return token
+
+    def _end_key(self, tid: str, token: Token, pace: str, moved: bool | None) -> tuple[Any, ...]:
+        """What :meth:`_ended` keeps the end of a turn by (with the very token)."""
+        return ("end", tid, self._stats_key(token), pace, moved)
 
     # ----------------------------------------------------------------- turn plans
 
@@ -2342,10 +2349,7 @@ class Simulation:
         if ended is None:  # an end of the turn that rolls: made every time
             self._end_turn(tid, moved_token, start[1], moved)
             return
-        self.tokens[tid] = ended
-        if self._count:
-            self._counted += 1  # the state event
-        self._check_goals(tid)
+        self._close_turn(tid, ended)
 
     def _plan_outcome(
         self, tid: str, start: tuple[Any, ...], plan: TurnPlan, results: list[tuple[str, bool]]
@@ -2371,7 +2375,7 @@ class Simulation:
             moved_token = hooks.moved(token, path[-1])
             moved = moved_token.state.cell != before
         ended = self._end_turn(tid, moved_token, pace, moved)
-        pure = hooks.same(("end", tid, self._stats_key(moved_token), pace, moved), moved_token)
+        pure = hooks.same(self._end_key(tid, moved_token, pace, moved), moved_token)
         return moved_token, moved, n_move, (ended if pure is not None else None)
 
     def _begin(self, tid: str, spec: TokenSpec) -> tuple[Token, str, bool, Profile]:
