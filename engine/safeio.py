@@ -8,7 +8,7 @@ screenshots) goes through this module, and ``tests/test_hostile_writes.py`` grep
   socket, a folder) or that is a symbolic link is refused with one line, before anything is
   written: an atomic replace would swap the device or the link out for a plain file.
 * A whole file is written to a fresh temporary file in the target's folder
-  (:func:`tempfile.mkstemp`, so two writers never share one), synced, given the mode a new
+  (a new name of 64 random bits, created exclusively: two writers never share one), synced, given the mode a new
   file gets (or the old file's mode), then renamed over the target with :func:`os.replace`.
 * Any :class:`OSError` on the way (a full disk, a quota, a file-size limit, no permission,
   a read-only file system) removes the temporary file and raises :class:`WriteError`: one
@@ -23,7 +23,6 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 from collections.abc import Callable
 from types import TracebackType
 
@@ -130,6 +129,11 @@ def _umask() -> int:
     return mask
 
 
+#: Tries at a fresh temporary name before giving up (each name has 64 random bits).
+_TEMP_TRIES = 100
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+
+
 def replace_with(
     path: str | os.PathLike[str],
     write: Callable[[int], None],
@@ -145,12 +149,22 @@ def replace_with(
     path = check_target(path, label, suffix=suffix)
     folder = os.path.dirname(os.path.abspath(path))
     base = os.path.basename(path)
+    # The temporary file: hidden, unique per writer, named for its target
+    # (".tacgrid-<16 hex>-runs.jsonl.tmp"), mode 0600 until written. Its name is held
+    # before the file exists, so a stop landing on any bytecode (Ctrl-C's KeyboardInterrupt,
+    # SIGTERM as the command line raises it) finds it removed below; tempfile.mkstemp made
+    # the file before its caller held the name, and a stop there left it behind.
+    tmp = ""
     try:
-        # Hidden, unique per writer, and named for its target: ".tacgrid-k3j2-runs.jsonl.tmp".
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tacgrid-", suffix=f"-{base}.tmp")
-    except OSError as exc:
-        raise failure(path, exc, label) from None
-    try:
+        for _ in range(_TEMP_TRIES):
+            tmp = os.path.join(folder, f".tacgrid-{os.urandom(8).hex()}-{base}.tmp")
+            try:
+                fd = os.open(tmp, _TEMP_FLAGS, 0o600)
+                break
+            except FileExistsError:
+                tmp = ""  # another writer's: not ours to remove
+        else:
+            raise FileExistsError(errno.EEXIST, "no free temporary file name", folder)
         try:
             write(fd)
             os.fchmod(fd, _new_file_mode(path))
@@ -161,8 +175,9 @@ def replace_with(
         check_target(path, label, suffix=suffix)
         os.replace(tmp, path)
     except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
+        if tmp:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
         if isinstance(exc, OSError):
             raise failure(path, exc, label) from None
         raise

@@ -21,6 +21,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT
@@ -225,6 +226,33 @@ def test_safeio_refuses_and_keeps_the_old_file_mode(tmp_path: Path) -> None:
     err = pytest.raises(OSError, check_target, "/dev/null", "--log").value
     assert isinstance(err, TacgridError)  # the project's error, and still an OSError
     assert strays(tmp_path) == []
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
+def test_a_stop_the_moment_the_temporary_file_is_made_leaves_nothing(
+    stop: type[BaseException], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C (or any exception) landing just as the temporary file has been created, before
+    the writer holds its descriptor: the file is removed, the target keeps its bytes.
+    (tempfile.mkstemp made the file before its caller had the name: such a stop left it.)"""
+    kept = tmp_path / "kept.txt"
+    kept.write_text("old")
+    real_open = os.open
+    made: list[str] = []
+
+    def open_then_stop(path: Any, flags: int, *args: Any, **kw: Any) -> int:
+        fd = real_open(path, flags, *args, **kw)
+        if os.path.basename(str(path)).startswith(".tacgrid-"):
+            made.append(str(path))
+            raise stop()  # lands after the system call, as a signal's handler would
+        return fd
+
+    monkeypatch.setattr(os, "open", open_then_stop)
+    with pytest.raises(stop):
+        write_text(kept, "new")
+    monkeypatch.undo()
+    assert len(made) == 1 and not os.path.exists(made[0])
+    assert kept.read_text() == "old" and strays(tmp_path) == []
 
 
 def test_render_refuses_an_output_not_named_png(tmp_path: Path, capsys) -> None:
