@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import ArgumentError, ScenarioError, TacgridError
+from engine.errors import ArgumentError, ScenarioError, Stopped, TacgridError
 from engine.safeio import AppendFile, open_lock, rename_over, truncate, write_pid, write_text
 
 #: Runs per task handed to a worker process or a Dask worker.
@@ -94,13 +94,8 @@ ChunkFn = Callable[[str, tuple[tuple[str, Any], ...], list[tuple[int, int]]], li
 ProgressFn = Callable[[int, int, dict[str, int]], None]
 
 
-class BatchStopped(KeyboardInterrupt):
+class BatchStopped(Stopped):
     """SIGINT or SIGTERM stopped a batch; the runs so far are kept for ``--resume``."""
-
-    def __init__(self, signum: int, message: str = "") -> None:
-        super().__init__(message)
-        self.signum = signum
-        self.message = message
 
 
 def run_seed(seed: int, index: int) -> int:

@@ -23,7 +23,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
-from engine.errors import ArgumentError, TacgridError, did_you_mean
+from engine.errors import ArgumentError, Stopped, TacgridError, did_you_mean
 from engine.report import to_json
 from engine.report.maptext import GLYPHS, TURN_MARKS, draw_cells
 
@@ -288,12 +288,35 @@ def cmd_run(args: argparse.Namespace) -> int:
         if line is not None:
             line.close()
     if not args.no_plots:
-        summary = _add_plots(args, summary)
+        try:
+            summary = _add_plots(args, summary)
+        except KeyboardInterrupt as exc:
+            # The batch is whole; a plot written half-way is removed (engine.safeio), and
+            # summary.json is the batch's own until the plots are listed in it.
+            raise Stopped(
+                _signum(exc),
+                f"stopped by {_signame(exc)} while the plots were written: all "
+                f"{summary['runs']} runs and the summary are in {args.out}; run the same "
+                "command with --resume to write the plots (no run is played again)",
+            ) from None
     if args.json:
         _print_json(summary)
     else:
         print(format_summary(summary))
     return 0
+
+
+def _signum(exc: KeyboardInterrupt) -> int:
+    """The signal that stopped a command: SIGTERM's :class:`Stopped` says; else Ctrl-C."""
+    import signal
+
+    return exc.signum if isinstance(exc, Stopped) else int(signal.SIGINT)
+
+
+def _signame(exc: KeyboardInterrupt) -> str:
+    import signal
+
+    return signal.Signals(_signum(exc)).name
 
 
 def _add_plots(args: argparse.Namespace, summary: dict[str, Any]) -> dict[str, Any]:
@@ -839,8 +862,40 @@ def _system_args(s: argparse.ArgumentParser, token: bool = True, required: bool 
     s.add_argument("--json", action="store_true", help="print one JSON document")
 
 
+def _raise_stopped(signum: int, frame: Any) -> None:
+    raise Stopped(signum)
+
+
+def _sigterm_stops() -> Any:
+    """While a command runs in the main thread: SIGTERM raises :class:`Stopped` (a
+    KeyboardInterrupt), where its default would end the process at once. The command then
+    unwinds as on Ctrl-C: a file being written is removed, not left as a temporary file
+    (engine.safeio), a batch keeps its runs (engine.batch installs its own handlers for its
+    runs and puts these back after). Returns the handler to put back, or None where another
+    handler than the default was set (a program that calls ``main`` keeps its own)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+    return signal.signal(signal.SIGTERM, _raise_stopped)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `tacgrid` and `python main.py`."""
+    old = _sigterm_stops()
+    try:
+        return _main(argv)
+    finally:
+        if old is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, old)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     # No command does linear algebra, and OpenBLAS starting its thread pool when numpy is
@@ -885,9 +940,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         sys.stderr.write(f"tacgrid: input too large or nested too deeply ({type(exc).__name__})\n")
         return 2
-    except KeyboardInterrupt:
-        sys.stderr.write("tacgrid: interrupted\n")
-        return 130
+    except KeyboardInterrupt as exc:
+        # Ctrl-C, or SIGTERM (Stopped): a command with more to say caught it already.
+        import signal
+
+        signum = _signum(exc)
+        if isinstance(exc, Stopped) and exc.message:
+            sys.stderr.write(f"tacgrid: {exc.message}\n")
+        elif signum == signal.SIGINT:
+            sys.stderr.write("tacgrid: interrupted\n")
+        else:
+            sys.stderr.write(f"tacgrid: stopped by {_signame(exc)}\n")
+        return 128 + signum
     except BrokenPipeError:
         return 0
 

@@ -48,6 +48,19 @@ class WriteError(ArgumentError, OSError):
         return str(self.args[0]) if self.args else ""
 
 
+class Stopped(KeyboardInterrupt):
+    """A stop asked for by a signal: SIGINT (Ctrl-C) or SIGTERM (``kill``), numbered
+    ``signum``. A KeyboardInterrupt, so a SIGTERM unwinds as Ctrl-C does: every ``finally``
+    runs, :mod:`engine.safeio` removes a file half-written. The command line raises it for
+    SIGTERM (``engine.cli.main``), says what was stopped (``message``, or the signal's
+    name) and exits with status 128 + ``signum``."""
+
+    def __init__(self, signum: int, message: str = "") -> None:
+        super().__init__(message)
+        self.signum = signum
+        self.message = message
+
+
 def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
     """Return ``" (did you mean 'x'?)"`` for the closest choice, or ``""``.
 

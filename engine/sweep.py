@@ -36,10 +36,12 @@ import hashlib
 import itertools
 import json
 import os
+import signal
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from engine.batch import (
+    BatchStopped,
     ChunkFn,
     ProgressFn,
     _FolderLock,
@@ -49,7 +51,7 @@ from engine.batch import (
     run_fields,
     write_table,
 )
-from engine.errors import ArgumentError, ScenarioError
+from engine.errors import ArgumentError, ScenarioError, Stopped
 from engine.safeio import write_text
 
 #: The most points one sweep may have (each is a batch folder).
@@ -333,12 +335,22 @@ def run_sweep(
             if point_done:
                 point_done(i, len(spec["points"]), p, summary)
         doc = sweep_summary(spec, summaries)
-        write_tables(out_dir, spec, summaries)
-        write_text(
-            os.path.join(out_dir, SWEEP_SUMMARY),
-            json.dumps(doc, indent=2, sort_keys=True) + "\n",
-            "--out",
-        )
+        try:
+            write_tables(out_dir, spec, summaries)
+            write_text(
+                os.path.join(out_dir, SWEEP_SUMMARY),
+                json.dumps(doc, indent=2, sort_keys=True) + "\n",
+                "--out",
+            )
+        except KeyboardInterrupt as exc:
+            # Every point is whole; a table written half-way is removed (engine.safeio),
+            # and no summary.json says the sweep is finished: --resume writes them.
+            signum = exc.signum if isinstance(exc, Stopped) else int(signal.SIGINT)
+            raise BatchStopped(
+                signum,
+                f"stopped by {signal.Signals(signum).name} while the sweep's tables were "
+                f"written: all {len(summaries)} points are finished",
+            ) from None
         return doc
     finally:
         lock.release()

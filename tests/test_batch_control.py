@@ -460,6 +460,86 @@ def test_a_stop_after_the_last_run_says_so_and_resume_writes_the_rest(
             assert (out / name).read_bytes() == (whole / name).read_bytes(), name
 
 
+def _stop_in_write(monkeypatch: pytest.MonkeyPatch, sig: int, name: str) -> None:
+    """Send ``sig`` to this process while safeio writes a file whose name ends ``name``."""
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(f"-{name}.tmp"):
+            os.kill(os.getpid(), sig)  # the handler runs here, inside the write
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_while_the_plots_are_written_says_the_batch_is_whole(
+    sig: signal.Signals, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """Ctrl-C or SIGTERM while `run` writes its plots: one line saying the runs and the
+    summary are in, exit status 128 + the signal, no plot and no temporary file left (a
+    SIGTERM used to end the process where it stood); --resume plays no run and writes the
+    plots, listed in summary.json as an uninterrupted batch lists them."""
+    out = tmp_path / "b"
+    argv = ["run", CHASE, "--runs", "40", "--seed", "8", "--out", str(out), "--quiet"]
+    _stop_in_write(monkeypatch, sig, "outcomes_map.png")
+    assert main(argv) == 128 + sig
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    assert err == (
+        f"tacgrid: stopped by {sig.name} while the plots were written: all 40 runs and the "
+        f"summary are in {out}; run the same command with --resume to write the plots (no "
+        "run is played again)\n"
+    )
+    names = sorted(p.name for p in out.iterdir())
+    assert "outcomes_map.png" not in names and not [n for n in names if n.endswith(".tmp")]
+    assert "plots" not in json.loads((out / "summary.json").read_text())
+    whole = tmp_path / "whole"
+    assert main(["run", CHASE, "--runs", "40", "--seed", "8", "--out", str(whole), "--quiet"]) == 0
+    monkeypatch.setattr(batch, "run_chunk", _fail)  # no run is played again
+    assert main([*argv, "--resume"]) == 0
+    monkeypatch.undo()
+    capsys.readouterr()
+    for name in ("runs.jsonl", "turns.png", "outcomes_map.png"):
+        assert (out / name).read_bytes() == (whole / name).read_bytes(), name
+    listed = json.loads((out / "summary.json").read_text())["plots"]
+    assert [Path(p).name for p in listed] == [
+        Path(p).name for p in json.loads((whole / "summary.json").read_text())["plots"]
+    ]
+
+
+def test_sigterm_in_any_command_removes_the_file_it_was_writing(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """SIGTERM while a command writes its file (here one run's event log): exit status 143
+    and one line, the log neither written nor left as a temporary file; the handler is the
+    default again once ``main`` returns."""
+    log = tmp_path / "one.jsonl"
+    _stop_in_write(monkeypatch, signal.SIGTERM, "one.jsonl")
+    argv = ["run", CHASE, "--run-seed", "12345", "--log", str(log)]
+    assert main(argv) == 128 + signal.SIGTERM
+    monkeypatch.undo()
+    assert capsys.readouterr().err == "tacgrid: stopped by SIGTERM\n"
+    assert list(tmp_path.iterdir()) == []
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_sigterm_is_left_alone_where_the_caller_handles_it(tmp_path: Path, capsys) -> None:
+    """A program that set its own SIGTERM handler and calls ``main`` keeps it."""
+    seen: list[int] = []
+    old = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(signum))
+    try:
+        assert main(["systems", "--json"]) == 0
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):  # the handler has run by now
+            pass
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    capsys.readouterr()
+    assert seen == [signal.SIGTERM]
+
+
 def test_a_stop_before_the_first_run_says_so(tmp_path: Path, monkeypatch) -> None:
     real = batch._prepared
 

@@ -420,3 +420,54 @@ def test_a_sweep_over_a_region(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert plays["walk"] == [
         (r["outcome"], r["turns"], r["cell"]) for r in run_chunk(CHASE, (), items)
     ]  # brambles are walked already: "walk" changes nothing
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("table", ["runs.parquet", "points.parquet", "summary.json"])
+def test_a_stop_while_the_sweeps_tables_are_written(
+    sig: signal.Signals, table: str, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """Ctrl-C or SIGTERM while the sweep's own tables are written, every point finished:
+    one line that says so and how to finish, status 128 + the signal, no summary.json and
+    no temporary file; ``sweep --resume`` plays no run and writes the tables an
+    uninterrupted sweep writes."""
+    vary = ["--vary", f"{MOVE}=8,12"]
+    cut, whole = tmp_path / "cut", tmp_path / "whole"
+    argv = ["sweep", CHASE, *vary, "--runs", "20", "--seed", "4", "--no-charts", "--quiet"]
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        name = os.readlink(f"/proc/self/fd/{fd}")
+        if name.endswith(f"-{table}.tmp") and os.path.dirname(name) == str(cut):
+            os.kill(os.getpid(), sig)  # the handler runs here, inside the write
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    assert main([*argv, "--out", str(cut)]) == 128 + sig
+    monkeypatch.undo()
+    assert capsys.readouterr().err == (
+        f"tacgrid: stopped by {sig.name} while the sweep's tables were written: all 2 points "
+        "are finished; the sweep's finished points stay (sweep --resume)\n"
+    )
+    assert not (cut / "summary.json").exists()
+    assert not [p for p in cut.rglob("*") if p.name.endswith(".tmp")]
+    assert main([*argv, "--out", str(whole)]) == 0
+
+    def no_runs(*args: Any) -> Any:
+        raise AssertionError("a finished point was played again")
+
+    import engine.batch
+
+    monkeypatch.setattr(engine.batch, "run_chunk", no_runs)
+    assert main([*argv, "--out", str(cut), "--resume"]) == 0
+    monkeypatch.undo()
+    capsys.readouterr()
+    import pyarrow.parquet as pq
+
+    for name in ("runs.parquet", "points.parquet"):
+        assert pq.read_table(cut / name).equals(pq.read_table(whole / name)), name
+    docs = [json.loads((d / "summary.json").read_text()) for d in (cut, whole)]
+    for doc in docs:
+        for p in doc["points"]:
+            p.pop("results")
+    assert docs[0] == docs[1]
