@@ -1052,8 +1052,18 @@ class Profile:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickled (a field cache shipped to a Dask worker): a profile that shares its
+        compiled arrays with the first of its graph (:meth:`share_compiled`; pickling keeps
+        each array once) shares that profile's kernel arrays again, as they are kept with
+        the graph's distances (``_Distances.compiled``), instead of each making its own."""
         self.__dict__.update(state)
         self.__dict__.setdefault("_kernel_risk", {})
+        kept = getattr(self.__dict__.get("shared"), "compiled", None)  # (not yet built: None)
+        first = None if kept is None else kept.get(self.scale)
+        if first is not None and first[0] is self.csr:
+            self._kernel_arrays = first[2]
+            if first[3] is self.penalty:
+                self._kernel_risk = first[5]
 
     def compiled(self) -> tuple[Any, ...]:
         """Its compiled arrays, as :meth:`share_compiled` takes them (no profile in it: a

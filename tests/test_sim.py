@@ -454,6 +454,14 @@ def test_profiles_of_one_compiled_graph_share_its_arrays() -> None:
     here_sets = len({id(p.csr) for p in fields._shared.values()})
     assert here_sets < len(fields._shared)
     assert len({id(p.csr) for p in there._shared.values()}) == here_sets
+    # The kernel's arrays are shared again there too (one set per compiled graph, not one
+    # per profile), and give what they give here.
+    for kind in ("_kernel_arrays", "_kernel_risk"):
+        here = len({id(getattr(p, kind)) for p in fields._shared.values()})
+        assert len({id(getattr(p, kind)) for p in there._shared.values()}) == here, kind
+    for prof, moved in zip(fields._shared.values(), there._shared.values(), strict=True):
+        assert np.array_equal(prof._dijkstra("rev", [5]), moved._dijkstra("rev", [5]))
+        assert np.array_equal(prof._dijkstra("rev_risk", [5]), moved._dijkstra("rev_risk", [5]))
 
 
 def _run(sc, seed: int, fields: FieldCache, run: int) -> Simulation:
