@@ -7,9 +7,10 @@ screenshots) goes through this module, and ``tests/test_hostile_writes.py`` grep
 * A target that exists and is not a regular file (a device such as ``/dev/null``, a FIFO, a
   socket, a folder) or that is a symbolic link is refused with one line, before anything is
   written: an atomic replace would swap the device or the link out for a plain file.
-* A whole file is written to a fresh temporary file in the target's folder
-  (a new name of 64 random bits, created exclusively: two writers never share one), synced, given the mode a new
-  file gets (or the old file's mode), then renamed over the target with :func:`os.replace`.
+* A whole file is written to a fresh temporary file in the target's folder (a new name of
+  64 random bits, created exclusively: two writers never share one), synced, given the mode
+  a new file gets (or the old file's mode), then renamed over the target with
+  :func:`os.replace`. A stop (Ctrl-C, SIGTERM) on the way removes it too.
 * Any :class:`OSError` on the way (a full disk, a quota, a file-size limit, no permission,
   a read-only file system) removes the temporary file and raises :class:`WriteError`: one
   line naming the path and the cause. The target keeps its old bytes, or stays absent.
