@@ -1190,16 +1190,26 @@ class Profile:
             self.shared.forget()
 
     def turns_from(self, cell: Cell) -> np.ndarray:
-        """:meth:`field_from` in turns (ticks / the denominator), cached (read-only)."""
+        """:meth:`field_from` in turns (ticks / the denominator), cached (read-only).
+
+        The same array for every profile on the same compiled graph at the same scale and
+        denominator (:class:`_Distances`: equal ticks, so equal turns): the policies' memos
+        kept by the arrays' ids (threat maps, safe exits) then serve all of them."""
         got = self._turns_from.get(cell)
         if got is None:
-            ticks = self._from.get(cell)
-            if ticks is None:
-                ticks = self._dist_from(cell)  # the turns are kept, not the ticks too
-            got = ticks / self.graph.denominator
-            got.setflags(write=False)
+            shared = self.shared
+            key = (self.scale, self.graph.denominator, cell)
+            got = None if shared is None else shared.turns.get(key)
+            if got is None:
+                ticks = self._from.get(cell)
+                if ticks is None:
+                    ticks = self._dist_from(cell)  # the turns are kept, not the ticks too
+                got = ticks / self.graph.denominator
+                got.setflags(write=False)
+                self.weight.used += got.nbytes
+                if shared is not None:
+                    shared.keep_turns(key, got)
             self._turns_from[cell] = got
-            self.weight.used += got.nbytes
         return got
 
     def _dijkstra(self, which: str, sources: list[int]) -> np.ndarray:
@@ -1316,7 +1326,7 @@ class _Distances:
     next steps name the profile's own ticks), and by their whole-number distances over the
     scale (``base_to``, not risk-weighted); fields from cells by the latter (``from_``)."""
 
-    __slots__ = ("to", "base_to", "from_", "_risks", "compiled")
+    __slots__ = ("to", "base_to", "from_", "turns", "_risks", "compiled")
 
     #: Fields kept (all of them go beyond this).
     KEPT = 4096
@@ -1325,6 +1335,8 @@ class _Distances:
         self.to: dict[tuple[Any, ...], Field] = {}
         self.base_to: dict[tuple[int, ...], np.ndarray] = {}
         self.from_: dict[Cell, np.ndarray] = {}
+        #: Turns from cells (Profile.turns_from) by (scale, denominator, cell).
+        self.turns: dict[tuple[Any, ...], np.ndarray] = {}
         self._risks: dict[bytes, tuple[np.ndarray, int]] = {}
         #: The compiled arrays of the first profile made on this graph, per scale: the
         #: others at that scale share them (:meth:`Profile.share_compiled`).
@@ -1335,6 +1347,7 @@ class _Distances:
         self.to.clear()
         self.base_to.clear()
         self.from_.clear()
+        self.turns.clear()
 
     def risk_key(self, penalty: np.ndarray) -> int:
         """A small number for a profile's risk penalties (equal arrays, equal numbers)."""
@@ -1358,6 +1371,11 @@ class _Distances:
         if len(self.from_) >= self.KEPT:
             self.from_.clear()
         self.from_[cell] = got
+
+    def keep_turns(self, key: tuple[Any, ...], got: np.ndarray) -> None:
+        if len(self.turns) >= self.KEPT:
+            self.turns.clear()
+        self.turns[key] = got
 
 
 def _rekey(key: tuple[Any, ...], value: Any, how: str) -> tuple[Any, ...]:
@@ -2469,23 +2487,53 @@ class Simulation:
         it names by id; None where a token is in the air or off the map.
 
         The start of the turn reads the token itself; the way reads the other tokens'
-        cells and profiles (:meth:`_way_key`), not the rest of their states (a D6 token's
-        last collision margin, which no rule reads again, would otherwise make every
-        later turn of the run new)."""
-        tokens, specs = self.tokens, self.specs
+        cells and their profiles' distances (:meth:`_others_read`), not the rest of their
+        states (a D6 token's last collision margin, which no rule reads again, or a penalty
+        die that changes its odds but not its ways, would otherwise make every later turn
+        of the run new)."""
         doors = self.door_key()
-        parts: list[Any] = [tid, doors]
-        kept: list[Any] = [tokens.get(tid)]
+        seen = self._others_read(tid, doors, skip_own=True)
+        if seen is None:
+            return None
+        values, objects = seen
+        kept = (self.tokens.get(tid), *map(self.specs.__getitem__, self.order), *objects)
+        return (tid, doors, *values, *map(id, kept)), kept
+
+    def _others_read(
+        self, tid: str, doors: tuple[tuple[int, bool], ...], skip_own: bool = False
+    ) -> tuple[list[Any], list[Any]] | None:
+        """What ``tid``'s policy and way read of every token as it stands (the mover's own
+        too, unless ``skip_own``): values, and objects a key names by id (kept alive with
+        it); None where a token is in the air or off the map.
+
+        Of a token: its cell, and of its profile (:meth:`_profile_now`) only its distances:
+        turns from its cell (:meth:`_times_from`), and for a pursuer its quarries' fields to
+        cells, risk-weighted by their penalties (:meth:`_intercept`). Those are the same for
+        every profile on the same compiled graph (:class:`_Distances`) at the same scale and
+        denominator (with equal penalties where they are weighted by them): tokens whose
+        states differ in their checks' odds but not their ways (a D6 pursuer one penalty die
+        down) are read alike, and a way or a start kept for one serves the others."""
+        tokens = self.tokens
+        hunts = self.specs[tid].policy == "pursuer"
+        values: list[Any] = []
+        objects: list[Any] = []
         for oid in self.order:
-            kept.append(specs[oid])
-            if oid == tid:
-                continue
             tok = tokens.get(oid)
             if tok is None or tok.state.cell is None or tok.state.flight is not None:
                 return None
-            parts.append(tok.state.cell)
-            kept.append(self._profile_now(oid, doors))
-        return (*parts, *map(id, kept)), tuple(kept)
+            if skip_own and oid == tid:
+                continue
+            values.append(tok.state.cell)
+            prof = self._profile_now(oid, doors)
+            shared = prof.shared
+            if shared is None:
+                objects.append(prof)
+                continue
+            values.append((prof.scale, prof.graph.denominator))
+            objects.append(shared)
+            if hunts and oid in self.quarries:
+                objects.append(prof.penalty)
+        return values, objects
 
     def _start_kept(self, tid: str, spec: TokenSpec, start: tuple[Any, ...]) -> bool:
         """Whether :meth:`_turn_start` keeps ``start``: no profile with tokens taken away in
@@ -2589,25 +2637,18 @@ class Simulation:
         map, a policy other than quarry or pursuer).
 
         A quarry's or pursuer's way is a function of: the token's profile this turn and
-        whether it rolls once a turn; the doors; and every token's spec, cell and profile
-        as it stands (:meth:`_profile_now`: the times from it, :meth:`_times_from`, are its
-        profile's from its cell), which is all the policies, the tokens in the way and the
-        descent read (:meth:`_find_way`)."""
+        whether it rolls once a turn; the doors; every token's spec; and every token's cell
+        and the distances of its profile as it stands (:meth:`_others_read`), which is all
+        the policies, the tokens in the way and the descent read (:meth:`_find_way`)."""
         if spec.policy not in _KEPT_POLICIES:
             return None
-        specs, tokens = self.specs, self.tokens
         doors = self.door_key()
-        cells = []
-        profiles = []
-        for oid in self.order:
-            tok = tokens.get(oid)
-            if tok is None or tok.state.flight is not None or tok.state.cell is None:
-                return None
-            cells.append(tok.state.cell)
-            profiles.append(self._profile_now(oid, doors))
-        in_order = tuple(map(specs.__getitem__, self.order))
-        kept = (prof, *profiles, *in_order)
-        key = (tid, per_turn, doors, *cells, *map(id, kept))
+        seen = self._others_read(tid, doors)
+        if seen is None:
+            return None
+        values, objects = seen
+        kept = (prof, *objects, *map(self.specs.__getitem__, self.order))
+        key = (tid, per_turn, doors, *values, *map(id, kept))
         return key, kept
 
     def _find_way(

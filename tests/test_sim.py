@@ -350,7 +350,11 @@ def _fields_held(fields: FieldCache) -> int:
             for f in prof.shared.to.values():
                 add(f.dist)
                 add(f._steps)
-            for a in (*prof.shared.base_to.values(), *prof.shared.from_.values()):
+            for a in (
+                *prof.shared.base_to.values(),
+                *prof.shared.from_.values(),
+                *prof.shared.turns.values(),
+            ):
                 add(a)
     for memo in (fields._threats, fields._exits, fields._flee, fields._meets):
         for value in memo.values():
@@ -449,6 +453,14 @@ def test_profiles_of_one_compiled_graph_share_its_arrays() -> None:
             same_risk = bool(np.array_equal(prof.penalty, first.penalty))
             assert (prof.rev_risk is first.rev_risk) == same_risk
             risks.add(same_risk)
+            # Turns from a cell: one array for both where the turn is as long (the policies'
+            # memos, kept by arrays' ids, then serve both), equal to the profile's own.
+            cell = sc.tokens[0].cell
+            mine = prof.turns_from(cell)
+            if prof.graph.denominator == first.graph.denominator:
+                assert mine is first.turns_from(cell)
+            own = prof._dist_from(cell) / prof.graph.denominator
+            assert np.array_equal(mine, own)
     assert False in risks  # the chase's groups differ in their checks' odds
     there = pickle.loads(pickle.dumps(fields))
     here_sets = len({id(p.csr) for p in fields._shared.values()})
