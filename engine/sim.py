@@ -2523,13 +2523,13 @@ class Simulation:
                 return None
             if skip_own and oid == tid:
                 continue
-            values.append(tok.state.cell)
             prof = self._profile_now(oid, doors)
             shared = prof.shared
-            if shared is None:
+            if shared is None:  # (not one of a field cache's: the profile itself)
+                values.append((tok.state.cell,))
                 objects.append(prof)
                 continue
-            values.append((prof.scale, prof.graph.denominator))
+            values.append((tok.state.cell, prof.scale, prof.graph.denominator))
             objects.append(shared)
             if hunts and oid in self.quarries:
                 objects.append(prof.penalty)
