@@ -2504,7 +2504,7 @@ class Simulation:
     ) -> tuple[list[Any], list[Any]] | None:
         """What ``tid``'s policy and way read of every token as it stands (the mover's own
         too, unless ``skip_own``): values, and objects a key names by id (kept alive with
-        it); None where a token is in the air or off the map.
+        it); None where one of those tokens is in the air or off the map.
 
         Of a token: its cell, and of its profile (:meth:`_profile_now`) only its distances:
         turns from its cell (:meth:`_times_from`), and for a pursuer its quarries' fields to
@@ -2518,11 +2518,11 @@ class Simulation:
         values: list[Any] = []
         objects: list[Any] = []
         for oid in self.order:
+            if skip_own and oid == tid:
+                continue
             tok = tokens.get(oid)
             if tok is None or tok.state.cell is None or tok.state.flight is not None:
                 return None
-            if skip_own and oid == tid:
-                continue
             prof = self._profile_now(oid, doors)
             shared = prof.shared
             if shared is None:  # (not one of a field cache's: the profile itself)
