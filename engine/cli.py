@@ -23,7 +23,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, NoReturn, cast
 
-from engine.errors import ArgumentError, Stopped, TacgridError, did_you_mean
+from engine.errors import ArgumentError, Stopped, TacgridError, did_you_mean, stop_signal
 from engine.report import to_json
 from engine.report.maptext import GLYPHS, TURN_MARKS, draw_cells
 
@@ -293,9 +293,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt as exc:
             # The batch is whole; a plot written half-way is removed (engine.safeio), and
             # summary.json is the batch's own until the plots are listed in it.
+            signum, name = stop_signal(exc)
             raise Stopped(
-                _signum(exc),
-                f"stopped by {_signame(exc)} while the plots were written: all "
+                signum,
+                f"stopped by {name} while the plots were written: all "
                 f"{summary['runs']} runs and the summary are in {args.out}; run the same "
                 "command with --resume to write the plots (no run is played again)",
             ) from None
@@ -304,19 +305,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print(format_summary(summary))
     return 0
-
-
-def _signum(exc: KeyboardInterrupt) -> int:
-    """The signal that stopped a command: SIGTERM's :class:`Stopped` says; else Ctrl-C."""
-    import signal
-
-    return exc.signum if isinstance(exc, Stopped) else int(signal.SIGINT)
-
-
-def _signame(exc: KeyboardInterrupt) -> str:
-    import signal
-
-    return signal.Signals(_signum(exc)).name
 
 
 def _add_plots(args: argparse.Namespace, summary: dict[str, Any]) -> dict[str, Any]:
@@ -944,13 +932,13 @@ def _main(argv: Sequence[str] | None) -> int:
         # Ctrl-C, or SIGTERM (Stopped): a command with more to say caught it already.
         import signal
 
-        signum = _signum(exc)
+        signum, name = stop_signal(exc)
         if isinstance(exc, Stopped) and exc.message:
             sys.stderr.write(f"tacgrid: {exc.message}\n")
         elif signum == signal.SIGINT:
             sys.stderr.write("tacgrid: interrupted\n")
         else:
-            sys.stderr.write(f"tacgrid: stopped by {_signame(exc)}\n")
+            sys.stderr.write(f"tacgrid: stopped by {name}\n")
         return 128 + signum
     except BrokenPipeError:
         return 0

@@ -61,6 +61,15 @@ class Stopped(KeyboardInterrupt):
         self.message = message
 
 
+def stop_signal(exc: KeyboardInterrupt) -> tuple[int, str]:
+    """The number and name of the signal that stopped a command: a :class:`Stopped` says
+    which; any other KeyboardInterrupt is Ctrl-C's SIGINT."""
+    import signal  # only when stopped: quick commands start without it
+
+    signum = exc.signum if isinstance(exc, Stopped) else int(signal.SIGINT)
+    return signum, signal.Signals(signum).name
+
+
 def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
     """Return ``" (did you mean 'x'?)"`` for the closest choice, or ``""``.
 

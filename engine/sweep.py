@@ -36,7 +36,6 @@ import hashlib
 import itertools
 import json
 import os
-import signal
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -51,7 +50,7 @@ from engine.batch import (
     run_fields,
     write_table,
 )
-from engine.errors import ArgumentError, ScenarioError, Stopped
+from engine.errors import ArgumentError, ScenarioError, stop_signal
 from engine.safeio import write_text
 
 #: The most points one sweep may have (each is a batch folder).
@@ -345,10 +344,10 @@ def run_sweep(
         except KeyboardInterrupt as exc:
             # Every point is whole; a table written half-way is removed (engine.safeio),
             # and no summary.json says the sweep is finished: --resume writes them.
-            signum = exc.signum if isinstance(exc, Stopped) else int(signal.SIGINT)
+            signum, name = stop_signal(exc)
             raise BatchStopped(
                 signum,
-                f"stopped by {signal.Signals(signum).name} while the sweep's tables were "
+                f"stopped by {name} while the sweep's tables were "
                 f"written: all {len(summaries)} points are finished",
             ) from None
         return doc
