@@ -1467,6 +1467,10 @@ class FieldCache:
         self._sources: dict[str, Any] | None = None
         #: Rule hooks' results by what they read (:class:`HookMemo`), shared like the fields.
         self.hooks = HookMemo()
+        #: The system's notes (RuleSystem.notes), and tokens less them by the token's id,
+        #: each with the token given (:meth:`less_notes`).
+        self.notes: frozenset[str] = frozenset(scenario.system.notes)
+        self._less_notes: dict[int, tuple[Token, Token]] = {}
         #: The bytes of the fields and policy maps kept (:meth:`trim`).
         self.weight = FieldBytes()
         #: Fliers' flight rules by stats (engine.sim_flight), shared like the fields.
@@ -1492,6 +1496,7 @@ class FieldCache:
         "_meets": "pairs",
         "_start": "items",
         "_stats_same": "items",
+        "_less_notes": "items",
     }
     #: Kept only in the process that made them: tokens in the way (rarely asked twice),
     #: fliers' rules (they hold functions).
@@ -1810,6 +1815,36 @@ class FieldCache:
         if len(memo) >= self.STARTS_KEPT:
             memo.clear()
         memo[key] = (kept, start)
+
+    #: Tokens kept less their notes (:meth:`less_notes`; all of them go beyond this).
+    NOTES_KEPT = 65536
+
+    def less_notes(self, token: Token) -> Token:
+        """``token`` less the system's notes (:attr:`notes`: its note counters and note
+        conditions), kept one object per value (:meth:`HookMemo.canon`); the token itself
+        where it has none."""
+        got = self._less_notes.get(id(token))
+        if got is not None and got[0] is token:
+            return got[1]
+        names = self.notes
+        st = token.state
+        if any(c[0] in names for c in st.counters) or not names.isdisjoint(st.conditions):
+            st = _plain(st)
+            less = self.hooks.canon(
+                token.with_state(
+                    replace(
+                        st,
+                        counters=tuple(c for c in st.counters if c[0] not in names),
+                        conditions=st.conditions - names,
+                    )
+                )
+            )
+        else:
+            less = token
+        if len(self._less_notes) >= self.NOTES_KEPT:
+            self._less_notes.clear()
+        self._less_notes[id(token)] = (token, less)
+        return less
 
     def keep_plan(self, start: Any, plan: TurnPlan | None) -> None:
         """Keep a turn's plan (Simulation._plan_of) by its start, kept alive with it."""
@@ -2281,8 +2316,13 @@ class Simulation:
     def _close_turn(self, tid: str, token: Token) -> Token:
         """``token`` as ``tid`` ends its turn: kept one object per value (a turn that rolled
         made a new one: the next turns of every token start from what is kept for these
-        tokens, :meth:`_turn_start`), its state logged, the goals checked."""
-        self.tokens[tid] = token = self.fields.hooks.canon(token)
+        tokens, :meth:`_turn_start`), its state logged, the goals checked. A run that keeps
+        no log keeps no notes either (RuleSystem.notes: no rule reads them): it plays on
+        from the token less them, so the turns that follow are those learned for it."""
+        token = self.fields.hooks.canon(token)
+        if not self.record and self.fields.notes:
+            token = self.fields.less_notes(token)
+        self.tokens[tid] = token
         if self.record:
             state = self.fields.hooks.state_dict(token.state)
             self.events.append({"type": "state", "token": tid, "state": state})

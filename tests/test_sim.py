@@ -643,6 +643,32 @@ def test_a_counted_log_has_the_events_a_kept_log_has(tmp_path: Path) -> None:
     assert sim.n_events == at
 
 
+def test_a_run_without_a_log_drops_the_notes_no_rule_reads() -> None:
+    """D6 keeps a collision's margin over Strength and ``injured`` for the table
+    (RuleSystem.notes): no rule reads them. A logged run keeps them in the tokens' states;
+    a run that keeps no log (a batch's) drops them as each turn closes and plays the same:
+    each of 200 chase runs ends alike all three ways (logged, counted, counted with the
+    notes kept), and the runs that drop them learn fewer turn starts (turns that differ
+    only in a margin are one)."""
+    sc = load_scenario(CHASE)
+    assert sc.system.notes == {"collision_margin", "injured"}
+    logged_fields, dropped, kept = FieldCache(sc), FieldCache(sc), FieldCache(sc)
+    kept.notes = frozenset()  # as before notes: every margin makes its own turns
+    noted = 0
+    for run, seed in enumerate(run_seeds(sc.seed, 200)):
+        logged = Simulation(sc, seed, fields=logged_fields, run=run)
+        counted = Simulation(sc, seed, fields=dropped, run=run, record="count")
+        counted_kept = Simulation(sc, seed, fields=kept, run=run, record="count")
+        want = logged.run().to_dict()
+        assert counted.run().to_dict() == want == counted_kept.run().to_dict(), f"run {run}"
+        noted += any("collision_margin" in dict(t.state.counters) for t in logged.tokens.values())
+        for tok in counted.tokens.values():
+            assert "collision_margin" not in dict(tok.state.counters)
+            assert "injured" not in tok.state.conditions
+    assert noted > 50  # the logged runs kept margins: there were notes to drop
+    assert len(dropped.starts_by_reads) < 0.8 * len(kept.starts_by_reads)
+
+
 def test_a_shipped_warm_cache_plays_every_run_as_its_own_process_does(tmp_path: Path) -> None:
     """A warm field cache ships to Dask workers whole (FieldCache.__getstate__): pickled
     with its scenario, its memos kept by object ids keyed again on arrival. The runs after

@@ -402,6 +402,13 @@ class RuleSystem:
     fastest_pace: ClassVar[str] = "walk"
     stats: ClassVar[tuple[Param, ...]] = ()
     settings: ClassVar[tuple[Param, ...]] = ()
+    #: Counters and conditions the rules write for the table and never read (D6: a
+    #: collision's margin over Strength and ``injured``; the seed has no wound chart, so
+    #: they are the GM's to apply). A logged run (``tacgrid run``, the viewer) keeps them in
+    #: the token's state and its log; a run that keeps no log (a batch's) drops them as
+    #: each turn closes (``engine.sim.Simulation``), so that turns that differ only in them
+    #: are learned once.
+    notes: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         self.config: dict[str, Any] = {s.name: s.default for s in self.settings}

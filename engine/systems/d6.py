@@ -796,6 +796,8 @@ class D6(RuleSystem):
     paces = PACES
     default_pace = "all_out"
     fastest_pace = "all_out"
+    #: No rule reads them again: the seed gives no wound chart (:meth:`end_turn`).
+    notes = frozenset({"collision_margin", "injured"})
     stats: ClassVar[tuple[Param, ...]] = (
         Stat("move", "number", Fraction(10), minimum=0, unit="m", help="metres per round walking"),
         Stat("dexterity", "dice", "3D", help="Dexterity die code (walking without running)"),
