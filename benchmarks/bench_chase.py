@@ -21,6 +21,13 @@ Rows (each measured against its reference in the same run; exit status 1 if one 
   and its field cache are new to them.
 
 Run: python benchmarks/bench_chase.py [--quick]   (--quick: the runs/s rows only)
+
+``python benchmarks/bench_chase.py --instructions`` (not part of ``run.py``: about 5 minutes,
+needs valgrind) counts the instructions the same 1500-run batch executes on 1 worker and on
+2, every process of it (cachegrind, ``PYTHONHASHSEED=0`` so that each run takes the same
+path): the work itself, apart from what the machine makes of two processes at once. A
+forked process's count starts from its parent's at the fork, so the worker's own is its
+count less that of a worker that exits as it starts.
 """
 
 from __future__ import annotations
@@ -278,10 +285,90 @@ def batch_cpu() -> bool:
     return ok
 
 
+# --------------------------------------------------------------------------- instructions
+
+
+def batch_child(workers: int, exit_at_once: bool) -> None:
+    """One batch of ``CPU_RUNS`` runs in this process (under cachegrind); with
+    ``exit_at_once`` every worker process exits as it starts (the batch then fails)."""
+    from engine import batch
+
+    if exit_at_once:
+
+        def gone(*args: object) -> None:
+            os._exit(0)
+
+        batch._worker_main = gone  # type: ignore[assignment]
+    try:
+        batch.run_batch(
+            SCENARIO, runs=CPU_RUNS, seed=7, out_dir=tempfile.mkdtemp(), workers=workers
+        )
+    except Exception as exc:  # noqa: BLE001 - expected where the workers exit at once
+        if not exit_at_once:
+            raise
+        print(f"(the batch stopped as its workers exited: {type(exc).__name__})")
+
+
+def _counted(workers: int, exit_at_once: bool) -> tuple[int, list[tuple[int, int]]]:
+    """Instructions of the batch's own process and of each process it forked, (pid,
+    count) in fork order."""
+    import re
+
+    cmd = [
+        "valgrind",
+        "--tool=cachegrind",
+        "--cache-sim=no",
+        "--trace-children=yes",
+        "--cachegrind-out-file=/dev/null",
+        sys.executable,
+        __file__,
+        "--batch-child",
+        str(workers),
+        "exit" if exit_at_once else "run",
+    ]
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    _, err = proc.communicate()
+    if proc.returncode:
+        raise RuntimeError(f"cachegrind run failed:\n{err[-2000:]}")
+    counts = {
+        int(m[1]): int(m[2].replace(",", ""))
+        for m in re.finditer(r"==(\d+)== I\s+refs:\s+([\d,]+)", err)
+    }
+    own = counts.pop(proc.pid)
+    return own, sorted(counts.items())
+
+
+def instructions() -> int:
+    import shutil
+
+    if shutil.which("valgrind") is None:
+        print("--instructions needs valgrind (Debian: apt-get install valgrind)")
+        return 2
+    one, forked = _counted(1, False)
+    assert not forked, forked
+    parent, workers = _counted(2, False)
+    _, at_fork = _counted(2, True)
+    assert len(workers) == 1 and at_fork, (workers, at_fork)
+    worker = workers[0][1] - at_fork[0][1]
+    two = parent + worker
+    print(
+        f"square chase batch of {CPU_RUNS} runs, instructions (cachegrind): 1 worker "
+        f"{one / 1e9:.3f} G; 2 workers {two / 1e9:.3f} G (the batch's process {parent / 1e9:.3f} G, "
+        f"its worker {worker / 1e9:.3f} G after the fork) -> {two / one:.3f}x"
+    )
+    return 0
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--cpu-child":
         cpu_child(sys.argv[2], int(sys.argv[3]))
         return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "--batch-child":
+        batch_child(int(sys.argv[2]), sys.argv[3] == "exit")
+        return 0
+    if "--instructions" in sys.argv:
+        return instructions()
     ok = rates()
     if "--quick" not in sys.argv:
         ok = batch_cpu() and ok
