@@ -2002,7 +2002,9 @@ class Simulation:
         self.fields = fields or FieldCache(scenario)
         #: ``record``: True keeps the event log (``events``); "count" only counts the
         #: events the log would hold (a batch's records carry the number, not the log:
-        #: building it is about an eighth of a square chase's time); False neither.
+        #: building it is about an eighth of a square chase's time); False neither. A run
+        #: without the log keeps no notes either (RuleSystem.notes: what the system keeps
+        #: for the table and no rule reads, dropped as each turn closes: :meth:`_close_turn`).
         self._count = record == "count"
         self.record = bool(record) and not self._count
         self._counted = 0

@@ -59,6 +59,9 @@ def test_metadata(system: RuleSystem) -> None:
     assert system.default_pace in system.paces and system.fastest_pace in system.paces
     names = system.stat_names()
     assert len(names) == len(set(names))
+    # Notes (what no rule reads: a batch drops them) are counter or condition names.
+    assert isinstance(system.notes, frozenset)
+    assert all(isinstance(n, str) and n for n in system.notes)
     d = system.describe()
     json.dumps(d)  # serialisable
 
