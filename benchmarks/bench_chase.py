@@ -22,8 +22,8 @@ Rows (each measured against its reference in the same run; exit status 1 if one 
 
 Run: python benchmarks/bench_chase.py [--quick]   (--quick: the runs/s rows only)
 
-``python benchmarks/bench_chase.py --instructions`` (not part of ``run.py``: about 5 minutes,
-needs valgrind) counts the instructions the same 1500-run batch executes on 1 worker and on
+``python benchmarks/bench_chase.py --instructions`` (not part of ``run.py``: about 80 seconds
+here, needs valgrind) counts the instructions the same 1500-run batch executes on 1 worker and on
 2, every process of it (cachegrind, ``PYTHONHASHSEED=0`` so that each run takes the same
 path): the work itself, apart from what the machine makes of two processes at once. A
 forked process's count starts from its parent's at the fork, so the worker's own is its
@@ -311,7 +311,7 @@ def batch_child(workers: int, exit_at_once: bool) -> None:
 
 def _counted(workers: int, exit_at_once: bool) -> tuple[int, list[tuple[int, int]]]:
     """Instructions of the batch's own process and of each process it forked, (pid,
-    count) in fork order."""
+    count) by pid."""
     import re
 
     cmd = [
