@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import random
 import signal
 import socket
@@ -1008,7 +1009,6 @@ def test_the_batchs_process_is_one_of_its_workers(tmp_path: Path, monkeypatch) -
 def test_a_token_pickles_with_its_stats_read_only() -> None:
     """A warm field cache holds tokens; their stats (a read-only mappingproxy) survive a
     pickle round trip read-only and equal (issue 20: the cache ships to Dask workers)."""
-    import pickle
     from types import MappingProxyType
 
     from engine.systems.base import Token, TokenState
@@ -1037,7 +1037,7 @@ def test_a_shipped_field_cache_gives_the_same_runs(tmp_path: Path) -> None:
     token = f"{batch.engine_digest()}/t1"
     assert batch.take_shipment(CHASE, (), token, blob)
     assert batch._CACHE[(*key, token)][1]._profiles  # warm as shipped
-    assert batch.run_shipped(CHASE, (), token, seeds[20:]) == more
+    assert pickle.loads(batch.run_shipped(CHASE, (), token, seeds[20:])) == more
     assert key not in batch._CACHE  # the scenario was not read again
     later = f"{batch.engine_digest()}/t2"  # the next batch's shipment replaces it
     assert batch.take_shipment(CHASE, (), later, blob) and list(batch._CACHE) == [(*key, later)]
@@ -1047,7 +1047,7 @@ def test_a_shipped_field_cache_gives_the_same_runs(tmp_path: Path) -> None:
     # scenario itself.
     assert not batch.take_shipment(CHASE, (), "another-engine/t1", blob)
     assert not batch._CACHE
-    assert batch.run_shipped(CHASE, (), "another-engine/t1", seeds[20:]) == more
+    assert pickle.loads(batch.run_shipped(CHASE, (), "another-engine/t1", seeds[20:])) == more
     assert list(batch._CACHE) == [key]
     batch._CACHE.clear()
     assert batch.run_chunk(CHASE, (), seeds) == here + more
@@ -1089,3 +1089,66 @@ def test_dask_workers_take_the_shipped_cache(tmp_path: Path) -> None:
         k: v for k, v in dist.items() if k != "results"
     }
     assert len(kept) == 2 and all(lens == [] for lens in kept.values()), kept
+
+
+def _in_process_cluster() -> Any:
+    from distributed import LocalCluster
+
+    return LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp://",
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    )
+
+
+@pytest.mark.parametrize("how", ["too-big", "take-fails"])
+def test_dask_workers_without_the_shipment_play_the_same_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """Where nothing ships (the warm cache pickles too big) or a worker fails to take what
+    shipped, the batch goes on: those workers load the scenario themselves, and the runs
+    are those of one local worker, byte for byte. (The cluster's workers are threads of
+    this process here, so the patches reach them.)"""
+    one = run_batch(CHASE, runs=90, seed=3, workers=1, out_dir=str(tmp_path / "one"))
+    tried = tmp_path / "tried"  # what the workers tried (they run a copy of the function)
+    if how == "too-big":
+        monkeypatch.setattr(batch, "SHIP_MAX_BYTES", 0)
+    else:
+
+        def take_fails(path: str, overrides: Any, token: str, blob: bytes) -> bool:
+            with open(tried, "a") as f:
+                f.write(f"{len(blob)}\n")
+            raise OSError("no room for the shipment")
+
+        monkeypatch.setattr(batch, "take_shipment", take_fails)
+    batch._CACHE.clear()
+    with _in_process_cluster() as cluster:
+        dist = run_batch(
+            CHASE, runs=90, seed=3, scheduler=cluster.scheduler_address, out_dir=str(tmp_path / "d")
+        )
+    batch._CACHE.clear()
+    assert (tmp_path / "one" / "runs.jsonl").read_bytes() == (
+        tmp_path / "d" / "runs.jsonl"
+    ).read_bytes()
+    assert {k: v for k, v in one.items() if k != "results"} == {
+        k: v for k, v in dist.items() if k != "results"
+    }
+    sizes = tried.read_text().split() if tried.exists() else []
+    assert len(sizes) == (2 if how == "take-fails" else 0) and all(int(n) > 0 for n in sizes)
+
+
+def test_a_dask_task_sends_its_runs_packed() -> None:
+    """A Dask task's runs come back as one pickle (a list of records would be measured and
+    serialized record by record on the worker's event loop), and the client unpacks them."""
+    seeds = list(enumerate(run_seeds(5, 30)))
+    batch._CACHE.clear()
+    plain = batch.run_chunk(CHASE, (), seeds)
+    batch._CACHE.clear()
+    packed = batch.run_chunk_packed(CHASE, (), seeds)
+    batch._CACHE.clear()
+    assert isinstance(packed, bytes)
+    assert batch._unpacked(packed) == plain
+    assert batch._unpacked(plain) is plain  # a test's own chunk_fn returns its list
