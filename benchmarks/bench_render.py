@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 import pygame  # noqa: E402
+from timing import run_compiled  # noqa: E402
 
 TILESET = ROOT / "assets" / "terrain_hex_pointy.tsx"
 SIZE = 100
@@ -146,6 +147,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scales", default="1,0.25,0.125")
     args = ap.parse_args()
+    run_compiled(ROOT)
     scales = [float(s) for s in args.scales.split(",")]
     tmxr = shutil.which("tmxrasterizer")
     if tmxr is None:

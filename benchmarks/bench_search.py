@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import mapgen  # noqa: E402
-from timing import best  # noqa: E402
+from timing import best, run_compiled  # noqa: E402
 
 try:
     import numpy as np
@@ -214,6 +214,7 @@ def main() -> int:
         "--main", default=str(ROOT / "main.py"), help="the main.py of another checkout to time"
     )
     args = ap.parse_args()
+    run_compiled(Path(args.main).resolve().parent)
     report = Report()
     if not args.no_commands:
         commands(report, [int(s) for s in args.sizes.split(",")], args.repeat, args.main)

@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from timing import run_compiled
+
 ROOT = Path(__file__).resolve().parent.parent
 
 #: The issue's target for the best start of each targeted command, in seconds.
@@ -59,6 +61,7 @@ def main() -> int:
         "--main", default=str(ROOT / "main.py"), help="the main.py of another checkout to time"
     )
     args = ap.parse_args()
+    run_compiled(Path(args.main).resolve().parent)
     ref_argv = [sys.executable, "-c", "pass"]
     argvs = [[sys.executable, args.main, *cmd] for _, cmd, _ in COMMANDS]
     times: list[list[float]] = [[] for _ in range(len(argvs) + 1)]

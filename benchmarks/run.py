@@ -14,6 +14,10 @@ HERE = Path(__file__).resolve().parent
 
 
 def main() -> int:
+    sys.path.insert(0, str(HERE))
+    from timing import run_compiled
+
+    run_compiled(HERE.parent)
     failed = []
     for bench in sorted(HERE.glob("bench_*.py")):
         print(f"== {bench.name}", flush=True)

@@ -194,3 +194,26 @@ def test_the_command_line_keeps_openblas_to_one_thread_unless_told(given: str | 
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == (given or "1")
+
+
+def test_the_benchmarks_time_the_engine_from_bytecode(tmp_path: Path) -> None:
+    """benchmarks/timing.compiled writes the bytecode of an engine's modules that have none
+    or an older one than their source (where PYTHONDONTWRITEBYTECODE is set, imports never
+    do), and only those."""
+    import os
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from timing import compiled
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    (tmp_path / "engine" / "sub").mkdir(parents=True)
+    a = tmp_path / "engine" / "a.py"
+    a.write_text("X = 1\n")
+    (tmp_path / "engine" / "sub" / "b.py").write_text("Y = 2\n")
+    assert compiled(tmp_path) == 2
+    assert compiled(tmp_path) == 0
+    a.write_text("X = 3\n")
+    later = a.stat().st_mtime + 5
+    os.utime(a, (later, later))
+    assert compiled(tmp_path) == 1
