@@ -1590,9 +1590,7 @@ def _execute_dask(
     from distributed import as_completed
 
     path = os.path.abspath(plan.scenario_path)
-    workers = max(
-        1, len(_dask_call(lambda: client.scheduler_info().get("workers", {}), scheduler, plan))
-    )
+    workers = max(1, len(_dask_call(client.nthreads, scheduler, plan)))
     ahead = AHEAD_PER_WORKER * workers
     ours = chunk_fn is run_chunk
     warm = 0
@@ -1676,7 +1674,8 @@ def _ship(client: Any, args: tuple[str, tuple[tuple[str, Any], ...], str, bytes]
     taken it within :data:`SHIP_WAIT_S` (gone, too busy, or it failed there) is left
     without: its tasks load the scenario themselves (:func:`run_shipped`)."""
     path, overrides, token, blob = args
-    workers = list(client.scheduler_info().get("workers", {}))
+    # Every worker: ``scheduler_info()`` lists only the first 5 in some dask releases.
+    workers = list(client.nthreads())
     if not workers:
         return
     data = client.scatter(blob, broadcast=True, hash=False)
