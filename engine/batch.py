@@ -1724,6 +1724,15 @@ def _dask_call(fn: Callable[[], Any], scheduler: str, plan: _Plan) -> Any:
     except (TacgridError, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001 - distributed raises many kinds
+        if "deserialization of the task graph" in str(exc):
+            # The scheduler unpickles each task: it must import tacgrid's engine too.
+            raise ScenarioError(
+                f"--scheduler {scheduler}: the scheduler cannot load tacgrid's tasks (it "
+                "runs in a Python environment without tacgrid, or another version of it); "
+                "start the scheduler and its workers where `import engine` gives this "
+                f"tacgrid; {plan.tally.n} of {plan.n} runs are in {plan.runs_path}: run "
+                "the same command with --resume then"
+            ) from None
         raise ScenarioError(
             f"--scheduler {scheduler}: the cluster failed mid-batch ({_short(exc)}); "
             f"{plan.tally.n} of {plan.n} runs are in {plan.runs_path}; run the same command "

@@ -1152,3 +1152,32 @@ def test_a_dask_task_sends_its_runs_packed() -> None:
     assert isinstance(packed, bytes)
     assert batch._unpacked(packed) == plain
     assert batch._unpacked(plain) is plain  # a test's own chunk_fn returns its list
+
+
+def test_a_scheduler_without_the_engine_is_one_line_that_says_so() -> None:
+    """Dask's scheduler unpickles every task: one started where tacgrid's engine does not
+    import fails each with "Error during deserialization of the task graph". The batch
+    stops with one line that says what to do, not that the cluster is gone (tried by hand
+    with a `dask scheduler` started outside the project: the same line)."""
+    from types import SimpleNamespace
+
+    plan = SimpleNamespace(tally=SimpleNamespace(n=125), n=500, runs_path="out/runs.jsonl")
+
+    def fails() -> None:
+        raise RuntimeError(
+            "Error during deserialization of the task graph. This frequently occurs if the "
+            "Scheduler and Client have different environments."
+        )
+
+    with pytest.raises(ScenarioError) as got:
+        batch._dask_call(fails, "tcp://127.0.0.1:8786", plan)  # type: ignore[arg-type]
+    line = str(got.value)
+    assert "\n" not in line
+    assert "cannot load tacgrid's tasks" in line and "import engine" in line
+    assert "125 of 500 runs are in out/runs.jsonl" in line and "--resume" in line
+
+    def gone() -> None:
+        raise OSError("Timed out trying to connect")
+
+    with pytest.raises(ScenarioError, match="the cluster failed mid-batch"):
+        batch._dask_call(gone, "tcp://127.0.0.1:8786", plan)  # type: ignore[arg-type]
