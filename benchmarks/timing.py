@@ -34,7 +34,7 @@ def compiled(root: Path) -> int:
 
     sources = sorted((root / "engine").rglob("*.py"))
 
-    def stamp(src: Path) -> float:
+    def stamp(src: Path) -> int:
         pyc = Path(importlib.util.cache_from_source(str(src)))
         return pyc.stat().st_mtime_ns if pyc.exists() else -1
 

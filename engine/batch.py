@@ -273,7 +273,7 @@ def run_shipped(
     The results come back packed (:func:`_packed`)."""
     got = _kept((os.path.abspath(path), overrides, token))
     if got is None:
-        return _packed(run_chunk(path, overrides, items))
+        return run_chunk_packed(path, overrides, items)
     return _packed(_play(got[0], got[1], items))
 
 
