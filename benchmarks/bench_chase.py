@@ -19,6 +19,9 @@ Rows (each measured against its reference in the same run; exit status 1 if one 
   exist only during the batch), to show what is the cluster's. The Dask workers have
   imported the engine before (a cluster is started once for many batches); the scenario
   and its field cache are new to them.
+* the same Dask batch on a quiet cluster (``QUIET_DASK``: the workers' statistical profiler
+  off, the event-loop tick, memory monitor and system monitor slowed: what the README's
+  Dask section suggests), for comparison: the target is judged on the default cluster.
 
 Run: python benchmarks/bench_chase.py [--quick]   (--quick: the runs/s rows only)
 
@@ -71,6 +74,14 @@ DASK_ROUNDS = 4
 #: rate, times the batch's wall time, is not the batch's: see ``cpu_child``).
 IDLE_SETTLE = 0.5
 IDLE_WINDOW = 2.0
+#: The README's quiet Dask cluster (its environment variables, as dask config): a 2-worker
+#: cluster idles at ~0.11-0.15 CPU-s a second with dask's defaults and ~0.015 with these.
+QUIET_DASK = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.worker.memory.monitor-interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+}
 
 
 class NetworkxChase(Simulation):
@@ -171,8 +182,13 @@ def cpu_child(mode: str, runs: int) -> None:
     out = tempfile.mkdtemp(prefix="bench-chase-")
     kw: dict[str, object] = {}
     cluster = None
-    if mode == "dask":
+    if mode in ("dask", "dask-quiet"):
+        import dask
         from distributed import Client, LocalCluster
+
+        if mode == "dask-quiet":
+            # Spawned workers take the config they are started with.
+            dask.config.set(QUIET_DASK)
 
         cluster = LocalCluster(
             n_workers=2,
@@ -261,6 +277,7 @@ def batch_cpu() -> bool:
     for mode, name, n in (
         ("2", "2 workers", LOCAL_ROUNDS),
         ("dask", "Dask, 2 workers", DASK_ROUNDS),
+        ("dask-quiet", "Dask, 2 workers, quiet cluster", DASK_ROUNDS),
     ):
         rounds = _rounds(mode, n)
         if rounds is None:
@@ -268,8 +285,10 @@ def batch_cpu() -> bool:
         raw = [g[mode]["raw"] / g["1"]["raw"] for g in rounds]
         less_idle = [g[mode]["cpu"] / g["1"]["cpu"] for g in rounds]
         ratio = statistics.median(raw)
+        judged = mode != "dask-quiet"
         met = ratio <= CPU_TARGET
-        ok = ok and met
+        ok = ok and (met or not judged)
+        verdict = ("ok" if met else "MISSED") if judged else "for comparison, not judged"
         cpu = statistics.median(g[mode]["raw"] for g in rounds)
         one_cpu = statistics.median(g["1"]["raw"] for g in rounds)
         walls = statistics.median(g[mode]["wall"] for g in rounds)
@@ -278,7 +297,7 @@ def batch_cpu() -> bool:
             f"square chase batch of {CPU_RUNS} runs, CPU: {name} vs 1 worker, median of "
             f"{len(rounds)} rounds {ratio:.3f}x (rounds {min(raw):.3f}-{max(raw):.3f}x; "
             f"{cpu:.2f} vs {one_cpu:.2f} CPU-s, wall {walls:.2f} vs {one_wall:.2f} s) "
-            f"(target <= {CPU_TARGET:g}x) {'ok' if met else 'MISSED'}; less the idle "
+            f"(target <= {CPU_TARGET:g}x) {verdict}; less the idle "
             f"processes' own CPU {statistics.median(less_idle):.3f}x",
             flush=True,
         )
