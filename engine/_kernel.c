@@ -19,6 +19,10 @@
  * field() is a plain Dijkstra over a CSR graph of float ticks from many sources at once: the
  * turn loop's distance fields (engine.sim.Profile), which scipy's csgraph.dijkstra gives
  * bit for bit, some five times slower on a chase map.
+ *
+ * csv_u32() reads a Tiled csv layer's plain numbers into a uint32 buffer, the common case
+ * of engine.tiled.layerdata's csv decoding (numpy's parse, kept for everything else, took
+ * some 0.1 s of a 2048^2 map's load).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -599,9 +603,54 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(csv_u32_doc,
+             "csv_u32(text, out) -> count or -1\n\n"
+             "Parse a Tiled csv layer's text (an ASCII str) of plain whole numbers into out, a "
+             "writable buffer of uint32 (one a cell): each number is 1 to 10 digits, at most "
+             "0xFFFFFFFF, with spaces, tabs and line ends before or after it, the numbers "
+             "separated by single commas. Returns how many were written when the text is "
+             "exactly as many such numbers as out holds; -1 for anything else (a sign, "
+             "another character, an empty field, a number too long or too large, fewer or "
+             "more numbers than out holds): the caller then reads the text with numpy, which "
+             "gives these numbers where both read it and says what is wrong otherwise. "
+             "Called by engine.tiled.layerdata.");
+
+static inline int csv_space(unsigned char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static PyObject *csv_u32(PyObject *self, PyObject *args) {
+    PyObject *text, *o_out;
+    if (!PyArg_ParseTuple(args, "UO", &text, &o_out)) return NULL;
+    Py_buffer out;
+    if (PyObject_GetBuffer(o_out, &out, PyBUF_WRITABLE | PyBUF_FORMAT) < 0) return NULL;
+    long long written = -1;
+    if (out.itemsize != 4 || !PyUnicode_IS_ASCII(text)) goto done;
+    const unsigned char *s = (const unsigned char *)PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i = 0, k = 0, cap = out.len / 4;
+    uint32_t *dst = (uint32_t *)out.buf;
+    for (;;) {
+        while (i < n && csv_space(s[i])) i++;
+        Py_ssize_t start = i;
+        uint64_t v = 0;
+        while (i < n && s[i] >= '0' && s[i] <= '9' && i - start < 11) v = v * 10 + (s[i++] - '0');
+        if (i == start || i - start > 10 || v > 0xFFFFFFFFull || k == cap) goto done;
+        dst[k++] = (uint32_t)v;
+        while (i < n && csv_space(s[i])) i++;
+        if (i == n) break;
+        if (s[i] != ',') goto done;
+        i++;
+    }
+    if (k == cap) written = k;
+done:
+    PyBuffer_Release(&out);
+    return PyLong_FromLongLong(written);
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"field", field, METH_VARARGS, field_doc},
+    {"csv_u32", csv_u32, METH_VARARGS, csv_u32_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from engine.errors import ArgumentError, TacgridError
 from engine.grid import Cell
+from engine.kernel import KERNEL  # None: not built (tests set it to None: the numpy loop)
 from engine.movement import MovementGraph
 from engine.systems.base import CellCheck, ClimbOdds, exact, jsonable
 from engine.timed import Timeline, timed_search, timeline
@@ -637,24 +638,6 @@ def frontier_search(
         if at_goal[k] != far:
             end = tab.unframe(int(goal_nodes[k]), w, n)
     return Frontier(graph, dist, pred, end)
-
-
-def _load_kernel() -> Any:
-    """The compiled search (engine/_kernel.c), or None where it was not built (the install
-    found no C compiler) or ``TACGRID_NO_KERNEL`` is set: the numpy loop then runs."""
-    import os
-
-    if os.environ.get("TACGRID_NO_KERNEL"):
-        return None
-    try:
-        from engine import _kernel  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return _kernel
-
-
-#: engine/_kernel.c's module (None: not built; tests set it to None to run the numpy loop).
-KERNEL = _load_kernel()
 
 
 def kernel_fits(tab: Any, dtype: Any, size: int) -> bool:

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import engine.cells as cells
+import engine.tiled.layerdata as layerdata
 from engine.cells import I32, U32, Cells, held, pure, value_counts
 from engine.errors import MapError
 from engine.grid import Grid
@@ -186,9 +187,57 @@ CSV = [
 def test_csv_reads_the_same_with_and_without_numpy(
     text: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The same numbers or the same error line from the stdlib branch, the compiled
+    ``csv_u32`` (a larger layer's, where it is built) and numpy's parse."""
     here = _csv(text, (2, 2))
     monkeypatch.setattr(cells, "SMALL_CELLS", -1)
-    assert here == _csv(text, (2, 2))
+    assert here == _csv(text, (2, 2))  # the compiled parse, falling back to numpy
+    monkeypatch.setattr(layerdata, "KERNEL", None)
+    assert here == _csv(text, (2, 2))  # numpy alone
+
+
+_SPACES = ["", " ", "\t", "\n", "\r\n", "  \n ", "\v", "\f"]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.skipif(layerdata.KERNEL is None, reason="engine/_kernel.c is not built")
+def test_the_compiled_csv_reads_as_numpy_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random layers larger than the stdlib branch reads, as Tiled and hand edits write
+    them (spaces and line ends round the numbers, leading zeros, the largest gids), read
+    to the same gids by the compiled parse as by numpy; one wrong character anywhere in
+    them gives the same error line both ways."""
+    rng = random.Random(20)
+    shape = (130, 131)  # 17030 cells: more than SMALL_CELLS
+    assert shape[0] * shape[1] > cells.SMALL_CELLS
+    for case in range(12):
+        values = [
+            rng.choice([0, 1, 7, 2**31, 2**32 - 1, rng.randrange(2**32)]) for _ in range(17030)
+        ]
+        parts = [
+            rng.choice(_SPACES)
+            + ("0" * rng.randrange(3) if case % 2 else "")
+            + str(v)
+            + rng.choice(_SPACES)
+            for v in values
+        ]
+        text = ",".join(parts).strip()
+        if case >= 8:  # one bad spot: a sign, a letter, an empty field, one number too many
+            at = rng.randrange(len(parts))
+            parts[at] = ["-1", "x", "", "1,2"][case - 8]
+            text = ",".join(parts).strip()
+        compiled = _csv(text, shape)
+        monkeypatch.setattr(layerdata, "KERNEL", None)
+        assert compiled == _csv(text, shape), case
+        monkeypatch.undo()
+        if case < 8:
+            assert compiled == values
+            # Leading zeros (odd cases) make some numbers longer than the 10 digits the
+            # compiled parse takes: that layer is numpy's. The others it reads itself.
+            out = array(U32, [0]) * len(values)
+            got = layerdata.KERNEL.csv_u32(text, out)
+            assert got == -1 if case % 2 else (got == len(values) and out.tolist() == values)
+        else:
+            assert isinstance(compiled, str) and "layer 'g'" in compiled
 
 
 # --------------------------------------------------------------------------- whole maps
@@ -237,6 +286,9 @@ def test_every_map_reads_the_same_with_and_without_numpy(monkeypatch: pytest.Mon
     here = [_read(p) for p in maps]
     assert any(not isinstance(r, str) for r in here)
     monkeypatch.setattr(cells, "SMALL_CELLS", -1)
+    for path, want in zip(maps, here, strict=True):
+        assert _read(path) == want, path
+    monkeypatch.setattr(layerdata, "KERNEL", None)  # csv layers by numpy's parse
     for path, want in zip(maps, here, strict=True):
         assert _read(path) == want, path
 
