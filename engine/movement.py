@@ -211,6 +211,16 @@ class StepTables:
         return layer * n + (r - self.pad) * w + c - self.pad
 
 
+def _per_cell(per_terrain: list[list[int]], ids: np.ndarray, n: int) -> np.ndarray:
+    """(states, cells) int64: each state's value per terrain, read at each cell's terrain
+    id (``ids``, flat), written in place (stacking one row per state copied them all again:
+    0.04 s and 32 MB a state on a 2048x2048 map)."""
+    out = np.empty((len(per_terrain), n), dtype=np.int64)
+    for row, values in zip(out, per_terrain, strict=True):
+        np.take(np.array(values, dtype=np.int64), ids, out=row, mode="wrap")  # unbuffered
+    return out
+
+
 class MovementGraph:
     """The graph for one (map, system, token, pace). Build once, query many times.
 
@@ -328,10 +338,8 @@ class MovementGraph:
                 f"--token: with these {self.system.name} stats one cell costs up to "
                 f"{float(slowest):.3g} turns, too extreme for an exact search; use game-sized stats"
             )
-        ids = self.model.terrain_ids
-        self.state_ticks = np.stack(
-            [np.array(t, dtype=np.int64)[ids].ravel() for t in per_state]
-        ).reshape(self.n_sys, self.n)
+        ids = self.model.terrain_ids.ravel()
+        self.state_ticks = _per_cell(per_state, ids, self.n)
         self.terrain_ticks = np.array(per_state[self.search.main], dtype=np.int64)
         self.enter_ticks = self.state_ticks[self.search.main]
         # The Python searches' per-cell lists are made on first use (a 2048x2048 map's
@@ -343,9 +351,7 @@ class MovementGraph:
         self.has_add = any(any(row) for row in add_state)
         self.state_add: np.ndarray | None = None
         if self.has_add:
-            self.state_add = np.stack(
-                [np.array(t, dtype=np.int64)[ids].ravel() for t in add_state]
-            ).reshape(self.n_sys, self.n)
+            self.state_add = _per_cell(add_state, ids, self.n)
         self._read_walls()
         #: In-place edges (from state, to state, ticks): standing up, and the like.
         self.in_place = [(a, b, int(t * self.denominator)) for a, b, t in self.search.in_place]
@@ -361,7 +367,7 @@ class MovementGraph:
                 for c in self.costs
             ],
             dtype=np.int32,
-        )[ids].ravel()
+        )[ids]
         self._build_jumps()
 
     @property
