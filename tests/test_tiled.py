@@ -207,6 +207,7 @@ def _broken(tmp_path: Path, name: str, content: str | bytes) -> Path:
 GOOD = tmxtext.tmx(["...", "..."])
 BROKEN = {
     "empty": ("", "empty"),
+    "blank": (" \n\t\r\n", "file is empty"),
     "truncated": (GOOD[: len(GOOD) // 2], "truncated"),
     "garbage": (b"\x00\xff garbage \x13", "not a readable Tiled XML"),
     "not a map": ('<tileset name="x"/>', "not a Tiled map"),
