@@ -489,7 +489,7 @@ def test_hook_results_are_shared_only_by_states_that_read_alike() -> None:
     from dataclasses import replace
 
     from engine.dice import Dice
-    from engine.sim import HookMemo
+    from engine.sim.hookmemo import HookMemo
     from engine.systems.base import Token, TokenState
 
     memo = HookMemo()
@@ -534,7 +534,7 @@ def test_hook_results_are_shared_only_by_states_that_read_alike() -> None:
     assert got == [again.face(6) for _ in range(3)] and calls.count("roll") == 3
 
     # A traced state compares and hashes as the plain one.
-    from engine.sim import _Traced
+    from engine.sim.hookmemo import _Traced
 
     traced = _Traced(cell=(1, 2))
     assert traced == TokenState(cell=(1, 2)) and TokenState(cell=(1, 2)) == traced
@@ -767,7 +767,7 @@ def test_the_kernels_fields_are_scipys_bit_for_bit(ticks: str) -> None:
     from scipy.sparse.csgraph import dijkstra
 
     from engine import search
-    from engine.sim import _kernel_csr
+    from engine.sim.fields import _kernel_csr
 
     if search.KERNEL is None:
         pytest.skip("engine/_kernel.c is not built here")

@@ -27,7 +27,8 @@ from engine.errors import ArgumentError, TacgridError
 from engine.exact import jsonable
 from engine.grid import Cell
 from engine.scenario import Scenario, TokenSpec
-from engine.sim import Simulation, Snapshot, _state_from_dict
+from engine.eventlog import token_state_from_dict
+from engine.sim import Simulation, Snapshot
 from engine.systems.base import Token
 
 FORMAT = "tacgrid-session"
@@ -207,7 +208,7 @@ def _checkpoint(d: dict[str, Any], system: Any, dice: list[Any]) -> Checkpoint:
         tokens[tid] = Token(
             system=system.name,
             stats=MappingProxyType(stats),
-            state=_state_from_dict(t["state"]),
+            state=token_state_from_dict(t["state"]),
             id=tid,
         )
     specs = {sp["id"]: _spec(sp) for sp in d["specs"]}

@@ -1,0 +1,610 @@
+"""The per-scenario field cache shared by every run of a batch (:class:`FieldCache`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from engine.eventlog import log_sources
+from engine.grid import Cell
+from engine.mapmodel import MapModel
+from engine.movement import MovementGraph
+from engine.occupancy import Occupancy, gap_steps, token_graph, with_blocked
+from engine.scenario import Scenario, TokenSpec
+from engine.sim.fields import (
+    INF,
+    FieldBytes,
+    Profile,
+    Route,
+    TurnPlan,
+    Walk,
+    _Distances,
+    _whole_ticks,
+    route_meets,
+    trim_at,
+)
+from engine.sim.hookmemo import HookMemo, _plain, _same_reads, _untrace, _values
+from engine.systems.base import Token, jsonable
+from engine.walls import with_doors
+
+
+def _rekey(key: tuple[Any, ...], value: Any, how: str) -> tuple[Any, ...]:
+    """An id-keyed memo's key made again from the objects its entry keeps
+    (:attr:`FieldCache._BY_ID`), in a process where they have other ids."""
+    if how == "tail":
+        kept = value[0]
+        return (*key[: len(key) - len(kept)], *map(id, kept))
+    if how == "items":
+        n = len(key) if isinstance(key, tuple) else 1
+        ids = tuple(map(id, value[:n]))
+        return ids if isinstance(key, tuple) else ids[0]
+    if how == "first":  # (id(token), ...rest) -> (token, profile)
+        return (id(value[0]), *key[1:])
+    if how == "threat":  # (n, *ids of the arrays) -> (out, arrays)
+        return (key[0], *map(id, value[1]))
+    if how == "flee":  # (id(mine), id(threat), taken) -> (best, mine, threat)
+        return (id(value[1]), id(value[2]), key[2])
+    # "pairs": (id(a), id(b)) -> (result, a, b)
+    return (id(value[1]), id(value[2]))
+
+
+def stats_key_of(stats: Any) -> tuple[Any, ...]:
+    """A token's stats as a cache key (every name and value, as text)."""
+    return tuple(sorted((k, str(v)) for k, v in stats.items()))
+
+
+def _check_key(check: Any) -> Any:
+    """A hashable identity of a cell check (its system check object where hashable)."""
+    if check is None:
+        return None
+    inner = check.check
+    try:
+        hash(inner)
+    except TypeError:
+        inner = repr(inner)
+    return (check.what, check.target, check.p_success, inner)
+
+
+class FieldCache:
+    """Graphs and fields per token profile, shared across the runs of one scenario."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self._profiles: dict[tuple[Any, ...], Profile] = {}
+        self._profile_of: dict[tuple[Any, ...], tuple[Token, Profile]] = {}
+        self._shared: dict[tuple[Any, ...], Profile] = {}
+        #: Distance fields by compiled graph (:meth:`_distances`), shared by its profiles.
+        self._by_csr: dict[tuple[Any, ...], list[tuple[tuple[np.ndarray, ...], _Distances]]] = {}
+        #: Per (stats, pace, size, doors): the profiles built so far, each with what its
+        #: graph build read of the token's state (:meth:`_profile_by_reads`).
+        self._by_reads: dict[tuple[Any, ...], list[tuple[tuple[Any, ...], Profile]]] = {}
+        #: The same, by the reads' shape (sorted (kind, name)) and then the values read
+        #: with their types; ``_by_reads`` keeps those whose values are no key.
+        self._by_shape: dict[tuple[Any, ...], dict[tuple[Any, ...], dict[Any, Profile]]] = {}
+        #: Profiles with other tokens in the way, by (profile, blocked anchors): the few
+        #: most recent (tokens move, so these are rarely asked twice for long).
+        self._blocked: dict[tuple[Any, ...], Profile] = {}
+        #: Ground moves' ways (Simulation._ground_way), by what they read.
+        self.ways: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+        #: The starts of turns seen before (Simulation._turn_start): by every token's and
+        #: spec's id and the doors, and by what they read (the token itself, the other
+        #: tokens' cells and profiles); each (the objects its key names, the start).
+        self.starts: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+        self.starts_by_reads: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+        #: A turn's checks by the ids of the token, graph and cells they were asked for
+        #: (Simulation._turn_rolls), with those and the result.
+        self.rolls_same: dict[tuple[int, int, int], tuple[Any, Any, Any, Any]] = {}
+        #: A check's effect (Simulation._apply_check) by the id of the token (kept by
+        #: value), the check and the degree, with that token and the result.
+        self.applied: dict[tuple[int, str, str], tuple[Any, Any]] = {}
+        #: Turn plans (Simulation._plan_of) by the id of the kept start they follow, with
+        #: that start (None: a start not played from a plan).
+        self.plans: dict[int, tuple[Any, TurnPlan | None]] = {}
+        #: Ways down a field before any roll (:meth:`descent`), by profile, goal and tokens.
+        self._descents: dict[tuple[Any, ...], tuple[Profile, Walk, int]] = {}
+        #: Policies' pure parts, by the kept arrays they read (:meth:`threat`, ...).
+        self._threats: dict[tuple[Any, ...], tuple[np.ndarray, list[np.ndarray]]] = {}
+        self._exits: dict[tuple[int, int], tuple[Cell | None, np.ndarray, np.ndarray]] = {}
+        self._exit_cells: tuple[list[Cell], np.ndarray] | None = None
+        self._flee: dict[tuple[Any, ...], tuple[Cell | None, np.ndarray, np.ndarray]] = {}
+        self._meets: dict[tuple[int, int], tuple[Cell, np.ndarray, Route]] = {}
+        self._gaps: dict[tuple[Cell, int, Cell, int], int] = {}
+        self._turns_json: dict[tuple[MovementGraph, float], Any] = {}
+        #: The scenario's tokens as every run starts them (:meth:`start_token`).
+        self._start: dict[int, tuple[TokenSpec, Token]] = {}
+        self._stats_ids: dict[tuple[Any, ...], int] = {}
+        self._stats_same: dict[int, tuple[Any, int]] = {}
+        self._sources: dict[str, Any] | None = None
+        #: Rule hooks' results by what they read (:class:`HookMemo`), shared like the fields.
+        self.hooks = HookMemo()
+        #: The system's notes (RuleSystem.notes), and tokens less them by the token's id,
+        #: each with the token given (:meth:`less_notes`).
+        self.notes: frozenset[str] = frozenset(scenario.system.notes)
+        self._less_notes: dict[int, tuple[Token, Token]] = {}
+        #: The bytes of the fields and policy maps kept (:meth:`trim`).
+        self.weight = FieldBytes()
+        #: Fliers' flight rules by stats (engine.sim_flight), shared like the fields.
+        self.flight: dict[Any, Any] = {}
+        #: The map with doors opened or closed in play, by door state (``Simulation.doors``).
+        self._models: dict[tuple[tuple[int, bool], ...], MapModel] = {}
+
+    # ----------------------------------------------------------------- shipping
+
+    #: Memos keyed by object ids, each with how its key is made again from the objects
+    #: its entries keep (:func:`_rekey`).
+    _BY_ID = {
+        "starts": "tail",
+        "starts_by_reads": "tail",
+        "ways": "tail",
+        "rolls_same": "items",
+        "applied": "first",
+        "plans": "items",
+        "_profile_of": "first",
+        "_threats": "threat",
+        "_exits": "pairs",
+        "_flee": "flee",
+        "_meets": "pairs",
+        "_start": "items",
+        "_stats_same": "items",
+        "_less_notes": "items",
+    }
+    #: Kept only in the process that made them: tokens in the way (rarely asked twice),
+    #: fliers' rules (they hold functions).
+    _LOCAL = ("_blocked", "flight")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The whole warm cache, to ship to another process (Dask workers: engine.batch).
+
+        Pickling keeps every object once, so what one memo shares with another stays
+        shared; a memo keyed by object ids (valid in one process) is keyed again on
+        arrival (:meth:`__setstate__`) from the objects its entries keep."""
+        state = self.__dict__.copy()
+        state.update({name: {} for name in self._LOCAL})
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        for name, how in self._BY_ID.items():
+            memo = getattr(self, name)
+            setattr(self, name, {_rekey(key, value, how): value for key, value in memo.items()})
+
+    def sources(self) -> dict[str, Any]:
+        """:func:`log_sources` of the scenario, worked out for the first run (every run of
+        this cache plays the map and scenario as loaded; read-only)."""
+        if self._sources is None:
+            self._sources = log_sources(self.scenario)
+        return self._sources
+
+    def stats_id(self, stats: Any) -> int:
+        """A small number for the stats' :func:`stats_key_of` (equal stats, equal numbers):
+        cache keys hash it at once."""
+        same = self._stats_same.get(id(stats))
+        if same is not None and same[0] is stats:  # the very stats object (tokens share it)
+            return same[1]
+        key = stats_key_of(stats)
+        got = self._stats_ids.get(key)
+        if got is None:
+            got = self._stats_ids[key] = len(self._stats_ids)
+        if len(self._stats_same) >= self.SMALL_KEPT:
+            self._stats_same.clear()
+        self._stats_same[id(stats)] = (stats, got)
+        return got
+
+    def start_token(self, spec: TokenSpec, make: Any) -> Token:
+        """The token ``make(spec)`` gives at the start of every run (tokens are immutable:
+        validating the stats once serves every run), kept per spec of the scenario."""
+        got = self._start.get(id(spec))
+        if got is None or got[0] is not spec:
+            got = self._start[id(spec)] = (spec, make(spec))
+        return got[1]
+
+    def model_for(self, doors: tuple[tuple[int, bool], ...] = ()) -> MapModel:
+        """The scenario's map with ``doors`` ((door id, open) pairs) set; () = as drawn."""
+        if not doors:
+            return self.scenario.model
+        got = self._models.get(doors)
+        if got is None:
+            got = self._models[doors] = with_doors(self.scenario.model, dict(doors))
+        return got
+
+    #: The bytes of per-cell arrays kept (:class:`FieldBytes`) beyond which :meth:`trim`
+    #: drops them all. The square chase (48x36) holds 19-25 MB of them after 1000-3000
+    #: runs; a chase on a 256x256 map held 800 MB after 100 runs and went on growing, each
+    #: field there 0.5 MB of distances and, before, 2 MB of them as a list of floats.
+    FIELD_BYTES = 256 << 20
+
+    def trim(self) -> None:
+        """Past :attr:`FIELD_BYTES` of fields and policy maps (:class:`FieldBytes`), drop
+        them all: every profile's fields, those shared between profiles, the policies'
+        memos that hold them (threat maps, safe exits, flee cells, meeting cells) and the
+        profiles with tokens in the way (each a copy of its graph's arrays). Each is a pure
+        function of the map and the profile, made again when next asked: the runs are the
+        same, only slower for a while (tested). Called at the start of a round."""
+        weight = self.weight
+        if weight.used <= self.FIELD_BYTES:
+            return
+        for prof in self._shared.values():
+            prof.forget_fields()
+        for memo in (self._threats, self._exits, self._flee, self._meets, self._blocked):
+            memo.clear()
+        weight.used = 0
+
+    #: How many threat maps and safe exits are kept (the oldest half goes beyond this).
+    POLICY_KEPT = 4096
+
+    def threat(self, times: list[np.ndarray], n: int | None = None) -> np.ndarray:
+        """The elementwise least of ``times`` (turns from each pursuer), +inf where there are
+        none: read-only, kept while its inputs (kept arrays: :meth:`Profile.turns_from`)
+        are."""
+        key = (n, *map(id, times))
+        got = self._threats.get(key)
+        if got is None:
+            if n is None:
+                n = self.scenario.model.grid.width * self.scenario.model.grid.height
+            if times:
+                out = times[0].copy()
+                for t in times[1:]:
+                    np.minimum(out, t, out=out)
+            else:
+                out = np.full(n, INF)
+            out.setflags(write=False)
+            self.weight.used += out.nbytes
+            if len(self._threats) >= self.POLICY_KEPT:
+                for old in list(self._threats)[: self.POLICY_KEPT // 2]:
+                    del self._threats[old]
+            got = self._threats[key] = (out, times)
+        return got[0]
+
+    def safest_exit(self, mine: np.ndarray, threat: np.ndarray) -> Cell | None:
+        """The exit cell reached soonest (``mine``: turns from the quarry) among those
+        reached before every pursuer (``threat``), ties to the lower cell; None if none."""
+        key = (id(mine), id(threat))
+        got = self._exits.get(key)
+        if got is None:
+            exits, index = self._exit_index()
+            m = mine[index].tolist()
+            t = threat[index].tolist()
+            best = None
+            for k, c in enumerate(exits):
+                if m[k] < t[k] and (best is None or (m[k], c) < best):
+                    best = (m[k], c)
+            if len(self._exits) >= self.POLICY_KEPT:
+                for old in list(self._exits)[: self.POLICY_KEPT // 2]:
+                    del self._exits[old]
+            got = self._exits[key] = (None if best is None else best[1], mine, threat)
+        return got[0]
+
+    def flee_cell(
+        self,
+        g: MovementGraph,
+        cell: Cell,
+        mine: np.ndarray,
+        threat: np.ndarray,
+        taken: frozenset[Cell],
+    ) -> Cell | None:
+        """:meth:`Simulation._flee_cell`'s choice from ``mine`` (turns from the quarry, a kept
+        array), ``threat`` (:meth:`threat`) and the cells ``taken`` by other tokens; kept."""
+        key = (id(mine), id(threat), taken)
+        got = self._flee.get(key)
+        if got is None:
+            ok = mine <= 1 + 1e-12
+            if taken:
+                ok[[g.grid.index(c) for c in taken]] = False
+            reachable = np.flatnonzero(ok)
+            best: Cell | None = None
+            if len(reachable):
+                # The most threat, then the least time, then the lowest index (reachable is
+                # in index order, so the first of a tie is the lowest).
+                far = threat[reachable]
+                reachable = reachable[far == far.max()]
+                if len(reachable) > 1:
+                    near = mine[reachable]
+                    reachable = reachable[near == near.min()]
+                best = g.grid.cell_of_index(int(reachable[0]))
+                if best == cell:
+                    best = None
+            if len(self._flee) >= self.POLICY_KEPT:
+                for old in list(self._flee)[: self.POLICY_KEPT // 2]:
+                    del self._flee[old]
+            got = self._flee[key] = (best, mine, threat)
+        return got[0]
+
+    #: How many capture distances and move times are kept (all go beyond this).
+    SMALL_KEPT = 65536
+
+    def gap(self, a: Cell, size_a: int, b: Cell, size_b: int) -> int:
+        """:func:`engine.occupancy.gap_steps` on the scenario's grid, kept."""
+        key = (a, size_a, b, size_b)
+        got = self._gaps.get(key)
+        if got is None:
+            got = gap_steps(self.scenario.model.grid, a, size_a, b, size_b)
+            if len(self._gaps) >= self.SMALL_KEPT:
+                self._gaps.clear()
+            self._gaps[key] = got
+        return got
+
+    def turns_json(self, g: MovementGraph, spent: float) -> Any:
+        """A move event's ``turns``: ``spent`` ticks on ``g`` as exact turns, for JSON
+        (an int or an ``"a/b"`` string), kept."""
+        key = (g, spent)
+        got = self._turns_json.get(key)
+        if got is None:
+            got = jsonable(g.turns(spent) if not g.euclid else Fraction(spent / g.denominator))
+            if len(self._turns_json) >= self.SMALL_KEPT:
+                self._turns_json.clear()
+            self._turns_json[key] = got
+        return got
+
+    def meet(self, mine: np.ndarray, route: Route) -> Cell:
+        """:meth:`Simulation._intercept`'s cell: the first of ``route`` (the quarry's, kept
+        in its field) that ``mine`` (turns from the pursuer, a kept array) reaches no later
+        than the quarry, else its last; kept."""
+        key = (id(mine), id(route))
+        got = self._meets.get(key)
+        if got is None:
+            first = np.flatnonzero(mine[route.index] <= route.turns)
+            cell = route.cells[int(first[0]) if len(first) else -1][0]
+            if len(self._meets) >= self.POLICY_KEPT:
+                for old in list(self._meets)[: self.POLICY_KEPT // 2]:
+                    del self._meets[old]
+            got = self._meets[key] = (cell, mine, route)
+        return got[0]
+
+    def _exit_index(self) -> tuple[list[Cell], np.ndarray]:
+        if self._exit_cells is None:
+            grid = self.scenario.model.grid
+            cells = list(self.scenario.exit_cells)
+            self._exit_cells = (cells, np.array([grid.index(c) for c in cells], dtype=np.int64))
+        return self._exit_cells
+
+    #: How many profiles with tokens in the way are kept.
+    BLOCKED_KEPT = 64
+
+    def profile(
+        self,
+        token: Token,
+        pace: str,
+        size: int = 1,
+        doors: tuple[tuple[int, bool], ...] = (),
+        stats_key: int | None = None,
+    ) -> Profile:
+        """The graph and fields of a size-``size`` token (engine.occupancy: its anchors), on
+        the map with ``doors`` set (:meth:`model_for`). ``stats_key``: :meth:`stats_id` of
+        the token's stats, where the caller keeps it."""
+        # Everything a rule hook may read, except where the token stands: rates and
+        # checks can depend on conditions, encumbrance and counters (last round's speed).
+        same = (id(token), pace, size, doors)
+        got = self._profile_of.get(same)
+        if got is not None and got[0] is token:
+            return got[1]
+        st = token.state
+        skey = self.stats_id(token.stats) if stats_key is None else stats_key
+        key = (skey, pace, st.mode, st.conditions, st.encumbrance, st.counters, size, doors)
+        prof = self._profiles.get(key)
+        if prof is None:
+            if len(self._profiles) >= self.SMALL_KEPT:
+                self._profiles.clear()  # a memo of _profile_by_reads: made again as asked
+            prof = self._profiles[key] = self._profile_by_reads(token, skey, pace, size, doors)
+        if len(self._profile_of) >= 65536:
+            self._profile_of.clear()
+        self._profile_of[same] = (token, prof)  # by the very token too (tokens are frozen)
+        return prof
+
+    def _profile_by_reads(
+        self,
+        token: Token,
+        skey: int,
+        pace: str,
+        size: int,
+        doors: tuple[tuple[int, bool], ...],
+    ) -> Profile:
+        """The profile of a state not seen before: the one of a state whose graph build read
+        the same values (:class:`_Traced`: the same graph, so the same profile), else a new
+        graph. Tokens whose states differ but whose terrain costs and checks come out the
+        same share one graph and its fields (the costly part is the fields)."""
+        where = (skey, pace, size, doors)
+        st = token.state
+        shapes = self._by_shape.setdefault(where, {})
+        for shape, kept in shapes.items():
+            values = _values(st, shape)
+            try:
+                got = kept.get((values, tuple(map(type, values))))
+            except TypeError:  # a value that is no key: the reads kept below
+                continue
+            if got is not None:
+                return got
+        entries = self._by_reads.setdefault(where, [])
+        for reads, prof in entries:
+            if _same_reads(st, reads):
+                return prof
+        model = self.model_for(doors)
+        system = self.scenario.system
+        (graph, _), trace = self.hooks._traced_call(
+            token, lambda tok: token_graph(model, system, tok, pace, size=size)
+        )
+        graph.token = _untrace(graph.token)
+        graph.search = replace(graph.search, tokens=tuple(_untrace(t) for t in graph.search.tokens))
+        signature = (
+            graph.signature(),
+            tuple(_check_key(c.check) for cs in graph.state_costs for c in cs),
+        )
+        shared = self._shared.get(signature)
+        if shared is None:
+            shared = self._shared[signature] = Profile(graph)
+            shared.weight = self.weight
+            shared.shared, shared.scale = self._distances(shared)
+            first = shared.shared.compiled.get(shared.scale)
+            if first is None:
+                shared.shared.compiled[shared.scale] = shared.compiled()
+            else:
+                shared.share_compiled(first)
+        shape = tuple(sorted(trace.reads))
+        values = tuple(trace.reads[r] for r in shape)
+        try:
+            shapes.setdefault(shape, {})[(values, tuple(map(type, values)))] = shared
+        except TypeError:  # kept by its reads, compared one by one
+            entries.append((tuple((k, n, v) for (k, n), v in trace.reads.items()), shared))
+        return shared
+
+    #: Ground moves' ways kept (:attr:`ways`; all of them go beyond this).
+    WAYS_KEPT = 16384
+
+    #: Turn starts kept (:attr:`starts`, :attr:`starts_by_reads`; all of them go beyond
+    #: this).
+    STARTS_KEPT = 65536
+
+    def keep_start(
+        self,
+        memo: dict[tuple[Any, ...], Any],
+        key: tuple[Any, ...],
+        kept: tuple[Any, ...],
+        start: Any,
+    ) -> None:
+        """Keep a turn's start (Simulation._turn_start) with the objects its key names by id
+        (kept alive with it, so no other object takes their ids)."""
+        if len(memo) >= self.STARTS_KEPT:
+            memo.clear()
+        memo[key] = (kept, start)
+
+    #: Tokens kept less their notes (:meth:`less_notes`; all of them go beyond this).
+    NOTES_KEPT = 65536
+
+    def less_notes(self, token: Token) -> Token:
+        """``token`` less the system's notes (:attr:`notes`: its note counters and note
+        conditions), kept one object per value (:meth:`HookMemo.canon`); the token itself
+        where it has none."""
+        got = self._less_notes.get(id(token))
+        if got is not None and got[0] is token:
+            return got[1]
+        names = self.notes
+        st = token.state
+        if any(c[0] in names for c in st.counters) or not names.isdisjoint(st.conditions):
+            st = _plain(st)
+            less = self.hooks.canon(
+                token.with_state(
+                    replace(
+                        st,
+                        counters=tuple(c for c in st.counters if c[0] not in names),
+                        conditions=st.conditions - names,
+                    )
+                )
+            )
+        else:
+            less = token
+        if len(self._less_notes) >= self.NOTES_KEPT:
+            self._less_notes.clear()
+        self._less_notes[id(token)] = (token, less)
+        return less
+
+    def keep_plan(self, start: Any, plan: TurnPlan | None) -> None:
+        """Keep a turn's plan (Simulation._plan_of) by its start, kept alive with it."""
+        if len(self.plans) >= self.STARTS_KEPT:
+            self.plans.clear()
+        self.plans[id(start)] = (start, plan)
+
+    #: How many descents are kept (:meth:`descent`; all of them go beyond this).
+    DESCENTS_KEPT = 65536
+
+    def descent(
+        self,
+        prof: Profile,
+        cells: tuple[Cell, ...],
+        risk: bool,
+        cell: Cell,
+        occ: Occupancy,
+    ) -> tuple[Profile, Walk, int]:
+        """:func:`_descent_made`, kept by its arguments where the way needs no field
+        with tokens taken away (those profiles are large and rarely asked twice: made
+        every time, as :meth:`blocked_fields` keeps them)."""
+        key = (prof, cells, risk, cell, occ.blocked, occ.no_stop)
+        got = self._descents.get(key)
+        if got is None:
+            got = _descent_made(self, prof, cells, risk, cell, occ)
+            if got[0] is prof:
+                if len(self._descents) >= self.DESCENTS_KEPT:
+                    self._descents.clear()
+                self._descents[key] = got
+        return got
+
+    def _distances(self, prof: Profile) -> tuple[_Distances, float]:
+        """The :class:`_Distances` of ``prof``'s compiled graph and its scale: one per
+        distinct set of CSR arrays (compared whole, not only by digest), whole-number ticks
+        taken over their greatest common divisor (the scale; else 1)."""
+        import hashlib
+
+        csr = prof.csr
+        data, scale = csr.data, 1.0
+        whole = _whole_ticks(data, csr.shape[0])
+        if whole is not None and whole[1] > 1:
+            data, scale = (whole[0] // whole[1]).astype(np.float64), float(whole[1])
+        arrays = (csr.indptr, csr.indices, data)
+        digest = hashlib.blake2b(digest_size=16)
+        for a in arrays:
+            digest.update(str((a.dtype, a.shape)).encode())
+            digest.update(np.ascontiguousarray(a).tobytes())
+        key = (csr.shape, digest.digest())
+        for kept, got in self._by_csr.get(key, ()):
+            if all(
+                np.array_equal(a, b) and a.dtype == b.dtype
+                for a, b in zip(arrays, kept, strict=True)
+            ):
+                return got, scale
+        got = _Distances()
+        self._by_csr.setdefault(key, []).append((arrays, got))
+        return got, scale
+
+    def blocked_fields(self, prof: Profile, blocked: frozenset[Cell]) -> Profile:
+        """``prof`` with ``blocked`` anchors taken away, on ``prof``'s own graph
+        (:meth:`Profile.without`): for walking down fields (the few most recent kept)."""
+        key = (id(prof), blocked, "fields")
+        got = self._blocked.pop(key, None)
+        if got is None:
+            got = prof.without(blocked)
+            self.weight.used += got.compiled_bytes()
+            if len(self._blocked) >= self.BLOCKED_KEPT:
+                del self._blocked[next(iter(self._blocked))]
+        self._blocked[key] = got  # most recent last
+        return got
+
+    def blocked_profile(self, prof: Profile, blocked: frozenset[Cell]) -> Profile:
+        """``prof``'s token with ``blocked`` anchors taken away (tokens in the way)."""
+        key = (id(prof), blocked)
+        got = self._blocked.pop(key, None)
+        if got is None:
+            g = prof.graph
+            got = Profile(MovementGraph(with_blocked(g.model, blocked), g.system, g.token, g.pace))
+            got.weight = self.weight
+            self.weight.used += got.compiled_bytes()
+            if len(self._blocked) >= self.BLOCKED_KEPT:
+                del self._blocked[next(iter(self._blocked))]
+        self._blocked[key] = got  # most recent last
+        return got
+
+
+def _descent_made(
+    fields: FieldCache,
+    prof: Profile,
+    cells: tuple[Cell, ...],
+    risk: bool,
+    cell: Cell,
+    occ: Occupancy,
+) -> tuple[Profile, Walk, int]:
+    """:meth:`_descend`'s way before anything is rolled: the profile walked (``prof``,
+    or it with the blocking tokens taken away), the turn's walk down the field to
+    ``cells`` from ``cell``, and how many of its edges are walked (cut before a token
+    in the way and back off an ally's cell). A pure function of its arguments."""
+    target = prof.field_to(cells, risk=risk)
+    blocked = occ.blocked - {cell}
+    stop_at: frozenset[Cell] = frozenset()
+    if blocked and route_meets(prof, target, cell, blocked):
+        stop_at = blocked & frozenset(cells)
+        prof = fields.blocked_fields(prof, blocked - stop_at)
+        target = prof.field_to(cells, risk=risk)
+    walk = target.walk(prof, prof.graph.node(cell))
+    k = len(walk.edges)
+    if stop_at or occ.no_stop:
+        k = trim_at(walk, stop_at, occ.no_stop)
+    return prof, walk, k

@@ -1,0 +1,673 @@
+"""Distance fields, walks and routes on a compiled movement graph, and the profiles
+that own them (:class:`Profile`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from engine.grid import Cell
+from engine.movement import MovementGraph
+
+# --------------------------------------------------------------------------- fields
+
+
+INF = float("inf")
+
+#: Most nodes of a field whose distances :class:`Field` also keeps as a list of floats.
+_LIST_NODES = 1 << 15
+
+
+class Field:
+    """Distances (ticks) from every node to a target, and the best next step per node.
+
+    Next steps are worked out the first time a node asks and kept: fields are shared by
+    every run of a batch, so tokens walking the same ground reuse them.
+    """
+
+    __slots__ = ("dist", "_hops", "_steps", "_walks", "_enters", "_routes")
+
+    def __init__(self, dist: np.ndarray, like: Field | None = None) -> None:
+        """``like``: a field of the same distances on the same compiled graph (another
+        profile's, :class:`_Distances`): its next steps are shared, its walks are not."""
+        self.dist = dist
+        self._hops: dict[int, tuple[int, float] | None] = {} if like is None else like._hops
+        # The distances as Python floats for the walks' lookups (several times quicker than
+        # numpy's one by one); on a large graph the array itself (the list would weigh four
+        # times the array: 2 MB a field on a 256x256 map).
+        self._steps: Any = (
+            like._steps if like is not None else dist.tolist() if dist.size <= _LIST_NODES else dist
+        )
+        self._walks: dict[int, Walk] = {}
+        self._enters: dict[int, frozenset[int]] = {}
+        self._routes: dict[tuple[int, int], Route] = {}
+
+    def nbytes(self) -> int:
+        """What its distances weigh (with their list of floats where it keeps one)."""
+        return self.dist.nbytes * (5 if type(self._steps) is list else 1)
+
+    def walk(self, prof: Profile, node: int) -> Walk:
+        """One turn's way down the field from ``node`` (:func:`plan_turn`), kept."""
+        got = self._walks.get(node)
+        if got is None:
+            got = self._walks[node] = Walk(prof, plan_turn(prof, self, node))
+        return got
+
+    def route(self, prof: Profile, node: int, limit_turns: int) -> Route:
+        """:meth:`Simulation._route` from ``node``, kept."""
+        key = (node, limit_turns)
+        got = self._routes.get(key)
+        if got is None:
+            got = self._routes[key] = Route(prof, self, node, limit_turns)
+        return got
+
+    def enters(self, prof: Profile, node: int) -> frozenset[int]:
+        """Every cell index the whole way down the field from ``node`` enters (every turn of
+        it, the cells a jump passes too), kept."""
+        got = self._enters.get(node)
+        if got is None:
+            g = prof.graph
+            out: set[int] = set()
+            cur = node
+            for _ in range(g.n * g.n_states):
+                if self.left(cur) <= 0:
+                    break
+                step = self.step(prof, cur)
+                if step is None:
+                    break
+                nxt = step[0]
+                out.add(nxt % g.n)
+                jump = g.jump_at.get((cur, nxt)) if g.jump_at else None
+                if jump is not None:
+                    out.update(p[0] for p in jump.parts)
+                cur = nxt
+            got = self._enters[node] = frozenset(out)
+        return got
+
+    def left(self, node: int) -> float:
+        return self._steps[node]
+
+    def step(self, prof: Profile, node: int) -> tuple[int, float] | None:
+        """The out-edge ``(node, ticks)`` that goes furthest down the field, or None."""
+        hops = self._hops
+        if node in hops:
+            return hops[node]
+        lists = prof.lists()
+        if lists is None:
+            return self._step_arrays(prof, node)
+        # The arrays' own values as Python numbers (the same float sums and comparisons as
+        # numpy's on a few neighbours, without its per-call cost); ties to the first edge,
+        # as argmin.
+        indptr, indices, data = lists
+        lo, hi = indptr[node], indptr[node + 1]
+        best: tuple[int, float] | None = None
+        if lo < hi:
+            steps = self._steps
+            k = lo
+            low = data[lo] + steps[indices[lo]]
+            for j in range(lo + 1, hi):
+                total = data[j] + steps[indices[j]]
+                if total < low:
+                    low, k = total, j
+            here = steps[node]
+            if math.isfinite(low) and low <= here + 1e-9 * max(1.0, here):
+                best = (indices[k], data[k])
+        hops[node] = best
+        return best
+
+    def _step_arrays(self, prof: Profile, node: int) -> tuple[int, float] | None:
+        """:meth:`step` on the arrays (a graph too large to hold as lists)."""
+        lo, hi = prof.indptr[node], prof.indptr[node + 1]
+        best: tuple[int, float] | None = None
+        if lo < hi:
+            nbrs = prof.indices[lo:hi]
+            w = prof.data[lo:hi]
+            total = w + self.dist[nbrs]
+            k = int(np.argmin(total))
+            here = self.dist[node]
+            if np.isfinite(total[k]) and total[k] <= here + 1e-9 * max(1.0, here):
+                best = (int(nbrs[k]), float(w[k]))
+        self._hops[node] = best
+        return best
+
+
+class Walk:
+    """A turn's plan down a field from one node (:func:`plan_turn`) and what walking
+    it gives when nothing is rolled on the way: per edge, the cell it ends in, whether it
+    enters a new cell, and the ticks spent by its end (summed in walking order)."""
+
+    __slots__ = ("edges", "cells", "moved", "spent", "jumps", "checks", "_graph", "_ids", "_upto")
+
+    def __init__(self, prof: Profile, edges: list[tuple[int, int, float]]) -> None:
+        g = prof.graph
+        self._graph = g
+        self._ids = ids = g.terrain_list()
+        self._upto: dict[int, tuple[list[tuple[int, float]], list[Cell], tuple[Any, ...]]] = {}
+        n = g.n
+        cell_of = g.grid.cell_of_index
+        self.edges = edges
+        self.cells = [cell_of(nxt % n) for _, nxt, _ in edges]
+        self.moved = [nxt % n != node % n for node, nxt, _ in edges]
+        spent = 0.0
+        self.spent: list[float] = []
+        for _, _, w in edges:
+            spent += w
+            self.spent.append(spent)
+        jump_at = g.jump_at
+        self.jumps = bool(jump_at) and any((a, b) in jump_at for a, b, _ in edges)
+        # Whether a cell entered asks a check (:meth:`Simulation._enter` may roll there).
+        costs = g.state_costs
+        per = n * g.n_par
+        self.checks = False
+        for (_, nxt, _), moved in zip(edges, self.moved, strict=True):
+            if moved:
+                c = costs[nxt // per][ids[nxt % n]].check
+                if c is not None and c.check is not None:
+                    self.checks = True
+                    break
+
+    def upto(self, k: int) -> tuple[list[tuple[int, float]], list[Cell], tuple[Any, ...]]:
+        """Walking the first ``k`` edges with nothing rolled on the way: the cells entered as
+        ``(node, ticks spent)``, the cells of the path after the start, and each entered
+        cell's ``(terrain id, layer)`` (:meth:`Simulation._turn_rolls`); kept."""
+        got = self._upto.get(k)
+        if got is None:
+            g = self._graph
+            n, per = g.n, g.n * g.n_par
+            ids = self._ids
+            moved, edges = self.moved, self.edges
+            at = [i for i in range(k) if moved[i]]
+            entries = [(edges[i][1], self.spent[i]) for i in at]
+            cells = tuple((ids[nxt % n], nxt // per) for nxt, _ in entries)
+            got = self._upto[k] = (entries, [self.cells[i] for i in at], cells)
+        return got
+
+
+class TurnPlan:
+    """A ground turn from a kept start (:meth:`Simulation._plan_of`), as a run that keeps
+    no log plays it: the checks its way rolls (``(first entry asking it, CellCheck)``, in
+    roll order), the cells it walks (None: it stays), and per sequence of rolled
+    ``(degree, success)`` what the turn made (:meth:`Simulation._plan_outcome`)."""
+
+    __slots__ = ("rolls", "path", "outcomes")
+
+    #: Outcomes kept per plan (all of them go beyond this).
+    OUTCOMES = 64
+
+    def __init__(self, rolls: tuple[tuple[int, Any], ...], path: tuple[Cell, ...] | None):
+        self.rolls = rolls
+        self.path = path
+        self.outcomes: dict[tuple[tuple[str, bool], ...], Any] = {}
+
+    def keep(self, key: tuple[tuple[str, bool], ...], outcome: Any) -> None:
+        if len(self.outcomes) >= self.OUTCOMES:
+            self.outcomes.clear()
+        self.outcomes[key] = outcome
+
+
+class Route:
+    """The cells a token passes descending a field (:meth:`Simulation._route`), with arrival
+    ticks; ``index`` and ``turns`` as arrays (cell index, arrival in turns) for policies."""
+
+    __slots__ = ("cells", "index", "turns")
+
+    def __init__(self, prof: Profile, target: Field, node: int, limit_turns: int) -> None:
+        g = prof.graph
+        cell = g.cell_of(node)
+        spent = 0.0
+        out = [(cell, 0.0)]
+        limit = limit_turns * g.denominator
+        while spent <= limit and target.left(node) > 0:
+            step = target.step(prof, node)
+            if step is None:
+                break
+            node, w = step
+            spent += w
+            out.append((g.cell_of(node), spent))
+        self.cells = out
+        index = g.grid.index
+        self.index = np.array([index(c) for c, _ in out], dtype=np.int64)
+        den = g.denominator
+        self.turns = np.array([t / den for _, t in out])
+
+
+class FieldBytes:
+    """What the per-cell arrays kept by one field cache's profiles and policies weigh, in
+    bytes, counted as they are made (:meth:`FieldCache.trim`): distance fields (each with
+    its list of floats where it keeps one, four times the array), fields from cells,
+    turns, threat maps, the graphs of profiles with tokens in the way, and the arrays the
+    C kernel reads (those of the profiles kept for good are counted once)."""
+
+    __slots__ = ("used",)
+
+    def __init__(self) -> None:
+        self.used = 0
+
+
+#: A profile's arrays counted nowhere (a profile made outside a field cache).
+_UNCOUNTED = FieldBytes()
+
+
+class Profile:
+    """One token profile's graph and the distance fields computed on it (cached)."""
+
+    #: Where the bytes of the fields it keeps are counted (its field cache's).
+    weight: FieldBytes = _UNCOUNTED
+
+    def __init__(
+        self, graph: MovementGraph, csr: Any = None, penalty: np.ndarray | None = None
+    ) -> None:
+        self.graph = graph
+        if csr is None:
+            csr = graph.csr()
+        self.csr = csr
+        self.rev = csr.T.tocsr()
+        self.indptr = csr.indptr
+        self.indices = csr.indices
+        self.data = csr.data
+        n = graph.n
+        # Risk-weighted reverse graph: entering a check cell costs its expected delay
+        # (1 - p) turns more, so fleeing tokens prefer the sure way when it is close.
+        if penalty is None:
+            penalty = np.zeros(n * graph.n_states)
+            for k, cost in enumerate(graph.costs):
+                if cost.check is not None:
+                    cells = np.nonzero(graph.model.terrain_ids.ravel() == k)[0]
+                    extra = float((1 - cost.check.p_success) * graph.denominator)
+                    for s in range(graph.n_states):
+                        penalty[cells + s * n] = extra
+        self.penalty = penalty
+        self.rev_risk = self.rev.copy()
+        self.rev_risk.data = self.rev_risk.data + np.repeat(penalty, np.diff(self.rev.indptr))
+        self._to: dict[tuple[int, ...], Field] = {}
+        self._to_risk: dict[tuple[int, ...], Field] = {}
+        #: The same fields by the cells as asked (a tuple or a frozenset of them).
+        self._to_cells: dict[tuple[Any, bool], Field] = {}
+        self._from: dict[Cell, np.ndarray] = {}
+        self._turns_from: dict[Cell, np.ndarray] = {}
+        self._lists: tuple[list[int], list[int], list[float]] | None = None
+        #: The compiled arrays as engine/_kernel.c reads them (:meth:`_dijkstra`).
+        self._kernel_arrays: dict[str, tuple[np.ndarray, ...]] = {}
+        #: The same for the risk-weighted reverse graph (its own where penalties differ).
+        self._kernel_risk: dict[str, tuple[np.ndarray, ...]] = {}
+        #: The distances of every profile on the same compiled graph (FieldCache), or None,
+        #: and this profile's ticks over those it keeps (:class:`_Distances`).
+        self.shared: _Distances | None = None
+        self.scale = 1.0
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the arrays as lists or for the kernel (made again on use)."""
+        state = self.__dict__.copy()
+        state["_lists"] = None
+        state["_kernel_arrays"] = {}
+        state["_kernel_risk"] = {}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickled (a field cache shipped to a Dask worker): a profile that shares its
+        compiled arrays with the first of its graph (:meth:`share_compiled`; pickling keeps
+        each array once) shares that profile's kernel arrays again, as they are kept with
+        the graph's distances (``_Distances.compiled``), instead of each making its own."""
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_kernel_risk", {})
+        kept = getattr(self.__dict__.get("shared"), "compiled", None)  # (not yet built: None)
+        first = None if kept is None else kept.get(self.scale)
+        if first is not None and first[0] is self.csr:
+            self._kernel_arrays = first[2]
+            if first[3] is self.penalty:
+                self._kernel_risk = first[5]
+
+    def compiled(self) -> tuple[Any, ...]:
+        """Its compiled arrays, as :meth:`share_compiled` takes them (no profile in it: a
+        field cache keeps them without a reference cycle)."""
+        return (
+            self.csr,
+            self.rev,
+            self._kernel_arrays,
+            self.penalty,
+            self.rev_risk,
+            self._kernel_risk,
+        )
+
+    def share_compiled(self, compiled: tuple[Any, ...]) -> None:
+        """Take another profile's compiled arrays (:meth:`compiled`) for this profile's equal
+        ones: the forward and reverse graphs and the arrays the C kernel reads, and the
+        risk-weighted graph too where the penalties are equal. The other profile is one of
+        the same compiled graph at the same scale (:meth:`FieldCache._distances` compared
+        the arrays) whose token's state differs in what the graph does not show (a check's
+        odds). On a 256x256 map that is 18-37 MB a profile."""
+        csr, rev, kernel, penalty, rev_risk, kernel_risk = compiled
+        self.csr, self.rev = csr, rev
+        self.indptr, self.indices, self.data = csr.indptr, csr.indices, csr.data
+        self._kernel_arrays = kernel
+        if np.array_equal(self.penalty, penalty):
+            self.penalty, self.rev_risk, self._kernel_risk = penalty, rev_risk, kernel_risk
+
+    #: Most edges of a graph :meth:`lists` gives as lists (beyond: None, numpy serves).
+    LIST_EDGES = 1 << 18
+
+    def lists(self) -> tuple[list[int], list[int], list[float]] | None:
+        """The compiled arrays (``indptr``, ``indices``, ``data``) as lists, made once; None
+        for a graph of more than :data:`LIST_EDGES` edges."""
+        if self._lists is None:
+            if len(self.data) > self.LIST_EDGES:
+                return None
+            self._lists = (self.indptr.tolist(), self.indices.tolist(), self.data.tolist())
+        return self._lists
+
+    def without(self, blocked: frozenset[Cell]) -> Profile:
+        """The fields of this profile's token with ``blocked`` anchors taken away (tokens in
+        the way), on the same graph: its edges into those anchors (and the jumps over or
+        from them) are dropped from the compiled arrays, nothing is rebuilt.
+
+        What the graph of the map with those anchors blocked (engine.occupancy.with_blocked)
+        would give everywhere a token can be: the same edges between the other cells, in the
+        same order and with the same weights. (That graph keeps some steps *out of* a
+        blocked anchor; no way reaches one, so no distance elsewhere depends on them.)"""
+        from scipy.sparse import csr_array
+
+        g = self.graph
+        n = g.n
+        size = n * g.n_states
+        grid = g.grid
+        idx = sorted({grid.index(c) for c in blocked if grid.in_bounds(c)})
+        bad = np.zeros(n, dtype=bool)
+        bad[idx] = True
+        csr = self.csr
+        keep = ~bad[csr.indices % n]
+        rows = np.repeat(np.arange(size), np.diff(csr.indptr))
+        if g.jumps:
+            gone = set(idx)
+            for j in g.jumps:
+                if j.src % n in gone or any(p[0] in gone for p in j.parts):
+                    keep &= ~((rows == j.src) & (csr.indices == j.dst))
+        indptr = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows[keep], minlength=size), out=indptr[1:])
+        indices = csr.indices[keep]
+        masked = csr_array(
+            (csr.data[keep], indices, indptr.astype(indices.dtype)), shape=(size, size)
+        )
+        made = Profile(g, masked, self.penalty)
+        made.weight = self.weight
+        return made
+
+    def field_to(self, cells: tuple[Cell, ...] | frozenset[Cell], *, risk: bool = False) -> Field:
+        """Ticks from every node to the nearest of ``cells`` (any parity), cached."""
+        got = self._to_cells.get((cells, risk))
+        if got is not None:
+            return got
+        g = self.graph
+        idx = tuple(sorted(g.grid.index(c) for c in cells))
+        cache = self._to_risk if risk else self._to
+        got = cache.get(idx)
+        if got is None:
+            shared = self.shared
+            like = None
+            if shared is not None:
+                skey = (self.scale, shared.risk_key(self.penalty) if risk else None, idx)
+                like = shared.to.get(skey)
+            if like is not None:  # another profile's on the same graph: the same distances
+                got = cache[idx] = Field(like.dist, like)
+            else:
+                base = None if shared is None or risk else shared.base_to.get(idx)
+                if base is not None:  # the same ways at another speed: times the scale
+                    dist = base * self.scale if self.scale != 1.0 else base.copy()
+                else:
+                    nodes = [i + s * g.n for i in idx for s in range(g.n_states)]
+                    dist = self._dijkstra("rev_risk" if risk else "rev", nodes)
+                    if shared is not None and not risk:
+                        shared.keep_base_to(idx, dist / self.scale)
+                        self.weight.used += dist.nbytes
+                got = cache[idx] = Field(dist)
+                self.weight.used += got.nbytes()
+                if shared is not None:
+                    shared.keep_to(skey, got)
+        if len(self._to_cells) >= 65536:
+            self._to_cells.clear()
+        self._to_cells[(cells, risk)] = got
+        return got
+
+    def compiled_bytes(self) -> int:
+        """What its compiled arrays weigh (forward, reverse and risk-weighted graphs)."""
+        return int(self.penalty.nbytes) + sum(
+            m.data.nbytes + m.indices.nbytes + m.indptr.nbytes
+            for m in (self.csr, self.rev, self.rev_risk)
+        )
+
+    def forget_fields(self) -> None:
+        """Drop every field kept (:meth:`FieldCache.trim`); they are made again when asked."""
+        for kept in (self._to, self._to_risk, self._to_cells, self._from, self._turns_from):
+            kept.clear()
+        if self.shared is not None:
+            self.shared.forget()
+
+    def turns_from(self, cell: Cell) -> np.ndarray:
+        """:meth:`field_from` in turns (ticks / the denominator), cached (read-only).
+
+        The same array for every profile on the same compiled graph at the same scale and
+        denominator (:class:`_Distances`: equal ticks, so equal turns): the policies' memos
+        kept by the arrays' ids (threat maps, safe exits) then serve all of them."""
+        got = self._turns_from.get(cell)
+        if got is None:
+            shared = self.shared
+            key = (self.scale, self.graph.denominator, cell)
+            got = None if shared is None else shared.turns.get(key)
+            if got is None:
+                ticks = self._from.get(cell)
+                if ticks is None:
+                    ticks = self._dist_from(cell)  # the turns are kept, not the ticks too
+                got = ticks / self.graph.denominator
+                got.setflags(write=False)
+                self.weight.used += got.nbytes
+                if shared is not None:
+                    shared.keep_turns(key, got)
+            self._turns_from[cell] = got
+        return got
+
+    def _dijkstra(self, which: str, sources: list[int]) -> np.ndarray:
+        """Ticks from the nearest of ``sources`` to every node over this profile's ``csr``,
+        ``rev`` or ``rev_risk`` arrays (``which``): scipy's Dijkstra (``min_only``), or the
+        same distances bit for bit from engine/_kernel.c where it is built, several times
+        sooner (a chase makes hundreds of these fields)."""
+        from engine import search
+
+        matrix = getattr(self, which)
+        kernel = search.KERNEL
+        if kernel is None:
+            from scipy.sparse.csgraph import dijkstra
+
+            return dijkstra(matrix, indices=sources, min_only=True)
+        kept = self._kernel_risk if which == "rev_risk" else self._kernel_arrays
+        arrays = kept.get(which)
+        if arrays is None:
+            arrays = kept[which] = _kernel_csr(matrix)
+            self.weight.used += sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+        dist = np.full(matrix.shape[0], INF)
+        indptr, indices, data, steps, step = arrays
+        kernel.field(indptr, indices, data, np.asarray(sources, dtype=np.int64), dist, steps, step)
+        return dist
+
+    def _dist_from(self, cell: Cell) -> np.ndarray:
+        shared = self.shared
+        scale = self.scale
+        if shared is not None:
+            base = shared.from_.get(cell)
+            if base is not None:  # the same ways, perhaps at another speed
+                if scale == 1.0:
+                    return base
+                got = base * scale
+                got.setflags(write=False)
+                self.weight.used += got.nbytes
+                return got
+        g = self.graph
+        dist = self._dijkstra("csr", [g.node(cell)])
+        got = dist.reshape(g.n_states, g.n).min(axis=0)
+        got.setflags(write=False)
+        self.weight.used += got.nbytes
+        if shared is not None:
+            base = got if scale == 1.0 else got / scale
+            base.setflags(write=False)
+            shared.keep_from(cell, base)
+            if base is not got:
+                self.weight.used += base.nbytes
+        return got
+
+    def field_from(self, cell: Cell) -> np.ndarray:
+        """Ticks from ``cell`` (parity 0) to every cell (best parity), per cell index.
+
+        Cached: a map that does not change gives the same field in every run, so a batch
+        soon answers most of these from memory (at most one field per cell).
+        """
+        got = self._from.get(cell)
+        if got is None:
+            got = self._from[cell] = self._dist_from(cell)
+        return got
+
+
+#: The most steps of an edge for engine/_kernel.c's bucket queue (buckets a field).
+_MOST_STEPS = 1 << 16
+
+
+def _whole_ticks(data: np.ndarray, nodes: int) -> tuple[np.ndarray, int] | None:
+    """A graph's edge ticks as whole numbers (int64) and their greatest common divisor (1
+    where all are 0), where every tick is a whole number >= 0 and no path of ``nodes``
+    nodes can sum past 2**52 (exact in floating point); else None."""
+    if not (
+        data.size
+        and data.dtype == np.float64
+        and bool(np.all(np.isfinite(data)))
+        and bool(np.all(data >= 0))
+        and bool(np.all(data == np.floor(data)))
+        and float(data.max()) * (nodes + 1) < 2.0**52
+    ):
+        return None
+    whole = data.astype(np.int64)
+    return whole, int(np.gcd.reduce(whole)) or 1
+
+
+def _kernel_csr(matrix: Any) -> tuple[Any, ...]:
+    """A CSR matrix as engine/_kernel.c's field() reads it: indptr and indices (int64), the
+    ticks (float64), and where every tick is a whole multiple of one step (the usual case)
+    the ticks in steps (int32) and the step, so a bucket queue runs; else None and 1."""
+    data = np.ascontiguousarray(matrix.data, dtype=np.float64)
+    steps, step = None, 1.0
+    whole = _whole_ticks(data, matrix.shape[0])
+    if whole is not None and int(whole[0].max()) // whole[1] <= _MOST_STEPS:
+        steps, step = (whole[0] // whole[1]).astype(np.int32), float(whole[1])
+    return (
+        np.ascontiguousarray(matrix.indptr, dtype=np.int64),
+        np.ascontiguousarray(matrix.indices, dtype=np.int64),
+        data,
+        steps,
+        step,
+    )
+
+
+class _Distances:
+    """The distance fields of one compiled graph, shared by every profile on it
+    (FieldCache): profiles of states whose costs agree but whose checks' odds differ (a D6
+    token one penalty die down) have the same fields to cells (risk-weighted ones where
+    their penalties agree too) and from cells. Dijkstra on the same arrays gives the same
+    distances: sharing them changes nothing but the time.
+
+    A graph whose ticks are whole numbers is kept by its ticks over their greatest common
+    divisor (a profile's ``scale``): a token at another speed, every tick three times as
+    long, has the same shortest ways, and its distances are the kept ones times its scale,
+    exactly (sums of whole numbers far below 2**53 are exact in floating point, in
+    Dijkstra's sums as in this product). Fields to cells are kept per scale (``to``: their
+    next steps name the profile's own ticks), and by their whole-number distances over the
+    scale (``base_to``, not risk-weighted); fields from cells by the latter (``from_``)."""
+
+    __slots__ = ("to", "base_to", "from_", "turns", "_risks", "compiled")
+
+    #: Fields kept (all of them go beyond this).
+    KEPT = 4096
+
+    def __init__(self) -> None:
+        self.to: dict[tuple[Any, ...], Field] = {}
+        self.base_to: dict[tuple[int, ...], np.ndarray] = {}
+        self.from_: dict[Cell, np.ndarray] = {}
+        #: Turns from cells (Profile.turns_from) by (scale, denominator, cell).
+        self.turns: dict[tuple[Any, ...], np.ndarray] = {}
+        self._risks: dict[bytes, tuple[np.ndarray, int]] = {}
+        #: The compiled arrays of the first profile made on this graph, per scale: the
+        #: others at that scale share them (:meth:`Profile.share_compiled`).
+        self.compiled: dict[float, tuple[Any, ...]] = {}
+
+    def forget(self) -> None:
+        """Drop every field kept (:meth:`FieldCache.trim`)."""
+        self.to.clear()
+        self.base_to.clear()
+        self.from_.clear()
+        self.turns.clear()
+
+    def risk_key(self, penalty: np.ndarray) -> int:
+        """A small number for a profile's risk penalties (equal arrays, equal numbers)."""
+        raw = penalty.tobytes()
+        got = self._risks.get(raw)
+        if got is None:
+            got = self._risks[raw] = (penalty, len(self._risks))
+        return got[1]
+
+    def keep_to(self, key: tuple[Any, ...], got: Field) -> None:
+        if len(self.to) >= self.KEPT:
+            self.to.clear()
+        self.to[key] = got
+
+    def keep_base_to(self, idx: tuple[int, ...], dist: np.ndarray) -> None:
+        if len(self.base_to) >= self.KEPT:
+            self.base_to.clear()
+        self.base_to[idx] = dist
+
+    def keep_from(self, cell: Cell, got: np.ndarray) -> None:
+        if len(self.from_) >= self.KEPT:
+            self.from_.clear()
+        self.from_[cell] = got
+
+    def keep_turns(self, key: tuple[Any, ...], got: np.ndarray) -> None:
+        if len(self.turns) >= self.KEPT:
+            self.turns.clear()
+        self.turns[key] = got
+
+
+def plan_turn(prof: Profile, target: Field, node: int) -> list[tuple[int, int, float]]:
+    """The edges ``(node, next, ticks)`` down ``target`` that this turn's time pays for
+    (before any check is rolled)."""
+    g = prof.graph
+    budget = float(g.denominator)
+    spent = 0.0
+    plan: list[tuple[int, int, float]] = []
+    while target.left(node) > 0:
+        step = target.step(prof, node)
+        if step is None:
+            break
+        nxt, w = step
+        # A jump is one edge: it is made whole, in a turn that starts with it if needs be.
+        if spent + w > budget + 1e-9 and not (spent == 0 and (node, nxt) in g.jump_at):
+            break
+        plan.append((node, nxt, w))
+        spent += w
+        node = nxt
+    return plan
+
+
+def route_meets(prof: Profile, target: Field, cell: Cell, blocked: frozenset[Cell]) -> bool:
+    """Whether the whole way down ``target`` from ``cell`` (every turn of it) enters a
+    blocked anchor. If not, that way is also a best one with the tokens in the way (it
+    only loses edges), and the shared open field serves."""
+    g = prof.graph
+    index = g.grid.index
+    return not target.enters(prof, g.node(cell)).isdisjoint(index(c) for c in blocked)
+
+
+def trim_at(walk: Walk, stop_at: frozenset[Cell], no_stop: frozenset[Cell]) -> int:
+    """How many edges of ``walk`` the trim of a plan keeps."""
+    cells = walk.cells
+    k = len(cells)
+    if stop_at:
+        k = next((i for i in range(k) if cells[i] in stop_at), k)
+    while k and cells[k - 1] in no_stop:
+        k -= 1
+    return k

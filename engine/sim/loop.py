@@ -1,0 +1,1343 @@
+"""The turn loop (:class:`Simulation`)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import numpy as np
+
+from engine import sim_flight
+from engine.dice import Dice, RollEvent
+from engine.footprint import covering, fits
+from engine.grid import Cell
+from engine.mapmodel import MapModel
+from engine.movement import MovementGraph
+from engine.occupancy import Occupancy, Other, occupancy
+from engine.scenario import Scenario, TokenSpec
+from engine.sim.cache import FieldCache
+from engine.sim.fields import Field, Profile, TurnPlan, Walk
+from engine.systems.base import CellCheck, Token, jsonable
+from engine.walls import doors_of
+
+#: No token in the way.
+NOBODY = Occupancy()
+#: Policies whose turn starts are kept (Simulation._turn_start): their ways are.
+_KEPT_POLICIES = frozenset({"quarry", "pursuer"})
+
+
+@dataclass
+class RunResult:
+    run: int
+    seed: int
+    outcome: str  # capture | escape | timeout
+    turns: int
+    cell: Cell | None = None
+    by: str | None = None
+    events: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "seed": self.seed,
+            "outcome": self.outcome,
+            "turns": self.turns,
+            "cell": list(self.cell) if self.cell else None,
+            "by": self.by,
+            "events": self.events,
+        }
+
+
+@dataclass
+class Snapshot:
+    tokens: dict[str, Token]
+    turn: int
+    outcome: str | None
+    n_events: int
+    dice_state: Any
+    waypoint: dict[str, int] = field(default_factory=dict)
+    #: The tokens' specs and the turn order (the GM adds, removes and reorders tokens).
+    specs: dict[str, TokenSpec] | None = None
+    order: list[str] | None = None
+    #: Doors opened or closed in play (door id -> open), beside the map as drawn.
+    doors: dict[int, bool] | None = None
+
+
+class Simulation:
+    """One seeded run of a scenario, turn by turn, with an event log.
+
+    >>> from engine.scenario import load_scenario  # doctest: +SKIP
+    >>> sim = Simulation(load_scenario("scenarios/chase.yaml"), seed=1)  # doctest: +SKIP
+    >>> sim.run().outcome  # doctest: +SKIP
+    'capture'
+    """
+
+    #: This turn's cells entered, ``(node, ticks spent)``, while a system that rolls once a
+    #: turn at the hardest cell (D6's round: :meth:`RuleSystem.turn_checks`) waits to roll
+    #: until the move is known (:meth:`_roll_turn`); None otherwise.
+    _defer: list[tuple[int, float]] | None = None
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        seed: int,
+        *,
+        fields: FieldCache | None = None,
+        run: int = 0,
+        record: bool | Literal["count"] = True,
+    ) -> None:
+        self.scenario = scenario
+        self.system = scenario.system
+        self.seed = seed
+        self.run_index = run
+        self.dice = Dice(seed)
+        self.fields = fields or FieldCache(scenario)
+        #: ``record``: True keeps the event log (``events``); "count" only counts the
+        #: events the log would hold (a batch's records carry the number, not the log:
+        #: building it is about an eighth of a square chase's time); False neither. A run
+        #: without the log keeps no notes either (RuleSystem.notes: what the system keeps
+        #: for the table and no rule reads, dropped as each turn closes: :meth:`_close_turn`).
+        self._count = record == "count"
+        self.record = bool(record) and not self._count
+        self._counted = 0
+        self.events: list[dict[str, Any]] = []
+        self.turn = 0
+        self.outcome: str | None = None
+        self.result_cell: Cell | None = None
+        self.result_by: str | None = None
+        self.specs = {t.id: t for t in scenario.tokens}
+        self.order = [t.id for t in scenario.tokens]
+        self.tokens: dict[str, Token] = {}
+        self.waypoint: dict[str, int] = {}
+        #: Doors opened or closed in play (door id -> open); the map as drawn elsewhere.
+        self.doors: dict[int, bool] = {}
+        self._skeys: dict[str, tuple[Any, int]] = {}
+        #: Each token's last profile at its scenario pace (:meth:`_profile_now`).
+        self._now: dict[str, tuple[Token, TokenSpec, Any, Profile]] = {}
+        #: Whether the last start of a turn (:meth:`_turn_start`) is one kept in the cache.
+        self._kept_start = False
+        for spec in scenario.tokens:
+            self.tokens[spec.id] = self.fields.start_token(spec, lambda s: self._start_token(s))
+        self.pursuers = [
+            t.id for t in scenario.tokens if t.policy == "pursuer" or t.side == "pursuer"
+        ]
+        self.quarries = [
+            t.id for t in scenario.tokens if t.policy == "quarry" or t.side == "quarry"
+        ]
+        if self._count:
+            self._counted += 1
+        elif self.record:
+            self._emit(
+                {
+                    "type": "start",
+                    **self.fields.sources(),
+                    "seed": seed,
+                    "run": run,
+                    "system": self.system.name,
+                    "tokens": {
+                        tid: self.fields.hooks.state_dict(self.tokens[tid].state)
+                        for tid in self.order
+                    },
+                }
+            )
+
+    def _start_token(self, spec: TokenSpec) -> Token:
+        """A token of the scenario as a run starts it."""
+        tok = self.system.token(spec.stats, token_id=spec.id)
+        state = replace(
+            tok.state, cell=spec.cell, conditions=tok.state.conditions | set(spec.conditions)
+        )
+        rules = sim_flight.rules_for(self, tok)
+        if rules is not None:
+            state = replace(state, flight=sim_flight.start_flight(rules, spec))
+        return replace(tok, state=state)
+
+    def _stats_key(self, token: Token) -> int:
+        """:meth:`FieldCache.stats_id` of the token's stats, kept while they stay the same."""
+        got = self._skeys.get(token.id)
+        if got is None or got[0] is not token.stats:
+            got = self._skeys[token.id] = (token.stats, self.fields.stats_id(token.stats))
+        return got[1]
+
+    # ----------------------------------------------------------------- events
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        if self.record:
+            self.events.append(event)
+        elif self._count:
+            self._counted += 1
+
+    @property
+    def n_events(self) -> int:
+        """The events of the run so far: those logged, or (``record="count"``) counted."""
+        return len(self.events) + self._counted
+
+    def snapshot(self) -> Snapshot:
+        """Everything needed to undo to this point or fork from it."""
+        return Snapshot(
+            dict(self.tokens),
+            self.turn,
+            self.outcome,
+            self.n_events,
+            self.dice.getstate(),
+            dict(self.waypoint),
+            dict(self.specs),
+            list(self.order),
+            dict(self.doors),
+        )
+
+    def restore(self, snap: Snapshot) -> None:
+        self.tokens = dict(snap.tokens)
+        self.turn = snap.turn
+        self.outcome = snap.outcome
+        del self.events[snap.n_events :]
+        if self._count:
+            self._counted = snap.n_events
+        self.dice.setstate(snap.dice_state)
+        self.waypoint = dict(snap.waypoint)
+        self.doors = dict(snap.doors or {})
+        if snap.specs is not None and snap.order is not None:
+            self.specs = dict(snap.specs)
+            self.order = list(snap.order)
+            self._sides()
+
+    # ----------------------------------------------------------------- the GM's edits
+
+    def _sides(self) -> None:
+        """Pursuers and quarries from the specs in turn order (after the GM's edits)."""
+        specs = [self.specs[t] for t in self.order]
+        self.pursuers = [t.id for t in specs if t.policy == "pursuer" or t.side == "pursuer"]
+        self.quarries = [t.id for t in specs if t.policy == "quarry" or t.side == "quarry"]
+
+    def add_token(self, spec: TokenSpec) -> Token:
+        """A new token (stats validated by the system: a bad one raises StatError, nothing
+        changes); event ``token_add`` with its spec and state."""
+        if spec.id in self.specs:
+            raise ValueError(f"token id '{spec.id}' is taken; give another")
+        tok = self.system.token(spec.stats, token_id=spec.id)
+        tok = replace(
+            tok,
+            state=replace(
+                tok.state, cell=spec.cell, conditions=tok.state.conditions | set(spec.conditions)
+            ),
+        )
+        rules = sim_flight.rules_for(self, tok)
+        if rules is not None:
+            tok = tok.moved(flight=sim_flight.start_flight(rules, spec))
+        self.specs[spec.id] = spec
+        self.order.append(spec.id)
+        self.tokens[spec.id] = tok
+        self._sides()
+        self._emit(
+            {
+                "type": "token_add",
+                "token": spec.id,
+                "side": spec.side,
+                "policy": spec.policy,
+                "size": spec.size,
+                "stats": {k: jsonable(v) for k, v in tok.stats.items()},
+                "state": tok.state.to_dict(),
+            }
+        )
+        return tok
+
+    def remove_token(self, tid: str) -> None:
+        """Take a token off the map; event ``token_remove``."""
+        del self.tokens[tid]
+        del self.specs[tid]
+        self.order.remove(tid)
+        self.waypoint.pop(tid, None)
+        self._sides()
+        self._emit({"type": "token_remove", "token": tid})
+
+    def edit_token(
+        self,
+        tid: str,
+        stats: dict[str, Any] | None = None,
+        conditions: frozenset[str] | None = None,
+        side: str | None = None,
+    ) -> Token:
+        """New stats (validated; a bad one raises StatError, nothing changes), conditions or
+        side for a token mid-session; event ``token_edit`` with its stats and state."""
+        old = self.tokens[tid]
+        spec = self.specs[tid]
+        tok = old
+        if stats is not None:
+            fresh = self.system.token(stats, token_id=tid)
+            tok = replace(fresh, state=replace(old.state, encumbrance=fresh.state.encumbrance))
+            spec = replace(spec, stats=dict(stats))
+        if conditions is not None:
+            tok = tok.moved(conditions=frozenset(conditions))
+        if side is not None:
+            policy = side if spec.policy == spec.side else spec.policy
+            spec = replace(spec, side=side, policy=policy)
+        self.tokens[tid] = tok
+        self.specs[tid] = spec
+        self._sides()
+        self._emit(
+            {
+                "type": "token_edit",
+                "token": tid,
+                "side": spec.side,
+                "policy": spec.policy,
+                "stats": {k: jsonable(v) for k, v in tok.stats.items()},
+                "state": tok.state.to_dict(),
+            }
+        )
+        return tok
+
+    def place_token(self, tid: str, cell: Cell) -> None:
+        """The GM puts a token on a cell (no move, no checks); event ``place``."""
+        self.tokens[tid] = self.tokens[tid].moved(cell=cell)
+        self._emit({"type": "place", "token": tid, "cell": list(cell)})
+        self._check_goals(tid)
+
+    def door_key(self) -> tuple[tuple[int, bool], ...]:
+        """The doors set in play that differ from the map as drawn, sorted (a cache key)."""
+        if not self.doors:
+            return ()
+        drawn = {w.id: w.open for w in doors_of(self.scenario.model)}
+        return tuple(sorted((d, o) for d, o in self.doors.items() if drawn.get(d) != o))
+
+    @property
+    def model(self) -> MapModel:
+        """The map as it stands now: the scenario's, with the doors set in play."""
+        return self.fields.model_for(self.door_key())
+
+    def set_door(self, door: int, is_open: bool) -> None:
+        """Open or close a door of the map (MAP-FORMAT.md objects); event ``door``.
+
+        Paths, reach and policies see the door from then on; undo restores it."""
+        found = next((w for w in doors_of(self.scenario.model) if w.id == door), None)
+        if found is None:
+            known = ", ".join(str(w.id) for w in doors_of(self.scenario.model)) or "none"
+            raise ValueError(f"door {door}: no such door on this map (its doors: {known})")
+        self.doors[door] = bool(is_open)
+        self._emit({"type": "door", "door": door, "name": found.name, "open": bool(is_open)})
+
+    def door_open(self, door: int) -> bool:
+        """Whether door ``door`` stands open now."""
+        for w in self.model.walls:
+            if w.id == door:
+                return w.open
+        raise ValueError(f"door {door}: no such door on this map")
+
+    def set_order(self, order: list[str], why: str = "reorder") -> None:
+        """A new turn order (the same tokens); event ``order``."""
+        if sorted(order) != sorted(self.order):
+            raise ValueError("a turn order must list every token once")
+        self.order = list(order)
+        self._sides()
+        self._emit({"type": "order", "order": list(order), "why": why})
+
+    # ----------------------------------------------------------------- running
+
+    def run(self) -> RunResult:
+        while self.outcome is None:
+            self.play_turn()
+        return self.result()
+
+    def result(self) -> RunResult:
+        return RunResult(
+            run=self.run_index,
+            seed=self.seed,
+            outcome=self.outcome or "running",
+            turns=self.turn,
+            cell=self.result_cell,
+            by=self.result_by,
+            events=self.n_events,
+        )
+
+    def play_turn(self, moves: dict[str, list[Cell]] | None = None) -> None:
+        """One round: every token in order takes its turn (``moves`` for human tokens)."""
+        if self.outcome is not None:
+            return
+        self.begin_turn()
+        for tid in self.order:
+            self.take_turn(tid, moves.get(tid) if moves else None)
+            if self.outcome is not None:
+                break
+        self.end_round()
+
+    def begin_turn(self) -> None:
+        """Start the next round (the viewer calls this, then moves tokens one by one)."""
+        if self.fields.weight.used > self.fields.FIELD_BYTES:
+            self.fields.trim()
+        self.turn += 1
+        self._emit({"type": "turn", "turn": self.turn})
+
+    def end_round(self) -> None:
+        """Close the round: the turn limit ends the run in a timeout."""
+        if self.outcome is None and self.turn >= self.scenario.turns:
+            self._finish("timeout", None, None)
+
+    def take_turn(self, tid: str, path: list[Cell] | None = None) -> None:
+        spec = self.specs[tid]
+        if path is None:
+            start = self._turn_start(tid, spec)
+            if self._kept_start and not self.record:
+                got = self.fields.plans.get(id(start))
+                if got is not None and got[0] is start:
+                    plan = got[1]
+                else:
+                    plan = self._plan_of(start)
+                    self.fields.keep_plan(start, plan)
+                if plan is not None:
+                    self._play_plan(tid, start, plan)
+                    return
+            token, pace, per_turn, prof, way = start
+        else:
+            token, pace, per_turn, prof = self._begin(tid, spec)
+            way = None
+        self._defer = [] if per_turn else None
+        before = token.state.cell
+        flight = sim_flight.rules_for(self, token) if token.state.flight is not None else None
+        if path is not None:
+            token = self._walk_path(tid, token, prof, path, self.occupancy_of(tid))
+        elif flight is not None:
+            token = sim_flight.fly_turn(self, tid, token, flight)
+        elif way is not None:
+            token = self._walk_down(tid, token, *way)
+        moved = None if flight is not None else token.state.cell != before
+        self._end_turn(tid, token, pace, moved)
+
+    def _end_turn(self, tid: str, token: Token, pace: str, moved: bool | None) -> Token:
+        """The system's end of ``tid``'s turn (``moved``: whether it left its cell; None for
+        a flier), the token kept one object per value, its state logged, the goals checked;
+        returns the token as it ends the turn."""
+        return self._close_turn(tid, self._ended(tid, token, pace, moved))
+
+    def _close_turn(self, tid: str, token: Token) -> Token:
+        """``token`` as ``tid`` ends its turn: kept one object per value (a turn that rolled
+        made a new one: the next turns of every token start from what is kept for these
+        tokens, :meth:`_turn_start`), its state logged, the goals checked. A run that keeps
+        no log keeps no notes either (RuleSystem.notes: no rule reads them): it plays on
+        from the token less them, so the turns that follow are those learned for it."""
+        token = self.fields.hooks.canon(token)
+        if not self.record and self.fields.notes:
+            token = self.fields.less_notes(token)
+        self.tokens[tid] = token
+        if self.record:
+            state = self.fields.hooks.state_dict(token.state)
+            self.events.append({"type": "state", "token": tid, "state": state})
+        elif self._count:
+            self._counted += 1
+        self._check_goals(tid)
+        return token
+
+    def _ended(self, tid: str, token: Token, pace: str, moved: bool | None) -> Token:
+        """:meth:`RuleSystem.paced` (where the token walked) and :meth:`RuleSystem.end_turn`
+        on ``token``: kept for this very token where they roll nothing."""
+        system = self.system
+        hooks = self.fields.hooks
+        skey = self._stats_key(token)
+        key = self._end_key(tid, token, pace, moved)
+        got = hooks.same(key, token)
+        if got is not None:  # the end of this turn kept for this very token: no roll in it
+            return got[1]
+
+        def end(tok: Token, dice: Any) -> Token:
+            if moved is not None:
+                tok = system.paced(tok, pace, moved)
+            return system.end_turn(tok, dice)
+
+        def rolls(tok: Token, dice: Any) -> Token:
+            # The end of a turn that rolls (D6: collision damage): the pace remembered
+            # is still kept; the end of the turn is made.
+            if moved is not None:
+                tok = hooks.token(
+                    ("paced", tid, skey, pace, moved),
+                    tok,
+                    lambda t: system.paced(t, pace, moved),
+                )
+            return system.end_turn(tok, dice)
+
+        token = hooks.token(key, token, end, self.dice, rolls)
+        self._log_rolls(tid)
+        return token
+
+    def _end_key(self, tid: str, token: Token, pace: str, moved: bool | None) -> tuple[Any, ...]:
+        """What :meth:`_ended` keeps the end of a turn by (with the very token)."""
+        return ("end", tid, self._stats_key(token), pace, moved)
+
+    # ----------------------------------------------------------------- turn plans
+
+    def _plan_of(self, start: tuple[Any, ...]) -> TurnPlan | None:
+        """The plan of a turn from a kept ``start`` (:meth:`_turn_start`): the checks its
+        way rolls, in order, and the cells it walks; None where the turn is not played
+        from a plan (a flier, a way with jumps, checks rolled cell by cell as it walks)."""
+        token, _pace, per_turn, _prof, way = start
+        if token.state.flight is not None or token.state.cell is None:
+            return None
+        if way is None:  # it stays: no move, nothing rolled on the way
+            return TurnPlan((), None)
+        prof, walk, k = way
+        if walk.jumps or not (per_turn or not walk.checks):
+            return None
+        entries, walked, rolled = walk.upto(k)
+        rolls: tuple[tuple[int, Any], ...] = ()
+        if per_turn and entries:
+            asked = self._turn_rolls(token, prof.graph, entries, rolled)
+            rolls = tuple((at, c) for at, c in asked if c.check is not None)
+        return TurnPlan(rolls, (token.state.cell, *walked))
+
+    def _play_plan(self, tid: str, start: tuple[Any, ...], plan: TurnPlan) -> None:
+        """:meth:`take_turn` from a plan (:meth:`_plan_of`), for a run that keeps no log:
+        the plan's checks rolled in order up to the first failure, then what those
+        degrees make of the token (kept in the plan by them) and the end of the turn."""
+        dice = self.dice
+        results: list[tuple[str, bool]] = []
+        for _at, check in plan.rolls:
+            result = check.check.roll(dice)
+            results.append((result.degree, result.success))
+            if not result.success:
+                break
+        log = dice.log
+        if self._count:  # each roll's event and its check's
+            self._counted += len(log) + len(results)
+        log.clear()
+        self._defer = None
+        key = tuple(results)
+        got = plan.outcomes.get(key)
+        if got is None:  # new degrees for this plan: the turn is made, and its outcome kept
+            got = self._plan_outcome(tid, start, plan, results)
+            plan.keep(key, got)
+            if self._count:
+                self._counted += got[2]
+            return
+        moved_token, moved, n_move, ended = got
+        if self._count:
+            self._counted += n_move
+        if ended is None:  # an end of the turn that rolls: made every time
+            self._end_turn(tid, moved_token, start[1], moved)
+            return
+        self._close_turn(tid, ended)
+
+    def _plan_outcome(
+        self, tid: str, start: tuple[Any, ...], plan: TurnPlan, results: list[tuple[str, bool]]
+    ) -> tuple[Token, bool, int, Token | None]:
+        """What a plan's rolled ``results`` (degree and success of each check rolled) make
+        of the turn, as :meth:`_roll_turn` and :meth:`_moved` make it: the token at the end
+        of its move, whether it left its cell, its move events (0 or 1), and the token at
+        the end of the turn where that end rolls nothing (None: it rolls, and is made
+        every time). The end is made here, on this turn's dice, either way."""
+        token, pace = start[0], start[1]
+        before = token.state.cell
+        hooks = self.fields.hooks
+        if plan.path is None:
+            moved_token, moved, n_move = token, False, 0
+        else:
+            path = plan.path
+            for (at, check), (degree, success) in zip(plan.rolls, results, strict=False):
+                token = self._apply_check(tid, token, check.what, degree)
+                if not success:
+                    path = path[: at + 1]
+                    break
+            n_move = 1 if len(path) > 1 else 0
+            moved_token = hooks.moved(token, path[-1])
+            moved = moved_token.state.cell != before
+        ended = self._end_turn(tid, moved_token, pace, moved)
+        pure = hooks.same(self._end_key(tid, moved_token, pace, moved), moved_token)
+        return moved_token, moved, n_move, (ended if pure is not None else None)
+
+    def _begin(self, tid: str, spec: TokenSpec) -> tuple[Token, str, bool, Profile]:
+        """The start of ``tid``'s turn: its token after the system's start of a turn, the
+        pace this turn may use on the way to the chosen one (D6: two speed levels a round;
+        the token remembers it: its state, logged at the end of the turn), whether the
+        system rolls once a turn, and the profile it moves on. Pure hooks, kept as one."""
+        system = self.system
+        token = self.tokens[tid]
+        skey = self._stats_key(token)
+        chosen = spec.pace or system.default_pace
+
+        def begin(tok: Token, dice: Any) -> tuple[Token, str, bool]:
+            tok = system.start_turn(tok, dice)
+            pace = system.turn_pace(tok, chosen)
+            return tok, pace, system.turn_checks(tok, [], pace) is not None
+
+        token, pace, per_turn = self.fields.hooks.token(
+            ("begin", tid, skey, chosen), token, begin, self.dice
+        )
+        self._log_rolls(tid)
+        prof = self.fields.profile(token, pace, spec.size, self.door_key(), skey)
+        return token, pace, per_turn, prof
+
+    def _turn_start(
+        self, tid: str, spec: TokenSpec
+    ) -> tuple[Token, str, bool, Profile, tuple[Profile, Walk, int] | None]:
+        """:meth:`_begin` and the way the token's policy takes this turn (:meth:`_ground_way`;
+        None for a flier or where it stays), before anything is rolled.
+
+        All of it is a pure function of the token itself, the other tokens' cells and
+        profiles (:meth:`_way_key`: what the policies and the way read of them), the specs
+        and the doors, wherever the start of the turn rolled nothing and the way is kept:
+        kept in the field cache by those (``starts_by_reads``), and by the ids of every
+        token as it stands (``starts``: one lookup, no profile asked, for a turn whose
+        tokens were all seen together before). Every key names objects by id, and they
+        are kept alive with the start: an id in a key is that very object."""
+        self._kept_start = False
+        if spec.policy not in _KEPT_POLICIES:
+            return self._turn_start_made(tid, spec)
+        fields = self.fields
+        order, tokens, specs = self.order, self.tokens, self.specs
+        key = (
+            tid,
+            self.door_key(),
+            *[id(tokens.get(o)) for o in order],
+            *[id(specs[o]) for o in order],
+        )
+        got = fields.starts.get(key)
+        if got is not None:
+            self._kept_start = True
+            return got[1]
+        by_reads = self._start_key(tid)
+        if by_reads is not None:
+            got = fields.starts_by_reads.get(by_reads[0])
+            if got is not None:
+                start = got[1]
+            else:
+                start = self._turn_start_made(tid, spec)
+                if not self._start_kept(tid, spec, start):
+                    return start
+                fields.keep_start(fields.starts_by_reads, by_reads[0], by_reads[1], start)
+            kept = (*map(tokens.get, order), *map(specs.get, order))
+            fields.keep_start(fields.starts, key, kept, start)
+            self._kept_start = True
+            return start
+        return self._turn_start_made(tid, spec)
+
+    def _turn_start_made(
+        self, tid: str, spec: TokenSpec
+    ) -> tuple[Token, str, bool, Profile, tuple[Profile, Walk, int] | None]:
+        """:meth:`_turn_start` worked out."""
+        token, pace, per_turn, prof = self._begin(tid, spec)
+        if token.state.flight is not None:
+            return token, pace, per_turn, prof, None
+        way = self._ground_way(tid, spec, token, prof, per_turn)
+        return token, pace, per_turn, prof, way
+
+    def _start_key(self, tid: str) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+        """What :meth:`_turn_start` keeps a start by in ``starts_by_reads``, and the objects
+        it names by id; None where a token is in the air or off the map.
+
+        The start of the turn reads the token itself; the way reads the other tokens'
+        cells and their profiles' distances (:meth:`_others_read`), not the rest of their
+        states (a D6 token's last collision margin, which no rule reads again, or a penalty
+        die that changes its odds but not its ways, would otherwise make every later turn
+        of the run new)."""
+        doors = self.door_key()
+        seen = self._others_read(tid, doors, skip_own=True)
+        if seen is None:
+            return None
+        values, objects = seen
+        kept = (self.tokens.get(tid), *map(self.specs.__getitem__, self.order), *objects)
+        return (tid, doors, *values, *map(id, kept)), kept
+
+    def _others_read(
+        self, tid: str, doors: tuple[tuple[int, bool], ...], skip_own: bool = False
+    ) -> tuple[list[Any], list[Any]] | None:
+        """What ``tid``'s policy and way read of every token as it stands (the mover's own
+        too, unless ``skip_own``): values, and objects a key names by id (kept alive with
+        it); None where one of those tokens is in the air or off the map.
+
+        Of a token: its cell, and of its profile (:meth:`_profile_now`) only its distances:
+        turns from its cell (:meth:`_times_from`), and for a pursuer its quarries' fields to
+        cells, risk-weighted by their penalties (:meth:`_intercept`). Those are the same for
+        every profile on the same compiled graph (:class:`_Distances`) at the same scale and
+        denominator (with equal penalties where they are weighted by them): tokens whose
+        states differ in their checks' odds but not their ways (a D6 pursuer one penalty die
+        down) are read alike, and a way or a start kept for one serves the others."""
+        tokens = self.tokens
+        hunts = self.specs[tid].policy == "pursuer"
+        values: list[Any] = []
+        objects: list[Any] = []
+        for oid in self.order:
+            if skip_own and oid == tid:
+                continue
+            tok = tokens.get(oid)
+            if tok is None or tok.state.cell is None or tok.state.flight is not None:
+                return None
+            prof = self._profile_now(oid, doors)
+            shared = prof.shared
+            if shared is None:  # (not one of a field cache's: the profile itself)
+                values.append((tok.state.cell,))
+                objects.append(prof)
+                continue
+            values.append((tok.state.cell, prof.scale, prof.graph.denominator))
+            objects.append(shared)
+            if hunts and oid in self.quarries:
+                objects.append(prof.penalty)
+        return values, objects
+
+    def _start_kept(self, tid: str, spec: TokenSpec, start: tuple[Any, ...]) -> bool:
+        """Whether :meth:`_turn_start` keeps ``start``: no profile with tokens taken away in
+        its way (those are not kept), and the token kept one object per value
+        (:meth:`HookMemo.canon`: another token of its value is then the same object, so the
+        start serves it) with the start of its turn kept as a pure result of it (it rolled
+        nothing)."""
+        way, prof = start[4], start[3]
+        if way is not None and way[0] is not prof:
+            return False
+        hooks = self.fields.hooks
+        token = self.tokens[tid]
+        if not hooks.is_canon(token):
+            return False
+        chosen = spec.pace or self.system.default_pace
+        return hooks.same(("begin", tid, self._stats_key(token), chosen), token) is not None
+
+    # ----------------------------------------------------------------- tokens in the way
+
+    def occupancy_of(self, tid: str) -> Occupancy:
+        """What the other tokens take away from ``tid`` this turn (engine.occupancy): under
+        the scenario's ``tokens_block``, enemies' footprints block and allies' may be
+        passed but not stopped on; a pursuer's quarries never block it (that is the catch);
+        a flier in the air is over everyone's heads."""
+        setting = self.scenario.tokens_block
+        if setting == "none":
+            return NOBODY
+        mine = self.specs[tid]
+        hunts = tid in self.pursuers
+        specs = self.specs
+        if mine.size <= 1 and all(specs[oid].size <= 1 for oid in self.order):
+            # One cell each (engine.occupancy's common case), without the Other records.
+            inside = self.scenario.model.grid.in_bounds
+            blocked: set[Cell] = set()
+            no_stop: set[Cell] = set()
+            every = setting == "all"
+            for oid in self.order:
+                tok = self.tokens.get(oid)
+                if oid == tid or tok is None:
+                    continue
+                st = tok.state
+                cell, f = st.cell, st.flight
+                if cell is None or not (f is None or f.landed or f.altitude <= 0):
+                    continue
+                if hunts and oid in self.quarries:
+                    continue
+                if inside(cell):
+                    (blocked if (every or specs[oid].side != mine.side) else no_stop).add(cell)
+            if not blocked and not no_stop:
+                return NOBODY
+            return Occupancy(frozenset(blocked), frozenset(no_stop - blocked))
+        others = []
+        for oid in self.order:
+            tok = self.tokens.get(oid)
+            if oid == tid or tok is None or tok.state.cell is None:
+                continue
+            if not sim_flight.low_enough(tok, 0):
+                continue
+            spec = self.specs[oid]
+            others.append(
+                Other(
+                    tok.state.cell,
+                    spec.size,
+                    enemy=spec.side != mine.side,
+                    quarry=hunts and oid in self.quarries,
+                )
+            )
+        return occupancy(self.scenario.model.grid, mine.size, others, setting)
+
+    # ----------------------------------------------------------------- policies
+
+    def _ground_way(
+        self, tid: str, spec: TokenSpec, token: Token, prof: Profile, per_turn: bool
+    ) -> tuple[Profile, Walk, int] | None:
+        """The way a ground token's policy takes this turn, before anything is rolled: the
+        profile walked, its walk and how many edges of it (:meth:`_descent`), or None (it
+        stays). Kept in the field cache (``ways``) by all that the policy and the way
+        read (:meth:`_way_key`)."""
+        keyed = self._way_key(tid, spec, prof, per_turn)
+        if keyed is None:
+            return self._find_way(tid, spec, token, prof)
+        key, kept = keyed
+        ways = self.fields.ways
+        got = ways.get(key)
+        if got is not None:
+            # What the key names by id is kept alive with the way: the same objects.
+            return got[1]
+        way = self._find_way(tid, spec, token, prof)
+        # A way with tokens taken away from the field (a profile of its own) is not kept.
+        if way is None or way[0] is prof:
+            if len(ways) >= self.fields.WAYS_KEPT:
+                ways.clear()
+            ways[key] = (kept, way)
+        return way
+
+    def _way_key(
+        self, tid: str, spec: TokenSpec, prof: Profile, per_turn: bool
+    ) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+        """What :meth:`_ground_way` keeps a way by, and the objects it names by id (to be
+        kept alive with it); None where it is not kept (a flier about, a token off the
+        map, a policy other than quarry or pursuer).
+
+        A quarry's or pursuer's way is a function of: the token's profile this turn and
+        whether it rolls once a turn; the doors; every token's spec; and every token's cell
+        and the distances of its profile as it stands (:meth:`_others_read`), which is all
+        the policies, the tokens in the way and the descent read (:meth:`_find_way`)."""
+        if spec.policy not in _KEPT_POLICIES:
+            return None
+        doors = self.door_key()
+        seen = self._others_read(tid, doors)
+        if seen is None:
+            return None
+        values, objects = seen
+        kept = (prof, *objects, *map(self.specs.__getitem__, self.order))
+        key = (tid, per_turn, doors, *values, *map(id, kept))
+        return key, kept
+
+    def _find_way(
+        self, tid: str, spec: TokenSpec, token: Token, prof: Profile
+    ) -> tuple[Profile, Walk, int] | None:
+        """:meth:`_ground_way` worked out: the policy's goal, then the way down to it."""
+        occ = self.occupancy_of(tid)
+        goal = self._policy_goal(spec, token, prof, occ)
+        if goal is None:
+            return None
+        cells, risk = goal
+        cell = token.state.cell
+        assert cell is not None
+        return self.fields.descent(prof, cells, risk, cell, occ)
+
+    def _policy_goal(
+        self, spec: TokenSpec, token: Token, prof: Profile, occ: Occupancy
+    ) -> tuple[tuple[Cell, ...], bool] | None:
+        """The cells the token's policy makes for this turn, and whether the way there is
+        risk-weighted; None: it stays."""
+        cell = token.state.cell
+        assert cell is not None
+        if spec.policy == "quarry":
+            goal = self._quarry_goal(spec.id)
+            if goal is not None:
+                return (goal,), True
+            best = self._flee_cell(token, prof, occ)
+            return None if best is None else ((best,), False)
+        if spec.policy == "pursuer":
+            quarry = spec.target or self._nearest(cell, self.quarries)
+            if quarry is None:
+                return None
+            at = self._intercept(spec, token, prof, quarry)
+            if spec.size > 1:  # any anchor whose footprint covers the cell
+                grid = prof.graph.grid
+                near = tuple(a for a in covering(grid, at, spec.size) if fits(grid, a, spec.size))
+                return (near or (at,)), False
+            return (at,), False
+        if spec.policy == "waypoints":
+            i = self.waypoint.get(spec.id, 0)
+            while i < len(spec.waypoints) and spec.waypoints[i] == cell:
+                i += 1
+            self.waypoint[spec.id] = i
+            if i >= len(spec.waypoints):
+                return None
+            return (spec.waypoints[i],), False
+        return None  # idle, human
+
+    def _nearest(self, cell: Cell, ids: list[str]) -> str | None:
+        grid = self.scenario.model.grid
+        live = [(grid.steps(cell, self.tokens[q].state.cell), q) for q in ids]  # type: ignore[arg-type]
+        return min(live)[1] if live else None
+
+    def _intercept(self, spec: TokenSpec, token: Token, prof: Profile, quarry: str) -> Cell:
+        """Where the quarry can be caught soonest: the first cell of its predicted route
+        (towards its exit) that this pursuer reaches no later than the quarry does."""
+        qtok = self.tokens[quarry]
+        qcell = qtok.state.cell
+        assert qcell is not None and token.state.cell is not None
+        qprof = self._profile_now(quarry)
+        if not self.scenario.exit_cells:
+            return qcell
+        goal = self._quarry_goal(quarry)
+        if goal is None:
+            return qcell
+        qfield = qprof.field_to((goal,), risk=True)
+        route = qfield.route(qprof, qprof.graph.node(qcell), 4)
+        return self.fields.meet(self._times_from(spec.id), route)
+
+    def _times_from(self, tid: str) -> np.ndarray:
+        """Turns from a token's cell to every cell (best parity), as the token stands now:
+        its profile's (its state at this moment, the doors as they are), kept in the
+        profile. A token whose state changed in place (a failed check, a pace remembered)
+        is seen with its new profile by every token that plans after it."""
+        return self._profile_now(tid).turns_from(self.tokens[tid].state.cell)  # type: ignore[arg-type]
+
+    def _profile_now(self, tid: str, doors: tuple[tuple[int, bool], ...] | None = None) -> Profile:
+        """The profile of token ``tid`` as it stands now, at its scenario pace, on the map
+        with ``doors`` (default: as they are in play)."""
+        tok, spec = self.tokens[tid], self.specs[tid]
+        if doors is None:
+            doors = self.door_key()
+        # The last answer per token, while the token, its spec and the doors are the same
+        # objects (tokens are frozen): the other tokens' profiles are asked every turn.
+        got = self._now.get(tid)
+        if got is not None and got[0] is tok and got[1] is spec and got[2] == doors:
+            return got[3]
+        prof = self.fields.profile(
+            tok, spec.pace or self.system.default_pace, spec.size, doors, self._stats_key(tok)
+        )
+        self._now[tid] = (tok, spec, doors, prof)
+        return prof
+
+    def _quarry_goal(self, quarry: str) -> Cell | None:
+        """The exit cell the quarry reaches soonest among those it reaches before every
+        pursuer; None when no exit is safe (then it flees)."""
+        exits = self.scenario.exit_cells
+        if not exits:
+            return None
+        mine = self._times_from(quarry)
+        threat = self.fields.threat([self._times_from(pid) for pid in self.pursuers])
+        return self.fields.safest_exit(mine, threat)
+
+    def _route(
+        self, prof: Profile, cell: Cell, target: Field, limit_turns: int
+    ) -> list[tuple[Cell, float]]:
+        """The cells a token would pass descending ``target``, with arrival ticks (kept in
+        the field: :class:`Route`)."""
+        return list(target.route(prof, prof.graph.node(cell), limit_turns).cells)
+
+    def _flee_cell(self, token: Token, prof: Profile, occ: Occupancy) -> Cell | None:
+        """No safe exit: make for the cell it reaches this turn that keeps the most turns
+        between it and its nearest pursuer (ties: the nearer cell, then the lower index);
+        never one another token stands on."""
+        if not self.pursuers:
+            return None
+        cell = token.state.cell
+        assert cell is not None
+        g = prof.graph
+        mine = prof.turns_from(cell)
+        threat = self.fields.threat([self._times_from(pid) for pid in self.pursuers], g.n)
+        taken = (occ.blocked | occ.no_stop) - {cell} if occ else frozenset()
+        return self.fields.flee_cell(g, cell, mine, threat, taken)
+
+    # ----------------------------------------------------------------- moving
+
+    def _descend(
+        self,
+        tid: str,
+        token: Token,
+        prof: Profile,
+        goal: tuple[tuple[Cell, ...], bool],
+        occ: Occupancy = NOBODY,
+    ) -> Token:
+        """Step down the field to ``goal`` while the turn's time lasts. Tokens in the way
+        (``occ``): where the way down the open field meets a blocking token, the field with
+        the blocking tokens taken away is walked instead (a goal cell a token stands on is
+        walked up to); the move never ends on an ally's cell."""
+        cells, risk = goal
+        cell = token.state.cell
+        assert cell is not None
+        prof, walk, k = self.fields.descent(prof, cells, risk, cell, occ)
+        return self._walk_down(tid, token, prof, walk, k)
+
+    def _walk_down(self, tid: str, token: Token, prof: Profile, walk: Walk, k: int) -> Token:
+        """:meth:`_descend` along its way (:meth:`_descent`): the first ``k`` edges of
+        ``walk`` on ``prof``, rolling on the way."""
+        cell = token.state.cell
+        assert cell is not None
+        g = prof.graph
+        plan = walk.edges if k == len(walk.edges) else walk.edges[:k]
+        if not walk.jumps and (
+            (self._defer is not None and not self._defer)
+            or (self._defer is None and not walk.checks)
+        ):
+            # One roll a turn, rolled once the move is known, or no cell of the way that asks
+            # a check: walking enters every cell of the plan (what the loop below does, read
+            # off the kept walk).
+            entries, walked, rolled = walk.upto(k)
+            if self._defer is not None:
+                self._defer.extend(entries)
+            path = [cell, *walked]
+            spent = walk.spent[k - 1] if k else 0.0
+            return self._moved(tid, token, path, spent, g, rolled)
+        spent = 0.0
+        path = [cell]
+        key: tuple[int, int] | None = self._run_key_at(g, cell)
+        for node, nxt, w in plan:
+            ok, token, key = self._enter(tid, token, prof, node, nxt, key, spent + w)
+            path.extend(self._jumped(g, node, nxt, ok))
+            if not ok:
+                break
+            spent += w
+            if g.cell_of(nxt) != path[-1]:  # a state change in place (standing) stays put
+                path.append(g.cell_of(nxt))
+        return self._moved(tid, token, path, spent, g)
+
+    @staticmethod
+    def _run_key_at(g: MovementGraph, cell: Cell) -> tuple[int, int]:
+        """The run a token standing on ``cell`` is in at the start of its turn: a run checked
+        once (one climb, one roll) is not checked again when the next turn goes on with it."""
+        return (int(g.run_key[g.grid.index(cell)]), 0)
+
+    @staticmethod
+    def _jumped(g: MovementGraph, node: int, nxt: int, ok: bool) -> list[Cell]:
+        """The cells a jump edge passes before its landing (all of them when it is made; up
+        to the first gap cell, where the token falls, when its roll failed; a failed leap
+        stops below)."""
+        jump = g.jump_at.get((node, nxt)) if g.jump_at else None
+        if jump is None:
+            return []
+        if ok:
+            upto = len(jump.parts) - 1
+        else:  # into the gap; a failed leap stays below the height
+            upto = jump.gap_at + 1 if jump.kind == "gap" else jump.gap_at
+        return [g.grid.cell_of_index(part[0]) for part in jump.parts[:upto]]
+
+    def _walk_path(
+        self,
+        tid: str,
+        token: Token,
+        prof: Profile,
+        path: list[Cell],
+        occ: Occupancy = NOBODY,
+    ) -> Token:
+        """A given path (human moves): walked while the turn's time lasts, up to the first
+        token in the way (``occ``), and never to end on an ally's cell."""
+        if path and occ:
+            blocked = occ.blocked - {path[0]}
+            if blocked & set(path[1:]):
+                prof = self.fields.blocked_profile(prof, blocked)
+            if occ.no_stop:
+                _, walked, _ = self._walk(tid, token, prof, path, dry=True)
+                end = len(walked)
+                while end > 1 and path[end - 1] in occ.no_stop:
+                    end -= 1
+                path = path[:end]
+        token, walked, spent = self._walk(tid, token, prof, path)
+        return self._moved(tid, token, walked, spent, prof.graph)
+
+    def _walk(
+        self, tid: str, token: Token, prof: Profile, path: list[Cell], *, dry: bool = False
+    ) -> tuple[Token, list[Cell], float]:
+        """Walk ``path`` while the turn's time lasts: the token, the cells walked and the
+        ticks spent. ``dry``: no checks (all pass) and no events, to see how far it goes."""
+        enter = self._enter if not dry else _enter_dry
+        g = prof.graph
+        node = g.node(path[0])
+        spent = 0.0
+        walked = [path[0]]
+        key: tuple[int, int] | None = self._run_key_at(g, path[0])
+        i = 0
+        while i + 1 < len(path):
+            i += 1
+            cell = path[i]
+            jump = g.jump_along(node, path, i)
+            if jump is not None:
+                # A jump over the gap ahead: one edge, made whole or not at all.
+                if spent + jump.ticks > g.denominator + 1e-9 and spent > 0:
+                    break
+                ok, token, key = enter(tid, token, prof, node, jump.dst, key, spent + jump.ticks)
+                walked.extend(self._jumped(g, node, jump.dst, ok))
+                if not ok:
+                    break
+                spent += jump.ticks
+                node = jump.dst
+                walked.append(g.cell_of(node))
+                i += len(jump.parts) - 1
+                continue
+            # The cheapest way into the next cell, standing up first where the rules need it.
+            step = g.step_from(node, cell)
+            if step is None:
+                break
+            hops = [node, *step]
+            ws = []
+            for a, b in zip(hops, hops[1:], strict=False):
+                ws.append(next(float(t) for v, t in g.neighbours(a) if v == b))
+            if spent + sum(ws) > g.denominator + 1e-9:
+                break
+            ok = True
+            for a, b, w in zip(hops, hops[1:], ws, strict=False):
+                ok, token, key = enter(tid, token, prof, a, b, key, spent + w)
+                if not ok:
+                    break
+                spent += w
+                node = b
+            if not ok:
+                break
+            walked.append(cell)
+        return token, walked, spent
+
+    def _enter(
+        self,
+        tid: str,
+        token: Token,
+        prof: Profile,
+        node: int,
+        nxt: int,
+        key: tuple[int, int] | None,
+        spent: float,
+    ) -> tuple[bool, Token, tuple[int, int] | None]:
+        """Roll the check of a new run of terrain, or of a run in a new move as the system
+        counts moves (a Move action: ``spent`` ticks into the turn, this step included); a
+        failure keeps the token out."""
+        g = prof.graph
+        j = nxt % g.n
+        if j == node % g.n:
+            # A state change in place (standing up): no cell entered, no check (the
+            # system's start_turn/end_turn keep the token's conditions in step).
+            return True, token, key
+        jump = g.jump_at.get((node, nxt)) if g.jump_at else None
+        if jump is not None:
+            # One jump, one roll (RULES.md 4); a failure falls into the gap.
+            if jump.check is not None and jump.check.check is not None:
+                gap = g.grid.cell_of_index(jump.parts[jump.gap_at][0])
+                result = jump.check.check.roll(self.dice)
+                self._log_rolls(tid)
+                self._emit(
+                    {
+                        "type": "check",
+                        "token": tid,
+                        "cell": list(gap),
+                        "what": jump.check.what,
+                        "target": jump.check.target,
+                        "degree": result.degree,
+                        "success": result.success,
+                    }
+                )
+                token = self._apply_check(tid, token, jump.check.what, result.degree)
+                if not result.success:
+                    return False, token, key
+            return True, token, (int(g.run_key[j]), 0)
+        if self._defer is not None:  # one roll a turn: rolled once the move is known
+            self._defer.append((nxt, spent))
+            return True, token, key
+        tid_j = int(g.model.terrain_ids.ravel()[j])
+        period = g.check_period[tid_j]
+        move = 0 if period is None else math.ceil(g.turns(spent) / period)
+        run_key = (int(g.run_key[j]), move)
+        cost = g.state_costs[g.state_of(nxt)][tid_j]
+        if cost.check is not None and run_key != key and cost.check.check is not None:
+            result = cost.check.check.roll(self.dice)
+            self._log_rolls(tid)
+            cell = g.cell_of(nxt)
+            self._emit(
+                {
+                    "type": "check",
+                    "token": tid,
+                    "cell": list(cell),
+                    "what": cost.check.what,
+                    "target": cost.check.target,
+                    "degree": result.degree,
+                    "success": result.success,
+                }
+            )
+            token = self._apply_check(tid, token, cost.check.what, result.degree)
+            if not result.success:
+                return False, token, run_key
+        return True, token, run_key
+
+    def _roll_turn(
+        self,
+        tid: str,
+        token: Token,
+        path: list[Cell],
+        spent: float,
+        g: MovementGraph,
+        rolled: tuple[Any, ...] | None = None,
+    ) -> tuple[Token, list[Cell], float]:
+        """Roll this turn's checks over the cells it entered, as the system counts them once
+        a turn (D6: one roll a round, at the hardest cell crossed: RULES.md 3), each at the
+        first cell asking it, in path order; a failure keeps the token out of that cell."""
+        entries, self._defer = self._defer or [], None
+        for at, check in self._turn_rolls(token, g, entries, rolled) if entries else ():
+            if check.check is None:
+                continue
+            result = check.check.roll(self.dice)
+            if self._count:  # the roll's events, counted (:meth:`_log_rolls`)
+                log = self.dice.log
+                self._counted += len(log)
+                log.clear()
+            else:
+                self._log_rolls(tid)
+            if self.record:
+                self.events.append(
+                    {
+                        "type": "check",
+                        "token": tid,
+                        "cell": list(path[at + 1]),
+                        "what": check.what,
+                        "target": check.target,
+                        "degree": result.degree,
+                        "success": result.success,
+                    }
+                )
+            elif self._count:
+                self._counted += 1
+            token = self._apply_check(tid, token, check.what, result.degree)
+            if not result.success:
+                return token, path[: at + 1], entries[at - 1][1] if at else 0.0
+        return token, path, spent
+
+    def _apply_check(self, tid: str, token: Token, what: str, degree: str) -> Token:
+        """:meth:`RuleSystem.apply_check`, kept by what it reads (:class:`HookMemo`), and by
+        the very token (one kept by value: :meth:`HookMemo.canon`), check and degree."""
+        fields = self.fields
+        quick = (id(token), what, degree)
+        got = fields.applied.get(quick)
+        if got is not None and got[0] is token:
+            return got[1]
+        hooks = fields.hooks
+        key = ("apply_check", tid, self._stats_key(token), what, degree)
+        apply = self.system.apply_check
+        made = hooks.token(key, token, lambda tok: apply(tok, what, degree))
+        if hooks.is_canon(token) and token.id == tid:
+            if len(fields.applied) >= fields.STARTS_KEPT:
+                fields.applied.clear()
+            fields.applied[quick] = (token, made)
+        return made
+
+    def _turn_rolls(
+        self,
+        token: Token,
+        g: MovementGraph,
+        entries: list[tuple[int, float]],
+        cells: tuple[Any, ...] | None = None,
+    ) -> list[tuple[int, CellCheck]]:
+        """This turn's checks (:meth:`RuleSystem.turn_checks` over the cells entered), each
+        with the first entry asking it, in roll order. A pure function of the token, the
+        cells (``cells``: their ``(terrain id, layer)``, where the caller has them) and their
+        layers: kept in the field cache by what it read (:class:`HookMemo`)."""
+        fields = self.fields
+        quick = None
+        if cells is None:
+            ids = g.terrain_list()
+            n, per = g.n, g.n * g.n_par
+            cells = tuple((ids[nxt % n], nxt // per) for nxt, _ in entries)
+        elif fields.hooks.is_canon(token):
+            # The cells of a kept walk (Walk.upto) and a token kept by value: this very
+            # call's result, kept by identity, before any key is hashed.
+            quick = (id(token), id(g), id(cells))
+            got = fields.rolls_same.get(quick)
+            if got is not None and got[0] is token and got[1] is g and got[2] is cells:
+                return got[3]
+
+        def rolls(tok: Token) -> list[tuple[int, CellCheck]]:
+            terrains = [g.model.terrains[t] for t, _ in cells]
+            asked = self.system.turn_checks(tok, terrains, g.pace) or []
+
+            def asks(k: int, check: CellCheck) -> bool:
+                t, layer = cells[k]
+                c = g.state_costs[layer][t].check
+                return c is not None and (c.what, c.target) == (check.what, check.target)
+
+            placed = [(next((k for k in range(len(cells)) if asks(k, c)), 0), c) for c in asked]
+            return sorted(placed, key=lambda x: x[0])
+
+        key = ("turn_checks", token.id, self._stats_key(token), g, cells)
+        result = fields.hooks.get(key, token, rolls)
+        if quick is not None:
+            if len(fields.rolls_same) >= fields.STARTS_KEPT:
+                fields.rolls_same.clear()
+            fields.rolls_same[quick] = (token, g, cells, result)
+        return result
+
+    def _moved(
+        self,
+        tid: str,
+        token: Token,
+        path: list[Cell],
+        spent: float,
+        g: MovementGraph,
+        rolled: tuple[Any, ...] | None = None,
+    ) -> Token:
+        if self._defer is not None:
+            token, path, spent = self._roll_turn(tid, token, path, spent, g, rolled)
+        if len(path) > 1:
+            if self.record:
+                self.events.append(
+                    {
+                        "type": "move",
+                        "token": tid,
+                        "path": [list(c) for c in path],
+                        "turns": self.fields.turns_json(g, spent),
+                    }
+                )
+            elif self._count:
+                self._counted += 1
+        return self.fields.hooks.moved(token, path[-1])
+
+    def _log_rolls(self, tid: str) -> None:
+        """Move the dice's new roll events into the run's log."""
+        new = self.dice.log
+        if not new:
+            return
+        if self.record:
+            append = self.events.append
+            for ev in new:
+                if type(ev) is RollEvent:
+                    append(ev.logged(tid))
+                else:
+                    append({"type": "roll", "token": tid, **ev.to_dict()})
+        elif self._count:
+            self._counted += len(new)
+        new.clear()
+
+    # ----------------------------------------------------------------- goals
+
+    def _check_goals(self, moved: str) -> None:
+        scenario = self.scenario
+        tokens, specs, gap = self.tokens, self.specs, self.fields.gap
+        capture, altitude = scenario.capture, scenario.capture_altitude
+        low_enough = sim_flight.low_enough
+        for q in self.quarries:
+            qtok = tokens[q]
+            qst = qtok.state
+            qc = qst.cell
+            if qc is not None:
+                q_low = qst.flight is None or low_enough(qtok, altitude)
+                q_size = specs[q].size
+                for p in self.pursuers:
+                    ptok = tokens[p]
+                    pst = ptok.state
+                    pc = pst.cell
+                    if (
+                        pc is not None
+                        and gap(pc, specs[p].size, qc, q_size) <= capture
+                        and q_low
+                        and (pst.flight is None or low_enough(ptok, altitude))
+                    ):
+                        self._finish("capture", qc, p)
+                        return
+            if qc in scenario.exit_cells:
+                self._finish("escape", qc, q)
+                return
+
+    def _finish(self, outcome: str, cell: Cell | None, by: str | None) -> None:
+        self.outcome = outcome
+        self.result_cell = cell
+        self.result_by = by
+        self._emit(
+            {
+                "type": "end",
+                "outcome": outcome,
+                "turn": self.turn,
+                "cell": list(cell) if cell else None,
+                "by": by,
+            }
+        )
+
+    # ----------------------------------------------------------------- logs
+
+    def final_states(self) -> dict[str, dict[str, Any]]:
+        return {tid: self.tokens[tid].state.to_dict() for tid in self.order}
+
+    def write_log(self, path: str, label: str | None = "--log") -> None:
+        """The event log as JSON lines, written whole or not at all (:mod:`engine.safeio`):
+        a special file or a link is refused, a full disk leaves no half file."""
+        from engine.safeio import write_text
+
+        write_text(
+            path, "".join(json.dumps(ev, separators=(",", ":")) + "\n" for ev in self.events), label
+        )
+
+
+def _enter_dry(
+    tid: str,
+    token: Token,
+    prof: Profile,
+    node: int,
+    nxt: int,
+    key: tuple[int, int] | None,
+    spent: float,
+) -> tuple[bool, Token, tuple[int, int] | None]:
+    """:meth:`Simulation._enter` for a dry walk: every check passes, nothing is rolled."""
+    return True, token, key
