@@ -1,5 +1,5 @@
 """A flier chase batch (issue 18): one Mythmaster griffon flying with momentum (RULES.md 6,
-engine.sim_flight) hunts two runners on a 64x64 pointy-top hex map strewn with walls.
+engine.sim.flight) hunts two runners on a 64x64 pointy-top hex map strewn with walls.
 Target: >= 150 runs/s on one worker.
 
 Printed beside it, measured in the same run: the same scenario with the griffon on the ground

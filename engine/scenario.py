@@ -38,12 +38,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine import policies
 from engine.errors import ScenarioError, TacgridError, did_you_mean
 from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.sources import clip
+from engine.tokenspec import TokenSpec
 
-POLICIES = ("pursuer", "quarry", "waypoints", "idle", "human")
 GOAL_KEYS = ("capture", "escape", "capture_altitude")
 TOP_KEYS = (
     "name",
@@ -73,23 +74,6 @@ TOKEN_KEYS = (
     "flight",
     "size",
 )
-
-
-@dataclass(frozen=True)
-class TokenSpec:
-    id: str
-    side: str
-    stats: dict[str, Any]
-    cell: Cell
-    policy: str
-    pace: str | None = None
-    target: str | None = None
-    waypoints: tuple[Cell, ...] = ()
-    conditions: tuple[str, ...] = ()
-    #: A momentum flier's start (heading, speed, altitude; engine.sim_flight), or None.
-    flight: dict[str, int] | None = None
-    #: Cells across (engine.footprint): 2 = a 2x2 token on square maps, 7 hexes on hex maps.
-    size: int = 1
 
 
 @dataclass
@@ -447,12 +431,13 @@ def _read_token(
         raise _err(path, f"{where}.stats", str(exc).replace("--token ", "")) from None
     cell = _token_cell(path, where, t, tid, model, spawns)
     policy = t.get("policy", "idle")
-    if policy not in POLICIES:
+    known = policies.names()
+    if not isinstance(policy, str) or policy not in known:
         raise _err(
             path,
             f"{where}.policy",
-            f"'{clip(str(policy))}'" + did_you_mean(str(policy)[:80], POLICIES),
-            f"use {' | '.join(POLICIES)}",
+            f"'{clip(str(policy))}'" + policies.unknown(str(policy)),
+            f"use {' | '.join(known)}",
         )
     pace = t.get("pace")
     if pace is not None and pace not in system.paces:

@@ -1,4 +1,4 @@
-"""Momentum fliers in the turn loop (engine.sim_flight): every flight turn obeys the rules,
+"""Momentum fliers in the turn loop (engine.sim.flight): every flight turn obeys the rules,
 replays to the same state, and batches with fliers do not depend on the split."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from engine.errors import ScenarioError
 from engine.flight.model import FlightChoice, angle, state_from_dict
 from engine.scenario import load_scenario
 from engine.sim import FieldCache, Simulation, read_log, replay_states
-from engine.sim_flight import flies_with_momentum, rules_for
+from engine.sim.flight import flies_with_momentum
 from engine.systems import create
 
 GRIFFON = str(ROOT / "scenarios" / "griffon.yaml")
@@ -41,7 +41,7 @@ def check_run(sim: Simulation) -> int:
     checked = 0
     for ev in flight_events(sim):
         tid = ev["token"]
-        rules = rules_for(sim, sim.tokens[tid])
+        rules = sim.flight_rules(sim.tokens[tid])
         assert rules is not None
         state = before[tid]
         choice = FlightChoice.from_dict(ev["choice"])
@@ -162,7 +162,7 @@ def test_a_flier_turns_wide_and_keeps_its_speed() -> None:
     for ev in flight_events(sim):
         st = state_from_dict(ev["state"])
         if prev is not None:
-            bm = rules_for(sim, sim.tokens["griffon"]).bm
+            bm = sim.flight_rules(sim.tokens["griffon"]).bm
             assert st.speed >= prev.speed - 4 * bm
             assert angle(prev.heading, st.heading) <= 120  # 30 free + 3 actions of 30
         prev = st
@@ -322,7 +322,7 @@ def test_solved_catching_moves_are_every_inner_turn_that_catches() -> None:
     from engine.flight.model import FlightState
     from engine.grid import Grid
     from engine.mapmodel import MapModel, Terrain
-    from engine.sim_flight import _catching_inner, _momentum_moves, _plain_moves
+    from engine.sim.flight import _catching_inner, _momentum_moves, _plain_moves
 
     rng = random.Random(18)
     n = 14

@@ -596,17 +596,19 @@ def test_policies_see_a_token_edited_mid_round_as_it_now_is() -> None:
     for it earlier in that round."""
     import numpy as np
 
+    from engine.sim.view import times_from
+
     sc = load_scenario(CHASE)
     sim = Simulation(sc, 1, record=False)
     sim.begin_turn()
-    fast = sim._times_from("quarry")  # a pursuer's plan reads these first
+    fast = times_from(sim, "quarry")  # a pursuer's plan reads these first
     stats = {**next(t.stats for t in sc.tokens if t.id == "quarry"), "move": 4}
     sim.edit_token("quarry", stats=stats)
-    slow = sim._times_from("quarry")
+    slow = times_from(sim, "quarry")
     fresh = Simulation(sc, 1, record=False)
     fresh.edit_token("quarry", stats=stats)
     fresh.begin_turn()
-    assert np.array_equal(slow, fresh._times_from("quarry"))
+    assert np.array_equal(slow, times_from(fresh, "quarry"))
     reached = np.isfinite(fast) & np.isfinite(slow)
     assert (slow[reached] >= fast[reached]).all() and (slow[reached] > fast[reached]).any()
 

@@ -126,7 +126,7 @@ class FieldCache:
         self._less_notes: dict[int, tuple[Token, Token]] = {}
         #: The bytes of the fields and policy maps kept (:meth:`trim`).
         self.weight = FieldBytes()
-        #: Fliers' flight rules by stats (engine.sim_flight), shared like the fields.
+        #: Fliers' flight rules by stats (engine.sim.flight), shared like the fields.
         self.flight: dict[Any, Any] = {}
         #: The map with doors opened or closed in play, by door state (``Simulation.doors``).
         self._models: dict[tuple[tuple[int, bool], ...], MapModel] = {}
@@ -285,7 +285,7 @@ class FieldCache:
         threat: np.ndarray,
         taken: frozenset[Cell],
     ) -> Cell | None:
-        """:meth:`Simulation._flee_cell`'s choice from ``mine`` (turns from the quarry, a kept
+        """:meth:`SimView.flee_cell`'s choice from ``mine`` (turns from the quarry, a kept
         array), ``threat`` (:meth:`threat`) and the cells ``taken`` by other tokens; kept."""
         key = (id(mine), id(threat), taken)
         got = self._flee.get(key)
@@ -339,7 +339,7 @@ class FieldCache:
         return got
 
     def meet(self, mine: np.ndarray, route: Route) -> Cell:
-        """:meth:`Simulation._intercept`'s cell: the first of ``route`` (the quarry's, kept
+        """:meth:`SimView.intercept`'s cell: the first of ``route`` (the quarry's, kept
         in its field) that ``mine`` (turns from the pursuer, a kept array) reaches no later
         than the quarry, else its last; kept."""
         key = (id(mine), id(route))

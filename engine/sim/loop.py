@@ -7,25 +7,23 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-import numpy as np
-
-from engine import sim_flight
+from engine import policies
 from engine.dice import Dice, RollEvent
-from engine.footprint import covering, fits
+from engine.flight.model import FlightRules
 from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
 from engine.occupancy import Occupancy, Other, occupancy
 from engine.scenario import Scenario, TokenSpec
+from engine.sim import flight as flying
 from engine.sim.cache import FieldCache
-from engine.sim.fields import Field, Profile, TurnPlan, Walk
+from engine.sim.fields import Profile, TurnPlan, Walk
+from engine.sim.view import SimView, low_enough
 from engine.systems.base import CellCheck, Token, jsonable
 from engine.walls import doors_of
 
 #: No token in the way.
 NOBODY = Occupancy()
-#: Policies whose turn starts are kept (Simulation._turn_start): their ways are.
-_KEPT_POLICIES = frozenset({"quarry", "pursuer"})
 
 
 @dataclass
@@ -114,18 +112,15 @@ class Simulation:
         #: Doors opened or closed in play (door id -> open); the map as drawn elsewhere.
         self.doors: dict[int, bool] = {}
         self._skeys: dict[str, tuple[Any, int]] = {}
-        #: Each token's last profile at its scenario pace (:meth:`_profile_now`).
+        #: Each token's last profile at its scenario pace (:meth:`profile_now`).
         self._now: dict[str, tuple[Token, TokenSpec, Any, Profile]] = {}
         #: Whether the last start of a turn (:meth:`_turn_start`) is one kept in the cache.
         self._kept_start = False
         for spec in scenario.tokens:
             self.tokens[spec.id] = self.fields.start_token(spec, lambda s: self._start_token(s))
-        self.pursuers = [
-            t.id for t in scenario.tokens if t.policy == "pursuer" or t.side == "pursuer"
-        ]
-        self.quarries = [
-            t.id for t in scenario.tokens if t.policy == "quarry" or t.side == "quarry"
-        ]
+        self.pursuers: list[str] = []
+        self.quarries: list[str] = []
+        self._sides()
         if self._count:
             self._counted += 1
         elif self.record:
@@ -149,9 +144,9 @@ class Simulation:
         state = replace(
             tok.state, cell=spec.cell, conditions=tok.state.conditions | set(spec.conditions)
         )
-        rules = sim_flight.rules_for(self, tok)
+        rules = self.flight_rules(tok)
         if rules is not None:
-            state = replace(state, flight=sim_flight.start_flight(rules, spec))
+            state = replace(state, flight=flying.start_flight(rules, spec))
         return replace(tok, state=state)
 
     def _stats_key(self, token: Token) -> int:
@@ -208,8 +203,8 @@ class Simulation:
     def _sides(self) -> None:
         """Pursuers and quarries from the specs in turn order (after the GM's edits)."""
         specs = [self.specs[t] for t in self.order]
-        self.pursuers = [t.id for t in specs if t.policy == "pursuer" or t.side == "pursuer"]
-        self.quarries = [t.id for t in specs if t.policy == "quarry" or t.side == "quarry"]
+        self.pursuers = [t.id for t in specs if t.side == "pursuer" or policies.get(t.policy).hunts]
+        self.quarries = [t.id for t in specs if t.side == "quarry" or policies.get(t.policy).flees]
 
     def add_token(self, spec: TokenSpec) -> Token:
         """A new token (stats validated by the system: a bad one raises StatError, nothing
@@ -223,9 +218,9 @@ class Simulation:
                 tok.state, cell=spec.cell, conditions=tok.state.conditions | set(spec.conditions)
             ),
         )
-        rules = sim_flight.rules_for(self, tok)
+        rules = self.flight_rules(tok)
         if rules is not None:
-            tok = tok.moved(flight=sim_flight.start_flight(rules, spec))
+            tok = tok.moved(flight=flying.start_flight(rules, spec))
         self.specs[spec.id] = spec
         self.order.append(spec.id)
         self.tokens[spec.id] = tok
@@ -393,11 +388,11 @@ class Simulation:
             way = None
         self._defer = [] if per_turn else None
         before = token.state.cell
-        flight = sim_flight.rules_for(self, token) if token.state.flight is not None else None
+        flight = self.flight_rules(token) if token.state.flight is not None else None
         if path is not None:
             token = self._walk_path(tid, token, prof, path, self.occupancy_of(tid))
         elif flight is not None:
-            token = sim_flight.fly_turn(self, tid, token, flight)
+            token = self._fly(tid, token, flight)
         elif way is not None:
             token = self._walk_down(tid, token, *way)
         moved = None if flight is not None else token.state.cell != before
@@ -578,7 +573,7 @@ class Simulation:
         tokens were all seen together before). Every key names objects by id, and they
         are kept alive with the start: an id in a key is that very object."""
         self._kept_start = False
-        if spec.policy not in _KEPT_POLICIES:
+        if policies.get(spec.policy).reads is None:
             return self._turn_start_made(tid, spec)
         fields = self.fields
         order, tokens, specs = self.order, self.tokens, self.specs
@@ -642,15 +637,17 @@ class Simulation:
         too, unless ``skip_own``): values, and objects a key names by id (kept alive with
         it); None where one of those tokens is in the air or off the map.
 
-        Of a token: its cell, and of its profile (:meth:`_profile_now`) only its distances:
-        turns from its cell (:meth:`_times_from`), and for a pursuer its quarries' fields to
-        cells, risk-weighted by their penalties (:meth:`_intercept`). Those are the same for
-        every profile on the same compiled graph (:class:`_Distances`) at the same scale and
-        denominator (with equal penalties where they are weighted by them): tokens whose
-        states differ in their checks' odds but not their ways (a D6 pursuer one penalty die
-        down) are read alike, and a way or a start kept for one serves the others."""
+        Of a token: its cell (the tokens in the way read it), and what the policy declares
+        it reads (:attr:`Policy.reads`): of its profile (:meth:`profile_now`) only its
+        distances (turns from its cell), and of a quarry the penalties its risk-weighted
+        route follows. Distances are the same for every profile on the same compiled graph
+        (:class:`_Distances`) at the same scale and denominator: tokens whose states differ
+        in their checks' odds but not their ways (a D6 pursuer one penalty die down) are
+        read alike, and a way or a start kept for one serves the others."""
         tokens = self.tokens
-        hunts = self.specs[tid].policy == "pursuer"
+        reads = policies.get(self.specs[tid].policy).reads or frozenset()
+        distances = policies.DISTANCES in reads
+        odds = policies.QUARRY_ODDS in reads
         values: list[Any] = []
         objects: list[Any] = []
         for oid in self.order:
@@ -659,7 +656,10 @@ class Simulation:
             tok = tokens.get(oid)
             if tok is None or tok.state.cell is None or tok.state.flight is not None:
                 return None
-            prof = self._profile_now(oid, doors)
+            if not distances:
+                values.append((tok.state.cell,))
+                continue
+            prof = self.profile_now(oid, doors)
             shared = prof.shared
             if shared is None:  # (not one of a field cache's: the profile itself)
                 values.append((tok.state.cell,))
@@ -667,7 +667,7 @@ class Simulation:
                 continue
             values.append((tok.state.cell, prof.scale, prof.graph.denominator))
             objects.append(shared)
-            if hunts and oid in self.quarries:
+            if odds and oid in self.quarries:
                 objects.append(prof.penalty)
         return values, objects
 
@@ -726,7 +726,7 @@ class Simulation:
             tok = self.tokens.get(oid)
             if oid == tid or tok is None or tok.state.cell is None:
                 continue
-            if not sim_flight.low_enough(tok, 0):
+            if not low_enough(tok, 0):
                 continue
             spec = self.specs[oid]
             others.append(
@@ -776,7 +776,7 @@ class Simulation:
         whether it rolls once a turn; the doors; every token's spec; and every token's cell
         and the distances of its profile as it stands (:meth:`_others_read`), which is all
         the policies, the tokens in the way and the descent read (:meth:`_find_way`)."""
-        if spec.policy not in _KEPT_POLICIES:
+        if policies.get(spec.policy).reads is None:
             return None
         doors = self.door_key()
         seen = self._others_read(tid, doors)
@@ -792,76 +792,16 @@ class Simulation:
     ) -> tuple[Profile, Walk, int] | None:
         """:meth:`_ground_way` worked out: the policy's goal, then the way down to it."""
         occ = self.occupancy_of(tid)
-        goal = self._policy_goal(spec, token, prof, occ)
-        if goal is None:
+        goal = policies.get(spec.policy).goal(SimView(self, tid, token, prof, occ), spec, token)
+        if goal.progress is not None:
+            self.waypoint[tid] = goal.progress
+        if not goal.cells:
             return None
-        cells, risk = goal
         cell = token.state.cell
         assert cell is not None
-        return self.fields.descent(prof, cells, risk, cell, occ)
+        return self.fields.descent(prof, goal.cells, goal.risk, cell, occ)
 
-    def _policy_goal(
-        self, spec: TokenSpec, token: Token, prof: Profile, occ: Occupancy
-    ) -> tuple[tuple[Cell, ...], bool] | None:
-        """The cells the token's policy makes for this turn, and whether the way there is
-        risk-weighted; None: it stays."""
-        cell = token.state.cell
-        assert cell is not None
-        if spec.policy == "quarry":
-            goal = self._quarry_goal(spec.id)
-            if goal is not None:
-                return (goal,), True
-            best = self._flee_cell(token, prof, occ)
-            return None if best is None else ((best,), False)
-        if spec.policy == "pursuer":
-            quarry = spec.target or self._nearest(cell, self.quarries)
-            if quarry is None:
-                return None
-            at = self._intercept(spec, token, prof, quarry)
-            if spec.size > 1:  # any anchor whose footprint covers the cell
-                grid = prof.graph.grid
-                near = tuple(a for a in covering(grid, at, spec.size) if fits(grid, a, spec.size))
-                return (near or (at,)), False
-            return (at,), False
-        if spec.policy == "waypoints":
-            i = self.waypoint.get(spec.id, 0)
-            while i < len(spec.waypoints) and spec.waypoints[i] == cell:
-                i += 1
-            self.waypoint[spec.id] = i
-            if i >= len(spec.waypoints):
-                return None
-            return (spec.waypoints[i],), False
-        return None  # idle, human
-
-    def _nearest(self, cell: Cell, ids: list[str]) -> str | None:
-        grid = self.scenario.model.grid
-        live = [(grid.steps(cell, self.tokens[q].state.cell), q) for q in ids]  # type: ignore[arg-type]
-        return min(live)[1] if live else None
-
-    def _intercept(self, spec: TokenSpec, token: Token, prof: Profile, quarry: str) -> Cell:
-        """Where the quarry can be caught soonest: the first cell of its predicted route
-        (towards its exit) that this pursuer reaches no later than the quarry does."""
-        qtok = self.tokens[quarry]
-        qcell = qtok.state.cell
-        assert qcell is not None and token.state.cell is not None
-        qprof = self._profile_now(quarry)
-        if not self.scenario.exit_cells:
-            return qcell
-        goal = self._quarry_goal(quarry)
-        if goal is None:
-            return qcell
-        qfield = qprof.field_to((goal,), risk=True)
-        route = qfield.route(qprof, qprof.graph.node(qcell), 4)
-        return self.fields.meet(self._times_from(spec.id), route)
-
-    def _times_from(self, tid: str) -> np.ndarray:
-        """Turns from a token's cell to every cell (best parity), as the token stands now:
-        its profile's (its state at this moment, the doors as they are), kept in the
-        profile. A token whose state changed in place (a failed check, a pace remembered)
-        is seen with its new profile by every token that plans after it."""
-        return self._profile_now(tid).turns_from(self.tokens[tid].state.cell)  # type: ignore[arg-type]
-
-    def _profile_now(self, tid: str, doors: tuple[tuple[int, bool], ...] | None = None) -> Profile:
+    def profile_now(self, tid: str, doors: tuple[tuple[int, bool], ...] | None = None) -> Profile:
         """The profile of token ``tid`` as it stands now, at its scenario pace, on the map
         with ``doors`` (default: as they are in play)."""
         tok, spec = self.tokens[tid], self.specs[tid]
@@ -878,36 +818,41 @@ class Simulation:
         self._now[tid] = (tok, spec, doors, prof)
         return prof
 
-    def _quarry_goal(self, quarry: str) -> Cell | None:
-        """The exit cell the quarry reaches soonest among those it reaches before every
-        pursuer; None when no exit is safe (then it flees)."""
-        exits = self.scenario.exit_cells
-        if not exits:
-            return None
-        mine = self._times_from(quarry)
-        threat = self.fields.threat([self._times_from(pid) for pid in self.pursuers])
-        return self.fields.safest_exit(mine, threat)
+    def flight_rules(self, token: Token) -> FlightRules | None:
+        """The token's flight rules on the scenario's map (kept in the field cache: shared by
+        every run of a batch), or None when it does not fly with momentum."""
+        return flying.rules_for(self.fields.flight, self.system, self.scenario.model, token)
 
-    def _route(
-        self, prof: Profile, cell: Cell, target: Field, limit_turns: int
-    ) -> list[tuple[Cell, float]]:
-        """The cells a token would pass descending ``target``, with arrival ticks (kept in
-        the field: :class:`Route`)."""
-        return list(target.route(prof, prof.graph.node(cell), limit_turns).cells)
-
-    def _flee_cell(self, token: Token, prof: Profile, occ: Occupancy) -> Cell | None:
-        """No safe exit: make for the cell it reaches this turn that keeps the most turns
-        between it and its nearest pursuer (ties: the nearer cell, then the lower index);
-        never one another token stands on."""
-        if not self.pursuers:
-            return None
-        cell = token.state.cell
-        assert cell is not None
-        g = prof.graph
-        mine = prof.turns_from(cell)
-        threat = self.fields.threat([self._times_from(pid) for pid in self.pursuers], g.n)
-        taken = (occ.blocked | occ.no_stop) - {cell} if occ else frozenset()
-        return self.fields.flee_cell(g, cell, mine, threat, taken)
+    def _fly(self, tid: str, token: Token, rules: FlightRules) -> Token:
+        """One flight turn for ``tid``: its policy's choice flown by the rules, as an event."""
+        state = token.state.flight
+        assert state is not None
+        spec = self.specs[tid]
+        policy = policies.get(spec.policy)
+        view = SimView(self, tid, token)
+        cap_alt = self.scenario.capture_altitude
+        choice = flying.choose(view, policy, spec, token, rules, state, cap_alt)
+        if choice is None:
+            return token
+        rec = flying.flown(rules, state, choice)
+        new = rec.state
+        self._emit(
+            {
+                "type": "flight",
+                "token": tid,
+                "turn": self.turn,
+                "choice": choice.to_dict(),
+                "actions": list(rec.actions),
+                "speed": rec.speed,
+                "path": [list(state.cell)] + [list(c) for c in rec.cells],
+                "events": jsonable([e for e in rec.events if e.get("event") != "choice"]),
+                "state": new.to_dict(),
+            }
+        )
+        progress = policy.flown(view, spec, (state.cell, *rec.cells))
+        if progress is not None:
+            self.waypoint[tid] = progress
+        return token.moved(cell=new.cell, flight=new)
 
     # ----------------------------------------------------------------- moving
 
@@ -1277,7 +1222,6 @@ class Simulation:
         scenario = self.scenario
         tokens, specs, gap = self.tokens, self.specs, self.fields.gap
         capture, altitude = scenario.capture, scenario.capture_altitude
-        low_enough = sim_flight.low_enough
         for q in self.quarries:
             qtok = tokens[q]
             qst = qtok.state

@@ -24,10 +24,10 @@ from types import MappingProxyType
 from typing import Any
 
 from engine.errors import ArgumentError, TacgridError
+from engine.eventlog import token_state_from_dict
 from engine.exact import jsonable
 from engine.grid import Cell
 from engine.scenario import Scenario, TokenSpec
-from engine.eventlog import token_state_from_dict
 from engine.sim import Simulation, Snapshot
 from engine.systems.base import Token
 

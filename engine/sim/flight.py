@@ -29,23 +29,21 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from engine.exact import jsonable
 from engine.flight.model import (
     FlightChoice,
     FlightRules,
     FlightState,
     Goal,
+    TurnRecord,
     fly_turns,
     turn_delta,
     turn_options,
 )
-from engine.grid import Cell
-from engine.scenario import TokenSpec
+from engine.grid import Cell, Grid
+from engine.mapmodel import MapModel
+from engine.policies import Aim, Policy, TurnView
 from engine.systems.base import RuleSystem, Token
-
-#: The turn loop (engine.sim.Simulation, the layer above, which calls in here): this module
-#: reads its scenario, tokens, specs, fields and policies' helpers, and emits its events.
-Simulation = Any
+from engine.tokenspec import TokenSpec
 
 #: Candidate moves a pilot weighs exactly (every turn point) once the target is this many
 #: cells beyond its fastest move: the "budget" that makes an ending on the quarry exact.
@@ -61,13 +59,14 @@ def flies_with_momentum(system: RuleSystem) -> bool:
     return system.flies_with_momentum()
 
 
-def rules_for(sim: Simulation, token: Token) -> FlightRules | None:
-    """The token's flight rules on the scenario's map (shared by every run of a batch through
-    the field cache), or None when it does not fly with momentum."""
-    cache: dict[Any, FlightRules | None] = sim.fields.flight
+def rules_for(
+    cache: dict[Any, FlightRules | None], system: RuleSystem, model: MapModel, token: Token
+) -> FlightRules | None:
+    """The token's flight rules on ``model``, kept in ``cache`` by its stats (a field cache's:
+    shared by every run of a batch), or None when it does not fly with momentum."""
     key = tuple(sorted((k, str(v)) for k, v in token.stats.items()))
     if key not in cache:
-        cache[key] = sim.system.flight(token, sim.scenario.model)
+        cache[key] = system.flight(token, model)
     return cache[key]
 
 
@@ -83,164 +82,36 @@ def start_flight(rules: FlightRules, spec: TokenSpec) -> FlightState:
     )
 
 
-def low_enough(token: Token, capture_altitude: int) -> bool:
-    """Whether a token may catch or be caught: on foot, landed, or flying at or below
-    ``capture_altitude`` metres."""
-    f = token.state.flight
-    return f is None or f.landed or f.altitude <= capture_altitude
-
-
 # --------------------------------------------------------------------------- the turn
 
 
-def fly_turn(sim: Simulation, tid: str, token: Token, rules: FlightRules) -> Token:
-    """One flight turn for ``tid``: the policy's choice flown by the rules, as an event."""
-    state = token.state.flight
-    assert state is not None
-    spec = sim.specs[tid]
-    choice = _choose(sim, spec, token, rules, state)
-    if choice is None:
-        return token
-    # The rules fly a choice from a state the same way every time (no dice): kept.
+def flown(rules: FlightRules, state: FlightState, choice: FlightChoice) -> TurnRecord:
+    """``choice`` flown from ``state`` by the rules: the same every time (no dice), so kept
+    in the rules' pilot cache."""
     key = ("flown", state, choice)
     rec = rules.pilot_cache.get(key)
     if rec is None:
         (rec,) = fly_turns(rules, state, [choice])
         _remember(rules.pilot_cache, key, rec)
-    new = rec.state
-    sim._emit(
-        {
-            "type": "flight",
-            "token": tid,
-            "turn": sim.turn,
-            "choice": choice.to_dict(),
-            "actions": list(rec.actions),
-            "speed": rec.speed,
-            "path": [list(state.cell)] + [list(c) for c in rec.cells],
-            "events": jsonable([e for e in rec.events if e.get("event") != "choice"]),
-            "state": new.to_dict(),
-        }
-    )
-    if spec.policy == "waypoints":
-        _advance_waypoints(sim, spec, (state.cell, *rec.cells))
-    return token.moved(cell=new.cell, flight=new)
+    return rec
 
 
-def _advance_waypoints(sim: Simulation, spec: TokenSpec, cells: tuple[Cell, ...]) -> None:
-    i = sim.waypoint.get(spec.id, 0)
-    for c in cells:
-        if i < len(spec.waypoints) and spec.waypoints[i] == c:
-            i += 1
-    sim.waypoint[spec.id] = i
-
-
-# --------------------------------------------------------------------------- policies
-
-
-def _choose(
-    sim: Simulation, spec: TokenSpec, token: Token, rules: FlightRules, state: FlightState
+def choose(
+    view: TurnView,
+    policy: Policy,
+    spec: TokenSpec,
+    token: Token,
+    rules: FlightRules,
+    state: FlightState,
+    cap_alt: int,
 ) -> FlightChoice | None:
     """The policy's choice for this turn (None: a landed flier with nothing to do)."""
-    aim = _aim(sim, spec, token, state)
+    aim = policy.aim(view, spec, token, state)
     if aim is None:
         if state.landed:
             return None
         return _cruise(rules, state)
-    return _best(sim, spec, rules, state, aim)
-
-
-class Aim:
-    """What a policy wants this turn: to end on ``catch`` (within ``reach``), else to get to
-    ``goal`` soonest; or, fleeing, to end far from ``threats``."""
-
-    def __init__(
-        self,
-        goal: Cell | None,
-        catch: Cell | None = None,
-        reach: int = 0,
-        threats: tuple[Cell, ...] = (),
-    ) -> None:
-        self.goal = goal
-        self.catch = catch
-        self.reach = reach
-        self.threats = threats
-
-
-def _aim(sim: Simulation, spec: TokenSpec, token: Token, state: FlightState) -> Aim | None:
-    sc = sim.scenario
-    cell = state.cell
-    if spec.policy == "pursuer":
-        quarry = spec.target or sim._nearest(cell, sim.quarries)
-        if quarry is None:
-            return None
-        qtok = sim.tokens[quarry]
-        qcell = qtok.state.cell
-        assert qcell is not None
-        catch = qcell if low_enough(qtok, sc.capture_altitude) else None
-        return Aim(_predict(sim, quarry), catch, sc.capture)
-    if spec.policy == "quarry":
-        goal = _safe_exit(sim, token)
-        if goal is not None:
-            return Aim(goal)
-        threats = tuple(c for pid in sim.pursuers if (c := sim.tokens[pid].state.cell) is not None)
-        return Aim(None, threats=threats) if threats else None
-    if spec.policy == "waypoints":
-        i = sim.waypoint.get(spec.id, 0)
-        if i >= len(spec.waypoints):
-            return None
-        return Aim(spec.waypoints[i])
-    return None
-
-
-def _predict(sim: Simulation, quarry: str) -> Cell:
-    """Where the quarry will be after its next turn: a flier on its heading at its speed
-    (as far as it is clear), a walker one turn along its route to its exit, else where it
-    stands."""
-    qtok = sim.tokens[quarry]
-    qcell = qtok.state.cell
-    assert qcell is not None
-    f = qtok.state.flight
-    grid = sim.scenario.model.grid
-    if f is not None and not f.landed and f.speed:
-        c, face = qcell, f.face
-        rules = rules_for(sim, qtok)
-        if rules is not None:
-            geo = rules.geo
-            face = geo.norm_face(f.heading, face)
-            for _ in range(f.speed):
-                n = grid.step_heading(c, face)
-                if not grid.in_bounds(n) or not rules.passable(n):
-                    break
-                c, face = n, geo.other(f.heading, face)
-        return c
-    if f is None and sim.scenario.exit_cells:
-        goal = sim._quarry_goal(quarry)
-        if goal is not None:
-            qspec = sim.specs[quarry]
-            prof = sim.fields.profile(
-                qtok, qspec.pace or sim.system.default_pace, qspec.size, sim.door_key()
-            )
-            route = sim._route(prof, qcell, prof.field_to((goal,), risk=True), limit_turns=1)
-            if route:
-                return route[-1][0]
-    return qcell
-
-
-def _safe_exit(sim: Simulation, token: Token) -> Cell | None:
-    """The nearest exit (in steps) that no pursuer is nearer to, if any."""
-    exits = sim.scenario.exit_cells
-    cell = token.state.cell
-    if not exits or cell is None:
-        return None
-    grid = sim.scenario.model.grid
-    threats = [sim.tokens[p].state.cell for p in sim.pursuers]
-    best = None
-    for e in sorted(exits):
-        mine = grid.steps(cell, e)
-        if all(t is None or grid.steps(t, e) > mine for t in threats):
-            if best is None or mine < best[0]:
-                best = (mine, e)
-    return None if best is None else best[1]
+    return _best(rules, state, aim, view.grid, cap_alt)
 
 
 def _cruise(rules: FlightRules, state: FlightState) -> FlightChoice:
@@ -284,16 +155,15 @@ class Move:
 
 
 def _best(
-    sim: Simulation, spec: TokenSpec, rules: FlightRules, state: FlightState, aim: Aim
+    rules: FlightRules, state: FlightState, aim: Aim, grid: Grid, cap_alt: int
 ) -> FlightChoice:
     """The move that best serves ``aim`` from ``state``: a pure function of the rules, the
     state, the aim and the scenario's capture altitude, kept in the rules' pilot cache (a
     batch's fliers face the same situations run after run)."""
-    cap_alt = sim.scenario.capture_altitude
     key = ("best", state, aim.goal, aim.catch, aim.reach, aim.threats, cap_alt)
     got = rules.pilot_cache.get(key)
     if got is None:
-        got = _best_move(sim, rules, state, aim)
+        got = _best_move(rules, state, aim, grid, cap_alt)
         _remember(rules.pilot_cache, key, got)
     return got
 
@@ -306,9 +176,9 @@ def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
     cache[key] = value
 
 
-def _best_move(sim: Simulation, rules: FlightRules, state: FlightState, aim: Aim) -> FlightChoice:
-    grid = sim.scenario.model.grid
-    cap_alt = sim.scenario.capture_altitude
+def _best_move(
+    rules: FlightRules, state: FlightState, aim: Aim, grid: Grid, cap_alt: int
+) -> FlightChoice:
     near = False
     if aim.catch is not None:
         near = grid.steps(state.cell, aim.catch) <= _fastest(rules, state) + aim.reach + NEAR_MARGIN

@@ -1,0 +1,123 @@
+"""The policies every scenario may name: quarry, pursuer, waypoints, idle and human."""
+
+from __future__ import annotations
+
+from engine.flight.model import FlightState
+from engine.footprint import covering, fits
+from engine.grid import Cell
+from engine.policies.base import CELLS, DISTANCES, QUARRY_ODDS, STAY, Aim, Goal, Policy, TurnView
+from engine.systems.base import Token
+from engine.tokenspec import TokenSpec
+
+
+class Quarry(Policy):
+    """Make for the exit it reaches soonest among those it reaches before every pursuer;
+    with none safe, flee to the cell of this turn farthest (in turns) from them."""
+
+    name = "quarry"
+    reads = frozenset({CELLS, DISTANCES})
+    flees = True
+
+    def goal(self, view: TurnView, spec: TokenSpec, token: Token) -> Goal:
+        goal = view.quarry_goal(spec.id)
+        if goal is not None:
+            return Goal((goal,), risk=True)
+        best = view.flee_cell()
+        return STAY if best is None else Goal((best,))
+
+    def aim(self, view: TurnView, spec: TokenSpec, token: Token, state: FlightState) -> Aim | None:
+        goal = safe_exit(view, token)
+        if goal is not None:
+            return Aim(goal)
+        tokens = view.tokens
+        threats = tuple(c for pid in view.pursuers if (c := tokens[pid].state.cell) is not None)
+        return Aim(None, threats=threats) if threats else None
+
+
+class Pursuer(Policy):
+    """Cut across to the first cell of its quarry's predicted route that it reaches no later
+    than the quarry does (its ``target``, else the nearest quarry)."""
+
+    name = "pursuer"
+    reads = frozenset({CELLS, DISTANCES, QUARRY_ODDS})
+    hunts = True
+
+    def goal(self, view: TurnView, spec: TokenSpec, token: Token) -> Goal:
+        cell = token.state.cell
+        assert cell is not None
+        quarry = spec.target or view.nearest(cell, view.quarries)
+        if quarry is None:
+            return STAY
+        at = view.intercept(quarry)
+        if spec.size > 1:  # any anchor whose footprint covers the cell
+            grid = view.grid
+            near = tuple(a for a in covering(grid, at, spec.size) if fits(grid, a, spec.size))
+            return Goal(near or (at,))
+        return Goal((at,))
+
+    def aim(self, view: TurnView, spec: TokenSpec, token: Token, state: FlightState) -> Aim | None:
+        quarry = spec.target or view.nearest(state.cell, view.quarries)
+        if quarry is None:
+            return None
+        qcell = view.tokens[quarry].state.cell
+        assert qcell is not None
+        catch = qcell if view.low_enough(quarry) else None
+        return Aim(view.predict(quarry), catch, view.capture)
+
+
+class Waypoints(Policy):
+    """Walk (or fly) to each of its waypoints in turn, then stay."""
+
+    name = "waypoints"
+
+    def goal(self, view: TurnView, spec: TokenSpec, token: Token) -> Goal:
+        cell = token.state.cell
+        i = view.progress(spec.id)
+        while i < len(spec.waypoints) and spec.waypoints[i] == cell:
+            i += 1
+        if i >= len(spec.waypoints):
+            return Goal(progress=i)
+        return Goal((spec.waypoints[i],), progress=i)
+
+    def aim(self, view: TurnView, spec: TokenSpec, token: Token, state: FlightState) -> Aim | None:
+        i = view.progress(spec.id)
+        if i >= len(spec.waypoints):
+            return None
+        return Aim(spec.waypoints[i])
+
+    def flown(self, view: TurnView, spec: TokenSpec, cells: tuple[Cell, ...]) -> int | None:
+        i = view.progress(spec.id)
+        for c in cells:
+            if i < len(spec.waypoints) and spec.waypoints[i] == c:
+                i += 1
+        return i
+
+
+class Idle(Policy):
+    """Stay put (a flier in the air cruises on)."""
+
+    name = "idle"
+
+
+class Human(Policy):
+    """Moved by a person (the viewer, or ``play_turn``'s moves); on its own it stays."""
+
+    name = "human"
+
+
+def safe_exit(view: TurnView, token: Token) -> Cell | None:
+    """The nearest exit (in steps) that no pursuer is nearer to, if any."""
+    exits = view.exits
+    cell = token.state.cell
+    if not exits or cell is None:
+        return None
+    grid = view.grid
+    tokens = view.tokens
+    threats = [tokens[p].state.cell for p in view.pursuers]
+    best = None
+    for e in sorted(exits):
+        mine = grid.steps(cell, e)
+        if all(t is None or grid.steps(t, e) > mine for t in threats):
+            if best is None or mine < best[0]:
+                best = (mine, e)
+    return None if best is None else best[1]

@@ -1,0 +1,204 @@
+"""The run as a policy may read it (:class:`SimView`, a :class:`~engine.policies.TurnView`).
+
+The view answers the questions the policies ask of the world (who is nearest, where a
+quarry will run, which cell keeps most turns from the pursuers) from the run's state and
+the field cache; it changes nothing. The turn loop makes one for each choice a policy
+makes, for the token that moves (with the profile it moves on this turn).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Protocol
+
+import numpy as np
+
+from engine.flight.model import FlightRules
+from engine.grid import Cell, Grid
+from engine.occupancy import Occupancy
+from engine.scenario import Scenario
+from engine.sim.cache import FieldCache
+from engine.sim.fields import Profile
+from engine.systems.base import Token
+from engine.tokenspec import TokenSpec
+
+
+class RunState(Protocol):
+    """What of a run (:class:`~engine.sim.loop.Simulation`) the view reads."""
+
+    scenario: Scenario
+    fields: FieldCache
+    tokens: dict[str, Token]
+    specs: dict[str, TokenSpec]
+    pursuers: list[str]
+    quarries: list[str]
+    waypoint: dict[str, int]
+
+    def profile_now(self, tid: str, doors: Any = None) -> Profile: ...
+
+    def flight_rules(self, token: Token) -> FlightRules | None: ...
+
+
+class SimView:
+    """:class:`~engine.policies.TurnView` of ``run`` for token ``tid`` moving as ``token``
+    on ``prof`` with ``occ`` in its way (None for a flier: it moves on no profile)."""
+
+    __slots__ = ("_run", "_tid", "_token", "_prof", "_occ")
+
+    def __init__(
+        self,
+        run: RunState,
+        tid: str,
+        token: Token,
+        prof: Profile | None = None,
+        occ: Occupancy | None = None,
+    ) -> None:
+        self._run = run
+        self._tid = tid
+        self._token = token
+        self._prof = prof
+        self._occ = occ
+
+    @property
+    def tokens(self) -> Mapping[str, Token]:
+        return MappingProxyType(self._run.tokens)
+
+    @property
+    def specs(self) -> Mapping[str, TokenSpec]:
+        return MappingProxyType(self._run.specs)
+
+    @property
+    def pursuers(self) -> tuple[str, ...]:
+        return tuple(self._run.pursuers)
+
+    @property
+    def quarries(self) -> tuple[str, ...]:
+        return tuple(self._run.quarries)
+
+    @property
+    def grid(self) -> Grid:
+        prof = self._prof
+        return prof.graph.grid if prof is not None else self._run.scenario.model.grid
+
+    @property
+    def exits(self) -> frozenset[Cell]:
+        return self._run.scenario.exit_cells
+
+    @property
+    def capture(self) -> int:
+        return self._run.scenario.capture
+
+    @property
+    def capture_altitude(self) -> int:
+        return self._run.scenario.capture_altitude
+
+    def progress(self, tid: str) -> int:
+        return self._run.waypoint.get(tid, 0)
+
+    def nearest(self, cell: Cell, ids: tuple[str, ...]) -> str | None:
+        grid = self._run.scenario.model.grid
+        tokens = self._run.tokens
+        live = [(grid.steps(cell, tokens[q].state.cell), q) for q in ids]  # type: ignore[arg-type]
+        return min(live)[1] if live else None
+
+    def times_from(self, tid: str) -> np.ndarray:
+        return times_from(self._run, tid)
+
+    def quarry_goal(self, quarry: str) -> Cell | None:
+        return quarry_goal(self._run, quarry)
+
+    def intercept(self, quarry: str) -> Cell:
+        """The first cell of the quarry's route to its exit (risk-weighted, as it runs)
+        that the mover reaches no later than the quarry does; where it stands if it has no
+        exit to make for."""
+        run = self._run
+        qcell = run.tokens[quarry].state.cell
+        assert qcell is not None and self._token.state.cell is not None
+        qprof = run.profile_now(quarry)
+        if not run.scenario.exit_cells:
+            return qcell
+        goal = quarry_goal(run, quarry)
+        if goal is None:
+            return qcell
+        qfield = qprof.field_to((goal,), risk=True)
+        route = qfield.route(qprof, qprof.graph.node(qcell), 4)
+        return run.fields.meet(times_from(run, self._tid), route)
+
+    def flee_cell(self) -> Cell | None:
+        """The cell the mover reaches this turn that keeps the most turns between it and
+        its nearest pursuer (ties: the nearer cell, then the lower index); never one
+        another token stands on."""
+        run = self._run
+        if not run.pursuers:
+            return None
+        prof = self._prof
+        assert prof is not None, "a flier flees by its flight policy"
+        cell = self._token.state.cell
+        assert cell is not None
+        g = prof.graph
+        mine = prof.turns_from(cell)
+        threat = run.fields.threat([times_from(run, pid) for pid in run.pursuers], g.n)
+        occ = self._occ
+        taken = (occ.blocked | occ.no_stop) - {cell} if occ else frozenset()
+        return run.fields.flee_cell(g, cell, mine, threat, taken)
+
+    def predict(self, quarry: str) -> Cell:
+        """Where the quarry will be after its next turn: a flier on its heading at its speed
+        (as far as it is clear), a walker one turn along its route to its exit, else where
+        it stands."""
+        run = self._run
+        qtok = run.tokens[quarry]
+        qcell = qtok.state.cell
+        assert qcell is not None
+        f = qtok.state.flight
+        grid = run.scenario.model.grid
+        if f is not None and not f.landed and f.speed:
+            c, face = qcell, f.face
+            rules = run.flight_rules(qtok)
+            if rules is not None:
+                geo = rules.geo
+                face = geo.norm_face(f.heading, face)
+                for _ in range(f.speed):
+                    n = grid.step_heading(c, face)
+                    if not grid.in_bounds(n) or not rules.passable(n):
+                        break
+                    c, face = n, geo.other(f.heading, face)
+            return c
+        if f is None and run.scenario.exit_cells:
+            goal = quarry_goal(run, quarry)
+            if goal is not None:
+                prof = run.profile_now(quarry)
+                target = prof.field_to((goal,), risk=True)
+                route = target.route(prof, prof.graph.node(qcell), 1).cells
+                if route:
+                    return route[-1][0]
+        return qcell
+
+    def low_enough(self, tid: str) -> bool:
+        return low_enough(self._run.tokens[tid], self._run.scenario.capture_altitude)
+
+
+def times_from(run: RunState, tid: str) -> np.ndarray:
+    """Turns from a token's cell to every cell (best parity), as the token stands now: its
+    profile's (its state at this moment, the doors as they are), kept in the profile. A
+    token whose state changed in place (a failed check, a pace remembered) is seen with its
+    new profile by every token that plans after it."""
+    return run.profile_now(tid).turns_from(run.tokens[tid].state.cell)  # type: ignore[arg-type]
+
+
+def quarry_goal(run: RunState, quarry: str) -> Cell | None:
+    """The exit cell the quarry reaches soonest among those it reaches before every
+    pursuer; None when no exit is safe (then it flees)."""
+    if not run.scenario.exit_cells:
+        return None
+    mine = times_from(run, quarry)
+    threat = run.fields.threat([times_from(run, pid) for pid in run.pursuers])
+    return run.fields.safest_exit(mine, threat)
+
+
+def low_enough(token: Token, capture_altitude: int) -> bool:
+    """Whether a token may catch or be caught: on foot, landed, or flying at or below
+    ``capture_altitude`` metres."""
+    f = token.state.flight
+    return f is None or f.landed or f.altitude <= capture_altitude
