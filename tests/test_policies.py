@@ -17,6 +17,7 @@ from engine.policies import Goal, Policy, TurnView
 from engine.policies.builtin import Pursuer, Quarry
 from engine.scenario import Scenario, load_scenario
 from engine.sim import FieldCache, Simulation
+from engine.sim.ways import others_read
 from engine.systems.base import Token
 from engine.tokenspec import TokenSpec
 
@@ -176,11 +177,11 @@ def test_the_kept_way_key_follows_the_declaration() -> None:
     sim = Simulation(sc, 1, record=False)
     sim.begin_turn()
     doors = sim.door_key()
-    values, objects = sim._others_read("pursuer1", doors)  # type: ignore[misc]
+    values, objects = others_read(sim, "pursuer1", doors)  # type: ignore[misc]
     assert all(len(v) == 3 for v in values)  # cell, scale, denominator
     quarry_prof = sim.profile_now("quarry")
     assert any(o is quarry_prof.penalty for o in objects)
     toy = Simulation(_with_policy(sc, "pursuer1", "rally"), 1, record=False)
     toy.begin_turn()
-    values, objects = toy._others_read("pursuer1", doors)  # type: ignore[misc]
+    values, objects = others_read(toy, "pursuer1", doors)  # type: ignore[misc]
     assert values == [(toy.tokens[t].state.cell,) for t in toy.order] and objects == []

@@ -3,27 +3,24 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from engine import policies
-from engine.dice import Dice, RollEvent
+from engine.dice import Dice
 from engine.flight.model import FlightRules
 from engine.grid import Cell
 from engine.mapmodel import MapModel
-from engine.movement import MovementGraph
-from engine.occupancy import Occupancy, Other, occupancy
+from engine.occupancy import Occupancy
 from engine.scenario import Scenario, TokenSpec
 from engine.sim import flight as flying
+from engine.sim import ways as way_reads
 from engine.sim.cache import FieldCache
 from engine.sim.fields import Profile, TurnPlan, Walk
 from engine.sim.view import SimView, low_enough
-from engine.systems.base import CellCheck, Token, jsonable
+from engine.sim.walking import EventSink, StatsKeys, Walker
+from engine.systems.base import Token, jsonable
 from engine.walls import doors_of
-
-#: No token in the way.
-NOBODY = Occupancy()
 
 
 @dataclass
@@ -72,11 +69,6 @@ class Simulation:
     'capture'
     """
 
-    #: This turn's cells entered, ``(node, ticks spent)``, while a system that rolls once a
-    #: turn at the hardest cell (D6's round: :meth:`RuleSystem.turn_checks`) waits to roll
-    #: until the move is known (:meth:`_roll_turn`); None otherwise.
-    _defer: list[tuple[int, float]] | None = None
-
     def __init__(
         self,
         scenario: Scenario,
@@ -93,14 +85,13 @@ class Simulation:
         self.dice = Dice(seed)
         self.fields = fields or FieldCache(scenario)
         #: ``record``: True keeps the event log (``events``); "count" only counts the
-        #: events the log would hold (a batch's records carry the number, not the log:
-        #: building it is about an eighth of a square chase's time); False neither. A run
-        #: without the log keeps no notes either (RuleSystem.notes: what the system keeps
-        #: for the table and no rule reads, dropped as each turn closes: :meth:`_close_turn`).
-        self._count = record == "count"
-        self.record = bool(record) and not self._count
-        self._counted = 0
-        self.events: list[dict[str, Any]] = []
+        #: events the log would hold (a batch's records carry the number, not the log);
+        #: False neither. A run without the log keeps no notes either (RuleSystem.notes:
+        #: what the system keeps for the table and no rule reads, dropped as each turn
+        #: closes: :meth:`_close_turn`).
+        self.sink = EventSink(record)
+        self._stats_key = StatsKeys(self.fields)
+        self.walker = Walker(self.system, self.fields, self.dice, self.sink, self._stats_key)
         self.turn = 0
         self.outcome: str | None = None
         self.result_cell: Cell | None = None
@@ -111,7 +102,6 @@ class Simulation:
         self.waypoint: dict[str, int] = {}
         #: Doors opened or closed in play (door id -> open); the map as drawn elsewhere.
         self.doors: dict[int, bool] = {}
-        self._skeys: dict[str, tuple[Any, int]] = {}
         #: Each token's last profile at its scenario pace (:meth:`profile_now`).
         self._now: dict[str, tuple[Token, TokenSpec, Any, Profile]] = {}
         #: Whether the last start of a turn (:meth:`_turn_start`) is one kept in the cache.
@@ -121,8 +111,8 @@ class Simulation:
         self.pursuers: list[str] = []
         self.quarries: list[str] = []
         self._sides()
-        if self._count:
-            self._counted += 1
+        if self.sink.counting:
+            self.sink.counted += 1
         elif self.record:
             self._emit(
                 {
@@ -149,25 +139,25 @@ class Simulation:
             state = replace(state, flight=flying.start_flight(rules, spec))
         return replace(tok, state=state)
 
-    def _stats_key(self, token: Token) -> int:
-        """:meth:`FieldCache.stats_id` of the token's stats, kept while they stay the same."""
-        got = self._skeys.get(token.id)
-        if got is None or got[0] is not token.stats:
-            got = self._skeys[token.id] = (token.stats, self.fields.stats_id(token.stats))
-        return got[1]
-
     # ----------------------------------------------------------------- events
 
     def _emit(self, event: dict[str, Any]) -> None:
-        if self.record:
-            self.events.append(event)
-        elif self._count:
-            self._counted += 1
+        self.sink.emit(event)
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """The event log (empty for a run that keeps none)."""
+        return self.sink.events
+
+    @property
+    def record(self) -> bool:
+        """Whether the run keeps its event log."""
+        return self.sink.record
 
     @property
     def n_events(self) -> int:
         """The events of the run so far: those logged, or (``record="count"``) counted."""
-        return len(self.events) + self._counted
+        return self.sink.n_events
 
     def snapshot(self) -> Snapshot:
         """Everything needed to undo to this point or fork from it."""
@@ -187,9 +177,7 @@ class Simulation:
         self.tokens = dict(snap.tokens)
         self.turn = snap.turn
         self.outcome = snap.outcome
-        del self.events[snap.n_events :]
-        if self._count:
-            self._counted = snap.n_events
+        self.sink.back_to(snap.n_events)
         self.dice.setstate(snap.dice_state)
         self.waypoint = dict(snap.waypoint)
         self.doors = dict(snap.doors or {})
@@ -386,15 +374,15 @@ class Simulation:
         else:
             token, pace, per_turn, prof = self._begin(tid, spec)
             way = None
-        self._defer = [] if per_turn else None
+        self.walker.defer = [] if per_turn else None
         before = token.state.cell
         flight = self.flight_rules(token) if token.state.flight is not None else None
         if path is not None:
-            token = self._walk_path(tid, token, prof, path, self.occupancy_of(tid))
+            token = self.walker.walk_path(tid, token, prof, path, self.occupancy_of(tid))
         elif flight is not None:
             token = self._fly(tid, token, flight)
         elif way is not None:
-            token = self._walk_down(tid, token, *way)
+            token = self.walker.walk_down(tid, token, *way)
         moved = None if flight is not None else token.state.cell != before
         self._end_turn(tid, token, pace, moved)
 
@@ -417,8 +405,8 @@ class Simulation:
         if self.record:
             state = self.fields.hooks.state_dict(token.state)
             self.events.append({"type": "state", "token": tid, "state": state})
-        elif self._count:
-            self._counted += 1
+        elif self.sink.counting:
+            self.sink.counted += 1
         self._check_goals(tid)
         return token
 
@@ -450,7 +438,7 @@ class Simulation:
             return system.end_turn(tok, dice)
 
         token = hooks.token(key, token, end, self.dice, rolls)
-        self._log_rolls(tid)
+        self.walker.log_rolls(tid)
         return token
 
     def _end_key(self, tid: str, token: Token, pace: str, moved: bool | None) -> tuple[Any, ...]:
@@ -474,7 +462,7 @@ class Simulation:
         entries, walked, rolled = walk.upto(k)
         rolls: tuple[tuple[int, Any], ...] = ()
         if per_turn and entries:
-            asked = self._turn_rolls(token, prof.graph, entries, rolled)
+            asked = self.walker.turn_rolls(token, prof.graph, entries, rolled)
             rolls = tuple((at, c) for at, c in asked if c.check is not None)
         return TurnPlan(rolls, (token.state.cell, *walked))
 
@@ -490,21 +478,22 @@ class Simulation:
             if not result.success:
                 break
         log = dice.log
-        if self._count:  # each roll's event and its check's
-            self._counted += len(log) + len(results)
+        sink = self.sink
+        if sink.counting:  # each roll's event and its check's
+            sink.counted += len(log) + len(results)
         log.clear()
-        self._defer = None
+        self.walker.defer = None
         key = tuple(results)
         got = plan.outcomes.get(key)
         if got is None:  # new degrees for this plan: the turn is made, and its outcome kept
             got = self._plan_outcome(tid, start, plan, results)
             plan.keep(key, got)
-            if self._count:
-                self._counted += got[2]
+            if sink.counting:
+                sink.counted += got[2]
             return
         moved_token, moved, n_move, ended = got
-        if self._count:
-            self._counted += n_move
+        if sink.counting:
+            sink.counted += n_move
         if ended is None:  # an end of the turn that rolls: made every time
             self._end_turn(tid, moved_token, start[1], moved)
             return
@@ -526,7 +515,7 @@ class Simulation:
         else:
             path = plan.path
             for (at, check), (degree, success) in zip(plan.rolls, results, strict=False):
-                token = self._apply_check(tid, token, check.what, degree)
+                token = self.walker.apply_check(tid, token, check.what, degree)
                 if not success:
                     path = path[: at + 1]
                     break
@@ -555,7 +544,7 @@ class Simulation:
         token, pace, per_turn = self.fields.hooks.token(
             ("begin", tid, skey, chosen), token, begin, self.dice
         )
-        self._log_rolls(tid)
+        self.walker.log_rolls(tid)
         prof = self.fields.profile(token, pace, spec.size, self.door_key(), skey)
         return token, pace, per_turn, prof
 
@@ -587,7 +576,7 @@ class Simulation:
         if got is not None:
             self._kept_start = True
             return got[1]
-        by_reads = self._start_key(tid)
+        by_reads = way_reads.start_key(self, tid)
         if by_reads is not None:
             got = fields.starts_by_reads.get(by_reads[0])
             if got is not None:
@@ -613,64 +602,6 @@ class Simulation:
         way = self._ground_way(tid, spec, token, prof, per_turn)
         return token, pace, per_turn, prof, way
 
-    def _start_key(self, tid: str) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
-        """What :meth:`_turn_start` keeps a start by in ``starts_by_reads``, and the objects
-        it names by id; None where a token is in the air or off the map.
-
-        The start of the turn reads the token itself; the way reads the other tokens'
-        cells and their profiles' distances (:meth:`_others_read`), not the rest of their
-        states (a D6 token's last collision margin, which no rule reads again, or a penalty
-        die that changes its odds but not its ways, would otherwise make every later turn
-        of the run new)."""
-        doors = self.door_key()
-        seen = self._others_read(tid, doors, skip_own=True)
-        if seen is None:
-            return None
-        values, objects = seen
-        kept = (self.tokens.get(tid), *map(self.specs.__getitem__, self.order), *objects)
-        return (tid, doors, *values, *map(id, kept)), kept
-
-    def _others_read(
-        self, tid: str, doors: tuple[tuple[int, bool], ...], skip_own: bool = False
-    ) -> tuple[list[Any], list[Any]] | None:
-        """What ``tid``'s policy and way read of every token as it stands (the mover's own
-        too, unless ``skip_own``): values, and objects a key names by id (kept alive with
-        it); None where one of those tokens is in the air or off the map.
-
-        Of a token: its cell (the tokens in the way read it), and what the policy declares
-        it reads (:attr:`Policy.reads`): of its profile (:meth:`profile_now`) only its
-        distances (turns from its cell), and of a quarry the penalties its risk-weighted
-        route follows. Distances are the same for every profile on the same compiled graph
-        (:class:`_Distances`) at the same scale and denominator: tokens whose states differ
-        in their checks' odds but not their ways (a D6 pursuer one penalty die down) are
-        read alike, and a way or a start kept for one serves the others."""
-        tokens = self.tokens
-        reads = policies.get(self.specs[tid].policy).reads or frozenset()
-        distances = policies.DISTANCES in reads
-        odds = policies.QUARRY_ODDS in reads
-        values: list[Any] = []
-        objects: list[Any] = []
-        for oid in self.order:
-            if skip_own and oid == tid:
-                continue
-            tok = tokens.get(oid)
-            if tok is None or tok.state.cell is None or tok.state.flight is not None:
-                return None
-            if not distances:
-                values.append((tok.state.cell,))
-                continue
-            prof = self.profile_now(oid, doors)
-            shared = prof.shared
-            if shared is None:  # (not one of a field cache's: the profile itself)
-                values.append((tok.state.cell,))
-                objects.append(prof)
-                continue
-            values.append((tok.state.cell, prof.scale, prof.graph.denominator))
-            objects.append(shared)
-            if odds and oid in self.quarries:
-                objects.append(prof.penalty)
-        return values, objects
-
     def _start_kept(self, tid: str, spec: TokenSpec, start: tuple[Any, ...]) -> bool:
         """Whether :meth:`_turn_start` keeps ``start``: no profile with tokens taken away in
         its way (those are not kept), and the token kept one object per value
@@ -687,58 +618,6 @@ class Simulation:
         chosen = spec.pace or self.system.default_pace
         return hooks.same(("begin", tid, self._stats_key(token), chosen), token) is not None
 
-    # ----------------------------------------------------------------- tokens in the way
-
-    def occupancy_of(self, tid: str) -> Occupancy:
-        """What the other tokens take away from ``tid`` this turn (engine.occupancy): under
-        the scenario's ``tokens_block``, enemies' footprints block and allies' may be
-        passed but not stopped on; a pursuer's quarries never block it (that is the catch);
-        a flier in the air is over everyone's heads."""
-        setting = self.scenario.tokens_block
-        if setting == "none":
-            return NOBODY
-        mine = self.specs[tid]
-        hunts = tid in self.pursuers
-        specs = self.specs
-        if mine.size <= 1 and all(specs[oid].size <= 1 for oid in self.order):
-            # One cell each (engine.occupancy's common case), without the Other records.
-            inside = self.scenario.model.grid.in_bounds
-            blocked: set[Cell] = set()
-            no_stop: set[Cell] = set()
-            every = setting == "all"
-            for oid in self.order:
-                tok = self.tokens.get(oid)
-                if oid == tid or tok is None:
-                    continue
-                st = tok.state
-                cell, f = st.cell, st.flight
-                if cell is None or not (f is None or f.landed or f.altitude <= 0):
-                    continue
-                if hunts and oid in self.quarries:
-                    continue
-                if inside(cell):
-                    (blocked if (every or specs[oid].side != mine.side) else no_stop).add(cell)
-            if not blocked and not no_stop:
-                return NOBODY
-            return Occupancy(frozenset(blocked), frozenset(no_stop - blocked))
-        others = []
-        for oid in self.order:
-            tok = self.tokens.get(oid)
-            if oid == tid or tok is None or tok.state.cell is None:
-                continue
-            if not low_enough(tok, 0):
-                continue
-            spec = self.specs[oid]
-            others.append(
-                Other(
-                    tok.state.cell,
-                    spec.size,
-                    enemy=spec.side != mine.side,
-                    quarry=hunts and oid in self.quarries,
-                )
-            )
-        return occupancy(self.scenario.model.grid, mine.size, others, setting)
-
     # ----------------------------------------------------------------- policies
 
     def _ground_way(
@@ -748,7 +627,7 @@ class Simulation:
         profile walked, its walk and how many edges of it (:meth:`_descent`), or None (it
         stays). Kept in the field cache (``ways``) by all that the policy and the way
         read (:meth:`_way_key`)."""
-        keyed = self._way_key(tid, spec, prof, per_turn)
+        keyed = way_reads.way_key(self, tid, spec, prof, per_turn)
         if keyed is None:
             return self._find_way(tid, spec, token, prof)
         key, kept = keyed
@@ -764,28 +643,6 @@ class Simulation:
                 ways.clear()
             ways[key] = (kept, way)
         return way
-
-    def _way_key(
-        self, tid: str, spec: TokenSpec, prof: Profile, per_turn: bool
-    ) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
-        """What :meth:`_ground_way` keeps a way by, and the objects it names by id (to be
-        kept alive with it); None where it is not kept (a flier about, a token off the
-        map, a policy other than quarry or pursuer).
-
-        A quarry's or pursuer's way is a function of: the token's profile this turn and
-        whether it rolls once a turn; the doors; every token's spec; and every token's cell
-        and the distances of its profile as it stands (:meth:`_others_read`), which is all
-        the policies, the tokens in the way and the descent read (:meth:`_find_way`)."""
-        if policies.get(spec.policy).reads is None:
-            return None
-        doors = self.door_key()
-        seen = self._others_read(tid, doors)
-        if seen is None:
-            return None
-        values, objects = seen
-        kept = (prof, *objects, *map(self.specs.__getitem__, self.order))
-        key = (tid, per_turn, doors, *values, *map(id, kept))
-        return key, kept
 
     def _find_way(
         self, tid: str, spec: TokenSpec, token: Token, prof: Profile
@@ -817,6 +674,10 @@ class Simulation:
         )
         self._now[tid] = (tok, spec, doors, prof)
         return prof
+
+    def occupancy_of(self, tid: str) -> Occupancy:
+        """What the other tokens take away from ``tid`` this turn (:func:`engine.sim.ways.occupancy_of`)."""
+        return way_reads.occupancy_of(self, tid)
 
     def flight_rules(self, token: Token) -> FlightRules | None:
         """The token's flight rules on the scenario's map (kept in the field cache: shared by
@@ -853,368 +714,6 @@ class Simulation:
         if progress is not None:
             self.waypoint[tid] = progress
         return token.moved(cell=new.cell, flight=new)
-
-    # ----------------------------------------------------------------- moving
-
-    def _descend(
-        self,
-        tid: str,
-        token: Token,
-        prof: Profile,
-        goal: tuple[tuple[Cell, ...], bool],
-        occ: Occupancy = NOBODY,
-    ) -> Token:
-        """Step down the field to ``goal`` while the turn's time lasts. Tokens in the way
-        (``occ``): where the way down the open field meets a blocking token, the field with
-        the blocking tokens taken away is walked instead (a goal cell a token stands on is
-        walked up to); the move never ends on an ally's cell."""
-        cells, risk = goal
-        cell = token.state.cell
-        assert cell is not None
-        prof, walk, k = self.fields.descent(prof, cells, risk, cell, occ)
-        return self._walk_down(tid, token, prof, walk, k)
-
-    def _walk_down(self, tid: str, token: Token, prof: Profile, walk: Walk, k: int) -> Token:
-        """:meth:`_descend` along its way (:meth:`_descent`): the first ``k`` edges of
-        ``walk`` on ``prof``, rolling on the way."""
-        cell = token.state.cell
-        assert cell is not None
-        g = prof.graph
-        plan = walk.edges if k == len(walk.edges) else walk.edges[:k]
-        if not walk.jumps and (
-            (self._defer is not None and not self._defer)
-            or (self._defer is None and not walk.checks)
-        ):
-            # One roll a turn, rolled once the move is known, or no cell of the way that asks
-            # a check: walking enters every cell of the plan (what the loop below does, read
-            # off the kept walk).
-            entries, walked, rolled = walk.upto(k)
-            if self._defer is not None:
-                self._defer.extend(entries)
-            path = [cell, *walked]
-            spent = walk.spent[k - 1] if k else 0.0
-            return self._moved(tid, token, path, spent, g, rolled)
-        spent = 0.0
-        path = [cell]
-        key: tuple[int, int] | None = self._run_key_at(g, cell)
-        for node, nxt, w in plan:
-            ok, token, key = self._enter(tid, token, prof, node, nxt, key, spent + w)
-            path.extend(self._jumped(g, node, nxt, ok))
-            if not ok:
-                break
-            spent += w
-            if g.cell_of(nxt) != path[-1]:  # a state change in place (standing) stays put
-                path.append(g.cell_of(nxt))
-        return self._moved(tid, token, path, spent, g)
-
-    @staticmethod
-    def _run_key_at(g: MovementGraph, cell: Cell) -> tuple[int, int]:
-        """The run a token standing on ``cell`` is in at the start of its turn: a run checked
-        once (one climb, one roll) is not checked again when the next turn goes on with it."""
-        return (int(g.run_key[g.grid.index(cell)]), 0)
-
-    @staticmethod
-    def _jumped(g: MovementGraph, node: int, nxt: int, ok: bool) -> list[Cell]:
-        """The cells a jump edge passes before its landing (all of them when it is made; up
-        to the first gap cell, where the token falls, when its roll failed; a failed leap
-        stops below)."""
-        jump = g.jump_at.get((node, nxt)) if g.jump_at else None
-        if jump is None:
-            return []
-        if ok:
-            upto = len(jump.parts) - 1
-        else:  # into the gap; a failed leap stays below the height
-            upto = jump.gap_at + 1 if jump.kind == "gap" else jump.gap_at
-        return [g.grid.cell_of_index(part[0]) for part in jump.parts[:upto]]
-
-    def _walk_path(
-        self,
-        tid: str,
-        token: Token,
-        prof: Profile,
-        path: list[Cell],
-        occ: Occupancy = NOBODY,
-    ) -> Token:
-        """A given path (human moves): walked while the turn's time lasts, up to the first
-        token in the way (``occ``), and never to end on an ally's cell."""
-        if path and occ:
-            blocked = occ.blocked - {path[0]}
-            if blocked & set(path[1:]):
-                prof = self.fields.blocked_profile(prof, blocked)
-            if occ.no_stop:
-                _, walked, _ = self._walk(tid, token, prof, path, dry=True)
-                end = len(walked)
-                while end > 1 and path[end - 1] in occ.no_stop:
-                    end -= 1
-                path = path[:end]
-        token, walked, spent = self._walk(tid, token, prof, path)
-        return self._moved(tid, token, walked, spent, prof.graph)
-
-    def _walk(
-        self, tid: str, token: Token, prof: Profile, path: list[Cell], *, dry: bool = False
-    ) -> tuple[Token, list[Cell], float]:
-        """Walk ``path`` while the turn's time lasts: the token, the cells walked and the
-        ticks spent. ``dry``: no checks (all pass) and no events, to see how far it goes."""
-        enter = self._enter if not dry else _enter_dry
-        g = prof.graph
-        node = g.node(path[0])
-        spent = 0.0
-        walked = [path[0]]
-        key: tuple[int, int] | None = self._run_key_at(g, path[0])
-        i = 0
-        while i + 1 < len(path):
-            i += 1
-            cell = path[i]
-            jump = g.jump_along(node, path, i)
-            if jump is not None:
-                # A jump over the gap ahead: one edge, made whole or not at all.
-                if spent + jump.ticks > g.denominator + 1e-9 and spent > 0:
-                    break
-                ok, token, key = enter(tid, token, prof, node, jump.dst, key, spent + jump.ticks)
-                walked.extend(self._jumped(g, node, jump.dst, ok))
-                if not ok:
-                    break
-                spent += jump.ticks
-                node = jump.dst
-                walked.append(g.cell_of(node))
-                i += len(jump.parts) - 1
-                continue
-            # The cheapest way into the next cell, standing up first where the rules need it.
-            step = g.step_from(node, cell)
-            if step is None:
-                break
-            hops = [node, *step]
-            ws = []
-            for a, b in zip(hops, hops[1:], strict=False):
-                ws.append(next(float(t) for v, t in g.neighbours(a) if v == b))
-            if spent + sum(ws) > g.denominator + 1e-9:
-                break
-            ok = True
-            for a, b, w in zip(hops, hops[1:], ws, strict=False):
-                ok, token, key = enter(tid, token, prof, a, b, key, spent + w)
-                if not ok:
-                    break
-                spent += w
-                node = b
-            if not ok:
-                break
-            walked.append(cell)
-        return token, walked, spent
-
-    def _enter(
-        self,
-        tid: str,
-        token: Token,
-        prof: Profile,
-        node: int,
-        nxt: int,
-        key: tuple[int, int] | None,
-        spent: float,
-    ) -> tuple[bool, Token, tuple[int, int] | None]:
-        """Roll the check of a new run of terrain, or of a run in a new move as the system
-        counts moves (a Move action: ``spent`` ticks into the turn, this step included); a
-        failure keeps the token out."""
-        g = prof.graph
-        j = nxt % g.n
-        if j == node % g.n:
-            # A state change in place (standing up): no cell entered, no check (the
-            # system's start_turn/end_turn keep the token's conditions in step).
-            return True, token, key
-        jump = g.jump_at.get((node, nxt)) if g.jump_at else None
-        if jump is not None:
-            # One jump, one roll (RULES.md 4); a failure falls into the gap.
-            if jump.check is not None and jump.check.check is not None:
-                gap = g.grid.cell_of_index(jump.parts[jump.gap_at][0])
-                result = jump.check.check.roll(self.dice)
-                self._log_rolls(tid)
-                self._emit(
-                    {
-                        "type": "check",
-                        "token": tid,
-                        "cell": list(gap),
-                        "what": jump.check.what,
-                        "target": jump.check.target,
-                        "degree": result.degree,
-                        "success": result.success,
-                    }
-                )
-                token = self._apply_check(tid, token, jump.check.what, result.degree)
-                if not result.success:
-                    return False, token, key
-            return True, token, (int(g.run_key[j]), 0)
-        if self._defer is not None:  # one roll a turn: rolled once the move is known
-            self._defer.append((nxt, spent))
-            return True, token, key
-        tid_j = int(g.model.terrain_ids.ravel()[j])
-        period = g.check_period[tid_j]
-        move = 0 if period is None else math.ceil(g.turns(spent) / period)
-        run_key = (int(g.run_key[j]), move)
-        cost = g.state_costs[g.state_of(nxt)][tid_j]
-        if cost.check is not None and run_key != key and cost.check.check is not None:
-            result = cost.check.check.roll(self.dice)
-            self._log_rolls(tid)
-            cell = g.cell_of(nxt)
-            self._emit(
-                {
-                    "type": "check",
-                    "token": tid,
-                    "cell": list(cell),
-                    "what": cost.check.what,
-                    "target": cost.check.target,
-                    "degree": result.degree,
-                    "success": result.success,
-                }
-            )
-            token = self._apply_check(tid, token, cost.check.what, result.degree)
-            if not result.success:
-                return False, token, run_key
-        return True, token, run_key
-
-    def _roll_turn(
-        self,
-        tid: str,
-        token: Token,
-        path: list[Cell],
-        spent: float,
-        g: MovementGraph,
-        rolled: tuple[Any, ...] | None = None,
-    ) -> tuple[Token, list[Cell], float]:
-        """Roll this turn's checks over the cells it entered, as the system counts them once
-        a turn (D6: one roll a round, at the hardest cell crossed: RULES.md 3), each at the
-        first cell asking it, in path order; a failure keeps the token out of that cell."""
-        entries, self._defer = self._defer or [], None
-        for at, check in self._turn_rolls(token, g, entries, rolled) if entries else ():
-            if check.check is None:
-                continue
-            result = check.check.roll(self.dice)
-            if self._count:  # the roll's events, counted (:meth:`_log_rolls`)
-                log = self.dice.log
-                self._counted += len(log)
-                log.clear()
-            else:
-                self._log_rolls(tid)
-            if self.record:
-                self.events.append(
-                    {
-                        "type": "check",
-                        "token": tid,
-                        "cell": list(path[at + 1]),
-                        "what": check.what,
-                        "target": check.target,
-                        "degree": result.degree,
-                        "success": result.success,
-                    }
-                )
-            elif self._count:
-                self._counted += 1
-            token = self._apply_check(tid, token, check.what, result.degree)
-            if not result.success:
-                return token, path[: at + 1], entries[at - 1][1] if at else 0.0
-        return token, path, spent
-
-    def _apply_check(self, tid: str, token: Token, what: str, degree: str) -> Token:
-        """:meth:`RuleSystem.apply_check`, kept by what it reads (:class:`HookMemo`), and by
-        the very token (one kept by value: :meth:`HookMemo.canon`), check and degree."""
-        fields = self.fields
-        quick = (id(token), what, degree)
-        got = fields.applied.get(quick)
-        if got is not None and got[0] is token:
-            return got[1]
-        hooks = fields.hooks
-        key = ("apply_check", tid, self._stats_key(token), what, degree)
-        apply = self.system.apply_check
-        made = hooks.token(key, token, lambda tok: apply(tok, what, degree))
-        if hooks.is_canon(token) and token.id == tid:
-            if len(fields.applied) >= fields.STARTS_KEPT:
-                fields.applied.clear()
-            fields.applied[quick] = (token, made)
-        return made
-
-    def _turn_rolls(
-        self,
-        token: Token,
-        g: MovementGraph,
-        entries: list[tuple[int, float]],
-        cells: tuple[Any, ...] | None = None,
-    ) -> list[tuple[int, CellCheck]]:
-        """This turn's checks (:meth:`RuleSystem.turn_checks` over the cells entered), each
-        with the first entry asking it, in roll order. A pure function of the token, the
-        cells (``cells``: their ``(terrain id, layer)``, where the caller has them) and their
-        layers: kept in the field cache by what it read (:class:`HookMemo`)."""
-        fields = self.fields
-        quick = None
-        if cells is None:
-            ids = g.terrain_list()
-            n, per = g.n, g.n * g.n_par
-            cells = tuple((ids[nxt % n], nxt // per) for nxt, _ in entries)
-        elif fields.hooks.is_canon(token):
-            # The cells of a kept walk (Walk.upto) and a token kept by value: this very
-            # call's result, kept by identity, before any key is hashed.
-            quick = (id(token), id(g), id(cells))
-            got = fields.rolls_same.get(quick)
-            if got is not None and got[0] is token and got[1] is g and got[2] is cells:
-                return got[3]
-
-        def rolls(tok: Token) -> list[tuple[int, CellCheck]]:
-            terrains = [g.model.terrains[t] for t, _ in cells]
-            asked = self.system.turn_checks(tok, terrains, g.pace) or []
-
-            def asks(k: int, check: CellCheck) -> bool:
-                t, layer = cells[k]
-                c = g.state_costs[layer][t].check
-                return c is not None and (c.what, c.target) == (check.what, check.target)
-
-            placed = [(next((k for k in range(len(cells)) if asks(k, c)), 0), c) for c in asked]
-            return sorted(placed, key=lambda x: x[0])
-
-        key = ("turn_checks", token.id, self._stats_key(token), g, cells)
-        result = fields.hooks.get(key, token, rolls)
-        if quick is not None:
-            if len(fields.rolls_same) >= fields.STARTS_KEPT:
-                fields.rolls_same.clear()
-            fields.rolls_same[quick] = (token, g, cells, result)
-        return result
-
-    def _moved(
-        self,
-        tid: str,
-        token: Token,
-        path: list[Cell],
-        spent: float,
-        g: MovementGraph,
-        rolled: tuple[Any, ...] | None = None,
-    ) -> Token:
-        if self._defer is not None:
-            token, path, spent = self._roll_turn(tid, token, path, spent, g, rolled)
-        if len(path) > 1:
-            if self.record:
-                self.events.append(
-                    {
-                        "type": "move",
-                        "token": tid,
-                        "path": [list(c) for c in path],
-                        "turns": self.fields.turns_json(g, spent),
-                    }
-                )
-            elif self._count:
-                self._counted += 1
-        return self.fields.hooks.moved(token, path[-1])
-
-    def _log_rolls(self, tid: str) -> None:
-        """Move the dice's new roll events into the run's log."""
-        new = self.dice.log
-        if not new:
-            return
-        if self.record:
-            append = self.events.append
-            for ev in new:
-                if type(ev) is RollEvent:
-                    append(ev.logged(tid))
-                else:
-                    append({"type": "roll", "token": tid, **ev.to_dict()})
-        elif self._count:
-            self._counted += len(new)
-        new.clear()
 
     # ----------------------------------------------------------------- goals
 
@@ -1272,16 +771,3 @@ class Simulation:
         write_text(
             path, "".join(json.dumps(ev, separators=(",", ":")) + "\n" for ev in self.events), label
         )
-
-
-def _enter_dry(
-    tid: str,
-    token: Token,
-    prof: Profile,
-    node: int,
-    nxt: int,
-    key: tuple[int, int] | None,
-    spent: float,
-) -> tuple[bool, Token, tuple[int, int] | None]:
-    """:meth:`Simulation._enter` for a dry walk: every check passes, nothing is rolled."""
-    return True, token, key

@@ -34,6 +34,9 @@ class RunState(Protocol):
     pursuers: list[str]
     quarries: list[str]
     waypoint: dict[str, int]
+    order: list[str]
+
+    def door_key(self) -> tuple[tuple[int, bool], ...]: ...
 
     def profile_now(self, tid: str, doors: Any = None) -> Profile: ...
 

@@ -365,7 +365,7 @@ def apply_session(viewer: Any, data: dict[str, Any], scenario: Scenario) -> None
     if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
         raise ValueError("its event log is not a list of events")
     sim = Simulation(scenario, int(data["seed"]))
-    sim.events = list(events)
+    sim.events[:] = events
     sim.restore(present.snap)
     try:
         sim.model  # noqa: B018 - a door the map no longer has fails here

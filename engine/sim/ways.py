@@ -1,0 +1,151 @@
+"""What a ground token's way this turn reads of the run: the tokens in its way
+(:func:`occupancy_of`) and, for a policy that declares its reads, the keys its way and its
+whole turn start are kept by in the field cache (:func:`way_key`, :func:`start_key`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine import policies
+from engine.grid import Cell
+from engine.occupancy import Occupancy, Other, occupancy
+from engine.sim.fields import Profile
+from engine.sim.view import RunState, low_enough
+from engine.tokenspec import TokenSpec
+
+#: No token in the way.
+NOBODY = Occupancy()
+
+
+def occupancy_of(run: RunState, tid: str) -> Occupancy:
+    """What the other tokens take away from ``tid`` this turn (engine.occupancy): under
+    the scenario's ``tokens_block``, enemies' footprints block and allies' may be
+    passed but not stopped on; a pursuer's quarries never block it (that is the catch);
+    a flier in the air is over everyone's heads."""
+    setting = run.scenario.tokens_block
+    if setting == "none":
+        return NOBODY
+    mine = run.specs[tid]
+    hunts = tid in run.pursuers
+    specs = run.specs
+    if mine.size <= 1 and all(specs[oid].size <= 1 for oid in run.order):
+        # One cell each (engine.occupancy's common case), without the Other records.
+        inside = run.scenario.model.grid.in_bounds
+        blocked: set[Cell] = set()
+        no_stop: set[Cell] = set()
+        every = setting == "all"
+        for oid in run.order:
+            tok = run.tokens.get(oid)
+            if oid == tid or tok is None:
+                continue
+            st = tok.state
+            cell, f = st.cell, st.flight
+            if cell is None or not (f is None or f.landed or f.altitude <= 0):
+                continue
+            if hunts and oid in run.quarries:
+                continue
+            if inside(cell):
+                (blocked if (every or specs[oid].side != mine.side) else no_stop).add(cell)
+        if not blocked and not no_stop:
+            return NOBODY
+        return Occupancy(frozenset(blocked), frozenset(no_stop - blocked))
+    others = []
+    for oid in run.order:
+        tok = run.tokens.get(oid)
+        if oid == tid or tok is None or tok.state.cell is None:
+            continue
+        if not low_enough(tok, 0):
+            continue
+        spec = run.specs[oid]
+        others.append(
+            Other(
+                tok.state.cell,
+                spec.size,
+                enemy=spec.side != mine.side,
+                quarry=hunts and oid in run.quarries,
+            )
+        )
+    return occupancy(run.scenario.model.grid, mine.size, others, setting)
+
+
+def way_key(
+    run: RunState, tid: str, spec: TokenSpec, prof: Profile, per_turn: bool
+) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+    """What :meth:`_ground_way` keeps a way by, and the objects it names by id (to be
+    kept alive with it); None where it is not kept (a flier about, a token off the
+    map, a policy other than quarry or pursuer).
+
+    A quarry's or pursuer's way is a function of: the token's profile this turn and
+    whether it rolls once a turn; the doors; every token's spec; and every token's cell
+    and the distances of its profile as it stands (:meth:`_others_read`), which is all
+    the policies, the tokens in the way and the descent read (:meth:`_find_way`)."""
+    if policies.get(spec.policy).reads is None:
+        return None
+    doors = run.door_key()
+    seen = others_read(run, tid, doors)
+    if seen is None:
+        return None
+    values, objects = seen
+    kept = (prof, *objects, *map(run.specs.__getitem__, run.order))
+    key = (tid, per_turn, doors, *values, *map(id, kept))
+    return key, kept
+
+
+def start_key(run: RunState, tid: str) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+    """What :meth:`_turn_start` keeps a start by in ``starts_by_reads``, and the objects
+    it names by id; None where a token is in the air or off the map.
+
+    The start of the turn reads the token itself; the way reads the other tokens'
+    cells and their profiles' distances (:meth:`_others_read`), not the rest of their
+    states (a D6 token's last collision margin, which no rule reads again, or a penalty
+    die that changes its odds but not its ways, would otherwise make every later turn
+    of the run new)."""
+    doors = run.door_key()
+    seen = others_read(run, tid, doors, skip_own=True)
+    if seen is None:
+        return None
+    values, objects = seen
+    kept = (run.tokens.get(tid), *map(run.specs.__getitem__, run.order), *objects)
+    return (tid, doors, *values, *map(id, kept)), kept
+
+
+def others_read(
+    run: RunState, tid: str, doors: tuple[tuple[int, bool], ...], skip_own: bool = False
+) -> tuple[list[Any], list[Any]] | None:
+    """What ``tid``'s policy and way read of every token as it stands (the mover's own
+    too, unless ``skip_own``): values, and objects a key names by id (kept alive with
+    it); None where one of those tokens is in the air or off the map.
+
+    Of a token: its cell (the tokens in the way read it), and what the policy declares
+    it reads (:attr:`Policy.reads`): of its profile (:meth:`profile_now`) only its
+    distances (turns from its cell), and of a quarry the penalties its risk-weighted
+    route follows. Distances are the same for every profile on the same compiled graph
+    (:class:`_Distances`) at the same scale and denominator: tokens whose states differ
+    in their checks' odds but not their ways (a D6 pursuer one penalty die down) are
+    read alike, and a way or a start kept for one serves the others."""
+    tokens = run.tokens
+    reads = policies.get(run.specs[tid].policy).reads or frozenset()
+    distances = policies.DISTANCES in reads
+    odds = policies.QUARRY_ODDS in reads
+    values: list[Any] = []
+    objects: list[Any] = []
+    for oid in run.order:
+        if skip_own and oid == tid:
+            continue
+        tok = tokens.get(oid)
+        if tok is None or tok.state.cell is None or tok.state.flight is not None:
+            return None
+        if not distances:
+            values.append((tok.state.cell,))
+            continue
+        prof = run.profile_now(oid, doors)
+        shared = prof.shared
+        if shared is None:  # (not one of a field cache's: the profile itself)
+            values.append((tok.state.cell,))
+            objects.append(prof)
+            continue
+        values.append((tok.state.cell, prof.scale, prof.graph.denominator))
+        objects.append(shared)
+        if odds and oid in run.quarries:
+            objects.append(prof.penalty)
+    return values, objects
