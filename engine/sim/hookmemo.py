@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import replace
@@ -32,22 +31,17 @@ class _Tracing(threading.local):
 
 
 _TRACING = _Tracing()
-#: The code of ``dataclasses.replace``: its reads copy a field, they do not look at it.
-_REPLACE_CODE = dataclasses.replace.__code__
 
 
 class _Trace:
     """What one rule hook call read of the token state it was given (:class:`_Traced`):
     ``reads`` maps ``(kind, name)`` (kind 0 a field, 1 ``has(name)``, 2 ``counter(name)``)
-    to the value read (the given state's); ``copying`` holds the fields
-    ``dataclasses.replace`` is copying into a new state just now, each with its changes
-    (they are carried along, not looked at); ``base`` is the given state's fields."""
+    to the value read (the given state's); ``base`` is the given state's fields."""
 
-    __slots__ = ("reads", "copying", "dice_used", "base")
+    __slots__ = ("reads", "dice_used", "base")
 
     def __init__(self, base: dict[str, Any] | None = None) -> None:
         self.reads: dict[tuple[int, str], Any] = {}
-        self.copying: dict[str, tuple[Any, dict[str, Any] | None]] = {}
         self.dice_used = False
         self.base = base or {}
 
@@ -74,9 +68,10 @@ class _Traced(TokenState):
     same value to every read logged gets the same result (the same graph, the same checks),
     so the field cache shares results by these reads instead of by the whole state (a D6
     token's costs read its ``penalty`` and ``actions`` counters, not its collision margin or
-    the speed it ran at). A field that ``dataclasses.replace`` copies into a new state is
-    not read: it stays *linked* to the given state, and a later read of it (in any state it
-    was copied into) is logged as a read of the given one. A linked ``conditions`` or
+    the speed it ran at). A field that :meth:`TokenState.changed` carries over into a new
+    state is not read: it stays *linked* to the given state, and a later read of it (in any
+    state it was carried into) is logged as a read of the given one (``dataclasses.replace``
+    reads every field it copies, and each is logged as read). A linked ``conditions`` or
     ``counters`` changed name by name (``with_conditions``, ``with_counter``,
     ``set_counter``) stays linked with those changes (``_deltas``): a later ``has`` or
     ``counter`` of a changed name reads the change, not the given state, and the others
@@ -88,18 +83,34 @@ class _Traced(TokenState):
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
-        trace = _TRACING.trace
-        links: frozenset[str] = frozenset()
-        deltas = _NO_DELTAS
-        if trace is not None and trace.copying:
-            got = [(f, ops) for f, (v, ops) in trace.copying.items() if kw.get(f) is v]
-            links = frozenset(f for f, _ in got)
-            if any(ops for _, ops in got):
-                deltas = {f: ops for f, ops in got if ops}
-            trace.copying.clear()
-        object.__setattr__(self, "_trace", trace)
-        object.__setattr__(self, "_links", links)
-        object.__setattr__(self, "_deltas", deltas)
+        # Made from values (by the memo, or by ``dataclasses.replace`` on a traced state,
+        # whose reads were logged): nothing linked.
+        object.__setattr__(self, "_trace", _TRACING.trace)
+        object.__setattr__(self, "_links", frozenset())
+        object.__setattr__(self, "_deltas", _NO_DELTAS)
+
+    def changed(self, **changes: Any) -> TokenState:
+        """:meth:`TokenState.changed`: the fields not changed are carried over unread, linked
+        to the given state (with their name-by-name changes) while this trace runs."""
+        unknown = changes.keys() - _STATE_FIELDS
+        if unknown:
+            raise TypeError(f"TokenState has no field {', '.join(sorted(unknown))}")
+        d = self.__dict__
+        live = _TRACING.trace
+        new = _new_state(_Traced)
+        nd = new.__dict__
+        nd.update(d)
+        nd.update(changes)
+        nd["_trace"] = live
+        if live is not None and d["_trace"] is live:
+            links = d["_links"] - changes.keys()
+            deltas = {f: ops for f, ops in d["_deltas"].items() if f in links and ops}
+            nd["_links"] = links
+            nd["_deltas"] = deltas or _NO_DELTAS
+        else:
+            nd["_links"] = frozenset()
+            nd["_deltas"] = _NO_DELTAS
+        return new
 
     def _log(self, kind: int, field: str, name: str, value: Any) -> None:
         d = self.__dict__
@@ -160,19 +171,16 @@ class _Traced(TokenState):
 
 
 def _field(name: str) -> property:
-    """A field of :class:`_Traced`: reading it logs the read (or the copy, when
-    ``dataclasses.replace`` reads it) while its trace runs."""
+    """A field of :class:`_Traced`: reading it logs the read while its trace runs."""
 
     def get(self: _Traced) -> Any:
         d = self.__dict__
         value = d[name]
         live = _TRACING.trace
         if live is not None and d["_trace"] is live and name in d["_links"]:
+            # The given state's value (the field's changes follow from the reads).
             ops = d["_deltas"].get(name)
-            if sys._getframe(1).f_code is _REPLACE_CODE:
-                live.copying[name] = (value, ops)
-            else:  # the given state's value (the field's changes follow from the reads)
-                live.reads[(0, name)] = value if ops is None else live.base[name]
+            live.reads[(0, name)] = value if ops is None else live.base[name]
         return value
 
     def put(self: _Traced, value: Any) -> None:

@@ -193,6 +193,16 @@ class TokenState:
     def has(self, condition: str) -> bool:
         return condition in self.conditions
 
+    def changed(self, **changes: Any) -> TokenState:
+        """This state with ``changes``; the other fields carried over as they are.
+
+        A rule hook makes a new state this way (or with :meth:`with_conditions`,
+        :meth:`with_counter`, :meth:`set_counter`, :meth:`Token.moved`): the turn loop's
+        hook memo counts a field carried over as not read by the hook
+        (``engine/sim/hookmemo.py``). ``dataclasses.replace`` on a state works too, but it
+        reads every field it copies, so such a hook's results are kept less widely."""
+        return replace(self, **changes)
+
     def with_conditions(self, *add: str, remove: tuple[str, ...] = ()) -> TokenState:
         return replace(self, conditions=(self.conditions - set(remove)) | set(add))
 
@@ -250,7 +260,8 @@ class Token:
         return _with(self, "state", state)
 
     def moved(self, **changes: Any) -> Token:
-        return replace(self, state=replace(self.state, **changes))
+        """This token with its state's ``changes`` (:meth:`TokenState.changed`)."""
+        return self.with_state(self.state.changed(**changes))
 
 
 def _reduce_proxy(proxy: MappingProxyType[Any, Any]) -> tuple[Any, ...]:
@@ -384,7 +395,28 @@ class SearchState:
 
 
 class RuleSystem:
-    """Base class of every rule system. Subclasses set the ClassVars and override hooks."""
+    """Base class of every rule system. Subclasses set the ClassVars and override hooks.
+
+    The hooks' contract (the turn loop relies on it):
+
+    - **Pure.** A hook's result depends only on its arguments: the token (its stats and
+      state), the settings, the terrain and pace it is given, and the dice where it takes
+      them. It keeps nothing between calls and changes nothing it was given (tokens and
+      states are frozen; a hook returns a new one).
+    - **Reads through the state's methods.** The turn loop's hook memo
+      (``engine/sim/hookmemo.py``) keeps each result by what the hook *read* of the token's
+      state (the fields it looked at, the conditions it asked ``has()`` of, the counters it
+      asked ``counter()`` of) and serves it to every state that reads alike. Make a new
+      state with :meth:`TokenState.changed`, ``with_conditions``, ``with_counter``,
+      ``set_counter`` or :meth:`Token.moved`: they carry the other fields over without
+      reading them. ``dataclasses.replace`` on a state is right too, but it reads every
+      field it copies, so the result is kept for fewer states.
+    - **Dice are an input.** A hook that rolls is made every time; its result is never
+      kept.
+
+    ``tests/test_hookmemo.py`` holds every system's hooks to this: states from real runs,
+    perturbed field by field, answer the same through the memo as called directly.
+    """
 
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""

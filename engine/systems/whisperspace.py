@@ -1240,7 +1240,7 @@ class Whisperspace(RuleSystem):
     def _refresh(self, token: Token) -> Token:
         """Keep the derived parts of the state in step: encumbrance, prone and Immobile."""
         level = self.encumbrance(token)
-        st = replace(token.state, encumbrance=level)
+        st = token.state.changed(encumbrance=level)
         mode = st.mode if st.mode in GROUND else "walk"
         immobile = level == "immobile" or (
             speed_with(self.base_speed(token), self.net(token, mode)) <= 0
