@@ -17,11 +17,10 @@ from engine.batch import read_runs, run_batch
 from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
-from engine.occupancy import Other, find_path_among, reach_among
+from engine.occupancy import Other
+from engine.query import Query
 from engine.report import notebook  # maps, paths and reaches show themselves in Jupyter
 from engine.scenario import Scenario, load_scenario
-from engine.search import find_path
-from engine.search import reach as _reach
 from engine.sim import Simulation, replay_states
 from engine.systems.base import RuleSystem, Token
 from engine.tiled import load_map
@@ -32,6 +31,7 @@ __all__ = [
     "Context",
     "MovementGraph",
     "Other",
+    "Query",
     "Simulation",
     "graph",
     "load_map",
@@ -84,20 +84,10 @@ def path(
 
     ``size``: the token's cells across (engine.footprint); ``others``: tokens in the way
     (:class:`engine.occupancy.Other`), blocking or passed as ``tokens_block`` says."""
-    if size == 1 and not others:
-        return find_path(MovementGraph(model, rules, token, pace), start, goal, prefer=prefer)
-    return find_path_among(
-        model,
-        rules,
-        token,
-        start,
-        goal,
-        pace=pace,
-        prefer=prefer,
-        size=size,
-        others=others,
-        setting=tokens_block,
+    query = Query(
+        model, rules, token, pace=pace, size=size, others=others, tokens_block=tokens_block
     )
+    return query.path(start, goal, prefer=prefer)
 
 
 @notebook.shows_reach  # the same dict, drawn on its map in a notebook
@@ -115,24 +105,13 @@ def reach(
 ) -> dict[str, Any]:
     """Reachable cells with speed bands, as `tacgrid reach --json`, plus the search ``tree``
     (``size``, ``others`` and ``tokens_block`` as :func:`path`; allies' cells left out)."""
-    if size != 1 or others:
-        return reach_among(
-            model,
-            rules,
-            token,
-            start,
-            turns=turns,
-            pace=pace,
-            size=size,
-            others=others,
-            setting=tokens_block,
-        )
-    graphs = {p: MovementGraph(model, rules, token, p) for p in rules.paces}
-    return _reach(graphs, pace or rules.fastest_pace, start, turns)
+    query = Query(model, rules, token, size=size, others=others, tokens_block=tokens_block)
+    return query.reach(start, turns=turns, pace=pace)
 
 
-class Context:
-    """One map, one rule system and one token, loaded once and then asked many times.
+class Context(Query):
+    """One map, one rule system and one token, loaded once and then asked many times: a
+    :class:`engine.query.Query` with landmarks, whose map may be given as a file.
 
     >>> ctx = api.Context("maps/encounter.tmx", ws, hero)           # doctest: +SKIP
     >>> ctx.path((0, 0), (39, 29))["turns"]                          # doctest: +SKIP
@@ -145,9 +124,6 @@ class Context:
     :data:`engine.search.LANDMARK_NODES` nodes), which make every later query an A* that
     expands little more than its own corridor; larger maps search with the vectorised A*.
     Answers are those of :func:`path` and :func:`reach` (same dicts, same exact totals).
-
-    The map must not change under a context: after editing the model (terrain, doors),
-    call :meth:`refresh` with the changed cells, or make a new context.
     """
 
     def __init__(
@@ -157,59 +133,24 @@ class Context:
         token: Token,
         *,
         pace: str | None = None,
+        size: int = 1,
+        others: Iterable[Other] = (),
+        tokens_block: str = "enemies",
     ) -> None:
         from engine.tiled import load_map as read_model
 
         if not isinstance(model, MapModel):
             model = read_model(model, for_render=False)
-        self.model = model
-        self.rules = rules
-        self.token = token
-        self.pace = pace or rules.default_pace
-        self._graphs: dict[str, MovementGraph] = {}
-        self._guides: dict[str, Any] = {}
-
-    def graph(self, pace: str | None = None) -> MovementGraph:
-        """The movement graph at ``pace`` (default: the context's), built once."""
-        pace = pace or self.pace
-        found = self._graphs.get(pace)
-        if found is None:
-            found = self._graphs[pace] = MovementGraph(self.model, self.rules, self.token, pace)
-        return found
-
-    def _guide(self, pace: str) -> Any:
-        from engine.search import LANDMARK_NODES, Landmarks, supports_frontier
-
-        if pace not in self._guides:
-            g = self.graph(pace)
-            small = g.n * g.n_states <= LANDMARK_NODES
-            self._guides[pace] = Landmarks(g) if small and supports_frontier(g) else None
-        return self._guides[pace]
-
-    def path(
-        self, start: Cell, goal: Cell, *, pace: str | None = None, prefer: str = "fast"
-    ) -> dict[str, Any]:
-        """The best path, as :func:`path` (and ``tacgrid path --json``) reports it; raises
-        :class:`engine.search.NoPath` with the reason."""
-        pace = pace or self.pace
-        return find_path(self.graph(pace), start, goal, prefer=prefer, guide=self._guide(pace))
-
-    def reach(self, start: Cell, *, turns: int = 1, pace: str | None = None) -> dict[str, Any]:
-        """Reachable cells with speed bands, as :func:`reach` (``pace`` default: the
-        system's fastest), plus the search ``tree``."""
-        graphs = {p: self.graph(p) for p in self.rules.paces}
-        return _reach(graphs, pace or self.rules.fastest_pace, start, turns)
-
-    def refresh(self, cells: Iterable[Cell] | None = None) -> None:
-        """Re-read the map after it changed: ``cells`` that changed terrain (each graph is
-        patched), or None for anything else (doors, walls: the graphs are rebuilt)."""
-        self._guides.clear()
-        if cells is None:
-            self._graphs.clear()
-            return
-        changed = list(cells)
-        for g in self._graphs.values():
-            g.update_cells(changed)
+        super().__init__(
+            model,
+            rules,
+            token,
+            pace=pace,
+            size=size,
+            others=others,
+            tokens_block=tokens_block,
+            landmarks=True,
+        )
 
 
 def scenario(path: str, **settings: Any) -> Scenario:

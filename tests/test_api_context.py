@@ -222,7 +222,7 @@ def test_context_paths_have_the_totals_of_api_path(engine: str) -> None:
                 assert got["turns_exact"] == want["turns_exact"], (rule, a, b)
                 assert got["cells"][0] == list(a) and got["cells"][-1] == list(b)
                 assert got["distance_cells"] == want["distance_cells"] or rule == "alternate"
-            assert ctx._guides["walk"] is not None  # the landmarks were used
+            assert ctx._guides[("walk", frozenset())] is not None  # the landmarks were used
 
 
 @ENGINES

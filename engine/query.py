@@ -1,0 +1,170 @@
+"""A token on a map, asked where it can get and how: the one front of ``tacgrid path`` and
+``tacgrid reach``, of the Python API and of the viewer's reach overlay.
+
+>>> q = Query(model, rules, token, size=2, others=[Other((5, 5))])   # doctest: +SKIP
+>>> q.path((0, 0), (9, 9))["turns"]                                   # doctest: +SKIP
+>>> len(q.reach((0, 0), turns=2)["cells"])                            # doctest: +SKIP
+
+A query sees the map as the token's anchors do (:func:`engine.occupancy.sized_model`: a
+token larger than one cell), with the other tokens in its way (:class:`Other`, blocking or
+passed as ``tokens_block`` says; an ally's cell is passed, never stopped on). Its movement
+graphs are built on first use, one per pace (and start, where tokens block: a token never
+blocks its own start), and kept; ``landmarks=True`` also finds a few landmarks' exact
+distances on a graph's first path (:class:`engine.search.Landmarks`), which makes every
+later path an A* that expands little more than its own corridor. Answers are the dicts of
+CONTRACT.md's ``path`` and ``reach`` (``reach`` adds the search ``tree``).
+
+The map must not change under a query: after editing the model (terrain, doors), call
+:meth:`Query.refresh` with the changed cells, or make a new query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from engine.errors import ArgumentError
+from engine.grid import Cell
+from engine.mapmodel import MapModel
+from engine.movement import MovementGraph
+from engine.occupancy import (
+    Occupancy,
+    Other,
+    check_size,
+    check_start,
+    occupancy,
+    sized_model,
+    with_blocked,
+)
+from engine.search import LANDMARK_NODES, Landmarks, NoPath, find_path, reach, supports_frontier
+from engine.systems.base import RuleSystem, Token
+
+__all__ = ["Other", "Query"]
+
+
+class Query:
+    """``token`` (of ``rules``) on ``model``: its paths and reaches (see the module)."""
+
+    def __init__(
+        self,
+        model: MapModel,
+        rules: RuleSystem,
+        token: Token,
+        *,
+        pace: str | None = None,
+        size: int = 1,
+        others: Iterable[Other] = (),
+        tokens_block: str = "enemies",
+        in_the_way: Occupancy | None = None,
+        landmarks: bool = False,
+    ) -> None:
+        """``in_the_way``: what the other tokens take away, where the caller has worked it
+        out already (the turn loop's :meth:`~engine.sim.Simulation.occupancy_of`); else
+        from ``others`` and ``tokens_block``."""
+        self.model = model
+        self.rules = rules
+        self.token = token
+        self.pace = pace or rules.default_pace
+        self.size = check_size(size)
+        if in_the_way is None:
+            in_the_way = occupancy(model.grid, self.size, others, tokens_block)
+        self.in_the_way = in_the_way
+        self.landmarks = landmarks
+        self._graphs: dict[tuple[str, frozenset[Cell]], MovementGraph] = {}
+        self._guides: dict[tuple[str, frozenset[Cell]], Landmarks | None] = {}
+
+    # ----------------------------------------------------------------- graphs
+
+    def _blocked(self, start: Cell | None) -> frozenset[Cell]:
+        blocked = self.in_the_way.blocked
+        return blocked - {start} if start is not None else blocked
+
+    def graph(self, pace: str | None = None, start: Cell | None = None) -> MovementGraph:
+        """The movement graph at ``pace`` (default: the query's) for a move from ``start``
+        (the tokens in the way block every anchor but the start), built once."""
+        pace = pace or self.pace
+        key = (pace, self._blocked(start))
+        found = self._graphs.get(key)
+        if found is None:
+            seen = sized_model(self.model, self.rules, self.token, pace, self.size)
+            if key[1]:
+                seen = with_blocked(seen, key[1])
+            found = self._graphs[key] = MovementGraph(seen, self.rules, self.token, pace)
+        return found
+
+    def _guide(self, pace: str, start: Cell) -> Landmarks | None:
+        key = (pace, self._blocked(start))
+        if key not in self._guides:
+            g = self.graph(pace, start)
+            small = g.n * g.n_states <= LANDMARK_NODES
+            self._guides[key] = Landmarks(g) if small and supports_frontier(g) else None
+        return self._guides[key]
+
+    def _check_start(self, start: Cell) -> None:
+        check_start(self.model.grid, start, self.size)
+
+    # ----------------------------------------------------------------- questions
+
+    def path(
+        self,
+        start: Cell,
+        goal: Cell,
+        *,
+        pace: str | None = None,
+        prefer: str = "fast",
+        safe_below: float | None = None,
+    ) -> dict[str, Any]:
+        """The best path (CONTRACT.md ``path``); raises :class:`engine.search.NoPath` with
+        the reason. ``safe_below``: the quickest path unless its p(no failure) is below it,
+        then the safest (``prefer`` in the answer says which was taken)."""
+        pace = pace or self.pace
+        self._check_start(start)
+        if goal in self.in_the_way.no_stop:
+            raise NoPath(
+                f"goal {goal[0]},{goal[1]} is an ally's cell: a token may pass through it but "
+                "not stop there"
+            )
+        graph = self.graph(pace, start)
+        guide = self._guide(pace, start) if self.landmarks else None
+        if safe_below is None:
+            return find_path(graph, start, goal, prefer=prefer, guide=guide)
+        fast = find_path(graph, start, goal, prefer="fast", guide=guide)
+        if fast["p_no_failure"] >= safe_below:
+            return fast
+        safe = find_path(graph, start, goal, prefer="safe", guide=guide)
+        return safe if safe["p_no_failure"] > fast["p_no_failure"] else fast
+
+    def reach(self, start: Cell, *, turns: int = 1, pace: str | None = None) -> dict[str, Any]:
+        """Every cell the token reaches from ``start`` within ``turns`` (CONTRACT.md
+        ``reach``, at ``pace``, default the system's fastest), plus the search ``tree``;
+        allies' cells are left out (passed, never stopped on)."""
+        rules = self.rules
+        pace = pace or rules.fastest_pace
+        if pace not in rules.paces:
+            raise ArgumentError(f"--pace {pace}: {rules.name} paces are {', '.join(rules.paces)}")
+        self._check_start(start)
+        graphs = {p: self.graph(p, start) for p in rules.paces}
+        rep = reach(graphs, pace, start, turns)
+        no_stop = self.in_the_way.no_stop
+        if no_stop:
+            rep["cells"] = [
+                c
+                for c in rep["cells"]
+                if tuple(c["cell"]) == start or tuple(c["cell"]) not in no_stop
+            ]
+        return rep
+
+    def refresh(self, cells: Iterable[Cell] | None = None) -> None:
+        """Re-read the map after it changed: ``cells`` that changed terrain (each graph of a
+        one-cell token is patched), or None for anything else (doors, walls; a larger
+        token's graphs: they are rebuilt)."""
+        self._guides.clear()
+        if cells is None or self.size != 1:
+            self._graphs.clear()
+            return
+        changed = list(cells)
+        for key, g in list(self._graphs.items()):
+            if key[1]:
+                del self._graphs[key]  # a blocked map is a copy: built again
+            else:
+                g.update_cells(changed)
