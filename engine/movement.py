@@ -131,7 +131,7 @@ class StepTables:
     derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of(cls, graph: MovementGraph) -> StepTables:
+    def of(cls, graph: MovementGraph) -> StepTables:  # noqa: C901
         g = graph.grid
         w, h, n = g.width, g.height, graph.n
         tables = [g.offsets(0), g.offsets(1)]
@@ -424,7 +424,7 @@ class MovementGraph:
     JUMP_GROUND = frozenset({"walk"})
     JUMP_LANDING = frozenset({"walk", "crawl", "swim"})
 
-    def _build_jumps(self) -> None:
+    def _build_jumps(self) -> None:  # noqa: C901
         """Jump edges over every straight run of gap cells (systems with ``jumps_gaps``).
 
         From each take-off cell T beside a gap, in each neighbour direction: the gap cells
@@ -555,7 +555,7 @@ class MovementGraph:
         self.jump_out.setdefault(jump.src, []).append(jump)
         self.jump_at[(jump.src, jump.dst)] = jump
 
-    def _build_leaps(self) -> None:
+    def _build_leaps(self) -> None:  # noqa: C901
         """Leap edges up onto higher walkable neighbours (:meth:`RuleSystem.leap`): where a
         standing leap asks a roll or is too high, the plain step is cut and replaced by a
         standing leap (when it can be made) and a run-up leap from the cell before, straight
@@ -838,7 +838,7 @@ class MovementGraph:
             ticks.append(cost)
         return out, ticks
 
-    def node_path(self, cells: list[Cell]) -> list[int] | None:
+    def node_path(self, cells: list[Cell]) -> list[int] | None:  # noqa: C901
         """The nodes of a path given as cells: each step the cheapest way into the next cell,
         changing state in place first where that is cheaper or needed (standing up only to
         leave the crawl cells). None when a step cannot be taken."""
@@ -962,7 +962,7 @@ class MovementGraph:
 
     # ----------------------------------------------------------------- compiled form
 
-    def _slot_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+    def _slot_arrays(self) -> tuple[np.ndarray, np.ndarray]:  # noqa: C901
         """Targets and weights as dense ``(states * cells, slots)`` arrays (-1 = no edge).
 
         Built by shifting the (height, width) tick grid for each neighbour offset, so it

@@ -136,7 +136,7 @@ _NUMBERS: dict[str, tuple[float, str]] = {
 }
 
 
-def check_terrain_value(path: str, where: str, key: str, value: Any) -> Any:
+def check_terrain_value(path: str, where: str, key: str, value: Any) -> Any:  # noqa: C901
     """Validate one terrain property and return it in the model's type."""
 
     def bad(allowed: str) -> MapError:

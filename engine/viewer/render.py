@@ -790,7 +790,7 @@ def check_output(grid: Grid, scale: float, label: str = "--scale") -> tuple[int,
     return size
 
 
-def render_map(
+def render_map(  # noqa: C901
     model: MapModel,
     tmx: Any,
     *,
