@@ -450,7 +450,7 @@ class MythmasterFlight(FlightRules):
             self._next[k] = got
         return got
 
-    def _relaxed(self, v: int, d: int, land: bool, n: int = 0) -> tuple[int, int] | None:  # noqa: C901
+    def _relaxed(self, v: int, d: int, land: bool, n: int = 0) -> tuple[int, int] | None:
         """(turns, actions) of the relaxed problem from speed ``v`` at distance ``d`` with
         ``n`` heading steps still to turn (a goal heading); None when it cannot be done."""
         memo = self._relax_memo
@@ -489,7 +489,7 @@ class MythmasterFlight(FlightRules):
         memo[k] = best
         return best
 
-    def bound(self, key: Key, goal: Goal) -> tuple[int, int] | None:  # noqa: C901
+    def bound(self, key: Key, goal: Goal) -> tuple[int, int] | None:
         cell, h, speed, _, landed, _, _, _ = key
         d_or_none = self.steps_to(goal.cell).get(cell)
         if d_or_none is None:
