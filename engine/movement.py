@@ -213,8 +213,8 @@ class StepTables:
 
 def _per_cell(per_terrain: list[list[int]], ids: np.ndarray, n: int) -> np.ndarray:
     """(states, cells) int64: each state's value per terrain, read at each cell's terrain
-    id (``ids``, flat), written in place (stacking one row per state copied them all again:
-    0.04 s and 32 MB a state on a 2048x2048 map)."""
+    id (``ids``, flat), written in place: stacking one row per state would copy every row
+    again, a whole map's worth of int64 a state."""
     out = np.empty((len(per_terrain), n), dtype=np.int64)
     for row, values in zip(out, per_terrain, strict=True):
         np.take(np.array(values, dtype=np.int64), ids, out=row, mode="wrap")  # unbuffered
@@ -342,8 +342,8 @@ class MovementGraph:
         self.state_ticks = _per_cell(per_state, ids, self.n)
         self.terrain_ticks = np.array(per_state[self.search.main], dtype=np.int64)
         self.enter_ticks = self.state_ticks[self.search.main]
-        # The Python searches' per-cell lists are made on first use (a 2048x2048 map's
-        # take 30 ms and 32 MB a state, which the vectorised search never needs).
+        # The Python searches' per-cell lists are made on first use: a list a state over
+        # every cell is large on a big map, and the vectorised search never needs it.
         self._lists: list[list[int]] | None = None
         self._adds: list[list[int]] | None = None
         self._tables: StepTables | None = None
