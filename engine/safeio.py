@@ -61,7 +61,7 @@ def _kind(mode: int) -> str:
     return "not a plain file"
 
 
-def check_target(
+def check_target(  # noqa: C901
     path: str | os.PathLike[str], label: str | None = None, *, suffix: str | None = None
 ) -> str:
     """Refuse, before any work, a file name tacgrid must not write; return it as a str.

@@ -191,7 +191,7 @@ MAP_EDITS = ("terrain", "region")
 MapEdit = tuple[str, str, str, str, Any]
 
 
-def apply_edits(
+def apply_edits(  # noqa: C901
     path: str, data: dict[str, Any], overrides: dict[str, Any] | None
 ) -> tuple[dict[str, Any], dict[str, Any], list[MapEdit]]:
     """Split ``overrides`` into rule settings, edits of the scenario document and edits of

@@ -55,7 +55,7 @@ def clip(value: Any, limit: int = QUOTE_CHARS) -> str:
     return f"{text[:limit]}... ({size} characters)"
 
 
-def read_bytes(
+def read_bytes(  # noqa: C901
     path: str | os.PathLike[str],
     what: str,
     limit: int,
@@ -252,7 +252,7 @@ class _YamlLimit(Exception):
 _LOADER: Any = None
 
 
-def _loader_class() -> Any:
+def _loader_class() -> Any:  # noqa: C901
     """A SafeLoader whose composer counts what the document stands for."""
     global _LOADER
     if _LOADER is not None:

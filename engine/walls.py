@@ -533,7 +533,7 @@ def _beside(grid: Grid, a: Cell, d: Cell) -> list[Cell]:
 
 
 @lru_cache(maxsize=4)
-def _corner_bits(grid: Grid, walls: tuple[Wall, ...], blocked_bytes: bytes) -> np.ndarray:
+def _corner_bits(grid: Grid, walls: tuple[Wall, ...], blocked_bytes: bytes) -> np.ndarray:  # noqa: C901
     """``corners = block``: diagonals with either way round closed (a blocked cell beside
     the step, or a wall on one of the four side steps round its corner)."""
     n = grid.width * grid.height

@@ -81,7 +81,7 @@ def test_pygame_outside_the_viewer_breaks_the_contracts(tmp_path: Path) -> None:
     assert "engine.sim.loop -> pygame" in done.stdout
 
 
-def import_cycles(package: str = "engine") -> list[list[str]]:
+def import_cycles(package: str = "engine") -> list[list[str]]:  # noqa: C901
     """The strongly connected components (more than one module) of ``package``'s imports."""
     graph = grimp.build_graph(package, cache_dir=None)
     modules = sorted(graph.modules)

@@ -705,7 +705,7 @@ GIDS = st.one_of(
 )
 
 
-def _mutate_tmx(draw: Any, text: bytes) -> tuple[bytes, list[str]]:
+def _mutate_tmx(draw: Any, text: bytes) -> tuple[bytes, list[str]]:  # noqa: C901
     """Apply 1-3 random damaging edits; returns the text and what was done (for reports)."""
     done: list[str] = []
     for _ in range(draw(st.integers(1, 3))):

@@ -3,7 +3,7 @@
 Each case of the corpus below is written into a temporary folder (decompression bombs,
 FIFOs, /dev/zero and symlinks to it, deep nesting, YAML alias bombs, huge exponents, huge
 declared sizes, infinities) and given to the command line in a subprocess under a 1 GB
-address-space limit and a wall-clock timeout. Every one must end as the README promises:
+address-space limit and a wall-clock timeout. Every one must end as docs/robustness.md promises:
 exit status 2, nothing on stdout, ONE short line on stderr that names the problem, no
 traceback. The subprocesses run side by side so the whole corpus takes a few seconds.
 

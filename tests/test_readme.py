@@ -1,4 +1,5 @@
-"""The README's Python API example runs as written."""
+"""The README's Python API example runs as written; the Dask exports in docs/batches.md are
+settings dask has."""
 
 import re
 
@@ -17,7 +18,7 @@ def test_readme_python_example_runs(tmp_path, monkeypatch, capsys) -> None:
 
 
 def test_readme_quiet_dask_exports_are_settings_dask_has() -> None:
-    """The README's quiet-cluster exports name settings in dask's own defaults (a renamed
+    """docs/batches.md's quiet-cluster exports name settings in dask's own defaults (a renamed
     key would be taken silently and change nothing), each read as the value it gives, and
     are the cluster the Dask comparison row of benchmarks/bench_chase.py starts."""
     import importlib.util
@@ -25,7 +26,7 @@ def test_readme_quiet_dask_exports_are_settings_dask_has() -> None:
     import dask.config
     import distributed  # noqa: F401  (loads distributed's defaults into dask.config)
 
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "batches.md").read_text()
     exports = dict(re.findall(r"\b(DASK_[A-Z_]+)=(\S+)", text))
     assert len(exports) == 4, exports
     read = dask.config.collect_env(exports)

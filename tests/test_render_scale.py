@@ -145,7 +145,7 @@ def test_an_output_not_named_png_is_never_another_format(
     tmp_path: Path, source: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # pygame picks the format by the name (.tga wrote a TGA): the command refuses the
-    # name in one line (README "Writes") and writes nothing.
+    # name in one line (docs/robustness.md, "Writes") and writes nothing.
     out = tmp_path / "picture.tga"
     rc = main(["render", str(ROOT / source), "--out", str(out)])
     err = capsys.readouterr().err.strip()

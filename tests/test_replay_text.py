@@ -61,7 +61,7 @@ def _turn_of_each(events: list[dict[str, Any]]) -> list[Any]:
 
 
 @pytest.mark.parametrize("scenario", [CHASE, HEX_HUNT], ids=["d6", "mythmaster"])
-def test_every_check_says_the_roll_the_target_and_what_it_did(
+def test_every_check_says_the_roll_the_target_and_what_it_did(  # noqa: C901
     scenario: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Seeds until a run has a failed check as well as a passed one (both in a few runs).

@@ -221,7 +221,7 @@ def test_jump_edges_agree_in_every_engine(case) -> None:
         assert [s["cell"] for s in a["steps"]] == [list(c) for c in cells]
 
 
-def _reference_jumps(g: MovementGraph, start) -> dict:
+def _reference_jumps(g: MovementGraph, start) -> dict:  # noqa: C901
     """Brute force with the last step in the state: (cell, direction slot, from ground).
 
     A jump from T in direction d over the gap cells ahead to the first non-gap cell has a
@@ -364,7 +364,7 @@ def _d6_graph(rows, speed="stop", pace="all_out", diagonals="none") -> MovementG
     )
 
 
-def _brute_turns(g: MovementGraph, speed: str, pace: str) -> dict:
+def _brute_turns(g: MovementGraph, speed: str, pace: str) -> dict:  # noqa: C901
     """Every simple 4-neighbour path, crossed round by round: round k at the k-th speed from
     ``speed`` towards ``pace`` (two levels a round), each cell's share split exactly."""
     from engine.systems.d6 import speeds_to

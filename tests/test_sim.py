@@ -319,7 +319,7 @@ def test_a_warm_shared_cache_gives_every_run_the_events_of_a_fresh_one(tmp_path:
             assert _events(fresh) == warm[i], f"{path.name} run {i}"
 
 
-def _fields_held(fields: FieldCache) -> int:
+def _fields_held(fields: FieldCache) -> int:  # noqa: C901
     """The bytes of per-cell arrays a field cache holds now: every profile's fields (each
     with its list of floats where it keeps one), those shared between profiles, and the
     policies' memos' maps, each array once."""

@@ -70,14 +70,14 @@ def test_map_objects_are_drawn_and_o_hides_them(viewer: Viewer) -> None:
     assert v.map_surface.objects and rgb(v, *edge) == (160, 160, 164)
 
 
-def test_help_and_readme_name_the_objects_key(viewer: Viewer) -> None:
+def test_help_and_viewer_doc_name_the_objects_key(viewer: Viewer) -> None:
     from engine.viewer.app import HELP
 
     assert any(k == "O" and "objects" in text for k, text in HELP)
     key(viewer, pygame.K_h)
     assert viewer.show_help and viewer.screen.get_rect().contains(viewer.help_rect)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "| `O` |" in readme and "legend" in readme.lower()
+    doc = (ROOT / "docs" / "viewer.md").read_text(encoding="utf-8")
+    assert "| `O` |" in doc and "legend" in doc.lower()
 
 
 # --------------------------------------------------------------------------- overlay, legend

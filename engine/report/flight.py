@@ -22,7 +22,7 @@ def no_plan_report(system: Any, reason: str) -> dict[str, Any]:
     return {"system": system.name, "turns": None, "plan": [], "reason": reason}
 
 
-def fly_report(
+def fly_report(  # noqa: C901
     model: MapModel,
     system: RuleSystem,
     token: Token,

@@ -49,7 +49,7 @@ def info_report(path: str) -> dict[str, Any]:
     }
 
 
-def format_info(rep: dict[str, Any]) -> str:
+def format_info(rep: dict[str, Any]) -> str:  # noqa: C901
     """The ``info`` text: grid, tiles, cell size, cells by movement mode, terrain, spawns."""
     lines = [f"{rep['path']}"]
     grid = rep["grid"]

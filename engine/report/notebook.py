@@ -53,7 +53,7 @@ def _cell_list(value: Any) -> list[Cell]:
     return [(int(c[0]), int(c[1])) for c in value]
 
 
-def map_figure(
+def map_figure(  # noqa: C901
     model: MapModel,
     *,
     path: list[Cell] | None = None,

@@ -26,7 +26,7 @@ _EVENT_KEYS = {
 }
 
 
-def read_event_log(path: str, *, viewer: bool = False) -> list[dict[str, Any]]:
+def read_event_log(path: str, *, viewer: bool = False) -> list[dict[str, Any]]:  # noqa: C901
     """An event log, checked so that replaying it cannot fail half-way.
 
     ``engine.sim.read_log`` trusts its file; a damaged or foreign one (binary, a folder,
@@ -404,7 +404,7 @@ class _Narrator:
                 tail = f": {degree_text(decided)}" if decided else ""
                 self.say(f"{clip(who)} rolls {_roll_text(roll)}{tail}")
 
-    def event(self, i: int, ev: dict[str, Any]) -> None:
+    def event(self, i: int, ev: dict[str, Any]) -> None:  # noqa: C901
         kind = ev.get("type")
         tid = ev.get("token")
         if kind == "roll":

@@ -87,7 +87,7 @@ class Param:
         what = "a whole number" if self.kind == "int" else "a number (7.5 or 15/2)"
         return " ".join(x for x in (what, lo, "and" if lo and hi else "", hi) if x)
 
-    def parse(self, raw: Any, where: str) -> Any:
+    def parse(self, raw: Any, where: str) -> Any:  # noqa: C901
         """Validate ``raw`` and return it typed; bad values raise one clear line."""
 
         def bad() -> StatError:

@@ -1147,7 +1147,7 @@ class D6(RuleSystem):
             return Fraction(1, 2)
         return Fraction(1)
 
-    def apply_check(self, token: Token, what: str, degree: str) -> Token:
+    def apply_check(self, token: Token, what: str, degree: str) -> Token:  # noqa: C901
         """A movement roll's result on the token (seed 003's Movement Failures table).
 
         ``what`` is a :class:`CellCheck`'s ``what`` (``move <pace> ...``, ``jump <pace> ...``)

@@ -48,7 +48,7 @@ def _object_layers(root: ET.Element) -> list[ET.Element]:
     return out
 
 
-def _merge_template(map_path: str, obj: ET.Element, cache: dict[str, ET.Element]) -> None:
+def _merge_template(map_path: str, obj: ET.Element, cache: dict[str, ET.Element]) -> None:  # noqa: C901
     """Merge a template (.tx) into an object: the object's own attributes win."""
     src = obj.get("template")
     if not src:
@@ -273,7 +273,7 @@ def _wall(path: str, grid: Grid, obj: MapObject, kind: str) -> Wall:
     return Wall(obj.id, kind, tuple(points), bool(is_open) and kind == "door", obj.name)
 
 
-def apply_objects(
+def apply_objects(  # noqa: C901
     path: str, model: MapModel, objects: list[MapObject], origin: Cell
 ) -> tuple[tuple[Spawn, ...], tuple[Exit, ...], tuple[Wall, ...]]:
     grid = model.grid

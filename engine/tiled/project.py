@@ -101,7 +101,7 @@ def resolve_properties(path: str, root: ET.Element, notes: list[str]) -> None:
         notes.append(f"Terrain class properties resolved with {clip(types.source, 200)}")
 
 
-def _expand(path: str, props: ET.Element, prop: ET.Element, types: PropertyTypes) -> None:
+def _expand(path: str, props: ET.Element, prop: ET.Element, types: PropertyTypes) -> None:  # noqa: C901
     """A Terrain class property replaced by its members (defaults, then the map's values)."""
     values: dict[str, tuple[str, str]] = {}
     cls = types.get(prop.get("propertytype"))

@@ -202,7 +202,7 @@ class _Reader:
             out.append((px, py))
         return tuple(out)
 
-    def walls(self, doc: dict[str, Any], ppg: int) -> list[Wall]:
+    def walls(self, doc: dict[str, Any], ppg: int) -> list[Wall]:  # noqa: C901
         """``line_of_sight`` and ``objects_line_of_sight`` as walls, ``portals`` as doors, in
         file order; a polyline of fewer than two points is left out (counted in the notes)."""
         walls: list[Wall] = []

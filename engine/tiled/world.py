@@ -106,7 +106,7 @@ def read_world(path: str) -> list[WorldMap]:
     return list(out.values())
 
 
-def _match_patterns(path: str, folder: str, patterns: Any, out: dict[str, WorldMap]) -> None:
+def _match_patterns(path: str, folder: str, patterns: Any, out: dict[str, WorldMap]) -> None:  # noqa: C901
     compiled = []
     for i, p in enumerate(patterns if isinstance(patterns, list) else []):
         rx = p.get("regexp") if isinstance(p, dict) else None

@@ -114,7 +114,7 @@ def object_layers(model: MapModel, tmx: Any) -> list[ObjectLayer]:
     return got
 
 
-def _read_layers(model: MapModel, tmx: Any) -> list[ObjectLayer]:
+def _read_layers(model: MapModel, tmx: Any) -> list[ObjectLayer]:  # noqa: C901
     from engine.tiled.objects import origin_pixels
 
     by_id = {o.id: o for o in model.objects}

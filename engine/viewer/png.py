@@ -33,11 +33,10 @@ def png_bytes(surface: pygame.Surface) -> bytes:
     """The surface encoded as a PNG, in memory (no file is touched): 8-bit RGBA where the
     surface has per-pixel alpha, else RGB, as pygame writes it.
 
-    Encoded here rather than by ``pygame.image.save``: libpng's filter search made that the
-    largest cost of ``tacgrid render`` (0.19-0.36 s of a 1612^2 image); each row here gets
-    the Sub filter (a pixel minus its left neighbour: flat tile colours become runs of
-    zeros), 2-4x quicker and a smaller file (117 kB against pygame's 129 kB on that
-    image). The rows are deflated in segments of about 1 MB on up to :data:`THREADS`
+    Encoded here rather than by ``pygame.image.save``: libpng tries every filter on every
+    row, which made saving the largest cost of ``tacgrid render``. Each row here gets the
+    Sub filter (a pixel minus its left neighbour), the one that suits a map: flat tile
+    colours become runs of zeros, so the file is no larger and no search is paid. The rows are deflated in segments of about 1 MB on up to :data:`THREADS`
     threads, as pigz does: each segment is primed with the 32 KiB before it and ends on a
     byte boundary, so they join into one zlib stream that compresses as one pass would,
     and the file is the same whatever the number of threads."""

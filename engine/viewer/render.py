@@ -790,7 +790,7 @@ def check_output(grid: Grid, scale: float, label: str = "--scale") -> tuple[int,
     return size
 
 
-def render_map(
+def render_map(  # noqa: C901
     model: MapModel,
     tmx: Any,
     *,
@@ -993,10 +993,10 @@ def _draw_layer(out: pygame.Surface, layer: Any, view: _View, renderorder: str) 
 
 #: Pixels (4 bytes each) that :func:`_paint_lattice` writes at a time, at most.
 _LATTICE_BAND = 1 << 20
-#: The largest stamp :func:`_paint_lattice` copies, in pixels: above it pygame's blits of
-#: whole rows are the quicker (403^2, 32-px tiles: scale 1/8 73 against 131 ms, 1/4 96
-#: against 160, 1/2 (16x16) 192-220 against 211-261, 3/4 378-412 against 348, 1 680-740
-#: against 504-516).
+#: The largest stamp :func:`_paint_lattice` copies, in pixels (16 x 16): the lattice copy
+#: pays per stamp pixel and pygame's blits of whole rows per row, so small stamps (a map
+#: drawn at a small scale) are quicker copied and larger ones quicker blitted; 16 x 16 is
+#: where they cross (``benchmarks/bench_render.py``'s scale rows hold both sides).
 _LATTICE_MAX_PIXELS = 256
 
 
@@ -1069,7 +1069,8 @@ def _paint_lattice(
 
 def _unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(keys, return_inverse=True)`` for small non-negative keys (tile ids and
-    flips) by a lookup table, not a sort: 16 ms -> 2 ms for a 403^2 layer."""
+    flips) by a lookup table, not a sort: a layer's keys are few and small, so marking them
+    in a table is linear where ``np.unique`` sorts the whole layer."""
     top = int(keys.max(initial=0))
     if top >= 1 << 24:
         ukeys, inv = np.unique(keys, return_inverse=True)
@@ -1084,7 +1085,7 @@ def _unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _unique_values(keys: np.ndarray) -> np.ndarray:
     """``np.unique(keys)`` for small non-negative keys, by the lookup table of
     :func:`_unique_inverse`. (numpy's plain ``unique`` also imports ``numpy.ma`` on its first
-    call, 15 ms of a quick render's start.)"""
+    call, which a quick render's start would pay for nothing.)"""
     top = int(keys.max(initial=0))
     if top >= 1 << 24 or int(keys.min(initial=0)) < 0:
         return np.unique(keys)

@@ -325,7 +325,7 @@ class GMTable:
 
     # ----------------------------------------------------------------- input
 
-    def handle(self, ev: Any) -> bool:
+    def handle(self, ev: Any) -> bool:  # noqa: C901
         """Take the event if it is the table's (True: the viewer does nothing more)."""
         v = self.v
         if self.read_only:
@@ -386,7 +386,7 @@ class GMTable:
                 return True
         return False
 
-    def _key(self, ev: Any) -> bool:
+    def _key(self, ev: Any) -> bool:  # noqa: C901
         v = self.v
         k = ev.key
         ctrl = ev.mod & pygame.KMOD_CTRL
@@ -460,7 +460,7 @@ class GMTable:
 
     # ----------------------------------------------------------------- the panel
 
-    def panel_lines(self) -> list[tuple[str, tuple[int, int, int]]]:
+    def panel_lines(self) -> list[tuple[str, tuple[int, int, int]]]:  # noqa: C901
         """The table's lines in the side panel: the form, a recovery offer, the measure,
         the risk choice, the turn order."""
         v = self.v

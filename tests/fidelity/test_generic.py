@@ -230,7 +230,7 @@ def test_no_checks_and_no_mode_penalty(mymap):
 )
 def test_climb_costs_its_height(mymap, rows, turns):
     """MAP-FORMAT `height`: "how far a climb goes" (default "one cell" for climb/ladder);
-    README "A climb or ladder cell costs its height of climbing (at least one cell)". Speed 30:
+    docs/maps.md "A climb or ladder cell costs its height of climbing (at least one cell)". Speed 30:
     10-ft cliff 10/30 = 1/3 + walk 1/6 = 1/2; 15-ft 1/2 + 1/6 = 2/3; ladder (5 ft) 1/6 + 1/6."""
     p = path(mymap(rows), "speed=30", "0,0", "2,0")
     assert frac(p["turns"]) == turns

@@ -608,7 +608,7 @@ def test_moderate_swim_over_two_move_actions(mymap):
 
 
 def test_climb_cell_without_height_is_one_cell(mymap):
-    """MAP-FORMAT: `height` default "(climb/ladder: one cell)"; README: "A climb or ladder cell
+    """MAP-FORMAT: `height` default "(climb/ladder: one cell)"; docs/maps.md: "A climb or ladder cell
     costs its height of climbing (at least one cell)". Speed 30 climbs 10 ft/action (RULES.md 1
     "climb +2"): 5 ft = 1/2 action = 1/6 turn (sprint); then a walk cell 1/18: 2/9."""
     for rows in ([".e."], [".5."], [".H."]):
@@ -619,7 +619,7 @@ def test_climb_cell_without_height_is_one_cell(mymap):
 
 
 def test_climb_height_15ft(mymap):
-    """MAP-FORMAT: `height` is "how far a climb goes"; README: "A climb or ladder cell costs its
+    """MAP-FORMAT: `height` is "how far a climb goes"; docs/maps.md: "A climb or ladder cell costs its
     height of climbing (at least one cell)". Seed 000 (climb) + RULES.md 1 "climb +2": Speed 30
     climbs 10 ft per Move action. 15 ft of climbing = 3/2 action = 1/2 turn at sprint; the walk
     cell after it 5/90 = 1/18: total 5/9."""

@@ -187,7 +187,7 @@ class SpeedpointsFlight(FlightRules):
             return min(start - dz, self.base)
         return m
 
-    def step(self, state: FlightState, choice: FlightChoice) -> tuple[FlightState, TurnRecord]:
+    def step(self, state: FlightState, choice: FlightChoice) -> tuple[FlightState, TurnRecord]:  # noqa: C901
         state = self.normal(state)
         c = choice
         if c.maintain or c.accelerate or c.decelerate or c.recover:
@@ -364,7 +364,7 @@ class SpeedpointsFlight(FlightRules):
         self._balls[k] = out
         return out
 
-    def expand(
+    def expand(  # noqa: C901
         self, key: Key, goal: Goal, turn_points: int
     ) -> Iterator[tuple[Key, int, bool, Any]]:
         cell, h, speed, alt, landed, face, m, _ = key
