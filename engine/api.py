@@ -21,7 +21,8 @@ from engine.occupancy import Other
 from engine.query import Query
 from engine.report import notebook  # maps, paths and reaches show themselves in Jupyter
 from engine.scenario import Scenario, load_scenario
-from engine.sim import Simulation, replay_states
+from engine.eventlog import replay_states
+from engine.sim import Simulation
 from engine.systems.base import RuleSystem, Token
 from engine.tiled import load_map
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from engine import api
+from engine import api, systems
 from engine.cli import main
 from engine.dice import Dice
 from engine.mapmodel import Terrain
-from engine.report.replay import check_words, degree_text, format_replay
+from engine.report.replay import check_words, degree_text, format_replay, system_of
 
 ROOT = Path(__file__).resolve().parent.parent
 CHASE = str(ROOT / "scenarios" / "chase.yaml")
@@ -73,6 +73,7 @@ def test_every_check_says_the_roll_the_target_and_what_it_did(  # noqa: C901
             break
     assert {c["success"] for _, c in checks} == {True, False}, "no run with both kinds"
     lines = _body(format_replay(events))
+    system = system_of(events)
     turns = _turn_of_each(events)
     rolled = [ln for ln in lines if " rolls " in ln and " vs " in ln]
     assert len(rolled) == len(checks)  # one line per check, in order
@@ -86,18 +87,18 @@ def test_every_check_says_the_roll_the_target_and_what_it_did(  # noqa: C901
     for roll in lone:
         assert any(
             ln.endswith(f"{roll['token']} rolls {roll['expression']} = {roll['total']}: "
-                        f"{degree_text(roll['decided'])}")
+                        f"{degree_text(roll['decided'], system)}")
             for ln in lines
         )  # fmt: skip
     for (i, check), line in zip(checks, rolled, strict=True):
         roll = events[i - 1]
         assert roll["type"] == "roll" and roll["token"] == check["token"]
-        skill, against, _ = check_words(check["what"], check["target"])
+        skill, against, _ = check_words(check["what"], check["target"], system)
         assert line.startswith(
             f"turn {turns[i]}: {check['token']} rolls {skill} "
             f"{roll['expression']} = {roll['total']} vs {against}"
         ), line
-        assert f": {degree_text(check['degree'])}, " in line
+        assert f": {degree_text(check['degree'], system)}, " in line
         cell = f"{check['cell'][0]},{check['cell'][1]}"
         if check["success"]:
             assert line.endswith(f"enters {cell}") or f"toward {cell}" in line
@@ -128,20 +129,25 @@ def test_every_check_says_the_roll_the_target_and_what_it_did(  # noqa: C901
 
 
 def test_d6_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert check_words("move all_out walk: running 3D+2 vs easy->moderate", "DN 13") == (
+    """D6 words its own checks (D6.describe_check): the replay asks the log's system."""
+    d6 = systems.get("d6")
+    assert check_words("move all_out walk: running 3D+2 vs easy->moderate", "DN 13", d6) == (
         "running",
         "DN 13",
         "moderate, all-out",
     )
-    assert check_words("move high swim: swimming 2D vs moderate", "DN 13")[2] == (
+    assert check_words("move high swim: swimming 2D vs moderate", "DN 13", d6)[2] == (
         "moderate, high, swim"
     )
-    assert check_words("jump cautious gap: climbing 3D+1 vs easy", "DN 8")[2] == (
+    assert check_words("jump cautious gap: climbing 3D+1 vs easy", "DN 8", d6)[2] == (
         "jump, easy, cautious"
     )
-    assert degree_text("fail_7_10") == "failed by 7-10"
-    assert degree_text("fail_21_plus") == "failed by 21+"
-    assert degree_text("critical_success") == "critical success"
+    assert degree_text("fail_7_10", d6) == "failed by 7-10"
+    assert degree_text("fail_21_plus", d6) == "failed by 21+"
+    assert degree_text("critical_success", d6) == "critical success"
+    # Another system's words are not read as D6's.
+    assert degree_text("fail_7_10") == "fail 7 10"
+    assert check_words("move all_out walk: running 3D+2 vs easy->moderate", "DN 13")[2] == ""
     events = [
         _start(quarry=[7, 18]),
         {"type": "turn", "turn": 3},

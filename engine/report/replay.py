@@ -7,13 +7,14 @@ replays it in a window, these reports turn by turn.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
+from engine import systems
 from engine.errors import ArgumentError, TacgridError
 from engine.sources import MAX_LOG_BYTES, clip, load_json, read_bytes
+from engine.systems.base import RuleSystem
 
 #: Keys each kind of event must carry for `replay` (other kinds are skipped).
 _EVENT_KEYS = {
@@ -29,11 +30,11 @@ _EVENT_KEYS = {
 def read_event_log(path: str, *, viewer: bool = False) -> list[dict[str, Any]]:  # noqa: C901
     """An event log, checked so that replaying it cannot fail half-way.
 
-    ``engine.sim.read_log`` trusts its file; a damaged or foreign one (binary, a folder,
+    ``engine.eventlog.read_log`` trusts its file; a damaged or foreign one (binary, a folder,
     JSON lines that are not events, events without their keys) is one clear line here.
     ``viewer``: the start event must also name its scenario file.
     """
-    from engine.sim import replay_states
+    from engine.eventlog import replay_states
 
     hint = "give an event log written by `tacgrid run SCENARIO --run-seed N --log FILE`"
 
@@ -107,7 +108,7 @@ def check_log_sources(
     """
     import os
 
-    from engine.sim import file_digest
+    from engine.eventlog import file_digest
 
     start = events[0]
     given, absolute = start.get("scenario"), start.get("scenario_abs")
@@ -185,7 +186,7 @@ def _is_path(path: Any) -> bool:
 def replay_report(events: list[dict[str, Any]]) -> dict[str, Any]:
     """The ``replay --json`` document: per turn the moves and checks, the outcome, and the
     final token states (replayed from the log's events)."""
-    from engine.sim import replay_states
+    from engine.eventlog import replay_states
 
     turns: list[dict[str, Any]] = []
     for ev in events:
@@ -230,12 +231,6 @@ def format_replay(events: list[dict[str, Any]]) -> str:
 
 # --------------------------------------------------------------------------- the narration
 
-#: D6's check wording (engine.systems.d6): ``move all_out swim: swimming 3D vs easy->moderate``.
-_D6_WHAT = re.compile(r"^(move|jump) (\S+) (\S+): (\S+) \S+ vs (\S+)$")
-#: Every other system's: ``SKILL (DETAIL)``, e.g. ``swimming (moderate)``, ``athletics (swim)``.
-_SKILL_WHAT = re.compile(r"^(.+?) \((.+)\)$")
-#: D6's failure bands: ``fail_7_10`` -> failed by 7-10, ``fail_21_plus`` -> failed by 21+.
-_D6_FAIL = re.compile(r"^fail_(\d+)_(\d+|plus)$")
 #: Events that end what a check's token does next (a new turn, the run's end).
 _BOUNDS = ("turn", "end")
 
@@ -272,39 +267,39 @@ def _words(names: Iterable[str]) -> str:
     return ", ".join(clip(n.replace("_", " ")) for n in sorted(names))
 
 
-def degree_text(degree: Any) -> str:
-    """A check's degree in words: ``critical success``, ``failed by 7-10`` (D6's bands)."""
+def system_of(events: list[dict[str, Any]]) -> type[RuleSystem]:
+    """The rule system a log was run with, which words its own checks (a log naming a
+    system this install does not have reads with the common wording)."""
+    name = events[0].get("system") if events else None
+    if isinstance(name, str):
+        try:
+            found: type[RuleSystem] = systems.get(name)
+        except TacgridError:
+            pass
+        else:
+            return found
+    return RuleSystem
+
+
+def degree_text(degree: Any, system: type[RuleSystem] = RuleSystem) -> str:
+    """A check's degree in words, as its system says it (``critical success``; D6's
+    ``failed by 7-10``)."""
     if not isinstance(degree, str):
         return _text(degree)
-    band = _D6_FAIL.match(degree)
-    if band:
-        lo, hi = band.groups()
-        return f"failed by {lo}+" if hi == "plus" else f"failed by {lo}-{hi}"
-    return clip(degree.replace("_", " "))
+    return clip(system.describe_degree(degree))
 
 
-def check_words(what: Any, target: Any) -> tuple[str, str, str]:
-    """(skill, against, detail) of a check event: ``("running", "DN 13", "moderate,
-    all-out")`` for D6's ``move all_out walk: running 3D+2 vs easy->moderate``;
-    ``("swimming", "21", "moderate")`` for Mythmaster's ``swimming (moderate)`` against
-    ``21C: 2d10+9 >= 21``. A wording none of the systems uses is kept whole."""
+def check_words(
+    what: Any, target: Any, system: type[RuleSystem] = RuleSystem
+) -> tuple[str, str, str]:
+    """(skill, against, detail) of a check event, as its system words it: ``("running",
+    "DN 13", "moderate, all-out")`` for D6's ``move all_out walk: running 3D+2 vs
+    easy->moderate``; ``("swimming", "21", "moderate")`` for Mythmaster's ``swimming
+    (moderate)`` against ``21C: 2d10+9 >= 21``. A wording the system does not know is
+    kept whole."""
     what = _text(what) if not isinstance(what, str) else clip(what)
     target = _text(target) if not isinstance(target, str) else clip(target)
-    if ">=" in target:  # "21C: 2d10+9 >= 21", "1d20 + 4 >= 13": the number to reach
-        target = target.rsplit(">=", 1)[1].strip()
-    d6 = _D6_WHAT.match(what)
-    if d6:
-        kind, pace, mode, skill, levels = d6.groups()
-        detail = [levels.split("->")[-1], pace.replace("_", "-")]
-        if kind == "jump":
-            detail.insert(0, "jump")
-        elif mode != "walk":
-            detail.append(mode)
-        return skill, target, ", ".join(detail)
-    named = _SKILL_WHAT.match(what)
-    if named:
-        return named.group(1), target, named.group(2)
-    return what, target, ""
+    return system.describe_check(what, target)
 
 
 def _roll_text(roll: dict[str, Any]) -> str:
@@ -346,6 +341,7 @@ class _Narrator:
 
     def __init__(self, events: list[dict[str, Any]]) -> None:
         self.events = events
+        self.system = system_of(events)
         self.label = "before turn 1"
         self.cells: dict[str, Any] = {}
         self.conds: dict[str, set[str]] = {}
@@ -401,7 +397,7 @@ class _Narrator:
         for who in [tid] if tid is not None else list(self.rolls):
             for roll in self.rolls.pop(who, []):
                 decided = roll.get("decided")
-                tail = f": {degree_text(decided)}" if decided else ""
+                tail = f": {degree_text(decided, self.system)}" if decided else ""
                 self.say(f"{clip(who)} rolls {_roll_text(roll)}{tail}")
 
     def event(self, i: int, ev: dict[str, Any]) -> None:  # noqa: C901
@@ -458,11 +454,11 @@ class _Narrator:
     def check(self, i: int, ev: dict[str, Any]) -> None:
         tid = ev["token"]
         rolls = self.rolls.pop(tid, [])
-        skill, against, detail = check_words(ev.get("what"), ev.get("target"))
+        skill, against, detail = check_words(ev.get("what"), ev.get("target"), self.system)
         dice = ", then ".join(_roll_text(r) for r in rolls)
         verb = f"rolls {skill} {dice}" if dice else f"checks {skill}"
         text = f"{tid} {verb} vs {against}" + (f" ({detail})" if detail else "")
-        text += f": {degree_text(ev.get('degree'))}"
+        text += f": {degree_text(ev.get('degree'), self.system)}"
         path, after = self._next_of(i, tid)
         cell = ev.get("cell")
         if ev.get("success") is True:

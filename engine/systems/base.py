@@ -442,6 +442,24 @@ class RuleSystem:
     #: are learned once.
     notes: ClassVar[frozenset[str]] = frozenset()
 
+    @classmethod
+    def describe_check(cls, what: str, target: str) -> tuple[str, str, str]:
+        """One of this system's check events in words, for a replay's text: (skill, what it
+        is rolled against, detail). The default reads the wording most systems give their
+        checks, ``SKILL (DETAIL)`` (``swimming (moderate)``), and takes a target written
+        ``EXPRESSION >= N`` as N; a system with another wording reads its own."""
+        if ">=" in target:  # "21C: 2d10+9 >= 21", "1d20 + 4 >= 13": the number to reach
+            target = target.rsplit(">=", 1)[1].strip()
+        skill, sep, rest = what.partition(" (")
+        if sep and rest.endswith(")") and skill:
+            return skill, target, rest[:-1]
+        return what, target, ""
+
+    @classmethod
+    def describe_degree(cls, degree: str) -> str:
+        """A check's degree of success in words (``critical_success``: critical success)."""
+        return degree.replace("_", " ")
+
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         self.config: dict[str, Any] = {s.name: s.default for s in self.settings}
         for key, value in (settings or {}).items():

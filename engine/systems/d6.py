@@ -798,6 +798,41 @@ class D6(RuleSystem):
     fastest_pace = "all_out"
     #: No rule reads them again: the seed gives no wound chart (:meth:`end_turn`).
     notes = frozenset({"collision_margin", "injured"})
+
+    @classmethod
+    def describe_check(cls, what: str, target: str) -> tuple[str, str, str]:
+        """D6's check wording (:meth:`checks`: ``move all_out swim: swimming 3D vs
+        easy->moderate``, ``jump cautious gap: climbing 3D+1 vs easy``) in words: the skill,
+        the DN, and the difficulty it came to, the pace, a jump or the mode."""
+        head, sep, tail = what.partition(": ")
+        words = head.split(" ")
+        rolled = tail.split(" ")
+        if not sep or len(words) != 3 or words[0] not in ("move", "jump") or len(rolled) != 4:
+            return super().describe_check(what, target)
+        kind, pace, mode = words
+        skill, levels = rolled[0], rolled[-1]
+        if rolled[-2] != "vs":
+            return super().describe_check(what, target)
+        detail = [levels.split("->")[-1], pace.replace("_", "-")]
+        if kind == "jump":
+            detail.insert(0, "jump")
+        elif mode != "walk":
+            detail.append(mode)
+        return skill, target, ", ".join(detail)
+
+    @classmethod
+    def describe_degree(cls, degree: str) -> str:
+        """D6's failure bands in words: ``fail_7_10`` failed by 7-10, ``fail_21_plus``
+        failed by 21+."""
+        parts = degree.split("_")
+        if len(parts) == 3 and parts[0] == "fail" and parts[1].isdigit():
+            lo, hi = parts[1], parts[2]
+            if hi == "plus":
+                return f"failed by {lo}+"
+            if hi.isdigit():
+                return f"failed by {lo}-{hi}"
+        return super().describe_degree(degree)
+
     stats: ClassVar[tuple[Param, ...]] = (
         Stat("move", "number", Fraction(10), minimum=0, unit="m", help="metres per round walking"),
         Stat("dexterity", "dice", "3D", help="Dexterity die code (walking without running)"),
