@@ -30,6 +30,7 @@ from engine.search import (
     UNREACHED,
     dijkstra,
     evaluate_path,
+    frontier,
     frontier_path,
     frontier_search,
     supports_frontier,
@@ -46,13 +47,13 @@ ENGINES = pytest.mark.parametrize("engine", ["compiled", "numpy"])
 def engine_of(name: str) -> Iterator[None]:
     if name == "compiled" and search.KERNEL is None:
         pytest.skip("engine/_kernel.c is not built here")
-    saved = search.KERNEL
+    saved = frontier.KERNEL
     if name == "numpy":
-        search.KERNEL = None
+        frontier.KERNEL = None
     try:
         yield
     finally:
-        search.KERNEL = saved
+        frontier.KERNEL = saved
 
 
 def _agree(g: MovementGraph, start: tuple[int, int]) -> None:
@@ -158,7 +159,7 @@ def test_frontier_search_limit_is_a_reach(engine: str) -> None:
 
 def test_the_heuristic_never_overshoots_on_open_ground() -> None:
     """The A* estimate is the open-grid distance: exact where every cell costs the least."""
-    from engine.search import _heuristic
+    from engine.search.frontier import _heuristic
 
     for orientation, rule, stagger in VARIANTS:
         if rule == "euclid":
