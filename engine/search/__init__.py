@@ -26,7 +26,6 @@ from engine.search.dijkstra import dijkstra
 from engine.search.fields import compiled_field, compiled_path
 from engine.search.frontier import (
     KEPT_SEARCH_NODES,
-    KERNEL,
     UNREACHED,
     Frontier,
     frontier_path,
@@ -58,7 +57,6 @@ __all__ = [
     "COMPILED_ABOVE",
     "EXACT_WITHIN_TURNS",
     "KEPT_SEARCH_NODES",
-    "KERNEL",
     "LANDMARK_NODES",
     "MAX_PLAN_TURNS",
     "UNREACHED",

@@ -14,8 +14,9 @@ from typing import Any, cast
 
 import numpy as np
 
+from engine import kernel
 from engine.grid import Cell
-from engine.kernel import KERNEL  # None: not built (tests set it to None: the numpy loop)
+from engine.kernel import NO_GUIDE, AStarArgs, AStarTables, Estimate, Guide
 from engine.movement import MovementGraph
 from engine.search.tree import SearchTree, _cells
 from engine.timed import timeline
@@ -180,7 +181,7 @@ def frontier_search(
     as :func:`dijkstra`'s. Nothing of the whole map is built beyond one distance and one
     predecessor array.
 
-    Where engine/_kernel.c is built (:data:`KERNEL`) and the distances fit 32 bits, the
+    Where engine/_kernel.c is built and on (:func:`engine.kernel.available`) and the distances fit 32 bits, the
     same search runs there instead, one node at a time off a binary heap (tested equal on
     every kind of graph, ``tests/test_api_context.py``).
     """
@@ -361,7 +362,7 @@ def kernel_fits(tab: Any, dtype: Any, size: int) -> bool:
     """Whether the compiled search can run these tables: it keeps ticks and distances in
     32 bits (``dtype``: what :func:`frontier_search` chose for the distances)."""
     return (
-        KERNEL is not None
+        kernel.available()
         and dtype == np.int32
         and tab.ticks.dtype == np.int32
         and (tab.adds is None or tab.adds.dtype == np.int32)
@@ -369,32 +370,33 @@ def kernel_fits(tab: Any, dtype: Any, size: int) -> bool:
     )
 
 
-def _guide_args(
-    graph: MovementGraph, goal: Cell | None
-) -> tuple[int, int, int, int, int, int, int]:
-    """:func:`_heuristic`'s estimate as engine/_kernel.c computes it: (kind, staggered,
-    stagger axis y, stagger index even, least ticks a cell, the goal's two axes)."""
+#: The open-grid estimate's kind in C, by the map's diagonal rule (a square or staggered map).
+_ESTIMATES = {"none": Estimate.MANHATTAN, "alternate": Estimate.ALTERNATE}
+
+
+def _guide(graph: MovementGraph, goal: Cell | None) -> Guide:
+    """:func:`_heuristic`'s estimate as engine/_kernel.c works it out."""
     tab = graph.step_tables()
     g = graph.grid
     if goal is None or tab.least <= 0:
-        return (0, 0, 0, 0, 0, 0, 0)
+        return NO_GUIDE
     axis_y, even = g.stagger_axis == "y", g.stagger_index == "even"
     stag = g.orientation == "staggered"
     if g.kind == "hex":
         u, v = _cube(goal[0], goal[1], axis_y, even)
-        return (4, 0, int(axis_y), int(even), tab.least, u, v)
+        return Guide(Estimate.HEX, False, axis_y, even, tab.least, u, v)
     u, v = _axes(goal[0], goal[1], stag, axis_y, even)
-    kind = {"none": 1, "alternate": 3}.get(g.diagonals, 2)
-    return (kind, int(stag), int(axis_y), int(even), tab.least, u, v)
+    kind = _ESTIMATES.get(g.diagonals, Estimate.CHEBYSHEV)
+    return Guide(kind, stag, axis_y, even, tab.least, u, v)
 
 
-def _kernel_tables(graph: MovementGraph) -> tuple[Any, ...]:
-    """The in-place edges and jumps of a graph as engine/_kernel.c reads them (cached on
-    its step tables)."""
+def _kernel_tables(graph: MovementGraph) -> AStarTables:
+    """The graph's step tables, in-place edges and jumps as engine/_kernel.c reads them
+    (cached on its step tables)."""
     tab = graph.step_tables()
     cached = tab.derived.get("kernel")
     if cached is not None:
-        return cast("tuple[Any, ...]", cached)
+        return cast("AStarTables", cached)
     i64 = np.int64
     ia = np.array([a for a, _, _ in graph.in_place], dtype=i64)
     ib = np.array([b for _, b, _ in graph.in_place], dtype=i64)
@@ -408,15 +410,31 @@ def _kernel_tables(graph: MovementGraph) -> tuple[Any, ...]:
             dsts.append(dst)
             jts.append(jt)
         starts[k + 1] = len(dsts)
-    delta = np.ascontiguousarray(tab.delta, dtype=i64)
-    diag = np.ascontiguousarray(tab.diag, dtype=np.uint8)
-    out = (
-        delta,
-        diag,
-        (ia, ib, it) if len(ia) else (None, None, None),
-        (np.array(srcs, dtype=i64), starts, np.array(dsts, dtype=i64), np.array(jts, dtype=i64))
-        if srcs
-        else (None, None, None, None),
+    has_in_place, g = bool(len(ia)), graph.grid
+    out = AStarTables(
+        delta=np.ascontiguousarray(tab.delta, dtype=i64),
+        diag=np.ascontiguousarray(tab.diag, dtype=np.uint8),
+        ticks=tab.ticks,
+        adds=tab.adds,
+        blocked=tab.blocked,
+        in_place_from=ia if has_in_place else None,
+        in_place_to=ib if has_in_place else None,
+        in_place_ticks=it if has_in_place else None,
+        jump_sources=np.array(srcs, dtype=i64) if srcs else None,
+        jump_starts=starts if srcs else None,
+        jump_targets=np.array(dsts, dtype=i64) if srcs else None,
+        jump_ticks=np.array(jts, dtype=i64) if srcs else None,
+        pn=tab.pn,
+        pw=tab.pw,
+        pad=tab.pad,
+        n_par=graph.n_par,
+        n_sys=graph.n_sys,
+        n_states=graph.n_states,
+        square=g.kind == "square",
+        axis_y=g.stagger_axis == "y",
+        parity_state=bool(graph.parity_state),
+        width=g.width,
+        nodes=graph.n,
     )
     tab.derived["kernel"] = out
     return out
@@ -432,52 +450,28 @@ def kernel_search(
     terms: list[tuple[Any, int]] | None = None,
     settled: np.ndarray | None = None,
 ) -> tuple[int, int]:
-    """:func:`frontier_search` compiled: A* from framed node ``src`` to ``goal`` (or
-    Dijkstra up to ``limit``), writing ``dist`` and ``pred`` (int32, one a framed node, as
-    the numpy loop does). ``terms``: landmark terms (:meth:`Landmarks.terms`) to estimate
-    with instead of the open-grid distance. ``settled`` (int32): filled with the framed
-    nodes expanded, in the order expanded, as far as it holds them. Returns the framed goal
-    node reached (-1: none) and how many nodes were expanded."""
+    """:func:`frontier_search` compiled (:func:`engine.kernel.astar`): A* from framed node
+    ``src`` to ``goal`` (or Dijkstra up to ``limit``), writing ``dist`` and ``pred`` (int32,
+    one a framed node, as the numpy loop does). ``terms``: landmark terms
+    (:meth:`Landmarks.terms`) to estimate with instead of the open-grid distance.
+    ``settled`` (int32): filled with the framed nodes expanded, in the order expanded, as
+    far as it holds them. Returns the framed goal node reached (-1: none) and how many
+    nodes were expanded."""
     tab = graph.step_tables()
-    g = graph.grid
-    delta, diag, (ia, ib, it), (js, jst, jd, jt) = _kernel_tables(graph)
     gcell = -1 if goal is None else (goal[1] + tab.pad) * tab.pw + goal[0] + tab.pad
-    end, expanded = KERNEL.search(
-        delta,
-        diag,
-        tab.ticks,
-        tab.adds,
-        tab.blocked,
-        dist,
-        pred,
-        ia,
-        ib,
-        it,
-        js,
-        jst,
-        jd,
-        jt,
-        tab.pn,
-        tab.pw,
-        tab.pad,
-        graph.n_par,
-        graph.n_sys,
-        graph.n_states,
-        delta.shape[1],
-        int(g.kind == "square"),
-        int(g.stagger_axis == "y"),
-        int(graph.parity_state),
-        src,
-        gcell,
-        -1 if limit is None else int(limit),
-        *(_guide_args(graph, goal) if not terms else (0,) * 7),
-        g.width,
-        graph.n,
-        _FAR // 2,
-        terms or (),
-        settled,
+    args = AStarArgs(
+        tables=_kernel_tables(graph),
+        dist=dist,
+        pred=pred,
+        src=src,
+        goal_cell=gcell,
+        limit=-1 if limit is None else int(limit),
+        guide=NO_GUIDE if terms else _guide(graph, goal),
+        terms=terms or (),
+        far=_FAR // 2,
+        settled=settled,
     )
-    return int(end), int(expanded)
+    return kernel.astar(args)
 
 
 def frontier_path(graph: MovementGraph, start: Cell, goal: Cell) -> list[Cell] | None:
@@ -506,7 +500,7 @@ def _kernel_tree(graph: MovementGraph, start: Cell, limit: float) -> SearchTree 
     reaches, not the map (api.Context.reach of 30 movement points on 512^2: 0.46 -> 0.25
     ms, the search about 20 us of it). None
     where the kernel cannot run it (no kernel, fractional ticks or limit, a big graph)."""
-    if KERNEL is None or not supports_frontier(graph) or limit != int(limit) or limit < 0:
+    if not kernel.available() or not supports_frontier(graph) or limit != int(limit) or limit < 0:
         return None
     tab = graph.step_tables()
     size = tab.pn * graph.n_states
