@@ -35,24 +35,31 @@ from engine.timed import timed_search, timeline
 COMPILED_ABOVE = 20_000
 
 
-def check_cell(graph: MovementGraph, cell: Cell, what: str) -> None:
+def check_cell(graph: MovementGraph, cell: Cell, role: str) -> None:
+    """An :class:`~engine.errors.ArgumentError` with ``role`` (``"start"``, ``"goal"``)
+    where ``cell`` is off the map."""
     g = graph.grid
     if not g.in_bounds(cell):
         raise ArgumentError(
-            f"{what} {cell[0]},{cell[1]}: outside the map ({g.width} x {g.height} cells; "
-            f"cells are col,row from 0,0 to {g.width - 1},{g.height - 1})"
+            role=role,
+            given=f"{cell[0]},{cell[1]}",
+            problem=f"outside the map ({g.width} x {g.height} cells; "
+            f"cells are col,row from 0,0 to {g.width - 1},{g.height - 1})",
         )
 
 
-def parse_cell(text: str, what: str) -> Cell:
-    """``"c,r"`` -> (c, r); bad text is one clear line."""
+def parse_cell(text: str, role: str) -> Cell:
+    """``"c,r"`` -> (c, r); bad text is an :class:`~engine.errors.ArgumentError` with
+    ``role`` (``"start"``, ``"goal"``)."""
     parts = text.replace(" ", "").split(",")
     try:
         if len(parts) != 2:
             raise ValueError
         return (int(parts[0]), int(parts[1]))
     except ValueError:
-        raise ArgumentError(f"{what} '{text}': expected a cell as col,row such as 3,4") from None
+        raise ArgumentError(
+            role=role, given=f"'{text}'", problem="expected a cell as col,row such as 3,4"
+        ) from None
 
 
 def find_path(
@@ -67,10 +74,10 @@ def find_path(
 
     ``guide``: landmarks of this graph (:class:`Landmarks`), for a query context that asks
     many paths on one graph (A* with their heuristic; the same total)."""
-    check_cell(graph, start, "--from")
-    check_cell(graph, goal, "--to")
+    check_cell(graph, start, "start")
+    check_cell(graph, goal, "goal")
     if prefer not in ("fast", "safe"):
-        raise ArgumentError(f"--prefer {prefer}: expected fast or safe")
+        raise ArgumentError(role="prefer", given=prefer, problem="expected fast or safe")
     goal_cost = graph.costs[int(graph.model.terrain_ids[goal[1], goal[0]])]
     if start != goal and goal_cost.time is None:
         raise NoPath(f"goal {goal[0]},{goal[1]} cannot be entered: {goal_cost.reason}")
@@ -199,9 +206,9 @@ def reach(
     band is the turn it is reached in (``turn2``, ``turn3``, ...).
     """
     main = graphs[pace]
-    check_cell(main, start, "--from")
+    check_cell(main, start, "start")
     if turns < 1:
-        raise ArgumentError(f"--turns {turns}: expected a whole number >= 1")
+        raise ArgumentError(role="turns", given=str(turns), problem="expected a whole number >= 1")
     tree = search_tree(main, start, limit=turns * main.denominator)
     static = timeline(main) is None
     # The main search already holds what a one-turn search at its pace would find.
