@@ -2,8 +2,9 @@
  *
  * search() runs A* (or Dijkstra up to a limit) over the framed step tables
  * of engine.movement.StepTables: the same nodes, edges and integer ticks as
- * engine.search.frontier_search (its numpy twin, which remains the fallback when this
- * module is not built), so both give the same totals. It reads and writes only buffers
+ * engine.search.frontier.frontier_search (its numpy twin, which remains the fallback when
+ * this module is not built), so both give the same totals. Python calls it through
+ * engine.kernel.astar, which names every argument (AStarTables, AStarArgs, Guide). It reads and writes only buffers
  * the caller made (numpy arrays): no numpy headers, only the buffer protocol.
  *
  * A node is layer * pn + framed cell. Ticks of entering a framed cell are read from the
@@ -12,9 +13,9 @@
  * edges change the system layer on the same cell; jumps are extra edges from a few nodes.
  *
  * The heuristic is either the open-grid distance to the goal times the fewest ticks a cell
- * (as engine.search._heuristic works it out) or the landmarks' bound (engine.search.
- * Landmarks): the largest of field_k[v] + offset_k over a few exact distance fields, read
- * on graph (unframed) node numbers.
+ * (as engine.search.frontier._heuristic works it out) or the landmarks' bound
+ * (engine.search.landmarks.Landmarks): the largest of field_k[v] + offset_k over a few
+ * exact distance fields, read on graph (unframed) node numbers.
  *
  * field() is a plain Dijkstra over a CSR graph of float ticks from many sources at once: the
  * turn loop's distance fields (engine.sim.Profile), which scipy's csgraph.dijkstra gives
@@ -83,7 +84,7 @@ static inline int64_t iabs(int64_t x) { return x < 0 ? -x : x; }
 static inline int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* Heuristic kinds (engine.search._heuristic's cases). */
+/* Heuristic kinds (engine.search.frontier._heuristic's cases; engine.kernel.Estimate). */
 enum { H_NONE = 0, H_MANHATTAN = 1, H_CHEBYSHEV = 2, H_ALTERNATE = 3, H_HEX = 4 };
 
 typedef struct {
@@ -200,7 +201,7 @@ PyDoc_STRVAR(search_doc,
              "Dijkstra up to limit ticks, -1: no limit). Writes dist (int32) and pred "
              "(int32); returns the goal node reached (-1: none) and the nodes expanded, "
              "the first of them, in the order expanded, in settled (int32, or None). "
-             "Called by engine.search.frontier_search, which documents the arguments.");
+             "Called through engine.kernel.astar, whose AStarArgs documents the arguments.");
 
 static PyObject *search(PyObject *self, PyObject *args) {
     PyObject *o_delta, *o_diag, *o_ticks, *o_adds, *o_blocked, *o_dist, *o_pred;

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from engine.batch import read_runs, run_batch
+from engine.eventlog import replay_states
 from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
@@ -21,7 +22,6 @@ from engine.occupancy import Other
 from engine.query import Query
 from engine.report import notebook  # maps, paths and reaches show themselves in Jupyter
 from engine.scenario import Scenario, load_scenario
-from engine.eventlog import replay_states
 from engine.sim import Simulation
 from engine.systems.base import RuleSystem, Token
 from engine.tiled import load_map

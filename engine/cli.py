@@ -37,6 +37,14 @@ DEFAULT_MAP = ROOT / "maps" / "encounter.tmx"
 DEFAULT_SCENARIO = ROOT / "scenarios" / "chase.yaml"
 #: Longest error line printed (messages quote at most ~80 characters of user input).
 MAX_MESSAGE = 1000
+#: The flag that gives each argument role an engine error names (ArgumentError.role).
+FLAGS = {
+    "start": "--from",
+    "goal": "--to",
+    "pace": "--pace",
+    "turns": "--turns",
+    "prefer": "--prefer",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -162,7 +170,7 @@ def cmd_path(args: argparse.Namespace) -> int:
     from engine.search import NoPath, parse_cell
 
     model, system, token = _load_for_search(args, for_render=False)  # nothing is drawn
-    start, goal = parse_cell(args.start, "--from"), parse_cell(args.goal, "--to")
+    start, goal = parse_cell(args.start, "start"), parse_cell(args.goal, "goal")
     seen = _sized(args, model, system, token, args.pace, start)
     try:
         rep = path_report(seen, system, token, start, goal, args.pace, args.prefer, args.safe_below)
@@ -196,7 +204,7 @@ def cmd_reach(args: argparse.Namespace) -> int:
     from engine.search import parse_cell
 
     model, system, token = _load_for_search(args, for_render=False)  # nothing is drawn
-    start = parse_cell(args.start, "--from")
+    start = parse_cell(args.start, "start")
     pace = args.pace or system.fastest_pace
     seen = _sized(args, model, system, token, pace, start)
     rep = reach_report(seen, system, token, start, args.turns, pace)
@@ -215,7 +223,7 @@ def cmd_fly(args: argparse.Namespace) -> int:
     from engine.search import NoPath, parse_cell
 
     model, system, token = _load_for_search(args)
-    start, goal = parse_cell(args.start, "--from"), parse_cell(args.goal, "--to")
+    start, goal = parse_cell(args.start, "start"), parse_cell(args.goal, "goal")
     try:
         rep = fly_report(
             model,
@@ -914,6 +922,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
             traceback.print_exc()
         msg = str(exc)
+        if isinstance(exc, ArgumentError) and exc.role is not None:
+            msg = exc.naming(FLAGS.get(exc.role, exc.role))  # the role by its flag
         # The message quotes what the user gave, which may hold line breaks: keep one line.
         msg = msg.replace("\r", "\\r").replace("\n", "\\n")
         if len(msg) > MAX_MESSAGE:  # readers quote at most ~80 characters; a last guard

@@ -16,7 +16,43 @@ class MapError(TacgridError):
 
 
 class ArgumentError(TacgridError):
-    """A command-line argument or an API argument with a bad value."""
+    """A command-line argument or an API argument with a bad value.
+
+    Raised with a ``role`` (which argument: ``"start"``, ``"goal"``, ``"turns"``, ...), the
+    value as ``given`` and the ``problem``, its message is ``"<role> <given>: <problem>"``,
+    and a front end names the argument its own way (:meth:`naming`; the command line by
+    its flag, ``--from`` for ``start``: engine.cli). Raised with a message alone, it is
+    that message.
+    """
+
+    def __init__(
+        self, message: str = "", *, role: str | None = None, given: str = "", problem: str = ""
+    ) -> None:
+        super().__init__(message or f"{role} {given}: {problem}")
+        self.role = role
+        self.given = given
+        self.problem = problem
+
+    def naming(self, name: str) -> str:
+        """The message with the argument called ``name`` (the role's own word where it has
+        no role)."""
+        if self.role is None:
+            return str(self)
+        return f"{name} {self.given}: {self.problem}"
+
+    def __reduce__(self) -> str | tuple[object, ...]:
+        # A role travels with the error when it is pickled (from a batch worker).
+        if self.role is None:
+            return super().__reduce__()
+        return (_argument_error, (type(self), str(self), self.role, self.given, self.problem))
+
+
+def _argument_error(
+    cls: type[ArgumentError], message: str, role: str | None, given: str, problem: str
+) -> ArgumentError:
+    err = cls.__new__(cls)
+    ArgumentError.__init__(err, message, role=role, given=given, problem=problem)
+    return err
 
 
 class StatError(TacgridError):

@@ -1,20 +1,26 @@
-"""engine/_kernel.c's module, where it was built (see setup.py), for the modules that use it:
-the movement search (engine.search) and the csv layer reader (engine.tiled.layerdata).
+"""The one door to engine/_kernel.c (built by setup.py where a C compiler is found).
 
-None where the install found no C compiler or ``TACGRID_NO_KERNEL`` is set: each user then
-runs its own fallback (numpy), which gives the same results, slower.
+Its users (the movement search's A* in :mod:`engine.search.frontier`, the turn loop's
+distance fields in :mod:`engine.sim`, the csv layer reader in :mod:`engine.tiled.layerdata`)
+ask :func:`available` before each call and otherwise run their own numpy or scipy twin,
+which gives the same results, slower. The A* takes its many arguments as named fields
+(:class:`AStarTables` once per graph, :class:`AStarArgs` per search) that :func:`astar`
+unpacks in the C function's order, so no caller counts positions.
+
+One switch: :data:`enabled`, False where the environment sets ``TACGRID_NO_KERNEL``. Only
+:func:`available` reads it; a test that compares the C path with its twin flips it here.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any
 
 
-def load_kernel() -> Any:
-    """The compiled module, or None (not built, or ``TACGRID_NO_KERNEL`` set)."""
-    if os.environ.get("TACGRID_NO_KERNEL"):
-        return None
+def _load() -> Any:
     try:
         from engine import _kernel  # type: ignore[attr-defined]
     except ImportError:
@@ -22,5 +28,167 @@ def load_kernel() -> Any:
     return _kernel
 
 
-#: The module (None: not built or turned off). Tests set a user's own reference to None.
-KERNEL = load_kernel()
+#: The compiled module (None: not built).
+_BUILT: Any = _load()
+
+#: The switch: False runs every user's own fallback instead of the compiled module.
+enabled = not os.environ.get("TACGRID_NO_KERNEL")
+
+
+def available() -> bool:
+    """Whether the compiled kernel runs: built, and switched on (:data:`enabled`)."""
+    return enabled and _BUILT is not None
+
+
+class Estimate(IntEnum):
+    """The A* estimate the C loop works out (engine/_kernel.c's ``H_`` kinds); the numpy
+    twin is ``engine.search.frontier._heuristic``."""
+
+    NONE = 0  # no goal (a Dijkstra up to a limit), or landmark terms instead
+    MANHATTAN = 1  # no diagonal steps: straight cells to the goal
+    CHEBYSHEV = 2  # a diagonal counts as one cell
+    ALTERNATE = 3  # 5-10-5: every other diagonal counts double, from the node's parity
+    HEX = 4  # cube distance
+
+
+@dataclass(frozen=True, slots=True)
+class Guide:
+    """The open-grid estimate: ``kind`` over the map's axes (``staggered``, stagger axis
+    ``axis_y``, stagger index ``even``), the goal at ``(goal_u, goal_v)`` on those axes,
+    times ``least`` ticks a cell. The default is no estimate."""
+
+    kind: Estimate = Estimate.NONE
+    staggered: bool = False
+    axis_y: bool = False
+    even: bool = False
+    least: int = 0
+    goal_u: int = 0
+    goal_v: int = 0
+
+
+#: No estimate: a Dijkstra, or landmark terms.
+NO_GUIDE = Guide()
+
+
+@dataclass(frozen=True, slots=True)
+class AStarTables:
+    """One graph's framed step tables as the C loop reads them (``engine.movement.
+    StepTables``; built once per graph). A node is ``layer * pn + framed cell``; a framed
+    cell is ``(row + pad) * pw + col + pad``."""
+
+    delta: Any  # int64 (2, slots): each slot's framed offset, per cell parity
+    diag: Any  # uint8 (2, slots): whether the slot is a diagonal
+    ticks: Any  # int32 (n_sys * pn): ticks to enter a framed cell per system layer, -1: never
+    adds: Any  # int32 like ticks, or None: ``cost_add`` ticks
+    blocked: Any  # uint16 (pn) or None: bit k = slot k walled off
+    in_place_from: Any  # int64 or None: each in-place edge's system layer, from
+    in_place_to: Any  # int64 or None: ... to
+    in_place_ticks: Any  # int64 or None: ... and its ticks
+    jump_sources: Any  # int64 or None: framed nodes with jumps out, sorted
+    jump_starts: Any  # int64 (sources + 1): where each source's jumps start in the two below
+    jump_targets: Any  # int64: framed node each jump lands on
+    jump_ticks: Any  # int64: its ticks
+    pn: int  # framed cells a layer
+    pw: int  # framed row width
+    pad: int  # frame width
+    n_par: int  # parity layers (2 under 5-10-5, else 1)
+    n_sys: int  # system layers (standing, prone, ...)
+    n_states: int  # n_par * n_sys
+    square: bool  # a square grid (one offset table for every cell)
+    axis_y: bool  # staggered rows (else columns): which coordinate picks the table
+    parity_state: bool  # 5-10-5: a diagonal flips the parity layer, every other one doubles
+    width: int  # the map's width in cells (landmark fields are on graph node numbers)
+    nodes: int  # the graph's nodes a layer (cells)
+
+
+@dataclass(frozen=True, slots=True)
+class AStarArgs:
+    """One search: A* from framed node ``src`` to any node on framed cell ``goal_cell``
+    (-1: none, a Dijkstra up to ``limit`` ticks, -1: no limit), estimating by ``guide`` or
+    else by landmark ``terms`` (each ``(field, offset)``: ``field[v] + offset`` over graph
+    nodes). Writes ``dist`` and ``pred`` (int32, a framed node each) and, in ``settled``
+    (int32, or None), the nodes expanded in order as far as it holds them. ``far``: a
+    landmark estimate this high means the goal cannot be reached from the node."""
+
+    tables: AStarTables
+    dist: Any
+    pred: Any
+    src: int
+    goal_cell: int = -1
+    limit: int = -1
+    guide: Guide = NO_GUIDE
+    terms: Sequence[tuple[Any, int]] = ()
+    far: int = 2**61
+    settled: Any = None
+
+
+def astar(args: AStarArgs) -> tuple[int, int]:
+    """Run engine/_kernel.c's ``search``: the framed goal node reached (-1: none) and how
+    many nodes were expanded. Only where :func:`available`."""
+    t, g = args.tables, args.guide
+    end, expanded = _BUILT.search(
+        t.delta,
+        t.diag,
+        t.ticks,
+        t.adds,
+        t.blocked,
+        args.dist,
+        args.pred,
+        t.in_place_from,
+        t.in_place_to,
+        t.in_place_ticks,
+        t.jump_sources,
+        t.jump_starts,
+        t.jump_targets,
+        t.jump_ticks,
+        t.pn,
+        t.pw,
+        t.pad,
+        t.n_par,
+        t.n_sys,
+        t.n_states,
+        t.delta.shape[1],
+        int(t.square),
+        int(t.axis_y),
+        int(t.parity_state),
+        args.src,
+        args.goal_cell,
+        args.limit,
+        int(g.kind),
+        int(g.staggered),
+        int(g.axis_y),
+        int(g.even),
+        g.least,
+        g.goal_u,
+        g.goal_v,
+        t.width,
+        t.nodes,
+        args.far,
+        args.terms,
+        args.settled,
+    )
+    return int(end), int(expanded)
+
+
+def field(
+    indptr: Any,
+    indices: Any,
+    data: Any,
+    sources: Any,
+    dist: Any,
+    steps: Any = None,
+    step: float = 1.0,
+) -> None:
+    """engine/_kernel.c's ``field``: a Dijkstra over a CSR graph (int64 ``indptr`` and
+    ``indices``, float64 ``data``) from every node of ``sources`` (int64) at once into
+    ``dist`` (float64, inf where not reached), as scipy's ``dijkstra(min_only=True)`` gives
+    it; ``steps`` (int32, or None): each edge as a whole multiple of ``step``, for a bucket
+    queue instead of a heap. Only where :func:`available`."""
+    _BUILT.field(indptr, indices, data, sources, dist, steps, step)
+
+
+def csv_u32(text: str, out: Any) -> int:
+    """engine/_kernel.c's ``csv_u32``: a csv of plain numbers into ``out`` (uint32); how
+    many it wrote, -1 where the text is not that (the caller's twin then reads it). Only
+    where :func:`available`."""
+    return int(_BUILT.csv_u32(text, out))

@@ -23,7 +23,7 @@ from test_search import VARIANTS, graph, random_maps
 from test_search_state import gap_maps, jump_graph, prone_graph, prone_maps
 from wallmaps import random_walled_model
 
-from engine import search, systems
+from engine import kernel, search, systems
 from engine.mapmodel import MapModel, Terrain
 from engine.movement import MovementGraph
 from engine.search import (
@@ -38,21 +38,21 @@ from engine.search import (
 GENERIC = systems.create("generic")
 
 #: Each search test runs twice: on engine/_kernel.c where it is built, and on the numpy
-#: loop it replaces where it is not (``search.KERNEL = None``).
+#: loop it replaces where it is not (``engine.kernel.enabled = False``, the one switch).
 ENGINES = pytest.mark.parametrize("engine", ["compiled", "numpy"])
 
 
 @contextmanager
 def engine_of(name: str) -> Iterator[None]:
-    if name == "compiled" and search.KERNEL is None:
+    if name == "compiled" and not kernel.available():
         pytest.skip("engine/_kernel.c is not built here")
-    saved = search.KERNEL
+    saved = kernel.enabled
     if name == "numpy":
-        search.KERNEL = None
+        kernel.enabled = False
     try:
         yield
     finally:
-        search.KERNEL = saved
+        kernel.enabled = saved
 
 
 def _agree(g: MovementGraph, start: tuple[int, int]) -> None:
@@ -158,7 +158,7 @@ def test_frontier_search_limit_is_a_reach(engine: str) -> None:
 
 def test_the_heuristic_never_overshoots_on_open_ground() -> None:
     """The A* estimate is the open-grid distance: exact where every cell costs the least."""
-    from engine.search import _heuristic
+    from engine.search.frontier import _heuristic
 
     for orientation, rule, stagger in VARIANTS:
         if rule == "euclid":
@@ -378,15 +378,15 @@ def test_the_compiled_search_is_built_where_a_compiler_is() -> None:
     import sys
 
     if shutil.which("cc") or shutil.which("gcc"):
-        assert search.KERNEL is not None
-    code = "import engine.search as s; print(s.KERNEL is None)"
+        assert kernel.available()
+    code = "import engine.search, engine.kernel as k; print(k.available())"
     env = {**__import__("os").environ, "TACGRID_NO_KERNEL": "1"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert out.stdout.strip() == "True"
+    assert out.stdout.strip() == "False"
 
 
 def test_the_compiled_search_refuses_tables_of_the_wrong_shape() -> None:
-    if search.KERNEL is None:
+    if not kernel.available():
         pytest.skip("engine/_kernel.c is not built here")
     g = graph(["." * 5] * 4, speed="10")
     tab = g.step_tables()
@@ -397,3 +397,44 @@ def test_the_compiled_search_refuses_tables_of_the_wrong_shape() -> None:
         search.kernel_search(g, dist, pred, tab.frame(0, 5, g.n), (4, 3), None)
     with pytest.raises(TypeError, match="bytes"):
         search.kernel_search(g, dist.astype(np.int64), pred, 0, (4, 3), None)
+
+
+def test_the_doors_estimate_kinds_are_the_c_loops() -> None:
+    """engine.kernel.Estimate names engine/_kernel.c's heuristic kinds (its ``H_`` enum):
+    the same names, the same numbers."""
+    import re
+    from pathlib import Path
+
+    source = (Path(kernel.__file__).parent / "_kernel.c").read_text()
+    enum = re.search(r"enum \{ (H_NONE[^}]*)\}", source)
+    assert enum is not None
+    in_c = {
+        name.strip(): int(value) for name, value in re.findall(r"(H_\w+) = (\d+)", enum.group(1))
+    }
+    assert in_c == {f"H_{kind.name}": kind.value for kind in kernel.Estimate}
+
+
+def test_the_one_switch_turns_the_compiled_search_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``engine.kernel.enabled`` off, no search reaches the compiled loop; on (where it
+    is built), paths and reach go through :func:`engine.kernel.astar`."""
+    calls: list[kernel.AStarArgs] = []
+    real = kernel.astar
+
+    def counted(args: kernel.AStarArgs) -> tuple[int, int]:
+        calls.append(args)
+        return real(args)
+
+    monkeypatch.setattr(kernel, "astar", counted)
+    g = graph(["." * 9] * 7, speed="10")
+    monkeypatch.setattr(kernel, "enabled", False)
+    off = frontier_path(g, (0, 0), (8, 6)), search.search_tree(g, (0, 0), limit=40).cells()
+    assert calls == []
+    monkeypatch.setattr(kernel, "enabled", True)
+    if not kernel.available():
+        return  # not built here
+    on = frontier_path(g, (0, 0), (8, 6)), search.search_tree(g, (0, 0), limit=40).cells()
+    assert len(calls) == 2 and calls[0].guide.kind == kernel.Estimate.ALTERNATE
+    assert calls[1].guide == kernel.NO_GUIDE and calls[1].limit == 40
+    assert on[0] is not None and off[0] is not None and on[0][-1] == off[0][-1] == (8, 6)
+    same = evaluate_path(g, on[0])["turns_exact"] == evaluate_path(g, off[0])["turns_exact"]
+    assert same and sorted(on[1]) == sorted(off[1])  # where ways tie, either may be kept

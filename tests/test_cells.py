@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import engine.cells as cells
-import engine.tiled.layerdata as layerdata
+from engine import kernel
 from engine.cells import I32, U32, Cells, held, pure, value_counts
 from engine.errors import MapError
 from engine.grid import Grid
@@ -192,7 +192,7 @@ def test_csv_reads_the_same_with_and_without_numpy(
     here = _csv(text, (2, 2))
     monkeypatch.setattr(cells, "SMALL_CELLS", -1)
     assert here == _csv(text, (2, 2))  # the compiled parse, falling back to numpy
-    monkeypatch.setattr(layerdata, "KERNEL", None)
+    monkeypatch.setattr(kernel, "enabled", False)
     assert here == _csv(text, (2, 2))  # numpy alone
 
 
@@ -200,7 +200,7 @@ _SPACES = ["", " ", "\t", "\n", "\r\n", "  \n ", "\v", "\f"]
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
-@pytest.mark.skipif(layerdata.KERNEL is None, reason="engine/_kernel.c is not built")
+@pytest.mark.skipif(not kernel.available(), reason="engine/_kernel.c is not built")
 def test_the_compiled_csv_reads_as_numpy_does(monkeypatch: pytest.MonkeyPatch) -> None:
     """Random layers larger than the stdlib branch reads, as Tiled and hand edits write
     them (spaces and line ends round the numbers, leading zeros, the largest gids), read
@@ -226,7 +226,7 @@ def test_the_compiled_csv_reads_as_numpy_does(monkeypatch: pytest.MonkeyPatch) -
             parts[at] = ["-1", "x", "", "1,2"][case - 8]
             text = ",".join(parts).strip()
         compiled = _csv(text, shape)
-        monkeypatch.setattr(layerdata, "KERNEL", None)
+        monkeypatch.setattr(kernel, "enabled", False)
         assert compiled == _csv(text, shape), case
         monkeypatch.undo()
         if case < 8:
@@ -234,7 +234,7 @@ def test_the_compiled_csv_reads_as_numpy_does(monkeypatch: pytest.MonkeyPatch) -
             # Leading zeros (odd cases) make some numbers longer than the 10 digits the
             # compiled parse takes: that layer is numpy's. The others it reads itself.
             out = array(U32, [0]) * len(values)
-            got = layerdata.KERNEL.csv_u32(text, out)
+            got = kernel.csv_u32(text, out)
             assert got == -1 if case % 2 else (got == len(values) and out.tolist() == values)
         else:
             assert isinstance(compiled, str) and "layer 'g'" in compiled
@@ -288,7 +288,7 @@ def test_every_map_reads_the_same_with_and_without_numpy(monkeypatch: pytest.Mon
     monkeypatch.setattr(cells, "SMALL_CELLS", -1)
     for path, want in zip(maps, here, strict=True):
         assert _read(path) == want, path
-    monkeypatch.setattr(layerdata, "KERNEL", None)  # csv layers by numpy's parse
+    monkeypatch.setattr(kernel, "enabled", False)  # csv layers by numpy's parse
     for path, want in zip(maps, here, strict=True):
         assert _read(path) == want, path
 

@@ -487,7 +487,7 @@ def _climb_path(rows: list[str], goal, settings=None, stats="adaptability=14,cli
 def test_climb_is_priced_in_whole_successes_with_exact_odds() -> None:
     """A climb's time and safety are sums and products over its successes (first passages of
     the success/slip chain), and its chance to be done by turn t is exact."""
-    from engine.search import _climb_chain, _climb_pmf
+    from engine.search.odds import _climb_chain, _climb_pmf
     from engine.systems.base import ClimbOdds
 
     odds = ClimbOdds(Fraction(2, 5), Fraction(79, 100), Fraction(1, 100), slip=False)

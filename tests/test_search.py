@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 from fractions import Fraction
 from pathlib import Path
 
@@ -344,6 +345,37 @@ def test_path_bad_arguments(tmp_path: Path, capsys, args, expected) -> None:
     assert main(["path", str(p), "--system", "generic", *args]) == 2
     out, err = capsys.readouterr()
     assert out == "" and expected in err and err.count("\n") == 1
+
+
+def test_search_errors_name_a_role_and_the_command_line_its_flag(tmp_path: Path, capsys) -> None:
+    """The search's argument errors say which argument (a role) without a command-line
+    flag; the command line prints the role as its flag (--from, --to), as it always has."""
+    from engine.errors import ArgumentError
+    from engine.search import parse_cell
+
+    g = graph(["...."])
+    cases = [
+        (lambda: find_path(g, (9, 9), (0, 0)), "start", "start 9,9: outside the map"),
+        (lambda: find_path(g, (0, 0), (0, 5)), "goal", "goal 0,5: outside the map"),
+        (lambda: find_path(g, (0, 0), (1, 0), prefer="slow"), "prefer", "prefer slow: expected"),
+        (lambda: reach({"walk": g}, "walk", (0, 0), turns=0), "turns", "turns 0: expected"),
+        (lambda: parse_cell("a,b", "goal"), "goal", "goal 'a,b': expected a cell as col,row"),
+    ]
+    for call, role, message in cases:
+        with pytest.raises(ArgumentError) as err:
+            call()
+        assert err.value.role == role and str(err.value).startswith(message)
+        assert "--" not in str(err.value)
+        kept = pickle.loads(pickle.dumps(err.value))  # as a batch worker's error arrives
+        assert (kept.role, str(kept)) == (role, str(err.value))
+    p = tmxtext.write(tmp_path / "m.tmx", ["...."])
+    for args, line in [
+        (["--from", "9,9", "--to", "0,0"], "tacgrid: --from 9,9: outside the map (4 x 1 cells;"),
+        (["--from", "0,0", "--to", "0,7"], "tacgrid: --to 0,7: outside the map (4 x 1 cells;"),
+        (["--from", "0,0", "--to", "b"], "tacgrid: --to 'b': expected a cell as col,row such"),
+    ]:
+        assert main(["path", str(p), "--system", "generic", *args]) == 2
+        assert capsys.readouterr().err.startswith(line)
 
 
 def test_shipped_map_paths() -> None:

@@ -768,10 +768,10 @@ def test_the_kernels_fields_are_scipys_bit_for_bit(ticks: str) -> None:
     from scipy.sparse import random as sparse_random
     from scipy.sparse.csgraph import dijkstra
 
-    from engine import search
+    from engine import kernel
     from engine.sim.fields import _kernel_csr
 
-    if search.KERNEL is None:
+    if not kernel.available():
         pytest.skip("engine/_kernel.c is not built here")
     rng = np.random.default_rng(["whole", "multiples", "fractional", "huge"].index(ticks))
     queued = 0
@@ -791,7 +791,7 @@ def test_the_kernels_fields_are_scipys_bit_for_bit(ticks: str) -> None:
         indptr, indices, data, steps, step = _kernel_csr(graph)
         queued += steps is not None
         got = np.full(n, np.inf)
-        search.KERNEL.field(indptr, indices, data, np.array(sources, np.int64), got, steps, step)
+        kernel.field(indptr, indices, data, np.array(sources, np.int64), got, steps, step)
         assert np.array_equal(got, dijkstra(graph, indices=sources, min_only=True))
     # Whole ticks mostly take the bucket queue; fractional ones, and sums that could pass
     # 2**53, mostly the heap (a graph without edges, or whose ticks happen to be whole,

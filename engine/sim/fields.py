@@ -471,11 +471,10 @@ class Profile:
         ``rev`` or ``rev_risk`` arrays (``which``): scipy's Dijkstra (``min_only``), or the
         same distances bit for bit from engine/_kernel.c where it is built, several times
         sooner (a chase makes hundreds of these fields)."""
-        from engine import search
+        from engine import kernel
 
         matrix = getattr(self, which)
-        kernel = search.KERNEL
-        if kernel is None:
+        if not kernel.available():
             from scipy.sparse.csgraph import dijkstra
 
             return dijkstra(matrix, indices=sources, min_only=True)
@@ -486,7 +485,7 @@ class Profile:
             self.weight.used += sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
         dist = np.full(matrix.shape[0], INF)
         indptr, indices, data, steps, step = arrays
-        kernel.field(indptr, indices, data, np.asarray(sources, dtype=np.int64), dist, steps, step)
+        kernel.field(indptr, indices, data, np.asarray(sources, np.int64), dist, steps, float(step))
         return dist
 
     def _dist_from(self, cell: Cell) -> np.ndarray:

@@ -1,0 +1,592 @@
+"""What a path costs and risks: its step-by-step times, checks and turn plan
+(:func:`evaluate_path`), climbs priced as units, and the risk-weighted searches whose
+candidates make the Pareto front of time against safety.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from engine.grid import Cell
+from engine.movement import MovementGraph
+from engine.search.tree import NoPath, _cells
+from engine.systems.base import CellCheck, ClimbOdds, exact, jsonable
+from engine.timed import Timeline, timeline
+
+
+def _fmt_time(t: Fraction) -> float:
+    return float(t)
+
+
+def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> dict[str, Any]:
+    """Step-by-step times, checks and the turn plan of a path (exact).
+
+    The path is walked on the graph's nodes (:meth:`MovementGraph.node_path`), so the
+    system's search state (standing up once, the diagonal parity) is charged as the search
+    charged it. A check is asked on entering the first cell of a run of the same mode and
+    difficulty, and again whenever a new move starts on the run, as the system counts
+    moves (:meth:`RuleSystem.check_period`: a Move action, a turn, or once per climb).
+    """
+    g = graph.grid
+    den = graph.denominator
+    walked = graph.walk(cells)
+    if walked is None:
+        raise NoPath("the given path takes a step this token cannot take")
+    nodes, edge_ticks = walked
+    steps: list[dict[str, Any]] = [
+        {
+            "cell": list(cells[0]),
+            "mode": graph.model.terrain_at(cells[0]).move,
+            "turns": 0.0,
+            "time": 0.0,
+            "check": None,
+        }
+    ]
+    total: float = 0
+    distance_cells: float = 0
+    p_ok = Fraction(1)
+    prev_key = int(graph.run_key[g.index(cells[0])])
+    prev_move: int | None = 0
+    pending: float = 0  # ticks spent in place (standing up) before the next step
+    changes: list[str] = []
+    names = graph.search.names
+    tl = timeline(graph)
+    spans: list[tuple[Any, Any, int, int]] = []  # each step's (start, end, terrain, state)
+    asked: list[tuple[int, CellCheck]] = []  # (step, check) of each check asked
+    # Integer ticks (neither euclid nor a timed pace): turns by integer division, which is
+    # what the Fractions give, without making one per figure (a long path has thousands).
+    whole = tl is None and not graph.euclid
+    per_layer = graph.n * graph.n_par
+
+    def turn_of(x: Any) -> int:
+        if whole and type(x) is int:
+            return -(-x // den)
+        return math.ceil(graph.turns(x))
+
+    def move_of(x: Any, period: Fraction) -> int:
+        if whole and type(x) is int:
+            return -(-(x * period.denominator) // (den * period.numerator))
+        return math.ceil(graph.turns(x) / period)
+
+    def as_turns(x: Any) -> float:
+        if whole and type(x) is int:
+            return x / den
+        return float(graph.turns(x))
+
+    # Each node's terrain and run key, read in one pass (not a numpy scalar a step).
+    at_nodes = np.array(nodes, dtype=np.int64) % graph.n
+    node_tid = graph.model.terrain_ids.ravel()[at_nodes].tolist()
+    key_of = dict(zip(at_nodes.tolist(), graph.run_key[at_nodes].tolist(), strict=True))
+    diagonal = [{(dc, dr): bool(d) for dc, dr, d in g.offsets(par)} for par in (0, 1)]
+    w, n = g.width, graph.n
+    for i, (u, v, t) in enumerate(zip(nodes[:-1], nodes[1:], edge_ticks, strict=True)):
+        jump = graph.jump_at.get((u, v)) if graph.jump_at else None
+        if jump is None:
+            ua, va = u % n, v % n
+            a, b = (ua % w, ua // w), (va % w, va // w)
+            if tl is not None:
+                # The pace of the turn each part of the step is crossed in (engine.timed).
+                end = tl.arrive(total, u, v, t)
+                if end is None:
+                    raise NoPath("the given path takes a step this token cannot take yet")
+                t = end - total
+            if a == b:
+                total += t
+                pending += t
+                changes.append(names[graph.state_of(v)])
+                continue
+            diag = diagonal[g.parity(a)].get((b[0] - a[0], b[1] - a[1]), False)
+            length = graph.step_length(diag, graph.parity_of(u))
+            parts = [(va, node_tid[i + 1], t, length)]
+        else:
+            # A jump: one edge, listed cell by cell (the run-up step, the gap, the landing).
+            parts = list(jump.parts)
+        state = v // per_layer
+        for k, (idx, tid, t, length) in enumerate(parts):
+            spans.append((total, total + t, tid, state))
+            total += t
+            distance_cells += length
+            b = g.cell_of_index(idx)
+            cost = graph.state_costs[state][tid]
+            turn = turn_of(total) if total else 0
+            period = graph.check_period[tid]
+            move = None if period is None else (move_of(total, period) if total else 0)
+            key = key_of[idx] if idx in key_of else int(graph.run_key[idx])
+            check = None
+            over_gap = jump is not None and jump.kind == "gap" and jump.gap_at < k < len(parts) - 1
+            if jump is not None and (k == jump.gap_at or over_gap):
+                if k == jump.gap_at and jump.check is not None:
+                    check = jump.check.to_dict()
+                    p_ok *= jump.check.p_success
+                    asked.append((len(steps), jump.check))
+            elif cost.check is not None and (key != prev_key or move != prev_move):
+                check = cost.check.to_dict()
+                p_ok *= cost.check.p_success
+                asked.append((len(steps), cost.check))
+            prev_key, prev_move = key, move
+            step: dict[str, Any] = {
+                "cell": list(b),
+                "mode": cost.terrain.move,
+                "terrain": cost.terrain.name,
+                "turns": as_turns(total),
+                "time": as_turns(t + pending),
+                "turn": turn,
+                "check": check,
+            }
+            if jump is not None and k == jump.gap_at:
+                step["jump"] = {
+                    ("width" if jump.kind == "gap" else "rise"): jsonable(jump.width),
+                    "run_up": jump.run_up,
+                    "to": list(g.cell_of_index(parts[-1][0])),
+                }
+            if changes:
+                step["first"] = changes  # state changes in place before the step (standing up)
+            pending, changes = 0, []
+            steps.append(step)
+    turns = graph.turns(total)
+    per_turn = _turn_checks(graph, tl, steps, spans)
+    if per_turn is not None:
+        p_ok = per_turn
+    odds = _price_climbs(graph, steps, spans, asked, turns, None if per_turn is None else p_ok)
+    turns, p_ok = odds.turns, odds.p_no_failure
+    if odds.extra:
+        total = float(turns * den)
+    plan = turn_plan(steps, turns)
+    return {
+        "cells": [list(c) for c in cells],
+        "distance": jsonable(graph.cell_size * exact_cells(distance_cells)),
+        "distance_cells": jsonable(exact_cells(distance_cells)),
+        "unit": graph.unit,
+        "turns": float(turns),
+        "turns_exact": jsonable(turns),
+        "steps": steps,
+        "p_no_failure": float(p_ok),
+        "p_no_failure_exact": jsonable(p_ok),
+        "p_within_turns": float(odds.p_within),
+        "p_within_turns_exact": jsonable(odds.p_within),
+        "on_failure": odds.on_failure,
+        "plan": plan,
+        "_ticks": total,
+        "_den": den,
+    }
+
+
+def _turn_checks(
+    graph: MovementGraph,
+    tl: Timeline | None,
+    steps: list[dict[str, Any]],
+    spans: list[tuple[Any, Any, int, int]],
+) -> Fraction | None:
+    """Checks asked per turn (:meth:`RuleSystem.turn_checks`, D6's one roll a round at the
+    hardest cell crossed): each turn's checks over the cells its move crosses (a cell split
+    between two turns counts in both), each put on the first step of that turn that enters a
+    cell asking it, else on the turn's first step; the path's p(no failure), or None when
+    the system checks per run of terrain."""
+    system, token = graph.system, graph.search.tokens[graph.search.main]
+    if system.turn_checks(token, [], graph.pace) is None:
+        return None
+    den = graph.denominator
+    by_turn: dict[int, list[int]] = {}
+    for i, (t0, t1, _, _) in enumerate(spans):
+        first = math.floor(t0 / den)
+        last = max(first, math.ceil(t1 / den) - 1)
+        for k in range(first, last + 1):
+            by_turn.setdefault(k, []).append(i)
+    for step in steps:
+        step["check"] = None
+    p_ok = Fraction(1)
+    terrains = graph.model.terrains
+    for k, idxs in sorted(by_turn.items()):
+        rg = tl.rounds[k] if tl is not None and k < len(tl.rounds) else graph
+        asked = system.turn_checks(token, [terrains[spans[i][2]] for i in idxs], rg.pace) or []
+        for check in asked:
+            p_ok *= check.p_success
+            at = next(
+                (
+                    i
+                    for i in idxs
+                    if (c := rg.state_costs[spans[i][3]][spans[i][2]].check) is not None
+                    and (c.what, c.target) == (check.what, check.target)
+                ),
+                idxs[0],
+            )
+            step = steps[at + 1]
+            if step["check"] is None:
+                step["check"] = check.to_dict()
+            else:
+                step.setdefault("checks", [step["check"]]).append(check.to_dict())
+    return p_ok
+
+
+@dataclass(frozen=True)
+class PathOdds:
+    """A path's expected time and odds once its climbs are priced as units."""
+
+    turns: Fraction  # the expected time (exact), climbs in whole successes with slips
+    p_no_failure: Fraction  # no check fails in a way that is not only a delay (no fall)
+    p_within: Fraction  # through, without such a failure, within ceil(turns) turns
+    on_failure: list[str]  # what the path's failures do, distinct, in step order
+    extra: bool  # whether climbs changed the time
+
+
+#: Longest time (turns) whose chance to be through is worked out exactly; beyond, in floats.
+EXACT_WITHIN_TURNS = 200
+
+
+def _climb_chain(odds: ClimbOdds, n: int) -> tuple[list[Fraction], list[Fraction]]:
+    """Per success i < n of one climb: the expected turns from i banked to i + 1, and the
+    chance to get there before a fall (RULES.md 2: a failure is no progress; a natural 2
+    slips one success back, with ``slip``, then a failed re-roll above the foot is a fall).
+    Both are first passages, so a climb's time is their sum and its safety their product."""
+    p, q = odds.p, odds.q
+    times: list[Fraction] = []
+    safe: list[Fraction] = []
+    for i in range(n):
+        if i == 0 or not odds.slip:
+            times.append(1 / p)
+        else:
+            times.append((1 + q * times[i - 1]) / p)
+        if i == 0:
+            safe.append(Fraction(1))
+        else:
+            back = safe[i - 1] if odds.slip else Fraction(1)
+            safe.append(p / (p + q - q * p * back))
+    return times, safe
+
+
+def _climb_pmf(odds: ClimbOdds, n: int, horizon: int, exact_: bool) -> list[Any]:
+    """P(the climb of ``n`` successes is done, without a fall, at turn t), t = 0..horizon."""
+    one: Any = Fraction(1) if exact_ else 1.0
+    p: Any = odds.p if exact_ else float(odds.p)
+    q: Any = odds.q if exact_ else float(odds.q)
+    stay = one - p - q
+    state = [one] + [0 * one] * max(0, n - 1)
+    out = [one if n == 0 else 0 * one]
+    for _ in range(horizon):
+        new = [0 * one] * n
+        done = 0 * one
+        for k, m in enumerate(state):
+            if not m:
+                continue
+            if k + 1 >= n:
+                done += m * p
+            else:
+                new[k + 1] += m * p
+            new[k] += m * stay
+            if k == 0:
+                new[0] += m * q  # at the foot a slip loses nothing and cannot fall
+            else:
+                new[k - 1 if odds.slip else k] += m * q * p  # the re-roll holds; else a fall
+        state = new
+        out.append(done)
+    return out
+
+
+def _price_climbs(
+    graph: MovementGraph,
+    steps: list[dict[str, Any]],
+    spans: list[tuple[Any, Any, int, int]],
+    asked: list[tuple[int, CellCheck]],
+    turns: Fraction,
+    p_fixed: Fraction | None,
+) -> PathOdds:
+    """Price each run of climb cells as one climb (:meth:`RuleSystem.climb_odds`): cell j of
+    a run needs ceil(height climbed / per success) whole successes banked, its time the
+    expected turns of the successes it adds (slips included); the run's chance of no fall
+    replaces its per-turn rolls. Failures that only delay do not count in ``p_no_failure``.
+    ``p_fixed``: the system's own per-turn odds (D6), kept as they are."""
+    system = graph.system
+    terrains = graph.model.terrains
+    runs: list[tuple[ClimbOdds, list[int]]] = []  # each climb: its odds, its step indices
+    last_key: Any = None
+    for i, (_, _, tid, state) in enumerate(spans, start=1):
+        terrain = terrains[tid]
+        odds = system.climb_odds(graph.search.tokens[state], terrain, graph.pace)
+        key = None if odds is None else (terrain.move, terrain.difficulty, state)
+        if odds is not None and key == last_key and runs and runs[-1][1][-1] == i - 1:
+            runs[-1][1].append(i)
+        elif odds is not None:
+            runs.append((odds, [i]))
+        last_key = key
+    climbing = {i for _, idxs in runs for i in idxs}
+    effects: list[str] = []
+    p_ok = Fraction(1)
+    for i, asked_check in asked:
+        if i not in climbing and system.on_failure(asked_check) != "delay":
+            p_ok *= asked_check.p_success
+    for i, step in enumerate(steps):
+        if step.get("check") is not None and i not in climbing:
+            found = next((c for j, c in asked if j == i), None)
+            step["on_failure"] = system.on_failure(found) if found is not None else "stop"
+    delta: dict[int, Fraction] = {}  # step -> expected time added by whole successes, slips
+    expected = Fraction(0)
+    chains: list[tuple[ClimbOdds, int, Fraction]] = []
+    anchor = Fraction(0)  # when the last whole-turn climb ended (search time): a boundary
+    for odds, idxs in runs:
+        length = Fraction(0)
+        heights = []
+        for i in idxs:
+            terrain = terrains[spans[i - 1][2]]
+            cells = Fraction(1)
+            if terrain.height is not None:
+                cells = max(cells, exact(terrain.height) / graph.cell_size)
+            length += cells * graph._cell_in_system_unit
+            heights.append(math.ceil(length / odds.per_success))
+        n = heights[-1]
+        times, safe = _climb_chain(odds, n)
+        p_run = math.prod(safe, start=Fraction(1))
+        chains.append((odds, n, p_run))
+        p_ok *= p_run
+        done = 0
+        for i, need in zip(idxs, heights, strict=True):
+            t_new = sum(times[done:need], Fraction(0))
+            done = need
+            delta[i] = t_new - (graph.turns(spans[i - 1][1]) - graph.turns(spans[i - 1][0]))
+            expected += t_new
+            if i != idxs[0]:
+                steps[i]["check"] = None
+        if odds.whole_turns:
+            # Each roll takes a whole turn: the climb starts at the turn boundary after what
+            # the path did since the last such climb ended (on a boundary) or since its start.
+            since = graph.turns(spans[idxs[0] - 1][0]) - anchor
+            delta[idxs[0]] += math.ceil(since) - since
+            anchor = graph.turns(spans[idxs[-1] - 1][1])
+        first = steps[idxs[0]]
+        first_check = next((c for j, c in asked if j == idxs[0]), None)
+        if first["check"] is None and first_check is not None:
+            first["check"] = first_check.to_dict()
+        if first["check"] is not None:
+            first["on_failure"] = "delay"
+        first["climb"] = {
+            "successes": n,
+            "per_success": jsonable(odds.per_success),
+            "p_success": float(odds.p),
+            "p_slip": float(odds.q),
+            "expected_turns": float(sum(times, Fraction(0))),
+            "p_no_fall": float(p_run),
+            "p_no_fall_exact": jsonable(p_run),
+        }
+    shift = Fraction(0)
+    if delta:
+        # Re-time every step from the first climb on: its time, cumulative turns, turn.
+        for i in range(1, len(steps)):
+            if i in delta:
+                shift += delta[i]
+                steps[i]["time"] = float(Fraction(steps[i]["time"]) + delta[i])
+            now = graph.turns(spans[i - 1][1]) + shift
+            steps[i]["turns"] = float(now)
+            steps[i]["turn"] = math.ceil(now) if now else 0
+    total = turns + shift
+    for step in steps:
+        if step.get("check") is not None and step.get("on_failure") not in (None, *effects):
+            effects.append(step["on_failure"])
+    if p_fixed is not None:
+        p_ok = p_fixed
+    # The chance to be through within the turns shown: the climbs' whole turns against what
+    # the rest of the path leaves of ceil(total) turns.
+    horizon = math.ceil(total) if total else 0
+    climbs_safe = math.prod((c[2] for c in chains), start=Fraction(1))
+    others = p_ok / climbs_safe if climbs_safe else Fraction(0)
+    if chains:
+        budget = math.floor(horizon - (total - expected))
+        exact_ = budget <= EXACT_WITHIN_TURNS
+        dist: list[Any] = [Fraction(1) if exact_ else 1.0]
+        for odds, n, _ in chains:
+            pmf = _climb_pmf(odds, n, budget, exact_)
+            new = [0 * dist[0]] * (budget + 1)
+            for a, pa in enumerate(dist):
+                if pa:
+                    for b in range(budget + 1 - a):
+                        new[a + b] += pa * pmf[b]
+            dist = new
+        within = sum(dist, 0 * dist[0])
+        p_within = others * (within if exact_ else Fraction(within).limit_denominator(10**12))
+    else:
+        p_within = p_ok
+    return PathOdds(total, p_ok, p_within, effects, bool(runs))
+
+
+def exact_cells(x: float) -> Fraction:
+    if isinstance(x, int) or float(x).is_integer():
+        return Fraction(int(x))
+    return Fraction(round(x * 10**9), 10**9)
+
+
+#: Longest plan that lists every turn; a longer one lists only the turns that enter cells.
+MAX_PLAN_TURNS = 1000
+
+
+def turn_plan(steps: list[dict[str, Any]], total: Fraction) -> list[dict[str, Any]]:
+    """Where the token stands at the end of each turn, and what that turn spent.
+
+    Every turn is listed up to :data:`MAX_PLAN_TURNS` turns; a longer move (a very slow
+    token) lists the turns in which it enters a cell and the last one, so the plan stays
+    as long as the path, not as long as the wait.
+    """
+    eps = 1e-12
+    n_turns = math.ceil(total) if total else 0
+    done = [s["turns"] for s in steps]  # non-decreasing
+    if n_turns <= MAX_PLAN_TURNS:
+        wanted: Iterable[int] = range(1, n_turns + 1)
+    else:
+        ks = {n_turns}
+        for t in done[1:]:
+            ks.update(k for k in (math.ceil(t - eps), math.ceil(t)) if 1 <= k <= n_turns)
+        wanted = sorted(ks)
+    plan: list[dict[str, Any]] = []
+    for k in wanted:
+        # steps[1:] entered in turn k: k - 1 < turns <= k (+eps); the last done: <= k (+eps).
+        lo = max(1, bisect.bisect_right(done, k - 1))
+        hi = bisect.bisect_right(done, k + eps)
+        entered = steps[lo:hi]
+        if n_turns > MAX_PLAN_TURNS and not entered and k != n_turns:
+            continue
+        # Every turn before the last is spent whole (total > n_turns - 1 >= k).
+        spent = 1.0 if k < n_turns else float(min(Fraction(1), total - (k - 1)))
+        plan.append(
+            {
+                "turn": k,
+                "end": steps[hi - 1]["cell"],
+                "cells": [s["cell"] for s in entered],
+                "spent": spent,
+            }
+        )
+    return plan
+
+
+def _check_risks(graph: MovementGraph) -> list[list[float]]:
+    """-log(p) of what entering each terrain risks, per search state: its check's failure,
+    except where a failure only delays; a climb priced in whole successes
+    (:meth:`RuleSystem.climb_odds`) risks its fall instead (the cell's successes' chain)."""
+    system = graph.system
+    out: list[list[float]] = []
+    for s, costs in enumerate(graph.state_costs):
+        token = graph.search.tokens[s]
+        row: list[float] = []
+        for c in costs:
+            p = Fraction(1)
+            odds = system.climb_odds(token, c.terrain, graph.pace)
+            if odds is not None:
+                cells = Fraction(1)
+                if c.terrain.height is not None:
+                    cells = max(cells, exact(c.terrain.height) / graph.cell_size)
+                n = math.ceil(cells * graph._cell_in_system_unit / odds.per_success)
+                p = math.prod(_climb_chain(odds, n)[1], start=Fraction(1))
+            elif c.check is not None and system.on_failure(c.check) != "delay":
+                p = c.check.p_success
+            row.append(math.inf if p == 0 else -math.log(float(p)))
+        out.append(row)
+    return out
+
+
+def _risk_weighted(
+    graph: MovementGraph, start: Cell, goal: Cell, weight: float | None
+) -> list[Cell] | None:
+    """Dijkstra on (risk, ticks): ``weight`` None = safest first; else ticks + w*D*risk.
+
+    Risk is -log(p) of each check charged as the system counts checks, as
+    :func:`evaluate_path` asks them: on entering a run of the same mode and difficulty, and
+    again in each new move on the run (:meth:`RuleSystem.check_period`: a Move action, a
+    turn, or once per run); where the system rolls once a turn at the hardest cell
+    (:meth:`RuleSystem.turn_checks`, D6's round), a turn's risk is its hardest check's, charged
+    as the turn's cells raise it. A climb in whole successes risks its fall, cell by cell.
+    The time of the step ending at a node (its label) places the step in its move or turn;
+    the search is a heuristic for candidates, each then evaluated exactly.
+    """
+    g = graph.grid
+    n = graph.n
+    den = graph.denominator
+    risks = _check_risks(graph)
+    system = graph.system
+    per_turn = system.turn_checks(graph.search.tokens[graph.search.main], [], graph.pace)
+    tid = graph.model.terrain_ids.ravel()
+    src = graph.node(start)
+    goal_idx = g.index(goal)
+
+    def move_of(ticks: float, k: int) -> int | None:
+        """The move a step ending at ``ticks`` falls in on terrain ``k`` (None: one per run)."""
+        if per_turn is not None:
+            return math.ceil(Fraction(ticks) / den) if ticks else 0
+        period = graph.check_period[k]
+        if period is None:
+            return None
+        return math.ceil(Fraction(ticks) / (den * period)) if ticks else 0
+
+    best: dict[int, tuple[float, float]] = {src: (0.0, 0.0)}
+    # Per settled label: its run key, its move, and (per-turn rolls) the turn's risk so far.
+    aux: dict[int, tuple[int, int | None, float]] = {src: (int(graph.run_key[src % n]), 0, 0.0)}
+    prev: dict[int, int] = {}
+    heap: list[tuple[float, float, int]] = [(0.0, 0.0, src)]
+    done: set[int] = set()
+    found = None
+    while heap:
+        a, b, node = heapq.heappop(heap)
+        if node in done:
+            continue
+        done.add(node)
+        if node % n == goal_idx:
+            found = node
+            break
+        key_u, move_u, turn_risk = aux[node]
+        for nxt, t in graph.neighbours(node):
+            j = nxt % n
+            if j == node % n:
+                risk, new_aux = 0.0, (key_u, move_u, turn_risk)  # a state change in place
+            else:
+                k = int(tid[j])
+                here = risks[graph.state_of(nxt)][k]
+                key_v, move_v = int(graph.run_key[j]), move_of(b + t, k)
+                risk, seen = 0.0, turn_risk
+                if per_turn is not None:
+                    seen = 0.0 if move_v != move_u else turn_risk
+                    risk = max(0.0, here - seen)
+                    seen = max(seen, here)
+                elif key_v != key_u or move_v != move_u:
+                    risk = here
+                new_aux = (key_v, move_v, seen)
+            jump = graph.jump_at.get((node, nxt)) if graph.jump_at else None
+            if jump is not None and jump.check is not None:
+                p = jump.check.p_success
+                risk += math.inf if p == 0 else -math.log(float(p))
+            if weight is None:
+                cand = (a + risk, b + t)
+            else:
+                cand = (a + t + weight * den * risk, b + t)
+            old = best.get(nxt)
+            if old is None or cand < old:
+                best[nxt] = cand
+                prev[nxt] = node
+                aux[nxt] = new_aux
+                heapq.heappush(heap, (cand[0], cand[1], nxt))
+    if found is None:
+        return None
+    out = [found]
+    while found in prev:
+        found = prev[found]
+        out.append(found)
+    return _cells(graph, out[::-1])
+
+
+def _pareto(cands: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    uniq: dict[tuple[float, float], dict[str, Any]] = {}
+    for c in cands:
+        uniq.setdefault((c["_ticks"], c["p_no_failure"]), c)
+    pts = list(uniq.values())
+    keep = []
+    for c in pts:
+        dominated = any(
+            (o["_ticks"] <= c["_ticks"] and o["p_no_failure"] >= c["p_no_failure"])
+            and (o["_ticks"] < c["_ticks"] or o["p_no_failure"] > c["p_no_failure"])
+            for o in pts
+        )
+        if not dominated:
+            keep.append(c)
+    return sorted(keep, key=lambda c: c["_ticks"])
