@@ -80,13 +80,22 @@ def path(
     size: int = 1,
     others: Iterable[Other] = (),
     tokens_block: str = "enemies",
+    engine: str = "compiled",
 ) -> dict[str, Any]:
     """The best path, as `tacgrid path --json` reports it (raises NoPath with the reason).
 
     ``size``: the token's cells across (engine.footprint); ``others``: tokens in the way
-    (:class:`engine.occupancy.Other`), blocking or passed as ``tokens_block`` says."""
+    (:class:`engine.occupancy.Other`), blocking or passed as ``tokens_block`` says;
+    ``engine``: ``"compiled"`` or ``"networkx"`` (:class:`engine.query.Query`)."""
     query = Query(
-        model, rules, token, pace=pace, size=size, others=others, tokens_block=tokens_block
+        model,
+        rules,
+        token,
+        pace=pace,
+        size=size,
+        others=others,
+        tokens_block=tokens_block,
+        engine=engine,
     )
     return query.path(start, goal, prefer=prefer)
 
@@ -103,10 +112,14 @@ def reach(
     size: int = 1,
     others: Iterable[Other] = (),
     tokens_block: str = "enemies",
+    engine: str = "compiled",
 ) -> dict[str, Any]:
     """Reachable cells with speed bands, as `tacgrid reach --json`, plus the search ``tree``
-    (``size``, ``others`` and ``tokens_block`` as :func:`path`; allies' cells left out)."""
-    query = Query(model, rules, token, size=size, others=others, tokens_block=tokens_block)
+    (``size``, ``others``, ``tokens_block`` and ``engine`` as :func:`path`; allies' cells
+    left out)."""
+    query = Query(
+        model, rules, token, size=size, others=others, tokens_block=tokens_block, engine=engine
+    )
     return query.reach(start, turns=turns, pace=pace)
 
 
@@ -137,6 +150,7 @@ class Context(Query):
         size: int = 1,
         others: Iterable[Other] = (),
         tokens_block: str = "enemies",
+        engine: str = "compiled",
     ) -> None:
         from engine.tiled import load_map as read_model
 
@@ -151,6 +165,7 @@ class Context(Query):
             others=others,
             tokens_block=tokens_block,
             landmarks=True,
+            engine=engine,
         )
 
 

@@ -1078,7 +1078,7 @@ class MovementGraph:
 
             graph = nx.DiGraph(denominator=self.denominator, pace=self.pace)
             src, dst, wt = self._edge_arrays()
-            label = self._label
+            label = self.nx_label
             graph.add_weighted_edges_from(
                 (
                     (label(int(s)), label(int(d)), float(x))
@@ -1092,7 +1092,9 @@ class MovementGraph:
             self._nx = graph
         return self._nx
 
-    def _label(self, node: int) -> tuple[Any, ...]:
+    def nx_label(self, node: int) -> tuple[Any, ...]:
+        """A node as :meth:`to_networkx` names it: ``(cell, parity)``, or ``(cell, parity,
+        state)`` where the system adds layers."""
         layer, idx = divmod(node, self.n)
         s, p = divmod(layer, self.n_par)
         if self.n_sys == 1:
@@ -1115,5 +1117,5 @@ class MovementGraph:
                         continue
                     for dst, ticks in self.neighbours(self.node(nb, p)):
                         if self.cell_of(dst) == cell:
-                            graph.add_edge((nb, p), self._label(dst), ticks=float(ticks))
+                            graph.add_edge((nb, p), self.nx_label(dst), ticks=float(ticks))
         return graph

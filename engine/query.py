@@ -36,7 +36,15 @@ from engine.occupancy import (
     sized_model,
     with_blocked,
 )
-from engine.search import LANDMARK_NODES, Landmarks, NoPath, find_path, reach, supports_frontier
+from engine.search import (
+    LANDMARK_NODES,
+    Landmarks,
+    NoPath,
+    check_engine,
+    find_path,
+    reach,
+    supports_frontier,
+)
 from engine.systems.base import RuleSystem, Token
 
 __all__ = ["Other", "Query"]
@@ -57,10 +65,13 @@ class Query:
         tokens_block: str = "enemies",
         in_the_way: Occupancy | None = None,
         landmarks: bool = False,
+        engine: str = "compiled",
     ) -> None:
         """``in_the_way``: what the other tokens take away, where the caller has worked it
         out already (the turn loop's :meth:`~engine.sim.Simulation.occupancy_of`); else
-        from ``others`` and ``tokens_block``."""
+        from ``others`` and ``tokens_block``. ``engine``: ``"compiled"`` (tacgrid's own
+        searches, the default) or ``"networkx"`` (networkx's Dijkstra on the graph's
+        networkx form: the same totals, slower; :mod:`engine.search.nx`)."""
         self.model = model
         self.rules = rules
         self.token = token
@@ -70,6 +81,7 @@ class Query:
             in_the_way = occupancy(model.grid, self.size, others, tokens_block)
         self.in_the_way = in_the_way
         self.landmarks = landmarks
+        self.engine = check_engine(engine)
         self._graphs: dict[tuple[str, frozenset[Cell]], MovementGraph] = {}
         self._guides: dict[tuple[str, frozenset[Cell]], Landmarks | None] = {}
 
@@ -125,13 +137,14 @@ class Query:
                 "not stop there"
             )
         graph = self.graph(pace, start)
-        guide = self._guide(pace, start) if self.landmarks else None
+        guide = self._guide(pace, start) if self.landmarks and self.engine == "compiled" else None
+        engine = self.engine
         if safe_below is None:
-            return find_path(graph, start, goal, prefer=prefer, guide=guide)
-        fast = find_path(graph, start, goal, prefer="fast", guide=guide)
+            return find_path(graph, start, goal, prefer=prefer, guide=guide, engine=engine)
+        fast = find_path(graph, start, goal, prefer="fast", guide=guide, engine=engine)
         if fast["p_no_failure"] >= safe_below:
             return fast
-        safe = find_path(graph, start, goal, prefer="safe", guide=guide)
+        safe = find_path(graph, start, goal, prefer="safe", guide=guide, engine=engine)
         return safe if safe["p_no_failure"] > fast["p_no_failure"] else fast
 
     def reach(self, start: Cell, *, turns: int = 1, pace: str | None = None) -> dict[str, Any]:
@@ -144,7 +157,7 @@ class Query:
             raise ArgumentError(f"--pace {pace}: {rules.name} paces are {', '.join(rules.paces)}")
         self._check_start(start)
         graphs = {p: self.graph(p, start) for p in rules.paces}
-        rep = reach(graphs, pace, start, turns)
+        rep = reach(graphs, pace, start, turns, engine=self.engine)
         no_stop = self.in_the_way.no_stop
         if no_stop:
             rep["cells"] = [

@@ -9,7 +9,9 @@ The engines give identical integer totals:
 * A* with landmarks (:mod:`.landmarks`), for a query context that asks many paths of one
   graph (``engine.api.Context``);
 * scipy's compiled Dijkstra on the graph's CSR arrays (:mod:`.fields`): distance fields,
-  and paths under the ``euclid`` rule (float weights).
+  and paths under the ``euclid`` rule (float weights);
+* networkx's Dijkstra on the graph's networkx form (:mod:`.nx`), chosen by name
+  (``engine="networkx"``, ``--engine networkx``): the plain reference.
 
 :mod:`.queries` chooses among them and answers ``path`` and ``reach``; :mod:`.odds` prices
 a path (times, checks, climbs, the turn plan, the Pareto front of time against safety). A
@@ -17,7 +19,7 @@ a path (times, checks, climbs, the turn plan, the Pareto front of time against s
 hovering over a cell in the viewer is a walk up the predecessor chain, never a new search.
 
 Layers (an import-linter contract): queries > odds | landmarks > frontier | dijkstra |
-fields > tree.
+fields | nx > tree.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from engine.search.frontier import (
     supports_frontier,
 )
 from engine.search.landmarks import LANDMARK_NODES, Landmarks, guided_path
+from engine.search.nx import ENGINES, check_engine, nx_tree
 from engine.search.odds import (
     EXACT_WITHIN_TURNS,
     MAX_PLAN_TURNS,
@@ -55,6 +58,7 @@ from engine.search.tree import NoPath, SearchTree
 
 __all__ = [
     "COMPILED_ABOVE",
+    "ENGINES",
     "EXACT_WITHIN_TURNS",
     "KEPT_SEARCH_NODES",
     "LANDMARK_NODES",
@@ -66,6 +70,7 @@ __all__ = [
     "PathOdds",
     "SearchTree",
     "check_cell",
+    "check_engine",
     "compiled_field",
     "compiled_path",
     "dijkstra",
@@ -77,6 +82,7 @@ __all__ = [
     "guided_path",
     "kernel_fits",
     "kernel_search",
+    "nx_tree",
     "parse_cell",
     "reach",
     "search_tree",

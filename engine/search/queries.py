@@ -23,6 +23,7 @@ from engine.search.frontier import (
     supports_frontier,
 )
 from engine.search.landmarks import Landmarks, guided_path
+from engine.search.nx import check_engine, nx_tree
 from engine.search.odds import (
     _pareto,
     _risk_weighted,
@@ -69,11 +70,15 @@ def find_path(
     *,
     prefer: str = "fast",
     guide: Landmarks | None = None,
+    engine: str = "compiled",
 ) -> dict[str, Any]:
     """The best path (CONTRACT.md ``path``); raises :class:`NoPath` with the reason.
 
     ``guide``: landmarks of this graph (:class:`Landmarks`), for a query context that asks
-    many paths on one graph (A* with their heuristic; the same total)."""
+    many paths on one graph (A* with their heuristic; the same total). ``engine``:
+    ``"networkx"`` finds the quickest way with networkx's Dijkstra (:mod:`engine.search.nx`);
+    the safer ways weighed beside it are tacgrid's own risk-weighted searches either way."""
+    check_engine(engine, graph)
     check_cell(graph, start, "start")
     check_cell(graph, goal, "goal")
     if prefer not in ("fast", "safe"):
@@ -81,7 +86,7 @@ def find_path(
     goal_cost = graph.costs[int(graph.model.terrain_ids[goal[1], goal[0]])]
     if start != goal and goal_cost.time is None:
         raise NoPath(f"goal {goal[0]},{goal[1]} cannot be entered: {goal_cost.reason}")
-    fast = _fast_cells(graph, start, goal, guide)
+    fast = _fast_cells(graph, start, goal, guide, engine)
     if fast is None:
         raise NoPath(_unreachable_reason(graph, start, goal))
     candidates = [evaluate_path(graph, fast)]
@@ -106,10 +111,18 @@ def find_path(
 
 
 def search_tree(
-    graph: MovementGraph, start: Cell, *, limit: float | None = None, goal: Cell | None = None
+    graph: MovementGraph,
+    start: Cell,
+    *,
+    limit: float | None = None,
+    goal: Cell | None = None,
+    engine: str = "compiled",
 ) -> SearchTree:
     """The search from ``start`` as the token's turns go: time-dependent
-    (:mod:`engine.timed`) when its first turns run at other paces, else :func:`dijkstra`."""
+    (:mod:`engine.timed`) when its first turns run at other paces, else :func:`dijkstra`
+    (``engine="networkx"``: networkx's, :func:`engine.search.nx.nx_tree`)."""
+    if engine == "networkx":
+        return nx_tree(graph, start, limit=limit)
     tl = timeline(graph)
     if tl is None:
         if goal is None and limit is not None:
@@ -125,8 +138,14 @@ def search_tree(
 
 
 def _fast_cells(
-    graph: MovementGraph, start: Cell, goal: Cell, guide: Landmarks | None = None
+    graph: MovementGraph,
+    start: Cell,
+    goal: Cell,
+    guide: Landmarks | None = None,
+    engine: str = "compiled",
 ) -> list[Cell] | None:
+    if engine == "networkx":
+        return nx_tree(graph, start).path_to(goal) or None
     if timeline(graph) is not None:
         return search_tree(graph, start, goal=goal).path_to(goal) or None
     if guide is not None and guide.graph is graph and not graph.euclid:
@@ -198,18 +217,22 @@ def reach(
     pace: str,
     start: Cell,
     turns: int = 1,
+    *,
+    engine: str = "compiled",
 ) -> dict[str, Any]:
-    """Every cell reachable within ``turns`` at ``pace``, with its speed band.
+    """Every cell reachable within ``turns`` at ``pace``, with its speed band (``engine``
+    as :func:`find_path`'s).
 
     ``graphs`` holds one graph per pace of the system (slowest first). Within the first
     turn a cell's band is the slowest pace that reaches it in one turn; beyond it, the
     band is the turn it is reached in (``turn2``, ``turn3``, ...).
     """
     main = graphs[pace]
+    check_engine(engine)
     check_cell(main, start, "start")
     if turns < 1:
         raise ArgumentError(role="turns", given=str(turns), problem="expected a whole number >= 1")
-    tree = search_tree(main, start, limit=turns * main.denominator)
+    tree = search_tree(main, start, limit=turns * main.denominator, engine=engine)
     static = timeline(main) is None
     # The main search already holds what a one-turn search at its pace would find.
     one_turn = [c for c, node in tree._best.items() if tree.dist[node] <= main.denominator]
@@ -220,7 +243,7 @@ def reach(
             for cell in one_turn:
                 first_turn.setdefault(cell, name)
         else:
-            sub = search_tree(g, start, limit=g.denominator)
+            sub = search_tree(g, start, limit=g.denominator, engine=engine)
             for cell in sub.cells():
                 first_turn.setdefault(cell, name)
         if g is main:
