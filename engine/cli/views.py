@@ -52,7 +52,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for line in warnings:
         sys.stderr.write(f"tacgrid: {line}\n")
     if window:
-        from engine.viewer.app import replay as view_replay
+        from engine.viewer.replay import replay as view_replay
 
         return int(
             view_replay(args.log, frames=args.frames, screenshot=args.screenshot, scenario=scenario)
@@ -89,7 +89,7 @@ def _add_view(sub: argparse._SubParsersAction[_Parser]) -> None:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
-    from engine.viewer.app import view
+    from engine.viewer.launch import view
 
     if (args.frames is None) != (args.screenshot is None) and args.screenshot is not None:
         raise ArgumentError("--screenshot needs --frames N (draw N frames, save, exit)")
@@ -128,7 +128,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         # pygame would pick TGA or BMP from the name; CONTRACT.md promises a PNG.
         raise ArgumentError(f"--out {args.out}: renders are PNG images; give a name ending in .png")
     if str(args.source).lower().endswith((".yaml", ".yml")):
-        from engine.viewer.app import render_scenario
+        from engine.viewer.launch import render_scenario
 
         w, h = render_scenario(
             args.source, args.out, system=args.system, scale=args.scale, walls=args.walls
