@@ -8,13 +8,12 @@ from typing import Any
 import pygame
 
 from engine.viewer import draw
+from engine.viewer.draw import DIM, TEXT
 from engine.viewer.table import HELP as GM_HELP
 from engine.viewer.window import Window
 
 PANEL_W = 330
 PANEL_BG = (34, 37, 43)
-TEXT = (230, 232, 236)
-DIM = (150, 156, 166)
 HELP = [
     ("click", "select a token / move it there"),
     ("hover", "path preview: cost per step, turns, checks"),

@@ -162,7 +162,7 @@ def draw_scenario_tokens(surf: pygame.Surface, scenario: Scenario, scale: float)
         dx, dy, size = fan[spec.id]
         x, y = x * scale + dx, y * scale + dy
         r = max(2, round(size))
-        colour = SIDE_COLOURS.get(spec.side, OTHER_COLOUR)
+        colour = token_colour(spec)
         pygame.draw.circle(surf, colour, (x, y), r)
         pygame.draw.circle(surf, (20, 20, 20), (x, y), r, 1)
         if r >= 6:
