@@ -26,7 +26,7 @@ from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
 from engine.occupancy import sized_model, with_blocked
-from engine.scenario import Scenario, TokenSpec
+from engine.scenario import Scenario
 from engine.search import SearchTree, evaluate_path, reach
 from engine.sim import Simulation
 from engine.tiled import is_map_source
@@ -59,38 +59,8 @@ __all__ = [
 BG = (24, 26, 30)
 
 
-def map_scenario(
-    map_path: str,
-    system_name: str | None,
-    sets: dict[str, Any] | None = None,
-    stats: dict[str, Any] | None = None,
-) -> Scenario:
-    """A scenario for a bare map: a GM token at each spawn (else one at the centre), all
-    with ``stats``."""
-    from engine import systems
-    from engine.tiled import load_map
-
-    model = load_map(map_path)
-    system = systems.create(system_name or model.system or "generic", sets or {})
-    system.token(dict(stats or {}))  # bad stats: one line now, not in the window
-    if model.spawns:
-        tokens = tuple(
-            TokenSpec(id=s.id, side="gm", stats=dict(stats or {}), cell=s.cell, policy="human")
-            for s in model.spawns
-        )
-    else:
-        centre = (model.width // 2, model.height // 2)
-        tokens = (
-            TokenSpec(id="token", side="gm", stats=dict(stats or {}), cell=centre, policy="human"),
-        )
-    return Scenario(
-        path=map_path,
-        name=os.path.basename(map_path),
-        model=model,
-        system=system,
-        tokens=tokens,
-        turns=10**6,
-    )
+#: A scenario for a bare map now lives in engine.scenario; still importable from here.
+map_scenario = Scenario.for_map
 
 
 class Viewer:
@@ -793,7 +763,7 @@ def open_source(
     if is_map_source(source):  # .tmx, .tmj/.json, WORLD.world#NAME
         from engine.systems.base import parse_token_spec
 
-        return map_scenario(source, system, sets, parse_token_spec(token or ""))
+        return Scenario.for_map(source, system, sets, parse_token_spec(token or ""))
     raise ArgumentError(
         f"{source}: expected a Tiled map (.tmx, .tmj, WORLD.world#NAME) or a scenario .yaml"
     )
