@@ -105,6 +105,43 @@ class Scenario:
                 return t
         raise KeyError(token_id)
 
+    @classmethod
+    def for_map(
+        cls,
+        map_path: str,
+        system_name: str | None,
+        sets: dict[str, Any] | None = None,
+        stats: dict[str, Any] | None = None,
+    ) -> Scenario:
+        """A scenario for a bare map: a GM token at each spawn (else one at the centre), all
+        with ``stats``; the map's rule system unless ``system_name`` names one (else generic)."""
+        from engine import systems
+        from engine.tiled import load_map
+
+        model = load_map(map_path)
+        system = systems.create(system_name or model.system or "generic", sets or {})
+        system.token(dict(stats or {}))  # bad stats: one line now, not in a window
+        if model.spawns:
+            tokens = tuple(
+                TokenSpec(id=s.id, side="gm", stats=dict(stats or {}), cell=s.cell, policy="human")
+                for s in model.spawns
+            )
+        else:
+            centre = (model.width // 2, model.height // 2)
+            tokens = (
+                TokenSpec(
+                    id="token", side="gm", stats=dict(stats or {}), cell=centre, policy="human"
+                ),
+            )
+        return cls(
+            path=map_path,
+            name=os.path.basename(map_path),
+            model=model,
+            system=system,
+            tokens=tokens,
+            turns=10**6,
+        )
+
 
 def _err(path: str, where: str, problem: str, fix: str = "") -> ScenarioError:
     return ScenarioError(f"{path}: {where}: {problem}" + (f"; {fix}" if fix else ""))

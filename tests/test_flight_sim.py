@@ -296,7 +296,7 @@ def test_viewer_g_then_t_leaves_the_flier_ready_to_take_off() -> None:
 def test_replay_viewer_shows_the_flight(tmp_path: Path) -> None:
     import pygame
 
-    from engine.viewer.app import ReplayViewer
+    from engine.viewer.replay import ReplayViewer
 
     sc = load_scenario(GRIFFON)
     sim = Simulation(sc, 5)

@@ -13,7 +13,8 @@ from conftest import ROOT
 
 from engine.cli import main
 from engine.sim import Simulation
-from engine.viewer.app import ReplayViewer, Viewer, open_source
+from engine.viewer.app import Viewer, open_source
+from engine.viewer.replay import ReplayViewer
 
 CHASE = str(ROOT / "scenarios" / "chase.yaml")
 

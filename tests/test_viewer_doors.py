@@ -11,7 +11,8 @@ import pygame
 import pytest
 import tmxtext
 
-from engine.viewer.app import Viewer, open_source, open_table
+from engine.viewer.app import Viewer, open_source
+from engine.viewer.launch import open_table
 
 T = 32
 

@@ -14,7 +14,8 @@ import pytest
 from conftest import ROOT
 
 from engine.viewer import draw
-from engine.viewer.app import PANEL_W, ReplayViewer, Viewer, open_source
+from engine.viewer.app import PANEL_W, Viewer, open_source
+from engine.viewer.replay import ReplayViewer
 
 CHASE = str(ROOT / "scenarios" / "chase.yaml")
 HEX_HUNT = str(ROOT / "scenarios" / "hex_hunt.yaml")

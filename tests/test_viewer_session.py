@@ -14,7 +14,8 @@ from conftest import ROOT
 
 from engine.cli import main
 from engine.sim import replay_states
-from engine.viewer.app import Viewer, open_source, open_table
+from engine.viewer.app import Viewer, open_source
+from engine.viewer.launch import open_table
 from engine.viewer.session import autosave_path
 
 CHASE = str(ROOT / "scenarios" / "chase.yaml")

@@ -1,8 +1,8 @@
 """The GM viewer: the map, tokens, reach in speed bands, path preview, moves, undo, dice log.
 
-Over 800 lines: the window's event loop and drawing; the GM tools, drawing helpers, map
-objects and sessions are already their own modules (table, tokens_edit, measure, draw,
-mapobjects, session); the panel is the next split.
+This module holds the window's state, its events and the frame's order of layers; what
+each layer draws is its own module (overlay: reach, path and flight; tokens; panel; the
+GM's tools in table), as are the camera and the replay window (replay).
 
 Mouse: left click selects a token, or moves the selected one to a reachable cell (its
 checks are rolled on the way, into the dice log); right or middle drag pans; the wheel
@@ -16,135 +16,51 @@ lets the scenario's policies play a round, ``Ctrl+Z``/``Ctrl+Y`` undo and redo.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-import numpy as np
 import pygame
 
 from engine.flight import FlightChoice
-from engine.footprint import footprint
 from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
 from engine.occupancy import sized_model, with_blocked
-from engine.scenario import Scenario, TokenSpec
+from engine.scenario import Scenario
 from engine.search import SearchTree, evaluate_path, reach
-from engine.sim import Simulation, read_log, replay_doors, replay_states
-from engine.systems.base import TokenState
+from engine.sim import Simulation
 from engine.tiled import is_map_source
 from engine.viewer import draw
-from engine.viewer.draw import BAND_COLOURS, BAND_EDGE_ALPHA, BAND_FILL_ALPHA, CONTOUR_COLOURS
-from engine.viewer.render import (
-    MapChunks,
-    SurfaceLRU,
-    check_output,
-    check_scale,
-    load_for_render,
-    render_banded,
-    render_source,
-    save_png,
-)
+from engine.viewer.camera import ZOOM_STEPS, Camera, snap_zoom
+from engine.viewer.draw import CONTOUR_COLOURS
+from engine.viewer.overlay import Overlay, draw_flight, draw_path, reach_overlay
+from engine.viewer.panel import HELP, PANEL_W, draw_help, draw_panel
+from engine.viewer.render import MapChunks, SurfaceLRU, load_for_render, render_source
 from engine.viewer.session import Checkpoint
-from engine.viewer.table import HELP as GM_HELP
 from engine.viewer.table import GMTable
+from engine.viewer.tokens import SIDE_COLOURS, draw_tokens
 
-PANEL_W = 330
-BG = (24, 26, 30)
-PANEL_BG = (34, 37, 43)
-TEXT = (230, 232, 236)
-DIM = (150, 156, 166)
-SIDE_COLOURS = {
-    "pursuer": (214, 64, 58),
-    "quarry": (60, 130, 230),
-    "gm": (236, 196, 64),
-}
-HELP = [
-    ("click", "select a token / move it there"),
-    ("hover", "path preview: cost per step, turns, checks"),
-    ("right/middle drag", "pan"),
-    ("wheel, + -", "zoom about the cursor"),
-    ("F", "fit the map to the window"),
-    ("Tab", "next token"),
-    ("Enter", "end the round"),
-    ("A", "let the scenario's policies play a round"),
-    ("G", "flight mode for a flier (W/S speed, [ ] turn)"),
-    ("T / L, Space", "take off / land, fly the turn"),
-    ("O", "show / hide the map's objects (exits, regions, spawns)"),
-    ("Ctrl+Z / Ctrl+Y", "undo / redo"),
-    *GM_HELP,
-    ("P or F12", "save a screenshot"),
-    ("H or F1", "this help"),
-    ("Q or Esc", "quit"),
+#: The camera, the panel's width and keys, and the sides' colours live in their own
+#: modules (camera, panel, tokens); still importable from here. The commands' doors
+#: (view, open_table, render_scenario) are in engine.viewer.launch, the replay window in
+#: engine.viewer.replay.
+__all__ = [
+    "HELP",
+    "PANEL_W",
+    "SIDE_COLOURS",
+    "ZOOM_STEPS",
+    "Camera",
+    "Viewer",
+    "map_scenario",
+    "open_source",
+    "snap_zoom",
 ]
 
-
-@dataclass
-class Camera:
-    """Map pixels <-> window pixels: ``screen = (world - origin) * zoom``."""
-
-    x: float = 0.0
-    y: float = 0.0
-    zoom: float = 1.0
-
-    def to_screen(self, wx: float, wy: float) -> tuple[float, float]:
-        return (wx - self.x) * self.zoom, (wy - self.y) * self.zoom
-
-    def to_world(self, sx: float, sy: float) -> tuple[float, float]:
-        return sx / self.zoom + self.x, sy / self.zoom + self.y
-
-    def zoom_at(self, sx: float, sy: float, factor: float) -> None:
-        wx, wy = self.to_world(sx, sy)
-        old = self.zoom
-        self.zoom = snap_zoom(self.zoom * factor)
-        if self.zoom == old and factor != 1:  # a step too small to reach the next 1/32
-            self.zoom = snap_zoom(old + (1 if factor > 1 else -1) / ZOOM_STEPS)
-        self.x, self.y = wx - sx / self.zoom, wy - sy / self.zoom
+BG = (24, 26, 30)
 
 
-#: Zooms are whole multiples of 1/ZOOM_STEPS: the renderer places tiles exactly at such
-#: scales, while an arbitrary one (a fit of 0.6034...) left hairline seams between tiles.
-ZOOM_STEPS = 32
-
-
-def snap_zoom(zoom: float) -> float:
-    """``zoom`` rounded down to a multiple of 1/ZOOM_STEPS, within 1/ZOOM_STEPS .. 8."""
-    steps = max(1, min(8 * ZOOM_STEPS, int(zoom * ZOOM_STEPS + 1e-9)))
-    return steps / ZOOM_STEPS
-
-
-def map_scenario(
-    map_path: str,
-    system_name: str | None,
-    sets: dict[str, Any] | None = None,
-    stats: dict[str, Any] | None = None,
-) -> Scenario:
-    """A scenario for a bare map: a GM token at each spawn (else one at the centre), all
-    with ``stats``."""
-    from engine import systems
-    from engine.tiled import load_map
-
-    model = load_map(map_path)
-    system = systems.create(system_name or model.system or "generic", sets or {})
-    system.token(dict(stats or {}))  # bad stats: one line now, not in the window
-    if model.spawns:
-        tokens = tuple(
-            TokenSpec(id=s.id, side="gm", stats=dict(stats or {}), cell=s.cell, policy="human")
-            for s in model.spawns
-        )
-    else:
-        centre = (model.width // 2, model.height // 2)
-        tokens = (
-            TokenSpec(id="token", side="gm", stats=dict(stats or {}), cell=centre, policy="human"),
-        )
-    return Scenario(
-        path=map_path,
-        name=os.path.basename(map_path),
-        model=model,
-        system=system,
-        tokens=tokens,
-        turns=10**6,
-    )
+#: A scenario for a bare map now lives in engine.scenario; still importable from here.
+map_scenario = Scenario.for_map
 
 
 class Viewer:
@@ -193,7 +109,7 @@ class Viewer:
         self.message = ""
         self._reach_key: Any = None
         self._reach: dict[str, Any] | None = None
-        self._overlay: _Overlay | None = None
+        self._overlay: Overlay | None = None
         self._overlay_version = 0
         # Nothing is cached per zoom here any more (map chunks are keyed by zoom); event
         # handling still clears this when the zoom changes.
@@ -207,7 +123,7 @@ class Viewer:
         self._rules: dict[Any, Any] = {}
         self._preview_key: Any = None
         self._preview: Any = None
-        self._preview_error = ""
+        self.preview_error = ""
         self._plan_key: Any = None
         self._plan: Any = None
         self._mtime = self._map_mtime()
@@ -326,46 +242,17 @@ class Viewer:
             self._hover_key = key
         return self._hover_path
 
-    def _overlay_shapes(self) -> _Overlay | None:
+    def _overlay_shapes(self) -> Overlay | None:
         """The selected token's reach as shapes in map pixels (cached per reach)."""
         if self.selected is None:
             return None
         rep = self.reach_of(self.selected)
         if self._overlay is None:
-            grid = self.model.grid
-            bands = rep["bands"]
-            polys: list[tuple[list[tuple[float, float]], tuple[int, int, int, int]]] = []
-            within: dict[int, set[Cell]] = {1: set(), 2: set(), 3: set()}
-            in_band: dict[int, set[Cell]] = {}
-            for entry in rep["cells"]:
-                cell: Cell = (entry["cell"][0], entry["cell"][1])
-                band = entry["band"]
-                turn = int(band[4:]) if band.startswith("turn") else 1
-                for n in range(turn, 4):
-                    within.setdefault(n, set()).add(cell)
-                if turn == 1:
-                    i = bands.index(band) if band in bands else 0
-                    colour = BAND_COLOURS[min(i, len(BAND_COLOURS) - 1)]
-                    polys.append((grid.cell_corners(cell), (*colour, BAND_FILL_ALPHA)))
-                    for j in range(i, len(bands)):
-                        in_band.setdefault(j, set()).add(cell)
-            # A light tint per band (the terrain stays readable), each band's outer edge
-            # drawn in its colour; 2- and 3-turn contours: the outline of the area.
-            lines = [
-                (a, b, (*BAND_COLOURS[min(j, len(BAND_COLOURS) - 1)], BAND_EDGE_ALPHA))
-                for j in sorted(in_band, reverse=True)
-                for a, b in _boundary(grid, in_band[j])
-            ]
-            lines += [
-                (a, b, (*colour, 230))
-                for n, colour in CONTOUR_COLOURS.items()
-                for a, b in _boundary(grid, within.get(n, set()))
-            ]
             self._overlay_version += 1
-            self._overlay = _Overlay(self._overlay_version, polys, lines)
+            self._overlay = reach_overlay(self.model.grid, rep, self._overlay_version)
         return self._overlay
 
-    def _overlay_chunk(self, overlay: _Overlay, zoom: float, i: int, j: int) -> pygame.Surface:
+    def _overlay_chunk(self, overlay: Overlay, zoom: float, i: int, j: int) -> pygame.Surface:
         """The overlay over map chunk (i, j) at ``zoom`` (cached with the overlay)."""
         key = (overlay.version, zoom, i, j)
         got = self._overlay_chunks.get(key)
@@ -512,10 +399,10 @@ class Viewer:
 
             try:
                 self._preview = self.flight_rules(tid).step(self.flying[tid], self.pending)
-                self._preview_error = ""
+                self.preview_error = ""
             except TacgridError as exc:
                 self._preview = None
-                self._preview_error = str(exc)
+                self.preview_error = str(exc)
             self._preview_key = key
         return self._preview
 
@@ -544,8 +431,8 @@ class Viewer:
         tid = self.selected
         got = self.flight_preview()
         if tid is None or got is None:
-            if self._preview_error:
-                self.message = self._preview_error
+            if self.preview_error:
+                self.message = self.preview_error
             return False
         state, record = got
         self.undo.append(self._checkpoint())
@@ -765,152 +652,19 @@ class Viewer:
                     view.blit(self._overlay_chunk(overlay, z, i, j), (i * c - ox, j * c - oy))
         self.table.draw_walls(view)
         if self.selected in self.flying:
-            self._draw_flight(view)
+            draw_flight(self, view)
         else:
-            self._draw_path(view)
+            draw_path(self, view)
         self.table.draw(view)
-        self._draw_tokens(view)
+        layer = draw_tokens(self, view)
+        self.token_labels, self.token_screen, self.tooltip = (
+            layer.labels,
+            layer.screen,
+            layer.tooltip,
+        )
         screen.blit(self._panel_surface(), (vw, 0))
         if self.show_help:
-            self._draw_help(screen)
-
-    def _draw_path(self, view: pygame.Surface) -> None:
-        rep = self.hover_path()
-        if not rep:
-            return
-        pts = [self.cell_screen((c[0], c[1])) for c in rep["cells"]]
-        pygame.draw.lines(view, (255, 255, 255), False, pts, 3)
-        pygame.draw.lines(view, (20, 20, 20), False, pts, 1)
-        last_turn = 0
-        for step, p in zip(rep["steps"][1:], pts[1:], strict=False):
-            if step["turn"] != last_turn:
-                if last_turn:
-                    pygame.draw.circle(view, (255, 255, 255), p, 7, 2)
-                last_turn = step["turn"]
-            if step["check"]:
-                label = self.small.render(
-                    f"{100 * step['check']['p_success']:.0f}%", True, (255, 230, 120)
-                )
-                view.blit(label, (p[0] + 6, p[1] - 14))
-        end = pts[-1]
-        label = self.font.render(f"{rep['turns']:.2f} t", True, (255, 255, 255), (0, 0, 0))
-        view.blit(label, (end[0] + 8, end[1] + 4))
-
-    def _draw_flight(self, view: pygame.Surface) -> None:
-        """The planner's suggestion to the hovered cell (magenta dots) and the trajectory
-        of the pending choice (cyan)."""
-        tid = self.selected
-        assert tid is not None
-        suggestion = self.flight_suggestion()
-        if suggestion is not None:
-            for record in suggestion.records:
-                for cell in record.cells:
-                    pygame.draw.circle(view, (230, 80, 230), self.cell_screen(cell), 4)
-        got = self.flight_preview()
-        if got is not None:
-            _, record = got
-            pts = [self.cell_screen(c) for c in (record.before.cell, *record.cells)]
-            if len(pts) > 1:
-                pygame.draw.lines(view, (20, 20, 20), False, pts, 5)
-                pygame.draw.lines(view, (80, 230, 255), False, pts, 3)
-            pygame.draw.circle(view, (80, 230, 255), pts[-1], 8, 2)
-
-    def _token_pos(self, tid: str) -> tuple[float, float]:
-        if self.anim and self.anim[0] == tid:
-            _, path, t = self.anim
-            f = t * (len(path) - 1)
-            i = min(int(f), len(path) - 2)
-            a, b = self.cell_screen(path[i]), self.cell_screen(path[i + 1])
-            u = f - i
-            return a[0] + (b[0] - a[0]) * u, a[1] + (b[1] - a[1]) * u
-        cell = self.sim.tokens[tid].state.cell
-        assert cell is not None
-        return self.cell_screen(cell)
-
-    def _draw_tokens(self, view: pygame.Surface) -> None:
-        """Tokens with short unique labels (full names on hover), stacked ones fanned out
-        about their cell, the selection ring outside the disc, facing as an arrow head."""
-        g = self.model.grid
-        radius = max(11, int(min(g.tile_width, g.tile_height) * 0.38 * self.camera.zoom))
-        order = list(self.sim.order)
-        self.token_labels = draw.short_labels(order)
-        cells = {t: self.sim.tokens[t].state.cell for t in order if not self._animating(t)}
-        fan = draw.fan_out(cells, radius)
-        self.token_screen: dict[str, tuple[float, float, int]] = {}
-        # The selected token last, so that nothing covers its ring.
-        for tid in sorted(order, key=lambda t: t == self.selected):
-            tok = self.sim.tokens[tid]
-            spec = self.sim.specs[tid]
-            if tok.state.cell is None:
-                continue
-            x, y = self._token_pos(tid)
-            dx, dy, size = fan.get(tid, (0.0, 0.0, radius))
-            colour = SIDE_COLOURS.get(spec.side, SIDE_COLOURS.get(spec.policy, (90, 200, 120)))
-            if spec.size > 1:
-                # A large token: its footprint outlined, the disc at the footprint's centre
-                # and as wide as it (size x the one-cell disc).
-                cx, cy, outlines = self._footprint_screen(tok.state.cell, spec.size)
-                x, y = x + cx, y + cy
-                dx, dy, size = 0.0, 0.0, radius * spec.size * 0.9
-                for corners in outlines:
-                    pygame.draw.polygon(view, colour, corners, 2)
-            x, y = x + dx, y + dy
-            r = round(size)
-            flight = tok.state.flight
-            heading = self.facing.get(tid)
-            if flight is not None and not flight.landed:
-                heading = flight.heading  # a momentum flier's heading (a replay's too)
-            font = self.font if r >= 14 else self.small
-            draw.draw_token(
-                view,
-                font,
-                (x, y),
-                r,
-                colour,
-                self.token_labels[tid],
-                selected=tid == self.selected,
-                heading=heading,
-            )
-            self.token_screen[tid] = (round(x), round(y), r)
-            below = y + r + (8 if tid == self.selected else 2)
-            if flight is not None and not flight.landed:
-                text = f"v{flight.speed}" + (f" {flight.altitude}m" if flight.altitude else "")
-                fl = self.small.render(text, True, (120, 220, 255), (0, 0, 0))
-                view.blit(fl, fl.get_rect(midtop=(x, below)))
-                below += fl.get_height()
-            if tok.state.conditions:
-                cond = self.small.render(
-                    ",".join(sorted(tok.state.conditions)), True, (255, 220, 120), (0, 0, 0)
-                )
-                view.blit(cond, cond.get_rect(midtop=(x, below)))
-        self.tooltip = ""
-        if self.hover is not None:
-            names = [
-                f"{tid} ({self.sim.specs[tid].side})"
-                for tid in order
-                if self.sim.tokens[tid].state.cell == self.hover
-            ]
-            self.tooltip = ", ".join(names)
-            if names:
-                x, y = self.cell_screen(self.hover)
-                draw.tooltip(view, self.font, self.tooltip, (x, y - radius))
-
-    def _footprint_screen(
-        self, anchor: Cell, size: int
-    ) -> tuple[float, float, list[list[tuple[float, float]]]]:
-        """A large token's footprint: the offset from its anchor's centre to the footprint's
-        centre (screen pixels), and each on-map cell's outline on screen."""
-        g = self.model.grid
-        cells = [c for c in footprint(g, anchor, size) if g.in_bounds(c)]
-        ax, ay = self.cell_screen(anchor)
-        centres = [self.cell_screen(c) for c in cells]
-        cx = sum(p[0] for p in centres) / len(centres) - ax
-        cy = sum(p[1] for p in centres) / len(centres) - ay
-        outlines = [[self.camera.to_screen(*p) for p in g.cell_corners(c)] for c in cells]
-        return cx, cy, outlines
-
-    def _animating(self, tid: str) -> bool:
-        return self.anim is not None and self.anim[0] == tid
+            self.help_rect = draw_help(self, screen)
 
     def _panel_surface(self) -> pygame.Surface:
         key = (
@@ -928,135 +682,7 @@ class Viewer:
         )
         if key == self._panel_key and self._panel is not None:
             return self._panel
-        h = self.screen.get_height()
-        panel = pygame.Surface((PANEL_W, h))
-        panel.fill(PANEL_BG)
-        y = 10
-        self.panel_text: list[tuple[str, pygame.Rect]] = []
-
-        def line(text: str, colour: tuple[int, int, int] = TEXT, font: Any = None) -> None:
-            """One entry, wrapped to the panel's width (continuations indented)."""
-            nonlocal y
-            f = font or self.font
-            for part in draw.wrap(f, text, PANEL_W - 20):
-                if y > h - 16:
-                    return
-                surf = f.render(part, True, colour)
-                panel.blit(surf, (10, y))
-                self.panel_text.append((part, pygame.Rect(10, y, *surf.get_size())))
-                y += surf.get_height() + 3
-
-        line(self.scenario.name, font=self.big)
-        line(
-            f"{self.sim.system.name} - round {self.sim.turn}"
-            + (f" - {self.sim.outcome}" if self.sim.outcome else ""),
-            DIM,
-        )
-        if self.message:
-            line(self.message, (255, 210, 120))
-        y += 6
-        if self.selected:
-            tok = self.sim.tokens[self.selected]
-            spec = self.sim.specs[self.selected]
-            role = spec.side if spec.side == spec.policy else f"{spec.side}, {spec.policy}"
-            line(f"{self.selected} ({role})")
-            line(
-                f"  at {tok.state.cell[0]},{tok.state.cell[1]}  pace {spec.pace or self.sim.system.fastest_pace}"
-                if tok.state.cell
-                else "",
-                DIM,
-            )
-            if tok.state.conditions:
-                line("  " + ", ".join(sorted(tok.state.conditions)), (255, 220, 120))
-            if self.selected in self.moved:
-                line("  moved this round", DIM)
-            tf = tok.state.flight
-            if tf is not None and self.selected not in self.flying:
-                line(
-                    ("  landed" if tf.landed else "  flying")
-                    + f": heading {tf.heading}, speed {tf.speed}"
-                    + (f", altitude {tf.altitude} m" if tf.altitude else ""),
-                    (120, 220, 255),
-                )
-            fs = self.flying.get(self.selected)
-            if fs is not None:
-                line(
-                    f"  flying: heading {fs.heading}, speed {fs.speed}"
-                    + (f", altitude {fs.altitude} m" if fs.altitude else ""),
-                    (120, 220, 255),
-                )
-                rules = self.flight_rules(self.selected)
-                acts = ", ".join(rules.actions(self.pending)) or "none"
-                line(f"  next: {acts}", (120, 220, 255), self.small)
-                got = self.flight_preview()
-                if got is not None:
-                    nxt, rec = got
-                    line(
-                        f"  -> speed {rec.speed}, {len(rec.cells)} cells, heading {nxt.heading}"
-                        + (", landed" if nxt.landed else ""),
-                        (120, 220, 255),
-                        self.small,
-                    )
-                    for ev in rec.events[1:4]:
-                        line(f"  {ev.get('type')}", (255, 160, 120), self.small)
-                elif self._preview_error:
-                    line(f"  {self._preview_error[:60]}", (255, 160, 120), self.small)
-                sug = self.flight_suggestion()
-                if sug is not None:
-                    first = ", ".join(sug.records[0].actions) if sug.records else ""
-                    line(
-                        f"  planner: {sug.turns} turns, {sug.actions} actions; now: {first}",
-                        (230, 120, 230),
-                        self.small,
-                    )
-        legend = self.legend()
-        if legend:
-            y += 6
-            line("legend", font=self.font)
-            y += draw.draw_legend(panel, self.small, 12, y, legend, PANEL_W - 22) + 2
-        if self.hover is not None:
-            t = self.model.terrain_at(self.hover)
-            y += 6
-            line(
-                f"cell {self.hover[0]},{self.hover[1]}: {t.name} ({t.move}"
-                + (f", {t.difficulty}" if t.difficulty != "none" else "")
-                + ")"
-            )
-            rep = self.hover_path()
-            if rep:
-                line(
-                    f"  {rep['turns']:.3f} turns, {rep['distance']} {rep['unit']}, "
-                    f"p(no failure) {100 * rep['p_no_failure']:.1f}%"
-                )
-                for step in rep["steps"][1:12]:
-                    check = (
-                        f"  {step['check']['what']} {100 * step['check']['p_success']:.0f}%"
-                        if step["check"]
-                        else ""
-                    )
-                    line(
-                        f"  t{step['turn']} {step['cell'][0]},{step['cell'][1]} {step['mode']} "
-                        f"+{step['time']:.3f}{check}",
-                        DIM,
-                        self.small,
-                    )
-        y += 6
-        for text, colour in self.table.panel_lines():
-            line(text, colour, self.small)
-        y += 8
-        line("dice log", font=self.big)
-        rolls = [e for e in self.dice_events() if e["type"] in ("roll", "check")][-14:]
-        for e in reversed(rolls):
-            if e["type"] == "roll":
-                faces = ",".join(str(f) for f in e.get("faces", []))
-                line(
-                    f"{e['token']}: {e['expression']} [{faces}] = {e['total']} {e.get('decided', '')}",
-                    DIM,
-                    self.small,
-                )
-            else:
-                line(f"{e['token']}: {e['what']} -> {e['degree']}", TEXT, self.small)
-        line("H: help", DIM, self.small)
+        panel, self.panel_text = draw_panel(self)
         self._panel, self._panel_key = panel, key
         return panel
 
@@ -1072,25 +698,6 @@ class Viewer:
     def dice_events(self) -> list[dict[str, Any]]:
         """The events the dice log lists (rolls and checks among them)."""
         return self.sim.events
-
-    def _draw_help(self, screen: pygame.Surface) -> None:
-        """The keys, in a box sized to its text (within the window; long lines wrap)."""
-        sw, sh = screen.get_size()
-        key_w = max(self.font.size(k)[0] for k, _ in HELP) + 24
-        text_w = min(max(self.font.size(t)[0] for _, t in HELP), max(200, sw - key_w - 60))
-        rows = [(k, draw.wrap(self.font, t, text_w)) for k, t in HELP]
-        w = 16 + key_w + text_w + 16
-        h = 32 + 22 * sum(len(lines) for _, lines in rows)
-        box = pygame.Surface((w, h), pygame.SRCALPHA)
-        box.fill((0, 0, 0, 210))
-        y = 16
-        for k, lines in rows:
-            box.blit(self.font.render(k, True, (255, 220, 120)), (16, y))
-            for part in lines:
-                box.blit(self.font.render(part, True, TEXT), (16 + key_w, y))
-                y += 22
-        self.help_rect = pygame.Rect((sw - w) // 2, max(0, (sh - h) // 2), w, h)
-        screen.blit(box, self.help_rect)
 
     # ----------------------------------------------------------------- the loop
 
@@ -1136,187 +743,6 @@ class Viewer:
         pygame.display.flip()
 
 
-class ReplayViewer(Viewer):
-    """Steps through a recorded run: Right/Left a round, Home/End, the turn's moves drawn."""
-
-    def __init__(self, log_path: str, scenario_path: str | None = None, **kw: Any) -> None:
-        """``scenario_path``: the log's scenario as found and checked by
-        :func:`engine.report.replay.check_log_sources` (default: as the log names it)."""
-        from engine.scenario import load_scenario
-
-        self.events = read_log(log_path)
-        start = self.events[0]
-        scenario = load_scenario(scenario_path or start["scenario"])
-        super().__init__(scenario, seed=start.get("seed"), **kw)
-        self.table.read_only = True  # a replay is read from its log, not edited
-        self.turn_starts = [i for i, e in enumerate(self.events) if e["type"] == "turn"]
-        self.position = len(self.turn_starts)
-        # The scenario's own tokens: each position starts from them, then the GM's edits.
-        self._base = (dict(self.sim.tokens), dict(self.sim.specs), list(self.sim.order))
-        self._apply()
-
-    def _tokens_at(self, events: list[dict[str, Any]]) -> None:
-        """The tokens as the log has them after ``events``: the scenario's, then every token
-        the GM added, edited, removed or reordered in a session (a viewer's log)."""
-        sim = self.sim
-        tokens, specs, order = dict(self._base[0]), dict(self._base[1]), list(self._base[2])
-        for ev in events:
-            kind, tid = ev.get("type"), ev.get("token")
-            if kind in ("token_add", "token_edit") and isinstance(tid, str):
-                old = specs.get(tid)
-                stats = dict(ev.get("stats") or {})
-                spec = TokenSpec(
-                    id=tid,
-                    side=str(ev.get("side") or (old.side if old else "gm")),
-                    stats=stats,
-                    cell=old.cell if old else (0, 0),
-                    policy=str(ev.get("policy") or (old.policy if old else "idle")),
-                    size=int(ev.get("size") or (old.size if old else 1)),
-                )
-                specs[tid] = spec
-                tokens[tid] = sim.system.token(stats, token_id=tid)
-                if tid not in order:
-                    order.append(tid)
-            elif kind == "token_remove" and tid in specs:
-                specs.pop(tid)
-                tokens.pop(tid, None)
-                order.remove(tid)
-            elif kind == "order" and sorted(ev.get("order") or []) == sorted(order):
-                order = [str(t) for t in ev["order"]]
-        sim.tokens, sim.specs, sim.order = tokens, specs, order
-
-    def _apply(self) -> None:
-        upto = (
-            self.turn_starts[self.position]
-            if self.position < len(self.turn_starts)
-            else len(self.events)
-        )
-        self._tokens_at(self.events[:upto])
-        states, outcome = replay_states(self.events[:upto])
-        for tid, st in states.items():
-            if tid in self.sim.tokens:
-                self.sim.tokens[tid] = self.sim.tokens[tid].moved(**_state_fields(st))
-        if self.selected not in self.sim.tokens:
-            self.selected = self.sim.order[0] if self.sim.order else None
-        self.sim.doors = replay_doors(self.events[:upto])
-        self.sim.turn = self.position
-        self.sim.outcome = outcome
-        self.message = f"replay: round {self.position} of {len(self.turn_starts)}"
-        self._invalidate()
-
-    def _key(self, ev: pygame.event.Event) -> None:
-        k = ev.key
-        if k == pygame.K_RIGHT:
-            self.position = min(len(self.turn_starts), self.position + 1)
-        elif k == pygame.K_LEFT:
-            self.position = max(0, self.position - 1)
-        elif k == pygame.K_HOME:
-            self.position = 0
-        elif k == pygame.K_END:
-            self.position = len(self.turn_starts)
-        else:
-            super()._key(ev)
-            return
-        self._apply()
-
-    def move_selected(self, goal: Cell) -> bool:
-        self.message = "replay: moves are read from the log (Left/Right to step)"
-        return False
-
-    def dice_events(self) -> list[dict[str, Any]]:
-        """The log's events up to the round shown: its rolls fill the dice log."""
-        upto = (
-            self.turn_starts[self.position]
-            if self.position < len(self.turn_starts)
-            else len(self.events)
-        )
-        return self.events[:upto]
-
-
-class _Overlay:
-    """Reach shapes in map pixels, drawn per chunk at a zoom: filled cells, contour lines."""
-
-    def __init__(
-        self,
-        version: int,
-        polys: list[tuple[list[tuple[float, float]], tuple[int, int, int, int]]],
-        lines: list[tuple[tuple[float, float], tuple[float, float], tuple[int, int, int, int]]],
-    ) -> None:
-        self.version = version
-        self.polys = polys
-        self.lines = lines
-        boxes = [
-            (
-                min(x for x, _ in pts),
-                min(y for _, y in pts),
-                max(x for x, _ in pts),
-                max(y for _, y in pts),
-            )
-            for pts, _ in polys
-        ] + [
-            (min(a[0], b[0]), min(a[1], b[1]), max(a[0], b[0]), max(a[1], b[1]))
-            for a, b, _ in lines
-        ]
-        self.boxes = np.array(boxes, dtype=np.float64).reshape(-1, 4)
-        self.n_polys = len(polys)
-
-    def _hits(self, zoom: float, i: int, j: int, chunk: int) -> np.ndarray:
-        pad = 3 / zoom  # line width and rounding
-        x0, y0 = i * chunk / zoom - pad, j * chunk / zoom - pad
-        x1, y1 = (i + 1) * chunk / zoom + pad, (j + 1) * chunk / zoom + pad
-        b = self.boxes
-        return np.flatnonzero((b[:, 2] >= x0) & (b[:, 0] <= x1) & (b[:, 3] >= y0) & (b[:, 1] <= y1))
-
-    def touches(self, zoom: float, i: int, j: int, chunk: int) -> bool:
-        return bool(self._hits(zoom, i, j, chunk).size)
-
-    def draw(self, zoom: float, i: int, j: int, chunk: int) -> pygame.Surface:
-        surf = pygame.Surface((chunk, chunk), pygame.SRCALPHA)
-        ox, oy = i * chunk, j * chunk
-        width = max(1, round(2 * zoom))
-        for k in self._hits(zoom, i, j, chunk).tolist():
-            if k < self.n_polys:
-                pts, colour = self.polys[k]
-                pygame.draw.polygon(surf, colour, [(x * zoom - ox, y * zoom - oy) for x, y in pts])
-            else:
-                a, b, colour = self.lines[k - self.n_polys]
-                pa = (a[0] * zoom - ox, a[1] * zoom - oy)
-                pb = (b[0] * zoom - ox, b[1] * zoom - oy)
-                pygame.draw.line(surf, colour, pa, pb, width)
-        return surf
-
-
-def _boundary(grid: Any, cells: set[Cell]) -> list[tuple[tuple[float, float], tuple[float, float]]]:
-    """Edges between cells in ``cells`` and cells outside it (or off the map)."""
-
-    def key(p: tuple[float, float]) -> tuple[float, float]:
-        return (round(p[0], 3), round(p[1], 3))
-
-    out = []
-    for cell in cells:
-        corners = grid.cell_corners(cell)
-        inside = [
-            {key(p) for p in grid.cell_corners(n)} for n in grid.neighbours(cell) if n in cells
-        ]
-        for a, b in zip(corners, corners[1:] + corners[:1], strict=True):
-            ka, kb = key(a), key(b)
-            if not any(ka in ring and kb in ring for ring in inside):
-                out.append((a, b))
-    return out
-
-
-def _state_fields(st: TokenState) -> dict[str, Any]:
-    return {
-        "cell": st.cell,
-        "mode": st.mode,
-        "conditions": st.conditions,
-        "encumbrance": st.encumbrance,
-        "progress": st.progress,
-        "counters": st.counters,
-        "flight": st.flight,
-    }
-
-
 def open_source(
     source: str,
     system: str | None = None,
@@ -1337,122 +763,7 @@ def open_source(
     if is_map_source(source):  # .tmx, .tmj/.json, WORLD.world#NAME
         from engine.systems.base import parse_token_spec
 
-        return map_scenario(source, system, sets, parse_token_spec(token or ""))
+        return Scenario.for_map(source, system, sets, parse_token_spec(token or ""))
     raise ArgumentError(
         f"{source}: expected a Tiled map (.tmx, .tmj, WORLD.world#NAME) or a scenario .yaml"
     )
-
-
-def view(
-    source: str,
-    *,
-    system: str | None = None,
-    sets: dict[str, Any] | None = None,
-    token: str | None = None,
-    frames: int | None = None,
-    screenshot: str | None = None,
-    safe_below: float | None = None,
-) -> int:
-    """`tacgrid view`: open the window (``frames``: draw that many, save, exit) on a
-    scenario, a bare map, or a saved session (:mod:`engine.viewer.session`)."""
-    viewer = open_table(source, system=system, sets=sets, token=token, safe_below=safe_below)
-    if frames is not None:
-        # An automated run (--frames: tests, scripts) draws and exits: no autosave file
-        # left behind in the working folder, no recovery offered.
-        viewer.table.autosave_to = None
-        viewer.table.recovery = None
-    return viewer.run(frames, screenshot)
-
-
-def open_table(
-    source: str,
-    *,
-    system: str | None = None,
-    sets: dict[str, Any] | None = None,
-    token: str | None = None,
-    safe_below: float | None = None,
-    size: tuple[int, int] = (1280, 800),
-) -> Viewer:
-    """A viewer on ``source``: a session file resumes where it was left (undo history
-    too); a newer autosave beside it (or beside the default save) is offered."""
-    from engine.viewer import session as sessions
-
-    if sessions.is_session_path(source):
-        from engine.errors import ArgumentError
-
-        if token or system or sets:
-            raise ArgumentError(
-                f"{source}: a session keeps its own system, settings and tokens; give "
-                "--system/--set/--token with a map or scenario, or edit tokens in the window (E)"
-            )
-        data, scenario = sessions.load_session(source)
-        viewer = Viewer(scenario, seed=int(data["seed"]), size=size)
-        sessions.checked_apply(viewer, data, scenario, source)
-        viewer.table.session_path = source
-        saved = source
-    else:
-        viewer = Viewer(open_source(source, system, sets, token), size=size)
-        saved = sessions.default_session_path(viewer.scenario)
-    table = viewer.table
-    table.autosave_to = sessions.autosave_path(saved)
-    table.recovery = sessions.recovery_for(saved)
-    if safe_below is not None:
-        table.safe_below = safe_below
-    table.mark_saved()
-    return viewer
-
-
-def replay(
-    log_path: str,
-    *,
-    frames: int | None = None,
-    screenshot: str | None = None,
-    scenario: str | None = None,
-) -> int:
-    """`tacgrid replay RUN.jsonl` in a window (``scenario``: the log's scenario file)."""
-    return ReplayViewer(log_path, scenario).run(frames, screenshot)
-
-
-def render_scenario(
-    source: str,
-    out: str,
-    *,
-    system: str | None = None,
-    scale: float = 1.0,
-    walls: bool = True,
-) -> tuple[int, int]:
-    """`tacgrid render`: the map (and a scenario's tokens) to a PNG, no window.
-
-    The image is drawn at ``scale`` directly (tokens too), and always written as a PNG,
-    whatever ``out``'s name ends in; an image over the renderer's budget is refused.
-    """
-    if is_map_source(source):  # .tmx, .tmj/.json, WORLD.world#NAME
-        from engine.viewer.render import render_to_file
-
-        return render_to_file(source, out, scale=scale, walls=walls)
-    scale = check_scale(scale, "--scale")
-    scenario = open_source(source, system)
-    pygame.font.init()
-    model = scenario.model
-    g = model.grid
-    check_output(g, scale)
-    surf = render_banded(model, render_source(model), scale=scale, walls=walls)
-    radius = max(4, int(min(g.tile_width, g.tile_height) * 0.36))
-    if scale != 1.0:
-        radius = max(2, round(radius * scale))
-    font = pygame.font.Font(None, max(12, radius))
-    labels = draw.short_labels([spec.id for spec in scenario.tokens])
-    fan = draw.fan_out({spec.id: spec.cell for spec in scenario.tokens}, radius, radius * 0.6)
-    for spec in scenario.tokens:
-        x, y = g.cell_center(spec.cell)
-        dx, dy, size = fan[spec.id]
-        x, y = x * scale + dx, y * scale + dy
-        r = max(2, round(size))
-        colour = SIDE_COLOURS.get(spec.side, (90, 200, 120))
-        pygame.draw.circle(surf, colour, (x, y), r)
-        pygame.draw.circle(surf, (20, 20, 20), (x, y), r, 1)
-        if r >= 6:
-            label = draw.outlined(font, labels[spec.id], (255, 255, 255), (0, 0, 0))
-            surf.blit(label, label.get_rect(center=(x, y)))
-    save_png(surf, out)
-    return surf.get_size()

@@ -40,6 +40,9 @@ CONTOUR_COLOURS: dict[int, Colour] = {2: (120, 190, 255), 3: (190, 140, 255)}
 BAND_FILL_ALPHA = 34
 BAND_EDGE_ALPHA = 255
 LABEL_MAX = 4
+#: The side panel's text: its lines, and the quieter ones (the window's and the GM table's).
+TEXT: Colour = (230, 232, 236)
+DIM: Colour = (150, 156, 166)
 
 
 # --------------------------------------------------------------------------- walls

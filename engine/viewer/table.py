@@ -31,7 +31,7 @@ import pygame
 from engine.grid import Cell
 from engine.mapmodel import Wall
 from engine.viewer import session as sessions
-from engine.viewer.draw import dashed, draw_walls
+from engine.viewer.draw import DIM, TEXT, dashed, draw_walls
 from engine.viewer.measure import measure, risk_choice
 from engine.viewer.tokens_edit import TokenForm, add_form, apply_form, edit_form
 from engine.walls import door_at
@@ -42,8 +42,6 @@ MEASURE = (120, 255, 200)
 SAFE = (90, 200, 255)
 #: How near (screen pixels) a click must fall to a door's line to open or close it.
 DOOR_PICK = 7
-TEXT = (230, 232, 236)
-DIM = (150, 156, 166)
 
 #: Frames the cursor rests on a cell before its quickest and safest paths are searched.
 REST_FRAMES = 8

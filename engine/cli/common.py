@@ -1,0 +1,130 @@
+"""What every command shares: the parser class, argument types, JSON output, rule systems
+from ``--system``/``--set``, and the check of an output file before any work starts."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, NoReturn
+
+from engine.errors import ArgumentError
+from engine.report import to_json
+
+#: The repository root (maps/, scenarios/, assets/ live beside engine/).
+ROOT = Path(__file__).resolve().parent.parent.parent
+DEFAULT_MAP = ROOT / "maps" / "encounter.tmx"
+DEFAULT_SCENARIO = ROOT / "scenarios" / "chase.yaml"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage, so errors stay one line."""
+
+    def error(self, message: str) -> NoReturn:
+        raise ArgumentError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+def _print_json(doc: Any) -> None:
+    sys.stdout.write(to_json(doc))
+
+
+def parse_sets(pairs: list[str] | None) -> dict[str, str]:
+    """``--set key=value`` (repeatable) -> dict."""
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        if "=" not in pair:
+            raise ArgumentError(f"--set {pair}: expected key=value, e.g. --set wild_one=none")
+        k, v = pair.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def make_system(name: str, sets: list[str] | None) -> Any:
+    from engine import systems
+
+    return systems.create(name, parse_sets(sets))
+
+
+def _check_writable(path: str | None, what: str, suffix: str | None = None) -> None:
+    """Before any work starts, refuse an output file tacgrid must not write: a missing
+    folder, a device, FIFO, socket, folder or link (:func:`engine.safeio.check_target`)."""
+    from engine.safeio import check_target
+
+    if path is not None:
+        check_target(path, what, suffix=suffix)
+
+
+def _system_args(s: argparse.ArgumentParser, token: bool = True, required: bool = True) -> None:
+    s.add_argument(
+        "--system",
+        required=required,
+        default=None,
+        help="rule system (see `tacgrid systems`)" + ("" if required else "; default: the map's"),
+    )
+    if token:
+        s.add_argument("--token", default="", help="key=value,key=value or a YAML/JSON file")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE", help="change a rule setting")
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def _distance(text: str) -> Fraction:
+    from engine.exact import exact
+    from engine.sources import clip
+
+    try:
+        value = exact(text)  # bounded: `1e999999999` is refused, not computed
+    except (ValueError, ZeroDivisionError):
+        value = Fraction(0)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"'{clip(text)}': expected metres > 0, e.g. 10000")
+    return value
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a whole number >= 0")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a whole number >= 1")
+    return value
+
+
+def _size(text: str) -> int:
+    from engine.footprint import MAX_SIZE
+
+    value = _positive(text)
+    if value > MAX_SIZE:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a whole number from 1 to {MAX_SIZE}")
+    return value
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a probability from 0 to 1, e.g. 0.5")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a whole number >= 0, e.g. --seed 42")
+    return value

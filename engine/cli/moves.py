@@ -1,0 +1,165 @@
+"""`tacgrid path`, `reach` and `fly`: a token's movement on a map."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from engine.cli.common import (
+    _Parser,
+    _positive,
+    _print_json,
+    _probability,
+    _size,
+    _system_args,
+    _whole,
+    make_system,
+)
+from engine.errors import ArgumentError
+
+
+def _load_for_search(args: argparse.Namespace, for_render: bool = True) -> tuple[Any, Any, Any]:
+    from engine.tiled import load_map
+
+    model = load_map(args.map, for_render=for_render)
+    name = args.system or model.system
+    if not name:
+        raise ArgumentError(
+            f"{args.map}: the map names no rule system; give --system (see `tacgrid systems`)"
+        )
+    system = make_system(name, args.set)
+    token = system.token(args.token or "")
+    return model, system, token
+
+
+def _add_path(sub: argparse._SubParsersAction[_Parser]) -> None:
+    s = sub.add_parser("path", help="best path between two cells")
+    s.add_argument("map", help="a Tiled map: .tmx, .tmj, or WORLD.world#NAME")
+    _system_args(s, required=False)
+    s.add_argument("--from", dest="start", required=True, metavar="C,R", help="start cell")
+    s.add_argument("--to", dest="goal", required=True, metavar="C,R", help="goal cell")
+    s.add_argument("--pace", default=None, help="the system's pace (default: its default)")
+    s.add_argument("--prefer", default="fast", choices=("fast", "safe"), help="quickest or safest")
+    s.add_argument(
+        "--safe-below",
+        type=_probability,
+        default=None,
+        metavar="P",
+        help="the quickest path unless its p(no failure) is below P, then the safest",
+    )
+    s.add_argument("--size", type=_size, default=1, help="token size in cells across (default 1)")
+    s.set_defaults(func=cmd_path)
+
+
+def cmd_path(args: argparse.Namespace) -> int:
+    from engine.report.movement import format_path, no_path_report, path_report
+    from engine.search import NoPath, parse_cell
+
+    model, system, token = _load_for_search(args, for_render=False)  # nothing is drawn
+    start, goal = parse_cell(args.start, "start"), parse_cell(args.goal, "goal")
+    seen = _sized(args, model, system, token, args.pace, start)
+    try:
+        rep = path_report(seen, system, token, start, goal, args.pace, args.prefer, args.safe_below)
+    except NoPath as exc:
+        if args.json:
+            _print_json(no_path_report(system, str(exc)))
+        else:
+            print(f"no path: {exc}")
+        return 1
+    if args.json:
+        _print_json(rep)
+    else:
+        print(format_path(rep, model, system, start, goal))
+    return 0
+
+
+def _sized(
+    args: argparse.Namespace, model: Any, system: Any, token: Any, pace: Any, start: Any
+) -> Any:
+    """``--size K``: the map as a K-cell token's anchors see it (engine.occupancy)."""
+    if args.size == 1:
+        return model
+    from engine.occupancy import check_start, sized_model
+
+    check_start(model.grid, start, args.size)
+    return sized_model(model, system, token, pace, args.size)
+
+
+def _add_reach(sub: argparse._SubParsersAction[_Parser]) -> None:
+    s = sub.add_parser("reach", help="cells reachable from a cell")
+    s.add_argument("map", help="a Tiled map: .tmx, .tmj, or WORLD.world#NAME")
+    _system_args(s, required=False)
+    s.add_argument("--from", dest="start", required=True, metavar="C,R", help="start cell")
+    s.add_argument("--turns", type=_positive, default=1, help="turns of movement (default 1)")
+    s.add_argument("--pace", default=None, help="pace (default: the system's fastest)")
+    s.add_argument("--size", type=_size, default=1, help="token size in cells across (default 1)")
+    s.set_defaults(func=cmd_reach)
+
+
+def cmd_reach(args: argparse.Namespace) -> int:
+    from engine.report.movement import format_reach, reach_report
+    from engine.search import parse_cell
+
+    model, system, token = _load_for_search(args, for_render=False)  # nothing is drawn
+    start = parse_cell(args.start, "start")
+    pace = args.pace or system.fastest_pace
+    seen = _sized(args, model, system, token, pace, start)
+    rep = reach_report(seen, system, token, start, args.turns, pace)
+    if args.json:
+        _print_json(rep)
+    else:
+        print(format_reach(rep, model, system, start, args.turns, pace))
+    return 0
+
+
+def _add_fly(sub: argparse._SubParsersAction[_Parser]) -> None:
+    s = sub.add_parser("fly", help="flight plan: fewest turns to a cell (or a landing)")
+    s.add_argument("map", help="a Tiled map: .tmx, .tmj, or WORLD.world#NAME")
+    _system_args(s, required=False)
+    s.add_argument("--from", dest="start", required=True, metavar="C,R", help="start cell")
+    s.add_argument("--heading", type=_whole, default=0, help="degrees clockwise from up")
+    s.add_argument("--speed", type=_whole, default=0, help="cells a turn (0: on the ground)")
+    s.add_argument("--to", dest="goal", required=True, metavar="C,R", help="goal cell")
+    s.add_argument("--land", action="store_true", help="end the move there and land safely")
+    s.add_argument("--end-heading", type=_whole, default=None, help="arrive with this heading")
+    s.add_argument("--altitude", type=_whole, default=0, help="start altitude in m (Speedpoints)")
+    s.add_argument(
+        "--ground-pace",
+        default=None,
+        metavar="PACE",
+        help="on the ground after a turn at this pace: take off at its rate (Mythmaster)",
+    )
+    s.set_defaults(func=cmd_fly)
+
+
+def cmd_fly(args: argparse.Namespace) -> int:
+    from engine.report.flight import fly_report, format_fly, no_plan_report
+    from engine.search import NoPath, parse_cell
+
+    model, system, token = _load_for_search(args)
+    start, goal = parse_cell(args.start, "start"), parse_cell(args.goal, "goal")
+    try:
+        rep = fly_report(
+            model,
+            system,
+            token,
+            start,
+            args.heading,
+            args.speed,
+            goal,
+            args.land,
+            altitude=args.altitude,
+            goal_heading=args.end_heading,
+            ground_pace=args.ground_pace,
+        )
+    except NoPath as exc:
+        if args.json:
+            _print_json(no_plan_report(system, str(exc)))
+        else:
+            print(f"no flight plan: {exc}")
+        return 1
+    if args.json:
+        _print_json(rep)
+    else:
+        print(format_fly(rep, model))
+    return 0
