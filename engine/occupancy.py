@@ -51,12 +51,15 @@ TOKEN_IN_THE_WAY = Terrain(name="a token in the way", move="blocked")
 ACROSS_A_WALL = Terrain(name="across a wall", move="blocked")
 
 
-def check_size(size: Any, what: str = "--size") -> int:
-    """A token size (a whole number 1..MAX_SIZE), or one clear line."""
+def check_size(size: Any) -> int:
+    """A token size (a whole number 1..MAX_SIZE), or an
+    :class:`~engine.errors.ArgumentError` with role ``size``."""
     if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_SIZE:
         raise ArgumentError(
-            f"{what} {size!r}: expected a whole number from 1 to {MAX_SIZE} "
-            "(cells across: 2 = a 2x2 token; on hex maps 2 = 7 hexes)"
+            role="size",
+            given=repr(size),
+            problem=f"expected a whole number from 1 to {MAX_SIZE} "
+            "(cells across: 2 = a 2x2 token; on hex maps 2 = 7 hexes)",
         )
     return size
 
@@ -229,11 +232,13 @@ def gap_steps(grid: Grid, a: Cell, size_a: int, b: Cell, size_b: int) -> int:
 # --------------------------------------------------------------------------- queries
 
 
-def check_start(grid: Grid, start: Cell, size: int, what: str = "--from") -> None:
-    """A size-``size`` token's start anchor keeps its footprint on the map (one line if not)."""
+def check_start(grid: Grid, start: Cell, size: int) -> None:
+    """A size-``size`` token's start anchor keeps its footprint on the map (an
+    :class:`~engine.errors.ArgumentError` with role ``start`` if not)."""
     if grid.in_bounds(start) and not fits(grid, start, size):
         raise ArgumentError(
-            f"{what} {start[0]},{start[1]}: a size-{size} token there leaves the map "
-            f"({grid.width} x {grid.height}); give its anchor (top-left on square maps, the "
-            "centre on hex maps) further in"
+            role="start",
+            given=f"{start[0]},{start[1]}",
+            problem=f"a size-{size} token there leaves the map ({grid.width} x {grid.height}); "
+            "give its anchor (top-left on square maps, the centre on hex maps) further in",
         )

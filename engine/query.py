@@ -154,7 +154,9 @@ class Query:
         rules = self.rules
         pace = pace or rules.fastest_pace
         if pace not in rules.paces:
-            raise ArgumentError(f"--pace {pace}: {rules.name} paces are {', '.join(rules.paces)}")
+            raise ArgumentError(
+                role="pace", given=pace, problem=f"{rules.name} paces are {', '.join(rules.paces)}"
+            )
         self._check_start(start)
         graphs = {p: self.graph(p, start) for p in rules.paces}
         rep = reach(graphs, pace, start, turns, engine=self.engine)

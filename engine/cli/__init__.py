@@ -58,6 +58,7 @@ FLAGS = {
     "turns": "--turns",
     "prefer": "--prefer",
     "engine": "--engine",
+    "size": "--size",
 }
 
 COMMAND_NAMES: list[str] = []

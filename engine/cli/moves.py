@@ -48,18 +48,35 @@ def _add_path(sub: argparse._SubParsersAction[_Parser]) -> None:
         help="the quickest path unless its p(no failure) is below P, then the safest",
     )
     s.add_argument("--size", type=_size, default=1, help="token size in cells across (default 1)")
+    _engine_arg(s)
     s.set_defaults(func=cmd_path)
 
 
+def _engine_arg(s: argparse.ArgumentParser) -> None:
+    s.add_argument(
+        "--engine",
+        default="compiled",
+        choices=("compiled", "networkx"),
+        help="tacgrid's own search (default) or networkx's Dijkstra on the same graph",
+    )
+
+
+def _query(args: argparse.Namespace, model: Any, system: Any, token: Any) -> Any:
+    """The query front (engine.query) for the command's token, ``--size`` and engine."""
+    from engine.query import Query
+
+    return Query(model, system, token, pace=args.pace, size=args.size, engine=args.engine)
+
+
 def cmd_path(args: argparse.Namespace) -> int:
-    from engine.report.movement import format_path, no_path_report, path_report
+    from engine.report.movement import format_path, no_path_report
     from engine.search import NoPath, parse_cell
 
     model, system, token = _load_for_search(args, for_render=False)  # nothing is drawn
     start, goal = parse_cell(args.start, "start"), parse_cell(args.goal, "goal")
-    seen = _sized(args, model, system, token, args.pace, start)
+    query = _query(args, model, system, token)
     try:
-        rep = path_report(seen, system, token, start, goal, args.pace, args.prefer, args.safe_below)
+        rep = query.path(start, goal, prefer=args.prefer, safe_below=args.safe_below)
     except NoPath as exc:
         if args.json:
             _print_json(no_path_report(system, str(exc)))
@@ -73,18 +90,6 @@ def cmd_path(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sized(
-    args: argparse.Namespace, model: Any, system: Any, token: Any, pace: Any, start: Any
-) -> Any:
-    """``--size K``: the map as a K-cell token's anchors see it (engine.occupancy)."""
-    if args.size == 1:
-        return model
-    from engine.occupancy import check_start, sized_model
-
-    check_start(model.grid, start, args.size)
-    return sized_model(model, system, token, pace, args.size)
-
-
 def _add_reach(sub: argparse._SubParsersAction[_Parser]) -> None:
     s = sub.add_parser("reach", help="cells reachable from a cell")
     s.add_argument("map", help="a Tiled map: .tmx, .tmj, or WORLD.world#NAME")
@@ -93,18 +98,19 @@ def _add_reach(sub: argparse._SubParsersAction[_Parser]) -> None:
     s.add_argument("--turns", type=_positive, default=1, help="turns of movement (default 1)")
     s.add_argument("--pace", default=None, help="pace (default: the system's fastest)")
     s.add_argument("--size", type=_size, default=1, help="token size in cells across (default 1)")
+    _engine_arg(s)
     s.set_defaults(func=cmd_reach)
 
 
 def cmd_reach(args: argparse.Namespace) -> int:
-    from engine.report.movement import format_reach, reach_report
+    from engine.report.movement import format_reach
     from engine.search import parse_cell
 
     model, system, token = _load_for_search(args, for_render=False)  # nothing is drawn
     start = parse_cell(args.start, "start")
     pace = args.pace or system.fastest_pace
-    seen = _sized(args, model, system, token, pace, start)
-    rep = reach_report(seen, system, token, start, args.turns, pace)
+    rep = _query(args, model, system, token).reach(start, turns=args.turns, pace=pace)
+    rep.pop("tree")  # the viewer's and the API's: not part of the JSON
     if args.json:
         _print_json(rep)
     else:

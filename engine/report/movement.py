@@ -1,44 +1,15 @@
 """The ``path`` and ``reach`` reports: a token's best path and the cells it can reach.
 
-The search itself is :mod:`engine.search` over an :class:`engine.movement.MovementGraph`;
-this module runs it for the commands and draws the answers on the map as text.
+The search itself is :mod:`engine.search`, asked through the query front
+(:class:`engine.query.Query`); this module draws the answers on the map as text.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from engine.errors import ArgumentError
 from engine.grid import Cell
 from engine.report.maptext import band_glyphs, draw_cells, turn_mark
-
-
-def path_report(
-    model: Any,
-    system: Any,
-    token: Any,
-    start: Cell,
-    goal: Cell,
-    pace: str | None,
-    prefer: str,
-    safe_below: float | None = None,
-) -> dict[str, Any]:
-    """CONTRACT.md's ``path`` JSON. Raises :class:`engine.search.NoPath` when there is none.
-
-    ``safe_below`` (``--safe-below P``): the quickest path unless its p(no failure) is below
-    P, then the safest (``prefer`` in the JSON says which was taken).
-    """
-    from engine.movement import MovementGraph
-    from engine.search import find_path
-
-    graph = MovementGraph(model, system, token, pace)
-    if safe_below is None:
-        return find_path(graph, start, goal, prefer=prefer)
-    fast = find_path(graph, start, goal, prefer="fast")
-    if fast["p_no_failure"] >= safe_below:
-        return fast
-    safe = find_path(graph, start, goal, prefer="safe")
-    return safe if safe["p_no_failure"] > fast["p_no_failure"] else fast
 
 
 def no_path_report(system: Any, reason: str) -> dict[str, Any]:
@@ -83,22 +54,6 @@ def format_path(rep: dict[str, Any], model: Any, system: Any, start: Cell, goal:
             f"   option: {alt['turns']:.3g} turns, p(no failure) {alt['p_no_failure']:.4f}"
         )
     return "\n".join(lines)
-
-
-def reach_report(
-    model: Any, system: Any, token: Any, start: Cell, turns: int, pace: str | None
-) -> dict[str, Any]:
-    """CONTRACT.md's ``reach`` JSON (at ``pace``, default the system's fastest)."""
-    from engine.movement import MovementGraph
-    from engine.search import reach
-
-    pace = pace or system.fastest_pace
-    graphs = {p: MovementGraph(model, system, token, p) for p in system.paces}
-    if pace not in graphs:
-        raise ArgumentError(f"--pace {pace}: {system.name} paces are {', '.join(system.paces)}")
-    rep = reach(graphs, pace, start, turns)
-    rep.pop("tree")
-    return rep
 
 
 def format_reach(

@@ -24,10 +24,9 @@ import pygame
 from engine.flight import FlightChoice
 from engine.grid import Cell
 from engine.mapmodel import MapModel
-from engine.movement import MovementGraph
-from engine.occupancy import sized_model, with_blocked
+from engine.query import Query
 from engine.scenario import Scenario
-from engine.search import SearchTree, evaluate_path, reach
+from engine.search import SearchTree, evaluate_path
 from engine.sim import Simulation
 from engine.tiled import is_map_source
 from engine.viewer import draw
@@ -208,7 +207,9 @@ class Viewer:
     # ----------------------------------------------------------------- reach and paths
 
     def reach_of(self, tid: str) -> dict[str, Any]:
-        """Reach of a token in bands (1 turn) and 2-/3-turn contours, cached per state."""
+        """Reach of a token in bands (1 turn) and 2-/3-turn contours, cached per state: the
+        query front's (engine.query), with the map, its size and the tokens in its way as
+        the turn loop sees them (an ally's cell is passed, never an end)."""
         tok = self.sim.tokens[tid]
         spec = self.sim.specs[tid]
         model = self.sim.model  # the map with the doors as they stand
@@ -217,14 +218,11 @@ class Viewer:
         if key != self._reach_key or self._reach is None:
             system = self.sim.system
             pace = spec.pace or system.fastest_pace
-            assert tok.state.cell is not None
-            # As the turn loop sees it: the token's anchors (its size), blocking tokens.
-            seen = with_blocked(
-                sized_model(model, system, tok, pace, spec.size), occ.blocked - {tok.state.cell}
-            )
-            graphs = {p: MovementGraph(seen, system, tok, p) for p in system.paces}
-            rep = reach(graphs, pace, tok.state.cell, 3)
-            rep["graph"] = graphs[pace]
+            cell = tok.state.cell
+            assert cell is not None
+            query = Query(model, system, tok, pace=pace, size=spec.size, in_the_way=occ)
+            rep = query.reach(cell, turns=3, pace=pace)
+            rep["graph"] = query.graph(pace, cell)
             self._reach, self._reach_key = rep, key
             self._overlay = None
         return self._reach
