@@ -1,13 +1,18 @@
-"""The event log: where a log's files came from, reading a log back, replaying states."""
+"""The event log, the one module that reads it: where a log's files came from (and whether
+they changed since, :func:`check_log_sources`), reading a log back checked so that
+replaying it cannot fail half-way (:func:`read_log`), and the states and doors it replays
+to (:func:`replay_states`, :func:`replay_doors`). The viewer, the replay reports and the API
+all read logs here."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Any
 
-from engine.errors import TacgridError
+from engine.errors import ArgumentError, TacgridError
 from engine.flight.model import state_from_dict
 from engine.scenario import Scenario
+from engine.sources import MAX_LOG_BYTES, clip, load_json, read_bytes
 from engine.systems.base import TokenState, exact
 
 
@@ -101,22 +106,164 @@ def replay_doors(events: list[dict[str, Any]]) -> dict[int, bool]:
     return doors
 
 
-def read_log(path: str) -> list[dict[str, Any]]:
-    from engine.errors import ArgumentError
-    from engine.sources import MAX_LOG_BYTES, load_json, read_bytes
+#: Keys each kind of event must carry for `replay` (other kinds are skipped).
+_EVENT_KEYS = {
+    "start": ("tokens",),
+    "turn": ("turn",),
+    "move": ("token", "path"),
+    "check": ("token", "cell", "what", "degree"),
+    "state": ("token", "state"),
+    "end": ("outcome",),
+}
 
-    # A regular file within the log cap; each line JSON with finite numbers, shallow.
-    data = read_bytes(path, "event log", MAX_LOG_BYTES, ArgumentError)
-    events = []
-    for n, line in enumerate(data.splitlines(), 1):
+
+def read_log(path: str, *, viewer: bool = False) -> list[dict[str, Any]]:  # noqa: C901
+    """An event log, checked so that replaying it cannot fail half-way.
+
+    A damaged or foreign file (binary, a folder, JSON lines that are not events, events
+    without their keys, token states that cannot be read) is one clear line.
+    ``viewer``: the start event must also name its scenario file.
+    """
+    hint = "give an event log written by `tacgrid run SCENARIO --run-seed N --log FILE`"
+
+    def bad(problem: str) -> ArgumentError:
+        return ArgumentError(f"{path}: {problem}; {hint}")
+
+    # A regular file (never a FIFO or a device) within the log cap (engine.sources).
+    raw = read_bytes(path, "event log", MAX_LOG_BYTES, ArgumentError, fix=hint)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise bad("not a text file") from None
+    events: list[dict[str, Any]] = []
+    tokens: set[str] = set()
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        event = load_json(line, f"{path}: line {n}", ArgumentError)
-        if not isinstance(event, dict):
-            raise ArgumentError(f"{path}: line {n} is not an event; give a log written by tacgrid")
-        events.append(event)
-    if not events or events[0].get("type") != "start":
-        raise ArgumentError(
-            f"{path}: not a tacgrid event log (no start event); write one with `tacgrid run ... --log FILE`"
-        )
+        try:  # finite numbers only, nesting bounded
+            ev = load_json(line, "", ArgumentError)
+        except ArgumentError:
+            raise bad(f"line {n} is not JSON tacgrid reads") from None
+        if not isinstance(ev, dict) or not isinstance(ev.get("type"), str):
+            raise bad(f"line {n} is not an event (a JSON object with a type)")
+        kind = ev["type"]
+        if not events and kind != "start":
+            raise bad("not a tacgrid event log (no start event)")
+        missing = [k for k in _EVENT_KEYS.get(kind, ()) if k not in ev]
+        if viewer and kind == "start" and not isinstance(ev.get("scenario"), str):
+            missing.append("scenario")
+        if missing:
+            raise bad(f"line {n}: a {kind} event without {', '.join(missing)}")
+        if kind == "start":
+            if not isinstance(ev["tokens"], dict) or not all(
+                isinstance(s, dict) for s in ev["tokens"].values()
+            ):
+                raise bad(f"line {n}: the start event's tokens are not token states")
+            tokens = set(ev["tokens"])
+        elif kind in ("move", "state", "check"):
+            if not isinstance(ev["token"], str) or (ev["token"] not in tokens and kind != "state"):
+                raise bad(f"line {n}: no token {clip(ev['token'])!r} in the start event")
+            tokens.add(ev["token"])
+            if kind == "move" and not _is_path(ev["path"]):
+                raise bad(f"line {n}: the move's path is not a list of [col, row] cells")
+            if kind == "state" and not isinstance(ev["state"], dict):
+                raise bad(f"line {n}: the state event's state is not a token state")
+        events.append(ev)
+    if not events:
+        raise bad("not a tacgrid event log (no start event)")
+    try:
+        replay_states(events)
+    except (AttributeError, KeyError, TypeError, ValueError, IndexError, ArithmeticError) as exc:
+        # What is left are token states with values of the wrong kind (read by sim).
+        raise bad(
+            f"a token state cannot be read ({type(exc).__name__}: {clip(str(exc))})"
+        ) from None
     return events
+
+
+def check_log_sources(
+    events: list[dict[str, Any]], path: str, *, force: bool = False, need_scenario: bool = False
+) -> tuple[str | None, list[str]]:
+    """The scenario file an event log was run on, checked against the log's digests.
+
+    The start event names the scenario as given and absolute (logs from before the
+    absolute path: as given only); the first that exists is used. Its bytes and its map's
+    must match the log's ``digest`` and ``map_digest``: a log replayed on a changed file
+    would draw or report moves on another map. A mismatch is one line naming the file
+    that changed, or with ``force`` a warning (returned, for the caller to print).
+    A scenario that cannot be found is an error only when ``need_scenario`` (the window).
+    Returns ``(scenario path or None, warnings)``.
+    """
+    import os
+
+    start = events[0]
+    given, absolute = start.get("scenario"), start.get("scenario_abs")
+    names = [p for p in (absolute, given) if isinstance(p, str) and p]
+    found = next((p for p in names if os.path.isfile(p)), None)
+    if found is None:
+        if need_scenario:
+            raise ArgumentError(
+                f"{path}: the scenario it was run on is not found "
+                f"({' or '.join(dict.fromkeys(names)) or 'no scenario named'}); "
+                "restore it, or replay with --text or --json"
+            )
+        return None, []
+    import hashlib
+
+    from engine.sources import peek_bytes
+
+    problems = []
+    digest, map_digest = start.get("digest"), start.get("map_digest")
+    # Read once here and handed on: the replay that follows loads these same bytes.
+    raw = peek_bytes(found, "scenario", 1 << 20)
+    now = hashlib.sha256(raw).hexdigest()[:16]
+    if isinstance(digest, str) and digest and now != digest:
+        problems.append(f"the scenario {found} changed since the log was written")
+    elif isinstance(map_digest, str) and map_digest:
+        map_path = _scenario_map(found, raw)
+        if map_path is not None and os.path.isfile(map_path):
+            try:
+                now_map = file_digest(map_path)
+            except OSError as exc:
+                raise ArgumentError(
+                    f"{path}: cannot read its map {map_path} ({exc.strerror})"
+                ) from None
+            if now_map != map_digest:
+                problems.append(f"the map {map_path} changed since the log was written")
+    if not problems:
+        return found, []
+    if not force:
+        raise ArgumentError(
+            f"{path}: {problems[0]}; replay it with the files it was run on, "
+            "or add --force to replay anyway"
+        )
+    return found, [f"warning: {path}: {p}; replaying anyway (--force)" for p in problems]
+
+
+def _scenario_map(scenario_path: str, raw: bytes) -> str | None:
+    """The map file a scenario names, resolved as the scenario loader resolves it."""
+    import os
+
+    from engine.sources import load_yaml
+
+    try:
+        data = load_yaml(raw, scenario_path)
+    except TacgridError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("map"), str):
+        return None
+    folder = os.path.dirname(os.path.abspath(scenario_path))
+    return os.path.normpath(os.path.join(folder, data["map"]))
+
+
+def _is_path(path: Any) -> bool:
+    return (
+        isinstance(path, list)
+        and bool(path)
+        and all(
+            isinstance(c, list)
+            and len(c) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in c)
+            for c in path
+        )
+    )

@@ -14,9 +14,10 @@ from conftest import ROOT
 from engine.batch import run_batch
 from engine.cli import main
 from engine.errors import ScenarioError
+from engine.eventlog import read_log, replay_states
 from engine.flight.model import FlightChoice, angle, state_from_dict
 from engine.scenario import load_scenario
-from engine.sim import FieldCache, Simulation, read_log, replay_states
+from engine.sim import FieldCache, Simulation
 from engine.sim.flight import flies_with_momentum
 from engine.systems import create
 

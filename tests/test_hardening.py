@@ -42,9 +42,9 @@ from engine import batch, systems
 from engine.batch import read_runs, run_batch, run_chunk, run_seeds
 from engine.cli import COMMAND_NAMES, build_parser, main
 from engine.errors import MapError, ScenarioError
+from engine.eventlog import read_log, replay_states
 from engine.mapmodel import MapModel
 from engine.scenario import load_scenario
-from engine.sim import read_log, replay_states
 from engine.tiled import MAX_CELLS, load_map
 
 MAIN = str(ROOT / "main.py")

@@ -17,8 +17,9 @@ from conftest import ROOT
 from engine.batch import read_runs, run_batch, run_seeds
 from engine.cli import main
 from engine.errors import ScenarioError
+from engine.eventlog import read_log, replay_states
 from engine.scenario import load_scenario
-from engine.sim import FieldCache, Simulation, read_log, replay_states
+from engine.sim import FieldCache, Simulation
 
 CHASE = str(ROOT / "scenarios" / "chase.yaml")
 SHIPPED = sorted((ROOT / "scenarios").glob("*.yaml"))

@@ -16,13 +16,14 @@ import tmxtext
 from engine import api, systems
 from engine.cli import main
 from engine.errors import ArgumentError, ScenarioError
+from engine.eventlog import read_log, replay_states
 from engine.footprint import MAX_SIZE, covering, dilate, footprint
 from engine.grid import Grid
 from engine.mapmodel import MapModel
 from engine.occupancy import Other, gap_steps, occupancy, sized_model
 from engine.scenario import load_scenario
 from engine.search import NoPath
-from engine.sim import FieldCache, Simulation, read_log, replay_states
+from engine.sim import FieldCache, Simulation
 
 GENERIC = systems.create("generic")
 TOKEN = GENERIC.token("speed=10")  # 2 cells (5 ft) a turn

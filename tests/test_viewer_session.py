@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT
 
 from engine.cli import main
-from engine.sim import replay_states
+from engine.eventlog import replay_states
 from engine.viewer.app import Viewer, open_source
 from engine.viewer.launch import open_table
 from engine.viewer.session import autosave_path

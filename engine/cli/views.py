@@ -19,11 +19,11 @@ from engine.errors import ArgumentError
 
 
 def read_event_log(path: str, *, viewer: bool = False) -> list[dict[str, Any]]:
-    """An event log, checked so that replaying it cannot fail half-way (see
-    :func:`engine.report.replay.read_event_log`)."""
-    from engine.report.replay import read_event_log as read
+    """An event log, checked so that replaying it cannot fail half-way
+    (:func:`engine.eventlog.read_log`)."""
+    from engine.eventlog import read_log
 
-    return read(path, viewer=viewer)
+    return read_log(path, viewer=viewer)
 
 
 def _add_replay(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -42,7 +42,8 @@ def _add_replay(sub: argparse._SubParsersAction[_Parser]) -> None:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from engine.report.replay import check_log_sources, format_replay, replay_report
+    from engine.eventlog import check_log_sources
+    from engine.report.replay import format_replay, replay_report
 
     window = not args.text and not args.json
     events = read_event_log(args.log, viewer=window)

@@ -6,9 +6,9 @@ from typing import Any
 
 import pygame
 
+from engine.eventlog import read_log, replay_doors, replay_states
 from engine.grid import Cell
 from engine.scenario import TokenSpec
-from engine.sim import read_log, replay_doors, replay_states
 from engine.systems.base import TokenState
 from engine.viewer.app import Viewer
 
@@ -18,7 +18,7 @@ class ReplayViewer(Viewer):
 
     def __init__(self, log_path: str, scenario_path: str | None = None, **kw: Any) -> None:
         """``scenario_path``: the log's scenario as found and checked by
-        :func:`engine.report.replay.check_log_sources` (default: as the log names it)."""
+        :func:`engine.eventlog.check_log_sources` (default: as the log names it)."""
         from engine.scenario import load_scenario
 
         self.events = read_log(log_path)
