@@ -39,14 +39,14 @@ def main() -> int:
 
         def sweep() -> float:
             shutil.rmtree(tmp / "sweep", ignore_errors=True)
-            work._CACHE.clear()
+            work.WORKER_CACHE.clear()
             t = time.perf_counter()
             run_sweep(SCENARIO, vary=VARY, runs=runs, out_dir=str(tmp / "sweep"))
             return time.perf_counter() - t
 
         def batches() -> float:
             shutil.rmtree(tmp / "batches", ignore_errors=True)
-            work._CACHE.clear()
+            work.WORKER_CACHE.clear()
             t = time.perf_counter()
             for i, p in enumerate(spec["points"]):
                 runner.run_batch(

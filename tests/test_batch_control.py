@@ -509,7 +509,7 @@ def test_a_stop_while_the_plots_are_written_says_the_batch_is_whole(
     assert "plots" not in json.loads((out / "summary.json").read_text())
     whole = tmp_path / "whole"
     assert main(["run", CHASE, "--runs", "40", "--seed", "8", "--out", str(whole), "--quiet"]) == 0
-    monkeypatch.setattr(runner, "run_chunk", _fail)  # no run is played again
+    monkeypatch.setattr(work.WorkerCache, "run_chunk", _fail)  # no run is played again
     assert main([*argv, "--resume"]) == 0
     monkeypatch.undo()
     capsys.readouterr()
@@ -554,13 +554,13 @@ def test_sigterm_is_left_alone_where_the_caller_handles_it(tmp_path: Path, capsy
 
 
 def test_a_stop_before_the_first_run_says_so(tmp_path: Path, monkeypatch) -> None:
-    real = runner._prepared
+    real = work.WorkerCache.prepared
 
     def prepared(*args: Any) -> Any:
         os.kill(os.getpid(), signal.SIGTERM)
         return real(*args)
 
-    monkeypatch.setattr(runner, "_prepared", prepared)
+    monkeypatch.setattr(work.WorkerCache, "prepared", prepared)
     with pytest.raises(BatchStopped) as stop:
         run_batch(CHASE, runs=60, seed=8, out_dir=str(tmp_path / "b"))
     assert stop.value.message == (
@@ -957,14 +957,26 @@ def test_workers_start_from_the_field_cache_built_once_here(tmp_path: Path) -> N
     after it: they inherit its scenario and field cache instead of each building its own
     (issue 20), and the results are byte for byte those of one worker."""
     quick_runs = 60
-    work._CACHE.clear()
-    two = run_batch(CHASE, runs=quick_runs, seed=11, workers=2, out_dir=str(tmp_path / "two"))
+    cache = work.WorkerCache()
+    process_keys = work.WORKER_CACHE.keys()
+    two = run_batch(
+        CHASE, runs=quick_runs, seed=11, workers=2, out_dir=str(tmp_path / "two"), cache=cache
+    )
     key = (os.path.abspath(CHASE), ())
-    assert key in work._CACHE
-    fields = work._CACHE[key][1]
+    assert cache.keys() == [key]
+    entry = cache.entry(key)
+    assert entry is not None
+    fields = entry[1]
     assert fields._profiles and fields.hooks._memo  # built here, before the fork
-    work._CACHE.clear()
-    one = run_batch(CHASE, runs=quick_runs, seed=11, workers=1, out_dir=str(tmp_path / "one"))
+    assert work.WORKER_CACHE.keys() == process_keys  # the batch's own cache, not the process's
+    one = run_batch(
+        CHASE,
+        runs=quick_runs,
+        seed=11,
+        workers=1,
+        out_dir=str(tmp_path / "one"),
+        cache=work.WorkerCache(),
+    )
     assert (tmp_path / "one" / "runs.jsonl").read_bytes() == (
         tmp_path / "two" / "runs.jsonl"
     ).read_bytes()
@@ -972,9 +984,33 @@ def test_workers_start_from_the_field_cache_built_once_here(tmp_path: Path) -> N
         k: v for k, v in two.items() if k != "results"
     }
     # A chunk function of the caller's is never run here (it may be one that dies).
-    work._CACHE.clear()
-    run_batch(CHASE, runs=60, seed=11, workers=2, out_dir=str(tmp_path / "stub"), chunk_fn=_stub)
-    assert key not in work._CACHE
+    cache = work.WorkerCache()
+    out = str(tmp_path / "stub")
+    run_batch(CHASE, runs=60, seed=11, workers=2, out_dir=out, chunk_fn=_stub, cache=cache)
+    assert key not in cache
+
+
+def test_every_executor_plays_a_job_to_the_plain_runs(tmp_path: Path) -> None:
+    """The executor seam: this process alone and pools of local worker processes give a
+    job's records chunk by chunk in run order, equal to the plain way (every run played one
+    after another from a fresh cache), each warming the cache it is handed, not this
+    process's."""
+    from engine.batch.pool import LocalPool
+    from engine.scenario import load_scenario
+
+    scenario = load_scenario(CHASE)
+    runs = 130
+    plain = work.WorkerCache().run_chunk(CHASE, (), list(enumerate(run_seeds(4, runs))))
+    process_keys = work.WORKER_CACHE.keys()
+    executors: list[work.Executor] = [work.InProcess(), LocalPool(2), LocalPool(3)]
+    for executor in executors:
+        out = str(tmp_path / type(executor).__name__)
+        plan = runner._plan(CHASE, scenario, runs, 4, out, False, False, None)
+        cache = work.WorkerCache()
+        chunks = list(executor.run(work.Job(plan, cache.run_chunk, cache)))
+        assert [r for chunk in chunks for r in chunk] == plain, executor
+        assert all(chunks) and cache.keys() == [(os.path.abspath(CHASE), ())], executor
+    assert work.WORKER_CACHE.keys() == process_keys
 
 
 def test_the_batchs_process_is_one_of_its_workers(tmp_path: Path, monkeypatch) -> None:
@@ -1035,33 +1071,35 @@ def test_a_token_pickles_with_its_stats_read_only() -> None:
 
 
 def test_a_shipped_field_cache_gives_the_same_runs(tmp_path: Path) -> None:
-    """The scenario and warm field cache a batch ships to Dask workers (work._shipment),
+    """The scenario and warm field cache a batch ships to Dask workers (engine.batch.work.WorkerCache.shipment),
     taken alone in a worker (take_shipment, run_shipped), give the runs of this process
     byte for byte."""
     seeds = list(enumerate(run_seeds(5, 60)))
     key = (os.path.abspath(CHASE), ())
-    work._CACHE.clear()
-    here = batch.run_chunk(CHASE, (), seeds[:20])
-    blob = work._shipment(CHASE, ())
+    here_cache = work.WorkerCache()  # the batch's process
+    here = here_cache.run_chunk(CHASE, (), seeds[:20])
+    blob = here_cache.shipment(CHASE, ())
     assert blob is not None
-    more = batch.run_chunk(CHASE, (), seeds[20:])
-    work._CACHE.clear()
+    more = here_cache.run_chunk(CHASE, (), seeds[20:])
+    cache = work.WORKER_CACHE  # a worker process's, as its tasks find it
+    cache.clear()
     token = f"{work.engine_digest()}/t1"
     assert work.take_shipment(CHASE, (), token, blob)
-    assert work._CACHE[(*key, token)][1]._profiles  # warm as shipped
+    entry = cache.entry((*key, token))
+    assert entry is not None and entry[1]._profiles  # warm as shipped
     assert pickle.loads(work.run_shipped(CHASE, (), token, seeds[20:])) == more
-    assert key not in work._CACHE  # the scenario was not read again
+    assert key not in cache  # the scenario was not read again
     later = f"{work.engine_digest()}/t2"  # the next batch's shipment replaces it
-    assert work.take_shipment(CHASE, (), later, blob) and list(work._CACHE) == [(*key, later)]
+    assert work.take_shipment(CHASE, (), later, blob) and cache.keys() == [(*key, later)]
     work.drop_shipment(CHASE, (), later)
-    assert not work._CACHE
+    assert not cache
     # A worker with another engine than the client's, or without the shipment, loads the
     # scenario itself.
     assert not work.take_shipment(CHASE, (), "another-engine/t1", blob)
-    assert not work._CACHE
+    assert not cache
     assert pickle.loads(work.run_shipped(CHASE, (), "another-engine/t1", seeds[20:])) == more
-    assert list(work._CACHE) == [key]
-    work._CACHE.clear()
+    assert cache.keys() == [key]
+    cache.clear()
     assert batch.run_chunk(CHASE, (), seeds) == here + more
 
 
@@ -1090,7 +1128,7 @@ def test_dask_workers_take_the_shipped_cache(tmp_path: Path) -> None:
         def kept_keys() -> list[int]:
             from engine.batch import work as worker_work
 
-            return [len(k) for k in worker_work._CACHE]
+            return [len(k) for k in worker_work.WORKER_CACHE.keys()]
 
         with Client(cluster.scheduler_address) as client:
             kept = client.run(kept_keys)
@@ -1136,12 +1174,12 @@ def test_dask_workers_without_the_shipment_play_the_same_runs(
             raise OSError("no room for the shipment")
 
         monkeypatch.setattr(batch_dask, "take_shipment", take_fails)
-    work._CACHE.clear()
+    work.WORKER_CACHE.clear()
     with _in_process_cluster() as cluster:
         dist = run_batch(
             CHASE, runs=90, seed=3, scheduler=cluster.scheduler_address, out_dir=str(tmp_path / "d")
         )
-    work._CACHE.clear()
+    work.WORKER_CACHE.clear()
     assert (tmp_path / "one" / "runs.jsonl").read_bytes() == (
         tmp_path / "d" / "runs.jsonl"
     ).read_bytes()
@@ -1156,11 +1194,11 @@ def test_a_dask_task_sends_its_runs_packed() -> None:
     """A Dask task's runs come back as one pickle (a list of records would be measured and
     serialized record by record on the worker's event loop), and the client unpacks them."""
     seeds = list(enumerate(run_seeds(5, 30)))
-    work._CACHE.clear()
+    work.WORKER_CACHE.clear()
     plain = batch.run_chunk(CHASE, (), seeds)
-    work._CACHE.clear()
+    work.WORKER_CACHE.clear()
     packed = batch.run_chunk_packed(CHASE, (), seeds)
-    work._CACHE.clear()
+    work.WORKER_CACHE.clear()
     assert isinstance(packed, bytes)
     assert work._unpacked(packed) == plain
     assert work._unpacked(plain) is plain  # a test's own chunk_fn returns its list

@@ -9,21 +9,21 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from engine.batch.work import (
     AHEAD_PER_WORKER,
     CHUNK,
-    ChunkFn,
+    Chunk,
+    Job,
+    Records,
     _chunks,
     _Plan,
-    _shipment,
     _unpacked,
     _warm_chunks,
     drop_shipment,
     engine_digest,
-    run_chunk,
     run_chunk_packed,
     run_shipped,
     take_shipment,
@@ -186,27 +186,39 @@ def _close_client(client: Any) -> None:
     done.wait(5)
 
 
-def _execute_dask(
-    plan: _Plan, client: Any, scheduler: str, chunk_fn: ChunkFn
-) -> Iterator[list[dict[str, Any]]]:
+class DaskCluster:
+    """A Dask cluster (an :class:`engine.batch.work.Executor`) through a connected client;
+    ``scheduler``: its address as the user gave it, for the one-line errors."""
+
+    def __init__(self, client: Any, scheduler: str) -> None:
+        self.client = client
+        self.scheduler = scheduler
+
+    def run(self, job: Job) -> Generator[Records, None, None]:
+        return _dask_results(job, self.client, self.scheduler)
+
+
+def _dask_results(job: Job, client: Any, scheduler: str) -> Generator[Records, None, None]:
     """Each chunk's results from the cluster, in run order.
 
-    With :func:`run_chunk` the field cache is built once, here: the first chunks
-    (:func:`_warm_chunks`, each at most half the batch) run in this process, and its
-    scenario and warm cache then ship to each worker once (:func:`_shipment`, :func:`_ship`,
-    :func:`take_shipment`; the tasks, :func:`run_shipped`, carry only their runs). The rest
+    Where the engine's own cache plays (``job.cache``) the field cache is built once,
+    here: the first chunks (:func:`_warm_chunks`, each at most half the batch) run in this
+    process, and the scenario and warm cache then ship to each worker once
+    (:meth:`WorkerCache.shipment`, :func:`_ship`, :func:`take_shipment`; the tasks,
+    :func:`run_shipped`, carry only their runs). The rest
     goes in about ``AHEAD_PER_WORKER`` tasks per worker, each at least ``CHUNK`` runs (a
     task costs the cluster some milliseconds of its own); each task's runs come back as one
     pickle (:func:`_packed`)."""
     from distributed import as_completed
 
+    plan = job.plan
     path = os.path.abspath(plan.scenario_path)
     workers = max(1, len(_dask_call(client.nthreads, scheduler, plan)))
     ahead = AHEAD_PER_WORKER * workers
-    ours = chunk_fn is run_chunk
+    cache = job.cache
     warm = 0
-    if ours:
-        todo = plan.n - plan.prefix - len(plan.extra)
+    if cache is not None:
+        todo = job.todo
         first = min(CHUNK, max(1, todo // 2))
         warm = _warm_chunks(todo)
         rest = min(DASK_CHUNK_MAX, max(CHUNK, -(-(todo - first * warm) // ahead)))
@@ -217,27 +229,29 @@ def _execute_dask(
     next_out = 0
     token: str | None = None
 
-    def submit(c: list[tuple[int, int]]) -> Any:
+    def submit(c: Chunk) -> Any:
+        # A task names a module function: on a worker it plays from that process's own
+        # cache (engine.batch.work.WORKER_CACHE), which the shipment warmed.
         if token is not None:
             return client.submit(run_shipped, path, plan.overrides, token, c, pure=False, retries=2)
-        fn = run_chunk_packed if chunk_fn is run_chunk else chunk_fn
+        fn = run_chunk_packed if cache is not None else job.chunk_fn
         return client.submit(fn, path, plan.overrides, c, pure=False, retries=2)
 
-    if ours:
+    if cache is not None:
         for _ in range(warm):
             here = next(numbered, None)
             if here is None:
                 return
-            yield run_chunk(plan.scenario_path, plan.overrides, here[1])
+            yield job.play(here[1])
             next_out += 1
-        blob = _shipment(plan.scenario_path, plan.overrides)
+        blob = cache.shipment(plan.scenario_path, plan.overrides)
         if blob is not None:
             token = f"{engine_digest()}/{uuid.uuid4().hex}"
             args = (path, plan.overrides, token, blob)
             _dask_call(lambda: _ship(client, args), scheduler, plan)
             del blob, args
     index: dict[str, int] = {}
-    back: dict[int, list[dict[str, Any]]] = {}
+    back: dict[int, Records] = {}
     queue = as_completed(loop=client.loop)
     exhausted = False
 

@@ -13,11 +13,21 @@ import struct
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from engine.batch.control import _FROZEN, _held, _Stop
-from engine.batch.work import AHEAD_PER_WORKER, CHUNK, ChunkFn, _Plan, _warm_chunks, run_chunk
+from engine.batch.work import (
+    AHEAD_PER_WORKER,
+    CHUNK,
+    Chunk,
+    ChunkFn,
+    Job,
+    Records,
+    _chunks,
+    _warm_chunks,
+    run_chunk,
+)
 from engine.errors import ScenarioError
 
 
@@ -224,7 +234,7 @@ class _Pool:
         self.workers.append(worker)
         return worker
 
-    def send(self, worker: _Worker, index: int, chunk: list[tuple[int, int]]) -> None:
+    def send(self, worker: _Worker, index: int, chunk: Chunk) -> None:
         worker.tasks.append(index)
         # A chunk is a few hundred bytes and a worker holds IN_FLIGHT: the socket has room.
         # A worker that died since the last wait refuses it: wait() finds it dead, and its
@@ -303,65 +313,77 @@ class _Pool:
         self.wake = None
 
 
-def _execute_pool(
-    plan: _Plan,
-    chunks: Iterator[list[tuple[int, int]]],
-    n_chunks: int,
-    workers: int,
-    chunk_fn: ChunkFn,
-    stop: _Stop | None = None,
-) -> Iterator[list[dict[str, Any]]]:
-    import multiprocessing as mp
+class LocalPool:
+    """Local worker processes (an :class:`engine.batch.work.Executor`): ``workers`` of them
+    in all, this process one of them where the engine's own cache plays (see
+    :func:`_pool_results`). ``stop``: the batch's signal handling (SIGINT and SIGTERM are
+    raised between the pool's steps, never inside them)."""
 
-    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    numbered = enumerate(chunks)
-    next_out = 0
-    if chunk_fn is run_chunk and ctx.get_start_method() == "fork":
-        # The field cache is built once and shared: the first chunks run here (the graphs,
-        # fields and rule results runs ask for first: _warm_chunks), and the workers forked
-        # after them start with this process's cache (copy-on-write), not each from nothing.
-        for _ in range(_warm_chunks(n_chunks * CHUNK)):
-            first = next(numbered, None)
-            if first is None:
-                return
-            yield chunk_fn(plan.scenario_path, plan.overrides, first[1])
-            next_out += 1
-        # Objects made so far stay out of the collector's passes, here and in the workers:
-        # a collection in a worker would otherwise touch (and so copy) the whole cache.
-        gc.freeze()
-        _FROZEN[0] = True
-        try:
-            yield from _pool_results(
-                plan, numbered, n_chunks, workers, chunk_fn, ctx, next_out, stop
-            )
-        finally:
-            _FROZEN[0] = False
-            gc.unfreeze()
-        return
-    yield from _pool_results(plan, numbered, n_chunks, workers, chunk_fn, ctx, next_out, stop)
+    def __init__(self, workers: int, stop: _Stop | None = None) -> None:
+        self.workers = workers
+        self.stop = stop
+
+    def run(self, job: Job) -> Generator[Records, None, None]:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        forked = ctx.get_start_method() == "fork"
+        # A forked worker process plays with the job's own function, the cache it inherits
+        # among it; a spawned one is handed a function by name, which plays from that
+        # process's own cache (engine.batch.work.WORKER_CACHE).
+        remote = job.chunk_fn if forked or job.cache is None else run_chunk
+        numbered = enumerate(_chunks(job.plan))
+        n_chunks = -(-job.todo // CHUNK)
+        next_out = 0
+        if job.cache is not None and forked:
+            # The field cache is built once and shared: the first chunks run here (the
+            # graphs, fields and rule results runs ask for first: _warm_chunks), and the
+            # workers forked after them start with this process's cache (copy-on-write),
+            # not each from nothing.
+            for _ in range(_warm_chunks(n_chunks * CHUNK)):
+                first = next(numbered, None)
+                if first is None:
+                    return
+                yield job.play(first[1])
+                next_out += 1
+            # Objects made so far stay out of the collector's passes, here and in the
+            # workers: a collection in a worker would otherwise touch (and so copy) the
+            # whole cache.
+            gc.freeze()
+            _FROZEN[0] = True
+            try:
+                yield from _pool_results(
+                    job, numbered, n_chunks, self.workers, remote, ctx, next_out, self.stop
+                )
+            finally:
+                _FROZEN[0] = False
+                gc.unfreeze()
+            return
+        yield from _pool_results(
+            job, numbered, n_chunks, self.workers, remote, ctx, next_out, self.stop
+        )
 
 
 def _pool_results(
-    plan: _Plan,
-    numbered: Iterator[tuple[int, list[tuple[int, int]]]],
+    job: Job,
+    numbered: Iterator[tuple[int, Chunk]],
     n_chunks: int,
     workers: int,
-    chunk_fn: ChunkFn,
+    remote: ChunkFn,
     ctx: Any,
     next_out: int,
     stop: _Stop | None,
-) -> Iterator[list[dict[str, Any]]]:
-    """The pool's part of :func:`_execute_pool`: chunks from ``numbered`` on, in order.
+) -> Generator[Records, None, None]:
+    """The pool's part of :meth:`LocalPool.run`: chunks from ``numbered`` on, in order;
+    ``remote`` plays them in the worker processes.
 
-    With the engine's own worker function (:func:`run_chunk`), this process is one of the
+    Where the engine's own cache plays (``job.cache``), this process is one of the
     ``workers``: it starts ``workers - 1`` worker processes and, whenever none of their
     results is due, plays the next chunk itself (as a single worker does), then hands the
     others their next chunks. A forked worker costs CPU a run does not (the fork, a copy of
     each page it writes that it shares with this process, a cache warmed again, its
-    results sent): one fewer of them took the square chase's 2 workers from 1.10x the CPU
-    of 1 worker to 1.02x in one series of 10 interleaved batches of each (the benchmark's
-    runs since, 12 rounds each on a machine whose speed drifts 2x: 1.10-1.18x). A
-    ``chunk_fn`` given for tests stands for what a worker process does (it may kill its
+    results sent), so one fewer is forked and this process plays instead. A caller's
+    ``chunk_fn`` (tests) stands for what a worker process does (it may kill its
     process on purpose): it runs in worker processes only, ``workers`` of them. Each worker
     process holds :data:`IN_FLIGHT` chunks, so it works on while this one plays its own.
     Chunks handed out and results waiting for an earlier chunk are ``AHEAD_PER_WORKER *
@@ -373,13 +395,14 @@ def _pool_results(
     the caller closing this generator) kills every worker process before it goes on.
     """
     ahead = AHEAD_PER_WORKER * workers
-    pending: dict[int, list[tuple[int, int]]] = {}  # handed out, not back
-    back: dict[int, list[dict[str, Any]]] = {}  # back, waiting for an earlier chunk
+    pending: dict[int, Chunk] = {}  # handed out, not back
+    back: dict[int, Records] = {}  # back, waiting for an earlier chunk
     again: list[int] = []  # a heap: chunks of a worker that died, handed out first
     exhausted = False
     deaths = 0
-    pool = _Pool(ctx, plan.scenario_path, plan.overrides, chunk_fn, stop)
-    here = chunk_fn is run_chunk  # this process plays chunks too
+    plan = job.plan
+    pool = _Pool(ctx, plan.scenario_path, plan.overrides, remote, stop)
+    here = job.cache is not None  # this process plays chunks too
     processes = workers - 1 if here else workers
 
     def take() -> int | None:
@@ -440,7 +463,7 @@ def _pool_results(
                 feed()
                 mine = take() if here else None
             if mine is not None:  # this process's own chunk, played as a single worker's
-                results = chunk_fn(plan.scenario_path, plan.overrides, pending[mine])
+                results = job.play(pending[mine])
                 with _held(stop):
                     del pending[mine]
                     back[mine] = results

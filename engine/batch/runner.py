@@ -7,18 +7,18 @@ import contextlib
 import json
 import os
 import signal
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any
 
 from engine.batch.control import BatchStopped, _FolderLock, _signals_held, _Stop, _stop_on_signals
 from engine.batch.dask import (
+    DaskCluster,
     _check_address,
     _close_client,
     _cluster_logs_quiet,
     _connect,
-    _execute_dask,
 )
-from engine.batch.pool import _execute_pool
+from engine.batch.pool import LocalPool
 from engine.batch.results import (
     RUNS_TABLE,
     _line,
@@ -29,7 +29,17 @@ from engine.batch.results import (
     write_runs_table,
 )
 from engine.batch.tally import Tally
-from engine.batch.work import CHUNK, ChunkFn, _chunks, _Plan, _prepared, run_chunk, run_seed
+from engine.batch.work import (
+    CHUNK,
+    WORKER_CACHE,
+    ChunkFn,
+    Executor,
+    InProcess,
+    Job,
+    WorkerCache,
+    _Plan,
+    run_seed,
+)
 from engine.errors import ArgumentError
 from engine.safeio import AppendFile, rename_over
 
@@ -71,6 +81,7 @@ def run_batch(
     progress: ProgressFn | None = None,
     note: Callable[[str], None] | None = None,
     chunk_fn: ChunkFn | None = None,
+    cache: WorkerCache | None = None,
 ) -> dict[str, Any]:
     """Run a batch and write ``runs.jsonl`` and ``summary.json`` into ``out_dir``.
 
@@ -78,8 +89,10 @@ def run_batch(
     ``runs`` extends it to the same results as a fresh batch of that size) or ``force``
     (replace it once the new batch's first runs are in). ``runs`` defaults to the resumed
     batch's size, else the scenario's. ``note`` receives one-line remarks (a capped
-    ``workers``). ``chunk_fn`` replaces :func:`run_chunk` (same arguments); it exists for
-    tests that make a worker die, and must be picklable for ``workers > 1``.
+    ``workers``). ``cache``: the worker cache the batch plays from and warms (this
+    process's :data:`engine.batch.work.WORKER_CACHE` if not given). ``chunk_fn`` replaces
+    the cache's :meth:`WorkerCache.run_chunk` (same arguments); it exists for tests that
+    make a worker die, and must be picklable for ``workers > 1``.
     Raises :class:`BatchStopped` on SIGINT or SIGTERM (in the main thread).
     """
     from engine.scenario import load_scenario
@@ -106,12 +119,17 @@ def run_batch(
         with _stop_on_signals() as stop, _cluster_logs_quiet(address is not None):
             try:
                 plan = _plan(scenario_path, scenario, runs, seed, out_dir, resume, force, overrides)
-                if chunk_fn is None:  # the runs made here use the scenario just loaded
-                    _prepared(scenario_path, plan.overrides, scenario)
+                if chunk_fn is None:
+                    cache = WORKER_CACHE if cache is None else cache
+                    # The runs made here use the scenario just loaded.
+                    cache.prepared(scenario_path, plan.overrides, scenario)
+                    job = Job(plan, cache.run_chunk, cache)
+                else:
+                    job = Job(plan, chunk_fn)
                 # A cluster that cannot be reached is an error before anything is written.
                 client = _connect(address) if address else None
-                fn = chunk_fn or run_chunk
-                return _run(plan, workers, client, scheduler, progress, note, fn, stop)
+                executor = _executor(job, workers, client, scheduler, note, stop)
+                return _run(job, executor, progress, stop)
             except BatchStopped as early:
                 if early.message:  # from _run, which says how far the batch got
                     raise
@@ -248,20 +266,28 @@ def _cap_workers(workers: int, chunks: int, note: Callable[[str], None] | None) 
     return workers
 
 
-def _run(
-    plan: _Plan,
+def _executor(
+    job: Job,
     workers: int,
     client: Any,
     scheduler: str | None,
-    progress: ProgressFn | None,
     note: Callable[[str], None] | None,
-    chunk_fn: ChunkFn,
-    stop: _Stop | None = None,
-) -> dict[str, Any]:
-    todo = plan.n - plan.prefix - len(plan.extra)
-    n_chunks = -(-todo // CHUNK)
-    if client is None and n_chunks:
+    stop: _Stop | None,
+) -> Executor:
+    """Where the batch's chunks play: the cluster if connected, else this process (one
+    worker) or a pool of local worker processes (capped: :func:`_cap_workers`)."""
+    if client is not None:
+        return DaskCluster(client, scheduler or "")
+    n_chunks = -(-job.todo // CHUNK)
+    if n_chunks:
         workers = _cap_workers(workers, n_chunks, note)
+    return InProcess() if workers == 1 else LocalPool(workers, stop)
+
+
+def _run(
+    job: Job, executor: Executor, progress: ProgressFn | None, stop: _Stop | None = None
+) -> dict[str, Any]:
+    plan = job.plan
     tally = plan.tally
     write_path = plan.runs_path + ".new" if plan.staged else plan.runs_path
     appender: AppendFile | None = None
@@ -276,9 +302,10 @@ def _run(
         if plan.staged:
             _remove(write_path)
         appender = AppendFile(write_path, "--out")
-        if plan.staged and not n_chunks:  # pragma: no cover - a batch has >= 1 run
+        if plan.staged and not job.todo:  # pragma: no cover - a batch has >= 1 run
             _commit(plan, write_path)
-        stream = _execute(plan, n_chunks, workers, client, scheduler, chunk_fn, stop)
+        # Nothing left to play (a finished batch resumed): no pool started, no cluster asked.
+        stream = (executor if job.todo else InProcess()).run(job)
         with contextlib.closing(stream):
             for results in stream:
                 with _signals_held():
@@ -352,26 +379,3 @@ def _commit(plan: _Plan, staged_path: str) -> None:
         rename_over(staged_path, plan.runs_path, "--out")  # the open descriptor follows it
     except OSError as exc:
         raise ArgumentError(f"--out {plan.out_dir}: cannot write ({exc.strerror})") from None
-
-
-def _execute(
-    plan: _Plan,
-    n_chunks: int,
-    workers: int,
-    client: Any,
-    scheduler: str | None,
-    chunk_fn: ChunkFn,
-    stop: _Stop | None = None,
-) -> Generator[list[dict[str, Any]], None, None]:
-    """Each chunk's results, in run order, as soon as they and every earlier chunk are in."""
-    if not n_chunks:
-        return
-    if client is not None:
-        yield from _execute_dask(plan, client, scheduler or "", chunk_fn)
-        return
-    chunks = _chunks(plan)
-    if workers == 1:
-        for chunk in chunks:
-            yield chunk_fn(plan.scenario_path, plan.overrides, chunk)
-        return
-    yield from _execute_pool(plan, chunks, n_chunks, workers, chunk_fn, stop)
