@@ -294,8 +294,8 @@ def _ship(client: Any, args: tuple[str, tuple[tuple[str, Any], ...], str, bytes]
     The pickle goes out as data (``Client.scatter``, to every worker), and a task pinned
     to each worker takes it on its task thread. Sent as an argument of ``Client.run``
     instead, it was copied into the messages of the client, then of the scheduler once per
-    worker (msgpack), and unpickled on each worker's event loop: 0.17-0.21 CPU-s of the
-    batch's process against 0.04 for a 22 MB cache, two workers. A worker that has not
+    worker (msgpack), and unpickled on each worker's event loop, several times the CPU of
+    the batch's own process. A worker that has not
     taken it within :data:`SHIP_WAIT_S` (gone, too busy, or it failed there) is left
     without: its tasks load the scenario themselves (:func:`run_shipped`)."""
     path, overrides, token, blob = args
