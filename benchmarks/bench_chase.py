@@ -310,16 +310,16 @@ def batch_cpu() -> bool:
 def batch_child(workers: int, exit_at_once: bool) -> None:
     """One batch of ``CPU_RUNS`` runs in this process (under cachegrind); with
     ``exit_at_once`` every worker process exits as it starts (the batch then fails)."""
-    from engine import batch
+    from engine.batch import pool, runner
 
     if exit_at_once:
 
         def gone(*args: object) -> None:
             os._exit(0)
 
-        batch._worker_main = gone  # type: ignore[assignment]
+        pool._worker_main = gone  # type: ignore[assignment]
     try:
-        batch.run_batch(
+        runner.run_batch(
             SCENARIO, runs=CPU_RUNS, seed=7, out_dir=tempfile.mkdtemp(), workers=workers
         )
     except Exception as exc:  # noqa: BLE001 - expected where the workers exit at once

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine import batch  # noqa: E402
+from engine.batch import runner, work  # noqa: E402
 from engine.sweep import run_sweep, sweep_spec  # noqa: E402
 
 SCENARIO = str(ROOT / "scenarios" / "chase.yaml")
@@ -39,17 +39,17 @@ def main() -> int:
 
         def sweep() -> float:
             shutil.rmtree(tmp / "sweep", ignore_errors=True)
-            batch._CACHE.clear()
+            work.WORKER_CACHE.clear()
             t = time.perf_counter()
             run_sweep(SCENARIO, vary=VARY, runs=runs, out_dir=str(tmp / "sweep"))
             return time.perf_counter() - t
 
         def batches() -> float:
             shutil.rmtree(tmp / "batches", ignore_errors=True)
-            batch._CACHE.clear()
+            work.WORKER_CACHE.clear()
             t = time.perf_counter()
             for i, p in enumerate(spec["points"]):
-                batch.run_batch(
+                runner.run_batch(
                     SCENARIO,
                     runs=runs,
                     seed=p["seed"],

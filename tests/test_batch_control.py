@@ -25,7 +25,19 @@ from typing import Any
 import pytest
 
 from engine import batch
-from engine.batch import BatchStopped, read_runs, run_batch, run_seed, run_seeds
+from engine.batch import (
+    BatchStopped,
+    control,
+    pool,
+    read_runs,
+    results,
+    run_batch,
+    run_seed,
+    run_seeds,
+    runner,
+    work,
+)
+from engine.batch import dask as batch_dask
 from engine.cli import main
 from engine.errors import ArgumentError, ScenarioError
 
@@ -100,7 +112,7 @@ def _start(argv: list[str], *, ignore_int: bool = False) -> subprocess.Popen[str
 
 
 #: ``--workers 3``: the batch's process plays runs, and so do two worker processes it forks
-#: (engine.batch._pool_results; 2 per CPU at most).
+#: (engine.batch.pool._pool_results; 2 per CPU at most).
 WORKERS = "3"
 FORKED = min(int(WORKERS), 2 * (os.cpu_count() or 1)) - 1
 
@@ -110,7 +122,7 @@ def _wait_mid_batch(
 ) -> list[int]:
     """Wait until the batch has runs in and its ``forked`` worker processes are running
     (they start once this process has played the batch's first runs:
-    engine.batch.WARM_RUNS), and return them; it must still be running."""
+    engine.batch.work.WARM_RUNS), and return them; it must still be running."""
     deadline = time.time() + 60
     while (
         time.time() < deadline
@@ -356,15 +368,15 @@ def test_a_signal_in_the_pools_own_code_stops_it_between_steps(
     """SIGINT landing while the pool starts a worker, hands it a chunk or waits for results
     is raised once that step is done (never half-way through it): the batch stops as from
     anywhere else, its workers killed, its runs so far (the warm chunks) kept."""
-    wrapper = _send_signal_here(getattr(batch._Pool, where))
-    monkeypatch.setattr(batch._Pool, where, wrapper)
+    wrapper = _send_signal_here(getattr(pool._Pool, where))
+    monkeypatch.setattr(pool._Pool, where, wrapper)
     before = set(_children(os.getpid()))
     t = time.monotonic()
     with pytest.raises(BatchStopped) as stop:
         run_batch(quick, runs=1000, seed=3, workers=2, out_dir=str(tmp_path / "b"))
     assert time.monotonic() - t < 10
     assert wrapper.done, "the handler raised inside the pool's code"
-    warm = batch._warm_chunks(1000) * batch.CHUNK
+    warm = work._warm_chunks(1000) * batch.CHUNK
     assert stop.value.signum == signal.SIGINT
     assert stop.value.message.startswith(f"stopped by SIGINT: {warm} of 1000 runs are in")
     assert len(read_runs(str(tmp_path / "b" / "runs.jsonl"))) == warm
@@ -497,7 +509,7 @@ def test_a_stop_while_the_plots_are_written_says_the_batch_is_whole(
     assert "plots" not in json.loads((out / "summary.json").read_text())
     whole = tmp_path / "whole"
     assert main(["run", CHASE, "--runs", "40", "--seed", "8", "--out", str(whole), "--quiet"]) == 0
-    monkeypatch.setattr(batch, "run_chunk", _fail)  # no run is played again
+    monkeypatch.setattr(work.WorkerCache, "run_chunk", _fail)  # no run is played again
     assert main([*argv, "--resume"]) == 0
     monkeypatch.undo()
     capsys.readouterr()
@@ -542,13 +554,13 @@ def test_sigterm_is_left_alone_where_the_caller_handles_it(tmp_path: Path, capsy
 
 
 def test_a_stop_before_the_first_run_says_so(tmp_path: Path, monkeypatch) -> None:
-    real = batch._prepared
+    real = work.WorkerCache.prepared
 
     def prepared(*args: Any) -> Any:
         os.kill(os.getpid(), signal.SIGTERM)
         return real(*args)
 
-    monkeypatch.setattr(batch, "_prepared", prepared)
+    monkeypatch.setattr(work.WorkerCache, "prepared", prepared)
     with pytest.raises(BatchStopped) as stop:
         run_batch(CHASE, runs=60, seed=8, out_dir=str(tmp_path / "b"))
     assert stop.value.message == (
@@ -564,7 +576,7 @@ def test_a_stop_once_the_batch_is_whole_does_what_it_would_do_a_moment_later() -
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt) as err:
-            with batch._stop_on_signals() as stop:
+            with control._stop_on_signals() as stop:
                 assert stop is not None
                 stop.done = True
                 os.kill(os.getpid(), signal.SIGINT)
@@ -628,7 +640,7 @@ def test_workers_are_capped_and_the_cap_is_said(tmp_path: Path) -> None:
     assert _strip(one) == _strip(capped)
     said: list[str] = []
     cpus = os.cpu_count() or 1
-    assert batch._cap_workers(1000, 10**6, said.append) == batch.WORKERS_PER_CPU * cpus
+    assert runner._cap_workers(1000, 10**6, said.append) == runner.WORKERS_PER_CPU * cpus
     assert "per CPU" in said[0]
 
 
@@ -763,8 +775,8 @@ def test_a_batch_has_its_runs_table_and_a_stopped_one_resumes_to_the_same(
 def test_the_runs_table_streams_in_chunks_and_row_groups(tmp_path: Path, monkeypatch) -> None:
     import pyarrow.parquet as pq
 
-    monkeypatch.setattr(batch, "TABLE_CHUNK", 7)
-    monkeypatch.setattr(batch, "TABLE_GROUP", 20)
+    monkeypatch.setattr(results, "TABLE_CHUNK", 7)
+    monkeypatch.setattr(results, "TABLE_GROUP", 20)
     run_batch(CHASE, runs=100, seed=5, out_dir=str(tmp_path / "b"), chunk_fn=_stub)
     table = pq.ParquetFile(tmp_path / "b" / "runs.parquet")
     # Record batches of 7 rows, a row group once 20 or more are in: 21 + 21 + 21 + 21 + 16.
@@ -852,7 +864,7 @@ def peer(request: pytest.FixtureRequest) -> Iterator[int]:
 def test_a_peer_that_is_not_a_scheduler_is_one_line_in_bounded_time(
     peer: int, tmp_path: Path, capsys, monkeypatch
 ) -> None:
-    monkeypatch.setattr(batch, "CONNECT_TIMEOUT", 2.0)
+    monkeypatch.setattr(batch_dask, "CONNECT_TIMEOUT", 2.0)
     t = time.monotonic()
     argv = ["run", CHASE, "--runs", "5", "--out", str(tmp_path / "b")]
     assert main([*argv, "--scheduler", f"tcp://127.0.0.1:{peer}"]) == 2
@@ -945,14 +957,26 @@ def test_workers_start_from_the_field_cache_built_once_here(tmp_path: Path) -> N
     after it: they inherit its scenario and field cache instead of each building its own
     (issue 20), and the results are byte for byte those of one worker."""
     quick_runs = 60
-    batch._CACHE.clear()
-    two = run_batch(CHASE, runs=quick_runs, seed=11, workers=2, out_dir=str(tmp_path / "two"))
+    cache = work.WorkerCache()
+    process_keys = work.WORKER_CACHE.keys()
+    two = run_batch(
+        CHASE, runs=quick_runs, seed=11, workers=2, out_dir=str(tmp_path / "two"), cache=cache
+    )
     key = (os.path.abspath(CHASE), ())
-    assert key in batch._CACHE
-    fields = batch._CACHE[key][1]
+    assert cache.keys() == [key]
+    entry = cache.entry(key)
+    assert entry is not None
+    fields = entry[1]
     assert fields._profiles and fields.hooks._memo  # built here, before the fork
-    batch._CACHE.clear()
-    one = run_batch(CHASE, runs=quick_runs, seed=11, workers=1, out_dir=str(tmp_path / "one"))
+    assert work.WORKER_CACHE.keys() == process_keys  # the batch's own cache, not the process's
+    one = run_batch(
+        CHASE,
+        runs=quick_runs,
+        seed=11,
+        workers=1,
+        out_dir=str(tmp_path / "one"),
+        cache=work.WorkerCache(),
+    )
     assert (tmp_path / "one" / "runs.jsonl").read_bytes() == (
         tmp_path / "two" / "runs.jsonl"
     ).read_bytes()
@@ -960,9 +984,33 @@ def test_workers_start_from_the_field_cache_built_once_here(tmp_path: Path) -> N
         k: v for k, v in two.items() if k != "results"
     }
     # A chunk function of the caller's is never run here (it may be one that dies).
-    batch._CACHE.clear()
-    run_batch(CHASE, runs=60, seed=11, workers=2, out_dir=str(tmp_path / "stub"), chunk_fn=_stub)
-    assert key not in batch._CACHE
+    cache = work.WorkerCache()
+    out = str(tmp_path / "stub")
+    run_batch(CHASE, runs=60, seed=11, workers=2, out_dir=out, chunk_fn=_stub, cache=cache)
+    assert key not in cache
+
+
+def test_every_executor_plays_a_job_to_the_plain_runs(tmp_path: Path) -> None:
+    """The executor seam: this process alone and pools of local worker processes give a
+    job's records chunk by chunk in run order, equal to the plain way (every run played one
+    after another from a fresh cache), each warming the cache it is handed, not this
+    process's."""
+    from engine.batch.pool import LocalPool
+    from engine.scenario import load_scenario
+
+    scenario = load_scenario(CHASE)
+    runs = 130
+    plain = work.WorkerCache().run_chunk(CHASE, (), list(enumerate(run_seeds(4, runs))))
+    process_keys = work.WORKER_CACHE.keys()
+    executors: list[work.Executor] = [work.InProcess(), LocalPool(2), LocalPool(3)]
+    for executor in executors:
+        out = str(tmp_path / type(executor).__name__)
+        plan = runner._plan(CHASE, scenario, runs, 4, out, False, False, None)
+        cache = work.WorkerCache()
+        chunks = list(executor.run(work.Job(plan, cache.run_chunk, cache)))
+        assert [r for chunk in chunks for r in chunk] == plain, executor
+        assert all(chunks) and cache.keys() == [(os.path.abspath(CHASE), ())], executor
+    assert work.WORKER_CACHE.keys() == process_keys
 
 
 def test_the_batchs_process_is_one_of_its_workers(tmp_path: Path, monkeypatch) -> None:
@@ -972,7 +1020,7 @@ def test_the_batchs_process_is_one_of_its_workers(tmp_path: Path, monkeypatch) -
     worker's. A worker process that dies meanwhile has its chunks played again."""
     log = tmp_path / "played"
     died = tmp_path / "died"
-    real = batch._play
+    real = work._play
     here = os.getpid()
 
     def spy(scenario: Any, fields: Any, items: list[tuple[int, int]]) -> Any:
@@ -984,7 +1032,7 @@ def test_the_batchs_process_is_one_of_its_workers(tmp_path: Path, monkeypatch) -
             fh.write(f"{os.getpid()} {items[0][0]} {len(items)}\n")
         return results
 
-    monkeypatch.setattr(batch, "_play", spy)
+    monkeypatch.setattr(work, "_play", spy)
     runs = 1200
     one = tmp_path / "one"
     run_batch(CHASE, runs=runs, seed=5, workers=1, out_dir=str(one))
@@ -995,11 +1043,11 @@ def test_the_batchs_process_is_one_of_its_workers(tmp_path: Path, monkeypatch) -
         played = [tuple(map(int, line.split())) for line in log.read_text().splitlines()]
         starts = sorted(first for _, first, _ in played)
         assert starts == list(range(0, runs, batch.CHUNK)), "a chunk played twice or never"
-        warm = batch._warm_chunks(runs)
+        warm = work._warm_chunks(runs)
         by_pid = Counter(pid for pid, _, _ in played)
         assert died.exists(), "no worker process died: the retry was not tested"
         died.unlink()
-        forked = min(workers, 2 * (os.cpu_count() or 1)) - 1  # engine.batch._cap_workers
+        forked = min(workers, 2 * (os.cpu_count() or 1)) - 1  # engine.batch.runner._cap_workers
         assert here in by_pid and len(by_pid) == forked + 2, by_pid  # one forked again
         after_warm = [pid for pid, first, _ in played if first >= warm * batch.CHUNK]
         assert after_warm.count(here) > 0, "this process played nothing after the fork"
@@ -1023,33 +1071,35 @@ def test_a_token_pickles_with_its_stats_read_only() -> None:
 
 
 def test_a_shipped_field_cache_gives_the_same_runs(tmp_path: Path) -> None:
-    """The scenario and warm field cache a batch ships to Dask workers (batch._shipment),
+    """The scenario and warm field cache a batch ships to Dask workers (engine.batch.work.WorkerCache.shipment),
     taken alone in a worker (take_shipment, run_shipped), give the runs of this process
     byte for byte."""
     seeds = list(enumerate(run_seeds(5, 60)))
     key = (os.path.abspath(CHASE), ())
-    batch._CACHE.clear()
-    here = batch.run_chunk(CHASE, (), seeds[:20])
-    blob = batch._shipment(CHASE, ())
+    here_cache = work.WorkerCache()  # the batch's process
+    here = here_cache.run_chunk(CHASE, (), seeds[:20])
+    blob = here_cache.shipment(CHASE, ())
     assert blob is not None
-    more = batch.run_chunk(CHASE, (), seeds[20:])
-    batch._CACHE.clear()
-    token = f"{batch.engine_digest()}/t1"
-    assert batch.take_shipment(CHASE, (), token, blob)
-    assert batch._CACHE[(*key, token)][1]._profiles  # warm as shipped
-    assert pickle.loads(batch.run_shipped(CHASE, (), token, seeds[20:])) == more
-    assert key not in batch._CACHE  # the scenario was not read again
-    later = f"{batch.engine_digest()}/t2"  # the next batch's shipment replaces it
-    assert batch.take_shipment(CHASE, (), later, blob) and list(batch._CACHE) == [(*key, later)]
-    batch.drop_shipment(CHASE, (), later)
-    assert not batch._CACHE
+    more = here_cache.run_chunk(CHASE, (), seeds[20:])
+    cache = work.WORKER_CACHE  # a worker process's, as its tasks find it
+    cache.clear()
+    token = f"{work.engine_digest()}/t1"
+    assert work.take_shipment(CHASE, (), token, blob)
+    entry = cache.entry((*key, token))
+    assert entry is not None and entry[1]._profiles  # warm as shipped
+    assert pickle.loads(work.run_shipped(CHASE, (), token, seeds[20:])) == more
+    assert key not in cache  # the scenario was not read again
+    later = f"{work.engine_digest()}/t2"  # the next batch's shipment replaces it
+    assert work.take_shipment(CHASE, (), later, blob) and cache.keys() == [(*key, later)]
+    work.drop_shipment(CHASE, (), later)
+    assert not cache
     # A worker with another engine than the client's, or without the shipment, loads the
     # scenario itself.
-    assert not batch.take_shipment(CHASE, (), "another-engine/t1", blob)
-    assert not batch._CACHE
-    assert pickle.loads(batch.run_shipped(CHASE, (), "another-engine/t1", seeds[20:])) == more
-    assert list(batch._CACHE) == [key]
-    batch._CACHE.clear()
+    assert not work.take_shipment(CHASE, (), "another-engine/t1", blob)
+    assert not cache
+    assert pickle.loads(work.run_shipped(CHASE, (), "another-engine/t1", seeds[20:])) == more
+    assert cache.keys() == [key]
+    cache.clear()
     assert batch.run_chunk(CHASE, (), seeds) == here + more
 
 
@@ -1076,9 +1126,9 @@ def test_dask_workers_take_the_shipped_cache(tmp_path: Path) -> None:
         )
 
         def kept_keys() -> list[int]:
-            from engine import batch as worker_batch
+            from engine.batch import work as worker_work
 
-            return [len(k) for k in worker_batch._CACHE]
+            return [len(k) for k in worker_work.WORKER_CACHE.keys()]
 
         with Client(cluster.scheduler_address) as client:
             kept = client.run(kept_keys)
@@ -1115,7 +1165,7 @@ def test_dask_workers_without_the_shipment_play_the_same_runs(
     one = run_batch(CHASE, runs=90, seed=3, workers=1, out_dir=str(tmp_path / "one"))
     tried = tmp_path / "tried"  # what the workers tried (they run a copy of the function)
     if how == "too-big":
-        monkeypatch.setattr(batch, "SHIP_MAX_BYTES", 0)
+        monkeypatch.setattr(work, "SHIP_MAX_BYTES", 0)
     else:
 
         def take_fails(path: str, overrides: Any, token: str, blob: bytes) -> bool:
@@ -1123,13 +1173,13 @@ def test_dask_workers_without_the_shipment_play_the_same_runs(
                 f.write(f"{len(blob)}\n")
             raise OSError("no room for the shipment")
 
-        monkeypatch.setattr(batch, "take_shipment", take_fails)
-    batch._CACHE.clear()
+        monkeypatch.setattr(batch_dask, "take_shipment", take_fails)
+    work.WORKER_CACHE.clear()
     with _in_process_cluster() as cluster:
         dist = run_batch(
             CHASE, runs=90, seed=3, scheduler=cluster.scheduler_address, out_dir=str(tmp_path / "d")
         )
-    batch._CACHE.clear()
+    work.WORKER_CACHE.clear()
     assert (tmp_path / "one" / "runs.jsonl").read_bytes() == (
         tmp_path / "d" / "runs.jsonl"
     ).read_bytes()
@@ -1144,14 +1194,14 @@ def test_a_dask_task_sends_its_runs_packed() -> None:
     """A Dask task's runs come back as one pickle (a list of records would be measured and
     serialized record by record on the worker's event loop), and the client unpacks them."""
     seeds = list(enumerate(run_seeds(5, 30)))
-    batch._CACHE.clear()
+    work.WORKER_CACHE.clear()
     plain = batch.run_chunk(CHASE, (), seeds)
-    batch._CACHE.clear()
+    work.WORKER_CACHE.clear()
     packed = batch.run_chunk_packed(CHASE, (), seeds)
-    batch._CACHE.clear()
+    work.WORKER_CACHE.clear()
     assert isinstance(packed, bytes)
-    assert batch._unpacked(packed) == plain
-    assert batch._unpacked(plain) is plain  # a test's own chunk_fn returns its list
+    assert work._unpacked(packed) == plain
+    assert work._unpacked(plain) is plain  # a test's own chunk_fn returns its list
 
 
 def test_a_scheduler_without_the_engine_is_one_line_that_says_so() -> None:
@@ -1170,7 +1220,7 @@ def test_a_scheduler_without_the_engine_is_one_line_that_says_so() -> None:
         )
 
     with pytest.raises(ScenarioError) as got:
-        batch._dask_call(fails, "tcp://127.0.0.1:8786", plan)  # type: ignore[arg-type]
+        batch_dask._dask_call(fails, "tcp://127.0.0.1:8786", plan)  # type: ignore[arg-type]
     line = str(got.value)
     assert "\n" not in line
     assert "cannot load tacgrid's tasks" in line and "import engine" in line
@@ -1180,4 +1230,4 @@ def test_a_scheduler_without_the_engine_is_one_line_that_says_so() -> None:
         raise OSError("Timed out trying to connect")
 
     with pytest.raises(ScenarioError, match="the cluster failed mid-batch"):
-        batch._dask_call(gone, "tcp://127.0.0.1:8786", plan)  # type: ignore[arg-type]
+        batch_dask._dask_call(gone, "tcp://127.0.0.1:8786", plan)  # type: ignore[arg-type]

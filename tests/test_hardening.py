@@ -38,7 +38,7 @@ from conftest import CORPUS, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import batch, systems
+from engine import systems
 from engine.batch import read_runs, run_batch, run_chunk, run_seeds
 from engine.cli import COMMAND_NAMES, build_parser, main
 from engine.errors import MapError, ScenarioError
@@ -1471,7 +1471,7 @@ def test_summary_is_written_whole_or_not_at_all(tmp_path: Path, monkeypatch) -> 
             raise OSError(28, "No space left on device")
         real_fsync(fd)
 
-    monkeypatch.setattr(batch.os, "fsync", disk_full_on_summary)
+    monkeypatch.setattr(os, "fsync", disk_full_on_summary)
     with pytest.raises(OSError):
         run_batch(CHASE, runs=5, seed=2, out_dir=str(out), force=True)
     # The write failed half-way: no summary (not the old batch's, not half the new one's),

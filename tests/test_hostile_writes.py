@@ -68,10 +68,12 @@ WRITERS = [
 #: The sanctioned uses outside safeio, none of them a file: matplotlib renders a chart into
 #: memory (engine.report.charts.save_figure; PNGs are encoded in memory by
 #: engine.viewer.png); the batch's worker pool writes to the sockets and the wake-up pipe
-#: it made itself (engine.batch._write_all, _Stop.handler), descriptors no path names.
+#: it made itself (engine.batch.pool._write_all, engine.batch.control._Stop.handler),
+#: descriptors no path names.
 IN_MEMORY = {
     "engine/report/charts.py": {"fig.savefig(buf, format=fmt, metadata=meta)"},
-    "engine/batch.py": {'os.write(self.wake, b"\\0")', "view = view[os.write(fd, view) :]"},
+    "engine/batch/control.py": {'os.write(self.wake, b"\\0")'},
+    "engine/batch/pool.py": {"view = view[os.write(fd, view) :]"},
 }
 
 

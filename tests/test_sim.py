@@ -134,8 +134,8 @@ def test_same_seed_same_summary_any_worker_count(tmp_path: Path) -> None:
     assert set(one) >= {"runs", "seed", "outcomes", "turns", "ci95", "results"}
     assert sum(one["outcomes"].values()) == 60
     # A batch long enough that this process plays several chunks before the workers start
-    # (engine.batch._warm_chunks): the same runs, byte for byte.
-    from engine.batch import _warm_chunks
+    # (engine.batch.work._warm_chunks): the same runs, byte for byte.
+    from engine.batch.work import _warm_chunks
 
     assert _warm_chunks(450) > 1
     long1 = run_batch(CHASE, runs=450, seed=3, workers=1, out_dir=str(tmp_path / "d"))
@@ -712,13 +712,13 @@ def test_a_shipped_warm_cache_plays_every_run_as_its_own_process_does(tmp_path: 
 
 
 def test_runs_make_no_reference_cycles() -> None:
-    """A batch pauses the cyclic collector while its runs play (engine.batch._play): that
+    """A batch pauses the cyclic collector while its runs play (engine.batch.work._play): that
     holds only while the turn loop makes no reference cycles. Every shipped scenario, after
     its first runs (whose imports make some), plays 150 more, kept logs and counted ones,
     leaving nothing for the collector."""
     import gc
 
-    from engine.batch import _play
+    from engine.batch.work import _play
 
     for path in SHIPPED:
         sc = load_scenario(path)
@@ -744,7 +744,7 @@ def test_runs_make_no_reference_cycles() -> None:
 def test_a_batch_chunk_leaves_the_collector_as_it_found_it() -> None:
     import gc
 
-    from engine.batch import _play
+    from engine.batch.work import _play
 
     sc = load_scenario(CHASE)
     items = list(enumerate(run_seeds(sc.seed, 3)))

@@ -456,9 +456,9 @@ def test_a_stop_while_the_sweeps_tables_are_written(
     def no_runs(*args: Any) -> Any:
         raise AssertionError("a finished point was played again")
 
-    import engine.batch
+    from engine.batch.work import WorkerCache
 
-    monkeypatch.setattr(engine.batch, "run_chunk", no_runs)
+    monkeypatch.setattr(WorkerCache, "run_chunk", no_runs)
     assert main([*argv, "--out", str(cut), "--resume"]) == 0
     monkeypatch.undo()
     capsys.readouterr()

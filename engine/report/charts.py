@@ -1,5 +1,7 @@
 """Charts of batches and sweeps (matplotlib, Agg; never pygame), as PNG and SVG.
 
+* :func:`turns_figure`: a batch's runs by the turn they ended on, stacked by outcome (the
+  ``turns.png`` that ``run`` writes);
 * :func:`survival_figure`: a batch's P(captured by turn t) and P(escaped by turn t), each
   with its 95% Wilson band;
 * :func:`sweep_figure`: a sweep's outcome rate against each varied parameter, with 95%
@@ -9,6 +11,8 @@
 Each builder returns a :class:`matplotlib.figure.Figure` (titled, axes labelled, with a
 legend where there are several lines; constrained layout keeps labels apart);
 :func:`save_figure` writes it through :mod:`engine.safeio` (whole or not at all).
+:data:`OUTCOME_COLOURS` is the one colour table of the outcomes, the outcome map's
+(engine.viewer.plots) too.
 """
 
 from __future__ import annotations
@@ -24,10 +28,22 @@ from typing import Any
 from engine.batch import wilson
 from engine.safeio import write_bytes
 
+#: Each outcome's colour, in every batch chart and on the map of outcomes.
+OUTCOME_COLOURS = {"capture": "#d6403a", "escape": "#3c82e6", "timeout": "#969696"}
+#: The outcomes a turns chart stacks, bottom up.
+OUTCOMES = ("capture", "escape", "timeout")
+#: At most about this many labelled ticks on a turns chart's axis.
+TURN_TICKS = 15
 #: The outcomes a survival chart draws, and their words.
 SURVIVAL = (("capture", "captured"), ("escape", "escaped"))
 #: At most this many lines in one sweep panel; more combinations are pooled.
 MAX_LINES = 8
+
+
+def outcome_rgb(outcome: str) -> tuple[int, int, int]:
+    """An outcome's colour (:data:`OUTCOME_COLOURS`) as 0-255 red, green and blue."""
+    hexa = OUTCOME_COLOURS[outcome].lstrip("#")
+    return (int(hexa[0:2], 16), int(hexa[2:4], 16), int(hexa[4:6], 16))
 
 
 def _figure(width: float, height: float) -> Any:
@@ -68,6 +84,45 @@ def new_figure(width: float, height: float) -> Any:
 # --------------------------------------------------------------------------- a batch
 
 
+def turns_figure(records: Iterable[dict[str, Any]], title: str = "") -> Any:
+    """Stacked bars: how many runs ended in each outcome after each number of turns (read
+    in one pass, kept as counts: a batch of any size)."""
+    from matplotlib.ticker import MaxNLocator
+
+    totals: Counter[str] = Counter()
+    by_turn: dict[int, Counter[str]] = {}
+    for r in records:
+        totals[r["outcome"]] += 1
+        by_turn.setdefault(int(r["turns"]), Counter())[r["outcome"]] += 1
+    seen = sorted(by_turn) or [0]
+    turns = list(range(seen[0], seen[-1] + 1))
+    fig = _figure(9.0, 5.2)
+    ax = fig.add_subplot()
+    base = [0] * len(turns)
+    for outcome in OUTCOMES:
+        counts = [by_turn.get(t, Counter())[outcome] for t in turns]
+        ax.bar(
+            turns,
+            counts,
+            bottom=base,
+            width=0.9,
+            color=OUTCOME_COLOURS[outcome],
+            label=f"{outcome} {totals[outcome]}",
+        )
+        base = [b + c for b, c in zip(base, counts, strict=True)]
+    ax.set_xlim(turns[0] - 0.5, turns[-1] + 0.5)
+    ax.set_ylim(0, max(max(base), 1) * 1.08)  # room above the tallest bar
+    ax.set_xticks(turns[:: max(1, len(turns) // TURN_TICKS)])
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("turns")
+    ax.set_ylabel("runs")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(loc="upper right", fontsize="small")
+    n = sum(totals.values())
+    ax.set_title(f"{title + ': ' if title else ''}turns to each outcome, {n} runs")
+    return fig
+
+
 def survival_counts(records: Iterable[dict[str, Any]]) -> tuple[int, dict[str, Counter[int]]]:
     """(runs, outcome -> Counter of the turn it ended on)."""
     n = 0
@@ -97,7 +152,6 @@ def survival_figure(records: Iterable[dict[str, Any]], title: str = "") -> Any:
     last = max((t for h in by.values() for t in h), default=1)
     fig = _figure(7.0, 4.2)
     ax = fig.add_subplot()
-    colours = {"capture": "#c0392b", "escape": "#2471a3"}
     for outcome, word in SURVIVAL:
         curve = survival_curve(n, by.get(outcome, Counter()), last)
         ts = [c[0] for c in curve]
@@ -105,7 +159,7 @@ def survival_figure(records: Iterable[dict[str, Any]], title: str = "") -> Any:
             ts,
             [c[2] for c in curve],
             where="post",
-            color=colours[outcome],
+            color=OUTCOME_COLOURS[outcome],
             label=f"P({word} by turn t)",
         )
         ax.fill_between(
@@ -113,7 +167,7 @@ def survival_figure(records: Iterable[dict[str, Any]], title: str = "") -> Any:
             [c[3] for c in curve],
             [c[4] for c in curve],
             step="post",
-            color=colours[outcome],
+            color=OUTCOME_COLOURS[outcome],
             alpha=0.2,
             label=f"95% interval ({word})",
         )
@@ -234,6 +288,11 @@ def heatmap_figure(doc: dict[str, Any], outcome: str = "capture") -> Any:
     ax.set_title(f"{outcome} rate (95% interval), {doc['runs']} runs a point")
     fig.colorbar(image, ax=ax, label=f"{outcome} rate")
     return fig
+
+
+def write_turns_chart(out_dir: str, records: Iterable[dict[str, Any]], title: str = "") -> str:
+    """``turns.png`` in a batch folder (:func:`turns_figure`): ``run`` writes it."""
+    return save_figure(turns_figure(records, title), os.path.join(out_dir, "turns"), ("png",))[0]
 
 
 def write_batch_charts(

@@ -1,0 +1,365 @@
+"""Batches on a Dask cluster: the scheduler's address checked, the connection made in
+bounded time, the warm cache shipped once, the tasks' results taken in run order."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Generator, Iterator
+from typing import Any
+
+from engine.batch.work import (
+    AHEAD_PER_WORKER,
+    CHUNK,
+    Chunk,
+    Job,
+    Records,
+    _chunks,
+    _Plan,
+    _unpacked,
+    _warm_chunks,
+    drop_shipment,
+    engine_digest,
+    run_chunk_packed,
+    run_shipped,
+    take_shipment,
+)
+from engine.errors import ArgumentError, ScenarioError, TacgridError
+
+#: Seconds to reach a Dask scheduler before giving up.
+CONNECT_TIMEOUT = 10.0
+
+#: Runs per Dask task at most: a batch is split into about ``AHEAD_PER_WORKER`` tasks per
+#: worker (a task costs the cluster some milliseconds of its own), never under ``CHUNK``.
+DASK_CHUNK_MAX = 1000
+
+#: Seconds the batch waits for every Dask worker to take its shipment (:func:`_ship`).
+SHIP_WAIT_S = 60.0
+
+
+@contextlib.contextmanager
+def _cluster_logs_quiet(on: bool) -> Iterator[None]:
+    """While a batch talks to a cluster, distributed's and tornado's own log records (a lost
+    scheduler logs tracebacks) stay silent: the batch reports a failure in one line."""
+    import logging
+
+    if not on:
+        yield
+        return
+    with contextlib.suppress(ImportError):
+        import distributed  # noqa: F401 - its loggers exist, with their levels, from here
+
+    names = ["distributed", "tornado"] + [
+        n for n in logging.root.manager.loggerDict if n.startswith(("distributed.", "tornado."))
+    ]
+    saved = {n: logging.getLogger(n).level for n in names}
+    for n in names:
+        logging.getLogger(n).setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for n, level in saved.items():
+            logging.getLogger(n).setLevel(level)
+
+
+def _check_address(scheduler: str) -> str:
+    """``tcp://HOST:PORT`` (or ``HOST:PORT``), checked without touching the network."""
+    text = scheduler.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme != "tcp":
+        raise ArgumentError(
+            f"--scheduler {scheduler}: only tcp:// scheduler addresses are supported "
+            f"(not {scheme}://); use tcp://HOST:PORT"
+        )
+    host, colon, port = rest.rpartition(":")
+    host = host.strip("[]")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ArgumentError(
+            f"--scheduler {scheduler}: not a scheduler address; use tcp://HOST:PORT"
+        )
+    return f"tcp://{rest}"
+
+
+def _connect(address: str, timeout: float | None = None) -> Any:
+    """A Dask client for ``address`` within ``timeout`` seconds, or one clear line.
+
+    The connection is made in a thread that is abandoned if it does not finish: a peer
+    that accepts and never answers cannot hold the batch.
+    """
+    try:
+        import dask
+        from distributed import Client
+    except ImportError:  # pragma: no cover - dask is a declared dependency
+        raise ArgumentError(
+            "--scheduler needs dask[distributed]: pip install 'dask[distributed]'"
+        ) from None
+    timeout = CONNECT_TIMEOUT if timeout is None else timeout
+    box: dict[str, Any] = {}
+
+    def connect() -> None:
+        try:
+            # Ask the peer who it is first, on a connection of our own with hard timeouts:
+            # a silent peer or another service fails here, before a Client exists (a
+            # Client that fails half-made lingers and complains at exit).
+            kind = asyncio.run(_identity(address, timeout))
+            if kind != "Scheduler":
+                box["error"] = ValueError(f"it answers as {kind or 'something else'}")
+                return
+            with dask.config.set({"distributed.comm.timeouts.connect": f"{timeout}s"}):
+                box["client"] = Client(address, timeout=timeout, set_as_default=False)
+        except BaseException as exc:  # noqa: BLE001 - reported below as one line
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, name="tacgrid-dask-connect", daemon=True)
+    thread.start()
+    thread.join(3 * timeout + 2)  # the probe's three steps, then the client
+    if thread.is_alive():
+        raise ArgumentError(
+            f"--scheduler {address}: no answer within {timeout:g} s (something accepts "
+            "connections there but does not answer as a Dask scheduler); check the address"
+        )
+    if "client" in box:
+        return box["client"]
+    exc = box.get("error")
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        why = f"no answer as a Dask scheduler within {timeout:g} s"
+    elif isinstance(exc, ConnectionRefusedError) or "refused" in str(exc).lower():
+        why = "connection refused: nothing listens there"
+    elif isinstance(exc, OSError):
+        why = f"cannot connect ({_short(exc)})"
+    elif isinstance(exc, ValueError) and str(exc).startswith("it answers as"):
+        why = f"not a Dask scheduler ({exc})"
+    else:
+        why = "not a Dask scheduler (it answers in another protocol)"
+    raise ArgumentError(
+        f"--scheduler {address}: {why}; start a dask scheduler there (dask scheduler) "
+        "or check the address"
+    )
+
+
+async def _identity(address: str, timeout: float) -> str | None:
+    """The ``type`` a Dask server at ``address`` reports (``"Scheduler"``), each step
+    bounded by ``timeout``; raises on a peer that is silent or speaks something else."""
+    import socket
+
+    from distributed.comm import connect
+
+    host, _, port = address[len("tcp://") :].rpartition(":")
+    # A plain connect first: a refused port answers at once, not after distributed's retries.
+    await asyncio.wait_for(
+        asyncio.get_running_loop().run_in_executor(
+            None, lambda: socket.create_connection((host.strip("[]"), int(port)), timeout).close()
+        ),
+        timeout,
+    )
+    comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
+    try:
+        await asyncio.wait_for(comm.write({"op": "identity", "reply": True}), timeout)
+        answer = await asyncio.wait_for(comm.read(), timeout)
+    finally:
+        comm.abort()
+    return answer.get("type") if isinstance(answer, dict) else None
+
+
+def _short(exc: BaseException | None) -> str:
+    text = f"{type(exc).__name__}: {exc}" if exc is not None else "no answer"
+    text = text.replace("\n", " ").strip()
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _close_client(client: Any) -> None:
+    """Close a Dask client without waiting long on a scheduler that has gone."""
+    done = threading.Event()
+
+    def close() -> None:
+        with contextlib.suppress(BaseException):
+            client.close(timeout=2)
+        done.set()
+
+    threading.Thread(target=close, name="tacgrid-dask-close", daemon=True).start()
+    done.wait(5)
+
+
+class DaskCluster:
+    """A Dask cluster (an :class:`engine.batch.work.Executor`) through a connected client;
+    ``scheduler``: its address as the user gave it, for the one-line errors."""
+
+    def __init__(self, client: Any, scheduler: str) -> None:
+        self.client = client
+        self.scheduler = scheduler
+
+    def run(self, job: Job) -> Generator[Records, None, None]:
+        return _dask_results(job, self.client, self.scheduler)
+
+
+def _dask_results(job: Job, client: Any, scheduler: str) -> Generator[Records, None, None]:
+    """Each chunk's results from the cluster, in run order.
+
+    Where the engine's own cache plays (``job.cache``) the field cache is built once,
+    here: the first chunks (:func:`_warm_chunks`, each at most half the batch) run in this
+    process, and the scenario and warm cache then ship to each worker once
+    (:meth:`WorkerCache.shipment`, :func:`_ship`, :func:`take_shipment`; the tasks,
+    :func:`run_shipped`, carry only their runs). The rest
+    goes in about ``AHEAD_PER_WORKER`` tasks per worker, each at least ``CHUNK`` runs (a
+    task costs the cluster some milliseconds of its own); each task's runs come back as one
+    pickle (:func:`_packed`)."""
+    from distributed import as_completed
+
+    plan = job.plan
+    path = os.path.abspath(plan.scenario_path)
+    workers = max(1, len(_dask_call(client.nthreads, scheduler, plan)))
+    ahead = AHEAD_PER_WORKER * workers
+    cache = job.cache
+    warm = 0
+    if cache is not None:
+        todo = job.todo
+        first = min(CHUNK, max(1, todo // 2))
+        warm = _warm_chunks(todo)
+        rest = min(DASK_CHUNK_MAX, max(CHUNK, -(-(todo - first * warm) // ahead)))
+        chunks = _chunks(plan, first, rest, warm)
+    else:
+        chunks = _chunks(plan)
+    numbered = enumerate(chunks)
+    next_out = 0
+    token: str | None = None
+
+    def submit(c: Chunk) -> Any:
+        # A task names a module function: on a worker it plays from that process's own
+        # cache (engine.batch.work.WORKER_CACHE), which the shipment warmed.
+        if token is not None:
+            return client.submit(run_shipped, path, plan.overrides, token, c, pure=False, retries=2)
+        fn = run_chunk_packed if cache is not None else job.chunk_fn
+        return client.submit(fn, path, plan.overrides, c, pure=False, retries=2)
+
+    if cache is not None:
+        for _ in range(warm):
+            here = next(numbered, None)
+            if here is None:
+                return
+            yield job.play(here[1])
+            next_out += 1
+        blob = cache.shipment(plan.scenario_path, plan.overrides)
+        if blob is not None:
+            token = f"{engine_digest()}/{uuid.uuid4().hex}"
+            args = (path, plan.overrides, token, blob)
+            _dask_call(lambda: _ship(client, args), scheduler, plan)
+            del blob, args
+    index: dict[str, int] = {}
+    back: dict[int, Records] = {}
+    queue = as_completed(loop=client.loop)
+    exhausted = False
+
+    def top_up() -> None:
+        nonlocal exhausted
+        while not exhausted and len(index) + len(back) < ahead:
+            item = next(numbered, None)
+            if item is None:
+                exhausted = True
+                return
+            i, c = item
+            fut = submit(c)
+            index[fut.key] = i
+            queue.add(fut)
+
+    futs: list[Any] = []
+    try:
+        _dask_call(top_up, scheduler, plan)
+        while index:
+            fut = _dask_call(lambda: next(queue), scheduler, plan)
+            res = _unpacked(_dask_call(fut.result, scheduler, plan))
+            back[index.pop(fut.key)] = res
+            _dask_call(top_up, scheduler, plan)
+            while next_out in back:
+                yield back.pop(next_out)
+                next_out += 1
+    except BaseException:
+        futs = list(queue.futures) if hasattr(queue, "futures") else []
+        with contextlib.suppress(BaseException):
+            client.cancel(futs)
+        raise
+    if token is not None:
+        _forget_shipment(client, (path, plan.overrides, token))
+
+
+def _ship(client: Any, args: tuple[str, tuple[tuple[str, Any], ...], str, bytes]) -> None:
+    """Give every worker of the cluster the batch's shipment (``args``: path, overrides,
+    token, pickled cache) and wait until each has taken it (:func:`take_shipment`).
+
+    The pickle goes out as data (``Client.scatter``, to every worker), and a task pinned
+    to each worker takes it on its task thread. Sent as an argument of ``Client.run``
+    instead, it was copied into the messages of the client, then of the scheduler once per
+    worker (msgpack), and unpickled on each worker's event loop, several times the CPU of
+    the batch's own process. A worker that has not
+    taken it within :data:`SHIP_WAIT_S` (gone, too busy, or it failed there) is left
+    without: its tasks load the scenario themselves (:func:`run_shipped`)."""
+    path, overrides, token, blob = args
+    # Every worker: ``scheduler_info()`` lists only the first 5 in some dask releases.
+    workers = list(client.nthreads())
+    if not workers:
+        return
+    data = client.scatter(blob, broadcast=True, hash=False)
+    takes = [
+        client.submit(
+            take_shipment,
+            path,
+            overrides,
+            token,
+            data,
+            workers=[w],
+            allow_other_workers=False,
+            pure=False,
+        )
+        for w in workers
+    ]
+    deadline = time.monotonic() + SHIP_WAIT_S
+    try:
+        for f in takes:
+            # Not taken (gone, too busy, failed): that worker's tasks do without.
+            with contextlib.suppress(Exception):
+                f.result(timeout=max(0.0, deadline - time.monotonic()))
+    finally:
+        client.cancel([f for f in takes if not f.done()])
+        del data, takes
+
+
+def _forget_shipment(client: Any, args: tuple[Any, ...]) -> None:
+    """Ask every worker to drop the batch's shipment, waiting a few seconds at most (a
+    worker that misses it drops it when the next batch of the scenario ships)."""
+    done = threading.Event()
+
+    def forget() -> None:
+        with contextlib.suppress(BaseException):
+            client.run(drop_shipment, *args, on_error="ignore")
+        done.set()
+
+    threading.Thread(target=forget, name="tacgrid-dask-forget", daemon=True).start()
+    done.wait(5)
+
+
+def _dask_call(fn: Callable[[], Any], scheduler: str, plan: _Plan) -> Any:
+    """``fn()``; a cluster failure (the scheduler gone, a lost connection) is one line."""
+    try:
+        return fn()
+    except (TacgridError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - distributed raises many kinds
+        if "deserialization of the task graph" in str(exc):
+            # The scheduler unpickles each task: it must import tacgrid's engine too.
+            raise ScenarioError(
+                f"--scheduler {scheduler}: the scheduler cannot load tacgrid's tasks (it "
+                "runs in a Python environment without tacgrid, or another version of it); "
+                "start the scheduler and its workers where `import engine` gives this "
+                f"tacgrid; {plan.tally.n} of {plan.n} runs are in {plan.runs_path}: run "
+                "the same command with --resume then"
+            ) from None
+        raise ScenarioError(
+            f"--scheduler {scheduler}: the cluster failed mid-batch ({_short(exc)}); "
+            f"{plan.tally.n} of {plan.n} runs are in {plan.runs_path}; run the same command "
+            "with --resume when the scheduler is back"
+        ) from None

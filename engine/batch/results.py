@@ -1,0 +1,175 @@
+"""A batch's results on disk: ``runs.jsonl`` read back (a torn last line cut off) and
+the ``runs.parquet`` table made from it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from engine.errors import ArgumentError
+from engine.safeio import truncate, write_text
+
+
+def _write_atomic(path: str, text: str) -> None:
+    """Write a whole file or nothing (:func:`engine.safeio.write_text`: a unique temporary
+    file, synced, renamed over ``path``; a special file or a link is refused)."""
+    write_text(path, text, "--out")
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True) + "\n"
+
+
+def iter_runs(path: str) -> Iterator[dict[str, Any]]:
+    """The complete lines of a runs.jsonl, one at a time (a torn last line from a kill is
+    cut off the file and skipped).
+
+    A complete line that is not a run record means the file was edited or is another
+    file: that is one clear error, not a half-resumed batch.
+    """
+    if not os.path.exists(path):
+        return
+    good_end = 0
+    torn = False
+    with open(path, "rb") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.endswith(b"\n"):
+                torn = True
+                break
+            good_end += len(line)
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = None
+            if not (
+                isinstance(record, dict)
+                and isinstance(record.get("run"), int)
+                and isinstance(record.get("outcome"), str)
+                and isinstance(record.get("turns"), int)
+            ):
+                raise ArgumentError(
+                    f"{path}: line {n} is not a run record; it was edited or is not tacgrid's: "
+                    "use another --out or drop --resume"
+                )
+            yield record
+    if torn:
+        truncate(path, good_end, "--out")
+
+
+def read_runs(path: str) -> list[dict[str, Any]]:
+    """Every complete line of a runs.jsonl (see :func:`iter_runs`), as a list."""
+    return list(iter_runs(path))
+
+
+class RunsFile:
+    """A runs.jsonl that can be iterated any number of times without holding it in
+    memory (each pass reads the file again): for plots of a large batch."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter_runs(self.path)
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
+def _sort_file(path: str) -> None:
+    results = sorted(iter_runs(path), key=lambda r: r["run"])
+    _write_atomic(path, "".join(_line(r) for r in results))
+
+
+#: The batch's runs as a table (Parquet, beside runs.jsonl): a row per run, in run order.
+RUNS_TABLE = "runs.parquet"
+
+#: Runs read from runs.jsonl per record batch (bounded memory), and rows per row group.
+TABLE_CHUNK = 1024
+TABLE_GROUP = 65_536
+
+
+def run_fields() -> list[Any]:
+    """The columns of a run in a runs table (pyarrow fields): its index, seed, outcome,
+    turns, who ended it, the cell it ended on and its event count. A sweep's table puts
+    its point and varied parameters before them (engine.sweep)."""
+    import pyarrow as pa
+
+    return [
+        pa.field("run", pa.int64(), nullable=False),
+        pa.field("seed", pa.int64(), nullable=False),
+        pa.field("outcome", pa.string(), nullable=False),
+        pa.field("turns", pa.int64(), nullable=False),
+        pa.field("by", pa.string()),
+        pa.field("col", pa.int64()),
+        pa.field("row", pa.int64()),
+        pa.field("events", pa.int64()),
+    ]
+
+
+def run_columns(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The :func:`run_fields` columns of some runs.jsonl records."""
+    cells = [r.get("cell") for r in rows]
+    return {
+        "run": [r.get("run") for r in rows],
+        "seed": [r.get("seed") for r in rows],
+        "outcome": [r.get("outcome") for r in rows],
+        "turns": [r.get("turns") for r in rows],
+        "by": [r.get("by") for r in rows],
+        "col": [c[0] if isinstance(c, list) and len(c) == 2 else None for c in cells],
+        "row": [c[1] if isinstance(c, list) and len(c) == 2 else None for c in cells],
+        "events": [r.get("events") for r in rows],
+    }
+
+
+def write_table(path: str, schema: Any, batches: Iterable[Any]) -> str:
+    """Stream pyarrow record batches into a Parquet file (zstd), whole or not at all
+    (:func:`engine.safeio.replace_with`: a temporary file renamed over ``path``)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from engine.safeio import replace_with
+
+    def write(fd: int) -> None:
+        # The temporary file's descriptor, wrapped for pyarrow (safeio syncs and closes it).
+        with os.fdopen(fd, "wb", closefd=False) as sink:
+            with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
+                group: list[Any] = []
+                size = 0
+                for b in batches:
+                    group.append(b)
+                    size += b.num_rows
+                    if size >= TABLE_GROUP:
+                        writer.write_table(pa.Table.from_batches(group, schema))
+                        group, size = [], 0
+                if group:
+                    writer.write_table(pa.Table.from_batches(group, schema))
+
+    return replace_with(path, write, "--out")
+
+
+def write_runs_table(runs_path: str, table_path: str) -> str:
+    """``runs.parquet`` from a finished batch's runs.jsonl: the :func:`run_fields` columns,
+    a row per run in run order. Made from the file alone, so a batch stopped and resumed
+    gives the table of an uninterrupted one."""
+    import pyarrow as pa
+
+    schema = pa.schema(run_fields())
+
+    def batches() -> Iterator[Any]:
+        rows: list[dict[str, Any]] = []
+        for r in iter_runs(runs_path):
+            rows.append(r)
+            if len(rows) == TABLE_CHUNK:
+                yield pa.RecordBatch.from_pydict(run_columns(rows), schema=schema)
+                rows = []
+        if rows:
+            yield pa.RecordBatch.from_pydict(run_columns(rows), schema=schema)
+
+    return write_table(table_path, schema, batches())

@@ -1,0 +1,531 @@
+"""Parameter sweeps: one seeded batch per point of a grid of varied scenario values.
+
+``tacgrid sweep chase.yaml --vary pursuer1.stats.move=8,10,12 --vary settings.wild_one=
+complication,none`` runs the Cartesian grid of the values (here 6 points), each point an
+ordinary batch (:func:`engine.batch.run_batch`) in its own folder ``DIR/points/p-HASH``:
+
+* A point's batch seed is derived from the sweep's seed and the point's canonical text
+  (its parameters sorted by name, values as JSON), never from its place in the grid: adding
+  a value or a parameter's other points, or listing them in another order, leaves every
+  existing point's runs as they were.
+* Each point folder is a batch folder, so ``--resume`` completes (or, with a larger
+  ``--runs``, extends) each point exactly as ``run --resume`` does, and a sweep stopped
+  half-way and resumed gives the bytes of an uninterrupted one.
+* At the end the runs of every point go into ``DIR/runs.parquet`` (one row per run, every
+  varied parameter a column) and the per-point summaries into ``DIR/points.parquet`` and
+  ``DIR/summary.json``; ``sweep.json`` states the sweep (scenario, seed, runs, grid).
+
+What can vary (see :func:`engine.scenario.apply_edits`): ``settings.NAME`` (a rule
+setting), ``TOKEN.stats.STAT``, ``TOKEN.pace``, ``TOKEN.policy``, ``goals.capture``,
+``turns`` (the turn limit), ``terrain.NAME.PROP`` (a terrain's move, difficulty, dn, cost,
+cost_add, height or fall, on every cell of it) and ``region.NAME.PROP`` (the same properties
+on the cells of the map's region object named NAME only, e.g. ``region.mud.cost=1,3``).
+A scenario may state its sweep in a ``sweep:`` block::
+
+    sweep:
+      runs: 200                       # per point (default: --runs, else the scenario's)
+      seed: 7                         # default: --seed, else the scenario's
+      vary:
+        pursuer1.stats.move: [8, 10, 12]
+        settings.wild_one: [complication, none]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from engine.batch.control import BatchStopped, _FolderLock
+from engine.batch.dask import _check_address
+from engine.batch.results import iter_runs, run_columns, run_fields, write_table
+from engine.batch.runner import ProgressFn, _check_runs, run_batch
+from engine.batch.work import ChunkFn
+from engine.errors import ArgumentError, ScenarioError, stop_signal
+from engine.safeio import write_text
+
+#: The most points one sweep may have (each is a batch folder).
+MAX_POINTS = 10_000
+#: Runs read from runs.jsonl per Parquet record batch (bounded memory on large points).
+ROWS_PER_BATCH = 1024
+#: The outcomes every summary reports, found or not.
+OUTCOMES = ("capture", "escape", "timeout")
+#: Files of a sweep folder.
+SWEEP_META = "sweep.json"
+SWEEP_SUMMARY = "summary.json"
+RUNS_TABLE = "runs.parquet"
+POINTS_TABLE = "points.parquet"
+
+#: ``point_done(index, points, point, summary)`` after each point's batch.
+PointFn = Callable[[int, int, dict[str, Any], dict[str, Any]], None]
+
+
+# --------------------------------------------------------------------------- the grid
+
+
+def canonical_name(name: str) -> str:
+    """A parameter's one spelling: ``turns`` is ``scenario.turns``."""
+    name = name.strip()
+    return "scenario.turns" if name == "turns" else name
+
+
+def _scalar(value: Any, where: str) -> Any:
+    if isinstance(value, bool | int | str) or (isinstance(value, float) and value == value):
+        return value
+    raise ArgumentError(
+        f"{where}: {json.dumps(value, default=str)[:80]} is not a number or a word; "
+        "give plain values, e.g. --vary pursuer1.stats.move=8,10,12"
+    )
+
+
+def parse_vary(text: str) -> tuple[str, list[Any]]:
+    """``NAME=V1,V2,...`` -> (name, values); each value is read as YAML (``8`` is a number,
+    ``3D+1`` and ``none`` are text)."""
+    import yaml
+
+    name, eq, rest = text.partition("=")
+    name = canonical_name(name)
+    if not eq or not name or not rest.strip():
+        raise ArgumentError(
+            f"--vary {text[:80]}: expected NAME=V1,V2,..., e.g. --vary pursuer1.stats.move=8,10,12"
+        )
+    values = []
+    for part in rest.split(","):
+        part = part.strip()
+        if not part:
+            raise ArgumentError(f"--vary {text[:80]}: an empty value; separate values with commas")
+        try:
+            value = yaml.safe_load(part)
+        except yaml.YAMLError:
+            value = part
+        if value is None:
+            value = part  # "none", "null", "~" stay words: a setting's value, not nothing
+        values.append(_scalar(value, f"--vary {name}"))
+    return name, values
+
+
+def check_params(params: list[tuple[str, list[Any]]], where: str) -> list[tuple[str, list[Any]]]:
+    """Names once each, values once each, a grid of at most MAX_POINTS points."""
+    seen: set[str] = set()
+    size = 1
+    for name, values in params:
+        if name in seen:
+            raise ArgumentError(f"{where} {name}: varied twice; give its values once, V1,V2,...")
+        seen.add(name)
+        keys = [point_text({"v": v}) for v in values]
+        if len(set(keys)) != len(keys):
+            raise ArgumentError(f"{where} {name}: a value is listed twice; list each once")
+        if not values:
+            raise ArgumentError(f"{where} {name}: no values; give V1,V2,...")
+        size *= len(values)
+    if not params:
+        raise ArgumentError(
+            f"{where}: nothing to vary; give --vary NAME=V1,V2,... or a sweep: block in the "
+            "scenario"
+        )
+    if size > MAX_POINTS:
+        raise ArgumentError(
+            f"{where}: {size} points; a sweep has at most {MAX_POINTS} (split it in several)"
+        )
+    return params
+
+
+def grid(params: list[tuple[str, list[Any]]]) -> list[dict[str, Any]]:
+    """Every point of the Cartesian grid, the first parameter varying slowest."""
+    names = [n for n, _ in params]
+    return [
+        dict(zip(names, combo, strict=True)) for combo in itertools.product(*(v for _, v in params))
+    ]
+
+
+def point_text(point: dict[str, Any]) -> str:
+    """A point's canonical text: ``name=JSON value`` lines, sorted by name."""
+    return "\n".join(f"{k}={json.dumps(point[k], sort_keys=True)}" for k in sorted(point))
+
+
+def point_seed(sweep_seed: int, point: dict[str, Any]) -> int:
+    """The batch seed of a point: a hash of the sweep's seed and the point's canonical text
+    (63 bits), so no other point, and no order, changes it."""
+    digest = hashlib.sha256(f"tacgrid-sweep\n{sweep_seed}\n{point_text(point)}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def point_dir(point: dict[str, Any]) -> str:
+    """A point's folder name under ``DIR/points``: a hash of its canonical text."""
+    return "p-" + hashlib.sha256(point_text(point).encode()).hexdigest()[:12]
+
+
+def overrides_of(point: dict[str, Any]) -> dict[str, Any]:
+    """A point as ``run_batch`` overrides (engine.scenario.apply_edits reads them)."""
+    return dict(point)
+
+
+# --------------------------------------------------------------------------- the spec
+
+
+def sweep_spec(
+    scenario_path: str,
+    vary: list[str] | dict[str, list[Any]] | None,
+    runs: int | None,
+    seed: int | None,
+) -> dict[str, Any]:
+    """The sweep to run: the grid (``--vary`` texts or a ``{name: [values]}`` mapping, else the scenario's ``sweep:`` block), runs
+    per point and the sweep seed, checked; every point's scenario is validated."""
+    from engine.scenario import load_scenario
+
+    scenario = load_scenario(scenario_path)
+    block = scenario.raw.get("sweep")
+    where = f"{scenario_path}: sweep"
+    if block is not None and not isinstance(block, dict):
+        raise ScenarioError(f"{where}: expected a mapping with vary:, runs:, seed:")
+    block = block or {}
+    for key in block:
+        if key not in ("vary", "runs", "seed"):
+            raise ScenarioError(f"{where}.{str(key)[:80]}: unknown key; keys: vary, runs, seed")
+    if isinstance(vary, dict):
+        params = check_params(
+            [
+                (canonical_name(str(k)), [_scalar(v, f"vary {k}") for v in values])
+                for k, values in vary.items()
+            ],
+            "vary",
+        )
+    elif vary:
+        params = check_params([parse_vary(v) for v in vary], "--vary")
+    else:
+        raw = block.get("vary")
+        if not isinstance(raw, dict):
+            raise ArgumentError(
+                f"{scenario_path}: nothing to vary; give --vary NAME=V1,V2,... or a sweep: "
+                "block with vary: {NAME: [V1, V2]} in the scenario"
+            )
+        params = []
+        for name, values in raw.items():
+            if not isinstance(values, list):
+                raise ScenarioError(f"{where}.vary.{str(name)[:80]}: expected a list of values")
+            params.append(
+                (canonical_name(str(name)), [_scalar(v, f"{where}.vary.{name}") for v in values])
+            )
+        params = check_params(params, f"{where}.vary")
+    for key, value in (("runs", runs), ("seed", seed)):
+        if value is None and key in block:
+            got = block[key]
+            if (
+                isinstance(got, bool)
+                or not isinstance(got, int)
+                or got < (1 if key == "runs" else 0)
+            ):
+                raise ScenarioError(f"{where}.{key}: {got!r} is not a whole number")
+    runs = runs if runs is not None else block.get("runs", scenario.runs)
+    seed = seed if seed is not None else block.get("seed", scenario.seed)
+    points = grid(params)
+    checked: dict[tuple[str, Any], bool] = {}
+    for point in points:
+        for name, value in point.items():  # each value on its own: one load per value
+            if (name, point_text({"v": value})) not in checked:
+                load_scenario(scenario_path, overrides={name: value})
+                checked[(name, point_text({"v": value}))] = True
+    return {
+        "scenario": os.path.abspath(scenario_path),
+        "name": scenario.name,
+        "seed": int(seed),
+        "runs": int(runs),
+        "params": [{"name": n, "values": v} for n, v in params],
+        "points": [
+            {"point": point_dir(p), "params": p, "seed": point_seed(int(seed), p)} for p in points
+        ],
+    }
+
+
+# --------------------------------------------------------------------------- the sweep
+
+
+def run_sweep(
+    scenario_path: str,
+    *,
+    vary: list[str] | dict[str, list[Any]] | None = None,
+    runs: int | None = None,
+    seed: int | None = None,
+    workers: int = 1,
+    scheduler: str | None = None,
+    out_dir: str = "sweep",
+    resume: bool = False,
+    force: bool = False,
+    progress: ProgressFn | None = None,
+    point_done: PointFn | None = None,
+    note: Callable[[str], None] | None = None,
+    chunk_fn: ChunkFn | None = None,
+) -> dict[str, Any]:
+    """Run every point's batch into ``out_dir/points/``, then write the tables and the
+    sweep's ``summary.json``; returns that summary (see :func:`sweep_summary`)."""
+    if runs is not None:
+        _check_runs(runs)
+    if workers < 1:
+        raise ArgumentError(f"--workers {workers}: expected a whole number >= 1")
+    if scheduler:
+        _check_address(scheduler)
+    spec = sweep_spec(scenario_path, vary, runs, seed)
+    _check_runs(spec["runs"])
+    if resume and force:
+        raise ArgumentError("--resume and --force: give one (complete the sweep, or replace it)")
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ArgumentError(f"--out {out_dir}: is a file, not a folder; give a folder")
+    try:
+        os.makedirs(os.path.join(out_dir, "points"), exist_ok=True)
+    except OSError as exc:
+        raise ArgumentError(f"--out {out_dir}: cannot create the folder ({exc.strerror})") from None
+    lock = _FolderLock(out_dir)
+    try:
+        meta_path = os.path.join(out_dir, SWEEP_META)
+        old = _read_sweep_meta(meta_path)
+        if old is not None and not (resume or force):
+            raise ArgumentError(
+                f"--out {out_dir}: holds a sweep already; add --resume to complete or extend "
+                "it, --force to replace it, or give another --out"
+            )
+        if (
+            old is not None
+            and resume
+            and (old.get("scenario") != spec["scenario"] or old.get("seed") != spec["seed"])
+        ):
+            raise ArgumentError(
+                f"--resume: {out_dir} holds a sweep of another scenario or seed "
+                f"({old.get('scenario')}, seed {old.get('seed')}); use another --out or drop "
+                "--resume"
+            )
+        if old is not None and resume and isinstance(old.get("runs"), int):
+            if runs is None:
+                spec["runs"] = old["runs"]  # as `run --resume`: the sweep's own size
+            elif spec["runs"] < old["runs"]:
+                raise ArgumentError(
+                    f"--runs {spec['runs']}: {out_dir} holds a sweep of {old['runs']} runs a "
+                    f"point; give --runs {old['runs']} or more to extend it, or another --out"
+                )
+        write_text(meta_path, json.dumps(spec, indent=2) + "\n", "--out")
+        _remove(os.path.join(out_dir, SWEEP_SUMMARY))
+        summaries = []
+        for i, p in enumerate(spec["points"]):
+            summary = run_batch(
+                scenario_path,
+                runs=spec["runs"],
+                seed=p["seed"],
+                workers=workers,
+                scheduler=scheduler,
+                out_dir=os.path.join(out_dir, "points", p["point"]),
+                resume=resume,
+                force=force,
+                overrides=overrides_of(p["params"]),
+                progress=progress,
+                note=note,
+                chunk_fn=chunk_fn,
+            )
+            summaries.append(summary)
+            if point_done:
+                point_done(i, len(spec["points"]), p, summary)
+        doc = sweep_summary(spec, summaries)
+        try:
+            write_tables(out_dir, spec, summaries)
+            write_text(
+                os.path.join(out_dir, SWEEP_SUMMARY),
+                json.dumps(doc, indent=2, sort_keys=True) + "\n",
+                "--out",
+            )
+        except KeyboardInterrupt as exc:
+            # Every point is whole; a table written half-way is removed (engine.safeio),
+            # and no summary.json says the sweep is finished: --resume writes them.
+            signum, name = stop_signal(exc)
+            raise BatchStopped(
+                signum,
+                f"stopped by {name} while the sweep's tables were "
+                f"written: all {len(summaries)} points are finished",
+            ) from None
+        return doc
+    finally:
+        lock.release()
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+def _read_sweep_meta(path: str) -> dict[str, Any] | None:
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            old = json.load(fh)
+    except (OSError, ValueError):
+        old = None
+    if not isinstance(old, dict) or not isinstance(old.get("points"), list):
+        raise ArgumentError(f"{path}: damaged; use another --out")
+    return old
+
+
+def sweep_summary(spec: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The sweep's ``summary.json``: the spec and each point's batch summary."""
+    points = []
+    for p, s in zip(spec["points"], summaries, strict=True):
+        points.append(
+            {
+                "point": p["point"],
+                "params": p["params"],
+                "seed": p["seed"],
+                "runs": s["runs"],
+                "outcomes": s["outcomes"],
+                "rates": s["rates"],
+                "ci95": s["ci95"],
+                "turns": s["turns"],
+                "results": s["results"],
+            }
+        )
+    return {
+        "kind": "sweep",
+        "scenario": spec["scenario"],
+        "name": spec.get("name", ""),
+        "seed": spec["seed"],
+        "runs": spec["runs"],
+        "params": spec["params"],
+        "points": points,
+    }
+
+
+# --------------------------------------------------------------------------- Parquet
+
+
+def _arrow_type(values: list[Any]) -> Any:
+    import pyarrow as pa
+
+    if all(isinstance(v, bool) for v in values):
+        return pa.bool_()
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return pa.int64()
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return pa.float64()
+    return pa.string()
+
+
+def _param_column(values: list[Any], kind: Any) -> list[Any]:
+    import pyarrow as pa
+
+    if kind == pa.string():
+        return [v if isinstance(v, str) else json.dumps(v) for v in values]
+    if kind == pa.float64():
+        return [float(v) for v in values]
+    return values
+
+
+def runs_schema(spec: dict[str, Any]) -> Any:
+    """``runs.parquet``: the point, every varied parameter, then the run's record."""
+    import pyarrow as pa
+
+    fields = [pa.field("point", pa.string(), nullable=False)]
+    for p in spec["params"]:
+        fields.append(pa.field(p["name"], _arrow_type(p["values"]), nullable=False))
+    fields += [pa.field("point_seed", pa.int64(), nullable=False), *run_fields()]
+    return pa.schema(fields)
+
+
+def points_schema(spec: dict[str, Any]) -> Any:
+    """``points.parquet``: the point, its parameters, runs, and per outcome its count,
+    rate and 95% Wilson interval; the turns' mean, median and 90th percentile."""
+    import pyarrow as pa
+
+    fields = [pa.field("point", pa.string(), nullable=False)]
+    for p in spec["params"]:
+        fields.append(pa.field(p["name"], _arrow_type(p["values"]), nullable=False))
+    fields += [
+        pa.field("point_seed", pa.int64(), nullable=False),
+        pa.field("runs", pa.int64(), nullable=False),
+    ]
+    for o in OUTCOMES:
+        fields += [
+            pa.field(o, pa.int64(), nullable=False),
+            pa.field(f"{o}_rate", pa.float64(), nullable=False),
+            pa.field(f"{o}_lo", pa.float64(), nullable=False),
+            pa.field(f"{o}_hi", pa.float64(), nullable=False),
+        ]
+    fields += [
+        pa.field("turns_mean", pa.float64(), nullable=False),
+        pa.field("turns_p50", pa.float64(), nullable=False),
+        pa.field("turns_p90", pa.float64(), nullable=False),
+    ]
+    return pa.schema(fields)
+
+
+def _run_batches(spec: dict[str, Any], schema: Any, out_dir: str) -> Iterator[Any]:
+    """``runs.parquet``'s record batches, point by point, read from each runs.jsonl."""
+    import pyarrow as pa
+
+    names = [p["name"] for p in spec["params"]]
+    for p in spec["points"]:
+        path = os.path.join(out_dir, "points", p["point"], "runs.jsonl")
+        rows: list[dict[str, Any]] = []
+
+        def batch(rows: list[dict[str, Any]], p: dict[str, Any] = p) -> Any:
+            n = len(rows)
+            cols: dict[str, list[Any]] = {"point": [p["point"]] * n}
+            for name in names:
+                kind = schema.field(name).type
+                cols[name] = _param_column([p["params"][name]] * n, kind)
+            cols["point_seed"] = [p["seed"]] * n
+            cols.update(run_columns(rows))  # the columns of a batch's runs.parquet
+            return pa.RecordBatch.from_pydict(cols, schema=schema)
+
+        for r in iter_runs(path):
+            rows.append(r)
+            if len(rows) == ROWS_PER_BATCH:
+                yield batch(rows)
+                rows = []
+        if rows:
+            yield batch(rows)
+
+
+def write_tables(out_dir: str, spec: dict[str, Any], summaries: list[dict[str, Any]]) -> list[str]:
+    """``runs.parquet`` and ``points.parquet`` in ``out_dir``, each whole or not at all
+    (streamed: a sweep of many large points holds one record batch at a time)."""
+    import pyarrow as pa
+
+    schema = runs_schema(spec)
+    runs_path = os.path.join(out_dir, RUNS_TABLE)
+    write_table(runs_path, schema, _run_batches(spec, schema, out_dir))
+    pschema = points_schema(spec)
+    cols: dict[str, list[Any]] = {f.name: [] for f in pschema}
+    for p, s in zip(spec["points"], summaries, strict=True):
+        cols["point"].append(p["point"])
+        for prm in spec["params"]:
+            cols[prm["name"]].append(p["params"][prm["name"]])
+        cols["point_seed"].append(p["seed"])
+        cols["runs"].append(s["runs"])
+        for o in OUTCOMES:
+            cols[o].append(s["outcomes"].get(o, 0))
+            cols[f"{o}_rate"].append(float(s["rates"].get(o, 0.0)))
+            lo, hi = s["ci95"].get(o, (0.0, 1.0))
+            cols[f"{o}_lo"].append(float(lo))
+            cols[f"{o}_hi"].append(float(hi))
+        for k in ("mean", "p50", "p90"):
+            cols[f"turns_{k}"].append(float(s["turns"][k]))
+    for prm in spec["params"]:
+        cols[prm["name"]] = _param_column(cols[prm["name"]], pschema.field(prm["name"]).type)
+    table = pa.RecordBatch.from_pydict(cols, schema=pschema)
+    points_path = os.path.join(out_dir, POINTS_TABLE)
+    write_table(points_path, pschema, [table])
+    return [runs_path, points_path]
+
+
+def read_sweep(out_dir: str) -> dict[str, Any] | None:
+    """The sweep summary in ``out_dir``, or None when it holds no finished sweep."""
+    path = os.path.join(out_dir, SWEEP_SUMMARY)
+    if not os.path.isfile(os.path.join(out_dir, SWEEP_META)) or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("kind") == "sweep" else None

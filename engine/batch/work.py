@@ -1,0 +1,354 @@
+"""The work of a batch: its runs' seeds, its chunks, and the worker cache (a scenario and
+its warm field cache per process) that plays them, shipped whole to Dask workers."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from engine.batch.control import _collector_paused
+from engine.batch.tally import Tally
+
+#: Runs per task handed to a worker process or a Dask worker.
+CHUNK = 25
+
+#: Chunks handed out ahead per worker (keeps every worker busy; bounds memory).
+AHEAD_PER_WORKER = 4
+
+#: Before workers start, this process plays the batch's first runs itself: one run in
+#: ``WARM_SHARE`` of the batch, ``WARM_RUNS`` at most, one chunk at least (CHUNK at a time,
+#: written as they come). The workers (forked after them, or sent their field cache) start
+#: from what those runs learned instead of each learning it again (what that saves:
+#: ``benchmarks/bench_chase.py``, 2 workers' CPU against 1 worker's).
+WARM_SHARE = 4
+WARM_RUNS = 400
+
+#: A warm field cache ships to Dask workers when it pickles to at most this many bytes
+#: (else each worker builds its own: the same results either way).
+SHIP_MAX_BYTES = 64 * 2**20
+
+#: Scenarios and their field caches a :class:`WorkerCache` keeps: the most recent few (a
+#: sweep makes one per point).
+CACHE_KEPT = 4
+
+#: A key of a :class:`WorkerCache`: (absolute scenario path, overrides), and a shipment's
+#: token after them where a Dask batch shipped it.
+CacheKey = tuple[Any, ...]
+#: Runs to play: ``(run index, run seed)`` each.
+Chunk = list[tuple[int, int]]
+#: The records of a chunk's runs, in its order.
+Records = list[dict[str, Any]]
+#: The worker function's signature: (scenario path, overrides, [(run, seed), ...]) -> results.
+ChunkFn = Callable[[str, tuple[tuple[str, Any], ...], Chunk], Records]
+
+
+def run_seed(seed: int, index: int) -> int:
+    """The seed of run ``index`` of a batch with seed ``seed`` (child ``index`` of its
+    ``SeedSequence``, made alone: no other run's seed is computed)."""
+    child = np.random.SeedSequence(seed, spawn_key=(index,))
+    return int(child.generate_state(1, dtype=np.uint32)[0])
+
+
+def run_seeds(seed: int, runs: int) -> list[int]:
+    """The seed of every run, independent of how the batch is split."""
+    children = np.random.SeedSequence(seed).spawn(runs)
+    return [int(c.generate_state(1, dtype=np.uint32)[0]) for c in children]
+
+
+class WorkerCache:
+    """Scenarios and their warm field caches, by :data:`CacheKey`, the most recent
+    :data:`CACHE_KEPT`: what one process has learned of the scenarios it played.
+
+    The runner hands its cache to the executor that plays the batch. The batch's process
+    warms it on the batch's first runs; a local worker process forked after them inherits
+    it (copy-on-write) and plays from it; for Dask it is pickled once (:meth:`shipment`)
+    and each worker process keeps it in its own :data:`WORKER_CACHE`
+    (:meth:`take_shipment`), since a Dask task names a function, not an object.
+    """
+
+    def __init__(self, kept: int = CACHE_KEPT) -> None:
+        self.kept = kept
+        self._entries: dict[CacheKey, tuple[Any, Any]] = {}
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def keys(self) -> list[CacheKey]:
+        """The keys kept, the least recently used first."""
+        return list(self._entries)
+
+    def entry(self, key: CacheKey) -> tuple[Any, Any] | None:
+        """The (scenario, field cache) kept for ``key`` (made the most recent), or None."""
+        got = self._entries.pop(key, None)
+        if got is not None:
+            self._entries[key] = got
+        return got
+
+    def keep(self, key: CacheKey, value: tuple[Any, Any]) -> tuple[Any, Any]:
+        self._entries.pop(key, None)
+        while len(self._entries) >= self.kept:
+            del self._entries[next(iter(self._entries))]
+        self._entries[key] = value
+        return value
+
+    def drop(self, key: CacheKey) -> None:
+        self._entries.pop(key, None)
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def prepared(
+        self, path: str, overrides: tuple[tuple[str, Any], ...], scenario: Any = None
+    ) -> tuple[Any, Any]:
+        """Scenario and field cache, loaded once and reused across chunks.
+
+        ``scenario``: the scenario as the batch just loaded it (``overrides`` applied): kept
+        with a new field cache unless the one kept is of the same file (its digest)."""
+        from engine.sim import FieldCache
+
+        key = (os.path.abspath(path), overrides)
+        got = self.entry(key)
+        if scenario is not None and (got is None or got[0].digest != scenario.digest):
+            got = self.keep(key, (scenario, FieldCache(scenario)))
+        if got is None:
+            from engine.scenario import load_scenario
+
+            scenario = load_scenario(path, overrides=dict(overrides))
+            got = self.keep(key, (scenario, FieldCache(scenario)))
+        return got
+
+    def run_chunk(self, path: str, overrides: tuple[tuple[str, Any], ...], items: Chunk) -> Records:
+        """Play ``(run index, run seed)`` items from this cache (a :data:`ChunkFn`).
+
+        Each run counts the events of its log as it plays (``record="count"``: the log
+        itself is not built), so its record carries the true number of events that
+        ``--run-seed N --log FILE`` writes.
+        """
+        scenario, fields = self.prepared(path, overrides)
+        return _play(scenario, fields, items)
+
+    def shipment(self, path: str, overrides: tuple[tuple[str, Any], ...]) -> bytes | None:
+        """The scenario and warm field cache kept for ``path``, pickled whole for Dask
+        workers (engine.sim.FieldCache pickles its memos kept by object ids keyed again on
+        arrival: a worker starts from everything this cache learned, as a forked one does);
+        None where there is none, it does not pickle or is too big."""
+        got = self.entry((os.path.abspath(path), overrides))
+        if got is None:
+            return None
+        try:
+            blob = pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return None
+        return blob if len(blob) <= SHIP_MAX_BYTES else None
+
+    def take_shipment(
+        self, path: str, overrides: tuple[tuple[str, Any], ...], token: str, blob: bytes
+    ) -> bool:
+        """Keep a shipment (:meth:`shipment`) under ``token``: the client's
+        :func:`engine_digest` and the shipment's name. Another engine than the client's
+        keeps nothing (its tasks load the scenario themselves). True if kept."""
+        if token.partition("/")[0] != engine_digest():
+            return False
+        with _collector_paused():  # a cache is many objects made at once: no pass walks them
+            scenario, fields = pickle.loads(blob)
+        where = (os.path.abspath(path), overrides)
+        for old in [k for k in self._entries if len(k) == 3 and k[:2] == where]:
+            self.drop(old)  # an earlier batch's shipment of this scenario (stopped, or forgotten)
+        self.keep((*where, token), (scenario, fields))
+        return True
+
+    def drop_shipment(self, path: str, overrides: tuple[tuple[str, Any], ...], token: str) -> None:
+        self.drop((os.path.abspath(path), overrides, token))
+
+    def run_shipped(
+        self, path: str, overrides: tuple[tuple[str, Any], ...], token: str, items: Chunk
+    ) -> Records:
+        """:meth:`run_chunk` from the shipment kept under ``token``: no scenario file read,
+        no field built again; without it (a worker that joined or was restarted since, or
+        runs another engine), :meth:`run_chunk`: the same runs."""
+        got = self.entry((os.path.abspath(path), overrides, token))
+        if got is None:
+            return self.run_chunk(path, overrides, items)
+        return _play(got[0], got[1], items)
+
+
+#: This process's worker cache: the one a batch uses unless given its own, and the one the
+#: worker functions below play from. A Dask task or a spawned worker process is handed a
+#: function by name, so in a worker process that function finds its cache here.
+WORKER_CACHE = WorkerCache()
+
+
+def run_chunk(path: str, overrides: tuple[tuple[str, Any], ...], items: Chunk) -> Records:
+    """:meth:`WorkerCache.run_chunk` on this process's :data:`WORKER_CACHE`: the worker
+    function for local worker processes and Dask."""
+    return WORKER_CACHE.run_chunk(path, overrides, items)
+
+
+def _play(scenario: Any, fields: Any, items: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    from engine.sim import Simulation
+
+    out = []
+    with _collector_paused():
+        for run, seed in items:
+            sim = Simulation(scenario, seed, fields=fields, run=run, record="count")
+            out.append(sim.run().to_dict())
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def engine_digest() -> str:
+    """A digest of this process's tacgrid engine (its ``.py`` files as read once): a shipped
+    field cache is taken only by a worker whose engine is the client's."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # engine/
+    h = hashlib.sha256()
+    for folder, subfolders, names in os.walk(root):
+        subfolders.sort()
+        for name in sorted(names):
+            if name.endswith(".py"):
+                file = os.path.join(folder, name)
+                h.update(os.path.relpath(file, root).encode() + b"\0")
+                with open(file, "rb") as fh:
+                    h.update(fh.read())
+    return h.hexdigest()[:16]
+
+
+def take_shipment(
+    path: str, overrides: tuple[tuple[str, Any], ...], token: str, blob: bytes
+) -> bool:
+    """On a Dask worker (a task pinned to it, engine.batch.dask._ship): keep the scenario
+    and warm field cache a batch shipped (:meth:`WorkerCache.shipment`) in this process's
+    :data:`WORKER_CACHE` for its tasks (:func:`run_shipped`). Taken on the worker's task
+    thread, not its event loop. True if kept."""
+    return WORKER_CACHE.take_shipment(path, overrides, token, blob)
+
+
+def drop_shipment(path: str, overrides: tuple[tuple[str, Any], ...], token: str) -> None:
+    """On a Dask worker (``Client.run``): forget a finished batch's shipment."""
+    WORKER_CACHE.drop_shipment(path, overrides, token)
+
+
+def run_shipped(
+    path: str, overrides: tuple[tuple[str, Any], ...], token: str, items: Chunk
+) -> bytes:
+    """A Dask task with the batch's shipment (:meth:`WorkerCache.run_shipped` on this
+    process's :data:`WORKER_CACHE`); the results come back packed (:func:`_packed`)."""
+    return _packed(WORKER_CACHE.run_shipped(path, overrides, token, items))
+
+
+def run_chunk_packed(path: str, overrides: tuple[tuple[str, Any], ...], items: Chunk) -> bytes:
+    """:func:`run_chunk`, its results packed (:func:`_packed`): a Dask task's where nothing
+    was shipped."""
+    return _packed(run_chunk(path, overrides, items))
+
+
+def _packed(results: list[dict[str, Any]]) -> bytes:
+    """A Dask task's results as one pickle. Returned as a list, each run's record is a
+    separate object to Dask: it measures each one's size and serializes each apart (a
+    pickle, a module lookup and a frame apiece), which cost a worker's event loop more CPU
+    than the task took to play its runs' turns from the cache. One ``bytes`` is one frame,
+    and the client unpacks it (:func:`_unpacked`)."""
+    return pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpacked(value: Any) -> list[dict[str, Any]]:
+    """A Dask task's results, as :func:`_packed` sent them (a test's own ``chunk_fn``
+    returns its list as it is)."""
+    return pickle.loads(value) if isinstance(value, bytes) else value
+
+
+class _Plan:
+    """What a batch will do in its folder: its size, seed, the runs already done."""
+
+    def __init__(self, **kw: Any) -> None:
+        self.scenario_path: str = kw["scenario_path"]
+        self.n: int = kw["n"]
+        self.seed: int = kw["seed"]
+        self.meta: dict[str, Any] = kw["meta"]
+        self.overrides: tuple[tuple[str, Any], ...] = kw["overrides"]
+        self.runs_path: str = kw["runs_path"]
+        self.meta_path: str = kw["meta_path"]
+        self.summary_path: str = kw["summary_path"]
+        self.out_dir: str = kw["out_dir"]
+        self.tally: Tally = kw["tally"]
+        self.prefix: int = kw["prefix"]  # runs 0..prefix-1 are done, in order
+        self.extra: set[int] = kw["extra"]  # runs done beyond that (an unordered file)
+        self.ordered: bool = kw["ordered"]
+        self.staged: bool = kw["staged"]  # a new batch: the folder changes after its first runs
+
+
+def _chunks(
+    plan: _Plan, first: int = CHUNK, rest: int = CHUNK, leading: int = 1
+) -> Iterator[Chunk]:
+    """The runs still to do: ``leading`` chunks of ``first``, then ``rest`` at a time, seeds
+    made as they are handed out."""
+    chunk: Chunk = []
+    size = first
+    made = 0
+    for i in range(plan.prefix, plan.n):
+        if i in plan.extra:
+            continue
+        chunk.append((i, run_seed(plan.seed, i)))
+        if len(chunk) == size:
+            yield chunk
+            made += 1
+            chunk = []
+            if made >= leading:
+                size = rest
+    if chunk:
+        yield chunk
+
+
+def _warm_chunks(todo: int) -> int:
+    """How many chunks of ``CHUNK`` runs this process plays before its workers start
+    (:data:`WARM_SHARE`, :data:`WARM_RUNS`)."""
+    return max(1, min(WARM_RUNS, todo // WARM_SHARE) // CHUNK)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A batch's runs still to do, as an executor is handed them."""
+
+    plan: _Plan
+    #: What plays a chunk here: the cache's :meth:`WorkerCache.run_chunk`, or the caller's
+    #: own worker function (tests: one that dies), which runs where a worker would.
+    chunk_fn: ChunkFn
+    #: The engine's own worker cache where it plays (the executors warm it here first and
+    #: hand it on); None where the caller's ``chunk_fn`` does.
+    cache: WorkerCache | None = None
+
+    @property
+    def todo(self) -> int:
+        """Runs still to play."""
+        return self.plan.n - self.plan.prefix - len(self.plan.extra)
+
+    def play(self, chunk: Chunk) -> Records:
+        """One chunk played in this process."""
+        return self.chunk_fn(self.plan.scenario_path, self.plan.overrides, chunk)
+
+
+class Executor(Protocol):
+    """Where a batch's chunks are played: this process (:class:`InProcess`), local worker
+    processes (engine.batch.pool.LocalPool) or a Dask cluster (engine.batch.dask.DaskCluster).
+    An executor cuts the job's runs into chunks itself (a cluster's tasks are sized by its
+    workers) and gives back each chunk's records in run order, as soon as they and every
+    earlier chunk's are in: the runner writes them as they come."""
+
+    def run(self, job: Job) -> Generator[Records, None, None]: ...
+
+
+class InProcess:
+    """Every chunk played here, one after another (one worker)."""
+
+    def run(self, job: Job) -> Generator[Records, None, None]:
+        for chunk in _chunks(job.plan):
+            yield job.play(chunk)
