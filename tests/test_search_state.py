@@ -59,9 +59,9 @@ def test_layers_agree_in_every_engine(case) -> None:
     sp = compiled_field(g, start)
     assert {k: _norm(v) for k, v in py.dist.items()} == {k: _norm(v) for k, v in sp.dist.items()}
     nxg = g.to_networkx()
-    src = g._label(g.node(start))
+    src = g.nx_label(g.node(start))
     nd = nx.single_source_dijkstra_path_length(nxg, src, weight="ticks")
-    labels = {g._label(k): k for k in range(g.n * g.n_states)}
+    labels = {g.nx_label(k): k for k in range(g.n * g.n_states)}
     assert {labels[lab]: _norm(v) for lab, v in nd.items()} == {
         k: _norm(v) for k, v in py.dist.items()
     }
@@ -203,8 +203,8 @@ def test_jump_edges_agree_in_every_engine(case) -> None:
     sp = compiled_field(g, start)
     assert {k: _norm(v) for k, v in py.dist.items()} == {k: _norm(v) for k, v in sp.dist.items()}
     nxg = g.to_networkx()
-    nd = nx.single_source_dijkstra_path_length(nxg, g._label(g.node(start)), weight="ticks")
-    labels = {g._label(k): k for k in range(g.n * g.n_states)}
+    nd = nx.single_source_dijkstra_path_length(nxg, g.nx_label(g.node(start)), weight="ticks")
+    labels = {g.nx_label(k): k for k in range(g.n * g.n_states)}
     assert {labels[lab]: _norm(v) for lab, v in nd.items()} == {
         k: _norm(v) for k, v in py.dist.items()
     }

@@ -392,7 +392,7 @@ def test_python_compiled_and_networkx_agree_with_walls(kind: str, seed: int) -> 
     py = dijkstra(g, start)
     comp = compiled_field(g, start)
     nxg = g.to_networkx()
-    src = g._label(g.node(start))
+    src = g.nx_label(g.node(start))
     lengths = nx.single_source_dijkstra_path_length(nxg, src, weight="ticks")
     for cell in grid.cells():
         a = py.ticks(cell)
