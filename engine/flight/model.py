@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.errors import ArgumentError
 from engine.exact import jsonable
@@ -973,6 +973,32 @@ class FlightRules:
         goal is out of reach). Must be admissible and consistent: never more than any real
         continuation, and never dropping by more than one turn's cost."""
         return (0, 0)
+
+    def heading_bound(
+        self, goal: Goal, start: FlightState, turn_points: int
+    ) -> HeadingBound | None:
+        """A sharper bound than :meth:`bound` for planning from ``start`` to ``goal`` with
+        ``turn_points`` turn points a move, or None (the default: :meth:`bound` alone). A
+        system offers one where its own bound is blind to something costly, such as a flier
+        with momentum turning round to end on the goal's heading (Mythmaster)."""
+        return None
+
+
+class HeadingBound(Protocol):
+    """A sharper lower bound the rules offer the planner for one goal
+    (:meth:`FlightRules.heading_bound`). It may be worked out lazily: :meth:`bound` tells
+    what is known so far, never more than the truth; :meth:`refine` works it out further
+    for one state. Both keep :meth:`FlightRules.bound`'s contract (admissible, consistent)."""
+
+    def bound(self, key: Key, goal: Goal) -> tuple[int, int] | None:
+        """(turns, actions) still needed at least, from what is worked out so far (None:
+        the goal is out of reach)."""
+        ...
+
+    def refine(self, key: Key, h: int, f: int, max_turns: int) -> tuple[int, int] | None:
+        """``key``'s bound once worked out as deep as ``h`` turns (the bound it was pushed
+        with; ``f``: its turns so far plus ``h``), at most ``max_turns``."""
+        ...
 
 
 def at_goal(rules: FlightRules, state: FlightState, goal: Goal) -> bool:
