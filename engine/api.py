@@ -161,7 +161,7 @@ class Context:
         from engine.tiled import load_map as read_model
 
         if not isinstance(model, MapModel):
-            model = read_model(model, for_render=False)
+            model = read_model(model)
         self.model = model
         self.rules = rules
         self.token = token

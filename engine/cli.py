@@ -143,10 +143,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- path and reach
 
 
-def _load_for_search(args: argparse.Namespace, for_render: bool = True) -> tuple[Any, Any, Any]:
+def _load_for_search(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     from engine.tiled import load_map
 
-    model = load_map(args.map, for_render=for_render)
+    model = load_map(args.map)
     name = args.system or model.system
     if not name:
         raise ArgumentError(
@@ -161,7 +161,7 @@ def cmd_path(args: argparse.Namespace) -> int:
     from engine.report.movement import format_path, no_path_report, path_report
     from engine.search import NoPath, parse_cell
 
-    model, system, token = _load_for_search(args, for_render=False)  # nothing is drawn
+    model, system, token = _load_for_search(args)
     start, goal = parse_cell(args.start, "--from"), parse_cell(args.goal, "--to")
     seen = _sized(args, model, system, token, args.pace, start)
     try:
@@ -195,7 +195,7 @@ def cmd_reach(args: argparse.Namespace) -> int:
     from engine.report.movement import format_reach, reach_report
     from engine.search import parse_cell
 
-    model, system, token = _load_for_search(args, for_render=False)  # nothing is drawn
+    model, system, token = _load_for_search(args)
     start = parse_cell(args.start, "--from")
     pace = args.pace or system.fastest_pace
     seen = _sized(args, model, system, token, pace, start)

@@ -36,12 +36,15 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import ScenarioError, TacgridError, did_you_mean
 from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.sources import clip
+
+if TYPE_CHECKING:
+    from engine.tiled import TiledFile
 
 POLICIES = ("pursuer", "quarry", "waypoints", "idle", "human")
 GOAL_KEYS = ("capture", "escape", "capture_altitude")
@@ -114,6 +117,10 @@ class Scenario:
     tokens_block: str = "enemies"
     digest: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
+    #: The map file as read for drawing (pytmx's map and the document's tree beside
+    #: :attr:`model`), for a renderer to be handed; only with ``load_scenario(...,
+    #: for_render=True)``, None in the engine's own loads.
+    tiled: TiledFile | None = field(default=None, compare=False, repr=False)
 
     def token_spec(self, token_id: str) -> TokenSpec:
         for t in self.tokens:
@@ -152,14 +159,22 @@ def _cell(path: str, where: str, value: Any, model: MapModel) -> Cell:
 
 
 def load_scenario(
-    path: str | os.PathLike[str], *, overrides: dict[str, Any] | None = None
+    path: str | os.PathLike[str],
+    *,
+    overrides: dict[str, Any] | None = None,
+    for_render: bool = False,
 ) -> Scenario:
-    """Read and validate a scenario file (``overrides`` = ``--set`` values)."""
+    """Read and validate a scenario file (``overrides`` = ``--set`` values).
+
+    ``for_render``: also read the map as a renderer needs it (pytmx's map), kept as
+    :attr:`Scenario.tiled`, so a viewer draws it without reading the file again.
+    """
     path = os.fspath(path)
     raw_bytes, data = _read_yaml(path)
     _check_top_level(path, data)
     data, overrides, terrain_edits = apply_edits(path, data, overrides)
-    model = _load_scenario_map(path, data)
+    tiled = _load_scenario_map(path, data, for_render)
+    model = tiled.model
     _edit_terrain(path, model, terrain_edits)
     system, settings = _create_system(path, data, model, overrides)
     tokens_block = _tokens_block(path, settings)
@@ -190,6 +205,7 @@ def load_scenario(
         tokens_block=tokens_block,
         digest=hashlib.sha256(raw_bytes).hexdigest()[:16],
         raw=data,
+        tiled=tiled if for_render else None,
     )
 
 
@@ -380,15 +396,16 @@ def _check_top_level(path: str, data: Any) -> None:
         raise _err(path, "map", "missing", "give the .tmx file, relative to the scenario")
 
 
-def _load_scenario_map(path: str, data: dict[str, Any]) -> MapModel:
-    """The map, relative to the scenario file; its errors under ``map``."""
-    from engine.tiled import load_map
+def _load_scenario_map(path: str, data: dict[str, Any], for_render: bool) -> TiledFile:
+    """The map, relative to the scenario file (with pytmx's map only ``for_render``); its
+    errors under ``map``."""
+    from engine.tiled import read_tiled
 
     map_path = os.path.normpath(
         os.path.join(os.path.dirname(os.path.abspath(path)), str(data["map"]))
     )
     try:
-        return load_map(map_path)
+        return read_tiled(map_path, with_tmx=for_render)
     except TacgridError as exc:
         raise _err(path, "map", str(exc)) from None
 

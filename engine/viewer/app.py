@@ -32,7 +32,7 @@ from engine.scenario import Scenario, TokenSpec
 from engine.search import SearchTree, evaluate_path, reach
 from engine.sim import Simulation, read_log, replay_doors, replay_states
 from engine.systems.base import TokenState
-from engine.tiled import is_map_source
+from engine.tiled import TiledFile, is_map_source
 from engine.viewer import draw
 from engine.viewer.draw import BAND_COLOURS, BAND_EDGE_ALPHA, BAND_FILL_ALPHA, CONTOUR_COLOURS
 from engine.viewer.render import (
@@ -122,9 +122,10 @@ def map_scenario(
     """A scenario for a bare map: a GM token at each spawn (else one at the centre), all
     with ``stats``."""
     from engine import systems
-    from engine.tiled import load_map
+    from engine.tiled import read_tiled
 
-    model = load_map(map_path)
+    tiled = read_tiled(map_path)  # with pytmx's map: the viewer draws it
+    model = tiled.model
     system = systems.create(system_name or model.system or "generic", sets or {})
     system.token(dict(stats or {}))  # bad stats: one line now, not in the window
     if model.spawns:
@@ -144,6 +145,7 @@ def map_scenario(
         system=system,
         tokens=tokens,
         turns=10**6,
+        tiled=tiled,
     )
 
 
@@ -225,13 +227,14 @@ class Viewer:
 
     def _load_map(self, model: MapModel | None = None) -> None:
         """Draw ``model`` (the scenario's, already read), or re-read the .tmx when ``None``."""
+        tiled: TiledFile | None
         if model is None:
-            model, tmx = load_for_render(self.map_path)
+            model, tiled = load_for_render(self.map_path)
         else:
-            tmx = render_source(model)
+            tiled = render_source(model, self.scenario.tiled)
         self.model: MapModel = model
         # The map in chunks drawn on demand per zoom (a big map is never drawn whole).
-        self.map_surface = MapChunks(model, tmx)
+        self.map_surface = MapChunks(model, tiled)
         self._overlay_chunks = SurfaceLRU(32 << 20)
 
     def reload_if_changed(self) -> bool:
@@ -249,6 +252,7 @@ class Viewer:
             self.message = f"reload failed: {exc}"
             return False
         self.scenario.model = self.model
+        self.scenario.tiled = self.map_surface.tiled
         self.sim.fields = FieldCache(self.scenario)
         self._invalidate()
         self.message = "map reloaded"
@@ -1146,7 +1150,7 @@ class ReplayViewer(Viewer):
 
         self.events = read_log(log_path)
         start = self.events[0]
-        scenario = load_scenario(scenario_path or start["scenario"])
+        scenario = load_scenario(scenario_path or start["scenario"], for_render=True)
         super().__init__(scenario, seed=start.get("seed"), **kw)
         self.table.read_only = True  # a replay is read from its log, not edited
         self.turn_starts = [i for i, e in enumerate(self.events) if e["type"] == "turn"]
@@ -1333,7 +1337,7 @@ def open_source(
                 f"--token: {source} is a scenario, whose tokens carry their own stats; give "
                 "--token with a bare map, or edit a token in the window (E)"
             )
-        return load_scenario(source, overrides=sets)
+        return load_scenario(source, overrides=sets, for_render=True)
     if is_map_source(source):  # .tmx, .tmj/.json, WORLD.world#NAME
         from engine.systems.base import parse_token_spec
 
@@ -1436,7 +1440,7 @@ def render_scenario(
     model = scenario.model
     g = model.grid
     check_output(g, scale)
-    surf = render_banded(model, render_source(model), scale=scale, walls=walls)
+    surf = render_banded(model, render_source(model, scenario.tiled), scale=scale, walls=walls)
     radius = max(4, int(min(g.tile_width, g.tile_height) * 0.36))
     if scale != 1.0:
         radius = max(2, round(radius * scale))
