@@ -7,10 +7,11 @@ Dijkstra over flight states) on a 24x24 map of the same kind, as a time ratio an
 factor by which the heuristic cuts expansions on that map.
 
 Second row (issue 18): the same flier, map and ends, but landing on heading 270 (it takes off
-heading 90, so it must turn round on the way). Target: <= 0.5 s. The planner's turn-round
-bound (engine/flight/planner.py: the fewest turns and actions every flight state still
-needs, worked out backwards from the goal) is part of the time. Its reference is the
-unguided search for the same goal on a 16x16 map of the same kind.
+heading 90, so it must turn round on the way). Target: <= 0.5 s. Mythmaster's turn-round
+bound (engine/systems/mythmaster/turnround.py, which the planner asks for through
+FlightRules.heading_bound: the fewest turns and actions every flight state still needs,
+worked out backwards from the goal) is part of the time. Its reference is the unguided
+search for the same goal on a 16x16 map of the same kind.
 
 Run: python benchmarks/bench_flight.py   (exit status 1 if a target is missed)
 """

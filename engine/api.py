@@ -155,7 +155,7 @@ class Context(Query):
         from engine.tiled import load_map as read_model
 
         if not isinstance(model, MapModel):
-            model = read_model(model, for_render=False)
+            model = read_model(model)
         super().__init__(
             model,
             rules,

@@ -36,7 +36,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import policies
 from engine.errors import ScenarioError, TacgridError, did_you_mean
@@ -44,6 +44,9 @@ from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.sources import clip
 from engine.tokenspec import TokenSpec
+
+if TYPE_CHECKING:
+    from engine.tiled import TiledFile
 
 GOAL_KEYS = ("capture", "escape", "capture_altitude")
 TOP_KEYS = (
@@ -98,6 +101,10 @@ class Scenario:
     tokens_block: str = "enemies"
     digest: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
+    #: The map file as read for drawing (pytmx's map and the document's tree beside
+    #: :attr:`model`), for a renderer to be handed; only with ``load_scenario(...,
+    #: for_render=True)``, None in the engine's own loads.
+    tiled: TiledFile | None = field(default=None, compare=False, repr=False)
 
     def token_spec(self, token_id: str) -> TokenSpec:
         for t in self.tokens:
@@ -116,9 +123,10 @@ class Scenario:
         """A scenario for a bare map: a GM token at each spawn (else one at the centre), all
         with ``stats``; the map's rule system unless ``system_name`` names one (else generic)."""
         from engine import systems
-        from engine.tiled import load_map
+        from engine.tiled import read_tiled
 
-        model = load_map(map_path)
+        tiled = read_tiled(map_path)  # with pytmx's map: a bare map is opened to be drawn
+        model = tiled.model
         system = systems.create(system_name or model.system or "generic", sets or {})
         system.token(dict(stats or {}))  # bad stats: one line now, not in a window
         if model.spawns:
@@ -140,6 +148,7 @@ class Scenario:
             system=system,
             tokens=tokens,
             turns=10**6,
+            tiled=tiled,
         )
 
 
@@ -173,14 +182,22 @@ def _cell(path: str, where: str, value: Any, model: MapModel) -> Cell:
 
 
 def load_scenario(
-    path: str | os.PathLike[str], *, overrides: dict[str, Any] | None = None
+    path: str | os.PathLike[str],
+    *,
+    overrides: dict[str, Any] | None = None,
+    for_render: bool = False,
 ) -> Scenario:
-    """Read and validate a scenario file (``overrides`` = ``--set`` values)."""
+    """Read and validate a scenario file (``overrides`` = ``--set`` values).
+
+    ``for_render``: also read the map as a renderer needs it (pytmx's map), kept as
+    :attr:`Scenario.tiled`, so a viewer draws it without reading the file again.
+    """
     path = os.fspath(path)
     raw_bytes, data = _read_yaml(path)
     _check_top_level(path, data)
     data, overrides, terrain_edits = apply_edits(path, data, overrides)
-    model = _load_scenario_map(path, data)
+    tiled = _load_scenario_map(path, data, for_render)
+    model = tiled.model
     _edit_terrain(path, model, terrain_edits)
     system, settings = _create_system(path, data, model, overrides)
     tokens_block = _tokens_block(path, settings)
@@ -211,6 +228,7 @@ def load_scenario(
         tokens_block=tokens_block,
         digest=hashlib.sha256(raw_bytes).hexdigest()[:16],
         raw=data,
+        tiled=tiled if for_render else None,
     )
 
 
@@ -401,15 +419,16 @@ def _check_top_level(path: str, data: Any) -> None:
         raise _err(path, "map", "missing", "give the .tmx file, relative to the scenario")
 
 
-def _load_scenario_map(path: str, data: dict[str, Any]) -> MapModel:
-    """The map, relative to the scenario file; its errors under ``map``."""
-    from engine.tiled import load_map
+def _load_scenario_map(path: str, data: dict[str, Any], for_render: bool) -> TiledFile:
+    """The map, relative to the scenario file (with pytmx's map only ``for_render``); its
+    errors under ``map``."""
+    from engine.tiled import read_tiled
 
     map_path = os.path.normpath(
         os.path.join(os.path.dirname(os.path.abspath(path)), str(data["map"]))
     )
     try:
-        return load_map(map_path)
+        return read_tiled(map_path, with_tmx=for_render)
     except TacgridError as exc:
         raise _err(path, "map", str(exc)) from None
 

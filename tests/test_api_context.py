@@ -294,10 +294,14 @@ def test_context_reads_a_file_and_refreshes_after_a_change(tmp_path) -> None:
     path = tmxtext.write(tmp_path / "m.tmx", MAP)
     rules = api.system("generic")
     token = rules.token("speed=10")
-    ctx = api.Context(str(path), rules, token)
-    from engine.tiled import tmx_of
+    import engine.tiled.reader
 
-    assert tmx_of(ctx.model) is None  # no pytmx read: nothing draws it
+    def no_pytmx(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a map for the engine was read with pytmx")
+
+    with pytest.MonkeyPatch.context() as patch:  # no pytmx read: nothing draws it
+        patch.setattr(engine.tiled.reader, "parse_with_pytmx", no_pytmx)
+        ctx = api.Context(str(path), rules, token)
     before = ctx.path((0, 0), (21, 0))
     ctx.model.with_terrain([(c, 0) for c in range(4, 10)], {"cost": 4.0, "name": "mud"})
     ctx.refresh([(c, 0) for c in range(4, 10)])

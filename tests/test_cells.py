@@ -252,7 +252,7 @@ def _maps() -> list[Path]:
 
 def _read(path: Path) -> tuple | str:
     try:
-        m = load_map(path, for_render=False)
+        m = load_map(path)
     except MapError as exc:
         return f"MapError: {exc}"
     except Exception as exc:  # a corpus file that is not a map at all: the same either way
@@ -297,7 +297,7 @@ def test_a_small_map_is_read_into_cells(tmp_path: Path) -> None:
     from tests.tmxtext import write
 
     path = write(tmp_path / "m.tmx", ["..~~", "#.^.", "OHa_"])
-    m = load_map(path, for_render=False)
+    m = load_map(path)
     assert isinstance(held(m, "terrain_ids"), Cells)
     assert isinstance(held(m.layers[0], "gids"), Cells)
     assert m.mode_counts()["walk"] == 4 and m.terrain_at((2, 0)).name == "water"

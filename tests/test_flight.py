@@ -705,18 +705,34 @@ def test_fly_command_contract(capsys) -> None:
 
 # --------------------------------------------------------------------------- end headings
 #
-# Goals with an end heading (issue 18): the planner's turn-round bound (engine.flight.planner,
-# _TurnRound) works out backwards from the goal the fewest turns and actions every flight
-# state needs. It must never overestimate (the plans stay the fewest turns, then actions),
-# its turns must be exact, and it must find the slow case's plan with a few expansions.
+# Goals with an end heading (issue 18): Mythmaster's turn-round bound
+# (engine.systems.mythmaster.turnround), which the planner asks for through
+# FlightRules.heading_bound, works out backwards from the goal the fewest turns and actions
+# every flight state needs. It must never overestimate (the plans stay the fewest turns,
+# then actions), its turns must be exact, and it must find the slow case's plan with a few
+# expansions.
+
+
+def test_the_planner_names_no_system() -> None:
+    """The generic planner asks the rules for a sharper bound (FlightRules.heading_bound);
+    it neither imports nor looks up any rule system."""
+    from pathlib import Path
+
+    from engine.flight import planner
+    from engine.systems.mythmaster.flight import MythmasterFlight
+
+    text = Path(planner.__file__).read_text(encoding="utf-8")
+    assert "sys.modules" not in text and "importlib" not in text
+    for name in ("mythmaster", "speedpoints", "engine.systems"):
+        assert name not in text.lower(), name
+    base = F.FlightRules.heading_bound
+    assert base is not MythmasterFlight.heading_bound
 
 
 def turn_round(rules, state, goal: F.Goal, turn_points: int = 1, max_turns: int = 8):
     """The turn-round bound of ``state`` with its layers as deep as it needs (the search's
     own refinement, repeated until it settles), or None where it does not apply."""
-    from engine.flight.planner import _TurnRound
-
-    guide = _TurnRound.of(rules, goal, state, turn_points)
+    guide = rules.heading_bound(goal, state, turn_points)
     if guide is None:
         return None
     key = rules.normal(state).key()
@@ -863,7 +879,7 @@ def test_turning_round_takes_a_few_expansions(monkeypatch) -> None:
     """The slow case (issue 18): from a standstill heading 90, land on the far side of the
     map on heading 270. The same plan as the unguided search and as the rules' own bound
     alone, with a small fraction of either's expansions."""
-    from engine.flight import planner
+    from engine.systems.mythmaster.flight import MythmasterFlight
 
     m = clustered_hex_map(16, 11)
     rules = flier("adaptability=14", m=m)  # BM 6
@@ -872,7 +888,7 @@ def test_turning_round_takes_a_few_expansions(monkeypatch) -> None:
     fast = F.search(m, rules, s, (14, 8), **kw)
     plain = F.search(m, rules, s, (14, 8), use_heuristic=False, **kw)
     with monkeypatch.context() as patch:
-        patch.setattr(planner._TurnRound, "of", classmethod(lambda cls, *a: None))
+        patch.setattr(MythmasterFlight, "heading_bound", lambda self, *a: None)
         own = F.search(m, flier("adaptability=14", m=m), s, (14, 8), **kw)
     assert fast.plan is not None and plain.plan is not None and own.plan is not None
     cost = (plain.plan.turns, plain.plan.actions)
@@ -889,7 +905,7 @@ def test_turn_round_layers_are_kept_for_the_rules() -> None:
     import gc
     import weakref
 
-    from engine.flight.planner import _TurnRound
+    from engine.systems.mythmaster.turnround import TurnRound
 
     rng = random.Random(18)
     m, free = end_heading_case(rng, 0, 8)
@@ -907,17 +923,17 @@ def test_turn_round_layers_are_kept_for_the_rules() -> None:
         assert (kept.plan is None) == (fresh.plan is None)
         if kept.plan is not None:
             assert kept.plan.choices == fresh.plan.choices
-        guides.add(id(_TurnRound.of(rules, F.Goal(goal, True, 90), s, 1)))
+        guides.add(id(rules.heading_bound(F.Goal(goal, True, 90), s, 1)))
     assert len(guides) == 1
-    assert _TurnRound.of(rules, F.Goal(goal, True, 270), starts[0], 1) is not (
-        _TurnRound.of(rules, F.Goal(goal, True, 90), starts[0], 1)
+    assert rules.heading_bound(F.Goal(goal, True, 270), starts[0], 1) is not (
+        rules.heading_bound(F.Goal(goal, True, 90), starts[0], 1)
     )
     # No heading, another system, two turn points: the rules' own bound alone.
-    assert _TurnRound.of(rules, F.Goal(goal, True), starts[0], 1) is None
-    assert _TurnRound.of(rules, F.Goal(goal, True, 90), starts[0], 2) is None
+    assert rules.heading_bound(F.Goal(goal, True), starts[0], 1) is None
+    assert rules.heading_bound(F.Goal(goal, True, 90), starts[0], 2) is None
     sp = sp_rules("airspeed=3", m=m)
-    assert _TurnRound.of(sp, F.Goal(goal, True, 90), sp.start_state(goal, 0, 0), 1) is None
-    assert rules in _TurnRound._kept and rules in _TurnRound._boards
+    assert sp.heading_bound(F.Goal(goal, True, 90), sp.start_state(goal, 0, 0), 1) is None
+    assert rules in TurnRound._kept and rules in TurnRound._boards
     gone = weakref.ref(rules)
     del rules
     gc.collect()

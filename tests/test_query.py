@@ -45,7 +45,7 @@ def test_networkx_answers_the_compiled_totals(path: Path, monkeypatch: pytest.Mo
         return real(*args, **kw)
 
     monkeypatch.setattr(nx, "single_source_dijkstra", counted)
-    model = load_map(str(path), for_render=False)
+    model = load_map(str(path))
     rng = random.Random(path.name)
     cells = [(c, r) for r in range(model.grid.height) for c in range(model.grid.width)]
     compared = 0
@@ -87,7 +87,7 @@ def _cells(rep: dict) -> dict[tuple[int, int], tuple[Fraction, str]]:
 def test_networkx_refuses_a_pace_that_changes_turn_by_turn() -> None:
     """D6's all-out speed changes round by round (a time-dependent search): no static
     networkx graph holds it, and the engine says so instead of answering wrong."""
-    model = load_map(str(ROOT / "maps" / "chase.tmx"), for_render=False)
+    model = load_map(str(ROOT / "maps" / "chase.tmx"))
     rules = api.system("d6")
     token = rules.token({})
     static = _static_paces(rules, model)
@@ -99,7 +99,7 @@ def test_networkx_refuses_a_pace_that_changes_turn_by_turn() -> None:
 
 
 def test_an_unknown_engine_is_one_line() -> None:
-    model = load_map(str(ROOT / "maps" / "chase.tmx"), for_render=False)
+    model = load_map(str(ROOT / "maps" / "chase.tmx"))
     rules = api.system("generic")
     with pytest.raises(ArgumentError) as err:
         Query(model, rules, rules.token({}), engine="tcod")
@@ -109,7 +109,7 @@ def test_an_unknown_engine_is_one_line() -> None:
 def test_a_query_with_tokens_in_the_way() -> None:
     """A large token among others: blocked the long way round, an ally's cell passed but
     never the end of a path or a reach; the start is never blocked by the token itself."""
-    model = load_map(str(ROOT / "maps" / "encounter.tmx"), for_render=False)
+    model = load_map(str(ROOT / "maps" / "encounter.tmx"))
     rules = api.system("generic")
     token = rules.token({})
     ally, enemy = (6, 3), (6, 6)

@@ -16,6 +16,7 @@ comparison.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import shutil
@@ -382,11 +383,10 @@ def test_objects_are_drawn_in_their_place_and_can_be_left_out(tmp_path: Path) ->
     # The pin of point "a" (60, 90): its opaque dot 20 pixels above the point.
     dot = drawn.get_at((60, 70))
     assert (dot.r, dot.g, dot.b) == (160, 160, 164)
-    # A pytmx map the reader did not make (no document tree kept): pytmx's object layers
-    # are drawn, over the tile layers.
+    # A pytmx map without the document's tree: pytmx's object layers are drawn, over the
+    # tile layers.
     model2, tmx2 = load_for_render(path)
-    del tmx2.tacgrid_root
-    again = render_map(model2, tmx2)
+    again = render_map(model2, dataclasses.replace(tmx2, root=None))
     assert again.get_at((60, 70))[:3] == (160, 160, 164)
     assert again.get_at((40, 50)) == edge
     # A scaled area is the same rectangle of the scaled whole picture.

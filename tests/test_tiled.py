@@ -277,3 +277,87 @@ def test_missing_images_can_be_skipped_for_viewers() -> None:
     tf = read_tiled(path, missing_images="skip")
     assert any("hexmini_typo.png' not found" in n for n in tf.model.notes)
     assert tf.model.mode_counts()["walk"] > 0
+
+
+# --------------------------------------------------------------------------- TiledFile
+#
+# The engine's read never parses pytmx; a renderer is handed what read_tiled read (the model,
+# pytmx's map and the document tree side by side), never a link kept elsewhere.
+
+SHIPPED = sorted(str(p) for p in (Path(__file__).parent.parent / "maps").glob("*.tm[xj]"))
+
+
+@pytest.fixture
+def no_pytmx(monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.tiled.reader
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the engine's read parsed the map with pytmx")
+
+    monkeypatch.setattr(engine.tiled.reader, "parse_with_pytmx", refuse)
+
+
+@pytest.mark.parametrize("path", SHIPPED)
+def test_load_map_never_parses_pytmx(path: str, no_pytmx: None) -> None:
+    assert load_map(path).width > 0
+
+
+def test_a_scenario_for_the_engine_reads_no_pytmx(no_pytmx: None) -> None:
+    from engine.scenario import load_scenario
+
+    root = Path(__file__).parent.parent
+    for path in sorted((root / "scenarios").glob("*.yaml")):
+        assert load_scenario(path).tiled is None
+
+
+def test_read_tiled_hands_the_model_pytmx_map_and_tree_together() -> None:
+    from xml.etree import ElementTree as ET
+
+    from engine.scenario import load_scenario
+    from engine.tiled import TiledFile, read_tiled
+
+    tf = read_tiled(SHIPPED[0])
+    assert isinstance(tf, TiledFile) and tf.tmx is not None
+    assert isinstance(tf.root, ET.Element) and tf.root.tag == "map"
+    assert not hasattr(tf.tmx, "tacgrid_root")  # nothing stuck on pytmx's object
+    bare = read_tiled(SHIPPED[0], with_tmx=False)
+    assert bare.tmx is None and bare.root is None
+    assert np.array_equal(bare.model.terrain_ids, tf.model.terrain_ids)
+    root = Path(__file__).parent.parent
+    drawn = load_scenario(root / "scenarios" / "chase.yaml", for_render=True)
+    assert drawn.tiled is not None and drawn.tiled.model is drawn.model
+    assert drawn.tiled.tmx is not None
+
+
+def test_a_notebook_map_is_a_new_map_with_the_same_fields() -> None:
+    import dataclasses
+
+    from engine.mapmodel import MapModel
+    from engine.report.notebook import NotebookMap
+
+    plain = load_map(SHIPPED[0])
+    m = NotebookMap.of(plain)
+    assert type(plain) is MapModel and m is not plain and NotebookMap.of(m) is m
+    for f in dataclasses.fields(MapModel):
+        assert vars(m)[f.name] is vars(plain)[f.name], f.name
+
+
+@pytest.mark.parametrize(
+    ("prop", "said"),
+    [
+        ('type="int" value="inf"', "'inf'"),
+        ('type="int" value="1.5"', "'1.5'"),
+        ('type="object" value="x"', "'x'"),
+        ('type="float" value="wide"', "'wide'"),
+        ('type="bool" value="maybe"', "'maybe'"),
+        ('type="vector" value="1"', "'vector'"),
+    ],
+)
+def test_a_property_that_is_not_its_type_is_one_line(tmp_path: Path, prop: str, said: str) -> None:
+    """pytmx refused these when it read every map; the engine's own read refuses them too."""
+    path = tmxtext.write(tmp_path / "m.tmx", ["..", ".."])
+    text = path.read_text(encoding="utf-8")
+    head = f'<properties><property name="n" {prop}/></properties>'
+    path.write_text(text.replace("<tileset", head + "<tileset", 1), encoding="utf-8")
+    with pytest.raises(MapError, match=said):
+        load_map(path)

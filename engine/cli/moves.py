@@ -18,10 +18,10 @@ from engine.cli.common import (
 from engine.errors import ArgumentError
 
 
-def _load_for_search(args: argparse.Namespace, for_render: bool = True) -> tuple[Any, Any, Any]:
+def _load_for_search(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     from engine.tiled import load_map
 
-    model = load_map(args.map, for_render=for_render)
+    model = load_map(args.map)
     name = args.system or model.system
     if not name:
         raise ArgumentError(
@@ -72,7 +72,7 @@ def cmd_path(args: argparse.Namespace) -> int:
     from engine.report.movement import format_path, no_path_report
     from engine.search import NoPath, parse_cell
 
-    model, system, token = _load_for_search(args, for_render=False)  # nothing is drawn
+    model, system, token = _load_for_search(args)
     start, goal = parse_cell(args.start, "start"), parse_cell(args.goal, "goal")
     query = _query(args, model, system, token)
     try:
@@ -106,7 +106,7 @@ def cmd_reach(args: argparse.Namespace) -> int:
     from engine.report.movement import format_reach
     from engine.search import parse_cell
 
-    model, system, token = _load_for_search(args, for_render=False)  # nothing is drawn
+    model, system, token = _load_for_search(args)
     start = parse_cell(args.start, "start")
     pace = args.pace or system.fastest_pace
     rep = _query(args, model, system, token).reach(start, turns=args.turns, pace=pace)

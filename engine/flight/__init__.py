@@ -1,8 +1,9 @@
 """Flight as momentum (RULES.md 6), in three layers.
 
-* :mod:`engine.flight.model`: states, choices, headings, geometry and the
-  :class:`~engine.flight.model.FlightRules` interface a rule system implements; it sits
-  below the rule systems;
+* :mod:`engine.flight.model`: the :class:`~engine.flight.model.FlightRules` interface a
+  rule system implements, with the states, choices and geometry it is written in
+  (:mod:`engine.flight.states`, :mod:`engine.flight.geometry`, re-exported); it sits below
+  the rule systems;
 * :mod:`engine.flight.simulator`: choices flown turn by turn under a system's rules;
 * :mod:`engine.flight.planner`: the A* planner for the fewest turns.
 
@@ -16,17 +17,28 @@ for every name of the three modules, through a lazy module ``__getattr__`` (PEP 
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Iterator
+from types import ModuleType
 from typing import Any
 
-#: Where each of the three modules' names lives, for ``from engine.flight import X``.
-_HOMES = ("engine.flight.model", "engine.flight.simulator", "engine.flight.planner")
+
+def _modules() -> Iterator[ModuleType]:
+    """The three modules, each imported only when the one before lacks the name (model
+    first, so that a model name never loads the simulator or the planner)."""
+    import engine.flight.model as model
+
+    yield model
+    import engine.flight.simulator as simulator
+
+    yield simulator
+    import engine.flight.planner as planner
+
+    yield planner
 
 
 def __getattr__(name: str) -> Any:
     if not name.startswith("__"):
-        for home in _HOMES:
-            module = importlib.import_module(home)
+        for module in _modules():
             if name in vars(module):
                 value = vars(module)[name]
                 globals()[name] = value

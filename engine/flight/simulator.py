@@ -45,10 +45,8 @@ def flight_rules(system: RuleSystem, token: Token, model: MapModel) -> FlightRul
     """The token's flight rules on ``model``, or one clear line saying why it cannot fly."""
     rules = system.flight(token, model)
     if rules is None:
-        why = getattr(system, "flight_refusal", None)
-        reason = why(token) if why is not None else None
         raise ArgumentError(
-            reason
+            system.flight_refusal(token)
             or f"--system {system.name}: this system has no flight rules (RULES.md 6 "
             "covers mythmaster and speedpoints)"
         )

@@ -9,7 +9,7 @@ def info_report(path: str) -> dict[str, Any]:
     """The `info` JSON for a map file (CONTRACT.md)."""
     from engine.tiled import load_map
 
-    model = load_map(path, for_render=False)  # nothing is drawn: no pytmx read
+    model = load_map(path)
     g = model.grid
     size, unit, source = model.cell_size, model.cell_unit, "map"
     if size is None or unit is None:

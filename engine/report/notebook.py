@@ -16,6 +16,7 @@ renderer, which the engine below the viewer may not import) draws a map as Tiled
 from __future__ import annotations
 
 import base64
+import dataclasses
 import functools
 import html
 import os
@@ -204,15 +205,16 @@ def _html(head: str, rows: list[tuple[str, str]], png: bytes) -> str:
 
 class NotebookMap(MapModel):
     """A map that shows itself in a notebook; in every other way the :class:`MapModel` it
-    was loaded as (it *is* that object: :meth:`of` changes only its class, so the reader's
-    link to its pytmx data, which is by identity, holds)."""
+    was loaded as (the same fields, holding the same values)."""
 
     @classmethod
     def of(cls, model: MapModel) -> NotebookMap:
-        """``model`` itself, now showing itself in a notebook."""
-        if not isinstance(model, cls):
-            model.__class__ = cls
-        return model  # type: ignore[return-value]
+        """A map with ``model``'s fields (shared, not copied) that shows itself in a
+        notebook; ``model`` itself when it already does."""
+        if isinstance(model, cls):
+            return model
+        # The fields as held: per-cell arrays not yet read as numpy stay as they are.
+        return cls(**{f.name: vars(model)[f.name] for f in dataclasses.fields(MapModel)})
 
     def figure(self, **kw: Any) -> Any:
         """The map as a matplotlib Figure (:func:`map_figure`'s keywords)."""

@@ -665,6 +665,11 @@ class RuleSystem:
         this token cannot fly."""
         return None
 
+    def flight_refusal(self, token: Token) -> str | None:
+        """Why this token cannot fly, in one line (None: it can, or the system says nothing
+        more than that it has no flight rules)."""
+        return None
+
     @classmethod
     def parse_check(cls, text: str) -> Any:
         """The system's check for ``odds``/``roll`` (CONTRACT.md's CHECK syntax)."""

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from engine.tiled.common import FLAG_MASK, GID_MASK, MAX_CELLS, MAX_TILESET_TILES, ORIENTATIONS
 from engine.tiled.pytmx_bridge import _pytmx
-from engine.tiled.reader import TiledFile, load_map, read_tiled, tmx_of
+from engine.tiled.reader import TiledFile, load_map, read_tiled
 from engine.tiled.world import WorldMap, read_world
 
 #: What a map file may be called (a JSON map may also be named otherwise: it is told by
@@ -71,5 +71,4 @@ __all__ = [
     "load_map",
     "read_tiled",
     "read_world",
-    "tmx_of",
 ]

@@ -134,6 +134,57 @@ def properties(el: ET.Element) -> dict[str, Any]:
     return out
 
 
+#: Tiled's property types, and what a value of each must read as (Tiled writes ints,
+#: floats and bools so; colours, files and strings are any text).
+_PROPERTY_TYPES = ("string", "int", "float", "bool", "color", "file", "object")
+_BOOL_STARTS = ("1", "y", "t", "-", "0", "n", "f")
+
+
+def _fits(value: str | None, ptype: str) -> bool:
+    if ptype in ("int", "object"):
+        try:
+            int(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return False
+        return True
+    if ptype == "float":
+        try:
+            float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return False
+        return True
+    if ptype == "bool":
+        text = str(value).strip().lower()
+        return not text or text[0] in _BOOL_STARTS
+    return True
+
+
+def check_property_types(path: str, root: ET.Element) -> None:
+    """Refuse a custom property whose value does not read as its declared type (an int of
+    ``inf``, a float of ``x``) or whose type Tiled does not have: the renderer's pytmx
+    cannot read such a map, so the engine does not take it either. Run after
+    :func:`sanitise_properties` (class and list properties are gone by then)."""
+    for props in root.iter("properties"):
+        for p in props.findall("property"):
+            ptype = p.get("type")
+            if ptype is None:
+                continue
+            name = clip(p.get("name", "?"))
+            if ptype not in _PROPERTY_TYPES:
+                raise fail(
+                    path,
+                    f"property '{name}' has the type '{clip(ptype)}', which Tiled does not have",
+                    f"use one of {', '.join(_PROPERTY_TYPES)}",
+                )
+            value = p.get("value")
+            if not _fits(value, ptype):
+                raise fail(
+                    path,
+                    f"property '{name}' of type {ptype} has the value '{clip(str(value))}'",
+                    f"give it a{'n' if ptype == 'int' else ''} {ptype} value in Tiled",
+                )
+
+
 def sanitise_properties(root: ET.Element, notes: list[str]) -> None:
     """Drop class- and list-typed properties, which pytmx cannot parse and we never read."""
     dropped = 0

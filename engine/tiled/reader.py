@@ -1,15 +1,16 @@
 """The reader itself: :func:`read_tiled` as a sequence of named steps, and
 :func:`load_map` for callers that only want the model.
 
-The pytmx map read together with a model is kept beside it (:func:`tmx_of`), so that a
-renderer draws a model that was already loaded without reading the file again.
+:func:`read_tiled` returns a :class:`TiledFile`: the model, pytmx's map and the document
+tree, side by side, for a renderer to be handed (it then draws a map that was already
+read without reading the file again). :func:`load_map`, the engine's read, never parses
+the map with pytmx: only a renderer needs that.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree as ET
@@ -25,6 +26,7 @@ from engine.tiled.common import (
     MAX_CELLS,
     MAX_TILE_PIXELS,
     ORIENTATIONS,
+    check_property_types,
     fail,
     float_attr,
     int_attr,
@@ -44,12 +46,18 @@ if TYPE_CHECKING:
     import numpy as np
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class TiledFile:
-    """What :func:`read_tiled` returns: the model plus pytmx's map for renderers."""
+    """A Tiled map as :func:`read_tiled` read it: the model, and for renderers pytmx's map
+    and the document's tree (both None for a Universal VTT file; ``tmx`` None when the
+    read skipped pytmx)."""
 
     model: MapModel
-    tmx: Any  # pytmx.TiledMap (tile layer data lives in the model, not here)
+    #: pytmx.TiledMap (tile layer data lives in the model, not here).
+    tmx: Any = None
+    #: The pre-passed document (tilesets inlined, tile data stubbed out): its layers in
+    #: document order, which pytmx does not keep (it lists object layers apart).
+    root: ET.Element | None = None
 
 
 @dataclass(frozen=True)
@@ -64,28 +72,17 @@ class _Header:
     infinite: bool
 
 
-#: id(model) -> the pytmx map read with it; an entry leaves when its model is collected.
-_tmx_by_model: dict[int, Any] = {}
-
-
-def load_map(path: str | os.PathLike[str], *, for_render: bool = True) -> MapModel:
+def load_map(path: str | os.PathLike[str]) -> MapModel:
     """Read a Tiled map (.tmx, .tmj/.json or ``WORLD.world#NAME``) into the map model.
 
-    ``for_render=False`` skips pytmx's read of the map, which only a renderer needs
-    (:func:`tmx_of` is then None and a renderer reads the file again): what ``path`` and
-    ``reach`` use.
+    pytmx's read of the map, which only a renderer needs, is skipped: a renderer is
+    handed a :func:`read_tiled` result instead.
 
     >>> m = load_map("maps/encounter.tmx")  # doctest: +SKIP
     >>> m.grid.kind, m.terrain_at((0, 0)).move  # doctest: +SKIP
     ('square', 'walk')
     """
-    return read_tiled(path, with_tmx=for_render).model
-
-
-def tmx_of(model: MapModel) -> Any | None:
-    """pytmx's map read together with ``model`` by :func:`read_tiled` (or :func:`load_map`);
-    ``None`` for a model that was not read from a file here (built in code, or a copy)."""
-    return _tmx_by_model.get(id(model))
+    return read_tiled(path, with_tmx=False).model
 
 
 def read_tiled(
@@ -96,15 +93,15 @@ def read_tiled(
     with_tmx: bool = True,
 ) -> TiledFile:
     """Read a Tiled map (.tmx, or JSON .tmj/.json, or ``WORLD.world#NAME``): the model,
-    and pytmx's TiledMap (with ``image_loader`` if given; None with ``with_tmx=False``,
-    for callers that never draw). A Universal VTT file (.dd2vtt/.uvtt,
-    :mod:`~engine.tiled.uvtt`) gives its model and no pytmx map.
+    pytmx's TiledMap (with ``image_loader`` if given) and the document's tree; with
+    ``with_tmx=False`` (callers that never draw) the model alone. A Universal VTT file
+    (.dd2vtt/.uvtt, :mod:`~engine.tiled.uvtt`) gives its model and no pytmx map.
 
     ``missing_images``: ``"error"`` (a missing tile image stops with one line) or
     ``"skip"`` (noted in ``model.notes``; for viewers that fall back to terrain colours).
     """
     if uvtt.is_uvtt(path):  # a Universal VTT file: no Tiled document, nothing for pytmx
-        return TiledFile(model=uvtt.read_uvtt(os.fspath(path), missing_images), tmx=None)
+        return TiledFile(model=uvtt.read_uvtt(os.fspath(path), missing_images))
     path = map_path(os.fspath(path))  # WORLD.world#NAME: that map's file
     notes: list[str] = []
     root = _parse_map_xml(path)
@@ -112,18 +109,14 @@ def read_tiled(
     inline_tilesets(path, root, missing_images, notes)
     resolve_properties(path, root, notes)
     sanitise_properties(root, notes)
+    check_property_types(path, root)
     width, height, infinite = header.width, header.height, header.infinite
     raw_layers = collect_tile_layers(path, root, width, height, infinite)
     origin: Cell = (0, 0)
     if infinite:
         width, height, origin = crop_infinite(path, root, raw_layers, width, height, notes)
     objects = read_objects(path, root)
-    tmx = None
-    if with_tmx:
-        tmx = parse_with_pytmx(path, root, image_loader)
-        # The document's layers in order (tile data stubbed out), for renderers: pytmx
-        # lists object layers apart from tile layers, and the file is not read again.
-        tmx.tacgrid_root = root
+    tmx = parse_with_pytmx(path, root, image_loader) if with_tmx else None
     mprops = properties(root)
     grid = _build_grid(path, root, header, width, height, mprops)
     cell_size, cell_unit = _cell_measure(path, mprops)
@@ -146,9 +139,9 @@ def read_tiled(
     )
     _place_objects(path, model, objects, origin)
     model.notes = tuple(notes)
-    if tmx is not None:
-        _keep_tmx(model, tmx)
-    return TiledFile(model=model, tmx=tmx)
+    if tmx is None:
+        return TiledFile(model=model)
+    return TiledFile(model=model, tmx=tmx, root=root)
 
 
 def _parse_map_xml(path: str) -> ET.Element:
@@ -280,10 +273,3 @@ def _place_objects(path: str, model: MapModel, objects: list[MapObject], origin:
     model.spawns = spawns
     model.exits = exits
     model.walls = walls
-
-
-def _keep_tmx(model: MapModel, tmx: Any) -> None:
-    key = id(model)
-    _tmx_by_model[key] = tmx
-    # The entry goes when the model does (before its id can be reused).
-    weakref.finalize(model, _tmx_by_model.pop, key, None)

@@ -28,7 +28,7 @@ from engine.query import Query
 from engine.scenario import Scenario
 from engine.search import SearchTree, evaluate_path
 from engine.sim import Simulation
-from engine.tiled import is_map_source
+from engine.tiled import TiledFile, is_map_source
 from engine.viewer import draw
 from engine.viewer.camera import ZOOM_STEPS, Camera, snap_zoom
 from engine.viewer.draw import CONTOUR_COLOURS
@@ -140,13 +140,14 @@ class Viewer:
 
     def _load_map(self, model: MapModel | None = None) -> None:
         """Draw ``model`` (the scenario's, already read), or re-read the .tmx when ``None``."""
+        tiled: TiledFile | None
         if model is None:
-            model, tmx = load_for_render(self.map_path)
+            model, tiled = load_for_render(self.map_path)
         else:
-            tmx = render_source(model)
+            tiled = render_source(model, self.scenario.tiled)
         self.model: MapModel = model
         # The map in chunks drawn on demand per zoom (a big map is never drawn whole).
-        self.map_surface = MapChunks(model, tmx)
+        self.map_surface = MapChunks(model, tiled)
         self._overlay_chunks = SurfaceLRU(32 << 20)
 
     def reload_if_changed(self) -> bool:
@@ -164,6 +165,7 @@ class Viewer:
             self.message = f"reload failed: {exc}"
             return False
         self.scenario.model = self.model
+        self.scenario.tiled = self.map_surface.tiled
         self.sim.fields = FieldCache(self.scenario)
         self._invalidate()
         self.message = "map reloaded"
@@ -757,7 +759,7 @@ def open_source(
                 f"--token: {source} is a scenario, whose tokens carry their own stats; give "
                 "--token with a bare map, or edit a token in the window (E)"
             )
-        return load_scenario(source, overrides=sets)
+        return load_scenario(source, overrides=sets, for_render=True)
     if is_map_source(source):  # .tmx, .tmj/.json, WORLD.world#NAME
         from engine.systems.base import parse_token_spec
 

@@ -95,7 +95,7 @@ def render_scenario(
     model = scenario.model
     g = model.grid
     check_output(g, scale)
-    surf = render_banded(model, render_source(model), scale=scale, walls=walls)
+    surf = render_banded(model, render_source(model, scenario.tiled), scale=scale, walls=walls)
     draw_scenario_tokens(surf, scenario, scale)
     save_png(surf, out)
     return surf.get_size()

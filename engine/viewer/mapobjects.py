@@ -93,35 +93,40 @@ def parse_colour(text: str | None) -> tuple[int, int, int, int] | None:
 # --------------------------------------------------------------------------- layers
 
 
-_layers_cache: weakref.WeakKeyDictionary[Any, list[ObjectLayer]] = weakref.WeakKeyDictionary()
+#: pytmx map -> (the document tree the layers were read from, the layers).
+_layers_cache: weakref.WeakKeyDictionary[Any, tuple[ET.Element | None, list[ObjectLayer]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def object_layers(model: MapModel, tmx: Any) -> list[ObjectLayer]:
+def object_layers(model: MapModel, tmx: Any, root: ET.Element | None = None) -> list[ObjectLayer]:
     """The visible object layers of the map, in document order (groups walked: their
     visibility, opacity and offsets folded in), each placed among the tile layers, with
-    the model's objects (shapes as the reader told them apart). Cached per pytmx map."""
+    the model's objects (shapes as the reader told them apart). ``root``: the document's
+    tree as the reader kept it (``TiledFile.root``; without it, pytmx's object layers,
+    after the tile layers). Cached per pytmx map."""
     if tmx is None or not model.objects:
         return []
     try:
-        return _layers_cache[tmx]
+        kept_root, kept = _layers_cache[tmx]
+        if kept_root is root:
+            return kept
     except (KeyError, TypeError):
         pass
-    got = _read_layers(model, tmx)
+    got = _read_layers(model, tmx, root)
     try:
-        _layers_cache[tmx] = got
+        _layers_cache[tmx] = (root, got)
     except TypeError:
         pass
     return got
 
 
-def _read_layers(model: MapModel, tmx: Any) -> list[ObjectLayer]:  # noqa: C901
+def _read_layers(model: MapModel, tmx: Any, root: ET.Element | None) -> list[ObjectLayer]:  # noqa: C901
     from engine.tiled.objects import origin_pixels
 
     by_id = {o.id: o for o in model.objects}
     shift = origin_pixels(model.grid, *model.origin) if model.origin != (0, 0) else (0.0, 0.0)
-    # The reader keeps the document's tree on pytmx's map (the file is read only once).
-    root = getattr(tmx, "tacgrid_root", None)
-    if not isinstance(root, ET.Element):
+    if root is None:
         return _pytmx_layers(model, tmx, by_id, shift)
     found: list[tuple[ET.Element, bool, float, Point, int]] = []
     tiles = 0

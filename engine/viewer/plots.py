@@ -28,10 +28,10 @@ def outcome_heatmap(
     The map is drawn directly at the plot's size (at most ``max_px`` a side), so a big map
     costs the plot's pixels, not the map's.
     """
-    model, tmx = load_for_render(map_path)
+    model, tiled = load_for_render(map_path)
     grid = model.grid
     scale = min(1.0, max_px / max(grid.pixel_size()))
-    surf = render_map(model, tmx, scale=scale)
+    surf = render_map(model, tiled, scale=scale)
     # Fade the map so the markers carry the picture.
     veil = pygame.Surface(surf.get_size(), pygame.SRCALPHA)
     veil.fill((255, 255, 255, 140))

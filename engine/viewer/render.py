@@ -56,8 +56,8 @@ No display is needed: surfaces are converted to a 32-bit ARGB format with
 ``Surface.convert(template)`` instead of ``convert_alpha()``, so rendering to a file never
 opens a window, with or without ``SDL_VIDEODRIVER=dummy``.
 
->>> model, tmx = load_for_render("maps/hex_pointy.tmx")  # doctest: +SKIP
->>> render_map(model, tmx).get_size() == model.grid.pixel_size()  # doctest: +SKIP
+>>> model, tiled = load_for_render("maps/hex_pointy.tmx")  # doctest: +SKIP
+>>> render_map(model, tiled).get_size() == model.grid.pixel_size()  # doctest: +SKIP
 True
 """
 
@@ -81,7 +81,7 @@ import pygame
 from engine.errors import ArgumentError
 from engine.grid import Grid
 from engine.mapmodel import MODES, WALL_KINDS, MapModel
-from engine.tiled import read_tiled, tmx_of
+from engine.tiled import TiledFile, read_tiled
 from engine.tiled.uvtt import is_uvtt
 from engine.viewer import images
 from engine.viewer.draw import draw_walls
@@ -240,27 +240,28 @@ def image_loader(filename: str, colorkey: Any = None, **_: Any) -> Callable[...,
     return load
 
 
-def load_for_render(path: str | os.PathLike[str]) -> tuple[MapModel, Any]:
-    """Read a map for drawing: the model and pytmx's map with pygame surfaces.
+def load_for_render(path: str | os.PathLike[str]) -> tuple[MapModel, TiledFile]:
+    """Read a map for drawing: the model, and the file as read (pytmx's map with pygame
+    surfaces, the document's tree) to hand :func:`render_map`.
 
     Tile images that are missing or cannot be decoded do not stop the load:
     :func:`render_map` draws those cells in their terrain colour (the model's notes say so).
     """
     tf = read_tiled(path, image_loader=image_loader, missing_images="skip")
-    return tf.model, tf.tmx
+    return tf.model, tf
 
 
-def render_source(model: MapModel) -> Any:
-    """pytmx's map to draw an already loaded ``model`` with, without reading its file again.
-
-    A model from :func:`~engine.tiled.load_map` (a scenario's, say) keeps the pytmx map read
-    with it; a copy of one reads its file; a model built in code has none (``None``: every
-    cell in its terrain colour).
+def render_source(model: MapModel, tiled: TiledFile | None = None) -> TiledFile | None:
+    """The Tiled file to draw an already loaded ``model`` with: ``tiled`` when ``model``
+    was read with pytmx's map in it (a scenario loaded for drawing keeps its file as read,
+    so it is not read again); else its file read again; ``None`` for a model built in
+    code or a Universal VTT file's (every cell in its terrain colour, or its picture).
     """
-    tmx = tmx_of(model)
-    if tmx is None and model.path and not is_uvtt(model.path):  # UVTT: no pytmx map
-        tmx = load_for_render(model.path)[1]
-    return tmx
+    if tiled is not None and tiled.model is model and tiled.tmx is not None:
+        return tiled
+    if model.path and not is_uvtt(model.path):  # UVTT: no pytmx map
+        return load_for_render(model.path)[1]
+    return None
 
 
 @dataclass(frozen=True)
@@ -792,7 +793,7 @@ def check_output(grid: Grid, scale: float, label: str = "--scale") -> tuple[int,
 
 def render_map(  # noqa: C901
     model: MapModel,
-    tmx: Any,
+    tiled: TiledFile | None,
     *,
     terrain_fallback: bool = True,
     background: bool = True,
@@ -804,10 +805,11 @@ def render_map(  # noqa: C901
 ) -> pygame.Surface:
     """Draw every visible tile layer of the map onto a new surface.
 
-    ``tmx`` is pytmx's map from :func:`load_for_render` (or ``read_tiled``); with ``None``
-    every cell is drawn in its terrain colour. ``terrain_fallback=False`` leaves cells
-    without a tile image empty instead. ``background=False`` ignores the map's background
-    colour (the canvas starts transparent).
+    ``tiled`` is the map file as read for drawing, from :func:`load_for_render` (or
+    ``read_tiled``): pytmx's map and the document's tree; with ``None`` every cell is drawn
+    in its terrain colour. ``terrain_fallback=False`` leaves cells without a tile image
+    empty instead. ``background=False`` ignores the map's background colour (the canvas
+    starts transparent).
 
     ``scale`` draws at that size directly (each tile scaled once, as Qt's painter does under
     a scale transform: bilinear, the tile filling the pixels whose centres it covers; whole
@@ -825,6 +827,7 @@ def render_map(  # noqa: C901
     premultiplied (and scaled) copies are cached per pytmx map, so drawing the same map
     again is cheaper.
     """
+    tmx = None if tiled is None else tiled.tmx
     grid = model.grid
     rect = pygame.Rect(area) if area is not None else pygame.Rect(0, 0, *output_size(grid, scale))
     out = pygame.Surface(rect.size, pygame.SRCALPHA, 32)  # zeroed: transparent
@@ -849,7 +852,8 @@ def render_map(  # noqa: C901
         # A model built in code (or a UVTT map without a usable picture): every cell in
         # its terrain colour.
         layers = [_AllCells(np.ones((grid.height, grid.width), dtype=np.uint8))]
-    groups = object_layers(model, tmx) if objects else []
+    root = None if tiled is None else tiled.root
+    groups = object_layers(model, tmx, root) if objects else []
     for n, layer in enumerate(layers):
         for picture in model.images:  # pictures (a UVTT map image) in their place
             if picture.after == n:
@@ -1285,26 +1289,26 @@ def render_to_file(
     draw a Universal VTT file's walls and doors over its picture (:func:`render_map`).
     """
     scale = check_scale(scale)
-    model, tmx = load_for_render(path_in)
+    model, tiled = load_for_render(path_in)
     size = check_output(model.grid, scale)
-    surface = render_banded(model, tmx, scale=scale, walls=walls)
+    surface = render_banded(model, tiled, scale=scale, walls=walls)
     save_png(surface, path_out)
     return size
 
 
 def render_banded(
-    model: MapModel, tmx: Any, *, scale: float = 1.0, walls: bool = True
+    model: MapModel, tiled: TiledFile | None, *, scale: float = 1.0, walls: bool = True
 ) -> pygame.Surface:
     """:func:`render_map` of the whole map, drawn in bands of output rows (same pixels)."""
     w, h = output_size(model.grid, scale)
     cells = max(1, model.grid.width * model.grid.height)
     band = max(1, min(h, (1 << 22) // w, (1 << 18) * h // cells))
     if band >= h:
-        return render_map(model, tmx, scale=scale, walls=walls)
+        return render_map(model, tiled, scale=scale, walls=walls)
     out = pygame.Surface((w, h), pygame.SRCALPHA, 32)
     for y in range(0, h, band):
         area = (0, y, w, min(band, h - y))
-        part = render_map(model, tmx, scale=scale, area=area, walls=walls)
+        part = render_map(model, tiled, scale=scale, area=area, walls=walls)
         out.blit(part, (0, y), special_flags=pygame.BLEND_RGBA_ADD)  # onto zeroed pixels
     return out
 
@@ -1363,8 +1367,8 @@ class MapChunks:
 
     CHUNK = 256
 
-    def __init__(self, model: MapModel, tmx: Any, max_bytes: int = 96 << 20) -> None:
-        self.model, self.tmx = model, tmx
+    def __init__(self, model: MapModel, tiled: TiledFile | None, max_bytes: int = 96 << 20) -> None:
+        self.model, self.tiled = model, tiled
         self.cache = SurfaceLRU(max_bytes)
         #: Draw the map's object layers (exits, regions, spawns) as Tiled does.
         self.objects = True
@@ -1407,7 +1411,7 @@ class MapChunks:
         area = (x, y, max(1, min(c, w - x)), max(1, min(c, h - y)))
         surface = render_map(
             self.model,
-            self.tmx,
+            self.tiled,
             scale=zoom,
             area=area,
             phases=4,

@@ -23,7 +23,7 @@ class ReplayViewer(Viewer):
 
         self.events = read_log(log_path)
         start = self.events[0]
-        scenario = load_scenario(scenario_path or start["scenario"])
+        scenario = load_scenario(scenario_path or start["scenario"], for_render=True)
         super().__init__(scenario, seed=start.get("seed"), **kw)
         self.table.read_only = True  # a replay is read from its log, not edited
         self.turn_starts = [i for i, e in enumerate(self.events) if e["type"] == "turn"]

@@ -325,7 +325,7 @@ def session_scenario(data: dict[str, Any], path: str) -> Scenario:
     """The scenario (or bare map) a session was played on, with its saved tokens."""
     from engine import systems
     from engine.scenario import load_scenario
-    from engine.tiled import load_map
+    from engine.tiled import read_tiled
 
     src = data["source"]
     found = src["path"]
@@ -340,17 +340,18 @@ def session_scenario(data: dict[str, Any], path: str) -> Scenario:
         )
     specs = tuple(_spec(sp) for sp in data["present"]["specs"])
     if src["kind"] == "scenario":
-        scenario = load_scenario(found, overrides=dict(src.get("sets") or {}))
+        scenario = load_scenario(found, overrides=dict(src.get("sets") or {}), for_render=True)
         return replace(scenario, tokens=specs) if specs else scenario
-    model = load_map(found)
+    tiled = read_tiled(found)  # with pytmx's map: the viewer draws it
     system = systems.create(src["system"], dict(src.get("sets") or {}))
     return Scenario(
         path=found,
         name=os.path.basename(found),
-        model=model,
+        model=tiled.model,
         system=system,
         tokens=specs,
         turns=10**6,
+        tiled=tiled,
     )
 
 

@@ -33,6 +33,7 @@ from engine.flight.model import (
 from engine.grid import Cell
 from engine.lazy import numpy as np
 from engine.systems.base import Token
+from engine.systems.mythmaster.turnround import TurnRound
 from engine.terrain import MODES
 
 if TYPE_CHECKING:
@@ -488,6 +489,11 @@ class MythmasterFlight(FlightRules):
                     best = (1 + rest[0], cost + rest[1])
         memo[k] = best
         return best
+
+    def heading_bound(self, goal: Goal, start: FlightState, turn_points: int) -> TurnRound | None:
+        """The turn-round bound (:mod:`engine.systems.mythmaster.turnround`) for a goal with
+        an end heading, moves with one turn point and a start not downed; else None."""
+        return TurnRound.of(self, goal, start, turn_points, FLIGHT_ACTIONS)
 
     def bound(self, key: Key, goal: Goal) -> tuple[int, int] | None:
         cell, h, speed, _, landed, _, _, _ = key
