@@ -6,46 +6,35 @@ that command's start-up. A module that needs numpy only at run time writes::
 
     from engine.lazy import numpy as np
 
-and uses ``np`` as usual. Until the first attribute read, ``np`` is a stand-in; that read
-imports numpy and rebinds the name, in this module and in every ``engine`` module that
-holds the stand-in, to numpy itself, so later uses cost nothing extra (no wrapper in the
-hot loops). To type checkers ``numpy`` here is numpy.
+and uses ``np`` as usual. ``np`` stays a stand-in: its first attribute read imports numpy,
+and every read hands on to numpy (one Python call a read; the hot loops that matter import
+numpy themselves). To type checkers ``numpy`` here is numpy.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 
 class LazyModule:
-    """A stand-in for module ``name`` that imports it on the first attribute read."""
+    """A stand-in for module ``name`` that imports it on the first attribute read and
+    hands every read on to it from then on."""
 
-    __slots__ = ("_lazy_name",)
+    __slots__ = ("_lazy_name", "_lazy_module")
 
     def __init__(self, name: str) -> None:
         self._lazy_name = name
-
-    def _lazy_load(self) -> ModuleType:
-        module = importlib.import_module(self._lazy_name)
-        # Hand every engine module holding this stand-in the module itself.
-        for modname, mod in list(sys.modules.items()):
-            if modname != "engine" and not modname.startswith("engine."):
-                continue
-            namespace = getattr(mod, "__dict__", None)
-            if namespace is None:
-                continue
-            for key, value in list(namespace.items()):
-                if value is self:
-                    namespace[key] = module
-        return module
+        self._lazy_module: ModuleType | None = None
 
     def __getattr__(self, attr: str) -> Any:
         if attr in LazyModule.__slots__:  # not set yet (copy, pickle): no recursion
             raise AttributeError(attr)
-        return getattr(self._lazy_load(), attr)
+        module = self._lazy_module
+        if module is None:
+            module = self._lazy_module = importlib.import_module(self._lazy_name)
+        return getattr(module, attr)
 
     def __repr__(self) -> str:
         return f"<lazy module {self._lazy_name!r}>"

@@ -153,20 +153,19 @@ def _prints_ok(code: str) -> None:
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
 
 
-def test_lazy_numpy_becomes_numpy_on_first_use() -> None:
+def test_lazy_numpy_imports_numpy_on_first_use() -> None:
+    """The stand-in imports numpy on the first attribute read and hands every read on to
+    it; it rewrites no other module (no look-up of engine modules by name)."""
     code = (
         "import sys\n"
         "import engine.dice, engine.checks, engine.systems.d6 as d6\n"
         "from engine.lazy import LazyModule\n"
         "assert 'numpy' not in sys.modules\n"
-        "assert isinstance(engine.dice.np, LazyModule) and isinstance(d6.np, LazyModule)\n"
+        "assert isinstance(engine.dice.np, LazyModule) and d6.np is engine.dice.np\n"
         "assert engine.dice.np.zeros(2).tolist() == [0.0, 0.0]\n"
         "import numpy\n"
-        "holders = [m for n, m in sys.modules.items() if n.startswith('engine')]\n"
-        "assert all(not isinstance(v, LazyModule) for m in holders for v in vars(m).values())\n"
-        "assert engine.dice.np is numpy and engine.checks.np is numpy and d6.np is numpy\n"
-        "import engine.lazy\n"
-        "assert engine.lazy.numpy is numpy\n"
+        "assert engine.checks.np.int64 is numpy.int64 and d6.np.asarray is numpy.asarray\n"
+        "assert engine.dice.np._lazy_module is numpy\n"
         "print('ok')\n"
     )
     _prints_ok(code)
