@@ -122,9 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
-    # No command does linear algebra, and OpenBLAS starting its thread pool when numpy is
-    # first imported costs every command about 60 ms on the 2-core machine (a user's own
-    # setting wins). numpy is not imported yet: engine.lazy defers it to first use.
+    # No command does linear algebra, and OpenBLAS starts a thread pool when numpy is first
+    # imported, which every command would pay for at start-up (a user's own setting wins).
+    # numpy is not imported yet: engine.lazy defers it to first use.
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:

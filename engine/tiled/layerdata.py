@@ -135,9 +135,9 @@ def _decode_csv(path: str, text: str, shape: tuple[int, int], label: str) -> Gid
         if all(p.isdigit() and len(p) <= 10 for p in parts):
             return _stdlib_gids(path, [int(p) for p in parts], shape, label)
     elif kernel.available() and count and len(text) >= 2 * count - 1:
-        # numpy's parse of a 2048^2 layer took 0.1 s of its 0.25 s load; this one 0.013 s,
-        # and 0.012 s to make the zeroed layer it fills. Text too short for the layer is
-        # numpy's to refuse: nothing is allocated for a declared size the text cannot hold.
+        # numpy's parse was most of a big csv layer's load; the compiled one writes straight
+        # into the layer (benchmarks/bench_load.py times both). Text too short for the layer
+        # is numpy's to refuse: nothing is allocated for a declared size the text cannot hold.
         values = array(U32, [0]) * count
         if kernel.csv_u32(text, values) == count:
             return Cells(values, shape)
