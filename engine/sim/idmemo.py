@@ -1,0 +1,118 @@
+"""A memo keyed by the identities of some objects and a plain value (:class:`IdMemo`)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Hashable, Iterator, Sequence
+from operator import is_
+from typing import Any, Generic, TypeVar, overload
+
+V = TypeVar("V")
+D = TypeVar("D")
+
+
+class _Missing(enum.Enum):
+    MISSING = 0
+
+
+#: What :meth:`IdMemo.get` and :meth:`IdMemo.one` give for "no entry" where None is a
+#: value kept (a turn with no plan, a quarry with no safe exit).
+MISSING = _Missing.MISSING
+
+
+class IdMemo(Generic[V]):
+    """Values kept by the very objects they were worked out from (``objects``: compared by
+    identity, not value) and a plain hashable value (``plain``).
+
+    The turn loop asks the same question of the same objects (a token, a start, a kept
+    array) many times a run; hashing them by value costs more than the answer, and
+    equal-but-different objects are not always interchangeable (a token kept one object
+    per value serves later lookups, an equal one does not). So an entry is found by the
+    objects' ids and checked by identity. Each entry keeps its objects alive, so no other
+    object can take their ids while it lives.
+
+    Ids are valid in one process only: a memo pickles as ``(objects, plain, value)``
+    entries, in order, and keys itself again on unpickling from the ids the objects have
+    there (pickling the memo together with what else holds the objects keeps them one).
+
+    ``limit``: how many entries are kept (None: no limit; the owner clears it); ``half``:
+    when full, the oldest half goes (else all of it). :meth:`one` is :meth:`get` of a
+    single object, without the tuple of them (the commonest case, on the hottest paths)."""
+
+    __slots__ = ("_kept", "limit", "half")
+
+    def __init__(self, limit: int | None = None, *, half: bool = False) -> None:
+        self._kept: dict[tuple[Any, ...], tuple[tuple[Any, ...], V]] = {}
+        self.limit = limit
+        self.half = half
+
+    @overload
+    def get(self, objects: Sequence[object], plain: Hashable = None) -> V | None: ...
+
+    @overload
+    def get(self, objects: Sequence[object], plain: Hashable, default: D) -> V | D: ...
+
+    def get(self, objects: Sequence[object], plain: Hashable = None, default: Any = None) -> Any:
+        """The value kept for these very ``objects`` and ``plain``, else ``default``."""
+        got = self._kept.get((plain, *map(id, objects)))
+        if got is not None and all(map(is_, got[0], objects)):
+            return got[1]
+        return default
+
+    @overload
+    def one(self, obj: object, plain: Hashable = None) -> V | None: ...
+
+    @overload
+    def one(self, obj: object, plain: Hashable, default: D) -> V | D: ...
+
+    def one(self, obj: object, plain: Hashable = None, default: Any = None) -> Any:
+        """:meth:`get` of the single object ``obj``."""
+        got = self._kept.get((plain, id(obj)))
+        if got is not None and got[0][0] is obj:
+            return got[1]
+        return default
+
+    def put(self, objects: Sequence[object], plain: Hashable, value: V) -> None:
+        """Keep ``value`` for ``objects`` (kept alive with it) and ``plain``."""
+        if self.limit is not None and len(self._kept) >= self.limit:
+            self._make_room()
+        kept = tuple(objects)
+        self._kept[(plain, *map(id, kept))] = (kept, value)
+
+    def put_one(self, obj: object, plain: Hashable, value: V) -> None:
+        """:meth:`put` for the single object ``obj``."""
+        if self.limit is not None and len(self._kept) >= self.limit:
+            self._make_room()
+        self._kept[(plain, id(obj))] = ((obj,), value)
+
+    def _make_room(self) -> None:
+        kept = self._kept
+        if not self.half:
+            kept.clear()
+            return
+        assert self.limit is not None
+        for old in list(kept)[: self.limit // 2]:
+            kept.pop(old, None)  # (another thread of a Dask worker may have taken it)
+
+    def clear(self) -> None:
+        self._kept.clear()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def values(self) -> Iterator[V]:
+        """The values kept, oldest first."""
+        return (value for _, value in self._kept.values())
+
+    def entries(self) -> Iterator[tuple[tuple[Any, ...], Hashable, V]]:
+        """Every entry as ``(objects, plain, value)``, oldest first."""
+        return ((objs, key[0], value) for key, (objs, value) in self._kept.items())
+
+    def __getstate__(self) -> tuple[int | None, bool, list[tuple[tuple[Any, ...], Hashable, V]]]:
+        return (self.limit, self.half, list(self.entries()))
+
+    def __setstate__(
+        self, state: tuple[int | None, bool, list[tuple[tuple[Any, ...], Hashable, V]]]
+    ) -> None:
+        self.limit, self.half, entries = state
+        self._kept = {(plain, *map(id, objs)): (objs, value) for objs, plain, value in entries}
