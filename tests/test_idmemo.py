@@ -74,10 +74,10 @@ def test_a_stale_id_is_told_apart_by_identity() -> None:
     assert memo.one(b) is None and memo.get((a, b)) is None
 
 
-def test_the_limit_drops_all_or_the_oldest_half() -> None:
+def test_the_limit_drops_all_or_the_oldest() -> None:
     things = [Thing(str(k)) for k in range(10)]
     whole: IdMemo[int] = IdMemo(4)
-    half: IdMemo[int] = IdMemo(4, half=True)
+    half: IdMemo[int] = IdMemo(4, drop=2)
     for k, t in enumerate(things[:4]):
         whole.put_one(t, None, k)
         half.put((t,), None, k)
@@ -87,6 +87,14 @@ def test_the_limit_drops_all_or_the_oldest_half() -> None:
     assert list(whole.values()) == [4]
     assert list(half.values()) == [2, 3, 4]
     assert half.one(things[0]) is None and half.one(things[3]) == 3
+    # The least recently used goes first, where each use takes its entry and puts it back.
+    recent: IdMemo[int] = IdMemo(3, drop=1)
+    for k, t in enumerate(things[:3]):
+        recent.put_one(t, None, k)
+    assert recent.take_one(things[0]) == 0 and recent.take_one(things[0]) is None
+    recent.put_one(things[0], None, 0)
+    recent.put_one(things[3], None, 3)
+    assert list(recent.values()) == [2, 0, 3] and recent.one(things[1]) is None
     unlimited: IdMemo[int] = IdMemo()
     for k, t in enumerate(things):
         unlimited.put_one(t, k, k)
@@ -97,7 +105,7 @@ def test_the_limit_drops_all_or_the_oldest_half() -> None:
 
 def test_a_pickled_memo_keys_itself_again_by_its_objects_new_ids() -> None:
     a, b, c = Thing("a"), Thing("b"), Thing("c")
-    memo: IdMemo[str] = IdMemo(8, half=True)
+    memo: IdMemo[str] = IdMemo(8, drop=4)
     memo.put_one(a, ("pace", 1), "a")
     memo.put((a, b, c), None, "abc")
     memo.put((c, b), frozenset({(1, 2)}), "cb")
@@ -105,7 +113,7 @@ def test_a_pickled_memo_keys_itself_again_by_its_objects_new_ids() -> None:
     there, (a2, b2, c2) = pickle.loads(pickle.dumps((memo, (a, b, c))))
     assert (a2, b2, c2) == (a, b, c) and a2 is not a
     assert {id(a2), id(b2), id(c2)}.isdisjoint({id(a), id(b), id(c)})
-    assert there.limit == 8 and there.half
+    assert (there.limit, there.drop) == (8, 4)
     assert there.one(a2, ("pace", 1)) == "a"
     assert there.get((a2, b2, c2)) == "abc"
     assert there.get((c2, b2), frozenset({(1, 2)})) == "cb"

@@ -67,8 +67,8 @@ class FieldCache:
         #: with their types; ``_by_reads`` keeps those whose values are no key.
         self._by_shape: dict[tuple[Any, ...], dict[tuple[Any, ...], dict[Any, Profile]]] = {}
         #: Profiles with other tokens in the way, by (profile, blocked anchors): the few
-        #: most recent (tokens move, so these are rarely asked twice for long).
-        self._blocked: dict[tuple[Any, ...], Profile] = {}
+        #: most recently used (tokens move, so these are rarely asked twice for long).
+        self._blocked: IdMemo[Profile] = IdMemo(self.BLOCKED_KEPT, drop=1)
         #: Ground moves' ways (Simulation._ground_way), by what they read.
         self.ways: IdMemo[Any] = IdMemo(self.WAYS_KEPT)
         #: The starts of turns seen before (Simulation._turn_start): by every token and
@@ -88,11 +88,11 @@ class FieldCache:
         #: Ways down a field before any roll (:meth:`descent`), by profile, goal and tokens.
         self._descents: dict[tuple[Any, ...], tuple[Profile, Walk, int]] = {}
         #: Policies' pure parts, by the kept arrays they read (:meth:`threat`, ...).
-        self._threats: IdMemo[np.ndarray] = IdMemo(self.POLICY_KEPT, half=True)
-        self._exits: IdMemo[Cell | None] = IdMemo(self.POLICY_KEPT, half=True)
+        self._threats: IdMemo[np.ndarray] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
+        self._exits: IdMemo[Cell | None] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
         self._exit_cells: tuple[list[Cell], np.ndarray] | None = None
-        self._flee: IdMemo[Cell | None] = IdMemo(self.POLICY_KEPT, half=True)
-        self._meets: IdMemo[Cell] = IdMemo(self.POLICY_KEPT, half=True)
+        self._flee: IdMemo[Cell | None] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
+        self._meets: IdMemo[Cell] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
         self._gaps: dict[tuple[Cell, int, Cell, int], int] = {}
         self._turns_json: dict[tuple[MovementGraph, float], Any] = {}
         #: The scenario's tokens as every run starts them (:meth:`start_token`).
@@ -115,10 +115,6 @@ class FieldCache:
 
     # ----------------------------------------------------------------- shipping
 
-    #: Kept only in the process that made them: tokens in the way (rarely asked twice),
-    #: fliers' rules (they hold functions).
-    _LOCAL = ("_blocked", "flight")
-
     def __getstate__(self) -> dict[str, Any]:
         """The whole warm cache, to ship to another process (Dask workers: engine.batch).
 
@@ -126,7 +122,8 @@ class FieldCache:
         shared; a memo kept by object identities (:class:`IdMemo`) keys itself again on
         arrival."""
         state = self.__dict__.copy()
-        state.update({name: {} for name in self._LOCAL})
+        state["_blocked"] = IdMemo(self.BLOCKED_KEPT, drop=1)
+        state["flight"] = {}
         return state
 
     def sources(self) -> dict[str, Any]:
@@ -479,28 +476,23 @@ class FieldCache:
     def blocked_fields(self, prof: Profile, blocked: frozenset[Cell]) -> Profile:
         """``prof`` with ``blocked`` anchors taken away, on ``prof``'s own graph
         (:meth:`Profile.without`): for walking down fields (the few most recent kept)."""
-        key = (id(prof), blocked, "fields")
-        got = self._blocked.pop(key, None)
+        key = (blocked, "fields")
+        got = self._blocked.take_one(prof, key)
         if got is None:
             got = prof.without(blocked)
             self.weight.used += got.compiled_bytes()
-            if len(self._blocked) >= self.BLOCKED_KEPT:
-                del self._blocked[next(iter(self._blocked))]
-        self._blocked[key] = got  # most recent last
+        self._blocked.put_one(prof, key, got)  # the newest
         return got
 
     def blocked_profile(self, prof: Profile, blocked: frozenset[Cell]) -> Profile:
         """``prof``'s token with ``blocked`` anchors taken away (tokens in the way)."""
-        key = (id(prof), blocked)
-        got = self._blocked.pop(key, None)
+        got = self._blocked.take_one(prof, blocked)
         if got is None:
             g = prof.graph
             got = Profile(MovementGraph(with_blocked(g.model, blocked), g.system, g.token, g.pace))
             got.weight = self.weight
             self.weight.used += got.compiled_bytes()
-            if len(self._blocked) >= self.BLOCKED_KEPT:
-                del self._blocked[next(iter(self._blocked))]
-        self._blocked[key] = got  # most recent last
+        self._blocked.put_one(prof, blocked, got)  # the newest
         return got
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Hashable, Iterator, Sequence
+from itertools import islice
 from operator import is_
 from typing import Any, Generic, TypeVar, overload
 
@@ -35,16 +36,17 @@ class IdMemo(Generic[V]):
     entries, in order, and keys itself again on unpickling from the ids the objects have
     there (pickling the memo together with what else holds the objects keeps them one).
 
-    ``limit``: how many entries are kept (None: no limit; the owner clears it); ``half``:
-    when full, the oldest half goes (else all of it). :meth:`one` is :meth:`get` of a
-    single object, without the tuple of them (the commonest case, on the hottest paths)."""
+    ``limit``: how many entries are kept (None: no limit; the owner clears it); ``drop``:
+    how many of the oldest go when it is full (None: all of them). :meth:`one` is
+    :meth:`get` of a single object, without the tuple of them (the commonest case, on the
+    hottest paths)."""
 
-    __slots__ = ("_kept", "limit", "half")
+    __slots__ = ("_kept", "limit", "drop")
 
-    def __init__(self, limit: int | None = None, *, half: bool = False) -> None:
+    def __init__(self, limit: int | None = None, *, drop: int | None = None) -> None:
         self._kept: dict[tuple[Any, ...], tuple[tuple[Any, ...], V]] = {}
         self.limit = limit
-        self.half = half
+        self.drop = drop
 
     @overload
     def get(self, objects: Sequence[object], plain: Hashable = None) -> V | None: ...
@@ -72,6 +74,22 @@ class IdMemo(Generic[V]):
             return got[1]
         return default
 
+    @overload
+    def take_one(self, obj: object, plain: Hashable = None) -> V | None: ...
+
+    @overload
+    def take_one(self, obj: object, plain: Hashable, default: D) -> V | D: ...
+
+    def take_one(self, obj: object, plain: Hashable = None, default: Any = None) -> Any:
+        """:meth:`one`, its entry taken out (put back with :meth:`put_one`, it is the
+        newest: a memo that drops its oldest keeps the ones most recently used)."""
+        key = (plain, id(obj))
+        got = self._kept.get(key)
+        if got is not None and got[0][0] is obj:
+            self._kept.pop(key, None)
+            return got[1]
+        return default
+
     def put(self, objects: Sequence[object], plain: Hashable, value: V) -> None:
         """Keep ``value`` for ``objects`` (kept alive with it) and ``plain``."""
         if self.limit is not None and len(self._kept) >= self.limit:
@@ -87,11 +105,10 @@ class IdMemo(Generic[V]):
 
     def _make_room(self) -> None:
         kept = self._kept
-        if not self.half:
+        if self.drop is None:
             kept.clear()
             return
-        assert self.limit is not None
-        for old in list(kept)[: self.limit // 2]:
+        for old in list(islice(kept, self.drop)):
             kept.pop(old, None)  # (another thread of a Dask worker may have taken it)
 
     def clear(self) -> None:
@@ -108,11 +125,13 @@ class IdMemo(Generic[V]):
         """Every entry as ``(objects, plain, value)``, oldest first."""
         return ((objs, key[0], value) for key, (objs, value) in self._kept.items())
 
-    def __getstate__(self) -> tuple[int | None, bool, list[tuple[tuple[Any, ...], Hashable, V]]]:
-        return (self.limit, self.half, list(self.entries()))
+    def __getstate__(
+        self,
+    ) -> tuple[int | None, int | None, list[tuple[tuple[Any, ...], Hashable, V]]]:
+        return (self.limit, self.drop, list(self.entries()))
 
     def __setstate__(
-        self, state: tuple[int | None, bool, list[tuple[tuple[Any, ...], Hashable, V]]]
+        self, state: tuple[int | None, int | None, list[tuple[tuple[Any, ...], Hashable, V]]]
     ) -> None:
-        self.limit, self.half, entries = state
+        self.limit, self.drop, entries = state
         self._kept = {(plain, *map(id, objs)): (objs, value) for objs, plain, value in entries}
