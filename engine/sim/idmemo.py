@@ -44,7 +44,9 @@ class IdMemo(Generic[V]):
     __slots__ = ("_kept", "limit", "drop")
 
     def __init__(self, limit: int | None = None, *, drop: int | None = None) -> None:
-        self._kept: dict[tuple[Any, ...], tuple[tuple[Any, ...], V]] = {}
+        # By (plain, *ids of the objects): (value, *the objects), one tuple an entry (the
+        # memos hold many: fewer objects for the garbage collector to walk).
+        self._kept: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self.limit = limit
         self.drop = drop
 
@@ -57,8 +59,8 @@ class IdMemo(Generic[V]):
     def get(self, objects: Sequence[object], plain: Hashable = None, default: Any = None) -> Any:
         """The value kept for these very ``objects`` and ``plain``, else ``default``."""
         got = self._kept.get((plain, *map(id, objects)))
-        if got is not None and all(map(is_, got[0], objects)):
-            return got[1]
+        if got is not None and all(map(is_, got[1:], objects)):
+            return got[0]
         return default
 
     @overload
@@ -70,8 +72,8 @@ class IdMemo(Generic[V]):
     def one(self, obj: object, plain: Hashable = None, default: Any = None) -> Any:
         """:meth:`get` of the single object ``obj``."""
         got = self._kept.get((plain, id(obj)))
-        if got is not None and got[0][0] is obj:
-            return got[1]
+        if got is not None and got[1] is obj:
+            return got[0]
         return default
 
     @overload
@@ -85,23 +87,22 @@ class IdMemo(Generic[V]):
         newest: a memo that drops its oldest keeps the ones most recently used)."""
         key = (plain, id(obj))
         got = self._kept.get(key)
-        if got is not None and got[0][0] is obj:
+        if got is not None and got[1] is obj:
             self._kept.pop(key, None)
-            return got[1]
+            return got[0]
         return default
 
     def put(self, objects: Sequence[object], plain: Hashable, value: V) -> None:
         """Keep ``value`` for ``objects`` (kept alive with it) and ``plain``."""
         if self.limit is not None and len(self._kept) >= self.limit:
             self._make_room()
-        kept = tuple(objects)
-        self._kept[(plain, *map(id, kept))] = (kept, value)
+        self._kept[(plain, *map(id, objects))] = (value, *objects)
 
     def put_one(self, obj: object, plain: Hashable, value: V) -> None:
         """:meth:`put` for the single object ``obj``."""
         if self.limit is not None and len(self._kept) >= self.limit:
             self._make_room()
-        self._kept[(plain, id(obj))] = ((obj,), value)
+        self._kept[(plain, id(obj))] = (value, obj)
 
     def _make_room(self) -> None:
         kept = self._kept
@@ -119,11 +120,11 @@ class IdMemo(Generic[V]):
 
     def values(self) -> Iterator[V]:
         """The values kept, oldest first."""
-        return (value for _, value in self._kept.values())
+        return (entry[0] for entry in self._kept.values())
 
     def entries(self) -> Iterator[tuple[tuple[Any, ...], Hashable, V]]:
         """Every entry as ``(objects, plain, value)``, oldest first."""
-        return ((objs, key[0], value) for key, (objs, value) in self._kept.items())
+        return ((entry[1:], key[0], entry[0]) for key, entry in self._kept.items())
 
     def __getstate__(
         self,
@@ -134,4 +135,4 @@ class IdMemo(Generic[V]):
         self, state: tuple[int | None, int | None, list[tuple[tuple[Any, ...], Hashable, V]]]
     ) -> None:
         self.limit, self.drop, entries = state
-        self._kept = {(plain, *map(id, objs)): (objs, value) for objs, plain, value in entries}
+        self._kept = {(plain, *map(id, objs)): (value, *objs) for objs, plain, value in entries}
