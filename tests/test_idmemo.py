@@ -69,7 +69,7 @@ def test_a_stale_id_is_told_apart_by_identity() -> None:
     # without keying again) is never served to whatever object has that id now.
     a, b = Thing("a"), Thing("b")
     memo: IdMemo[str] = IdMemo()
-    memo._kept[(None, id(b))] = ("a's", a)
+    memo._kept[id(b)] = ("a's", a)
     memo._kept[(None, id(a), id(b))] = ("ba's", b, a)
     assert memo.one(b) is None and memo.get((a, b)) is None
 

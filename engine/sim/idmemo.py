@@ -41,12 +41,14 @@ class IdMemo(Generic[V]):
     :meth:`get` of a single object, without the tuple of them (the commonest case, on the
     hottest paths)."""
 
-    __slots__ = ("_kept", "limit", "drop")
+    __slots__ = ("_kept", "_find", "limit", "drop")
 
     def __init__(self, limit: int | None = None, *, drop: int | None = None) -> None:
-        # By (plain, *ids of the objects): (value, *the objects), one tuple an entry (the
-        # memos hold many: fewer objects for the garbage collector to walk).
-        self._kept: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        # By (plain, *ids of the objects), or a lone object's bare id where plain is None
+        # (:func:`_key`): (value, *the objects), one tuple an entry (the memos hold many:
+        # fewer objects for the garbage collector to walk).
+        self._kept: dict[Any, tuple[Any, ...]] = {}
+        self._find = self._kept.get
         self.limit = limit
         self.drop = drop
 
@@ -58,7 +60,10 @@ class IdMemo(Generic[V]):
 
     def get(self, objects: Sequence[object], plain: Hashable = None, default: Any = None) -> Any:
         """The value kept for these very ``objects`` and ``plain``, else ``default``."""
-        got = self._kept.get((plain, *map(id, objects)))
+        if plain is None and len(objects) == 1:  # (_key, inline: a hot path)
+            got = self._find(id(objects[0]))
+        else:
+            got = self._find((plain, *map(id, objects)))
         if got is not None and all(map(is_, got[1:], objects)):
             return got[0]
         return default
@@ -71,7 +76,7 @@ class IdMemo(Generic[V]):
 
     def one(self, obj: object, plain: Hashable = None, default: Any = None) -> Any:
         """:meth:`get` of the single object ``obj``."""
-        got = self._kept.get((plain, id(obj)))
+        got = self._find(id(obj) if plain is None else (plain, id(obj)))
         if got is not None and got[1] is obj:
             return got[0]
         return default
@@ -85,8 +90,8 @@ class IdMemo(Generic[V]):
     def take_one(self, obj: object, plain: Hashable = None, default: Any = None) -> Any:
         """:meth:`one`, its entry taken out (put back with :meth:`put_one`, it is the
         newest: a memo that drops its oldest keeps the ones most recently used)."""
-        key = (plain, id(obj))
-        got = self._kept.get(key)
+        key = id(obj) if plain is None else (plain, id(obj))
+        got = self._find(key)
         if got is not None and got[1] is obj:
             self._kept.pop(key, None)
             return got[0]
@@ -96,13 +101,13 @@ class IdMemo(Generic[V]):
         """Keep ``value`` for ``objects`` (kept alive with it) and ``plain``."""
         if self.limit is not None and len(self._kept) >= self.limit:
             self._make_room()
-        self._kept[(plain, *map(id, objects))] = (value, *objects)
+        self._kept[_key(plain, objects)] = (value, *objects)
 
     def put_one(self, obj: object, plain: Hashable, value: V) -> None:
         """:meth:`put` for the single object ``obj``."""
         if self.limit is not None and len(self._kept) >= self.limit:
             self._make_room()
-        self._kept[(plain, id(obj))] = (value, obj)
+        self._kept[id(obj) if plain is None else (plain, id(obj))] = (value, obj)
 
     def _make_room(self) -> None:
         kept = self._kept
@@ -124,7 +129,10 @@ class IdMemo(Generic[V]):
 
     def entries(self) -> Iterator[tuple[tuple[Any, ...], Hashable, V]]:
         """Every entry as ``(objects, plain, value)``, oldest first."""
-        return ((entry[1:], key[0], entry[0]) for key, entry in self._kept.items())
+        return (
+            (entry[1:], None if type(key) is int else key[0], entry[0])
+            for key, entry in self._kept.items()
+        )
 
     def __getstate__(
         self,
@@ -135,4 +143,12 @@ class IdMemo(Generic[V]):
         self, state: tuple[int | None, int | None, list[tuple[tuple[Any, ...], Hashable, V]]]
     ) -> None:
         self.limit, self.drop, entries = state
-        self._kept = {(plain, *map(id, objs)): (value, *objs) for objs, plain, value in entries}
+        self._kept = {_key(plain, objs): (value, *objs) for objs, plain, value in entries}
+        self._find = self._kept.get
+
+
+def _key(plain: Hashable, objects: Sequence[object]) -> Any:
+    """An entry's key in :attr:`IdMemo._kept`."""
+    if plain is None and len(objects) == 1:
+        return id(objects[0])
+    return (plain, *map(id, objects))
