@@ -358,10 +358,9 @@ def _fields_held(fields: FieldCache) -> int:  # noqa: C901
             ):
                 add(a)
     for memo in (fields._threats, fields._exits, fields._flee, fields._meets):
-        for value in memo.values():
-            for part in value:
-                for a in part if isinstance(part, list) else (part,):
-                    add(a)
+        for objects, _, value in memo.entries():
+            for a in (*objects, value):
+                add(a)
     return total
 
 
@@ -411,9 +410,12 @@ def test_the_fields_a_cache_keeps_stay_within_its_budget(tmp_path: Path) -> None
 def test_the_small_memos_stay_within_their_cap() -> None:
     """Profiles by token state, capture distances, move times and stats ids are kept up to
     ``SMALL_KEPT`` each, then dropped and made again as asked: the same runs."""
+
+    class Tight(FieldCache):  # (a memo takes its cap when the cache is made)
+        SMALL_KEPT = 4
+
     sc = load_scenario(CHASE)
-    free, tight = FieldCache(sc), FieldCache(sc)
-    tight.SMALL_KEPT = 4
+    free, tight = FieldCache(sc), Tight(sc)
     most = 0
     for run, seed in enumerate(run_seeds(sc.seed, 30)):
         a = Simulation(sc, seed, fields=free, run=run, record="count").run()
@@ -634,7 +636,7 @@ def test_a_counted_log_has_the_events_a_kept_log_has(tmp_path: Path) -> None:
             assert counted.events == []
         assert not kept_fields.plans
         if path == Path(CHASE):
-            outcomes = [p.outcomes for _, p in counted_fields.plans.values() if p is not None]
+            outcomes = [p.outcomes for p in counted_fields.plans.values() if p is not None]
             assert len(outcomes) > 100 and sum(map(len, outcomes)) > len(outcomes)
     sim = Simulation(load_scenario(CHASE), 3, record="count")
     sim.play_turn()

@@ -27,28 +27,9 @@ from engine.sim.fields import (
     trim_at,
 )
 from engine.sim.hookmemo import HookMemo, _plain, _same_reads, _untrace, _values
+from engine.sim.idmemo import MISSING, IdMemo
 from engine.systems.base import Token, jsonable
 from engine.walls import with_doors
-
-
-def _rekey(key: tuple[Any, ...], value: Any, how: str) -> tuple[Any, ...]:
-    """An id-keyed memo's key made again from the objects its entry keeps
-    (:attr:`FieldCache._BY_ID`), in a process where they have other ids."""
-    if how == "tail":
-        kept = value[0]
-        return (*key[: len(key) - len(kept)], *map(id, kept))
-    if how == "items":
-        n = len(key) if isinstance(key, tuple) else 1
-        ids = tuple(map(id, value[:n]))
-        return ids if isinstance(key, tuple) else ids[0]
-    if how == "first":  # (id(token), ...rest) -> (token, profile)
-        return (id(value[0]), *key[1:])
-    if how == "threat":  # (n, *ids of the arrays) -> (out, arrays)
-        return (key[0], *map(id, value[1]))
-    if how == "flee":  # (id(mine), id(threat), taken) -> (best, mine, threat)
-        return (id(value[1]), id(value[2]), key[2])
-    # "pairs": (id(a), id(b)) -> (result, a, b)
-    return (id(value[1]), id(value[2]))
 
 
 def stats_key_of(stats: Any) -> tuple[Any, ...]:
@@ -74,7 +55,8 @@ class FieldCache:
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
         self._profiles: dict[tuple[Any, ...], Profile] = {}
-        self._profile_of: dict[tuple[Any, ...], tuple[Token, Profile]] = {}
+        #: By the very token, pace, size and doors (tokens are frozen).
+        self._profile_of: IdMemo[Profile] = IdMemo(65536)
         self._shared: dict[tuple[Any, ...], Profile] = {}
         #: Distance fields by compiled graph (:meth:`_distances`), shared by its profiles.
         self._by_csr: dict[tuple[Any, ...], list[tuple[tuple[np.ndarray, ...], _Distances]]] = {}
@@ -85,45 +67,45 @@ class FieldCache:
         #: with their types; ``_by_reads`` keeps those whose values are no key.
         self._by_shape: dict[tuple[Any, ...], dict[tuple[Any, ...], dict[Any, Profile]]] = {}
         #: Profiles with other tokens in the way, by (profile, blocked anchors): the few
-        #: most recent (tokens move, so these are rarely asked twice for long).
-        self._blocked: dict[tuple[Any, ...], Profile] = {}
+        #: most recently used (tokens move, so these are rarely asked twice for long).
+        self._blocked: IdMemo[Profile] = IdMemo(self.BLOCKED_KEPT, drop=1)
         #: Ground moves' ways (Simulation._ground_way), by what they read.
-        self.ways: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
-        #: The starts of turns seen before (Simulation._turn_start): by every token's and
-        #: spec's id and the doors, and by what they read (the token itself, the other
-        #: tokens' cells and profiles); each (the objects its key names, the start).
-        self.starts: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
-        self.starts_by_reads: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
-        #: A turn's checks by the ids of the token, graph and cells they were asked for
-        #: (Simulation._turn_rolls), with those and the result.
-        self.rolls_same: dict[tuple[int, int, int], tuple[Any, Any, Any, Any]] = {}
-        #: A check's effect (Simulation._apply_check) by the id of the token (kept by
-        #: value), the check and the degree, with that token and the result.
-        self.applied: dict[tuple[int, str, str], tuple[Any, Any]] = {}
-        #: Turn plans (Simulation._plan_of) by the id of the kept start they follow, with
-        #: that start (None: a start not played from a plan).
-        self.plans: dict[int, tuple[Any, TurnPlan | None]] = {}
+        self.ways: IdMemo[Any] = IdMemo(self.WAYS_KEPT)
+        #: The starts of turns seen before (Simulation._turn_start): by every token and
+        #: spec and the doors, and by what they read (the token itself, the other tokens'
+        #: cells and profiles).
+        self.starts: IdMemo[Any] = IdMemo(self.STARTS_KEPT)
+        self.starts_by_reads: IdMemo[Any] = IdMemo(self.STARTS_KEPT)
+        #: A turn's checks by the token, graph and cells they were asked for
+        #: (Simulation._turn_rolls).
+        self.rolls_same: IdMemo[Any] = IdMemo(self.STARTS_KEPT)
+        #: A check's effect (Simulation._apply_check) by the token (kept by value), the
+        #: check and the degree.
+        self.applied: IdMemo[Token] = IdMemo(self.STARTS_KEPT)
+        #: Turn plans (Simulation._plan_of) by the kept start they follow (None: a start
+        #: not played from a plan).
+        self.plans: IdMemo[TurnPlan | None] = IdMemo(self.STARTS_KEPT)
         #: Ways down a field before any roll (:meth:`descent`), by profile, goal and tokens.
         self._descents: dict[tuple[Any, ...], tuple[Profile, Walk, int]] = {}
         #: Policies' pure parts, by the kept arrays they read (:meth:`threat`, ...).
-        self._threats: dict[tuple[Any, ...], tuple[np.ndarray, list[np.ndarray]]] = {}
-        self._exits: dict[tuple[int, int], tuple[Cell | None, np.ndarray, np.ndarray]] = {}
+        self._threats: IdMemo[np.ndarray] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
+        self._exits: IdMemo[Cell | None] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
         self._exit_cells: tuple[list[Cell], np.ndarray] | None = None
-        self._flee: dict[tuple[Any, ...], tuple[Cell | None, np.ndarray, np.ndarray]] = {}
-        self._meets: dict[tuple[int, int], tuple[Cell, np.ndarray, Route]] = {}
+        self._flee: IdMemo[Cell | None] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
+        self._meets: IdMemo[Cell] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
         self._gaps: dict[tuple[Cell, int, Cell, int], int] = {}
         self._turns_json: dict[tuple[MovementGraph, float], Any] = {}
         #: The scenario's tokens as every run starts them (:meth:`start_token`).
-        self._start: dict[int, tuple[TokenSpec, Token]] = {}
+        self._start: IdMemo[Token] = IdMemo()
         self._stats_ids: dict[tuple[Any, ...], int] = {}
-        self._stats_same: dict[int, tuple[Any, int]] = {}
+        self._stats_same: IdMemo[int] = IdMemo(self.SMALL_KEPT)
         self._sources: dict[str, Any] | None = None
         #: Rule hooks' results by what they read (:class:`HookMemo`), shared like the fields.
         self.hooks = HookMemo()
-        #: The system's notes (RuleSystem.notes), and tokens less them by the token's id,
-        #: each with the token given (:meth:`less_notes`).
+        #: The system's notes (RuleSystem.notes), and tokens less them by the token given
+        #: (:meth:`less_notes`).
         self.notes: frozenset[str] = frozenset(scenario.system.notes)
-        self._less_notes: dict[int, tuple[Token, Token]] = {}
+        self._less_notes: IdMemo[Token] = IdMemo(self.NOTES_KEPT)
         #: The bytes of the fields and policy maps kept (:meth:`trim`).
         self.weight = FieldBytes()
         #: Fliers' flight rules by stats (engine.sim.flight), shared like the fields.
@@ -133,43 +115,16 @@ class FieldCache:
 
     # ----------------------------------------------------------------- shipping
 
-    #: Memos keyed by object ids, each with how its key is made again from the objects
-    #: its entries keep (:func:`_rekey`).
-    _BY_ID = {
-        "starts": "tail",
-        "starts_by_reads": "tail",
-        "ways": "tail",
-        "rolls_same": "items",
-        "applied": "first",
-        "plans": "items",
-        "_profile_of": "first",
-        "_threats": "threat",
-        "_exits": "pairs",
-        "_flee": "flee",
-        "_meets": "pairs",
-        "_start": "items",
-        "_stats_same": "items",
-        "_less_notes": "items",
-    }
-    #: Kept only in the process that made them: tokens in the way (rarely asked twice),
-    #: fliers' rules (they hold functions).
-    _LOCAL = ("_blocked", "flight")
-
     def __getstate__(self) -> dict[str, Any]:
         """The whole warm cache, to ship to another process (Dask workers: engine.batch).
 
         Pickling keeps every object once, so what one memo shares with another stays
-        shared; a memo keyed by object ids (valid in one process) is keyed again on
-        arrival (:meth:`__setstate__`) from the objects its entries keep."""
+        shared; a memo kept by object identities (:class:`IdMemo`) keys itself again on
+        arrival."""
         state = self.__dict__.copy()
-        state.update({name: {} for name in self._LOCAL})
+        state["_blocked"] = IdMemo(self.BLOCKED_KEPT, drop=1)
+        state["flight"] = {}
         return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        for name, how in self._BY_ID.items():
-            memo = getattr(self, name)
-            setattr(self, name, {_rekey(key, value, how): value for key, value in memo.items()})
 
     def sources(self) -> dict[str, Any]:
         """:func:`log_sources` of the scenario, worked out for the first run (every run of
@@ -181,25 +136,24 @@ class FieldCache:
     def stats_id(self, stats: Any) -> int:
         """A small number for the stats' :func:`stats_key_of` (equal stats, equal numbers):
         cache keys hash it at once."""
-        same = self._stats_same.get(id(stats))
-        if same is not None and same[0] is stats:  # the very stats object (tokens share it)
-            return same[1]
+        same = self._stats_same.one(stats)  # the very stats object (tokens share it)
+        if same is not None:
+            return same
         key = stats_key_of(stats)
         got = self._stats_ids.get(key)
         if got is None:
             got = self._stats_ids[key] = len(self._stats_ids)
-        if len(self._stats_same) >= self.SMALL_KEPT:
-            self._stats_same.clear()
-        self._stats_same[id(stats)] = (stats, got)
+        self._stats_same.put_one(stats, None, got)
         return got
 
     def start_token(self, spec: TokenSpec, make: Any) -> Token:
         """The token ``make(spec)`` gives at the start of every run (tokens are immutable:
         validating the stats once serves every run), kept per spec of the scenario."""
-        got = self._start.get(id(spec))
-        if got is None or got[0] is not spec:
-            got = self._start[id(spec)] = (spec, make(spec))
-        return got[1]
+        got = self._start.one(spec)
+        if got is None:
+            got = make(spec)
+            self._start.put_one(spec, None, got)
+        return got
 
     def model_for(self, doors: tuple[tuple[int, bool], ...] = ()) -> MapModel:
         """The scenario's map with ``doors`` ((door id, open) pairs) set; () = as drawn."""
@@ -239,31 +193,26 @@ class FieldCache:
         """The elementwise least of ``times`` (turns from each pursuer), +inf where there are
         none: read-only, kept while its inputs (kept arrays: :meth:`Profile.turns_from`)
         are."""
-        key = (n, *map(id, times))
-        got = self._threats.get(key)
+        got = self._threats.get(times, n)
         if got is None:
-            if n is None:
-                n = self.scenario.model.grid.width * self.scenario.model.grid.height
             if times:
                 out = times[0].copy()
                 for t in times[1:]:
                     np.minimum(out, t, out=out)
             else:
-                out = np.full(n, INF)
+                grid = self.scenario.model.grid
+                out = np.full(grid.width * grid.height if n is None else n, INF)
             out.setflags(write=False)
             self.weight.used += out.nbytes
-            if len(self._threats) >= self.POLICY_KEPT:
-                for old in list(self._threats)[: self.POLICY_KEPT // 2]:
-                    del self._threats[old]
-            got = self._threats[key] = (out, times)
-        return got[0]
+            self._threats.put(times, n, out)
+            got = out
+        return got
 
     def safest_exit(self, mine: np.ndarray, threat: np.ndarray) -> Cell | None:
         """The exit cell reached soonest (``mine``: turns from the quarry) among those
         reached before every pursuer (``threat``), ties to the lower cell; None if none."""
-        key = (id(mine), id(threat))
-        got = self._exits.get(key)
-        if got is None:
+        got = self._exits.get((mine, threat), None, MISSING)
+        if got is MISSING:
             exits, index = self._exit_index()
             m = mine[index].tolist()
             t = threat[index].tolist()
@@ -271,11 +220,9 @@ class FieldCache:
             for k, c in enumerate(exits):
                 if m[k] < t[k] and (best is None or (m[k], c) < best):
                     best = (m[k], c)
-            if len(self._exits) >= self.POLICY_KEPT:
-                for old in list(self._exits)[: self.POLICY_KEPT // 2]:
-                    del self._exits[old]
-            got = self._exits[key] = (None if best is None else best[1], mine, threat)
-        return got[0]
+            got = None if best is None else best[1]
+            self._exits.put((mine, threat), None, got)
+        return got
 
     def flee_cell(
         self,
@@ -287,9 +234,8 @@ class FieldCache:
     ) -> Cell | None:
         """:meth:`SimView.flee_cell`'s choice from ``mine`` (turns from the quarry, a kept
         array), ``threat`` (:meth:`threat`) and the cells ``taken`` by other tokens; kept."""
-        key = (id(mine), id(threat), taken)
-        got = self._flee.get(key)
-        if got is None:
+        got = self._flee.get((mine, threat), taken, MISSING)
+        if got is MISSING:
             ok = mine <= 1 + 1e-12
             if taken:
                 ok[[g.grid.index(c) for c in taken]] = False
@@ -306,11 +252,9 @@ class FieldCache:
                 best = g.grid.cell_of_index(int(reachable[0]))
                 if best == cell:
                     best = None
-            if len(self._flee) >= self.POLICY_KEPT:
-                for old in list(self._flee)[: self.POLICY_KEPT // 2]:
-                    del self._flee[old]
-            got = self._flee[key] = (best, mine, threat)
-        return got[0]
+            self._flee.put((mine, threat), taken, best)
+            got = best
+        return got
 
     #: How many capture distances and move times are kept (all go beyond this).
     SMALL_KEPT = 65536
@@ -342,16 +286,12 @@ class FieldCache:
         """:meth:`SimView.intercept`'s cell: the first of ``route`` (the quarry's, kept
         in its field) that ``mine`` (turns from the pursuer, a kept array) reaches no later
         than the quarry, else its last; kept."""
-        key = (id(mine), id(route))
-        got = self._meets.get(key)
+        got = self._meets.get((mine, route))
         if got is None:
             first = np.flatnonzero(mine[route.index] <= route.turns)
-            cell = route.cells[int(first[0]) if len(first) else -1][0]
-            if len(self._meets) >= self.POLICY_KEPT:
-                for old in list(self._meets)[: self.POLICY_KEPT // 2]:
-                    del self._meets[old]
-            got = self._meets[key] = (cell, mine, route)
-        return got[0]
+            got = route.cells[int(first[0]) if len(first) else -1][0]
+            self._meets.put((mine, route), None, got)
+        return got
 
     def _exit_index(self) -> tuple[list[Cell], np.ndarray]:
         if self._exit_cells is None:
@@ -376,10 +316,10 @@ class FieldCache:
         the token's stats, where the caller keeps it."""
         # Everything a rule hook may read, except where the token stands: rates and
         # checks can depend on conditions, encumbrance and counters (last round's speed).
-        same = (id(token), pace, size, doors)
-        got = self._profile_of.get(same)
-        if got is not None and got[0] is token:
-            return got[1]
+        same = (pace, size, doors)
+        got = self._profile_of.one(token, same)
+        if got is not None:
+            return got
         st = token.state
         skey = self.stats_id(token.stats) if stats_key is None else stats_key
         key = (skey, pace, st.mode, st.conditions, st.encumbrance, st.counters, size, doors)
@@ -388,9 +328,7 @@ class FieldCache:
             if len(self._profiles) >= self.SMALL_KEPT:
                 self._profiles.clear()  # a memo of _profile_by_reads: made again as asked
             prof = self._profiles[key] = self._profile_by_reads(token, skey, pace, size, doors)
-        if len(self._profile_of) >= 65536:
-            self._profile_of.clear()
-        self._profile_of[same] = (token, prof)  # by the very token too (tokens are frozen)
+        self._profile_of.put_one(token, same, prof)
         return prof
 
     def _profile_by_reads(
@@ -456,19 +394,6 @@ class FieldCache:
     #: this).
     STARTS_KEPT = 65536
 
-    def keep_start(
-        self,
-        memo: dict[tuple[Any, ...], Any],
-        key: tuple[Any, ...],
-        kept: tuple[Any, ...],
-        start: Any,
-    ) -> None:
-        """Keep a turn's start (Simulation._turn_start) with the objects its key names by id
-        (kept alive with it, so no other object takes their ids)."""
-        if len(memo) >= self.STARTS_KEPT:
-            memo.clear()
-        memo[key] = (kept, start)
-
     #: Tokens kept less their notes (:meth:`less_notes`; all of them go beyond this).
     NOTES_KEPT = 65536
 
@@ -476,9 +401,9 @@ class FieldCache:
         """``token`` less the system's notes (:attr:`notes`: its note counters and note
         conditions), kept one object per value (:meth:`HookMemo.canon`); the token itself
         where it has none."""
-        got = self._less_notes.get(id(token))
-        if got is not None and got[0] is token:
-            return got[1]
+        got = self._less_notes.one(token)
+        if got is not None:
+            return got
         names = self.notes
         st = token.state
         if any(c[0] in names for c in st.counters) or not names.isdisjoint(st.conditions):
@@ -494,16 +419,8 @@ class FieldCache:
             )
         else:
             less = token
-        if len(self._less_notes) >= self.NOTES_KEPT:
-            self._less_notes.clear()
-        self._less_notes[id(token)] = (token, less)
+        self._less_notes.put_one(token, None, less)
         return less
-
-    def keep_plan(self, start: Any, plan: TurnPlan | None) -> None:
-        """Keep a turn's plan (Simulation._plan_of) by its start, kept alive with it."""
-        if len(self.plans) >= self.STARTS_KEPT:
-            self.plans.clear()
-        self.plans[id(start)] = (start, plan)
 
     #: How many descents are kept (:meth:`descent`; all of them go beyond this).
     DESCENTS_KEPT = 65536
@@ -559,28 +476,23 @@ class FieldCache:
     def blocked_fields(self, prof: Profile, blocked: frozenset[Cell]) -> Profile:
         """``prof`` with ``blocked`` anchors taken away, on ``prof``'s own graph
         (:meth:`Profile.without`): for walking down fields (the few most recent kept)."""
-        key = (id(prof), blocked, "fields")
-        got = self._blocked.pop(key, None)
+        key = (blocked, "fields")
+        got = self._blocked.take_one(prof, key)
         if got is None:
             got = prof.without(blocked)
             self.weight.used += got.compiled_bytes()
-            if len(self._blocked) >= self.BLOCKED_KEPT:
-                del self._blocked[next(iter(self._blocked))]
-        self._blocked[key] = got  # most recent last
+        self._blocked.put_one(prof, key, got)  # the newest
         return got
 
     def blocked_profile(self, prof: Profile, blocked: frozenset[Cell]) -> Profile:
         """``prof``'s token with ``blocked`` anchors taken away (tokens in the way)."""
-        key = (id(prof), blocked)
-        got = self._blocked.pop(key, None)
+        got = self._blocked.take_one(prof, blocked)
         if got is None:
             g = prof.graph
             got = Profile(MovementGraph(with_blocked(g.model, blocked), g.system, g.token, g.pace))
             got.weight = self.weight
             self.weight.used += got.compiled_bytes()
-            if len(self._blocked) >= self.BLOCKED_KEPT:
-                del self._blocked[next(iter(self._blocked))]
-        self._blocked[key] = got  # most recent last
+        self._blocked.put_one(prof, blocked, got)  # the newest
         return got
 
 

@@ -12,6 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from engine.grid import Cell
+from engine.sim.idmemo import MISSING, IdMemo
 from engine.systems.base import Token, TokenState
 
 #: The fields of a token state, in order (what :class:`_Traced` logs reads of).
@@ -282,21 +283,13 @@ class HookMemo:
 
     def __init__(self) -> None:
         self._memo: dict[Any, list[_Shape]] = {}
-        #: By (key, id of the token given): (that token, the result) (:meth:`token`).
-        self._same: dict[tuple[Any, ...], tuple[Any, Any]] = {}
-        #: Tokens kept one object per value (:meth:`canon`), and by their ids.
-        self._canon: dict[tuple[Any, ...], Token] = {}
-        self._ids: dict[int, Token] = {}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        """A memo shipped to another process (pickling keeps every object once): what is
-        kept by object ids is keyed again by the ids the objects have here. A key of
-        ``_same`` ends with the id of the token (or state) its entry keeps first; one of
-        ``_canon`` holds the id of the token's stats second."""
-        self.__dict__.update(state)
-        self._same = {(*k[:-1], id(v[0])): v for k, v in self._same.items()}
-        self._canon = {(k[0], id(t.stats), *k[2:]): t for k, t in self._canon.items()}
-        self._ids = {id(t): t for t in self._ids.values()}
+        # The three below are dropped together past SAME_KEPT (:meth:`_forget`).
+        #: Results by key and the very token given (:meth:`token`, :meth:`get`).
+        self._same: IdMemo[Any] = IdMemo()
+        #: Tokens kept one object per value (:meth:`canon`): by their stats object and the
+        #: rest of their value; and which tokens those are (:meth:`is_canon`).
+        self._canon: IdMemo[Token] = IdMemo()
+        self._ids: IdMemo[bool] = IdMemo()
 
     def _find(self, key: Any, state: TokenState) -> tuple[bool, Any]:
         shapes = self._memo.get(key)
@@ -376,7 +369,7 @@ class HookMemo:
         (equal values of one type each, the same stats object): results kept by the token
         given then serve every run that comes to it. A token that is not a plain one (or
         not hashable) is its own."""
-        if self._ids.get(id(token)) is token:
+        if self._ids.one(token):
             return token
         st = token.state
         if type(token) is not Token or type(st) is not TokenState or st.flight is not None:
@@ -388,7 +381,6 @@ class HookMemo:
             # terms: hashing one costs more than the rest of the key).
             key = (
                 token.system,
-                id(token.stats),
                 token.id,
                 cell,
                 None if cell is None else tuple(map(type, cell)),
@@ -406,19 +398,20 @@ class HookMemo:
                 type(counters),
                 tuple(map(type, map(_second, counters))),
             )
-            got = self._canon.get(key)
+            got = self._canon.one(token.stats, key)
         except TypeError:
             return token
         if got is None:
             if len(self._canon) >= self.SAME_KEPT:
                 self._forget()
-            got = self._canon[key] = token
-            self._ids[id(token)] = token
+            got = token
+            self._canon.put_one(token.stats, key, token)
+            self._ids.put_one(token, None, True)
         return got
 
     def is_canon(self, token: Token) -> bool:
         """Whether ``token`` is the one kept for its value (:meth:`canon`)."""
-        return self._ids.get(id(token)) is token
+        return self._ids.one(token, None, False)
 
     def _forget(self) -> None:
         """Drop every result kept by the token given and every token kept by value."""
@@ -426,34 +419,32 @@ class HookMemo:
         self._ids.clear()
         self._same.clear()
 
-    def _keep_same(self, key: Any, token: Token, result: Any) -> None:
+    def _keep_same(self, key: Any, token: Any, result: Any) -> None:
         if len(self._same) >= self.SAME_KEPT:
             self._forget()
-        self._same[key] = (token, result)
+        self._same.put_one(token, key, result)
 
     def same(self, key: Any, token: Token) -> tuple[Token, Any] | None:
         """``(token, result)`` of :meth:`token` or :meth:`get` kept for this very token
         (a pure hook's), or None: what they return first, without the call."""
         if _TRACING.trace is not None:
             return None
-        got = self._same.get((key, id(token)))
-        return got if got is not None and got[0] is token else None
+        got = self._same.one(token, key, MISSING)
+        return None if got is MISSING else (token, got)
 
     def state_dict(self, state: TokenState) -> dict[str, Any]:
         """``state.to_dict()``: a new dict each time, worked out once per state object
         kept (a plain state on foot: the dict's lists and dicts are copied, the rest is
         immutable)."""
-        key = ("state_dict", id(state))
-        got = self._same.get(key)
-        if got is None or got[0] is not state:
+        got = self._same.one(state, "state_dict")
+        if got is None:
             made = state.to_dict()
             if type(state) is not TokenState or state.flight is not None:
                 return made
             # The dict, and which of its values are lists or dicts (of plain values).
-            kept = (made, tuple(k for k, v in made.items() if type(v) in (list, dict)))
-            self._keep_same(key, state, kept)  # type: ignore[arg-type]
-            got = (state, kept)
-        made, inner = got[1]
+            got = (made, tuple(k for k, v in made.items() if type(v) in (list, dict)))
+            self._keep_same("state_dict", state, got)
+        made, inner = got
         out = made.copy()
         for k in inner:
             out[k] = out[k].copy()
@@ -462,12 +453,12 @@ class HookMemo:
     def moved(self, token: Token, cell: Cell) -> Token:
         """``token.moved(cell=cell)`` (:func:`_moved_to`), the same object for the same
         token and cell (a token kept by value, :meth:`canon`, stays one)."""
-        key = ("moved", cell, id(token))
-        got = self._same.get(key)
-        if got is not None and got[0] is token:
-            return got[1]
+        key = ("moved", cell)
+        got = self._same.one(token, key)
+        if got is not None:
+            return got
         moved = _moved_to(token, cell)
-        if self._ids.get(id(token)) is token:
+        if self._ids.one(token):
             moved = self.canon(moved)
             self._keep_same(key, token, moved)
         return moved
@@ -477,16 +468,15 @@ class HookMemo:
         result must not hold the token (it is shared by every token that matches)."""
         if _TRACING.trace is not None:
             return compute(token)
-        same = (key, id(token))
-        got = self._same.get(same)
-        if got is not None and got[0] is token:
-            return got[1]
+        got = self._same.one(token, key, MISSING)
+        if got is not MISSING:
+            return got
         found, result = self._find(key, token.state)
         if not found:
             (result, _), trace = self._traced_call(token, compute)
             self._keep(key, token, trace, result)
-        if self._ids.get(id(token)) is token:
-            self._keep_same(same, token, result)
+        if self._ids.one(token):
+            self._keep_same(key, token, result)
         return result
 
     def token(
@@ -498,22 +488,20 @@ class HookMemo:
         same result) when a call like this one rolled."""
         if _TRACING.trace is not None:
             return compute(token) if dice is None else compute(token, dice)
-        same = (key, id(token))
-        got = self._same.get(same)
-        if got is not None and got[0] is token:
-            return got[1]
+        got = self._same.one(token, key, MISSING)
+        if got is not MISSING:
+            return got
         token = self.canon(token)  # an equal token kept: its results serve
-        same = (key, id(token))
-        got = self._same.get(same)
-        if got is not None and got[0] is token:
-            return got[1]
+        got = self._same.one(token, key, MISSING)
+        if got is not MISSING:
+            return got
         found, recipe = self._find(key, token.state)
         if found:
             if recipe is False:  # a call like this one rolled: it is made every time
                 compute = direct or compute
                 return compute(token) if dice is None else compute(token, dice)
             made, extra = recipe
-            return self._same_result(same, token, _made(token, made), extra)
+            return self._same_result(key, token, _made(token, made), extra)
         (result, traced), trace = self._traced_call(token, compute, dice)
         tok, extra = (result[0], result[1:]) if isinstance(result, tuple) else (result, None)
         made = _recipe(tok, traced)
@@ -525,18 +513,18 @@ class HookMemo:
             return tok if extra is None else (tok, *extra)
         assert made is not True
         self._keep(key, token, trace, (made, extra))
-        return self._same_result(same, token, _made(token, made), extra)
+        return self._same_result(key, token, _made(token, made), extra)
 
     def _same_result(
-        self, same: tuple[Any, int], token: Token, made: Token, extra: tuple[Any, ...] | None
+        self, key: Any, token: Token, made: Token, extra: tuple[Any, ...] | None
     ) -> Any:
         """A pure hook's result on ``token`` (``made``, and ``extra`` values), its token kept
         by value (:meth:`canon`) and the result kept by the token given when that one is."""
-        if self._ids.get(id(token)) is not token:
+        if not self._ids.one(token):
             return made if extra is None else (made, *extra)
         made = self.canon(made)
         result = made if extra is None else (made, *extra)
-        self._keep_same(same, token, result)
+        self._keep_same(key, token, result)
         return result
 
 

@@ -17,6 +17,7 @@ from engine.sim import flight as flying
 from engine.sim import ways as way_reads
 from engine.sim.cache import FieldCache
 from engine.sim.fields import Profile, TurnPlan, Walk
+from engine.sim.idmemo import MISSING
 from engine.sim.view import SimView, low_enough
 from engine.sim.walking import EventSink, StatsKeys, Walker
 from engine.systems.base import Token, jsonable
@@ -361,12 +362,10 @@ class Simulation:
         if path is None:
             start = self._turn_start(tid, spec)
             if self._kept_start and not self.record:
-                got = self.fields.plans.get(id(start))
-                if got is not None and got[0] is start:
-                    plan = got[1]
-                else:
+                plan = self.fields.plans.one(start, None, MISSING)
+                if plan is MISSING:
                     plan = self._plan_of(start)
-                    self.fields.keep_plan(start, plan)
+                    self.fields.plans.put_one(start, None, plan)
                 if plan is not None:
                     self._play_plan(tid, start, plan)
                     return
@@ -557,37 +556,30 @@ class Simulation:
         All of it is a pure function of the token itself, the other tokens' cells and
         profiles (:meth:`_way_key`: what the policies and the way read of them), the specs
         and the doors, wherever the start of the turn rolled nothing and the way is kept:
-        kept in the field cache by those (``starts_by_reads``), and by the ids of every
-        token as it stands (``starts``: one lookup, no profile asked, for a turn whose
-        tokens were all seen together before). Every key names objects by id, and they
-        are kept alive with the start: an id in a key is that very object."""
+        kept in the field cache by those (``starts_by_reads``), and by every token as it
+        stands, by identity (``starts``: one lookup, no profile asked, for a turn whose
+        tokens were all seen together before)."""
         self._kept_start = False
         if policies.get(spec.policy).reads is None:
             return self._turn_start_made(tid, spec)
         fields = self.fields
         order, tokens, specs = self.order, self.tokens, self.specs
-        key = (
-            tid,
-            self.door_key(),
-            *[id(tokens.get(o)) for o in order],
-            *[id(specs[o]) for o in order],
-        )
-        got = fields.starts.get(key)
+        plain = (tid, self.door_key())
+        objects = (*map(tokens.get, order), *map(specs.__getitem__, order))
+        got = fields.starts.get(objects, plain)
         if got is not None:
             self._kept_start = True
-            return got[1]
+            return got
         by_reads = way_reads.start_key(self, tid)
         if by_reads is not None:
-            got = fields.starts_by_reads.get(by_reads[0])
-            if got is not None:
-                start = got[1]
-            else:
+            read, read_objects = by_reads
+            start = fields.starts_by_reads.get(read_objects, read)
+            if start is None:
                 start = self._turn_start_made(tid, spec)
                 if not self._start_kept(tid, spec, start):
                     return start
-                fields.keep_start(fields.starts_by_reads, by_reads[0], by_reads[1], start)
-            kept = (*map(tokens.get, order), *map(specs.get, order))
-            fields.keep_start(fields.starts, key, kept, start)
+                fields.starts_by_reads.put(read_objects, read, start)
+            fields.starts.put(objects, plain, start)
             self._kept_start = True
             return start
         return self._turn_start_made(tid, spec)
@@ -630,18 +622,15 @@ class Simulation:
         keyed = way_reads.way_key(self, tid, spec, prof, per_turn)
         if keyed is None:
             return self._find_way(tid, spec, token, prof)
-        key, kept = keyed
+        plain, objects = keyed
         ways = self.fields.ways
-        got = ways.get(key)
-        if got is not None:
-            # What the key names by id is kept alive with the way: the same objects.
-            return got[1]
+        got = ways.get(objects, plain, MISSING)
+        if got is not MISSING:
+            return got
         way = self._find_way(tid, spec, token, prof)
         # A way with tokens taken away from the field (a profile of its own) is not kept.
         if way is None or way[0] is prof:
-            if len(ways) >= self.fields.WAYS_KEPT:
-                ways.clear()
-            ways[key] = (kept, way)
+            ways.put(objects, plain, way)
         return way
 
     def _find_way(

@@ -326,18 +326,15 @@ class Walker:
         """:meth:`RuleSystem.apply_check`, kept by what it reads (:class:`HookMemo`), and by
         the very token (one kept by value: :meth:`HookMemo.canon`), check and degree."""
         fields = self.fields
-        quick = (id(token), what, degree)
-        got = fields.applied.get(quick)
-        if got is not None and got[0] is token:
-            return got[1]
+        got = fields.applied.one(token, (what, degree))
+        if got is not None:
+            return got
         hooks = fields.hooks
         key = ("apply_check", tid, self.stats_key(token), what, degree)
         apply = self.system.apply_check
         made = hooks.token(key, token, lambda tok: apply(tok, what, degree))
         if hooks.is_canon(token) and token.id == tid:
-            if len(fields.applied) >= fields.STARTS_KEPT:
-                fields.applied.clear()
-            fields.applied[quick] = (token, made)
+            fields.applied.put_one(token, (what, degree), made)
         return made
 
     def turn_rolls(
@@ -360,10 +357,10 @@ class Walker:
         elif fields.hooks.is_canon(token):
             # The cells of a kept walk (Walk.upto) and a token kept by value: this very
             # call's result, kept by identity, before any key is hashed.
-            quick = (id(token), id(g), id(cells))
+            quick = (token, g, cells)
             got = fields.rolls_same.get(quick)
-            if got is not None and got[0] is token and got[1] is g and got[2] is cells:
-                return got[3]
+            if got is not None:
+                return got
 
         def rolls(tok: Token) -> list[tuple[int, CellCheck]]:
             terrains = [g.model.terrains[t] for t, _ in cells]
@@ -380,9 +377,7 @@ class Walker:
         key = ("turn_checks", token.id, self.stats_key(token), g, cells)
         result = fields.hooks.get(key, token, rolls)
         if quick is not None:
-            if len(fields.rolls_same) >= fields.STARTS_KEPT:
-                fields.rolls_same.clear()
-            fields.rolls_same[quick] = (token, g, cells, result)
+            fields.rolls_same.put(quick, None, result)
         return result
 
     def moved(

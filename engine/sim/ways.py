@@ -71,8 +71,8 @@ def occupancy_of(run: RunState, tid: str) -> Occupancy:
 def way_key(
     run: RunState, tid: str, spec: TokenSpec, prof: Profile, per_turn: bool
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
-    """What :meth:`_ground_way` keeps a way by, and the objects it names by id (to be
-    kept alive with it); None where it is not kept (a flier about, a token off the
+    """What :meth:`_ground_way` keeps a way by: plain values, and objects compared by
+    identity (:class:`IdMemo`); None where it is not kept (a flier about, a token off the
     map, a policy other than quarry or pursuer).
 
     A quarry's or pursuer's way is a function of: the token's profile this turn and
@@ -87,13 +87,12 @@ def way_key(
         return None
     values, objects = seen
     kept = (prof, *objects, *map(run.specs.__getitem__, run.order))
-    key = (tid, per_turn, doors, *values, *map(id, kept))
-    return key, kept
+    return (tid, per_turn, doors, *values), kept
 
 
 def start_key(run: RunState, tid: str) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
-    """What :meth:`_turn_start` keeps a start by in ``starts_by_reads``, and the objects
-    it names by id; None where a token is in the air or off the map.
+    """What :meth:`_turn_start` keeps a start by in ``starts_by_reads``: plain values,
+    and objects compared by identity (:class:`IdMemo`); None where a token is in the air or off the map.
 
     The start of the turn reads the token itself; the way reads the other tokens'
     cells and their profiles' distances (:meth:`_others_read`), not the rest of their
@@ -106,15 +105,15 @@ def start_key(run: RunState, tid: str) -> tuple[tuple[Any, ...], tuple[Any, ...]
         return None
     values, objects = seen
     kept = (run.tokens.get(tid), *map(run.specs.__getitem__, run.order), *objects)
-    return (tid, doors, *values, *map(id, kept)), kept
+    return (tid, doors, *values), kept
 
 
 def others_read(
     run: RunState, tid: str, doors: tuple[tuple[int, bool], ...], skip_own: bool = False
 ) -> tuple[list[Any], list[Any]] | None:
     """What ``tid``'s policy and way read of every token as it stands (the mover's own
-    too, unless ``skip_own``): values, and objects a key names by id (kept alive with
-    it); None where one of those tokens is in the air or off the map.
+    too, unless ``skip_own``): values, and objects a key names by identity
+    (:class:`IdMemo`); None where one of those tokens is in the air or off the map.
 
     Of a token: its cell (the tokens in the way read it), and what the policy declares
     it reads (:attr:`Policy.reads`): of its profile (:meth:`profile_now`) only its
