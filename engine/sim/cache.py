@@ -165,9 +165,8 @@ class FieldCache:
         return got
 
     #: The bytes of per-cell arrays kept (:class:`FieldBytes`) beyond which :meth:`trim`
-    #: drops them all. The square chase (48x36) holds 19-25 MB of them after 1000-3000
-    #: runs; a chase on a 256x256 map held 800 MB after 100 runs and went on growing, each
-    #: field there 0.5 MB of distances and, before, 2 MB of them as a list of floats.
+    #: drops them all: a small map's chase never comes near it, while a big map's fields
+    #: (one per goal and profile) would otherwise grow without bound over a long batch.
     FIELD_BYTES = 256 << 20
 
     def trim(self) -> None:

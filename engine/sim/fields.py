@@ -35,8 +35,8 @@ class Field:
         self.dist = dist
         self._hops: dict[int, tuple[int, float] | None] = {} if like is None else like._hops
         # The distances as Python floats for the walks' lookups (several times quicker than
-        # numpy's one by one); on a large graph the array itself (the list would weigh four
-        # times the array: 2 MB a field on a 256x256 map).
+        # numpy's one by one); on a large graph the array itself (a list of floats weighs
+        # four times the array).
         self._steps: Any = (
             like._steps if like is not None else dist.tolist() if dist.size <= _LIST_NODES else dist
         )
@@ -337,7 +337,7 @@ class Profile:
         risk-weighted graph too where the penalties are equal. The other profile is one of
         the same compiled graph at the same scale (:meth:`FieldCache._distances` compared
         the arrays) whose token's state differs in what the graph does not show (a check's
-        odds). On a 256x256 map that is 18-37 MB a profile."""
+        odds): on a big map that is tens of megabytes a profile."""
         csr, rev, kernel, penalty, rev_risk, kernel_risk = compiled
         self.csr, self.rev = csr, rev
         self.indptr, self.indices, self.data = csr.indptr, csr.indices, csr.data
