@@ -59,6 +59,19 @@ FLAGS = {
     "prefer": "--prefer",
     "engine": "--engine",
     "size": "--size",
+    "system": "--system",
+    "token": "--token",
+    "set": "--set",
+    "terrain": "--terrain",
+    "out": "--out",
+    "log": "--log",
+    "runs": "--runs",
+    "seed": "--seed",
+    "workers": "--workers",
+    "scheduler": "--scheduler",
+    "resume": "--resume",
+    "force": "--force",
+    "vary": "--vary",
 }
 
 COMMAND_NAMES: list[str] = []
@@ -149,9 +162,7 @@ def _main(argv: Sequence[str] | None) -> int:
             import traceback  # only here: quick commands start without it
 
             traceback.print_exc()
-        msg = str(exc)
-        if isinstance(exc, ArgumentError) and exc.role is not None:
-            msg = exc.naming(FLAGS.get(exc.role, exc.role))  # the role by its flag
+        msg = exc.naming(FLAGS)  # each argument the message names by its flag
         # The message quotes what the user gave, which may hold line breaks: keep one line.
         msg = msg.replace("\r", "\\r").replace("\n", "\\n")
         if len(msg) > MAX_MESSAGE:  # readers quote at most ~80 characters; a last guard
