@@ -6,7 +6,8 @@ where, and how to fix it; the command line prints it as one line and exits with 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 
 class TacgridError(ValueError):
@@ -35,7 +36,8 @@ class TacgridError(ValueError):
             template = literal(message or f"{given}: {problem}" if given else message or problem)
         else:
             body = problem if others else literal(problem)
-            subject = " ".join(p for p in ("{%s}" % role if role else "", literal(given)) if p)
+            named = "{" + role + "}" if role else ""
+            subject = " ".join(p for p in (named, literal(given)) if p)
             template = f"{subject}: {body}" if subject else body
         self._setup(template, ((role,) if role else ()) + others, role, given, problem)
 
@@ -67,9 +69,11 @@ class TacgridError(ValueError):
     def within(self, prefix: str, cls: type[TacgridError] | None = None) -> TacgridError:
         """This error's message after ``prefix`` (plain text), as a ``cls`` (this error's
         class if not given) that still names the same arguments."""
-        return _rebuild(cls or type(self), literal(prefix) + self.template, self.roles, None, "", "")
+        return _rebuild(
+            cls or type(self), literal(prefix) + self.template, self.roles, None, "", ""
+        )
 
-    def __reduce__(self) -> str | tuple[object, ...]:
+    def __reduce__(self) -> tuple[Callable[..., TacgridError], tuple[object, ...], dict[str, Any]]:
         # The roles travel with the error when it is pickled (from a batch worker).
         state = (self.template, self.roles, self.role, self.given, self.problem)
         return (_rebuild, (type(self), *state), dict(self.__dict__))
@@ -141,8 +145,9 @@ class WriteError(ArgumentError, OSError):
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
 
-    def __reduce__(self) -> str | tuple[object, ...]:
-        rebuild, args, state = super().__reduce__()  # type: ignore[misc]
+    def __reduce__(self) -> tuple[Callable[..., TacgridError], tuple[object, ...], dict[str, Any]]:
+        # errno and strerror are OSError's slots, not in __dict__: kept by name.
+        rebuild, args, state = super().__reduce__()
         return rebuild, args, {**state, "errno": self.errno, "strerror": self.strerror}
 
 

@@ -431,7 +431,8 @@ def _create_system(
     try:
         return systems.create(str(system_name), rules), settings
     except TacgridError as exc:
-        raise _err(path, "system/settings", str(exc)) from None
+        # "--set x: ..." on the command line: the error keeps the arguments it names
+        raise exc.within(f"{path}: system/settings: ", ScenarioError) from None
 
 
 def _read_tokens(path: str, data: dict[str, Any], model: MapModel, system: Any) -> list[TokenSpec]:
@@ -465,7 +466,10 @@ def _read_token(
     try:
         system.token(stats, token_id=tid)
     except TacgridError as exc:
-        raise _err(path, f"{where}.stats", str(exc).replace("--token ", "")) from None
+        # The file says where the stats came from: the message without the argument's name.
+        # (A system that words a message with the flag in it, not a role, is still read.)
+        said = exc.detail() if exc.role == "token" else str(exc).replace("--token ", "")
+        raise _err(path, f"{where}.stats", said) from None
     cell = _token_cell(path, where, t, tid, model, spawns)
     policy = t.get("policy", "idle")
     known = policies.names()

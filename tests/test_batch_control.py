@@ -38,7 +38,7 @@ from engine.batch import (
     work,
 )
 from engine.batch import dask as batch_dask
-from engine.cli import main
+from engine.cli import FLAGS, main
 from engine.errors import ArgumentError, ScenarioError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -1221,10 +1221,11 @@ def test_a_scheduler_without_the_engine_is_one_line_that_says_so() -> None:
 
     with pytest.raises(ScenarioError) as got:
         batch_dask._dask_call(fails, "tcp://127.0.0.1:8786", plan)  # type: ignore[arg-type]
-    line = str(got.value)
+    line = got.value.naming(FLAGS)  # as the command line prints it
     assert "\n" not in line
     assert "cannot load tacgrid's tasks" in line and "import engine" in line
     assert "125 of 500 runs are in out/runs.jsonl" in line and "--resume" in line
+    assert "--" not in str(got.value)  # an API caller gave no flag: "resume"
 
     def gone() -> None:
         raise OSError("Timed out trying to connect")

@@ -83,7 +83,9 @@ def _check_address(scheduler: str) -> str:
     host = host.strip("[]")
     if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ArgumentError(
-            role="scheduler", given=scheduler, problem="not a scheduler address; use tcp://HOST:PORT"
+            role="scheduler",
+            given=scheduler,
+            problem="not a scheduler address; use tcp://HOST:PORT",
         )
     return f"tcp://{rest}"
 

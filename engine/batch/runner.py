@@ -107,14 +107,18 @@ def run_batch(
     if runs is not None:
         _check_runs(runs)
     if workers < 1:
-        raise ArgumentError(role="workers", given=str(workers), problem="expected a whole number >= 1")
+        raise ArgumentError(
+            role="workers", given=str(workers), problem="expected a whole number >= 1"
+        )
     if resume and force:
         raise ArgumentError(
             problem="{resume} and {force}: give one (complete the batch, or replace it)",
             others=("resume", "force"),
         )
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise ArgumentError(role="out", given=out_dir, problem="is a file, not a folder; give a folder")
+        raise ArgumentError(
+            role="out", given=out_dir, problem="is a file, not a folder; give a folder"
+        )
     address = _check_address(scheduler) if scheduler else None
     try:
         os.makedirs(out_dir, exist_ok=True)

@@ -293,7 +293,9 @@ def run_sweep(
     if runs is not None:
         _check_runs(runs)
     if workers < 1:
-        raise ArgumentError(role="workers", given=str(workers), problem="expected a whole number >= 1")
+        raise ArgumentError(
+            role="workers", given=str(workers), problem="expected a whole number >= 1"
+        )
     if scheduler:
         _check_address(scheduler)
     spec = sweep_spec(scenario_path, vary, runs, seed)
@@ -304,7 +306,9 @@ def run_sweep(
             others=("resume", "force"),
         )
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise ArgumentError(role="out", given=out_dir, problem="is a file, not a folder; give a folder")
+        raise ArgumentError(
+            role="out", given=out_dir, problem="is a file, not a folder; give a folder"
+        )
     try:
         os.makedirs(os.path.join(out_dir, "points"), exist_ok=True)
     except OSError as exc:
@@ -407,7 +411,9 @@ def _read_sweep_meta(path: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         old = None
     if not isinstance(old, dict) or not isinstance(old.get("points"), list):
-        raise ArgumentError(problem=f"{literal(path)}: damaged; use another {{out}}", others=("out",))
+        raise ArgumentError(
+            problem=f"{literal(path)}: damaged; use another {{out}}", others=("out",)
+        )
     return old
 
 

@@ -47,9 +47,11 @@ def flight_rules(system: RuleSystem, token: Token, model: MapModel) -> FlightRul
     if rules is None:
         why = getattr(system, "flight_refusal", None)
         reason = why(token) if why is not None else None
+        if reason:
+            raise ArgumentError(reason)
         raise ArgumentError(
-            reason
-            or f"--system {system.name}: this system has no flight rules (RULES.md 6 "
-            "covers mythmaster and speedpoints)"
+            role="system",
+            given=system.name,
+            problem="this system has no flight rules (RULES.md 6 covers mythmaster and speedpoints)",
         )
     return rules
