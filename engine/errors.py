@@ -7,7 +7,32 @@ where, and how to fix it; the command line prints it as one line and exits with 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Wording:
+    """Text that names arguments: a format ``template`` whose fields are the ``roles`` it
+    names (``"... run again with {resume}"``; the user's text in it through
+    :func:`literal`). A note or a stop's message is one, so that the command line says
+    ``--resume`` and an API caller ``resume``."""
+
+    template: str
+    roles: tuple[str, ...] = ()
+
+    @classmethod
+    def plain(cls, text: str) -> Wording:
+        """``text`` as it is, naming no argument."""
+        return cls(literal(text))
+
+    def naming(self, names: Mapping[str, str] | None = None) -> str:
+        """The text with each role called ``names[role]`` (else the role's own word)."""
+        names = names or {}
+        return self.template.format_map({r: names.get(r, r) for r in self.roles})
+
+    def __str__(self) -> str:
+        return self.naming()
 
 
 class TacgridError(ValueError):
@@ -56,8 +81,7 @@ class TacgridError(ValueError):
     def naming(self, names: Mapping[str, str] | None = None) -> str:
         """The message with each argument it names called ``names[role]`` (the role's own
         word where ``names`` has none: an API user reads ``out``, ``resume``)."""
-        names = names or {}
-        return self.template.format_map({r: names.get(r, r) for r in self.roles})
+        return Wording(self.template, self.roles).naming(names)
 
     def detail(self) -> str:
         """The message without its argument's name (``move=x: expected a number``), for a
@@ -156,12 +180,14 @@ class Stopped(KeyboardInterrupt):
     ``signum``. A KeyboardInterrupt, so a SIGTERM unwinds as Ctrl-C does: every ``finally``
     runs, :mod:`engine.safeio` removes a file half-written. The command line raises it for
     SIGTERM (``engine.cli.main``), says what was stopped (``message``, or the signal's
-    name) and exits with status 128 + ``signum``."""
+    name; ``wording`` is the message with the arguments it names, for a front end to name)
+    and exits with status 128 + ``signum``."""
 
-    def __init__(self, signum: int, message: str = "") -> None:
-        super().__init__(message)
+    def __init__(self, signum: int, message: str | Wording = "") -> None:
+        self.wording = message if isinstance(message, Wording) else Wording.plain(message)
+        super().__init__(str(self.wording))
         self.signum = signum
-        self.message = message
+        self.message = str(self.wording)
 
 
 def stop_signal(exc: KeyboardInterrupt) -> tuple[int, str]:

@@ -39,7 +39,7 @@ from engine.batch import (
 )
 from engine.batch import dask as batch_dask
 from engine.cli import FLAGS, main
-from engine.errors import ArgumentError, ScenarioError
+from engine.errors import ArgumentError, ScenarioError, Wording
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "main.py")
@@ -631,17 +631,19 @@ def test_resume_with_more_runs_extends_to_a_fresh_batch(tmp_path: Path) -> None:
 
 
 def test_workers_are_capped_and_the_cap_is_said(tmp_path: Path) -> None:
-    notes: list[str] = []
+    notes: list[Wording] = []
     one = run_batch(CHASE, runs=40, seed=3, out_dir=str(tmp_path / "a"))
     capped = run_batch(
         CHASE, runs=40, seed=3, workers=1000, out_dir=str(tmp_path / "b"), note=notes.append
     )
-    assert notes == ["--workers 1000: using 2 (the batch has 2 chunks of up to 25 runs to do)"]
+    said_so = "1000: using 2 (the batch has 2 chunks of up to 25 runs to do)"
+    assert [n.naming(FLAGS) for n in notes] == [f"--workers {said_so}"]  # the command line
+    assert [str(n) for n in notes] == [f"workers {said_so}"]  # an API caller
     assert _strip(one) == _strip(capped)
-    said: list[str] = []
+    said: list[Wording] = []
     cpus = os.cpu_count() or 1
     assert runner._cap_workers(1000, 10**6, said.append) == runner.WORKERS_PER_CPU * cpus
-    assert "per CPU" in said[0]
+    assert "per CPU" in str(said[0])
 
 
 def test_absurd_run_counts_are_refused_and_huge_ones_start_at_once(tmp_path: Path) -> None:
@@ -663,7 +665,9 @@ def test_absurd_run_counts_are_refused_and_huge_ones_start_at_once(tmp_path: Pat
     with pytest.raises(BatchStopped) as stop:
         run_batch(CHASE, runs=batch.MAX_RUNS, seed=1, out_dir=str(out), chunk_fn=stop_second)
     assert time.monotonic() - t < 15
-    assert "25 of 1000000000 runs" in stop.value.message and "--resume" in stop.value.message
+    said = stop.value.wording.naming(FLAGS)  # as the command line says it
+    assert "25 of 1000000000 runs" in said and "--resume" in said
+    assert "with resume to finish" in stop.value.message  # as an API caller reads it
     assert json.loads((out / "batch.json").read_text())["runs"] == batch.MAX_RUNS
     assert [r["seed"] for r in read_runs(str(out / "runs.jsonl"))] == run_seeds(1, 25)
     assert run_seed(1, 10**9 - 1) == int(

@@ -40,7 +40,7 @@ from engine.batch.work import (
     _Plan,
     run_seed,
 )
-from engine.errors import ArgumentError, literal
+from engine.errors import ArgumentError, Wording, literal
 from engine.safeio import AppendFile, rename_over
 
 #: The most runs one batch may have: runs.jsonl holds about 0.45 KB a run, so this is
@@ -83,7 +83,7 @@ def run_batch(
     force: bool = False,
     overrides: dict[str, Any] | None = None,
     progress: ProgressFn | None = None,
-    note: Callable[[str], None] | None = None,
+    note: Callable[[Wording], None] | None = None,
     chunk_fn: ChunkFn | None = None,
     cache: WorkerCache | None = None,
 ) -> dict[str, Any]:
@@ -279,7 +279,7 @@ def _scan_done(path: str, seed: int, n: int, tally: Tally) -> tuple[int, set[int
     )
 
 
-def _cap_workers(workers: int, chunks: int, note: Callable[[str], None] | None) -> int:
+def _cap_workers(workers: int, chunks: int, note: Callable[[Wording], None] | None) -> int:
     cpus = os.cpu_count() or 1
     cap = max(1, min(chunks, WORKERS_PER_CPU * cpus))
     if workers > cap:
@@ -289,7 +289,7 @@ def _cap_workers(workers: int, chunks: int, note: Callable[[str], None] | None) 
                 if cap == chunks
                 else f"at most {WORKERS_PER_CPU} per CPU, {cpus} CPUs here"
             )
-            note(f"--workers {workers}: using {cap} ({why})")
+            note(Wording(f"{{workers}} {workers}: using {cap} ({why})", ("workers",)))
         return cap
     return workers
 
@@ -299,7 +299,7 @@ def _executor(
     workers: int,
     client: Any,
     scheduler: str | None,
-    note: Callable[[str], None] | None,
+    note: Callable[[Wording], None] | None,
     stop: _Stop | None,
 ) -> Executor:
     """Where the batch's chunks play: the cluster if connected, else this process (one
@@ -383,19 +383,19 @@ def _unfinish(plan: _Plan) -> None:
                 _remove(os.path.join(plan.out_dir, name))
 
 
-def _stopped(plan: _Plan, signum: int) -> str:
+def _stopped(plan: _Plan, signum: int) -> Wording:
     name = signal.Signals(signum).name
     if plan.staged:
-        return f"stopped by {name} before the first runs were in; {plan.out_dir} is unchanged"
-    if plan.tally.n == plan.n:
-        return (
-            f"stopped by {name}: all {plan.n} runs are in {plan.runs_path}, but not the "
-            "summary and runs table; run the same command with --resume to write them"
+        return Wording.plain(
+            f"stopped by {name} before the first runs were in; {plan.out_dir} is unchanged"
         )
-    return (
-        f"stopped by {name}: {plan.tally.n} of {plan.n} runs are in {plan.runs_path}; "
-        f"run the same command with --resume to finish the batch"
-    )
+    if plan.tally.n == plan.n:
+        done = f"stopped by {name}: all {plan.n} runs are in {plan.runs_path}, but not the "
+        rest = "summary and runs table; run the same command with {resume} to write them"
+    else:
+        done = f"stopped by {name}: {plan.tally.n} of {plan.n} runs are in {plan.runs_path}; "
+        rest = "run the same command with {resume} to finish the batch"
+    return Wording(literal(done) + rest, ("resume",))
 
 
 def _commit(plan: _Plan, staged_path: str) -> None:

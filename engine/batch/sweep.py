@@ -44,7 +44,7 @@ from engine.batch.dask import _check_address
 from engine.batch.results import iter_runs, run_columns, run_fields, write_table
 from engine.batch.runner import ProgressFn, _check_runs, run_batch
 from engine.batch.work import ChunkFn
-from engine.errors import ArgumentError, ScenarioError, literal, stop_signal
+from engine.errors import ArgumentError, ScenarioError, Wording, literal, stop_signal
 from engine.safeio import write_text
 
 #: The most points one sweep may have (each is a batch folder).
@@ -285,7 +285,7 @@ def run_sweep(
     force: bool = False,
     progress: ProgressFn | None = None,
     point_done: PointFn | None = None,
-    note: Callable[[str], None] | None = None,
+    note: Callable[[Wording], None] | None = None,
     chunk_fn: ChunkFn | None = None,
 ) -> dict[str, Any]:
     """Run every point's batch into ``out_dir/points/``, then write the tables and the

@@ -22,6 +22,7 @@ from engine.cli import info, moves, rules, runs, views
 from engine.cli.common import (
     DEFAULT_MAP,
     DEFAULT_SCENARIO,
+    FLAGS,
     ROOT,
     _Parser,
     make_system,
@@ -50,29 +51,6 @@ __all__ = [
 
 #: Longest error line printed (messages quote at most ~80 characters of user input).
 MAX_MESSAGE = 1000
-#: The flag that gives each argument role an engine error names (ArgumentError.role).
-FLAGS = {
-    "start": "--from",
-    "goal": "--to",
-    "pace": "--pace",
-    "turns": "--turns",
-    "prefer": "--prefer",
-    "engine": "--engine",
-    "size": "--size",
-    "system": "--system",
-    "token": "--token",
-    "set": "--set",
-    "terrain": "--terrain",
-    "out": "--out",
-    "log": "--log",
-    "runs": "--runs",
-    "seed": "--seed",
-    "workers": "--workers",
-    "scheduler": "--scheduler",
-    "resume": "--resume",
-    "force": "--force",
-    "vary": "--vary",
-}
 
 COMMAND_NAMES: list[str] = []
 
@@ -183,7 +161,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         signum, name = stop_signal(exc)
         if isinstance(exc, Stopped) and exc.message:
-            sys.stderr.write(f"tacgrid: {exc.message}\n")
+            sys.stderr.write(f"tacgrid: {exc.wording.naming(FLAGS)}\n")
         elif signum == signal.SIGINT:
             sys.stderr.write("tacgrid: interrupted\n")
         else:
