@@ -57,8 +57,10 @@ class TacgridError(ValueError):
         problem: str = "",
         others: tuple[str, ...] = (),
     ) -> None:
-        if message or (role is None and not others):
-            template = literal(message or f"{given}: {problem}" if given else message or problem)
+        if message:
+            template = literal(message)
+        elif role is None and not others:
+            template = literal(f"{given}: {problem}" if given else problem)
         else:
             body = problem if others else literal(problem)
             named = "{" + role + "}" if role else ""

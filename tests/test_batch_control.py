@@ -339,7 +339,8 @@ def test_a_stop_while_workers_send_large_results_exits_at_once(quick: str, tmp_p
     assert proc.returncode == 0 and len(lines) == 2 and err == "", (out, err)
     took = ended - float(lines[0])
     assert took < 2.0, f"the stop took {took:.2f} s to exit"
-    assert lines[1].startswith("stopped by SIGINT: 50 of 100000 runs") and "--resume" in lines[1]
+    assert lines[1].startswith("stopped by SIGINT: 50 of 100000 runs")
+    assert "run the same command with resume to finish" in lines[1]  # as the API says it
     assert _lines(tmp_path / "b" / "runs.jsonl") == 50
 
 
