@@ -6,9 +6,123 @@ where, and how to fix it; the command line prints it as one line and exits with 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Wording:
+    """Text that names arguments: a format ``template`` whose fields are the ``roles`` it
+    names (``"... run again with {resume}"``; the user's text in it through
+    :func:`literal`). A note or a stop's message is one, so that the command line says
+    ``--resume`` and an API caller ``resume``."""
+
+    template: str
+    roles: tuple[str, ...] = ()
+
+    @classmethod
+    def plain(cls, text: str) -> Wording:
+        """``text`` as it is, naming no argument."""
+        return cls(literal(text))
+
+    def naming(self, names: Mapping[str, str] | None = None) -> str:
+        """The text with each role called ``names[role]`` (else the role's own word)."""
+        names = names or {}
+        return self.template.format_map({r: names.get(r, r) for r in self.roles})
+
+    def __str__(self) -> str:
+        return self.naming()
+
 
 class TacgridError(ValueError):
-    """Root of every user-facing error (bad file, bad argument, bad stat)."""
+    """Root of every user-facing error (bad file, bad argument, bad stat).
+
+    Raised with a message alone, it is that message. Raised with a ``role`` (which
+    argument: ``"start"``, ``"token"``, ``"out"``, ...), the value as ``given`` and the
+    ``problem``, its message is ``"<role> <given>: <problem>"`` and a front end names the
+    argument its own way (:meth:`naming`; the command line by its flag, ``--from`` for
+    ``start``: engine.cli). A problem that refers to other arguments lists their roles in
+    ``others`` and writes each as ``{role}``; the problem is then a format template, and
+    the user's text in it goes through :func:`literal`. An error that wraps another keeps
+    its roles (:meth:`within`).
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        role: str | None = None,
+        given: str = "",
+        problem: str = "",
+        others: tuple[str, ...] = (),
+    ) -> None:
+        if message:
+            template = literal(message)
+        elif role is None and not others:
+            template = literal(f"{given}: {problem}" if given else problem)
+        else:
+            body = problem if others else literal(problem)
+            named = "{" + role + "}" if role else ""
+            subject = " ".join(p for p in (named, literal(given)) if p)
+            template = f"{subject}: {body}" if subject else body
+        self._setup(template, ((role,) if role else ()) + others, role, given, problem)
+
+    def _setup(
+        self, template: str, roles: tuple[str, ...], role: str | None, given: str, problem: str
+    ) -> None:
+        #: The message as a format template: user text brace-quoted, each named argument
+        #: ``{role}`` (one of ``roles``).
+        self.template = template
+        self.roles = roles
+        self.role = role
+        self.given = given
+        self.problem = problem
+        ValueError.__init__(self, self.naming())
+
+    def naming(self, names: Mapping[str, str] | None = None) -> str:
+        """The message with each argument it names called ``names[role]`` (the role's own
+        word where ``names`` has none: an API user reads ``out``, ``resume``)."""
+        return Wording(self.template, self.roles).naming(names)
+
+    def detail(self) -> str:
+        """The message without its argument's name (``move=x: expected a number``), for a
+        front end that says where the value came from itself (a scenario's token)."""
+        if self.role is None:
+            return str(self)
+        return self.naming({self.role: ""}).lstrip(" ")
+
+    def within(self, prefix: str, cls: type[TacgridError] | None = None) -> TacgridError:
+        """This error's message after ``prefix`` (plain text), as a ``cls`` (this error's
+        class if not given) that still names the same arguments."""
+        return _rebuild(
+            cls or type(self), literal(prefix) + self.template, self.roles, None, "", ""
+        )
+
+    def __reduce__(self) -> tuple[Callable[..., TacgridError], tuple[object, ...], dict[str, Any]]:
+        # The roles travel with the error when it is pickled (from a batch worker).
+        state = (self.template, self.roles, self.role, self.given, self.problem)
+        return (_rebuild, (type(self), *state), dict(self.__dict__))
+
+
+def literal(text: str) -> str:
+    """``text`` as plain text inside an error's template (its braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _rebuild(
+    cls: type[TacgridError],
+    template: str,
+    roles: tuple[str, ...],
+    role: str | None,
+    given: str,
+    problem: str,
+) -> TacgridError:
+    # OSError's own __new__ where the class is one too (a WriteError): the others refuse it
+    new = OSError.__new__ if issubclass(cls, OSError) else cls.__new__
+    err = new(cls)
+    TacgridError._setup(err, template, roles, role, given, problem)
+    return err
 
 
 class MapError(TacgridError):
@@ -16,43 +130,8 @@ class MapError(TacgridError):
 
 
 class ArgumentError(TacgridError):
-    """A command-line argument or an API argument with a bad value.
-
-    Raised with a ``role`` (which argument: ``"start"``, ``"goal"``, ``"turns"``, ...), the
-    value as ``given`` and the ``problem``, its message is ``"<role> <given>: <problem>"``,
-    and a front end names the argument its own way (:meth:`naming`; the command line by
-    its flag, ``--from`` for ``start``: engine.cli). Raised with a message alone, it is
-    that message.
-    """
-
-    def __init__(
-        self, message: str = "", *, role: str | None = None, given: str = "", problem: str = ""
-    ) -> None:
-        super().__init__(message or f"{role} {given}: {problem}")
-        self.role = role
-        self.given = given
-        self.problem = problem
-
-    def naming(self, name: str) -> str:
-        """The message with the argument called ``name`` (the role's own word where it has
-        no role)."""
-        if self.role is None:
-            return str(self)
-        return f"{name} {self.given}: {self.problem}"
-
-    def __reduce__(self) -> str | tuple[object, ...]:
-        # A role travels with the error when it is pickled (from a batch worker).
-        if self.role is None:
-            return super().__reduce__()
-        return (_argument_error, (type(self), str(self), self.role, self.given, self.problem))
-
-
-def _argument_error(
-    cls: type[ArgumentError], message: str, role: str | None, given: str, problem: str
-) -> ArgumentError:
-    err = cls.__new__(cls)
-    ArgumentError.__init__(err, message, role=role, given=given, problem=problem)
-    return err
+    """A command-line argument or an API argument with a bad value (a ``role``, the value
+    ``given`` and the ``problem``: :class:`TacgridError`)."""
 
 
 class StatError(TacgridError):
@@ -75,13 +154,27 @@ class WriteError(ArgumentError, OSError):
     prints as its one-line message.
     """
 
-    def __init__(self, message: str, errno: int | None = None, reason: str | None = None):
-        super().__init__(message)
+    def __init__(
+        self,
+        message: str = "",
+        errno: int | None = None,
+        reason: str | None = None,
+        *,
+        role: str | None = None,
+        given: str = "",
+        problem: str = "",
+    ) -> None:
+        super().__init__(message, role=role, given=given, problem=problem)
         self.errno = errno
-        self.strerror = reason or message
+        self.strerror = reason or str(self)
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> tuple[Callable[..., TacgridError], tuple[object, ...], dict[str, Any]]:
+        # errno and strerror are OSError's slots, not in __dict__: kept by name.
+        rebuild, args, state = super().__reduce__()
+        return rebuild, args, {**state, "errno": self.errno, "strerror": self.strerror}
 
 
 class Stopped(KeyboardInterrupt):
@@ -89,12 +182,14 @@ class Stopped(KeyboardInterrupt):
     ``signum``. A KeyboardInterrupt, so a SIGTERM unwinds as Ctrl-C does: every ``finally``
     runs, :mod:`engine.safeio` removes a file half-written. The command line raises it for
     SIGTERM (``engine.cli.main``), says what was stopped (``message``, or the signal's
-    name) and exits with status 128 + ``signum``."""
+    name; ``wording`` is the message with the arguments it names, for a front end to name)
+    and exits with status 128 + ``signum``."""
 
-    def __init__(self, signum: int, message: str = "") -> None:
-        super().__init__(message)
+    def __init__(self, signum: int, message: str | Wording = "") -> None:
+        self.wording = message if isinstance(message, Wording) else Wording.plain(message)
+        super().__init__(str(self.wording))
         self.signum = signum
-        self.message = message
+        self.message = str(self.wording)
 
 
 def stop_signal(exc: KeyboardInterrupt) -> tuple[int, str]:

@@ -239,7 +239,11 @@ class MovementGraph:
     ) -> None:
         pace = pace or system.default_pace
         if pace not in system.paces:
-            raise ArgumentError(f"--pace {pace}: {system.name} paces are {', '.join(system.paces)}")
+            raise ArgumentError(
+                role="pace",
+                given=pace,
+                problem=f"{system.name} paces are {', '.join(system.paces)}",
+            )
         self.model = model
         self.grid: Grid = model.grid
         self.system = system
@@ -335,8 +339,9 @@ class MovementGraph:
         if top * max(1, self.n) * 2 * self.n_sys >= 2**53:
             slowest = max(times)
             raise ArgumentError(
-                f"--token: with these {self.system.name} stats one cell costs up to "
-                f"{float(slowest):.3g} turns, too extreme for an exact search; use game-sized stats"
+                role="token",
+                problem=f"with these {self.system.name} stats one cell costs up to "
+                f"{float(slowest):.3g} turns, too extreme for an exact search; use game-sized stats",
             )
         ids = self.model.terrain_ids.ravel()
         self.state_ticks = _per_cell(per_state, ids, self.n)

@@ -40,15 +40,27 @@ _FIXES = {
 }
 
 
-def _name(path: str, label: str | None) -> str:
-    return f"{label} {path}" if label else path
+def _refused(
+    path: str,
+    label: str | None,
+    problem: str,
+    errno: int | None = None,
+    reason: str | None = None,
+) -> WriteError:
+    """``PATH: problem``, after ``label``: a role word (``"out"``, ``"log"``) is the
+    argument the path was given as, which a front end names its own way (engine.errors);
+    any other label is printed as it is."""
+    if label and label.isidentifier():
+        return WriteError(errno=errno, reason=reason, role=label, given=path, problem=problem)
+    name = f"{label} {path}" if label else path
+    return WriteError(f"{name}: {problem}", errno, reason)
 
 
 def failure(path: str, exc: OSError, label: str | None = None) -> WriteError:
     """The one-line error for ``exc`` met while writing ``path``."""
     cause = exc.strerror or type(exc).__name__
     fix = _FIXES.get(exc.errno or 0, "check the path and the disk")
-    return WriteError(f"{_name(path, label)}: cannot write ({cause}); {fix}", exc.errno, cause)
+    return _refused(path, label, f"cannot write ({cause}); {fix}", exc.errno, cause)
 
 
 def _kind(mode: int) -> str:
@@ -69,42 +81,45 @@ def check_target(  # noqa: C901
     Refused: an empty name, a name without ``suffix`` (e.g. ``".png"``, any case), a
     symbolic link, anything that exists and is not a regular file, a missing folder.
 
-    >>> check_target("/dev/null", "--log")
+    >>> check_target("/dev/null", "log")
     Traceback (most recent call last):
     ...
-    engine.errors.WriteError: --log /dev/null: not a regular file (a device); give a file path
+    engine.errors.WriteError: log /dev/null: not a regular file (a device); give a file path
     """
     path = os.fspath(path)
-    name = _name(path, label)
     if not path or "\0" in path:
-        raise WriteError(f"{name}: not a usable file name; give a file path")
+        raise _refused(path, label, "not a usable file name; give a file path")
     if suffix and not path.lower().endswith(suffix):
         kind = suffix.lstrip(".").upper()
-        raise WriteError(
-            f"{name}: tacgrid writes {kind} images only; give a name ending in {suffix}"
+        raise _refused(
+            path, label, f"tacgrid writes {kind} images only; give a name ending in {suffix}"
         )
     try:
         st: os.stat_result | None = os.lstat(path)
     except FileNotFoundError:
         st = None
     except NotADirectoryError:
-        raise WriteError(f"{name}: a part of the path is a file, not a folder") from None
+        raise _refused(path, label, "a part of the path is a file, not a folder") from None
     except OSError as exc:
         raise failure(path, exc, label) from None
     if st is not None:
         if stat.S_ISLNK(st.st_mode):
-            raise WriteError(
-                f"{name}: is a symbolic link, not a regular file; tacgrid does not write "
-                "through links: give the file's own path"
+            raise _refused(
+                path,
+                label,
+                "is a symbolic link, not a regular file; tacgrid does not write through links: give "
+                "the file's own path",
             )
         if stat.S_ISDIR(st.st_mode):
-            raise WriteError(f"{name}: is a folder, not a regular file; give a file name")
+            raise _refused(path, label, "is a folder, not a regular file; give a file name")
         if not stat.S_ISREG(st.st_mode):
-            raise WriteError(f"{name}: not a regular file ({_kind(st.st_mode)}); give a file path")
+            raise _refused(
+                path, label, f"not a regular file ({_kind(st.st_mode)}); give a file path"
+            )
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise WriteError(
-            f"{name}: cannot write: the folder {folder} does not exist; create it first"
+        raise _refused(
+            path, label, f"cannot write: the folder {folder} does not exist; create it first"
         )
     return path
 
@@ -220,9 +235,10 @@ def write_png(
     """Replace ``path`` (a ``.png`` name unless ``any_name``) with an encoded PNG, checked
     to be complete."""
     if not (data.startswith(b"\x89PNG\r\n\x1a\n") and data.endswith(b"IEND\xaeB`\x82")):
-        raise WriteError(
-            f"{_name(os.fspath(path), label)}: the image could not be encoded as a whole "
-            "PNG; nothing was written"
+        raise _refused(
+            os.fspath(path),
+            label,
+            "the image could not be encoded as a whole PNG; nothing was written",
         )
     return write_bytes(path, data, label, suffix=None if any_name else ".png")
 
@@ -231,7 +247,7 @@ class AppendFile:
     """A file that grows by whole records (``runs.jsonl``): each :meth:`append` writes all
     of its bytes or none (a failed write is cut back to where it started).
 
-    >>> with AppendFile(path, "--out") as log:  # doctest: +SKIP
+    >>> with AppendFile(path, "out") as log:  # doctest: +SKIP
     ...     log.append(b'{"run": 0}\\n')
     """
 
@@ -245,7 +261,7 @@ class AppendFile:
             raise failure(self.path, exc, label) from None
         if not stat.S_ISREG(os.fstat(self.fd).st_mode):  # swapped in since the check
             os.close(self.fd)
-            raise WriteError(f"{_name(self.path, label)}: not a regular file; give a file path")
+            raise _refused(self.path, label, "not a regular file; give a file path")
 
     def append(self, data: bytes) -> None:
         """Write ``data`` at the end, whole; on a failure cut the file back and raise."""
@@ -301,7 +317,7 @@ def open_lock(path: str | os.PathLike[str], label: str | None = None) -> int:
         raise failure(path, exc, label) from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped in since the check
         os.close(fd)
-        raise WriteError(f"{_name(path, label)}: not a regular file; give a file path")
+        raise _refused(path, label, "not a regular file; give a file path")
     return fd
 
 

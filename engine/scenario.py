@@ -450,7 +450,8 @@ def _create_system(
     try:
         return systems.create(str(system_name), rules), settings
     except TacgridError as exc:
-        raise _err(path, "system/settings", str(exc)) from None
+        # "--set x: ..." on the command line: the error keeps the arguments it names
+        raise exc.within(f"{path}: system/settings: ", ScenarioError) from None
 
 
 def _read_tokens(path: str, data: dict[str, Any], model: MapModel, system: Any) -> list[TokenSpec]:
@@ -484,7 +485,9 @@ def _read_token(
     try:
         system.token(stats, token_id=tid)
     except TacgridError as exc:
-        raise _err(path, f"{where}.stats", str(exc).replace("--token ", "")) from None
+        # The file says where the stats came from: the message without the argument's name.
+        said = exc.detail() if exc.role == "token" else str(exc)
+        raise _err(path, f"{where}.stats", said) from None
     cell = _token_cell(path, where, t, tid, model, spawns)
     policy = t.get("policy", "idle")
     known = policies.names()
@@ -598,7 +601,9 @@ def _token_flight(
             cell, raw.get("heading", 0), raw.get("speed", 0), altitude=raw.get("altitude", 0)
         )
     except TacgridError as exc:
-        raise _err(path, f"{where}.flight", str(exc).replace("--", "")) from None
+        # The start's arguments by the scenario's words (the flight mapping's keys).
+        names = {"start": "from", "ground_pace": "ground-pace"}
+        raise _err(path, f"{where}.flight", exc.naming(names)) from None
     return dict(raw)
 
 

@@ -38,8 +38,8 @@ from engine.batch import (
     work,
 )
 from engine.batch import dask as batch_dask
-from engine.cli import main
-from engine.errors import ArgumentError, ScenarioError
+from engine.cli import FLAGS, main
+from engine.errors import ArgumentError, ScenarioError, Wording
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "main.py")
@@ -339,7 +339,8 @@ def test_a_stop_while_workers_send_large_results_exits_at_once(quick: str, tmp_p
     assert proc.returncode == 0 and len(lines) == 2 and err == "", (out, err)
     took = ended - float(lines[0])
     assert took < 2.0, f"the stop took {took:.2f} s to exit"
-    assert lines[1].startswith("stopped by SIGINT: 50 of 100000 runs") and "--resume" in lines[1]
+    assert lines[1].startswith("stopped by SIGINT: 50 of 100000 runs")
+    assert "run the same command with resume to finish" in lines[1]  # as the API says it
     assert _lines(tmp_path / "b" / "runs.jsonl") == 50
 
 
@@ -631,17 +632,19 @@ def test_resume_with_more_runs_extends_to_a_fresh_batch(tmp_path: Path) -> None:
 
 
 def test_workers_are_capped_and_the_cap_is_said(tmp_path: Path) -> None:
-    notes: list[str] = []
+    notes: list[Wording] = []
     one = run_batch(CHASE, runs=40, seed=3, out_dir=str(tmp_path / "a"))
     capped = run_batch(
         CHASE, runs=40, seed=3, workers=1000, out_dir=str(tmp_path / "b"), note=notes.append
     )
-    assert notes == ["--workers 1000: using 2 (the batch has 2 chunks of up to 25 runs to do)"]
+    said_so = "1000: using 2 (the batch has 2 chunks of up to 25 runs to do)"
+    assert [n.naming(FLAGS) for n in notes] == [f"--workers {said_so}"]  # the command line
+    assert [str(n) for n in notes] == [f"workers {said_so}"]  # an API caller
     assert _strip(one) == _strip(capped)
-    said: list[str] = []
+    said: list[Wording] = []
     cpus = os.cpu_count() or 1
     assert runner._cap_workers(1000, 10**6, said.append) == runner.WORKERS_PER_CPU * cpus
-    assert "per CPU" in said[0]
+    assert "per CPU" in str(said[0])
 
 
 def test_absurd_run_counts_are_refused_and_huge_ones_start_at_once(tmp_path: Path) -> None:
@@ -663,7 +666,9 @@ def test_absurd_run_counts_are_refused_and_huge_ones_start_at_once(tmp_path: Pat
     with pytest.raises(BatchStopped) as stop:
         run_batch(CHASE, runs=batch.MAX_RUNS, seed=1, out_dir=str(out), chunk_fn=stop_second)
     assert time.monotonic() - t < 15
-    assert "25 of 1000000000 runs" in stop.value.message and "--resume" in stop.value.message
+    said = stop.value.wording.naming(FLAGS)  # as the command line says it
+    assert "25 of 1000000000 runs" in said and "--resume" in said
+    assert "with resume to finish" in stop.value.message  # as an API caller reads it
     assert json.loads((out / "batch.json").read_text())["runs"] == batch.MAX_RUNS
     assert [r["seed"] for r in read_runs(str(out / "runs.jsonl"))] == run_seeds(1, 25)
     assert run_seed(1, 10**9 - 1) == int(
@@ -1221,10 +1226,11 @@ def test_a_scheduler_without_the_engine_is_one_line_that_says_so() -> None:
 
     with pytest.raises(ScenarioError) as got:
         batch_dask._dask_call(fails, "tcp://127.0.0.1:8786", plan)  # type: ignore[arg-type]
-    line = str(got.value)
+    line = got.value.naming(FLAGS)  # as the command line prints it
     assert "\n" not in line
     assert "cannot load tacgrid's tasks" in line and "import engine" in line
     assert "125 of 500 runs are in out/runs.jsonl" in line and "--resume" in line
+    assert "--" not in str(got.value)  # an API caller gave no flag: "resume"
 
     def gone() -> None:
         raise OSError("Timed out trying to connect")

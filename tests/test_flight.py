@@ -653,8 +653,11 @@ def test_fly_report_errors() -> None:
         fly_report(m, MM, tok, (0, 0), 45, 0, (4, 4), False)
     with pytest.raises(ArgumentError, match="outside the map"):
         fly_report(m, MM, tok, (0, 0), 90, 0, (9, 4), False)
-    with pytest.raises(ArgumentError, match="--speed"):
+    with pytest.raises(ArgumentError, match=r"^speed 99: expected 0") as err:
         fly_report(m, MM, tok, (0, 0), 90, 99, (4, 4), False)
+    from engine.cli import FLAGS  # the engine names the role, the command line its flag
+
+    assert err.value.role == "speed" and err.value.naming(FLAGS).startswith("--speed 99: ")
     with pytest.raises(NoPath, match="no flight plan"):
         fly_report(m, MM, tok, (0, 0), 90, 0, (2, 2), False)
     with pytest.raises(ArgumentError):

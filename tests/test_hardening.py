@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 
 from engine import systems
 from engine.batch import read_runs, run_batch, run_chunk, run_seeds
-from engine.cli import COMMAND_NAMES, build_parser, main
+from engine.cli import COMMAND_NAMES, FLAGS, build_parser, main
 from engine.errors import MapError, ScenarioError
 from engine.eventlog import read_log, replay_states
 from engine.mapmodel import MapModel
@@ -1455,7 +1455,8 @@ def test_workers_that_keep_dying_are_reported(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as err:
         run_batch(CHASE, runs=60, seed=1, workers=2, out_dir=str(out), chunk_fn=_die_always)
     msg = str(err.value)
-    assert "\n" not in msg and "--resume" in msg and "3 chunks" in msg
+    assert "\n" not in msg and "run again with resume" in msg and "3 chunks" in msg
+    assert err.value.naming(FLAGS).endswith("run again with --resume")  # the command line's
     assert not (out / "summary.json").exists()
     assert read_runs(str(out / "runs.jsonl")) == []
 

@@ -12,7 +12,7 @@ import pytest
 
 from engine import api
 from engine.batch import BatchStopped, run_chunk
-from engine.cli import main
+from engine.cli import FLAGS, main
 from engine.errors import ArgumentError, ScenarioError
 from engine.sweep import point_dir, point_seed, run_sweep
 
@@ -71,8 +71,9 @@ def test_resumed_sweep_equals_an_uninterrupted_one(tmp_path: Path) -> None:
     with pytest.raises(BatchStopped):
         run_sweep(CHASE, vary=vary, runs=60, seed=3, out_dir=str(cut), chunk_fn=dies)
     assert not (cut / "summary.json").exists()
-    with pytest.raises(ArgumentError, match="--resume"):
+    with pytest.raises(ArgumentError, match="add resume to complete") as refused:
         run_sweep(CHASE, vary=vary, runs=60, seed=3, out_dir=str(cut))
+    assert "add --resume to complete" in refused.value.naming(FLAGS)  # the command line's
     run_sweep(CHASE, vary=vary, runs=60, seed=3, out_dir=str(cut), resume=True)
     for move in (8, 12):
         assert _point_runs(cut, {MOVE: move}) == _point_runs(whole, {MOVE: move})
@@ -86,7 +87,7 @@ def test_resumed_sweep_equals_an_uninterrupted_one(tmp_path: Path) -> None:
         for p in doc["points"]:
             p.pop("results")
     assert a == b
-    with pytest.raises(ArgumentError, match="--runs 80 or more|--runs 60 or more"):
+    with pytest.raises(ArgumentError, match="give runs 80 or more|give runs 60 or more"):
         run_sweep(CHASE, vary=vary, runs=40, seed=3, out_dir=str(cut), resume=True)
     # Extending: more runs per point keep the first runs.
     run_sweep(CHASE, vary=vary, runs=80, seed=3, out_dir=str(cut), resume=True)

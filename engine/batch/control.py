@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from engine.errors import ArgumentError, Stopped
+from engine.errors import ArgumentError, Stopped, literal
 from engine.safeio import open_lock, write_pid
 
 
@@ -66,11 +66,12 @@ class _FolderLock:
             return
         path = os.path.join(out_dir, ".lock")
         try:
-            fd = open_lock(path, "--out")  # a link or a special file is refused
+            fd = open_lock(path, "out")  # a link or a special file is refused
         except OSError as exc:
             raise ArgumentError(
-                f"--out {out_dir}: cannot lock the folder ({exc.strerror}); give a folder "
-                "you can write to"
+                role="out",
+                given=out_dir,
+                problem=f"cannot lock the folder ({exc.strerror}); give a folder you can write to",
             ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -80,11 +81,14 @@ class _FolderLock:
             finally:
                 os.close(fd)
             raise ArgumentError(
-                f"--out {out_dir}: in use by another batch (pid {pid}); wait for it to "
-                "finish or give another --out"
+                role="out",
+                given=out_dir,
+                problem=literal(f"in use by another batch (pid {pid}); wait for it to finish ")
+                + "or give another {out}",
+                others=("out",),
             ) from None
         try:
-            write_pid(fd, path, "--out")
+            write_pid(fd, path, "out")
         except OSError:
             os.close(fd)
             raise

@@ -28,7 +28,7 @@ from engine.batch.work import (
     run_shipped,
     take_shipment,
 )
-from engine.errors import ArgumentError, ScenarioError, TacgridError
+from engine.errors import ArgumentError, ScenarioError, TacgridError, literal
 
 #: Seconds to reach a Dask scheduler before giving up.
 CONNECT_TIMEOUT = 10.0
@@ -74,14 +74,18 @@ def _check_address(scheduler: str) -> str:
         scheme, rest = "tcp", text
     if scheme != "tcp":
         raise ArgumentError(
-            f"--scheduler {scheduler}: only tcp:// scheduler addresses are supported "
-            f"(not {scheme}://); use tcp://HOST:PORT"
+            role="scheduler",
+            given=scheduler,
+            problem=f"only tcp:// scheduler addresses are supported (not {scheme}://); "
+            "use tcp://HOST:PORT",
         )
     host, colon, port = rest.rpartition(":")
     host = host.strip("[]")
     if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ArgumentError(
-            f"--scheduler {scheduler}: not a scheduler address; use tcp://HOST:PORT"
+            role="scheduler",
+            given=scheduler,
+            problem="not a scheduler address; use tcp://HOST:PORT",
         )
     return f"tcp://{rest}"
 
@@ -97,7 +101,8 @@ def _connect(address: str, timeout: float | None = None) -> Any:
         from distributed import Client
     except ImportError:  # pragma: no cover - dask is a declared dependency
         raise ArgumentError(
-            "--scheduler needs dask[distributed]: pip install 'dask[distributed]'"
+            problem="{scheduler} needs dask[distributed]: pip install 'dask[distributed]'",
+            others=("scheduler",),
         ) from None
     timeout = CONNECT_TIMEOUT if timeout is None else timeout
     box: dict[str, Any] = {}
@@ -121,8 +126,10 @@ def _connect(address: str, timeout: float | None = None) -> Any:
     thread.join(3 * timeout + 2)  # the probe's three steps, then the client
     if thread.is_alive():
         raise ArgumentError(
-            f"--scheduler {address}: no answer within {timeout:g} s (something accepts "
-            "connections there but does not answer as a Dask scheduler); check the address"
+            role="scheduler",
+            given=address,
+            problem=f"no answer within {timeout:g} s (something accepts connections there but "
+            "does not answer as a Dask scheduler); check the address",
         )
     if "client" in box:
         return box["client"]
@@ -138,8 +145,9 @@ def _connect(address: str, timeout: float | None = None) -> Any:
     else:
         why = "not a Dask scheduler (it answers in another protocol)"
     raise ArgumentError(
-        f"--scheduler {address}: {why}; start a dask scheduler there (dask scheduler) "
-        "or check the address"
+        role="scheduler",
+        given=address,
+        problem=f"{why}; start a dask scheduler there (dask scheduler) or check the address",
     )
 
 
@@ -352,14 +360,22 @@ def _dask_call(fn: Callable[[], Any], scheduler: str, plan: _Plan) -> Any:
         if "deserialization of the task graph" in str(exc):
             # The scheduler unpickles each task: it must import tacgrid's engine too.
             raise ScenarioError(
-                f"--scheduler {scheduler}: the scheduler cannot load tacgrid's tasks (it "
-                "runs in a Python environment without tacgrid, or another version of it); "
-                "start the scheduler and its workers where `import engine` gives this "
-                f"tacgrid; {plan.tally.n} of {plan.n} runs are in {plan.runs_path}: run "
-                "the same command with --resume then"
+                role="scheduler",
+                given=scheduler,
+                problem="the scheduler cannot load tacgrid's tasks (it runs in a Python "
+                "environment without tacgrid, or another version of it); start the scheduler "
+                "and its workers where `import engine` gives this tacgrid; "
+                + literal(f"{plan.tally.n} of {plan.n} runs are in {plan.runs_path}")
+                + ": run the same command with {resume} then",
+                others=("resume",),
             ) from None
         raise ScenarioError(
-            f"--scheduler {scheduler}: the cluster failed mid-batch ({_short(exc)}); "
-            f"{plan.tally.n} of {plan.n} runs are in {plan.runs_path}; run the same command "
-            "with --resume when the scheduler is back"
+            role="scheduler",
+            given=scheduler,
+            problem=literal(
+                f"the cluster failed mid-batch ({_short(exc)}); "
+                f"{plan.tally.n} of {plan.n} runs are in {plan.runs_path}"
+            )
+            + "; run the same command with {resume} when the scheduler is back",
+            others=("resume",),
         ) from None

@@ -28,7 +28,7 @@ from engine.batch.work import (
     _warm_chunks,
     run_chunk,
 )
-from engine.errors import ScenarioError
+from engine.errors import ScenarioError, literal
 
 
 def _worker_init(parent: int) -> None:
@@ -451,8 +451,12 @@ def _pool_results(
                 heapq.heappush(again, i)
             if deaths >= DEATHS:
                 raise ScenarioError(
-                    f"{plan.scenario_path}: worker processes kept dying; "
-                    f"{n_chunks - next_out} chunks of runs did not finish; run again with --resume"
+                    problem=literal(
+                        f"{plan.scenario_path}: worker processes kept dying; "
+                        f"{n_chunks - next_out} chunks of runs did not finish"
+                    )
+                    + "; run again with {resume}",
+                    others=("resume",),
                 )
 
     try:

@@ -9,14 +9,14 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from engine.errors import ArgumentError
+from engine.errors import ArgumentError, literal
 from engine.safeio import truncate, write_text
 
 
 def _write_atomic(path: str, text: str) -> None:
     """Write a whole file or nothing (:func:`engine.safeio.write_text`: a unique temporary
     file, synced, renamed over ``path``; a special file or a link is refused)."""
-    write_text(path, text, "--out")
+    write_text(path, text, "out")
 
 
 def _line(record: dict[str, Any]) -> str:
@@ -53,12 +53,13 @@ def iter_runs(path: str) -> Iterator[dict[str, Any]]:
                 and isinstance(record.get("turns"), int)
             ):
                 raise ArgumentError(
-                    f"{path}: line {n} is not a run record; it was edited or is not tacgrid's: "
-                    "use another --out or drop --resume"
+                    problem=literal(f"{path}: line {n} is not a run record; ")
+                    + "it was edited or is not tacgrid's: use another {out} or drop {resume}",
+                    others=("out", "resume"),
                 )
             yield record
     if torn:
-        truncate(path, good_end, "--out")
+        truncate(path, good_end, "out")
 
 
 def read_runs(path: str) -> list[dict[str, Any]]:
@@ -151,7 +152,7 @@ def write_table(path: str, schema: Any, batches: Iterable[Any]) -> str:
                 if group:
                     writer.write_table(pa.Table.from_batches(group, schema))
 
-    return replace_with(path, write, "--out")
+    return replace_with(path, write, "out")
 
 
 def write_runs_table(runs_path: str, table_path: str) -> str:

@@ -40,7 +40,7 @@ from engine.batch.work import (
     _Plan,
     run_seed,
 )
-from engine.errors import ArgumentError
+from engine.errors import ArgumentError, Wording, literal
 from engine.safeio import AppendFile, rename_over
 
 #: The most runs one batch may have: runs.jsonl holds about 0.45 KB a run, so this is
@@ -63,7 +63,11 @@ def _read_meta(meta_path: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         old = None
     if not isinstance(old, dict) or not isinstance(old.get("runs"), int):
-        raise ArgumentError(f"--resume: {meta_path} is damaged; use another --out or drop --resume")
+        raise ArgumentError(
+            role="resume",
+            problem=f"{literal(meta_path)} is damaged; use another {{out}} or drop {{resume}}",
+            others=("out", "resume"),
+        )
     return old
 
 
@@ -79,7 +83,7 @@ def run_batch(
     force: bool = False,
     overrides: dict[str, Any] | None = None,
     progress: ProgressFn | None = None,
-    note: Callable[[str], None] | None = None,
+    note: Callable[[Wording], None] | None = None,
     chunk_fn: ChunkFn | None = None,
     cache: WorkerCache | None = None,
 ) -> dict[str, Any]:
@@ -103,16 +107,25 @@ def run_batch(
     if runs is not None:
         _check_runs(runs)
     if workers < 1:
-        raise ArgumentError(f"--workers {workers}: expected a whole number >= 1")
+        raise ArgumentError(
+            role="workers", given=str(workers), problem="expected a whole number >= 1"
+        )
     if resume and force:
-        raise ArgumentError("--resume and --force: give one (complete the batch, or replace it)")
+        raise ArgumentError(
+            problem="{resume} and {force}: give one (complete the batch, or replace it)",
+            others=("resume", "force"),
+        )
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise ArgumentError(f"--out {out_dir}: is a file, not a folder; give a folder")
+        raise ArgumentError(
+            role="out", given=out_dir, problem="is a file, not a folder; give a folder"
+        )
     address = _check_address(scheduler) if scheduler else None
     try:
         os.makedirs(out_dir, exist_ok=True)
     except OSError as exc:
-        raise ArgumentError(f"--out {out_dir}: cannot create the folder ({exc.strerror})") from None
+        raise ArgumentError(
+            role="out", given=out_dir, problem=f"cannot create the folder ({exc.strerror})"
+        ) from None
     lock = _FolderLock(out_dir)
     client = None
     try:
@@ -148,11 +161,14 @@ def run_batch(
 
 def _check_runs(n: int) -> None:
     if n < 1:
-        raise ArgumentError(f"--runs {n}: expected a whole number >= 1")
+        raise ArgumentError(role="runs", given=str(n), problem="expected a whole number >= 1")
     if n > MAX_RUNS:
         raise ArgumentError(
-            f"--runs {n}: at most {MAX_RUNS} runs in one batch (runs.jsonl takes about "
-            "0.45 KB a run); split the study into batches with different --seed"
+            role="runs",
+            given=str(n),
+            problem=f"at most {MAX_RUNS} runs in one batch (runs.jsonl takes about 0.45 KB a "
+            "run); split the study into batches with different {seed}",
+            others=("seed",),
         )
 
 
@@ -183,21 +199,31 @@ def _plan(
     if old is not None:
         if {**old, "runs": 0} != meta:
             raise ArgumentError(
-                f"--resume: {out_dir} holds a batch of another scenario or seed "
-                f"({old.get('scenario')}, seed {old.get('seed')}, {old.get('runs')} runs); "
-                "use another --out or drop --resume"
+                role="resume",
+                problem=literal(
+                    f"{out_dir} holds a batch of another scenario or seed "
+                    f"({old.get('scenario')}, seed {old.get('seed')}, {old.get('runs')} runs)"
+                )
+                + "; use another {out} or drop {resume}",
+                others=("out", "resume"),
             )
         if n is None:
             n = old["runs"]
         elif n < old["runs"]:
             raise ArgumentError(
-                f"--runs {n}: {out_dir} holds a batch of {old['runs']} runs; give --runs "
-                f"{old['runs']} or more to extend it, or another --out"
+                role="runs",
+                given=str(n),
+                problem=f"{literal(out_dir)} holds a batch of {old['runs']} runs; give {{runs}} "
+                f"{old['runs']} or more to extend it, or another {{out}}",
+                others=("runs", "out"),
             )
     elif existing and not resume and not force:
         raise ArgumentError(
-            f"--out {out_dir}: holds a batch already; add --resume to complete or extend it, "
-            "--force to replace it, or give another --out"
+            role="out",
+            given=out_dir,
+            problem="holds a batch already; add {resume} to complete or extend it, {force} to "
+            "replace it, or give another {out}",
+            others=("resume", "force", "out"),
         )
     if n is None:
         n = scenario.runs
@@ -246,12 +272,14 @@ def _scan_done(path: str, seed: int, n: int, tally: Tally) -> tuple[int, set[int
     if stray is None:
         return prefix, extra, ordered
     raise ArgumentError(
-        f"--resume: {path} holds runs that are not this batch's (run {stray}, edited or "
-        "copied in); use another --out or drop --resume"
+        role="resume",
+        problem=literal(f"{path} holds runs that are not this batch's (run {stray}, edited or ")
+        + "copied in); use another {out} or drop {resume}",
+        others=("out", "resume"),
     )
 
 
-def _cap_workers(workers: int, chunks: int, note: Callable[[str], None] | None) -> int:
+def _cap_workers(workers: int, chunks: int, note: Callable[[Wording], None] | None) -> int:
     cpus = os.cpu_count() or 1
     cap = max(1, min(chunks, WORKERS_PER_CPU * cpus))
     if workers > cap:
@@ -261,7 +289,7 @@ def _cap_workers(workers: int, chunks: int, note: Callable[[str], None] | None) 
                 if cap == chunks
                 else f"at most {WORKERS_PER_CPU} per CPU, {cpus} CPUs here"
             )
-            note(f"--workers {workers}: using {cap} ({why})")
+            note(Wording(f"{{workers}} {workers}: using {cap} ({why})", ("workers",)))
         return cap
     return workers
 
@@ -271,7 +299,7 @@ def _executor(
     workers: int,
     client: Any,
     scheduler: str | None,
-    note: Callable[[str], None] | None,
+    note: Callable[[Wording], None] | None,
     stop: _Stop | None,
 ) -> Executor:
     """Where the batch's chunks play: the cluster if connected, else this process (one
@@ -301,7 +329,7 @@ def _run(
             _write_atomic(plan.meta_path, json.dumps(plan.meta, indent=2) + "\n")
         if plan.staged:
             _remove(write_path)
-        appender = AppendFile(write_path, "--out")
+        appender = AppendFile(write_path, "out")
         if plan.staged and not job.todo:  # pragma: no cover - a batch has >= 1 run
             _commit(plan, write_path)
         # Nothing left to play (a finished batch resumed): no pool started, no cluster asked.
@@ -355,19 +383,19 @@ def _unfinish(plan: _Plan) -> None:
                 _remove(os.path.join(plan.out_dir, name))
 
 
-def _stopped(plan: _Plan, signum: int) -> str:
+def _stopped(plan: _Plan, signum: int) -> Wording:
     name = signal.Signals(signum).name
     if plan.staged:
-        return f"stopped by {name} before the first runs were in; {plan.out_dir} is unchanged"
-    if plan.tally.n == plan.n:
-        return (
-            f"stopped by {name}: all {plan.n} runs are in {plan.runs_path}, but not the "
-            "summary and runs table; run the same command with --resume to write them"
+        return Wording.plain(
+            f"stopped by {name} before the first runs were in; {plan.out_dir} is unchanged"
         )
-    return (
-        f"stopped by {name}: {plan.tally.n} of {plan.n} runs are in {plan.runs_path}; "
-        f"run the same command with --resume to finish the batch"
-    )
+    if plan.tally.n == plan.n:
+        done = f"stopped by {name}: all {plan.n} runs are in {plan.runs_path}, but not the "
+        rest = "summary and runs table; run the same command with {resume} to write them"
+    else:
+        done = f"stopped by {name}: {plan.tally.n} of {plan.n} runs are in {plan.runs_path}; "
+        rest = "run the same command with {resume} to finish the batch"
+    return Wording(literal(done) + rest, ("resume",))
 
 
 def _commit(plan: _Plan, staged_path: str) -> None:
@@ -376,6 +404,8 @@ def _commit(plan: _Plan, staged_path: str) -> None:
     _remove(os.path.join(plan.out_dir, RUNS_TABLE))
     _write_atomic(plan.meta_path, json.dumps(plan.meta, indent=2) + "\n")
     try:
-        rename_over(staged_path, plan.runs_path, "--out")  # the open descriptor follows it
+        rename_over(staged_path, plan.runs_path, "out")  # the open descriptor follows it
     except OSError as exc:
-        raise ArgumentError(f"--out {plan.out_dir}: cannot write ({exc.strerror})") from None
+        raise ArgumentError(
+            role="out", given=plan.out_dir, problem=f"cannot write ({exc.strerror})"
+        ) from None

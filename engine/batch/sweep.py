@@ -44,7 +44,7 @@ from engine.batch.dask import _check_address
 from engine.batch.results import iter_runs, run_columns, run_fields, write_table
 from engine.batch.runner import ProgressFn, _check_runs, run_batch
 from engine.batch.work import ChunkFn
-from engine.errors import ArgumentError, ScenarioError, stop_signal
+from engine.errors import ArgumentError, ScenarioError, Wording, literal, stop_signal
 from engine.safeio import write_text
 
 #: The most points one sweep may have (each is a batch folder).
@@ -72,13 +72,30 @@ def canonical_name(name: str) -> str:
     return "scenario.turns" if name == "turns" else name
 
 
-def _scalar(value: Any, where: str) -> Any:
+def _scalar(value: Any, where: str, role: str | None = None) -> Any:
+    """``value`` if plain; else an error about ``where`` (or the argument ``role`` with
+    ``where`` as its value)."""
     if isinstance(value, bool | int | str) or (isinstance(value, float) and value == value):
         return value
-    raise ArgumentError(
-        f"{where}: {json.dumps(value, default=str)[:80]} is not a number or a word; "
-        "give plain values, e.g. --vary pursuer1.stats.move=8,10,12"
+    raise _param_error(
+        where,
+        role,
+        f"{json.dumps(value, default=str)[:80]} is not a number or a word; "
+        "give plain values, e.g. {vary} pursuer1.stats.move=8,10,12",
+        others=("vary",),
     )
+
+
+def _param_error(
+    where: str, role: str | None, problem: str, others: tuple[str, ...] = ()
+) -> ArgumentError:
+    """An error about ``where``: the argument ``role`` given as ``where`` where there is
+    one, else a place in a file. ``problem`` is a template where ``others`` names roles."""
+    if role is not None:
+        return ArgumentError(role=role, given=where, problem=problem, others=others)
+    if not others:
+        return ArgumentError(f"{where}: {problem}")
+    return ArgumentError(problem=f"{literal(where)}: {problem}", others=others)
 
 
 def parse_vary(text: str) -> tuple[str, list[Any]]:
@@ -90,45 +107,56 @@ def parse_vary(text: str) -> tuple[str, list[Any]]:
     name = canonical_name(name)
     if not eq or not name or not rest.strip():
         raise ArgumentError(
-            f"--vary {text[:80]}: expected NAME=V1,V2,..., e.g. --vary pursuer1.stats.move=8,10,12"
+            role="vary",
+            given=text[:80],
+            problem="expected NAME=V1,V2,..., e.g. {vary} pursuer1.stats.move=8,10,12",
+            others=("vary",),
         )
     values = []
     for part in rest.split(","):
         part = part.strip()
         if not part:
-            raise ArgumentError(f"--vary {text[:80]}: an empty value; separate values with commas")
+            raise ArgumentError(
+                role="vary", given=text[:80], problem="an empty value; separate values with commas"
+            )
         try:
             value = yaml.safe_load(part)
         except yaml.YAMLError:
             value = part
         if value is None:
             value = part  # "none", "null", "~" stay words: a setting's value, not nothing
-        values.append(_scalar(value, f"--vary {name}"))
+        values.append(_scalar(value, name, "vary"))
     return name, values
 
 
-def check_params(params: list[tuple[str, list[Any]]], where: str) -> list[tuple[str, list[Any]]]:
-    """Names once each, values once each, a grid of at most MAX_POINTS points."""
+def check_params(
+    params: list[tuple[str, list[Any]]], where: str = "", role: str | None = None
+) -> list[tuple[str, list[Any]]]:
+    """Names once each, values once each, a grid of at most MAX_POINTS points. An error
+    names ``where`` (a place in a file) or the argument ``role`` (``"vary"``)."""
     seen: set[str] = set()
     size = 1
     for name, values in params:
+        at = f"{where} {name}" if where else name
         if name in seen:
-            raise ArgumentError(f"{where} {name}: varied twice; give its values once, V1,V2,...")
+            raise _param_error(at, role, "varied twice; give its values once, V1,V2,...")
         seen.add(name)
         keys = [point_text({"v": v}) for v in values]
         if len(set(keys)) != len(keys):
-            raise ArgumentError(f"{where} {name}: a value is listed twice; list each once")
+            raise _param_error(at, role, "a value is listed twice; list each once")
         if not values:
-            raise ArgumentError(f"{where} {name}: no values; give V1,V2,...")
+            raise _param_error(at, role, "no values; give V1,V2,...")
         size *= len(values)
     if not params:
-        raise ArgumentError(
-            f"{where}: nothing to vary; give --vary NAME=V1,V2,... or a sweep: block in the "
-            "scenario"
+        raise _param_error(
+            where,
+            role,
+            "nothing to vary; give {vary} NAME=V1,V2,... or a sweep: block in the scenario",
+            others=("vary",),
         )
     if size > MAX_POINTS:
-        raise ArgumentError(
-            f"{where}: {size} points; a sweep has at most {MAX_POINTS} (split it in several)"
+        raise _param_error(
+            where, role, f"{size} points; a sweep has at most {MAX_POINTS} (split it in several)"
         )
     return params
 
@@ -194,13 +222,14 @@ def sweep_spec(
             "vary",
         )
     elif vary:
-        params = check_params([parse_vary(v) for v in vary], "--vary")
+        params = check_params([parse_vary(v) for v in vary], role="vary")
     else:
         raw = block.get("vary")
         if not isinstance(raw, dict):
             raise ArgumentError(
-                f"{scenario_path}: nothing to vary; give --vary NAME=V1,V2,... or a sweep: "
-                "block with vary: {NAME: [V1, V2]} in the scenario"
+                problem=f"{literal(scenario_path)}: nothing to vary; give {{vary}} NAME=V1,V2,... "
+                "or a sweep: block with vary: {{NAME: [V1, V2]}} in the scenario",
+                others=("vary",),
             )
         params = []
         for name, values in raw.items():
@@ -256,7 +285,7 @@ def run_sweep(
     force: bool = False,
     progress: ProgressFn | None = None,
     point_done: PointFn | None = None,
-    note: Callable[[str], None] | None = None,
+    note: Callable[[Wording], None] | None = None,
     chunk_fn: ChunkFn | None = None,
 ) -> dict[str, Any]:
     """Run every point's batch into ``out_dir/points/``, then write the tables and the
@@ -264,27 +293,39 @@ def run_sweep(
     if runs is not None:
         _check_runs(runs)
     if workers < 1:
-        raise ArgumentError(f"--workers {workers}: expected a whole number >= 1")
+        raise ArgumentError(
+            role="workers", given=str(workers), problem="expected a whole number >= 1"
+        )
     if scheduler:
         _check_address(scheduler)
     spec = sweep_spec(scenario_path, vary, runs, seed)
     _check_runs(spec["runs"])
     if resume and force:
-        raise ArgumentError("--resume and --force: give one (complete the sweep, or replace it)")
+        raise ArgumentError(
+            problem="{resume} and {force}: give one (complete the sweep, or replace it)",
+            others=("resume", "force"),
+        )
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise ArgumentError(f"--out {out_dir}: is a file, not a folder; give a folder")
+        raise ArgumentError(
+            role="out", given=out_dir, problem="is a file, not a folder; give a folder"
+        )
     try:
         os.makedirs(os.path.join(out_dir, "points"), exist_ok=True)
     except OSError as exc:
-        raise ArgumentError(f"--out {out_dir}: cannot create the folder ({exc.strerror})") from None
+        raise ArgumentError(
+            role="out", given=out_dir, problem=f"cannot create the folder ({exc.strerror})"
+        ) from None
     lock = _FolderLock(out_dir)
     try:
         meta_path = os.path.join(out_dir, SWEEP_META)
         old = _read_sweep_meta(meta_path)
         if old is not None and not (resume or force):
             raise ArgumentError(
-                f"--out {out_dir}: holds a sweep already; add --resume to complete or extend "
-                "it, --force to replace it, or give another --out"
+                role="out",
+                given=out_dir,
+                problem="holds a sweep already; add {resume} to complete or extend it, {force} "
+                "to replace it, or give another {out}",
+                others=("resume", "force", "out"),
             )
         if (
             old is not None
@@ -292,19 +333,26 @@ def run_sweep(
             and (old.get("scenario") != spec["scenario"] or old.get("seed") != spec["seed"])
         ):
             raise ArgumentError(
-                f"--resume: {out_dir} holds a sweep of another scenario or seed "
-                f"({old.get('scenario')}, seed {old.get('seed')}); use another --out or drop "
-                "--resume"
+                role="resume",
+                problem=literal(
+                    f"{out_dir} holds a sweep of another scenario or seed "
+                    f"({old.get('scenario')}, seed {old.get('seed')})"
+                )
+                + "; use another {out} or drop {resume}",
+                others=("out", "resume"),
             )
         if old is not None and resume and isinstance(old.get("runs"), int):
             if runs is None:
                 spec["runs"] = old["runs"]  # as `run --resume`: the sweep's own size
             elif spec["runs"] < old["runs"]:
                 raise ArgumentError(
-                    f"--runs {spec['runs']}: {out_dir} holds a sweep of {old['runs']} runs a "
-                    f"point; give --runs {old['runs']} or more to extend it, or another --out"
+                    role="runs",
+                    given=str(spec["runs"]),
+                    problem=f"{literal(out_dir)} holds a sweep of {old['runs']} runs a point; "
+                    f"give {{runs}} {old['runs']} or more to extend it, or another {{out}}",
+                    others=("runs", "out"),
                 )
-        write_text(meta_path, json.dumps(spec, indent=2) + "\n", "--out")
+        write_text(meta_path, json.dumps(spec, indent=2) + "\n", "out")
         _remove(os.path.join(out_dir, SWEEP_SUMMARY))
         summaries = []
         for i, p in enumerate(spec["points"]):
@@ -331,7 +379,7 @@ def run_sweep(
             write_text(
                 os.path.join(out_dir, SWEEP_SUMMARY),
                 json.dumps(doc, indent=2, sort_keys=True) + "\n",
-                "--out",
+                "out",
             )
         except KeyboardInterrupt as exc:
             # Every point is whole; a table written half-way is removed (engine.safeio),
@@ -363,7 +411,9 @@ def _read_sweep_meta(path: str) -> dict[str, Any] | None:
     except (OSError, ValueError):
         old = None
     if not isinstance(old, dict) or not isinstance(old.get("points"), list):
-        raise ArgumentError(f"{path}: damaged; use another --out")
+        raise ArgumentError(
+            problem=f"{literal(path)}: damaged; use another {{out}}", others=("out",)
+        )
     return old
 
 

@@ -22,6 +22,7 @@ from engine.cli import info, moves, rules, runs, views
 from engine.cli.common import (
     DEFAULT_MAP,
     DEFAULT_SCENARIO,
+    FLAGS,
     ROOT,
     _Parser,
     make_system,
@@ -50,16 +51,6 @@ __all__ = [
 
 #: Longest error line printed (messages quote at most ~80 characters of user input).
 MAX_MESSAGE = 1000
-#: The flag that gives each argument role an engine error names (ArgumentError.role).
-FLAGS = {
-    "start": "--from",
-    "goal": "--to",
-    "pace": "--pace",
-    "turns": "--turns",
-    "prefer": "--prefer",
-    "engine": "--engine",
-    "size": "--size",
-}
 
 COMMAND_NAMES: list[str] = []
 
@@ -149,9 +140,7 @@ def _main(argv: Sequence[str] | None) -> int:
             import traceback  # only here: quick commands start without it
 
             traceback.print_exc()
-        msg = str(exc)
-        if isinstance(exc, ArgumentError) and exc.role is not None:
-            msg = exc.naming(FLAGS.get(exc.role, exc.role))  # the role by its flag
+        msg = exc.naming(FLAGS)  # each argument the message names by its flag
         # The message quotes what the user gave, which may hold line breaks: keep one line.
         msg = msg.replace("\r", "\\r").replace("\n", "\\n")
         if len(msg) > MAX_MESSAGE:  # readers quote at most ~80 characters; a last guard
@@ -172,7 +161,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         signum, name = stop_signal(exc)
         if isinstance(exc, Stopped) and exc.message:
-            sys.stderr.write(f"tacgrid: {exc.message}\n")
+            sys.stderr.write(f"tacgrid: {exc.wording.naming(FLAGS)}\n")
         elif signum == signal.SIGINT:
             sys.stderr.write("tacgrid: interrupted\n")
         else:

@@ -12,6 +12,35 @@ from typing import Any, NoReturn
 from engine.errors import ArgumentError
 from engine.report import to_json
 
+#: The flag that names each argument role an engine message names (engine.errors:
+#: TacgridError.role, Wording).
+FLAGS = {
+    "start": "--from",
+    "goal": "--to",
+    "pace": "--pace",
+    "turns": "--turns",
+    "prefer": "--prefer",
+    "engine": "--engine",
+    "size": "--size",
+    "system": "--system",
+    "token": "--token",
+    "set": "--set",
+    "terrain": "--terrain",
+    "out": "--out",
+    "log": "--log",
+    "runs": "--runs",
+    "seed": "--seed",
+    "workers": "--workers",
+    "scheduler": "--scheduler",
+    "resume": "--resume",
+    "force": "--force",
+    "vary": "--vary",
+    "heading": "--heading",
+    "end_heading": "--end-heading",
+    "speed": "--speed",
+    "ground_pace": "--ground-pace",
+}
+
 #: The repository root (maps/, scenarios/, assets/ live beside engine/).
 ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_MAP = ROOT / "maps" / "encounter.tmx"

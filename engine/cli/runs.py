@@ -10,6 +10,7 @@ import sys
 from typing import Any, cast
 
 from engine.cli.common import (
+    FLAGS,
     _check_writable,
     _Parser,
     _positive,
@@ -17,7 +18,7 @@ from engine.cli.common import (
     _seed,
     parse_sets,
 )
-from engine.errors import Stopped, stop_signal
+from engine.errors import Stopped, Wording, stop_signal
 
 
 def _add_run(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -70,9 +71,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.quiet and (args.progress or (sys.stderr.isatty() and not args.json)):
         line = ProgressLine(sys.stderr, sys.stderr.isatty())
 
-    def note(text: str) -> None:
+    def note(text: Wording) -> None:
         if not args.quiet:
-            sys.stderr.write(f"tacgrid: {text}\n")
+            sys.stderr.write(f"tacgrid: {text.naming(FLAGS)}\n")
 
     try:
         summary = run_batch(
@@ -91,7 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except BatchStopped as stop:
         if line is not None:
             line.close()
-        sys.stderr.write(f"tacgrid: {stop.message or 'stopped'}\n")
+        sys.stderr.write(f"tacgrid: {stop.wording.naming(FLAGS) or 'stopped'}\n")
         return 128 + stop.signum
     finally:
         if line is not None:
@@ -219,9 +220,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from engine.report.tables import format_report
     from engine.sweep import run_sweep
 
-    def note(text: str) -> None:
+    def note(text: Wording) -> None:
         if not args.quiet:
-            sys.stderr.write(f"tacgrid: {text}\n")
+            sys.stderr.write(f"tacgrid: {text.naming(FLAGS)}\n")
 
     def point_done(i: int, n: int, point: dict[str, Any], summary: dict[str, Any]) -> None:
         if not args.quiet and (args.progress or sys.stderr.isatty()):
@@ -244,7 +245,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             note=note,
         )
     except BatchStopped as stop:
-        text = stop.message or "stopped"
+        text = stop.wording.naming(FLAGS) or "stopped"
         sys.stderr.write(f"tacgrid: {text}; the sweep's finished points stay (sweep --resume)\n")
         return 128 + stop.signum
     files = [os.path.join(args.out, n) for n in ("runs.parquet", "points.parquet", "summary.json")]

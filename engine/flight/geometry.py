@@ -138,20 +138,24 @@ class Geometry:
 
     # ----------------------------------------------------------------- headings
 
-    def check_heading(self, heading: Any, what: str = "--heading") -> int:
-        """A heading given by a user, as an int in 0..359; anything else is one clear line."""
+    def check_heading(self, heading: Any, role: str = "heading") -> int:
+        """A heading given by a user, as an int in 0..359; anything else is an
+        :class:`~engine.errors.ArgumentError` with ``role`` (``heading``, ``end_heading``)."""
         try:
             h = whole(heading)
         except (TypeError, ValueError):
             raise ArgumentError(
-                f"{what} {heading!r}: expected a multiple of {self.step} degrees "
-                f"(0 = up, 90 = right)"
+                role=role,
+                given=repr(heading),
+                problem=f"expected a multiple of {self.step} degrees (0 = up, 90 = right)",
             ) from None
         if h % self.step:
             kind = "hex" if self.hex else self.grid.kind
             raise ArgumentError(
-                f"{what} {heading}: expected a multiple of {self.step} on a {kind} map "
-                f"(0, {self.step}, ..., {360 - self.step}; 0 = up, clockwise)"
+                role=role,
+                given=str(heading),
+                problem=f"expected a multiple of {self.step} on a {kind} map "
+                f"(0, {self.step}, ..., {360 - self.step}; 0 = up, clockwise)",
             )
         return h % 360
 

@@ -45,9 +45,12 @@ def flight_rules(system: RuleSystem, token: Token, model: MapModel) -> FlightRul
     """The token's flight rules on ``model``, or one clear line saying why it cannot fly."""
     rules = system.flight(token, model)
     if rules is None:
+        reason = system.flight_refusal(token)
+        if reason:
+            raise ArgumentError(reason)
         raise ArgumentError(
-            system.flight_refusal(token)
-            or f"--system {system.name}: this system has no flight rules (RULES.md 6 "
-            "covers mythmaster and speedpoints)"
+            role="system",
+            given=system.name,
+            problem="this system has no flight rules (RULES.md 6 covers mythmaster and speedpoints)",
         )
     return rules

@@ -58,7 +58,7 @@ def fly_report(  # noqa: C901
             )
     rules = flight_rules(system, token, model)
     h = rules.geo.check_heading(heading)
-    gh = None if goal_heading is None else rules.geo.check_heading(goal_heading, "goal heading")
+    gh = None if goal_heading is None else rules.geo.check_heading(goal_heading, "end_heading")
     try:
         v = whole(speed)
         if v < 0:

@@ -752,9 +752,10 @@ class Simulation:
     def final_states(self) -> dict[str, dict[str, Any]]:
         return {tid: self.tokens[tid].state.to_dict() for tid in self.order}
 
-    def write_log(self, path: str, label: str | None = "--log") -> None:
+    def write_log(self, path: str, label: str | None = "log") -> None:
         """The event log as JSON lines, written whole or not at all (:mod:`engine.safeio`):
-        a special file or a link is refused, a full disk leaves no half file."""
+        a special file or a link is refused, a full disk leaves no half file. An error names
+        the path as the argument ``label`` (a role: engine.errors)."""
         from engine.safeio import write_text
 
         write_text(

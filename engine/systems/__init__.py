@@ -54,8 +54,9 @@ def get(name: str) -> Any:
     reg = _registry()
     if name not in reg:
         raise ArgumentError(
-            f"--system {name}: unknown rule system{did_you_mean(name, list(reg))}; "
-            f"systems: {', '.join(reg)}"
+            role="system",
+            given=name,
+            problem=f"unknown rule system{did_you_mean(name, list(reg))}; systems: {', '.join(reg)}",
         )
     return reg[name]
 

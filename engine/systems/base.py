@@ -25,7 +25,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from engine.errors import ArgumentError, StatError, did_you_mean
+from engine.errors import ArgumentError, StatError, did_you_mean, literal
 from engine.exact import exact, jsonable
 from engine.grid import Cell
 from engine.sources import clip
@@ -87,11 +87,16 @@ class Param:
         what = "a whole number" if self.kind == "int" else "a number (7.5 or 15/2)"
         return " ".join(x for x in (what, lo, "and" if lo and hi else "", hi) if x)
 
-    def parse(self, raw: Any, where: str) -> Any:  # noqa: C901
-        """Validate ``raw`` and return it typed; bad values raise one clear line."""
+    def parse(self, raw: Any, where: str = "", role: str | None = None) -> Any:  # noqa: C901
+        """Validate ``raw`` and return it typed; bad values raise one clear line, about the
+        argument ``role`` (``"token"``, ``"set"``) where there is one, after ``where``."""
+
+        def fail(problem: str) -> StatError:
+            given = " ".join(x for x in (where, f"{self.name}={clip(repr(raw))}") if x)
+            return StatError(role=role, given=given, problem=problem)
 
         def bad() -> StatError:
-            return StatError(f"{where} {self.name}={clip(repr(raw))}: expected {self.allowed()}")
+            return fail(f"expected {self.allowed()}")
 
         if self.kind == "bool":
             if isinstance(raw, bool):
@@ -105,10 +110,7 @@ class Param:
         if self.kind == "choice":
             text = str(raw).strip()
             if text not in self.choices:
-                raise StatError(
-                    f"{where} {self.name}={clip(repr(raw))}: expected {self.allowed()}"
-                    f"{did_you_mean(text[:80], self.choices)}"
-                )
+                raise fail(f"expected {self.allowed()}{did_you_mean(text[:80], self.choices)}")
             return text
         if self.kind == "dice":
             from engine.dice import DieCode
@@ -134,14 +136,9 @@ class Param:
         # No game's figure is near a million, or finer than a millionth; beyond that the
         # exact arithmetic would only grow numbers no search can use.
         if self.maximum is None and abs(value) > STAT_LIMIT:
-            raise StatError(
-                f"{where} {self.name}={clip(repr(raw))}: expected {self.allowed()} "
-                f"and at most {STAT_LIMIT}"
-            )
+            raise fail(f"expected {self.allowed()} and at most {STAT_LIMIT}")
         if value.denominator > STAT_LIMIT:
-            raise StatError(
-                f"{where} {self.name}={clip(repr(raw))}: expected at most 6 decimal places"
-            )
+            raise fail("expected at most 6 decimal places")
         return int(value) if self.kind == "int" else value
 
     def describe(self) -> dict[str, Any]:
@@ -290,21 +287,7 @@ def parse_token_spec(spec: str | Mapping[str, Any]) -> dict[str, Any]:
         and "=" not in text
         and (os.path.exists(text) or text.endswith((".yaml", ".yml", ".json")))
     ):
-        from engine.sources import MAX_YAML_BYTES, load_json, load_yaml, read_bytes
-
-        name = f"--token {clip(text)}"
-        if not os.path.exists(text):
-            raise ArgumentError(f"{name}: file not found; give key=value,... or a YAML/JSON file")
-        # A regular file within the cap; YAML or JSON with size, aliases and depth bounded:
-        # any error (a YAML syntax error above all) is one line.
-        raw = read_bytes(text, "--token", MAX_YAML_BYTES, ArgumentError)
-        if text.endswith(".json"):
-            data = load_json(raw, name, ArgumentError)
-        else:
-            data = load_yaml(raw, name, ArgumentError)
-        if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
-            raise ArgumentError(f"{name}: expected a mapping of stat names to values")
-        return dict(data)
+        return _read_token_file(text)
     out: dict[str, Any] = {}
     if not text:
         return out
@@ -313,11 +296,48 @@ def parse_token_spec(spec: str | Mapping[str, Any]) -> dict[str, Any]:
             continue
         if "=" not in part:
             raise ArgumentError(
-                f"--token '{spec}': '{part.strip()}' is not key=value; e.g. speed=30,fly=true"
+                role="token",
+                given=f"'{spec}'",
+                problem=f"'{part.strip()}' is not key=value; e.g. speed=30,fly=true",
             )
         k, v = part.split("=", 1)
         out[k.strip()] = v.strip()
     return out
+
+
+def _read_token_file(text: str) -> dict[str, Any]:
+    """The stats in the YAML/JSON file ``text`` names (an error is about ``token``)."""
+    from engine.sources import MAX_YAML_BYTES, load_json, load_yaml, read_bytes
+
+    given = clip(text)
+    if not os.path.exists(text):
+        raise ArgumentError(
+            role="token",
+            given=given,
+            problem="file not found; give key=value,... or a YAML/JSON file",
+        )
+    # A regular file within the cap; YAML or JSON with size, aliases and depth bounded:
+    # any error (a YAML syntax error above all) is one line.
+    try:
+        # The reader words "PATH: <what> file ...": a NUL for <what> (no path holds
+        # one) marks where the message names the argument.
+        raw = read_bytes(text, "\0", MAX_YAML_BYTES, ArgumentError)
+    except ArgumentError as exc:
+        problem = literal(str(exc)).replace("\0", "{token}")
+        raise ArgumentError(problem=problem, others=("token",)) from None
+    try:
+        if text.endswith(".json"):
+            data = load_json(raw, given, ArgumentError)
+        else:
+            data = load_yaml(raw, given, ArgumentError)
+    except ArgumentError as exc:  # worded "GIVEN: problem"
+        problem = str(exc).removeprefix(f"{given}: ")
+        raise ArgumentError(role="token", given=given, problem=problem) from None
+    if not isinstance(data, Mapping) or not all(isinstance(k, str) for k in data):
+        raise ArgumentError(
+            role="token", given=given, problem="expected a mapping of stat names to values"
+        )
+    return dict(data)
 
 
 # --------------------------------------------------------------------------- checks
@@ -464,7 +484,7 @@ class RuleSystem:
         self.config: dict[str, Any] = {s.name: s.default for s in self.settings}
         for key, value in (settings or {}).items():
             spec = self._setting(key)
-            self.config[key] = spec.parse(value, f"--set {self.name}")
+            self.config[key] = spec.parse(value, self.name, "set")
 
     # ----------------------------------------------------------------- metadata
 
@@ -476,9 +496,10 @@ class RuleSystem:
         names = [s.name for s in cls.settings]
         listed = ", ".join(names) if names else "none"
         raise StatError(
-            f"--set {clip(key)}: {cls.name} has no setting '{clip(key)}'"
-            f"{did_you_mean(str(key)[:80], names)}; "
-            f"settings: {listed}"
+            role="set",
+            given=clip(key),
+            problem=f"{cls.name} has no setting '{clip(key)}'"
+            f"{did_you_mean(str(key)[:80], names)}; settings: {listed}",
         )
 
     @classmethod
@@ -514,13 +535,14 @@ class RuleSystem:
         for key in raw:
             if key not in names:
                 raise StatError(
-                    f"--token {clip(key)}: {self.name} has no stat '{clip(key)}'"
-                    f"{did_you_mean(str(key)[:80], names)}; "
-                    f"stats: {', '.join(names)}"
+                    role="token",
+                    given=clip(key),
+                    problem=f"{self.name} has no stat '{clip(key)}'"
+                    f"{did_you_mean(str(key)[:80], names)}; stats: {', '.join(names)}",
                 )
         for s in self.stats:
             if s.name in raw and raw[s.name] is not None:
-                stats[s.name] = s.parse(raw[s.name], "--token")
+                stats[s.name] = s.parse(raw[s.name], role="token")
             elif s.default is not None:
                 stats[s.name] = s.default
         self.validate(stats)
@@ -675,7 +697,7 @@ class RuleSystem:
         """The system's check for ``odds``/``roll`` (CONTRACT.md's CHECK syntax)."""
         from engine.errors import CheckError
 
-        raise CheckError(f"--system {cls.name}: this system has no checks")
+        raise CheckError(role="system", given=cls.name, problem="this system has no checks")
 
     # ----------------------------------------------------------------- derived
 

@@ -939,7 +939,9 @@ class D6(RuleSystem):
         for name in ("dexterity", "strength", "running", "swimming", "climbing", "stamina"):
             if name in stats and DieCode.parse(stats[name]).dice > MAX_POOL_DICE:
                 raise StatError(
-                    f"--token {name}={stats[name]}: expected a die code of at most {MAX_POOL_DICE}D"
+                    role="token",
+                    given=f"{name}={stats[name]}",
+                    problem=f"expected a die code of at most {MAX_POOL_DICE}D",
                 )
 
     def initial_state(self, token: Token) -> TokenState:
@@ -1360,8 +1362,10 @@ class D6(RuleSystem):
         """A ground of difficulty ``level`` for a march's terrain checks (``--terrain``)."""
         if level not in LEVELS:
             raise ArgumentError(
-                f"--terrain {level}: expected a difficulty, {' | '.join(LEVELS)}"
-                f"{did_you_mean(level, list(LEVELS))}"
+                role="terrain",
+                given=level,
+                problem=f"expected a difficulty, {' | '.join(LEVELS)}"
+                f"{did_you_mean(level, list(LEVELS))}",
             )
         return Terrain(difficulty=level)
 

@@ -605,11 +605,15 @@ _ITEM_RE = re.compile(r"^([a-z_]+)(?::(\d+))?(?:\*(\d+))?$")
 _ITEMS_EXAMPLE = "items=light*3+medium+crate:5+teammate"
 
 
-def parse_items(raw: Any, where: str = "--token") -> tuple[tuple[str, int, int], ...]:
+def parse_items(
+    raw: Any, where: str = "", role: str | None = "token"
+) -> tuple[tuple[str, int, int], ...]:
     """Items carried as ``(name, bulk each, count)``, from ``light*3+medium+crate:5`` (also
     ``;`` or spaces between entries), a YAML list (``[light, light, "crate:5"]``) or a
     mapping of name to count. ``name:B`` gives a "3+"-style row a larger bulk; ``*N`` a count.
+    An error is about the argument ``role`` (a token's stats), after ``where``.
     """
+    given = " ".join(x for x in (where, "items") if x)
     if isinstance(raw, dict):
         parts = [f"{k}*{v}" for k, v in raw.items()]
     elif isinstance(raw, (list, tuple)):
@@ -624,18 +628,22 @@ def parse_items(raw: Any, where: str = "--token") -> tuple[tuple[str, int, int],
         if m is None or name not in kinds:
             got = m.group(1) if m else part
             raise StatError(
-                f"{where} items: '{part}' is not an item; items: "
+                role=role,
+                given=given,
+                problem=f"'{part}' is not an item; items: "
                 f"{', '.join(kinds)}{did_you_mean(got, list(kinds))} (NAME, NAME*COUNT or "
-                f"NAME:BULK, joined by +), e.g. {_ITEMS_EXAMPLE}"
+                f"NAME:BULK, joined by +), e.g. {_ITEMS_EXAMPLE}",
             )
         kind = kinds[name]
         bulk = int(m.group(2)) if m.group(2) else kind.bulk
         count = int(m.group(3)) if m.group(3) else 1
         if bulk != kind.bulk and not (kind.more and bulk >= kind.bulk):
             need = f">= {kind.bulk}" if kind.more else f"{kind.bulk} (the seed's figure)"
-            raise StatError(f"{where} items: '{part}': {kind.label} bulk must be {need}")
+            raise StatError(
+                role=role, given=given, problem=f"'{part}': {kind.label} bulk must be {need}"
+            )
         if count < 1 or count > 10_000:
-            raise StatError(f"{where} items: '{part}': the count must be 1..10000")
+            raise StatError(role=role, given=given, problem=f"'{part}': the count must be 1..10000")
         merged[(name, bulk)] = merged.get((name, bulk), 0) + count
     order = {k.name: i for i, k in enumerate(ITEM_TABLE)}
     return tuple(
@@ -660,8 +668,8 @@ def items_text(items: tuple[tuple[str, int, int], ...]) -> str:
 class ItemsParam(Param):
     """The ``items`` stat: named items of seed 000's table, kept as canonical text."""
 
-    def parse(self, raw: Any, where: str) -> Any:
-        return items_text(parse_items(raw, where))
+    def parse(self, raw: Any, where: str = "", role: str | None = None) -> Any:
+        return items_text(parse_items(raw, where, role))
 
     def allowed(self) -> str:
         return f"item names joined by + ({', '.join(k.name for k in ITEM_TABLE)}), e.g. {_ITEMS_EXAMPLE}"
@@ -853,8 +861,10 @@ class Whisperspace(RuleSystem):
             )
             if speed < 0:
                 raise StatError(
-                    f"--token phys={stats.get('phys')}: derived speed {_ft(speed)} ft is below "
-                    "0; give speed=N (ft, >= 0) or a larger phys"
+                    role="token",
+                    given=f"phys={stats.get('phys')}",
+                    problem=f"derived speed {_ft(speed)} ft is below 0; give speed=N (ft, >= 0) "
+                    "or a larger phys",
                 )
         if stats.get("capacity") is None:
             cap = derived_capacity(
@@ -864,8 +874,10 @@ class Whisperspace(RuleSystem):
             )
             if cap < 0:
                 raise StatError(
-                    f"--token phys={stats.get('phys')}: derived capacity {cap} slots is below "
-                    "0; give capacity=N (>= 0) or a larger phys"
+                    role="token",
+                    given=f"phys={stats.get('phys')}",
+                    problem=f"derived capacity {cap} slots is below 0; give capacity=N (>= 0) "
+                    "or a larger phys",
                 )
 
     def base_speed(self, token: Token) -> Fraction:
@@ -967,8 +979,10 @@ class Whisperspace(RuleSystem):
         pace = pace or self.default_pace
         if pace not in MOVE_ACTIONS:
             raise ArgumentError(
-                f"--pace {pace}: whisperspace paces are {', '.join(self.paces)}"
-                f"{did_you_mean(pace, self.paces)}"
+                role="pace",
+                given=pace,
+                problem=f"whisperspace paces are {', '.join(self.paces)}"
+                f"{did_you_mean(pace, self.paces)}",
             )
         per_action = self.speed(token, mode)
         if per_action <= 0:

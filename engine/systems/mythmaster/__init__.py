@@ -304,7 +304,9 @@ def bulk_factor(bulk: Fraction | int, physical: int) -> int:
     (2, 0, 10)
     """
     if physical < 1:
-        raise StatError(f"--token physical={physical}: expected a whole number >= 1")
+        raise StatError(
+            role="token", given=f"physical={physical}", problem="expected a whole number >= 1"
+        )
     carried = Fraction(bulk)
     if carried <= physical:
         return 0
@@ -665,8 +667,9 @@ class Mythmaster(RuleSystem):
         total = stats["adaptability"] + stats["adjustments"]
         if total < 0:
             raise StatError(
-                f"--token adjustments={stats['adjustments']}: adaptability + adjustments must "
-                f"be >= 0 (got {total})"
+                role="token",
+                given=f"adjustments={stats['adjustments']}",
+                problem=f"adaptability + adjustments must be >= 0 (got {total})",
             )
 
     def base_move(self, token: Token) -> int:
@@ -758,8 +761,10 @@ class Mythmaster(RuleSystem):
         name = pace or Mythmaster.default_pace
         if name not in PACE_ACTIONS:
             raise ArgumentError(
-                f"--pace {name}: mythmaster paces are {', '.join(PACE_ACTIONS)}"
-                f"{did_you_mean(name, list(PACE_ACTIONS))}"
+                role="pace",
+                given=name,
+                problem=f"mythmaster paces are {', '.join(PACE_ACTIONS)}"
+                f"{did_you_mean(name, list(PACE_ACTIONS))}",
             )
         return PACE_ACTIONS[name]
 
@@ -991,7 +996,7 @@ class Mythmaster(RuleSystem):
     def flight_refusal(self, token: Token) -> str | None:
         """Why this token cannot fly (None when it can)."""
         if not token["flyer"]:
-            return "mythmaster: this token cannot fly; give it flyer=true (--token ...,flyer=true)"
+            return "mythmaster: this token cannot fly; give it the stat flyer=true"
         if self.effective_base_move(token) == 0:
             return (
                 f"mythmaster: Base Move 0 (Bulk Factor {self.bulk_factor(token)}): the token "

@@ -145,21 +145,29 @@ class MythmasterFlight(FlightRules):
         self, cell: Cell, heading: int, speed: int, *, altitude: int = 0, face: int = -1
     ) -> FlightState:
         if not self.model.grid.in_bounds(cell):
-            raise ArgumentError(f"--from {cell[0]},{cell[1]}: outside the map")
+            raise ArgumentError(
+                role="start", given=f"{cell[0]},{cell[1]}", problem="outside the map"
+            )
         if cell in self.blocked_cells:
-            raise ArgumentError(f"--from {cell[0]},{cell[1]}: a blocked cell")
+            raise ArgumentError(
+                role="start", given=f"{cell[0]},{cell[1]}", problem="a blocked cell"
+            )
         h = self.geo.check_heading(heading)
         if altitude:
             raise ArgumentError(f"altitude {altitude}: mythmaster flight has no altitude")
         if not 0 <= speed <= self.top:
             raise ArgumentError(
-                f"--speed {speed}: expected 0 (on the ground) to {self.top} hexes per turn "
-                f"(18 x Base Move {self.bm})"
+                role="speed",
+                given=str(speed),
+                problem=f"expected 0 (on the ground) to {self.top} hexes per turn "
+                f"(18 x Base Move {self.bm})",
             )
         if speed == 0 and not self.landable(cell):
             raise ArgumentError(
-                f"--from {cell[0]},{cell[1]}: speed 0 starts on the ground, and this cell has "
-                f"none ({self.model.terrain_at(cell).name}); give a flying speed"
+                role="start",
+                given=f"{cell[0]},{cell[1]}",
+                problem="speed 0 starts on the ground, and this cell has none "
+                f"({self.model.terrain_at(cell).name}); give a flying speed",
             )
         return self.normal(FlightState(cell, h, speed, landed=speed == 0, face=face))
 
@@ -169,8 +177,10 @@ class MythmasterFlight(FlightRules):
         "their initial flying speed is equal to the movement speed from the previous turn")."""
         if pace not in self.system.paces:
             raise ArgumentError(
-                f"--ground-pace {pace}: mythmaster paces are {', '.join(self.system.paces)}"
-                f"{did_you_mean(pace, list(self.system.paces))}"
+                role="ground_pace",
+                given=pace,
+                problem=f"mythmaster paces are {', '.join(self.system.paces)}"
+                f"{did_you_mean(pace, list(self.system.paces))}",
             )
         state = self.start_state(cell, heading, 0)
         rate = self.system.hexes_per_turn(self.token, "walk", pace)

@@ -279,8 +279,9 @@ def carrying_capacity(strength: int) -> int:
     """
     if strength not in CARRYING_CAPACITY:
         raise StatError(
-            f"--token strength={strength}: expected a whole number 0-{MAX_STRENGTH} "
-            "(the seed's Strength table)"
+            role="token",
+            given=f"strength={strength}",
+            problem=f"expected a whole number 0-{MAX_STRENGTH} (the seed's Strength table)",
         )
     return CARRYING_CAPACITY[strength]
 
@@ -820,8 +821,10 @@ class Speedpoints(RuleSystem):
         cc = carrying_capacity(strength)
         if load > 2 * cc:
             raise StatError(
-                f"--token load={jsonable(Fraction(load))}: strength {strength} carries at most "
-                f"{2 * cc} kg (2 x CC {cc} kg); lower load or raise strength"
+                role="token",
+                given=f"load={jsonable(Fraction(load))}",
+                problem=f"strength {strength} carries at most {2 * cc} kg (2 x CC {cc} kg); "
+                "lower load or raise strength",
             )
 
     def encumbrance(self, token: Token) -> str:

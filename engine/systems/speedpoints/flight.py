@@ -145,31 +145,40 @@ class SpeedpointsFlight(FlightRules):
         self, cell: Cell, heading: int, speed: int, *, altitude: int = 0, face: int = -1
     ) -> FlightState:
         if not self.model.grid.in_bounds(cell):
-            raise ArgumentError(f"--from {cell[0]},{cell[1]}: outside the map")
+            raise ArgumentError(
+                role="start", given=f"{cell[0]},{cell[1]}", problem="outside the map"
+            )
         h = self.geo.check_heading(heading)
         if altitude < 0:
             raise ArgumentError(f"altitude {altitude}: expected metres >= 0")
         if self.blocked_at(altitude)(cell):
             raise ArgumentError(
-                f"--from {cell[0]},{cell[1]}: {self.model.terrain_at(cell).name} is taller "
-                f"than altitude {altitude} m"
+                role="start",
+                given=f"{cell[0]},{cell[1]}",
+                problem=f"{self.model.terrain_at(cell).name} is taller than altitude {altitude} m",
             )
         if speed == 0:
             if altitude:
                 raise ArgumentError(
-                    f"--speed 0 starts on the ground, at altitude 0 (not {altitude} m)"
+                    role="speed",
+                    given="0",
+                    problem=f"starts on the ground, at altitude 0 (not {altitude} m)",
                 )
             if not self.landable(cell):
                 raise ArgumentError(
-                    f"--from {cell[0]},{cell[1]}: speed 0 starts on the ground, and this cell "
-                    f"has none ({self.model.terrain_at(cell).name})"
+                    role="start",
+                    given=f"{cell[0]},{cell[1]}",
+                    problem="speed 0 starts on the ground, and this cell has none "
+                    f"({self.model.terrain_at(cell).name})",
                 )
             return self.normal(FlightState(cell, h, 0, 0, True, face))
         hi = 2 * self.base
         if not 0 < speed <= hi:
             raise ArgumentError(
-                f"--speed {speed}: expected 0 (on the ground) or a current airspeed of 1 to "
-                f"{hi} (twice the airspeed {self.base})"
+                role="speed",
+                given=str(speed),
+                problem=f"expected 0 (on the ground) or a current airspeed of 1 to {hi} "
+                f"(twice the airspeed {self.base})",
             )
         return self.normal(FlightState(cell, h, speed, altitude, False, face, speed - self.base))
 
