@@ -51,7 +51,7 @@ def hex_overlay() -> bool:
         viewer.camera.x, viewer.camera.y = cx - 475, cy - 400
         rep = viewer.reach_of(tid).answer
         far = max(
-            (c.cell for c in rep.cells),
+            (cell for cell, _, _ in rep.cells),
             key=lambda c: viewer.model.grid.steps(start, c),
         )
         viewer.hover = far

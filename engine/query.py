@@ -167,7 +167,7 @@ class Query:
         rep = reach(graphs, pace, start, turns, engine=self.engine)
         no_stop = self.in_the_way.no_stop
         if no_stop:
-            kept = tuple(c for c in rep.cells if c.cell == start or c.cell not in no_stop)
+            kept = tuple(c for c in rep.cells if c[0] == start or c[0] not in no_stop)
             rep = replace(rep, cells=kept)
         return rep
 

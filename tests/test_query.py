@@ -79,7 +79,7 @@ def test_networkx_answers_the_compiled_totals(path: Path, monkeypatch: pytest.Mo
 
 
 def _cells(rep: ReachAnswer) -> dict[tuple[int, int], tuple[Fraction, str]]:
-    return {c.cell: (Fraction(c.turns).limit_denominator(10**6), c.band) for c in rep.cells}
+    return {cell: (Fraction(t).limit_denominator(10**6), band) for cell, t, band in rep.cells}
 
 
 def test_networkx_refuses_a_pace_that_changes_turn_by_turn() -> None:
@@ -120,10 +120,10 @@ def test_a_query_with_tokens_in_the_way() -> None:
     with pytest.raises(NoPath, match="ally's cell"):
         q.path((3, 3), ally)
     rep = q.reach((3, 3), turns=2)
-    reached = {c.cell for c in rep.cells}
+    reached = {cell for cell, _, _ in rep.cells}
     assert ally not in reached and enemy not in reached
     open_map = Query(model, rules, token).reach((3, 3), turns=2)
-    assert ally in {c.cell for c in open_map.cells}
+    assert ally in {cell for cell, _, _ in open_map.cells}
     # The same answers through the API's functions (the contract's JSON).
     assert (
         api.reach(model, rules, token, (3, 3), turns=2, others=q_others())["cells"]

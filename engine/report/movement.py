@@ -58,7 +58,7 @@ def reach_json(reach: ReachAnswer) -> dict[str, Any]:
         "from": list(reach.start),
         "turns": reach.turns,
         "bands": list(reach.bands),
-        "cells": [{"cell": [c[0], c[1]], "turns": t, "band": b} for c, t, b in reach.cells],
+        "cells": [{"cell": [c, r], "turns": t, "band": b} for (c, r), t, b in reach.cells],
     }
 
 
@@ -118,7 +118,7 @@ def format_reach(
     """The ``reach`` text: the reachable cells on the map, marked by band and turn."""
     glyph = band_glyphs(list(reach.bands))
     marks: dict[tuple[int, int], str] = {
-        c.cell: c.band[4:] if c.band.startswith("turn") else glyph[c.band] for c in reach.cells
+        cell: band[4:] if band.startswith("turn") else glyph[band] for cell, _, band in reach.cells
     }
     marks[start] = "@"
     bands = ", ".join(f"{glyph[b]} = {b}" for b in reach.bands)

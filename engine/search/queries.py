@@ -260,14 +260,15 @@ def reach(
     band_of = first_turn.get
     add = cells.append
     for ticks, r, c in order:
+        cell = (c, r)
         if type(ticks) is int:  # whole ticks: the Fraction's figures by integer division
-            band = (band_of((c, r)) or pace) if ticks <= den else f"turn{-(-ticks // den)}"
-            add(ReachCell((c, r), ticks / den, band))
+            band = (band_of(cell) or pace) if ticks <= den else f"turn{-(-ticks // den)}"
+            add((cell, ticks / den, band))
             continue
-        t = tree.turns((c, r))
+        t = tree.turns(cell)
         assert t is not None
-        band = (band_of((c, r)) or pace) if t <= 1 else f"turn{math.ceil(t)}"
-        add(ReachCell((c, r), float(t), band))
+        band = (band_of(cell) or pace) if t <= 1 else f"turn{math.ceil(t)}"
+        add((cell, float(t), band))
     return ReachAnswer(
         system=main.system.name,
         pace=pace,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import Any
 
 from engine.grid import Cell
 from engine.search.tree import SearchTree
@@ -65,15 +65,11 @@ class PathAnswer:
         return PathOption(self.turns, self.p_no_failure, self.cells)
 
 
-class ReachCell(NamedTuple):
-    """A reached cell: when (``turns``, the search's figure) and its speed ``band``.
-
-    A tuple, not a dataclass: a reach holds thousands of cells, and a tuple is built as
-    fast as the dict it replaces."""
-
-    cell: Cell
-    turns: float
-    band: str
+#: A reached cell: ``(cell, turns, band)``, when (the search's figure, in turns) and its
+#: speed band. A plain tuple, not a class: a reach holds thousands of cells and is asked
+#: many times a second (the viewer, a query context), and a class's constructor is a
+#: Python call a cell where a tuple is built in place.
+ReachCell = tuple[Cell, float, str]
 
 
 @dataclass(frozen=True)
