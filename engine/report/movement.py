@@ -18,7 +18,10 @@ from engine.search import PathAnswer, ReachAnswer
 
 
 def path_json(path: PathAnswer) -> dict[str, Any]:
-    """CONTRACT.md's ``path`` document of ``path`` (``tacgrid path --json``)."""
+    """CONTRACT.md's ``path`` document of ``path`` (``tacgrid path --json``). Its steps and
+    plan are the answer's own records, already in the contract's words, not copies (a query
+    context answers many paths a second; copying every step would be a real part of each).
+    """
     out: dict[str, Any] = {
         "system": path.system,
         "pace": path.pace,
@@ -29,13 +32,13 @@ def path_json(path: PathAnswer) -> dict[str, Any]:
         "unit": path.unit,
         "turns": float(path.turns),
         "turns_exact": jsonable(path.turns),
-        "steps": [dict(s) for s in path.steps],
+        "steps": list(path.steps),
         "p_no_failure": float(path.p_no_failure),
         "p_no_failure_exact": jsonable(path.p_no_failure),
         "p_within_turns": float(path.p_within_turns),
         "p_within_turns_exact": jsonable(path.p_within_turns),
         "on_failure": list(path.on_failure),
-        "plan": [dict(t) for t in path.plan],
+        "plan": list(path.plan),
     }
     if path.pareto:
         out["pareto"] = [
