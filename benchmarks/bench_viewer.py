@@ -49,9 +49,9 @@ def hex_overlay() -> bool:
         viewer.camera.zoom = 1.0
         cx, cy = viewer.model.grid.cell_center(start)
         viewer.camera.x, viewer.camera.y = cx - 475, cy - 400
-        rep = viewer.reach_of(tid)
+        rep = viewer.reach_of(tid).answer
         far = max(
-            (tuple(c["cell"]) for c in rep["cells"]),
+            (cell for cell, _, _ in rep.cells),
             key=lambda c: viewer.model.grid.steps(start, c),
         )
         viewer.hover = far

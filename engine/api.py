@@ -21,7 +21,9 @@ from engine.movement import MovementGraph
 from engine.occupancy import Other
 from engine.query import Query
 from engine.report import notebook  # maps, paths and reaches show themselves in Jupyter
+from engine.report.movement import path_json, reach_dict
 from engine.scenario import Scenario, load_scenario
+from engine.search import PathAnswer, ReachAnswer
 from engine.sim import Simulation
 from engine.systems.base import RuleSystem, Token
 from engine.tiled import load_map
@@ -67,7 +69,7 @@ def graph(
     return MovementGraph(model, rules, token, pace)
 
 
-@notebook.shows_path  # the same dict, drawn on its map in a notebook
+@notebook.shows_path  # the contract's dict, drawn on its map in a notebook
 def path(
     model: MapModel,
     rules: RuleSystem,
@@ -81,8 +83,9 @@ def path(
     others: Iterable[Other] = (),
     tokens_block: str = "enemies",
     engine: str = "compiled",
-) -> dict[str, Any]:
-    """The best path, as `tacgrid path --json` reports it (raises NoPath with the reason).
+) -> PathAnswer:
+    """The best path, as `tacgrid path --json` reports it (raises NoPath with the reason);
+    the typed answer is :meth:`engine.query.Query.path`'s.
 
     ``size``: the token's cells across (engine.footprint); ``others``: tokens in the way
     (:class:`engine.occupancy.Other`), blocking or passed as ``tokens_block`` says;
@@ -100,7 +103,7 @@ def path(
     return query.path(start, goal, prefer=prefer)
 
 
-@notebook.shows_reach  # the same dict, drawn on its map in a notebook
+@notebook.shows_reach  # the contract's dict and the tree, drawn on its map in a notebook
 def reach(
     model: MapModel,
     rules: RuleSystem,
@@ -113,19 +116,20 @@ def reach(
     others: Iterable[Other] = (),
     tokens_block: str = "enemies",
     engine: str = "compiled",
-) -> dict[str, Any]:
+) -> ReachAnswer:
     """Reachable cells with speed bands, as `tacgrid reach --json`, plus the search ``tree``
     (``size``, ``others``, ``tokens_block`` and ``engine`` as :func:`path`; allies' cells
-    left out)."""
+    left out); the typed answer is :meth:`engine.query.Query.reach`'s."""
     query = Query(
         model, rules, token, size=size, others=others, tokens_block=tokens_block, engine=engine
     )
     return query.reach(start, turns=turns, pace=pace)
 
 
-class Context(Query):
+class Context:
     """One map, one rule system and one token, loaded once and then asked many times: a
-    :class:`engine.query.Query` with landmarks, whose map may be given as a file.
+    :class:`engine.query.Query` with landmarks (:attr:`query`), whose map may be given as a
+    file, answering as :func:`path` and :func:`reach` do.
 
     >>> ctx = api.Context("maps/encounter.tmx", ws, hero)           # doctest: +SKIP
     >>> ctx.path((0, 0), (39, 29))["turns"]                          # doctest: +SKIP
@@ -137,7 +141,8 @@ class Context(Query):
     (:class:`engine.search.Landmarks`, on maps up to
     :data:`engine.search.LANDMARK_NODES` nodes), which make every later query an A* that
     expands little more than its own corridor; larger maps search with the vectorised A*.
-    Answers are those of :func:`path` and :func:`reach` (same dicts, same exact totals).
+    Answers are those of :func:`path` and :func:`reach` (same dicts, same exact totals);
+    ``ctx.query`` answers the same questions typed.
     """
 
     def __init__(
@@ -156,7 +161,7 @@ class Context(Query):
 
         if not isinstance(model, MapModel):
             model = read_model(model)
-        super().__init__(
+        self.query = Query(
             model,
             rules,
             token,
@@ -167,6 +172,33 @@ class Context(Query):
             landmarks=True,
             engine=engine,
         )
+        self.model = model
+
+    def graph(self, pace: str | None = None, start: Cell | None = None) -> MovementGraph:
+        """The movement graph at ``pace`` (:meth:`engine.query.Query.graph`)."""
+        return self.query.graph(pace, start)
+
+    def path(
+        self,
+        start: Cell,
+        goal: Cell,
+        *,
+        pace: str | None = None,
+        prefer: str = "fast",
+        safe_below: float | None = None,
+    ) -> dict[str, Any]:
+        """The best path as :func:`path` answers it (:meth:`engine.query.Query.path`)."""
+        found = self.query.path(start, goal, pace=pace, prefer=prefer, safe_below=safe_below)
+        return path_json(found)
+
+    def reach(self, start: Cell, *, turns: int = 1, pace: str | None = None) -> dict[str, Any]:
+        """The reached cells as :func:`reach` answers them, with the search ``tree``
+        (:meth:`engine.query.Query.reach`)."""
+        return reach_dict(self.query.reach(start, turns=turns, pace=pace))
+
+    def refresh(self, cells: Iterable[Cell] | None = None) -> None:
+        """Re-read the map after it changed (:meth:`engine.query.Query.refresh`)."""
+        self.query.refresh(cells)
 
 
 def scenario(path: str, **settings: Any) -> Scenario:

@@ -2,8 +2,8 @@
 ``tacgrid reach``, of the Python API and of the viewer's reach overlay.
 
 >>> q = Query(model, rules, token, size=2, others=[Other((5, 5))])   # doctest: +SKIP
->>> q.path((0, 0), (9, 9))["turns"]                                   # doctest: +SKIP
->>> len(q.reach((0, 0), turns=2)["cells"])                            # doctest: +SKIP
+>>> q.path((0, 0), (9, 9)).turns                                     # doctest: +SKIP
+>>> len(q.reach((0, 0), turns=2).cells)                               # doctest: +SKIP
 
 A query sees the map as the token's anchors do (:func:`engine.occupancy.sized_model`: a
 token larger than one cell), with the other tokens in its way (:class:`Other`, blocking or
@@ -11,8 +11,9 @@ passed as ``tokens_block`` says; an ally's cell is passed, never stopped on). It
 graphs are built on first use, one per pace (and start, where tokens block: a token never
 blocks its own start), and kept; ``landmarks=True`` also finds a few landmarks' exact
 distances on a graph's first path (:class:`engine.search.Landmarks`), which makes every
-later path an A* that expands little more than its own corridor. Answers are the dicts of
-CONTRACT.md's ``path`` and ``reach`` (``reach`` adds the search ``tree``).
+later path an A* that expands little more than its own corridor. Answers are typed
+(:class:`engine.search.PathAnswer`, :class:`engine.search.ReachAnswer`, with the search
+``tree``); :mod:`engine.report.movement` makes CONTRACT.md's ``path`` and ``reach`` JSON.
 
 The map must not change under a query: after editing the model (terrain, doors), call
 :meth:`Query.refresh` with the changed cells, or make a new query.
@@ -21,7 +22,7 @@ The map must not change under a query: after editing the model (terrain, doors),
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import replace
 
 from engine.errors import ArgumentError
 from engine.grid import Cell
@@ -40,6 +41,8 @@ from engine.search import (
     LANDMARK_NODES,
     Landmarks,
     NoPath,
+    PathAnswer,
+    ReachAnswer,
     check_engine,
     find_path,
     reach,
@@ -125,8 +128,8 @@ class Query:
         pace: str | None = None,
         prefer: str = "fast",
         safe_below: float | None = None,
-    ) -> dict[str, Any]:
-        """The best path (CONTRACT.md ``path``); raises :class:`engine.search.NoPath` with
+    ) -> PathAnswer:
+        """The best path (CONTRACT.md ``path``, typed); raises :class:`engine.search.NoPath` with
         the reason. ``safe_below``: the quickest path unless its p(no failure) is below it,
         then the safest (``prefer`` in the answer says which was taken)."""
         pace = pace or self.pace
@@ -142,14 +145,16 @@ class Query:
         if safe_below is None:
             return find_path(graph, start, goal, prefer=prefer, guide=guide, engine=engine)
         fast = find_path(graph, start, goal, prefer="fast", guide=guide, engine=engine)
-        if fast["p_no_failure"] >= safe_below:
+        # Weighed as the contract shows p(no failure): a float.
+        fast_p = float(fast.p_no_failure)
+        if fast_p >= safe_below:
             return fast
         safe = find_path(graph, start, goal, prefer="safe", guide=guide, engine=engine)
-        return safe if safe["p_no_failure"] > fast["p_no_failure"] else fast
+        return safe if float(safe.p_no_failure) > fast_p else fast
 
-    def reach(self, start: Cell, *, turns: int = 1, pace: str | None = None) -> dict[str, Any]:
+    def reach(self, start: Cell, *, turns: int = 1, pace: str | None = None) -> ReachAnswer:
         """Every cell the token reaches from ``start`` within ``turns`` (CONTRACT.md
-        ``reach``, at ``pace``, default the system's fastest), plus the search ``tree``;
+        ``reach``, typed, at ``pace``, default the system's fastest), with the search ``tree``;
         allies' cells are left out (passed, never stopped on)."""
         rules = self.rules
         pace = pace or rules.fastest_pace
@@ -162,11 +167,8 @@ class Query:
         rep = reach(graphs, pace, start, turns, engine=self.engine)
         no_stop = self.in_the_way.no_stop
         if no_stop:
-            rep["cells"] = [
-                c
-                for c in rep["cells"]
-                if tuple(c["cell"]) == start or tuple(c["cell"]) not in no_stop
-            ]
+            kept = tuple(c for c in rep.cells if c[0] == start or c[0] not in no_stop)
+            rep = replace(rep, cells=kept)
         return rep
 
     def refresh(self, cells: Iterable[Cell] | None = None) -> None:

@@ -26,6 +26,7 @@ from wallmaps import random_walled_model
 from engine import kernel, search, systems
 from engine.mapmodel import MapModel, Terrain
 from engine.movement import MovementGraph
+from engine.report.movement import path_json
 from engine.search import (
     UNREACHED,
     dijkstra,
@@ -73,7 +74,7 @@ def _agree(g: MovementGraph, start: tuple[int, int]) -> None:
         cells = frontier_path(g, start, cell)
         assert cells is not None and cells[0] == start and cells[-1] == cell
         if cell != start:
-            assert evaluate_path(g, cells)["_ticks"] == want
+            assert evaluate_path(g, cells).ticks == want
     # A reach (a search up to a limit) as the API makes it: the compiled one, where it
     # runs, has the pure-Python search's nodes and ticks, and its ways are as short.
     far = max(py.dist.values(), default=0)
@@ -87,7 +88,7 @@ def _agree(g: MovementGraph, start: tuple[int, int]) -> None:
             way = tree.path_to(cell)
             assert way[0] == start and way[-1] == cell
             if cell != start:
-                assert evaluate_path(g, way)["_ticks"] == tree.ticks(cell)
+                assert evaluate_path(g, way).ticks == tree.ticks(cell)
 
 
 @ENGINES
@@ -222,7 +223,7 @@ def test_context_paths_have_the_totals_of_api_path(engine: str) -> None:
                 assert got["turns_exact"] == want["turns_exact"], (rule, a, b)
                 assert got["cells"][0] == list(a) and got["cells"][-1] == list(b)
                 assert got["distance_cells"] == want["distance_cells"] or rule == "alternate"
-            assert ctx._guides[("walk", frozenset())] is not None  # the landmarks were used
+            assert ctx.query._guides[("walk", frozenset())] is not None  # the landmarks were used
 
 
 @ENGINES
@@ -335,7 +336,7 @@ def test_context_on_a_bigger_map_matches_the_vectorised_search() -> None:
                 assert ref is None
                 continue
             assert ref is not None
-            assert Fraction(got["turns_exact"]) * g.denominator == evaluate_path(g, ref)["_ticks"]
+            assert Fraction(got["turns_exact"]) * g.denominator == evaluate_path(g, ref).ticks
 
 
 def test_the_path_command_reads_no_pytmx_and_imports_no_scipy(tmp_path) -> None:
@@ -440,5 +441,8 @@ def test_the_one_switch_turns_the_compiled_search_off(monkeypatch: pytest.Monkey
     assert len(calls) == 2 and calls[0].guide.kind == kernel.Estimate.ALTERNATE
     assert calls[1].guide == kernel.NO_GUIDE and calls[1].limit == 40
     assert on[0] is not None and off[0] is not None and on[0][-1] == off[0][-1] == (8, 6)
-    same = evaluate_path(g, on[0])["turns_exact"] == evaluate_path(g, off[0])["turns_exact"]
+    same = (
+        path_json(evaluate_path(g, on[0]))["turns_exact"]
+        == path_json(evaluate_path(g, off[0]))["turns_exact"]
+    )
     assert same and sorted(on[1]) == sorted(off[1])  # where ways tie, either may be kept

@@ -16,6 +16,7 @@ from engine.cli import main
 from engine.dice import Dice
 from engine.errors import ArgumentError, StatError
 from engine.mapmodel import Terrain
+from engine.report.movement import path_json
 from engine.systems import create
 from engine.systems.mythmaster import (
     BULK_REDUCTIONS,
@@ -481,7 +482,7 @@ def _climb_path(rows: list[str], goal, settings=None, stats="adaptability=14,cli
     system = create("mythmaster", settings or {})
     model = model_from(rows, orientation="hexagonal")
     g = MovementGraph(model, system, system.token(stats), "sprint")
-    return find_path(g, (0, 0), goal)
+    return path_json(find_path(g, (0, 0), goal))
 
 
 def test_climb_is_priced_in_whole_successes_with_exact_odds() -> None:

@@ -14,8 +14,9 @@ import pytest
 from engine import api
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
+from engine.report.movement import path_json, reach_json
 from engine.report.notebook import NotebookMap, PathResult, ReachResult, map_figure
-from engine.search import find_path
+from engine.search import ReachAnswer, find_path
 from engine.tiled import load_map as plain_load_map
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,7 +65,7 @@ def test_a_path_is_its_dict_and_draws_itself_on_its_map(hero: tuple[object, obje
     m = api.load_map(ENCOUNTER)
     route = api.path(m, ws, token, (0, 0), (39, 29))
     assert isinstance(route, PathResult) and isinstance(route, dict)
-    plain = find_path(MovementGraph(m, ws, token, None), (0, 0), (39, 29))  # type: ignore[arg-type]
+    plain = path_json(find_path(MovementGraph(m, ws, token, None), (0, 0), (39, 29)))  # type: ignore[arg-type]
     assert route == plain and json.dumps(route, sort_keys=True) == json.dumps(plain, sort_keys=True)
     again = api.path(model=m, rules=ws, token=token, start=(0, 0), goal=(39, 29))
     assert again == route and again.model is m
@@ -88,8 +89,8 @@ def test_a_reach_shades_its_cells_by_band(hero: tuple[object, object]) -> None:
     m = api.load_map(ENCOUNTER)
     around = api.reach(m, ws, token, (20, 20))
     assert isinstance(around, ReachResult) and around["cells"] and "tree" in around
-    plain = api.reach.__wrapped__(m, ws, token, (20, 20))  # type: ignore[attr-defined]
-    assert around["cells"] == plain["cells"] and type(plain) is dict
+    typed = api.reach.__wrapped__(m, ws, token, (20, 20))  # type: ignore[attr-defined]
+    assert isinstance(typed, ReachAnswer) and around["cells"] == reach_json(typed)["cells"]
     ax = around.figure().get_axes()[0]
     bands = list(dict.fromkeys(str(c["band"]) for c in around["cells"]))
     labels = [t.get_text() for t in ax.get_legend().get_texts()]

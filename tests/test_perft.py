@@ -10,6 +10,7 @@ from test_search import model_from
 
 from engine import systems
 from engine.movement import MovementGraph
+from engine.report.movement import path_json
 from engine.search import dijkstra, find_path
 
 # Row drawn left to right: open, crawlspace, easy water, rough (cost 2), open.
@@ -52,7 +53,7 @@ def test_path_times(name, stats, turns, p_ok, layout) -> None:
         model = model_from(rows, orientation="hexagonal", stagger=(axis, index))
     graph = MovementGraph(model, system, token)
     goal = (4, 0) if layout == "square" or layout.startswith("hex-y") else (0, 4)
-    rep = find_path(graph, (0, 0), goal)
+    rep = path_json(find_path(graph, (0, 0), goal))
     assert Fraction(rep["turns_exact"]) == turns
     assert len(rep["cells"]) == 5  # straight through: every detour is slower
     if p_ok is not None:

@@ -14,7 +14,8 @@ from conftest import ROOT
 from engine import api, systems
 from engine.errors import ArgumentError
 from engine.query import Other, Query
-from engine.search import NoPath
+from engine.report.movement import reach_json
+from engine.search import NoPath, ReachAnswer
 from engine.tiled import load_map
 
 MAPS = sorted(
@@ -66,8 +67,8 @@ def test_networkx_answers_the_compiled_totals(path: Path, monkeypatch: pytest.Mo
                     assert str(got_err.value) == str(exc)
                     continue
                 got = networkx.path(a, b)
-                assert got["turns_exact"] == want["turns_exact"], (name, pace, a, b)
-                assert got["cells"][0] == list(a) and got["cells"][-1] == list(b)
+                assert got.turns == want.turns, (name, pace, a, b)
+                assert got.cells[0] == a and got.cells[-1] == b
                 compared += 1
             start = rng.choice(cells)
             want_reach = compiled.reach(start, turns=2, pace=pace)
@@ -77,11 +78,8 @@ def test_networkx_answers_the_compiled_totals(path: Path, monkeypatch: pytest.Mo
     assert len(calls) >= compared  # networkx's own search answered
 
 
-def _cells(rep: dict) -> dict[tuple[int, int], tuple[Fraction, str]]:
-    return {
-        tuple(c["cell"]): (Fraction(c["turns"]).limit_denominator(10**6), c["band"])
-        for c in rep["cells"]
-    }
+def _cells(rep: ReachAnswer) -> dict[tuple[int, int], tuple[Fraction, str]]:
+    return {cell: (Fraction(t).limit_denominator(10**6), band) for cell, t, band in rep.cells}
 
 
 def test_networkx_refuses_a_pace_that_changes_turn_by_turn() -> None:
@@ -122,14 +120,14 @@ def test_a_query_with_tokens_in_the_way() -> None:
     with pytest.raises(NoPath, match="ally's cell"):
         q.path((3, 3), ally)
     rep = q.reach((3, 3), turns=2)
-    reached = {tuple(c["cell"]) for c in rep["cells"]}
+    reached = {cell for cell, _, _ in rep.cells}
     assert ally not in reached and enemy not in reached
     open_map = Query(model, rules, token).reach((3, 3), turns=2)
-    assert ally in {tuple(c["cell"]) for c in open_map["cells"]}
-    # The same answers through the API's functions.
+    assert ally in {cell for cell, _, _ in open_map.cells}
+    # The same answers through the API's functions (the contract's JSON).
     assert (
         api.reach(model, rules, token, (3, 3), turns=2, others=q_others())["cells"]
-        == (rep["cells"])
+        == reach_json(rep)["cells"]
     )
 
 

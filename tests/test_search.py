@@ -19,6 +19,7 @@ from engine.cli import main
 from engine.grid import Grid
 from engine.mapmodel import MapModel, Terrain
 from engine.movement import MovementGraph
+from engine.report.movement import path_json, reach_dict
 from engine.search import NoPath, compiled_field, dijkstra, find_path, reach
 from engine.systems.base import CellCheck
 from engine.tiled import load_map
@@ -78,7 +79,7 @@ OPEN = ["." * 7] * 7
 def test_path_time_by_diagonal_rule(rule: str, turns: Fraction | None) -> None:
     # speed 10 ft on 5-ft cells: 2 cells a turn; (0,0) -> (3,2)
     g = graph(OPEN, diagonals=rule)
-    rep = find_path(g, (0, 0), (3, 2))
+    rep = path_json(find_path(g, (0, 0), (3, 2)))
     if turns is None:
         assert rep["turns"] == pytest.approx((1 + 2 * math.sqrt(2)) / 2, abs=1e-9)
     else:
@@ -106,7 +107,7 @@ def test_hex_reach_and_paths(axis: str, index: str) -> None:
     tree = dijkstra(g, (4, 4), limit=g.denominator)
     assert len(tree.cells()) == 19  # 1 + 6 + 12
     for cell in [(0, 0), (8, 8), (0, 8), (8, 3)]:
-        rep = find_path(g, (4, 4), cell)
+        rep = path_json(find_path(g, (4, 4), cell))
         assert Fraction(rep["turns_exact"]) == Fraction(g.grid.steps((4, 4), cell), 2)
 
 
@@ -118,15 +119,15 @@ def test_terrain_cost_and_walls() -> None:
     ]
     g = graph(rows, diagonals="none")
     # Rough costs 2 to enter: along the top 2 + 2 + 1 = 5 cells of time, 5/2 turns.
-    assert Fraction(find_path(g, (0, 0), (3, 0))["turns_exact"]) == Fraction(5, 2)
-    rep = find_path(g, (0, 0), (0, 2))
+    assert Fraction(path_json(find_path(g, (0, 0), (3, 0)))["turns_exact"]) == Fraction(5, 2)
+    rep = path_json(find_path(g, (0, 0), (0, 2)))
     assert Fraction(rep["turns_exact"]) == Fraction(5 + 2 + 3, 2)  # around the wall
     assert [0, 1] not in rep["cells"]
 
 
 def test_turn_plan_ends() -> None:
     g = graph(["........"], diagonals="none")
-    rep = find_path(g, (0, 0), (7, 0))
+    rep = path_json(find_path(g, (0, 0), (7, 0)))
     assert [t["end"] for t in rep["plan"]] == [[2, 0], [4, 0], [6, 0], [7, 0]]
     assert rep["plan"][-1]["spent"] == 0.5
     assert rep["distance"] == 35 and rep["unit"] == "ft"
@@ -135,11 +136,11 @@ def test_turn_plan_ends() -> None:
 def test_no_path_is_fast_and_says_why() -> None:
     g = graph(["..#..", "..#..", "..#.."], diagonals="none")
     with pytest.raises(NoPath, match="cut off"):
-        find_path(g, (0, 0), (4, 2))
+        path_json(find_path(g, (0, 0), (4, 2)))
     with pytest.raises(NoPath, match="blocked"):
-        find_path(g, (0, 0), (2, 1))
+        path_json(find_path(g, (0, 0), (2, 1)))
     water = graph(["..~.."], speed="10")
-    assert find_path(water, (0, 0), (4, 0))["turns"] == 2.0  # generic swims at speed
+    assert path_json(find_path(water, (0, 0), (4, 0)))["turns"] == 2.0  # generic swims at speed
 
 
 def test_fliers_cross_air() -> None:
@@ -148,15 +149,15 @@ def test_fliers_cross_air() -> None:
     walker = MovementGraph(m, GENERIC, GENERIC.token("speed=10"), "walk")
     flier = MovementGraph(m, GENERIC, GENERIC.token("speed=10,fly=true"), "walk")
     with pytest.raises(NoPath):
-        find_path(walker, (0, 0), (6, 0))
-    assert find_path(flier, (0, 0), (6, 0))["turns"] == 3.0
+        path_json(find_path(walker, (0, 0), (6, 0)))
+    assert path_json(find_path(flier, (0, 0), (6, 0)))["turns"] == 3.0
 
 
 def test_bands_and_contours() -> None:
     m = model_from(["." * 21], diagonals="none")
     tok = GENERIC.token("speed=10")
     graphs = {p: MovementGraph(m, GENERIC, tok, p) for p in GENERIC.paces}
-    rep = reach(graphs, "dash", (10, 0), 2)
+    rep = reach_dict(reach(graphs, "dash", (10, 0), 2))
     band = {tuple(c["cell"]): c["band"] for c in rep["cells"]}
     assert band[(10, 0)] == "walk" and band[(12, 0)] == "walk" and band[(13, 0)] == "dash"
     assert band[(14, 0)] == "dash" and band[(15, 0)] == "turn2" and band[(18, 0)] == "turn2"
@@ -257,8 +258,8 @@ def test_safe_path_and_pareto() -> None:
     ]
     system = RiskySwim()
     g = MovementGraph(model_from(rows, diagonals="none"), system, system.token("speed=20"), "walk")
-    fast = find_path(g, (0, 0), (4, 0), prefer="fast")
-    safe = find_path(g, (0, 0), (4, 0), prefer="safe")
+    fast = path_json(find_path(g, (0, 0), (4, 0), prefer="fast"))
+    safe = path_json(find_path(g, (0, 0), (4, 0), prefer="safe"))
     assert fast["p_no_failure"] == 0.5 and fast["turns"] == 1.0
     assert safe["p_no_failure"] == 1.0 and safe["turns"] == 2.0
     assert [p["turns"] for p in fast["pareto"]] == [1.0, 2.0]
@@ -266,7 +267,7 @@ def test_safe_path_and_pareto() -> None:
     assert len(checks) == 1  # one check for the whole run of water in one turn
     slow = MovementGraph(g.model, system, system.token("speed=10"), "walk")
     # At half the speed the same water run spans two turns: a new move, a new check.
-    assert find_path(slow, (0, 0), (4, 0))["p_no_failure"] == 0.25
+    assert path_json(find_path(slow, (0, 0), (4, 0)))["p_no_failure"] == 0.25
 
 
 # --------------------------------------------------------------------------- commands
@@ -355,10 +356,18 @@ def test_search_errors_name_a_role_and_the_command_line_its_flag(tmp_path: Path,
 
     g = graph(["...."])
     cases = [
-        (lambda: find_path(g, (9, 9), (0, 0)), "start", "start 9,9: outside the map"),
-        (lambda: find_path(g, (0, 0), (0, 5)), "goal", "goal 0,5: outside the map"),
-        (lambda: find_path(g, (0, 0), (1, 0), prefer="slow"), "prefer", "prefer slow: expected"),
-        (lambda: reach({"walk": g}, "walk", (0, 0), turns=0), "turns", "turns 0: expected"),
+        (lambda: path_json(find_path(g, (9, 9), (0, 0))), "start", "start 9,9: outside the map"),
+        (lambda: path_json(find_path(g, (0, 0), (0, 5))), "goal", "goal 0,5: outside the map"),
+        (
+            lambda: path_json(find_path(g, (0, 0), (1, 0), prefer="slow")),
+            "prefer",
+            "prefer slow: expected",
+        ),
+        (
+            lambda: reach_dict(reach({"walk": g}, "walk", (0, 0), turns=0)),
+            "turns",
+            "turns 0: expected",
+        ),
         (lambda: parse_cell("a,b", "goal"), "goal", "goal 'a,b': expected a cell as col,row"),
     ]
     for call, role, message in cases:
@@ -381,12 +390,12 @@ def test_search_errors_name_a_role_and_the_command_line_its_flag(tmp_path: Path,
 def test_shipped_map_paths() -> None:
     m = load_map("maps/encounter.tmx")
     g = MovementGraph(m, GENERIC, GENERIC.token("speed=30"), "walk")
-    rep = find_path(g, (0, 0), (39, 29))
+    rep = path_json(find_path(g, (0, 0), (39, 29)))
     assert rep["turns"] == 9.0 and rep["distance"] == 270
 
 
 def test_climbs_go_as_far_as_the_cliff_is_high() -> None:
     # tmxtext's cliff is 10 ft high: two 5-ft cells of climbing at speed 10 = 1 turn.
     g = graph([".^."], diagonals="none")
-    rep = find_path(g, (0, 0), (2, 0))
+    rep = path_json(find_path(g, (0, 0), (2, 0)))
     assert [s["time"] for s in rep["steps"]] == [0.0, 0.5 * 2, 0.5]

@@ -16,6 +16,7 @@ from test_search import VARIANTS, model_from
 from engine import systems
 from engine.mapmodel import Terrain
 from engine.movement import MovementGraph
+from engine.report.movement import path_json, reach_dict
 from engine.search import (
     NoPath,
     compiled_field,
@@ -72,13 +73,13 @@ def test_layers_agree_in_every_engine(case) -> None:
             continue
         a = evaluate_path(g, py.path_to(cell))
         b = evaluate_path(g, compiled_path(g, start, cell) or [])
-        assert _norm(a["_ticks"]) == _norm(b["_ticks"]) == _norm(py.ticks(cell))
+        assert _norm(a.ticks) == _norm(b.ticks) == _norm(py.ticks(cell))
 
 
 def test_prone_token_has_two_layers_and_stands_once() -> None:
     g = prone_graph(["." * 40], "sprint")
     assert g.search.names == ("prone", "standing") and g.n_states == 4
-    rep = find_path(g, (0, 0), (39, 0))
+    rep = path_json(find_path(g, (0, 0), (39, 0)))
     # PHYS 1: Speed 35; 195 ft + 15 ft standing = 210 ft = 2 turns at sprint (105 ft a turn).
     assert rep["turns_exact"] == 2
     assert rep["steps"][1]["first"] == ["standing"]
@@ -89,14 +90,14 @@ def test_prone_token_crawls_without_standing() -> None:
     # Crawling needs no standing up: the crawlspace costs the same as for a standing token.
     up = prone_graph(["____"], "sprint", "phys=1")
     down = prone_graph(["____"], "sprint", "phys=1,prone=true")
-    a, b = find_path(up, (0, 0), (3, 0)), find_path(down, (0, 0), (3, 0))
+    a, b = path_json(find_path(up, (0, 0), (3, 0))), path_json(find_path(down, (0, 0), (3, 0)))
     assert a["turns_exact"] == b["turns_exact"]
     assert not any("first" in s for s in b["steps"])
 
 
 def test_reach_pays_standing_once() -> None:
     g = {p: prone_graph(["." * 60], p) for p in ("walk", "run", "sprint")}
-    r = reach(g, "sprint", (0, 0), turns=2)
+    r = reach_dict(reach(g, "sprint", (0, 0), turns=2))
     # 2 turns at sprint: 210 ft, 15 of them standing: 195 ft = 39 cells.
     assert max(c["cell"][0] for c in r["cells"]) == 39
 
@@ -104,16 +105,16 @@ def test_reach_pays_standing_once() -> None:
 def test_prone_slow_token_stands_with_a_whole_move_action() -> None:
     # Speed 10: a Move action worth less than 15 ft is spent wholly on standing (then walk).
     g = prone_graph(["...."], "walk", "speed=10,prone=true")
-    rep = find_path(g, (0, 0), (1, 0))
+    rep = path_json(find_path(g, (0, 0), (1, 0)))
     assert Fraction(rep["turns_exact"]) == 1 + Fraction(1, 2)
 
 
 def test_check_period_counts_move_actions_and_climbs() -> None:
     swim = prone_graph([".~~~~~~"], "sprint", "speed=30")
-    rep = find_path(swim, (0, 0), (6, 0))
+    rep = path_json(find_path(swim, (0, 0), (6, 0)))
     assert [i for i, s in enumerate(rep["steps"]) if s["check"]] == [1, 3, 5]
     ladder = MovementGraph(model_from(["HHHH."]), SP, SP.token("running=4"), SP.default_pace)
-    rep = find_path(ladder, (4, 0), (0, 0))
+    rep = path_json(find_path(ladder, (4, 0), (0, 0)))
     assert rep["turns"] > 1 and sum(1 for s in rep["steps"] if s["check"]) == 1
 
 
@@ -214,11 +215,11 @@ def test_jump_edges_agree_in_every_engine(case) -> None:
         cells = py.path_to(cell)
         a = evaluate_path(g, cells)
         b = evaluate_path(g, compiled_path(g, start, cell) or [])
-        assert _norm(a["_ticks"]) == _norm(b["_ticks"]) == _norm(py.ticks(cell))
+        assert _norm(a.ticks) == _norm(b.ticks) == _norm(py.ticks(cell))
         # Every listed cell is a neighbour of the last: the gap's cells are in the path.
         for u, v in zip(cells, cells[1:], strict=False):
             assert v in g.grid.neighbours(u)
-        assert [s["cell"] for s in a["steps"]] == [list(c) for c in cells]
+        assert [s["cell"] for s in a.steps] == [list(c) for c in cells]
 
 
 def _reference_jumps(g: MovementGraph, start) -> dict:  # noqa: C901
@@ -308,13 +309,15 @@ def test_jump_over_two_cells_is_one_edge_with_one_roll() -> None:
     assert jumps[0].check is not None and jumps[0].check.p_success == Fraction(1, 20)
     # Standing from 2,0: 2 m longest < 4 m: no edge.
     assert not [j for j in g.jumps if g.cell_of(j.src) == (2, 0)]
-    r = find_path(g, (0, 0), (7, 0))
+    r = path_json(find_path(g, (0, 0), (7, 0)))
     assert [s["mode"] for s in r["steps"]][3:5] == ["gap", "gap"]
     assert r["steps"][3]["jump"] == {"width": 4, "run_up": True, "to": [5, 0]}
     assert r["steps"][3]["on_failure"] == "fall" and r["on_failure"] == ["fall"]
     assert r["p_no_failure_exact"] == "1/20"
     # Reach sees the far side; a gap cell is never a place to stand.
-    cells = {tuple(c["cell"]) for c in reach({"run": g}, "run", (0, 0), turns=3)["cells"]}
+    cells = {
+        tuple(c["cell"]) for c in reach_dict(reach({"run": g}, "run", (0, 0), turns=3))["cells"]
+    }
     assert (7, 0) in cells and (3, 0) not in cells and (4, 0) not in cells
 
 
@@ -423,7 +426,7 @@ def test_speed_by_round_matches_brute_force(rows, speed, pace) -> None:
     assert {c: tree.turns(c) for c in tree.cells()} == want
     for cell, t in want.items():
         if cell != (0, 0):
-            assert Fraction(evaluate_path(g, tree.path_to(cell))["turns_exact"]) == t
+            assert evaluate_path(g, tree.path_to(cell)).turns == t
 
 
 def test_speed_by_round_hands_over_to_compiled(monkeypatch) -> None:
@@ -438,18 +441,18 @@ def test_speed_by_round_hands_over_to_compiled(monkeypatch) -> None:
     big = search_tree(g, (0, 0))
     assert {c: big.turns(c) for c in big.cells()} == {c: small.turns(c) for c in small.cells()}
     far = (17, 3)
-    assert Fraction(evaluate_path(g, big.path_to(far))["turns_exact"]) == small.turns(far)
+    assert evaluate_path(g, big.path_to(far)).turns == small.turns(far)
 
 
 def test_stopped_d6_token_accelerates_two_levels_a_round() -> None:
     """From a stop the first round is at most cruising (5 cells of 2 m at Move 10), the second
     all-out (20 cells); a token already at high goes all-out at once."""
     g = _d6_graph(["." * 40])
-    r = evaluate_path(g, [(c, 0) for c in range(31)])
+    r = path_json(evaluate_path(g, [(c, 0) for c in range(31)]))
     assert Fraction(r["turns_exact"]) == 2 + Fraction(5, 20)
     assert [p["end"] for p in r["plan"]][:2] == [[5, 0], [25, 0]]
     fast = _d6_graph(["." * 40], speed="high")
-    assert Fraction(evaluate_path(fast, [(c, 0) for c in range(21)])["turns_exact"]) == 1
+    assert evaluate_path(fast, [(c, 0) for c in range(21)]).turns == 1
 
 
 def test_d6_one_roll_per_round_or_per_run() -> None:
@@ -458,7 +461,7 @@ def test_d6_one_roll_per_round_or_per_run() -> None:
     rows = ["..~~.~~" + "." * 30]
     cells = [(c, 0) for c in range(21)]
     g = MovementGraph(model_from(rows, diagonals="none"), D6, D6.token("speed=high"), "all_out")
-    r = evaluate_path(g, cells)
+    r = path_json(evaluate_path(g, cells))
     steps = [s for s in r["steps"] if s["check"]]
     # round 1 (swim is Move / 3): the hardest cell is the first water, entered at cell 2;
     # round 2: open ground only, rolled on the round's first step
@@ -470,7 +473,7 @@ def test_d6_one_roll_per_round_or_per_run() -> None:
     g2 = MovementGraph(
         model_from(rows, diagonals="none"), runs, runs.token("speed=high"), "all_out"
     )
-    assert len([s for s in evaluate_path(g2, cells)["steps"] if s["check"]]) > 1
+    assert len([s for s in path_json(evaluate_path(g2, cells))["steps"] if s["check"]]) > 1
 
 
 def test_turn_loop_carries_the_d6_speed() -> None:
@@ -490,20 +493,20 @@ def test_leap_onto_a_higher_cell() -> None:
     """Seed 004: "A character can jump vertically half as high as they can jump horizontally"
     (running 4: 2 m with a run-up, 1 m standing); within 1 m of it an acrobatics roll."""
     g = jump_graph(["..2.."], running=4, diagonals="none")
-    r = find_path(g, (0, 0), (2, 0))
+    r = path_json(find_path(g, (0, 0), (2, 0)))
     assert r["steps"][2]["jump"] == {"rise": 2, "run_up": True, "to": [2, 0]}
     assert r["p_no_failure_exact"] == "1/20" and r["steps"][2]["on_failure"] == "stop"
     assert r["turns_exact"] == "1/2"  # two spaces at running 4
     with pytest.raises(NoPath):  # standing: 1 m < 2 m, and no room behind for a run-up
         find_path(jump_graph(["#.2.."], running=4, diagonals="none"), (1, 0), (2, 0))
-    back = find_path(g, (1, 0), (2, 0))  # room behind: a step back, then the run-up
+    back = path_json(find_path(g, (1, 0), (2, 0)))  # room behind: a step back, then the run-up
     assert back["cells"] == [[1, 0], [0, 0], [1, 0], [2, 0]]
     # 1 m: standing 1 m (0 short: a roll), run-up 2 m (a roll too: 1 m short).
     low = jump_graph(["..1.."], running=4, diagonals="none")
-    assert find_path(low, (1, 0), (2, 0))["p_no_failure_exact"] == "1/20"
+    assert path_json(find_path(low, (1, 0), (2, 0)))["p_no_failure_exact"] == "1/20"
     # Running 10 leaps 2.5 m standing: 1 m is more than 1 m short, a plain step.
     assert not jump_graph(["..1.."], running=10, diagonals="none").jumps
-    assert find_path(g, (2, 0), (4, 0))["p_no_failure"] == 1
+    assert path_json(find_path(g, (2, 0), (4, 0)))["p_no_failure"] == 1
 
 
 def test_failed_leap_stays_below(tmp_path) -> None:

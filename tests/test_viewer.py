@@ -50,13 +50,13 @@ def test_select_hover_move_undo_redo_end_turn(viewer: Viewer, tmp_path: Path) ->
     target = (p1[0] + 9, p1[1])
     hover(v, target)
     path = v.hover_path()
-    assert path and path["cells"][-1] == list(target)
-    assert path["turns"] > 1 and any(s["check"] is not None for s in path["steps"])
+    assert path and path.cells[-1] == target
+    assert path.turns > 1 and any(s["check"] is not None for s in path.steps)
     shot = tmp_path / "hover.png"
     v.screenshot(str(shot))
     assert shot.exists()
     # The path is drawn: white pixels at the centre of a cell half way along it.
-    mid = v.cell_screen(tuple(path["cells"][len(path["cells"]) // 2]))
+    mid = v.cell_screen(path.cells[len(path.cells) // 2])
     near = [
         v.screen.get_at((mid[0] + dx, mid[1] + dy))[:3] for dx in (-1, 0, 1) for dy in (-1, 0, 1)
     ]

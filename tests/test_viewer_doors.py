@@ -59,7 +59,7 @@ def door_point(v: Viewer) -> tuple[float, float]:
 
 
 def reach_cells(v: Viewer) -> set[tuple[int, int]]:
-    return {tuple(c["cell"]) for c in v.reach_of("w")["cells"]}  # type: ignore[misc]
+    return {cell for cell, _, _ in v.reach_of("w").answer.cells}
 
 
 def test_click_a_door_to_open_and_shut_it(viewer: Viewer) -> None:

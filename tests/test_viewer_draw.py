@@ -105,7 +105,7 @@ def test_overlay_tints_the_terrain_and_outlines_the_bands(viewer: Viewer) -> Non
     v.step()
     overlay = v._overlay_shapes()
     assert overlay is not None
-    bands = v.reach_of("quarry")["bands"]
+    bands = v.reach_of("quarry").answer.bands
     edge_colours = {colour[:3] for _, _, colour in overlay.lines}
     for i in range(len(bands)):
         assert draw.BAND_COLOURS[min(i, 3)] in edge_colours, bands[i]
@@ -120,8 +120,8 @@ def test_the_panel_has_a_legend_for_every_overlay(viewer: Viewer) -> None:
     v.step()
     legend = v.legend()
     texts = [t for _, _, t in legend]
-    bands = v.reach_of("pursuer1")["bands"]
-    assert bands == list(v.sim.system.paces)
+    bands = v.reach_of("pursuer1").answer.bands
+    assert list(bands) == list(v.sim.system.paces)
     for band in bands:
         assert any(t.startswith(f"{band}:") for t in texts)
     assert any("2-turn" in t for t in texts) and any("3-turn" in t for t in texts)

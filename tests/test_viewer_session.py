@@ -14,6 +14,8 @@ from conftest import ROOT
 
 from engine.cli import main
 from engine.eventlog import replay_states
+from engine.report.movement import path_json
+from engine.search import PathAnswer
 from engine.viewer.app import Viewer, open_source
 from engine.viewer.launch import open_table
 from engine.viewer.session import autosave_path
@@ -220,16 +222,17 @@ def test_measure_tool(viewer: Viewer) -> None:
     n = len(v.sim.events)
     drag(v, a, b)
     m = v.table.measured
-    assert m is not None and m["cells"][0] == list(a) and m["cells"][-1] == list(b)
-    assert m["unit"] and m["turns"] > 0 and 0 < m["p_no_failure"] <= 1
+    assert isinstance(m, PathAnswer) and m.cells[0] == a and m.cells[-1] == b
+    assert m.unit and m.turns > 0 and 0 < m.p_no_failure <= 1
     # The same answer as `tacgrid path` for that token, nothing moved, no event.
     from engine.search import find_path
 
-    want = find_path(v.reach_of("pursuer1")["graph"], a, b)
-    assert m["turns_exact"] == want["turns_exact"] and m["distance"] == want["distance"]
+    want = path_json(find_path(v.reach_of("pursuer1").graph, a, b))
+    assert path_json(m)["turns_exact"] == want["turns_exact"]
+    assert path_json(m)["distance"] == want["distance"]
     assert len(v.sim.events) == n and v.sim.tokens["pursuer1"].state.cell == p1
     lines = [t for t, _ in v.table.panel_lines()]
-    assert any(f"{m['distance']} {m['unit']}" in t for t in lines)
+    assert any(f"{want['distance']} {m.unit}" in t for t in lines)
     # The line is drawn in the measure colour.
     v.step()
     end = v.cell_screen(b)
@@ -239,7 +242,8 @@ def test_measure_tool(viewer: Viewer) -> None:
     assert not v.table.measuring
     # Shift+drag measures without the mode.
     drag(v, b, a, pygame.KMOD_SHIFT)
-    assert v.table.measured["cells"][0] == list(b)
+    measured = v.table.measured
+    assert isinstance(measured, PathAnswer) and measured.cells[0] == b
 
 
 def _risky_goal(v: Viewer):
@@ -249,7 +253,7 @@ def _risky_goal(v: Viewer):
     assert v.selected == "pursuer1"
     goal = (26, 5)
     cell = v.sim.tokens["pursuer1"].state.cell
-    got = risk_choice(v.reach_of("pursuer1")["graph"], cell, goal, None)
+    got = risk_choice(v.reach_of("pursuer1").graph, cell, goal, None)
     assert got is not None, "chase.yaml: pursuer1 has one path to 26,5"
     return goal, got
 
@@ -260,21 +264,21 @@ def test_risk_aware_hover_and_threshold(viewer: Viewer) -> None:
     goal, got = _risky_goal(v)
     hover(v, goal)
     risk = v.table.risk()
-    assert risk is not None and risk["chosen"] == "fast"
-    assert risk["safe"]["p_no_failure"] > risk["fast"]["p_no_failure"]
+    assert risk is not None and risk.chosen == "fast"
+    assert risk.safe.p_no_failure > risk.fast.p_no_failure
     lines = [t for t, _ in v.table.panel_lines()]
     assert any(t.startswith("quickest:") for t in lines) and any(
         t.startswith("safest") for t in lines
     )
     # Set "prefer safe below p = X" above the quickest path's odds: the safest is chosen.
-    x = risk["fast"]["p_no_failure"]
+    x = float(risk.fast.p_no_failure)
     while v.table.safe_below is None or v.table.safe_below <= x:
         key(v, pygame.K_PERIOD)
-    assert v.table.risk()["chosen"] == "safe"
+    assert v.table.risk().chosen == "safe"
     key(v, pygame.K_COMMA)
     while v.table.safe_below is not None:
         key(v, pygame.K_COMMA)
-    assert v.table.risk()["chosen"] == "fast"
+    assert v.table.risk().chosen == "fast"
 
 
 def test_session_save_reopen_is_equal_event_for_event(viewer: Viewer, tmp_path: Path) -> None:
@@ -428,7 +432,7 @@ def test_cli_path_safe_below(capsys: pytest.CaptureFixture) -> None:
     pygame.quit()
     args = ["path", MAP, "--system", "d6", "--token", stats]
     args += ["--from", f"{start[0]},{start[1]}", "--to", f"{goal[0]},{goal[1]}", "--json"]
-    fast_p = got["fast"]["p_no_failure"]
+    fast_p = float(got.fast.p_no_failure)  # as the JSON shows it
     assert main([*args, "--safe-below", "0"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["prefer"] == "fast" and rep["p_no_failure"] == fast_p

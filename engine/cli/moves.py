@@ -69,7 +69,7 @@ def _query(args: argparse.Namespace, model: Any, system: Any, token: Any) -> Any
 
 
 def cmd_path(args: argparse.Namespace) -> int:
-    from engine.report.movement import format_path, no_path_report
+    from engine.report.movement import format_path, no_path_report, path_json
     from engine.search import NoPath, parse_cell
 
     model, system, token = _load_for_search(args)
@@ -84,7 +84,7 @@ def cmd_path(args: argparse.Namespace) -> int:
             print(f"no path: {exc}")
         return 1
     if args.json:
-        _print_json(rep)
+        _print_json(path_json(rep))
     else:
         print(format_path(rep, model, system, start, goal))
     return 0
@@ -103,16 +103,15 @@ def _add_reach(sub: argparse._SubParsersAction[_Parser]) -> None:
 
 
 def cmd_reach(args: argparse.Namespace) -> int:
-    from engine.report.movement import format_reach
+    from engine.report.movement import format_reach, reach_json
     from engine.search import parse_cell
 
     model, system, token = _load_for_search(args)
     start = parse_cell(args.start, "start")
     pace = args.pace or system.fastest_pace
     rep = _query(args, model, system, token).reach(start, turns=args.turns, pace=pace)
-    rep.pop("tree")  # the viewer's and the API's: not part of the JSON
     if args.json:
-        _print_json(rep)
+        _print_json(reach_json(rep))
     else:
         print(format_reach(rep, model, system, start, args.turns, pace))
     return 0

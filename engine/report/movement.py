@@ -1,15 +1,73 @@
 """The ``path`` and ``reach`` reports: a token's best path and the cells it can reach.
 
 The search itself is :mod:`engine.search`, asked through the query front
-(:class:`engine.query.Query`); this module draws the answers on the map as text.
+(:class:`engine.query.Query`), which answers typed (:class:`~engine.search.PathAnswer`,
+:class:`~engine.search.ReachAnswer`); this module makes CONTRACT.md's ``path`` and
+``reach`` JSON of them (:func:`path_json`, :func:`reach_json`: the floats and the
+``*_exact`` strings of the exact figures) and draws them on the map as text.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from engine.exact import jsonable
 from engine.grid import Cell
 from engine.report.maptext import band_glyphs, draw_cells, turn_mark
+from engine.search import PathAnswer, ReachAnswer
+
+
+def path_json(path: PathAnswer) -> dict[str, Any]:
+    """CONTRACT.md's ``path`` document of ``path`` (``tacgrid path --json``). Its steps and
+    plan are the answer's own records, already in the contract's words, not copies (a query
+    context answers many paths a second; copying every step would be a real part of each).
+    """
+    out: dict[str, Any] = {
+        "system": path.system,
+        "pace": path.pace,
+        "prefer": path.prefer,
+        "cells": [list(c) for c in path.cells],
+        "distance": jsonable(path.distance),
+        "distance_cells": jsonable(path.distance_cells),
+        "unit": path.unit,
+        "turns": float(path.turns),
+        "turns_exact": jsonable(path.turns),
+        "steps": list(path.steps),
+        "p_no_failure": float(path.p_no_failure),
+        "p_no_failure_exact": jsonable(path.p_no_failure),
+        "p_within_turns": float(path.p_within_turns),
+        "p_within_turns_exact": jsonable(path.p_within_turns),
+        "on_failure": list(path.on_failure),
+        "plan": list(path.plan),
+    }
+    if path.pareto:
+        out["pareto"] = [
+            {
+                "turns": float(o.turns),
+                "p_no_failure": float(o.p_no_failure),
+                "cells": [list(c) for c in o.cells],
+            }
+            for o in path.pareto
+        ]
+    return out
+
+
+def reach_json(reach: ReachAnswer) -> dict[str, Any]:
+    """CONTRACT.md's ``reach`` document of ``reach`` (``tacgrid reach --json``; the search
+    tree is not part of it)."""
+    return {
+        "system": reach.system,
+        "pace": reach.pace,
+        "from": list(reach.start),
+        "turns": reach.turns,
+        "bands": list(reach.bands),
+        "cells": [{"cell": [c, r], "turns": t, "band": b} for (c, r), t, b in reach.cells],
+    }
+
+
+def reach_dict(reach: ReachAnswer) -> dict[str, Any]:
+    """:func:`reach_json` plus the search ``tree``: what ``api.reach`` answers."""
+    return {**reach_json(reach), "tree": reach.tree}
 
 
 def no_path_report(system: Any, reason: str) -> dict[str, Any]:
@@ -24,8 +82,9 @@ def _short_exact(value: object) -> str:
     return text if len(text) <= 24 else "expected"
 
 
-def format_path(rep: dict[str, Any], model: Any, system: Any, start: Cell, goal: Cell) -> str:
+def format_path(path: PathAnswer, model: Any, system: Any, start: Cell, goal: Cell) -> str:
     """The ``path`` text: a summary line, the path on the map, checks, turns, options."""
+    rep = path_json(path)
     marks: dict[tuple[int, int], str] = {}
     for step in rep["steps"][1:]:
         marks[tuple(step["cell"])] = turn_mark(step["turn"])
@@ -57,19 +116,18 @@ def format_path(rep: dict[str, Any], model: Any, system: Any, start: Cell, goal:
 
 
 def format_reach(
-    rep: dict[str, Any], model: Any, system: Any, start: Cell, turns: int, pace: str
+    reach: ReachAnswer, model: Any, system: Any, start: Cell, turns: int, pace: str
 ) -> str:
     """The ``reach`` text: the reachable cells on the map, marked by band and turn."""
-    glyph = band_glyphs(rep["bands"])
-    marks = {
-        tuple(c["cell"]): c["band"][4:] if c["band"].startswith("turn") else glyph[c["band"]]
-        for c in rep["cells"]
+    glyph = band_glyphs(list(reach.bands))
+    marks: dict[tuple[int, int], str] = {
+        cell: band[4:] if band.startswith("turn") else glyph[band] for cell, _, band in reach.cells
     }
     marks[start] = "@"
-    bands = ", ".join(f"{glyph[b]} = {b}" for b in rep["bands"])
+    bands = ", ".join(f"{glyph[b]} = {b}" for b in reach.bands)
     return "\n".join(
         [
-            f"{system.name} reach from {start[0]},{start[1]} in {turns} turn(s) at {pace}: {len(rep['cells'])} cells",
+            f"{system.name} reach from {start[0]},{start[1]} in {turns} turn(s) at {pace}: {len(reach.cells)} cells",
             draw_cells(model, marks),
             f"   @ start; first turn: {bands}; 2, 3, ...: the turn a cell is reached in",
         ]

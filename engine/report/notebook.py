@@ -25,6 +25,8 @@ from typing import Any, ParamSpec
 
 from engine.grid import Cell
 from engine.mapmodel import MODES, MapModel
+from engine.report.movement import path_json, reach_dict
+from engine.search import PathAnswer, ReachAnswer
 
 P = ParamSpec("P")
 
@@ -319,23 +321,24 @@ def _model_and_start(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Map
     return model, (int(start[0]), int(start[1]))
 
 
-def shows_path(find: Callable[P, dict[str, Any]]) -> Callable[P, PathResult]:
-    """``find`` (``api.path``) returning a :class:`PathResult`."""
+def shows_path(find: Callable[P, PathAnswer]) -> Callable[P, PathResult]:
+    """``find`` (``api.path``) returning a :class:`PathResult` (its answer's JSON)."""
 
     @functools.wraps(find)
     def found(*args: P.args, **kwargs: P.kwargs) -> PathResult:
         model, _ = _model_and_start(args, kwargs)
-        return PathResult(find(*args, **kwargs), model)
+        return PathResult(path_json(find(*args, **kwargs)), model)
 
     return found
 
 
-def shows_reach(find: Callable[P, dict[str, Any]]) -> Callable[P, ReachResult]:
-    """``find`` (``api.reach``) returning a :class:`ReachResult`."""
+def shows_reach(find: Callable[P, ReachAnswer]) -> Callable[P, ReachResult]:
+    """``find`` (``api.reach``) returning a :class:`ReachResult` (its answer's JSON and
+    search tree)."""
 
     @functools.wraps(find)
     def found(*args: P.args, **kwargs: P.kwargs) -> ReachResult:
         model, start = _model_and_start(args, kwargs)
-        return ReachResult(find(*args, **kwargs), model, start)
+        return ReachResult(reach_dict(find(*args, **kwargs)), model, start)
 
     return found

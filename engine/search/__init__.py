@@ -17,9 +17,11 @@ The engines give identical integer totals:
 a path (times, checks, climbs, the turn plan, the Pareto front of time against safety). A
 :class:`SearchTree` (:mod:`.tree`) keeps the distances and predecessors of one search, so
 hovering over a cell in the viewer is a walk up the predecessor chain, never a new search.
+The answers are typed (:mod:`.results`: :class:`PathAnswer`, :class:`ReachAnswer`, exact
+figures kept exact); :mod:`engine.report.movement` makes CONTRACT.md's JSON of them.
 
 Layers (an import-linter contract): queries > odds | landmarks > frontier | dijkstra |
-fields | nx > tree.
+fields | nx | results > tree.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from engine.search.queries import (
     reach,
     search_tree,
 )
+from engine.search.results import PathAnswer, PathOption, ReachAnswer, ReachCell
 from engine.search.tree import NoPath, SearchTree
 
 __all__ = [
@@ -67,7 +70,11 @@ __all__ = [
     "Frontier",
     "Landmarks",
     "NoPath",
+    "PathAnswer",
     "PathOdds",
+    "PathOption",
+    "ReachAnswer",
+    "ReachCell",
     "SearchTree",
     "check_cell",
     "check_engine",

@@ -17,6 +17,7 @@ import numpy as np
 
 from engine.grid import Cell
 from engine.movement import MovementGraph
+from engine.search.results import PathAnswer
 from engine.search.tree import NoPath, _cells
 from engine.systems.base import CellCheck, ClimbOdds, exact, jsonable
 from engine.timed import Timeline, timeline
@@ -26,8 +27,9 @@ def _fmt_time(t: Fraction) -> float:
     return float(t)
 
 
-def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> dict[str, Any]:
-    """Step-by-step times, checks and the turn plan of a path (exact).
+def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> PathAnswer:
+    """Step-by-step times, checks and the turn plan of a path (exact), as the quickest way
+    (``prefer="fast"``; :func:`engine.search.find_path` weighs the others).
 
     The path is walked on the graph's nodes (:meth:`MovementGraph.node_path`), so the
     system's search state (standing up once, the diagonal parity) is charged as the search
@@ -160,23 +162,23 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> dict[str, Any]:
     if odds.extra:
         total = float(turns * den)
     plan = turn_plan(steps, turns)
-    return {
-        "cells": [list(c) for c in cells],
-        "distance": jsonable(graph.cell_size * exact_cells(distance_cells)),
-        "distance_cells": jsonable(exact_cells(distance_cells)),
-        "unit": graph.unit,
-        "turns": float(turns),
-        "turns_exact": jsonable(turns),
-        "steps": steps,
-        "p_no_failure": float(p_ok),
-        "p_no_failure_exact": jsonable(p_ok),
-        "p_within_turns": float(odds.p_within),
-        "p_within_turns_exact": jsonable(odds.p_within),
-        "on_failure": odds.on_failure,
-        "plan": plan,
-        "_ticks": total,
-        "_den": den,
-    }
+    return PathAnswer(
+        system=graph.system.name,
+        pace=graph.pace,
+        prefer="fast",
+        cells=tuple((c[0], c[1]) for c in cells),
+        distance=graph.cell_size * exact_cells(distance_cells),
+        distance_cells=exact_cells(distance_cells),
+        unit=graph.unit,
+        turns=turns,
+        steps=tuple(steps),
+        p_no_failure=p_ok,
+        p_within_turns=odds.p_within,
+        on_failure=tuple(odds.on_failure),
+        plan=tuple(plan),
+        ticks=total,
+        den=den,
+    )
 
 
 def _turn_checks(
@@ -575,18 +577,16 @@ def _risk_weighted(
     return _cells(graph, out[::-1])
 
 
-def _pareto(cands: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    uniq: dict[tuple[float, float], dict[str, Any]] = {}
+def _pareto(cands: list[PathAnswer]) -> list[PathAnswer]:
+    # Candidates are weighed by the figures the contract shows (p(no failure) as a float),
+    # so that two paths it cannot tell apart are one option.
+    uniq: dict[tuple[float, float], PathAnswer] = {}
     for c in cands:
-        uniq.setdefault((c["_ticks"], c["p_no_failure"]), c)
-    pts = list(uniq.values())
+        uniq.setdefault((c.ticks, float(c.p_no_failure)), c)
+    pts = list(uniq.items())
     keep = []
-    for c in pts:
-        dominated = any(
-            (o["_ticks"] <= c["_ticks"] and o["p_no_failure"] >= c["p_no_failure"])
-            and (o["_ticks"] < c["_ticks"] or o["p_no_failure"] > c["p_no_failure"])
-            for o in pts
-        )
+    for (ct, cp), c in pts:
+        dominated = any((ot <= ct and op >= cp) and (ot < ct or op > cp) for (ot, op), _ in pts)
         if not dominated:
             keep.append(c)
-    return sorted(keep, key=lambda c: c["_ticks"])
+    return sorted(keep, key=lambda c: c.ticks)

@@ -5,8 +5,8 @@ path and reach functions, and the checks of their arguments.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
-from typing import Any, cast
+from dataclasses import replace
+from typing import cast
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from engine.search.odds import (
     _risk_weighted,
     evaluate_path,
 )
+from engine.search.results import PathAnswer, ReachAnswer, ReachCell
 from engine.search.tree import NoPath, SearchTree, _cells
 from engine.timed import timed_search, timeline
 
@@ -71,8 +72,8 @@ def find_path(
     prefer: str = "fast",
     guide: Landmarks | None = None,
     engine: str = "compiled",
-) -> dict[str, Any]:
-    """The best path (CONTRACT.md ``path``); raises :class:`NoPath` with the reason.
+) -> PathAnswer:
+    """The best path (CONTRACT.md ``path``, typed); raises :class:`NoPath` with the reason.
 
     ``guide``: landmarks of this graph (:class:`Landmarks`), for a query context that asks
     many paths on one graph (A* with their heuristic; the same total). ``engine``:
@@ -96,18 +97,16 @@ def find_path(
             if cells and cells != fast:
                 candidates.append(evaluate_path(graph, cells))
     pareto = _pareto(candidates)
+    # Weighed by the figures the contract shows (p(no failure) as a float), as the front is.
     if prefer == "fast":
-        best = min(candidates, key=lambda c: (c["_ticks"], -c["p_no_failure"]))
+        best = min(candidates, key=lambda c: (c.ticks, -float(c.p_no_failure)))
     else:
-        best = max(candidates, key=lambda c: (c["p_no_failure"], -c["_ticks"]))
-    out = {k: v for k, v in best.items() if not k.startswith("_")}
-    out = {"system": graph.system.name, "pace": graph.pace, "prefer": prefer, **out}
-    if len(pareto) > 1:
-        out["pareto"] = [
-            {"turns": c["turns"], "p_no_failure": c["p_no_failure"], "cells": c["cells"]}
-            for c in pareto
-        ]
-    return out
+        best = max(candidates, key=lambda c: (float(c.p_no_failure), -c.ticks))
+    return replace(
+        best,
+        prefer=prefer,
+        pareto=tuple(c.option() for c in pareto) if len(pareto) > 1 else (),
+    )
 
 
 def search_tree(
@@ -205,7 +204,7 @@ def _reprice_climbs(graph: MovementGraph, tree: SearchTree, turns: int) -> None:
             crosses[nd] = back is not None and (crosses[back] or bool(is_climb[nd % graph.n]))
         if not crosses[node]:
             continue
-        t = Fraction(evaluate_path(graph, _cells(graph, tree.nodes_to(node)))["turns_exact"])
+        t = evaluate_path(graph, _cells(graph, tree.nodes_to(node))).turns
         if t > turns:
             del tree._best[cell]
         else:
@@ -219,7 +218,7 @@ def reach(
     turns: int = 1,
     *,
     engine: str = "compiled",
-) -> dict[str, Any]:
+) -> ReachAnswer:
     """Every cell reachable within ``turns`` at ``pace``, with its speed band (``engine``
     as :func:`find_path`'s).
 
@@ -251,7 +250,7 @@ def reach(
             # exact figure of a climb is never below its search's): no faster pace, later
             # in the list, can be the slowest that reaches one of them.
             break
-    cells: list[dict[str, Any]] = []
+    cells: list[ReachCell] = []
     den = main.denominator
     if tree.exact:
         order = sorted((tree.ticks(c), c[1], c[0]) for c in tree.cells())
@@ -261,20 +260,21 @@ def reach(
     band_of = first_turn.get
     add = cells.append
     for ticks, r, c in order:
+        cell = (c, r)
         if type(ticks) is int:  # whole ticks: the Fraction's figures by integer division
-            band = (band_of((c, r)) or pace) if ticks <= den else f"turn{-(-ticks // den)}"
-            add({"cell": [c, r], "turns": ticks / den, "band": band})
+            band = (band_of(cell) or pace) if ticks <= den else f"turn{-(-ticks // den)}"
+            add((cell, ticks / den, band))
             continue
-        t = tree.turns((c, r))
+        t = tree.turns(cell)
         assert t is not None
-        band = (band_of((c, r)) or pace) if t <= 1 else f"turn{math.ceil(t)}"
-        add({"cell": [c, r], "turns": float(t), "band": band})
-    return {
-        "system": main.system.name,
-        "pace": pace,
-        "from": list(start),
-        "turns": turns,
-        "bands": list(graphs),
-        "cells": cells,
-        "tree": tree,
-    }
+        band = (band_of(cell) or pace) if t <= 1 else f"turn{math.ceil(t)}"
+        add((cell, float(t), band))
+    return ReachAnswer(
+        system=main.system.name,
+        pace=pace,
+        start=start,
+        turns=turns,
+        bands=tuple(graphs),
+        cells=tuple(cells),
+        tree=tree,
+    )

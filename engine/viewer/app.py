@@ -26,12 +26,13 @@ from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.query import Query
 from engine.scenario import Scenario
-from engine.search import SearchTree, evaluate_path
+from engine.search import PathAnswer, evaluate_path
 from engine.sim import Simulation
 from engine.tiled import TiledFile, is_map_source
 from engine.viewer import draw
 from engine.viewer.camera import ZOOM_STEPS, Camera, snap_zoom
 from engine.viewer.draw import CONTOUR_COLOURS
+from engine.viewer.measure import Reached
 from engine.viewer.overlay import Overlay, draw_flight, draw_path, reach_overlay
 from engine.viewer.panel import HELP, PANEL_W, draw_help, draw_panel
 from engine.viewer.render import MapChunks, SurfaceLRU, load_for_render, render_source
@@ -107,14 +108,14 @@ class Viewer:
         self.running = True
         self.message = ""
         self._reach_key: Any = None
-        self._reach: dict[str, Any] | None = None
+        self._reach: Reached | None = None
         self._overlay: Overlay | None = None
         self._overlay_version = 0
         # Nothing is cached per zoom here any more (map chunks are keyed by zoom); event
         # handling still clears this when the zoom changes.
         self._scaled: Any = None
         self._hover_key: Any = None
-        self._hover_path: dict[str, Any] | None = None
+        self._hover_path: PathAnswer | None = None
         self._panel: pygame.Surface | None = None
         self._panel_key: Any = None
         self.flying: dict[str, Any] = {}
@@ -208,7 +209,7 @@ class Viewer:
 
     # ----------------------------------------------------------------- reach and paths
 
-    def reach_of(self, tid: str) -> dict[str, Any]:
+    def reach_of(self, tid: str) -> Reached:
         """Reach of a token in bands (1 turn) and 2-/3-turn contours, cached per state: the
         query front's (engine.query), with the map, its size and the tokens in its way as
         the turn loop sees them (an ally's cell is passed, never an end)."""
@@ -223,22 +224,20 @@ class Viewer:
             cell = tok.state.cell
             assert cell is not None
             query = Query(model, system, tok, pace=pace, size=spec.size, in_the_way=occ)
-            rep = query.reach(cell, turns=3, pace=pace)
-            rep["graph"] = query.graph(pace, cell)
+            rep = Reached(query.reach(cell, turns=3, pace=pace), query.graph(pace, cell))
             self._reach, self._reach_key = rep, key
             self._overlay = None
         return self._reach
 
-    def hover_path(self) -> dict[str, Any] | None:
+    def hover_path(self) -> PathAnswer | None:
         """The hovered cell's path from the cached tree (no new search)."""
         if self.selected is None or self.hover is None:
             return None
         rep = self.reach_of(self.selected)
         key = (self._reach_key, self.hover)
         if key != self._hover_key:
-            tree: SearchTree = rep["tree"]
-            cells = tree.path_to(self.hover)
-            self._hover_path = evaluate_path(rep["graph"], cells) if len(cells) > 1 else None
+            cells = rep.answer.tree.path_to(self.hover)
+            self._hover_path = evaluate_path(rep.graph, cells) if len(cells) > 1 else None
             self._hover_key = key
         return self._hover_path
 
@@ -249,7 +248,7 @@ class Viewer:
         rep = self.reach_of(self.selected)
         if self._overlay is None:
             self._overlay_version += 1
-            self._overlay = reach_overlay(self.model.grid, rep, self._overlay_version)
+            self._overlay = reach_overlay(self.model.grid, rep.answer, self._overlay_version)
         return self._overlay
 
     def _overlay_chunk(self, overlay: Overlay, zoom: float, i: int, j: int) -> pygame.Surface:
@@ -272,8 +271,7 @@ class Viewer:
         """Move the selected token to ``goal`` if it is reachable this turn."""
         if self.selected is None or self.sim.outcome is not None:
             return False
-        rep = self.reach_of(self.selected)
-        tree: SearchTree = rep["tree"]
+        tree = self.reach_of(self.selected).answer.tree
         t = tree.turns(goal)
         if t is None or t > 1:
             self.message = "out of reach this turn"
@@ -692,8 +690,8 @@ class Viewer:
         if self.selected is None or self.selected in self.flying:
             return []
         rep = self.reach_of(self.selected)
-        contours = list(CONTOUR_COLOURS) if rep["cells"] else []
-        return draw.legend_entries(list(rep["bands"]), contours)
+        contours = list(CONTOUR_COLOURS) if rep.answer.cells else []
+        return draw.legend_entries(list(rep.answer.bands), contours)
 
     def dice_events(self) -> list[dict[str, Any]]:
         """The events the dice log lists (rolls and checks among them)."""

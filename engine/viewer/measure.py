@@ -8,26 +8,47 @@ the quickest unless its chance of no failure is below ``safe_below``, then the s
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from engine.errors import TacgridError
 from engine.grid import Cell
 from engine.movement import MovementGraph
-from engine.search import NoPath, find_path
+from engine.search import NoPath, PathAnswer, PathOption, ReachAnswer, find_path
+
+
+@dataclass(frozen=True)
+class Reached:
+    """A token's reach as the viewer keeps it: the answer (with its search tree, for hover
+    paths) and the graph it was searched on (for measuring and pricing paths)."""
+
+    answer: ReachAnswer
+    graph: MovementGraph
+
+
+@dataclass(frozen=True)
+class RiskChoice:
+    """The quickest and the safest path to a cell, and which one the threshold picks."""
+
+    fast: PathOption
+    safe: PathOption
+    chosen: str  # "fast" or "safe"
+
+    def picked(self) -> PathOption:
+        return self.safe if self.chosen == "safe" else self.fast
 
 
 def has_checks(graph: MovementGraph) -> bool:
     return any(c.check is not None for c in graph.costs)
 
 
-def measure(graph: MovementGraph, start: Cell, goal: Cell) -> dict[str, Any]:
-    """The quickest path's report (CONTRACT.md's ``path`` JSON), or ``{"error": reason}``."""
+def measure(graph: MovementGraph, start: Cell, goal: Cell) -> PathAnswer | str:
+    """The quickest path (CONTRACT.md's ``path``, typed), or why there is none."""
     try:
         return find_path(graph, start, goal, prefer="fast")
     except NoPath as exc:
-        return {"error": f"no path: {exc}"}
+        return f"no path: {exc}"
     except TacgridError as exc:
-        return {"error": str(exc)}
+        return str(exc)
 
 
 def choose(fast_p: float, safe_p: float, safe_below: float | None) -> str:
@@ -40,23 +61,21 @@ def choose(fast_p: float, safe_p: float, safe_below: float | None) -> str:
 
 def risk_choice(
     graph: MovementGraph, start: Cell, goal: Cell, safe_below: float | None
-) -> dict[str, Any] | None:
+) -> RiskChoice | None:
     """The quickest and the safest path to ``goal`` when they differ, and which one the
-    threshold picks: ``{"fast": {...}, "safe": {...}, "chosen": "fast"|"safe"}`` (each
-    with ``turns``, ``p_no_failure``, ``cells``); None when there is one path only."""
+    threshold picks; None when there is one path only."""
     if start == goal or not has_checks(graph):
         return None
     try:
         rep = find_path(graph, start, goal, prefer="fast")
     except (NoPath, TacgridError):
         return None
-    pareto = rep.get("pareto") or []
+    pareto = rep.pareto
     if len(pareto) < 2:
         return None
     fast = pareto[0]
-    safe = max(pareto, key=lambda c: (c["p_no_failure"], -c["turns"]))
-    return {
-        "fast": fast,
-        "safe": safe,
-        "chosen": choose(fast["p_no_failure"], safe["p_no_failure"], safe_below),
-    }
+    # Weighed by the figures the contract shows (floats), as the path JSON's front was.
+    safe = max(pareto, key=lambda c: (float(c.p_no_failure), -float(c.turns)))
+    return RiskChoice(
+        fast, safe, choose(float(fast.p_no_failure), float(safe.p_no_failure), safe_below)
+    )

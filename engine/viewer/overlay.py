@@ -14,21 +14,20 @@ import numpy as np
 import pygame
 
 from engine.grid import Cell
+from engine.search import ReachAnswer
 from engine.viewer.draw import BAND_COLOURS, BAND_EDGE_ALPHA, BAND_FILL_ALPHA, CONTOUR_COLOURS
 from engine.viewer.window import Window
 
 
-def reach_overlay(grid: Any, rep: dict[str, Any], version: int) -> Overlay:
-    """A reach report (:func:`engine.search.reach`) as shapes in map pixels: each first-turn
+def reach_overlay(grid: Any, rep: ReachAnswer, version: int) -> Overlay:
+    """A reach (:func:`engine.search.reach`) as shapes in map pixels: each first-turn
     cell filled in its band's tint, each band's outer edge, and the outline of what 2 and 3
     turns reach. ``version`` names the shapes in the chunk cache."""
-    bands = rep["bands"]
+    bands = rep.bands
     polys: list[tuple[list[tuple[float, float]], tuple[int, int, int, int]]] = []
     within: dict[int, set[Cell]] = {1: set(), 2: set(), 3: set()}
     in_band: dict[int, set[Cell]] = {}
-    for entry in rep["cells"]:
-        cell: Cell = (entry["cell"][0], entry["cell"][1])
-        band = entry["band"]
+    for cell, _, band in rep.cells:
         turn = int(band[4:]) if band.startswith("turn") else 1
         for n in range(turn, 4):
             within.setdefault(n, set()).add(cell)
@@ -131,11 +130,11 @@ def draw_path(v: Window, view: pygame.Surface) -> None:
     rep = v.hover_path()
     if not rep:
         return
-    pts = [v.cell_screen((c[0], c[1])) for c in rep["cells"]]
+    pts = [v.cell_screen(c) for c in rep.cells]
     pygame.draw.lines(view, (255, 255, 255), False, pts, 3)
     pygame.draw.lines(view, (20, 20, 20), False, pts, 1)
     last_turn = 0
-    for step, p in zip(rep["steps"][1:], pts[1:], strict=False):
+    for step, p in zip(rep.steps[1:], pts[1:], strict=False):
         if step["turn"] != last_turn:
             if last_turn:
                 pygame.draw.circle(view, (255, 255, 255), p, 7, 2)
@@ -146,7 +145,7 @@ def draw_path(v: Window, view: pygame.Surface) -> None:
             )
             view.blit(label, (p[0] + 6, p[1] - 14))
     end = pts[-1]
-    label = v.font.render(f"{rep['turns']:.2f} t", True, (255, 255, 255), (0, 0, 0))
+    label = v.font.render(f"{float(rep.turns):.2f} t", True, (255, 255, 255), (0, 0, 0))
     view.blit(label, (end[0] + 8, end[1] + 4))
 
 

@@ -133,10 +133,10 @@ def draw_panel(v: Window) -> tuple[pygame.Surface, list[tuple[str, pygame.Rect]]
         rep = v.hover_path()
         if rep:
             line(
-                f"  {rep['turns']:.3f} turns, {rep['distance']} {rep['unit']}, "
-                f"p(no failure) {100 * rep['p_no_failure']:.1f}%"
+                f"  {float(rep.turns):.3f} turns, {rep.distance} {rep.unit}, "
+                f"p(no failure) {100 * float(rep.p_no_failure):.1f}%"
             )
-            for step in rep["steps"][1:12]:
+            for step in rep.steps[1:12]:
                 check = (
                     f"  {step['check']['what']} {100 * step['check']['p_success']:.0f}%"
                     if step["check"]

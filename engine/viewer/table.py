@@ -30,9 +30,10 @@ import pygame
 
 from engine.grid import Cell
 from engine.mapmodel import Wall
+from engine.search import PathAnswer
 from engine.viewer import session as sessions
 from engine.viewer.draw import DIM, TEXT, dashed, draw_walls
-from engine.viewer.measure import measure, risk_choice
+from engine.viewer.measure import RiskChoice, measure, risk_choice
 from engine.viewer.tokens_edit import TokenForm, add_form, apply_form, edit_form
 from engine.walls import door_at
 
@@ -66,7 +67,7 @@ class GMTable:
         self.measuring = False
         self.measure_from: Cell | None = None
         self.measure_to: Cell | None = None
-        self.measured: dict[str, Any] | None = None
+        self.measured: PathAnswer | str | None = None  # the path, or why there is none
         self.safe_below: float | None = None
         self.session_path: str | None = None
         self.autosave_to: str | None = None
@@ -76,7 +77,7 @@ class GMTable:
         self.read_only = False
         self._saved_key: Any = self._event_key()
         self._risk_key: Any = None
-        self._risk: dict[str, Any] | None = None
+        self._risk: RiskChoice | None = None
         self._rest_cell: Cell | None = None
         self._rest_frames = 0
 
@@ -170,13 +171,14 @@ class GMTable:
         v = self.v
         if v.selected is None:
             return None
-        return v.reach_of(v.selected)["graph"]
+        return v.reach_of(v.selected).graph
 
-    def do_measure(self, a: Cell, b: Cell) -> dict[str, Any] | None:
+    def do_measure(self, a: Cell, b: Cell) -> PathAnswer | str | None:
+        """The quickest path from ``a`` to ``b`` (:func:`measure`), or why there is none."""
         graph = self._graph()
         self.measure_from, self.measure_to = a, b
         if graph is None:
-            self.measured = {"error": "select a token to measure for"}
+            self.measured = "select a token to measure for"
         else:
             self.measured = measure(graph, a, b)
         self.version += 1
@@ -184,7 +186,7 @@ class GMTable:
 
     # ----------------------------------------------------------------- risk
 
-    def risk(self, compute: bool = True) -> dict[str, Any] | None:
+    def risk(self, compute: bool = True) -> RiskChoice | None:
         """The hovered cell's quickest and safest paths when they differ (cached; with
         ``compute`` False only what is cached: the search runs once the cursor rests)."""
         v = self.v
@@ -197,7 +199,7 @@ class GMTable:
                 return None
             cell = v.sim.tokens[v.selected].state.cell
             self._risk = (
-                None if cell is None else risk_choice(rep["graph"], cell, v.hover, self.safe_below)
+                None if cell is None else risk_choice(rep.graph, cell, v.hover, self.safe_below)
             )
             self._risk_key = key
         return self._risk
@@ -211,10 +213,10 @@ class GMTable:
         cell = v.sim.tokens[v.selected].state.cell
         if cell is None:
             return path
-        got = risk_choice(v.reach_of(v.selected)["graph"], cell, goal, self.safe_below)
-        if got is None or got["chosen"] != "safe" or got["safe"]["turns"] > 1 + 1e-9:
+        got = risk_choice(v.reach_of(v.selected).graph, cell, goal, self.safe_below)
+        if got is None or got.chosen != "safe" or float(got.safe.turns) > 1 + 1e-9:
             return path
-        return [(c[0], c[1]) for c in got["safe"]["cells"]]
+        return list(got.safe.cells)
 
     # ----------------------------------------------------------------- sessions
 
@@ -487,23 +489,23 @@ class GMTable:
         if self.measuring or self.measured is not None:
             out.append(("measure" + (" (M: off)" if self.measuring else ""), MEASURE))
             m = self.measured
-            if m is not None and "error" in m:
-                out.append((f"  {m['error'][:60]}", ERROR))
+            if isinstance(m, str):
+                out.append((f"  {m[:60]}", ERROR))
             elif m is not None:
                 a, b = self.measure_from, self.measure_to
                 assert a is not None and b is not None
                 out.append(
                     (
-                        f"  {a[0]},{a[1]} -> {b[0]},{b[1]}: {m['distance']} {m['unit']}, "
-                        f"{m['turns']:.3g} turns",
+                        f"  {a[0]},{a[1]} -> {b[0]},{b[1]}: {m.distance} {m.unit}, "
+                        f"{float(m.turns):.3g} turns",
                         MEASURE,
                     )
                 )
-                checks = [s["check"] for s in m["steps"] if s["check"]]
+                checks = [s["check"] for s in m.steps if s["check"]]
                 out.append(
                     (
                         f"  {len(checks)} check{'' if len(checks) == 1 else 's'}, "
-                        f"p(no failure) {100 * m['p_no_failure']:.1f}%",
+                        f"p(no failure) {100 * float(m.p_no_failure):.1f}%",
                         MEASURE,
                     )
                 )
@@ -511,18 +513,20 @@ class GMTable:
                     out.append((f"    {ch['what']} {100 * ch['p_success']:.0f}%", DIM))
         risk = self.risk(compute=False)
         if risk is not None:
-            f, s = risk["fast"], risk["safe"]
+            quick, safe = risk.fast, risk.safe
             out.append(
                 (
-                    f"quickest: {f['turns']:.3g} t, p {100 * f['p_no_failure']:.1f}%"
-                    + (" <" if risk["chosen"] == "fast" else ""),
+                    f"quickest: {float(quick.turns):.3g} t, "
+                    f"p {100 * float(quick.p_no_failure):.1f}%"
+                    + (" <" if risk.chosen == "fast" else ""),
                     TEXT,
                 )
             )
             out.append(
                 (
-                    f"safest (dashed): {s['turns']:.3g} t, p {100 * s['p_no_failure']:.1f}%"
-                    + (" <" if risk["chosen"] == "safe" else ""),
+                    f"safest (dashed): {float(safe.turns):.3g} t, "
+                    f"p {100 * float(safe.p_no_failure):.1f}%"
+                    + (" <" if risk.chosen == "safe" else ""),
                     SAFE,
                 )
             )
@@ -553,14 +557,14 @@ class GMTable:
         v = self.v
         risk = self.risk(compute=False)
         if risk is not None:
-            pts = [v.cell_screen((c[0], c[1])) for c in risk["safe"]["cells"]]
+            pts = [v.cell_screen(c) for c in risk.safe.cells]
             dashed(view, SAFE, pts, 3)
-            if risk["chosen"] == "safe":
+            if risk.chosen == "safe":
                 pygame.draw.circle(view, SAFE, pts[-1], 9, 2)
         if self.measure_from is not None and self.measure_to is not None:
             m = self.measured
-            if m is not None and "cells" in m:
-                pts = [v.cell_screen((c[0], c[1])) for c in m["cells"]]
+            if isinstance(m, PathAnswer):
+                pts = [v.cell_screen(c) for c in m.cells]
             else:
                 pts = [v.cell_screen(self.measure_from), v.cell_screen(self.measure_to)]
             if len(pts) > 1:
@@ -568,8 +572,8 @@ class GMTable:
                 pygame.draw.lines(view, MEASURE, False, pts, 3)
             for p in (pts[0], pts[-1]):
                 pygame.draw.circle(view, MEASURE, p, 6, 2)
-            if m is not None and "distance" in m:
+            if isinstance(m, PathAnswer):
                 label = v.font.render(
-                    f"{m['distance']} {m['unit']}, {m['turns']:.2f} t", True, MEASURE, (0, 0, 0)
+                    f"{m.distance} {m.unit}, {float(m.turns):.2f} t", True, MEASURE, (0, 0, 0)
                 )
                 view.blit(label, (pts[-1][0] + 8, pts[-1][1] - 20))
