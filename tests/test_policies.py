@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 
 from engine import policies
-from engine.errors import ScenarioError
+from engine.errors import ArgumentError, ScenarioError
 from engine.grid import Cell
 from engine.policies import Goal, Policy, TurnView
 from engine.policies.builtin import Pursuer, Quarry
@@ -118,6 +118,18 @@ def test_a_policy_declares_only_known_reads() -> None:
 
 def test_the_built_in_policies_are_registered_in_order() -> None:
     assert policies.names()[:5] == ("pursuer", "quarry", "waypoints", "idle", "human")
+    assert isinstance(policies.get("pursuer"), Pursuer)
+    with pytest.raises(ArgumentError, match="no such policy.*did you mean 'pursuer'"):
+        policies.get("pursuir")
+
+
+def test_a_second_policy_of_a_taken_name_is_refused() -> None:
+    """Defining a class may not silently replace another policy (a built-in above all)."""
+    with pytest.raises(TypeError, match="registered already"):
+
+        class Impostor(Policy):  # noqa: F841
+            name = "pursuer"
+
     assert isinstance(policies.get("pursuer"), Pursuer)
 
 

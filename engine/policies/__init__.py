@@ -6,7 +6,7 @@ with a ``name``, in any module imported before the scenario is loaded, is regist
 
 from __future__ import annotations
 
-from engine.errors import did_you_mean
+from engine.errors import ArgumentError, did_you_mean
 from engine.policies import builtin as _builtin  # noqa: F401  (registers the built-ins)
 from engine.policies.base import (
     CELLS,
@@ -46,8 +46,16 @@ def names() -> tuple[str, ...]:
 
 
 def get(name: str) -> Policy:
-    """The policy called ``name`` (one instance per class)."""
-    return _instance(Policy.registry[name])
+    """The policy called ``name`` (one instance per class); an unknown name is an
+    :class:`~engine.errors.ArgumentError` naming the registered ones."""
+    cls = Policy.registry.get(name)
+    if cls is None:
+        raise ArgumentError(
+            role="policy",
+            given=repr(name),
+            problem=f"no such policy{unknown(name)}; policies: {', '.join(names())}",
+        )
+    return _instance(cls)
 
 
 _made: dict[type[Policy], Policy] = {}

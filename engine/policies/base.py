@@ -173,6 +173,15 @@ class Policy:
         if reads is not None and not reads <= READS:
             unknown = ", ".join(sorted(reads - READS))
             raise TypeError(f"{cls.__name__}.reads: unknown {unknown}; use {sorted(READS)}")
+        known = Policy.registry.get(name)
+        if known is not None and (known.__module__, known.__qualname__) != (
+            cls.__module__,
+            cls.__qualname__,
+        ):
+            raise TypeError(
+                f"{cls.__qualname__}: a policy called {name!r} is registered already "
+                f"({known.__module__}.{known.__qualname__}); give it another name"
+            )
         Policy.registry[name] = cls
 
     def goal(self, view: TurnView, spec: TokenSpec, token: Token) -> Goal:
