@@ -135,7 +135,7 @@ class Scenario:
                 for s in model.spawns
             )
         else:
-            centre = (model.width // 2, model.height // 2)
+            centre = _open_cell_near(model, (model.width // 2, model.height // 2))
             tokens = (
                 TokenSpec(
                     id="token", side="gm", stats=dict(stats or {}), cell=centre, policy="human"
@@ -150,6 +150,22 @@ class Scenario:
             turns=10**6,
             tiled=tiled,
         )
+
+
+def _open_cell_near(model: MapModel, cell: Cell) -> Cell:
+    """``cell``, or where it is blocked terrain the nearest cell that is not (fewest steps,
+    then the lower row and column); ``cell`` itself on a map with no open cell."""
+    if model.terrain_at(cell).move != "blocked":
+        return cell
+    grid = model.grid
+    best: tuple[int, int, int] | None = None
+    for r in range(model.height):
+        for c in range(model.width):
+            if model.terrain_at((c, r)).move != "blocked":
+                key = (grid.steps(cell, (c, r)), r, c)
+                if best is None or key < best:
+                    best = key
+    return cell if best is None else (best[2], best[1])
 
 
 def _err(path: str, where: str, problem: str, fix: str = "") -> ScenarioError:

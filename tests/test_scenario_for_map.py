@@ -27,6 +27,19 @@ def test_a_map_without_spawns_gets_one_token_at_its_centre(tmp_path: Path) -> No
     assert [(t.id, t.cell) for t in s.tokens] == [("token", (2, 1))]
 
 
+def test_the_centre_token_moves_off_blocked_terrain(tmp_path: Path) -> None:
+    """A map without spawns whose centre is a wall: the GM's token stands on the nearest
+    open cell, never inside the wall (TABLE-NOTES)."""
+    path = str(tmxtext.write(tmp_path / "m.tmx", ["#####", "#.###", "#####"]))
+    s = Scenario.for_map(path, None)
+    assert s.model.terrain_at((2, 1)).move == "blocked"
+    assert [t.cell for t in s.tokens] == [(1, 1)]
+    walled = str(tmxtext.write(tmp_path / "w.tmx", [".###.", "#####", "#####"]))
+    s = Scenario.for_map(walled, None)
+    assert s.model.terrain_at((2, 1)).move == "blocked"
+    assert [t.cell for t in s.tokens] == [(0, 0)]  # 2 steps away, the lower row then column
+
+
 def test_bad_stats_are_refused_before_any_window_opens() -> None:
     with pytest.raises(TacgridError):
         Scenario.for_map(str(ROOT / "maps" / "chase.tmx"), "d6", {}, {"move": "fast"})

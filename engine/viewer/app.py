@@ -746,8 +746,12 @@ def open_source(
     system: str | None = None,
     sets: dict[str, Any] | None = None,
     token: str | dict[str, Any] | None = None,
+    *,
+    window: bool = False,
 ) -> Scenario:
-    """A scenario file, or a bare map with a GM token at each spawn (``token``: their stats)."""
+    """A scenario file, or a bare map with a GM token at each spawn (``token``: their stats).
+    ``window``: the caller is the window, which also opens saved sessions (said in the error
+    for a file that is none of these)."""
     from engine.errors import ArgumentError
     from engine.scenario import load_scenario
 
@@ -763,5 +767,7 @@ def open_source(
 
         return Scenario.for_map(source, system, sets, parse_token_spec(token or ""))
     raise ArgumentError(
-        f"{source}: expected a Tiled map (.tmx, .tmj, WORLD.world#NAME) or a scenario .yaml"
+        f"{source}: expected a Tiled map (.tmx, .tmj, WORLD.world#NAME), a Universal VTT "
+        "map (.dd2vtt, .uvtt)"
+        + (", a scenario .yaml or a saved session .tacgrid" if window else " or a scenario .yaml")
     )

@@ -61,7 +61,7 @@ def open_table(
         viewer.table.session_path = source
         saved = source
     else:
-        viewer = Viewer(open_source(source, system, sets, token), size=size)
+        viewer = Viewer(open_source(source, system, sets, token, window=True), size=size)
         saved = sessions.default_session_path(viewer.scenario)
     table = viewer.table
     table.autosave_to = sessions.autosave_path(saved)
