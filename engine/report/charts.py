@@ -117,9 +117,16 @@ def turns_figure(records: Iterable[dict[str, Any]], title: str = "") -> Any:
     ax.set_xlabel("turns")
     ax.set_ylabel("runs")
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(loc="upper right", fontsize="small")
+    # Above the bars, not on them: the timeouts stack at the turn limit, the right edge.
+    ax.legend(
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncol=len(OUTCOMES),
+        fontsize="small",
+        frameon=False,
+    )
     n = sum(totals.values())
-    ax.set_title(f"{title + ': ' if title else ''}turns to each outcome, {n} runs")
+    ax.set_title(f"{title + ': ' if title else ''}turns to each outcome, {n} runs", pad=22)
     return fig
 
 
