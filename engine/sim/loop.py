@@ -13,13 +13,13 @@ from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.occupancy import Occupancy
 from engine.scenario import Scenario, TokenSpec
-from engine.sim import flight as flying
-from engine.sim import ways as way_reads
 from engine.sim.cache import FieldCache
 from engine.sim.fields import Profile, TurnPlan, Walk
+from engine.sim.flight import choose, flown, rules_for, start_flight
 from engine.sim.idmemo import MISSING
 from engine.sim.view import SimView, low_enough
 from engine.sim.walking import EventSink, StatsKeys, Walker
+from engine.sim.ways import occupancy_of, start_key, way_key
 from engine.systems.base import Token, jsonable
 from engine.walls import doors_of
 
@@ -137,7 +137,7 @@ class Simulation:
         )
         rules = self.flight_rules(tok)
         if rules is not None:
-            state = replace(state, flight=flying.start_flight(rules, spec))
+            state = replace(state, flight=start_flight(rules, spec))
         return replace(tok, state=state)
 
     # ----------------------------------------------------------------- events
@@ -209,7 +209,7 @@ class Simulation:
         )
         rules = self.flight_rules(tok)
         if rules is not None:
-            tok = tok.moved(flight=flying.start_flight(rules, spec))
+            tok = tok.moved(flight=start_flight(rules, spec))
         self.specs[spec.id] = spec
         self.order.append(spec.id)
         self.tokens[spec.id] = tok
@@ -570,7 +570,7 @@ class Simulation:
         if got is not None:
             self._kept_start = True
             return got
-        by_reads = way_reads.start_key(self, tid)
+        by_reads = start_key(self, tid)
         if by_reads is not None:
             read, read_objects = by_reads
             start = fields.starts_by_reads.get(read_objects, read)
@@ -619,7 +619,7 @@ class Simulation:
         profile walked, its walk and how many edges of it (:meth:`_descent`), or None (it
         stays). Kept in the field cache (``ways``) by all that the policy and the way
         read (:meth:`_way_key`)."""
-        keyed = way_reads.way_key(self, tid, spec, prof, per_turn)
+        keyed = way_key(self, tid, spec, prof, per_turn)
         if keyed is None:
             return self._find_way(tid, spec, token, prof)
         plain, objects = keyed
@@ -666,12 +666,12 @@ class Simulation:
 
     def occupancy_of(self, tid: str) -> Occupancy:
         """What the other tokens take away from ``tid`` this turn (:func:`engine.sim.ways.occupancy_of`)."""
-        return way_reads.occupancy_of(self, tid)
+        return occupancy_of(self, tid)
 
     def flight_rules(self, token: Token) -> FlightRules | None:
         """The token's flight rules on the scenario's map (kept in the field cache: shared by
         every run of a batch), or None when it does not fly with momentum."""
-        return flying.rules_for(self.fields.flight, self.system, self.scenario.model, token)
+        return rules_for(self.fields.flight, self.system, self.scenario.model, token)
 
     def _fly(self, tid: str, token: Token, rules: FlightRules) -> Token:
         """One flight turn for ``tid``: its policy's choice flown by the rules, as an event."""
@@ -681,10 +681,10 @@ class Simulation:
         policy = policies.get(spec.policy)
         view = SimView(self, tid, token)
         cap_alt = self.scenario.capture_altitude
-        choice = flying.choose(view, policy, spec, token, rules, state, cap_alt)
+        choice = choose(view, policy, spec, token, rules, state, cap_alt)
         if choice is None:
             return token
-        rec = flying.flown(rules, state, choice)
+        rec = flown(rules, state, choice)
         new = rec.state
         self._emit(
             {
