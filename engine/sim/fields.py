@@ -191,14 +191,21 @@ class TurnPlan:
     roll order), the cells it walks (None: it stays), and per sequence of rolled
     ``(degree, success)`` what the turn made (:meth:`Simulation._plan_outcome`)."""
 
-    __slots__ = ("rolls", "path", "outcomes")
+    __slots__ = ("rolls", "path", "ticks", "outcomes")
 
     #: Outcomes kept per plan (all of them go beyond this).
     OUTCOMES = 64
 
-    def __init__(self, rolls: tuple[tuple[int, Any], ...], path: tuple[Cell, ...] | None):
+    def __init__(
+        self,
+        rolls: tuple[tuple[int, Any], ...],
+        path: tuple[Cell, ...] | None,
+        ticks: tuple[float, ...] = (),
+    ):
         self.rolls = rolls
         self.path = path
+        #: The ticks spent by each cell of ``path`` after the first is entered.
+        self.ticks = ticks
         self.outcomes: dict[tuple[tuple[str, bool], ...], Any] = {}
 
     def keep(self, key: tuple[tuple[str, bool], ...], outcome: Any) -> None:

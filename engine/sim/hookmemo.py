@@ -450,14 +450,15 @@ class HookMemo:
             out[k] = out[k].copy()
         return out
 
-    def moved(self, token: Token, cell: Cell) -> Token:
-        """``token.moved(cell=cell)`` (:func:`_moved_to`), the same object for the same
-        token and cell (a token kept by value, :meth:`canon`, stays one)."""
-        key = ("moved", cell)
+    def moved(self, token: Token, cell: Cell, mode: str | None = None) -> Token:
+        """``token.moved(cell=cell)`` (:func:`_moved_to`), in ``mode`` where given (the
+        mode of the terrain it now stands in), the same object for the same token, cell
+        and mode (a token kept by value, :meth:`canon`, stays one)."""
+        key = ("moved", cell, mode)
         got = self._same.one(token, key)
         if got is not None:
             return got
-        moved = _moved_to(token, cell)
+        moved = _moved_to(token, cell, mode)
         if self._ids.one(token):
             moved = self.canon(moved)
             self._keep_same(key, token, moved)
@@ -668,13 +669,18 @@ def _made(token: Token, recipe: _Recipe) -> Token:
     return made
 
 
-def _moved_to(token: Token, cell: Cell) -> Token:
-    """``token.moved(cell=cell)``, made directly (the same object, faster)."""
+def _moved_to(token: Token, cell: Cell, mode: str | None = None) -> Token:
+    """``token.moved(cell=cell)`` (and ``mode``, where given and new), made directly (the
+    same object, faster)."""
+    if mode is None or mode == token.state.mode:
+        mode = None
     if type(token.state) is not TokenState or type(token) is not Token:
-        return token.moved(cell=cell)
+        return token.moved(cell=cell) if mode is None else token.moved(cell=cell, mode=mode)
     state = _new_state(TokenState)
     state.__dict__.update(token.state.__dict__)
     state.__dict__["cell"] = cell
+    if mode is not None:
+        state.__dict__["mode"] = mode
     made = _new_state(Token)
     made.__dict__.update(system=token.system, stats=token.stats, state=state, id=token.id)
     return made

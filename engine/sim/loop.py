@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any, Literal
 
 from engine import policies
@@ -18,7 +19,7 @@ from engine.sim.fields import Profile, TurnPlan, Walk
 from engine.sim.flight import choose, flown, rules_for, start_flight
 from engine.sim.idmemo import MISSING
 from engine.sim.view import SimView, low_enough
-from engine.sim.walking import EventSink, StatsKeys, Walker
+from engine.sim.walking import EventSink, StatsKeys, Walker, kept_share, mode_at
 from engine.sim.ways import occupancy_of, start_key, way_key
 from engine.systems.base import Token, jsonable
 from engine.walls import doors_of
@@ -373,6 +374,8 @@ class Simulation:
         else:
             token, pace, per_turn, prof = self._begin(tid, spec)
             way = None
+            if self.system.held(token) is not None:
+                path = None  # it may not move this turn (RuleSystem.held)
         self.walker.defer = [] if per_turn else None
         before = token.state.cell
         flight = self.flight_rules(token) if token.state.flight is not None else None
@@ -463,7 +466,7 @@ class Simulation:
         if per_turn and entries:
             asked = self.walker.turn_rolls(token, prof.graph, entries, rolled)
             rolls = tuple((at, c) for at, c in asked if c.check is not None)
-        return TurnPlan(rolls, (token.state.cell, *walked))
+        return TurnPlan(rolls, (token.state.cell, *walked), tuple(t for _, t in entries))
 
     def _play_plan(self, tid: str, start: tuple[Any, ...], plan: TurnPlan) -> None:
         """:meth:`take_turn` from a plan (:meth:`_plan_of`), for a run that keeps no log:
@@ -474,7 +477,7 @@ class Simulation:
         for _at, check in plan.rolls:
             result = check.check.roll(dice)
             results.append((result.degree, result.success))
-            if not result.success:
+            if not result.success and not _goes_on(self.system.failure_share(check, result.degree)):
                 break
         log = dice.log
         sink = self.sink
@@ -515,11 +518,17 @@ class Simulation:
             path = plan.path
             for (at, check), (degree, success) in zip(plan.rolls, results, strict=False):
                 token = self.walker.apply_check(tid, token, check.what, degree)
-                if not success:
-                    path = path[: at + 1]
+                share = Fraction(1) if success else self.system.failure_share(check, degree)
+                if not _goes_on(share):
+                    ticks = plan.ticks
+                    kept = at if share is None else kept_share(list(ticks), share, ticks[-1])
+                    path = path[: kept + 1]
                     break
             n_move = 1 if len(path) > 1 else 0
-            moved_token = hooks.moved(token, path[-1])
+            if n_move:
+                moved_token = hooks.moved(token, path[-1], mode_at(start[3].graph, path[-1]))
+            else:
+                moved_token = hooks.moved(token, path[-1])
             moved = moved_token.state.cell != before
         ended = self._end_turn(tid, moved_token, pace, moved)
         pure = hooks.same(self._end_key(tid, moved_token, pace, moved), moved_token)
@@ -589,7 +598,7 @@ class Simulation:
     ) -> tuple[Token, str, bool, Profile, tuple[Profile, Walk, int] | None]:
         """:meth:`_turn_start` worked out."""
         token, pace, per_turn, prof = self._begin(tid, spec)
-        if token.state.flight is not None:
+        if token.state.flight is not None or self.system.held(token) is not None:
             return token, pace, per_turn, prof, None
         way = self._ground_way(tid, spec, token, prof, per_turn)
         return token, pace, per_turn, prof, way
@@ -761,3 +770,9 @@ class Simulation:
         write_text(
             path, "".join(json.dumps(ev, separators=(",", ":")) + "\n" for ev in self.events), label
         )
+
+
+def _goes_on(share: Fraction | None) -> bool:
+    """Whether a roll whose failure still makes ``share`` of the move lets it go on whole
+    (:meth:`RuleSystem.failure_share`; None: it stops before the cell that asked)."""
+    return share is not None and share >= 1

@@ -7,6 +7,7 @@ run's dice and writing to its :class:`EventSink`.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any, Literal
 
 from engine.dice import Dice, RollEvent
@@ -319,7 +320,11 @@ class Walker:
                 self.sink.counted += 1
             token = self.apply_check(tid, token, check.what, result.degree)
             if not result.success:
-                return token, path[: at + 1], entries[at - 1][1] if at else 0.0
+                share = self.system.failure_share(check, result.degree)
+                if share is None or share < 1:
+                    ticks = [t for _, t in entries]
+                    kept = at if share is None else kept_share(ticks, share, ticks[-1])
+                    return token, path[: kept + 1], entries[kept - 1][1] if kept else 0.0
         return token, path, spent
 
     def apply_check(self, tid: str, token: Token, what: str, degree: str) -> Token:
@@ -403,6 +408,7 @@ class Walker:
                 )
             elif self.sink.counting:
                 self.sink.counted += 1
+            return self.fields.hooks.moved(token, path[-1], mode_at(g, path[-1]))
         return self.fields.hooks.moved(token, path[-1])
 
     def log_rolls(self, tid: str) -> None:
@@ -420,6 +426,23 @@ class Walker:
         elif self.sink.counting:
             self.sink.counted += len(new)
         new.clear()
+
+
+def kept_share(ticks: list[float], share: Fraction, total: float) -> int:
+    """How many of a move's cells (entered by ``ticks``, in order) a failed roll that still
+    makes ``share`` of that move (``total`` ticks) keeps: those entered by then, rounded
+    down to whole cells (RuleSystem.failure_share)."""
+    limit = float(share) * total + 1e-9
+    kept = 0
+    while kept < len(ticks) and ticks[kept] <= limit:
+        kept += 1
+    return kept
+
+
+def mode_at(g: MovementGraph, cell: Cell) -> str:
+    """The mode of a token standing on ``cell``: its terrain's (walk on a pit's floor)."""
+    move = g.model.terrain_at(cell).move
+    return "walk" if move in ("blocked", "gap") else move
 
 
 def _enter_dry(

@@ -654,6 +654,31 @@ class RuleSystem:
         how badly the roll fails: the check's ``failures`` list each band). Default: stop."""
         return "stop"
 
+    def held(self, token: Token) -> str | None:
+        """Why the token may not move this turn, in a few words (a round lost to a failed
+        roll, unconscious), or None: it moves. Asked after :meth:`start_turn`."""
+        return None
+
+    def goes_on(self, check: CellCheck, degree: str, success: bool) -> bool:
+        """Whether a roll of ``degree`` on ``check`` lets the token into the cell that asked
+        it and on with its move, :meth:`apply_check`'s effects applied (a Whisperspace
+        swimmer who fails swims on, slower). Default: a success only."""
+        return success
+
+    def failure_share(self, check: CellCheck, degree: str) -> Fraction | None:
+        """For a system that rolls once a turn (:meth:`turn_checks`): the share of the move
+        the token set out to make that turn which a failed roll of ``degree`` still makes,
+        measured in time and rounded down to whole cells (D6's bands: all, half, a
+        quarter). Default None: the move ends before the cell that asked the check."""
+        return None
+
+    def climb_turn(self, token: Token, terrain: Terrain, dice: Any) -> Token:
+        """One turn on a climb priced by :meth:`climb_odds`: its roll (every roll an event in
+        ``dice``'s log) and the token after it, ``state.progress`` the cells of the climb
+        made so far in mode ``climb``, condition ``falling`` where it falls. Every system
+        whose :meth:`climb_odds` answers overrides it."""
+        raise NotImplementedError(f"{self.name} prices climbs by climb_odds but cannot play them")
+
     def climb_odds(
         self, token: Token, terrain: Terrain, pace: str | None = None
     ) -> ClimbOdds | None:
