@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from functools import partial
 from typing import Any, Literal
 
 from engine import policies
@@ -136,6 +137,8 @@ class Simulation:
         state = replace(
             tok.state, cell=spec.cell, conditions=tok.state.conditions | set(spec.conditions)
         )
+        if spec.cell is not None and self.scenario.model.grid.in_bounds(spec.cell):
+            state = state.changed(mode=mode_at(self.scenario.model, spec.cell))
         rules = self.flight_rules(tok)
         if rules is not None:
             state = replace(state, flight=start_flight(rules, spec))
@@ -275,7 +278,7 @@ class Simulation:
 
     def place_token(self, tid: str, cell: Cell) -> None:
         """The GM puts a token on a cell (no move, no checks); event ``place``."""
-        self.tokens[tid] = self.tokens[tid].moved(cell=cell)
+        self.tokens[tid] = self.tokens[tid].moved(cell=cell, mode=mode_at(self.model, cell))
         self._emit({"type": "place", "token": tid, "cell": list(cell)})
         self._check_goals(tid)
 
@@ -384,7 +387,7 @@ class Simulation:
         elif flight is not None:
             token = self._fly(tid, token, flight)
         elif way is not None:
-            token = self.walker.walk_down(tid, token, *way)
+            token = self.walker.walk_down(tid, token, *way, partial(self._replan, tid, spec, pace))
         moved = None if flight is not None else token.state.cell != before
         self._end_turn(tid, token, pace, moved)
 
@@ -526,7 +529,7 @@ class Simulation:
                     break
             n_move = 1 if len(path) > 1 else 0
             if n_move:
-                moved_token = hooks.moved(token, path[-1], mode_at(start[3].graph, path[-1]))
+                moved_token = hooks.moved(token, path[-1], mode_at(start[3].graph.model, path[-1]))
             else:
                 moved_token = hooks.moved(token, path[-1])
             moved = moved_token.state.cell != before
@@ -656,6 +659,32 @@ class Simulation:
         assert cell is not None
         return self.fields.descent(prof, goal.cells, goal.risk, cell, occ)
 
+    def _replan(
+        self,
+        tid: str,
+        spec: TokenSpec,
+        pace: str,
+        token: Token,
+        prof: Profile,
+        used: Fraction,
+        until: Fraction | None,
+    ) -> tuple[Profile, Walk, int] | None:
+        """The rest of ``tid``'s turn for ``token``, whose rates changed on the way
+        (:data:`~engine.sim.walking.Replan`): its policy's way on its new profile, cut to
+        the time left of the turn (or up to ``until``); None where its profile is still
+        ``prof``."""
+        new = self.fields.profile(token, pace, spec.size, self.door_key(), self._stats_key(token))
+        if new is prof:
+            return None
+        way = self._find_way(tid, spec, token, new)
+        if way is None:
+            return new, Walk(new, []), 0
+        new, walk, k = way
+        left = float((min(until or 1, 1) - used) * new.graph.denominator) + 1e-9
+        while k and walk.spent[k - 1] > left:
+            k -= 1
+        return new, walk, k
+
     def profile_now(self, tid: str, doors: tuple[tuple[int, bool], ...] | None = None) -> Profile:
         """The profile of token ``tid`` as it stands now, at its scenario pace, on the map
         with ``doors`` (default: as they are in play)."""
@@ -776,3 +805,4 @@ def _goes_on(share: Fraction | None) -> bool:
     """Whether a roll whose failure still makes ``share`` of the move lets it go on whole
     (:meth:`RuleSystem.failure_share`; None: it stops before the cell that asked)."""
     return share is not None and share >= 1
+

@@ -7,17 +7,25 @@ run's dice and writing to its :class:`EventSink`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, Literal
 
 from engine.dice import Dice, RollEvent
 from engine.grid import Cell
+from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
 from engine.occupancy import Occupancy
 from engine.sim.cache import FieldCache
 from engine.sim.fields import Profile, Walk
 from engine.sim.ways import NOBODY
-from engine.systems.base import CellCheck, RuleSystem, Token
+from engine.systems.base import CellCheck, RuleSystem, Token, jsonable
+
+#: The rest of a turn's way for a token whose rates changed on the way: ``(token where it
+#: stands, the profile it walked on, the turns spent, the turn's time where this leg ends
+#: or None)`` to its new ``(profile, walk, edges walked)``, or None where its profile is
+#: the same (the plan goes on).
+Replan = Callable[[Token, Profile, Fraction, "Fraction | None"], "tuple[Profile, Walk, int] | None"]
 
 
 class EventSink:
@@ -85,10 +93,24 @@ class Walker:
         #: once a turn at the hardest cell (D6's round: :meth:`RuleSystem.turn_checks`)
         #: waits to roll until the move is known (:meth:`_roll_turn`); None otherwise.
         self.defer: list[tuple[int, float]] | None = None
+        #: The turns spent before this leg of the move (:meth:`_walk_legs`).
+        self.offset = Fraction(0)
+        self._spent = 0.0
 
-    def walk_down(self, tid: str, token: Token, prof: Profile, walk: Walk, k: int) -> Token:
+    def walk_down(
+        self,
+        tid: str,
+        token: Token,
+        prof: Profile,
+        walk: Walk,
+        k: int,
+        replan: Replan | None = None,
+    ) -> Token:
         """A ground move along its way (:func:`~engine.sim.cache._descent_made`): the first ``k`` edges of
-        ``walk`` on ``prof``, rolling on the way."""
+        ``walk`` on ``prof``, rolling on the way. Where a check's result changes the token's
+        rates (:meth:`RuleSystem.goes_on`: a Whisperspace swimmer's penalty or bonus for the
+        rest of the Move action), ``replan`` gives the rest of the turn's way from where it
+        stands, on the profile of what it has become."""
         cell = token.state.cell
         assert cell is not None
         g = prof.graph
@@ -105,18 +127,87 @@ class Walker:
             path = [cell, *walked]
             spent = walk.spent[k - 1] if k else 0.0
             return self.moved(tid, token, path, spent, g, rolled)
-        spent = 0.0
+        token, path, turns, g = self._walk_legs(tid, token, prof, plan, replan)
+        if turns is None:
+            return self.moved(tid, token, path, self._spent, g)
+        return self.moved_in(tid, token, path, turns, g)
+
+    def _walk_legs(
+        self,
+        tid: str,
+        token: Token,
+        prof: Profile,
+        plan: list[tuple[int, int, float]],
+        replan: Replan | None,
+    ) -> tuple[Token, list[Cell], Fraction | None, MovementGraph]:
+        """Walk ``plan``'s edges, rolling on the way, in legs. A check's result that changes
+        the token's profile ends a leg where it stands (the roll was made setting out into
+        the next cell: the result prices that cell and what follows), and ``replan`` gives
+        the next, up to the end of the move it was rolled in (:meth:`RuleSystem.
+        check_period`), where :meth:`RuleSystem.end_move` ends its effects and the turn goes
+        on at the token's own rates. Returns the token (still on its first cell), the cells
+        walked, the turns spent where the move took more than one leg (None: one leg,
+        ``self._spent`` its ticks) and the last leg's graph."""
+        g = prof.graph
+        cell = token.state.cell
+        assert cell is not None
         path = [cell]
         key: tuple[int, int] | None = self._run_key_at(g, cell)
-        for node, nxt, w in plan:
-            ok, token, key = self._enter(tid, token, prof, node, nxt, key, spent + w)
-            path.extend(self._jumped(g, node, nxt, ok))
-            if not ok:
+        spent, offset, legs = 0.0, Fraction(0), 1
+        until: Fraction | None = None  # where the effects of the last roll end
+        self.offset = offset
+        while True:
+            for node, nxt, w in plan:
+                before = token.state
+                ok, token, key = self._enter(tid, token, prof, node, nxt, key, spent + w)
+                path.extend(self._jumped(g, node, nxt, ok))
+                if not ok:
+                    plan, until = [], None
+                    break
+                if replan is not None and token.state != before and (node, nxt) not in g.jump_at:
+                    here = self.fields.hooks.moved(token, path[-1], mode_at(g.model, path[-1]))
+                    used = offset + g.turns(spent)
+                    ends = self._move_ends(token, g, nxt, offset + g.turns(spent + w))
+                    way = replan(here, prof, used, ends)
+                    if way is not None:
+                        prof, walk, k = way
+                        g, token, plan, until = prof.graph, here, walk.edges[:k], ends
+                        spent, offset, legs = 0.0, used, legs + 1
+                        self.offset = offset
+                        break
+                spent += w
+                if g.cell_of(nxt) != path[-1]:  # a state change in place (standing) stays put
+                    path.append(g.cell_of(nxt))
+            else:
+                plan = []
+            if plan:
+                continue
+            if replan is None or until is None or until >= 1:
                 break
-            spent += w
-            if g.cell_of(nxt) != path[-1]:  # a state change in place (standing) stays put
-                path.append(g.cell_of(nxt))
-        return self.moved(tid, token, path, spent, g)
+            # The move the last roll was made in is over: its effects end, and the rest of
+            # the turn goes on at the token's own rates.
+            used, until = max(offset + g.turns(spent), until), None
+            ended = self.system.end_move(token)
+            here = self.fields.hooks.moved(ended, path[-1], mode_at(g.model, path[-1]))
+            way = replan(here, prof, used, None) if ended.state != token.state else None
+            if way is None:
+                break
+            prof, walk, k = way
+            g, token, plan = prof.graph, here, walk.edges[:k]
+            spent, offset, legs = 0.0, used, legs + 1
+            self.offset = offset
+        self.offset = Fraction(0)
+        self._spent = spent
+        return token, path, (offset + g.turns(spent)) if legs > 1 else None, g
+
+    def _move_ends(self, token: Token, g: MovementGraph, nxt: int, at: Fraction) -> Fraction | None:
+        """When the move a roll made ``at`` turns into the turn (entering ``nxt``) ends, as
+        the system counts moves (:meth:`RuleSystem.check_period`); None: with the turn."""
+        terrain = g.model.terrains[g.terrain_list()[nxt % g.n]]
+        period = self.system.check_period(token, terrain, g.pace)
+        if period is None or period >= 1:
+            return None
+        return math.ceil(at / period) * period
 
     @staticmethod
     def _run_key_at(g: MovementGraph, cell: Cell) -> tuple[int, int]:
@@ -258,7 +349,7 @@ class Walker:
             return True, token, key
         tid_j = int(g.model.terrain_ids.ravel()[j])
         period = g.check_period[tid_j]
-        move = 0 if period is None else math.ceil(g.turns(spent) / period)
+        move = 0 if period is None else math.ceil((self.offset + g.turns(spent)) / period)
         run_key = (int(g.run_key[j]), move)
         cost = g.state_costs[g.state_of(nxt)][tid_j]
         if cost.check is not None and run_key != key and cost.check.check is not None:
@@ -277,7 +368,9 @@ class Walker:
                 }
             )
             token = self.apply_check(tid, token, cost.check.what, result.degree)
-            if not result.success:
+            if not result.success and not self.system.goes_on(
+                cost.check, result.degree, result.success
+            ):
                 return False, token, run_key
         return True, token, run_key
 
@@ -408,7 +501,26 @@ class Walker:
                 )
             elif self.sink.counting:
                 self.sink.counted += 1
-            return self.fields.hooks.moved(token, path[-1], mode_at(g, path[-1]))
+            return self.fields.hooks.moved(token, path[-1], mode_at(g.model, path[-1]))
+        return self.fields.hooks.moved(token, path[-1])
+
+    def moved_in(
+        self, tid: str, token: Token, path: list[Cell], turns: Fraction, g: MovementGraph
+    ) -> Token:
+        """:meth:`moved` for a move of several legs, ``turns`` spent in all."""
+        if len(path) > 1:
+            if self.sink.record:
+                self.sink.events.append(
+                    {
+                        "type": "move",
+                        "token": tid,
+                        "path": [list(c) for c in path],
+                        "turns": jsonable(turns),
+                    }
+                )
+            elif self.sink.counting:
+                self.sink.counted += 1
+            return self.fields.hooks.moved(token, path[-1], mode_at(g.model, path[-1]))
         return self.fields.hooks.moved(token, path[-1])
 
     def log_rolls(self, tid: str) -> None:
@@ -439,9 +551,9 @@ def kept_share(ticks: list[float], share: Fraction, total: float) -> int:
     return kept
 
 
-def mode_at(g: MovementGraph, cell: Cell) -> str:
+def mode_at(model: MapModel, cell: Cell) -> str:
     """The mode of a token standing on ``cell``: its terrain's (walk on a pit's floor)."""
-    move = g.model.terrain_at(cell).move
+    move = model.terrain_at(cell).move
     return "walk" if move in ("blocked", "gap") else move
 
 

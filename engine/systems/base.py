@@ -665,6 +665,12 @@ class RuleSystem:
         swimmer who fails swims on, slower). Default: a success only."""
         return success
 
+    def end_move(self, token: Token) -> Token:
+        """The end of one of the token's moves as the system counts them in a turn
+        (:meth:`check_period`: a Whisperspace Move action): the effects that last "the rest
+        of that Move action" end. Default: nothing ends."""
+        return token
+
     def failure_share(self, check: CellCheck, degree: str) -> Fraction | None:
         """For a system that rolls once a turn (:meth:`turn_checks`): the share of the move
         the token set out to make that turn which a failed roll of ``degree`` still makes,

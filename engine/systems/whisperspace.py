@@ -1096,6 +1096,22 @@ class Whisperspace(RuleSystem):
             return "fall"
         return "stop"
 
+    def goes_on(self, check: CellCheck, degree: str, success: bool) -> bool:
+        """Seed 000 (RULES.md 1): swim and climb results "apply to the rest of that Move
+        action": a failure is +1 movement penalty and the token moves on, slower; an extreme
+        failure swimming is Asphyxiating (+1 penalty while it lasts), and it swims on. Only a
+        climbing extreme failure ends the move: "climb results in a fall"."""
+        if success:
+            return True
+        climbing = check.what.startswith("athletics (") and "swim" not in check.what
+        return not (climbing and degree == "extreme_failure")
+
+    def end_move(self, token: Token) -> Token:
+        """A Move action ends: its swim and climb results end with it (seed 000, RULES.md 1:
+        they "apply to the rest of that Move action"); Asphyxiating lasts on."""
+        st = self._clear_check_effects(token.state)
+        return token if st is token.state else self._refresh(token.with_state(st))
+
     def apply_check(self, token: Token, what: str, degree: str, dice: Dice | None = None) -> Token:
         """A check's effect. ``what`` names it as :meth:`cell_check` did (``athletics
         (swim)``, ``athletics (climb 20 ft)``), or ``asphyxiation`` or ``strain`` (the

@@ -1,0 +1,141 @@
+"""Rules in play: what the turn loop does with each check's result (issue 38).
+
+Each expected figure is worked here from the seed line quoted beside it (../shared/seeds,
+read through RULES.md's rulings), and checked in every logged occurrence of seeded runs
+of small scenarios drawn by the tests.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import tmxtext
+
+from engine.scenario import load_scenario
+from engine.sim import Simulation
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def _scenario(tmp_path: Path, rows: list[str], system: str, tokens: str, turns: int = 3) -> Any:
+    tmxtext.write(tmp_path / "map.tmx", rows)
+    (tmp_path / "s.yaml").write_text(
+        f"name: t\nmap: map.tmx\nsystem: {system}\nseed: 1\nturns: {turns}\ntokens:\n{tokens}",
+        encoding="utf-8",
+    )
+    return load_scenario(str(tmp_path / "s.yaml"))
+
+
+def _turns(events: list[dict[str, Any]], tid: str) -> list[list[dict[str, Any]]]:
+    """The events of each of ``tid``'s turns (checks, rolls, its move, its state)."""
+    out: list[list[dict[str, Any]]] = []
+    for ev in events:
+        if ev["type"] == "turn":
+            out.append([])
+        elif out and ev.get("token") == tid:
+            out[-1].append(ev)
+    return out
+
+
+SWIMMER = """  - id: fish
+    side: quarry
+    policy: waypoints
+    waypoints: [[39, 1]]
+    cell: [0, 1]
+    stats: {speed: 30, athletics: 2}
+"""
+
+
+def test_whisperspace_swim_results_apply_to_the_rest_of_that_move_action(tmp_path: Path) -> None:
+    """Seed 000: "Extreme Success: navigate the water well; reduce movement penalty by -1"
+    and a failure's "+1 movement penalty" (RULES.md 1: "Swim/climb results (apply to the
+    rest of that Move action)"); swimming is "+2" penalties (RULES.md 1, ruling) and each
+    penalty "-10 ft". Speed 30, so a Move action swims 30 - 20 = 10 ft (2 cells of 5 ft),
+    4 cells after an extreme success, 0 after a failure; each Move action of the sprint
+    rolls its own check (RULES.md 0: one roll per move as the system counts moves)."""
+    sc = _scenario(tmp_path, ["~" * 40] * 3, "whisperspace", SWIMMER)
+    cells_by_degree = {"extreme_success": 4, "success": 2, "failure": 0}
+    seen: set[str] = set()
+    for seed in range(40):
+        sim = Simulation(sc, seed)
+        sim.run()
+        for turn in _turns(sim.events, "fish"):
+            checks = [e for e in turn if e["type"] == "check"]
+            moves = [e for e in turn if e["type"] == "move"]
+            if not checks or any(c["degree"] == "extreme_failure" for c in checks):
+                continue  # Asphyxiating: its own test below
+            assert len(checks) == 3, turn  # one per Move action of the sprint
+            seen.update(c["degree"] for c in checks)
+            want = sum(cells_by_degree[c["degree"]] for c in checks)
+            got = len(moves[0]["path"]) - 1 if moves else 0
+            assert got == want, (seed, [c["degree"] for c in checks], got)
+            state = next(e["state"] for e in turn if e["type"] == "state")
+            assert state["mode"] == "swim"  # RULES.md 0: the mode comes from the terrain
+    assert seen == {"extreme_success", "success", "failure"}
+
+
+def test_whisperspace_extreme_failure_swimming_sets_asphyxiating(tmp_path: Path) -> None:
+    """Seed 000: "Extreme Failure: gain the Asphyxiating condition." and "While asphyxiating
+    during swimming, gain +1 movement penalty": the swimmer's logged state carries it, and
+    at speed 30 (10 ft a Move action in water) it moves no further that turn."""
+    sc = _scenario(tmp_path, ["~" * 40] * 3, "whisperspace", SWIMMER.replace("2}", "-3}"))
+    found = 0
+    for seed in range(60):
+        sim = Simulation(sc, seed)
+        sim.run()
+        for turn in _turns(sim.events, "fish"):
+            degrees = [e["degree"] for e in turn if e["type"] == "check"]
+            if "extreme_failure" not in degrees:
+                continue
+            found += 1
+            state = next(e["state"] for e in turn if e["type"] == "state")
+            assert "asphyxiating" in state["conditions"]
+            assert degrees[-1] == "extreme_failure"  # no Move action after it swims
+    assert found >= 5
+
+
+def test_whisperspace_a_heavily_encumbered_swimmer_rolls_no_heavy_load_check(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Seed 000: "While a character is swimming, regular encumbrance checks do not apply."
+    A heavily encumbered token (bulk over twice its capacity: "Endurance DC 6 check at the
+    start of each turn", RULES.md 1) rolls that check on land, never in the water, calm
+    water included (no swim check: "Calm water ... (difficulty none) asks none")."""
+    calm = {"terrain": "calm", "move": "swim", "difficulty": "none"}
+    monkeypatch.setitem(tmxtext.LEGEND, "w", calm)
+    monkeypatch.setattr(tmxtext, "CHARS", [*tmxtext.CHARS, "w"])
+    rows = ["." * 3 + "w" * 30] * 3
+    heavy = """  - id: mule
+    side: quarry
+    policy: waypoints
+    waypoints: [[32, 1]]
+    cell: [1, 1]
+    stats: {speed: 60, athletics: 9, capacity: 5, bulk: 11, endurance: 9}
+"""
+    for start in (1, 5):  # from the shore, and from the water
+        _heavy_swimmer(
+            _scenario(
+                tmp_path, rows, "whisperspace", heavy.replace("[1, 1]", f"[{start}, 1]"), turns=4
+            ),
+            start,
+        )
+
+
+def _heavy_swimmer(sc: Any, start: int) -> None:
+    for seed in range(20):
+        sim = Simulation(sc, seed)
+        sim.run()
+        x, wet = start, 0
+        for turn in _turns(sim.events, "mule"):
+            strains = [
+                e for e in turn if e["type"] == "roll" and "heavy load" in e.get("decided", "")
+            ]
+            in_water = x >= 3  # columns 3 and on are water
+            wet += in_water
+            assert bool(strains) == (not in_water), (seed, x, turn)
+            x = next((e["path"][-1][0] for e in turn if e["type"] == "move"), x)
+            state = next(e["state"] for e in turn if e["type"] == "state")
+            assert state["mode"] == ("swim" if x >= 3 else "walk")
+        assert wet
