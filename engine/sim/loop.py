@@ -805,4 +805,3 @@ def _goes_on(share: Fraction | None) -> bool:
     """Whether a roll whose failure still makes ``share`` of the move lets it go on whole
     (:meth:`RuleSystem.failure_share`; None: it stops before the cell that asked)."""
     return share is not None and share >= 1
-
