@@ -35,6 +35,7 @@ def token_state_from_dict(d: dict[str, Any]) -> TokenState:
         progress=exact(d.get("progress", 0)),
         counters=tuple(sorted((k, int(v)) for k, v in (d.get("counters") or {}).items())),
         flight=state_from_dict(d["flight"]) if d.get("flight") is not None else None,
+        toward=(int(d["toward"][0]), int(d["toward"][1])) if d.get("toward") is not None else None,
     )
 
 

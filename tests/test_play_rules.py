@@ -8,6 +8,7 @@ of small scenarios drawn by the tests.
 from __future__ import annotations
 
 import sys
+from fractions import Fraction as F
 from pathlib import Path
 from typing import Any
 
@@ -139,3 +140,47 @@ def _heavy_swimmer(sc: Any, start: int) -> None:
             state = next(e["state"] for e in turn if e["type"] == "state")
             assert state["mode"] == ("swim" if x >= 3 else "walk")
         assert wet
+
+
+def test_whisperspace_a_climb_taller_than_a_turn_is_climbed_over_turns(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """RULES.md 0 ("State along a path ... being in the middle of one climb") and the
+    ruling that a cell taking more than a turn is crossed over turns: a 60-ft wall, climbed
+    at 30 - 20 = 10 ft a Move action (RULES.md 1: climb "+2" penalties, "-10 ft" each),
+    20 ft after an extreme success and 0 after a failure (seed 000: "Extreme success:
+    handholds are easier to find than expected; reduce movement penalty by -1"; a failure
+    "+1 movement penalty"), one Athletics check per Move action (RULES.md 0). Each turn the
+    logged progress grows by the feet climbed over 60, in mode climb, until it is over."""
+    tall = {"terrain": "tall", "move": "climb", "difficulty": "easy", "height": 60.0}
+    monkeypatch.setitem(tmxtext.LEGEND, "T", tall)
+    monkeypatch.setattr(tmxtext, "CHARS", [*tmxtext.CHARS, "T"])
+    ape = """  - id: ape
+    side: quarry
+    policy: waypoints
+    waypoints: [[9, 1]]
+    cell: [3, 1]
+    stats: {speed: 30, athletics: 3}
+"""
+    sc = _scenario(tmp_path, ["....T....."] * 3, "whisperspace", ape, turns=8)
+    feet = {"extreme_success": 20, "success": 10, "failure": 0}
+    over = 0
+    for seed in range(30):
+        sim = Simulation(sc, seed)
+        sim.run()
+        progress = F(0)
+        for turn in _turns(sim.events, "ape"):
+            checks = [e["degree"] for e in turn if e["type"] == "check" and e["cell"] == [4, 1]]
+            state = next(e["state"] for e in turn if e["type"] == "state")
+            if state.get("toward") == [4, 1]:
+                assert len(checks) == 3 and state["mode"] == "climb" and state["cell"] == [3, 1]
+                progress += F(sum(feet[d] for d in checks), 60)
+                assert F(state["progress"]) == progress, (seed, checks, state)
+            elif checks:  # the turn it gets over the top: what was left, then on
+                over += 1
+                need = 1 - progress
+                made = F(sum(feet[d] for d in checks[:-1]), 60)
+                assert made < need <= made + F(feet[checks[-1]], 60), (seed, checks, progress)
+                assert state["cell"][0] >= 4 and state.get("toward") is None
+                break
+    assert over >= 25

@@ -52,7 +52,8 @@ class Field:
         """One turn's way down the field from ``node`` (:func:`plan_turn`), kept."""
         got = self._walks.get(node)
         if got is None:
-            got = self._walks[node] = Walk(prof, plan_turn(prof, self, node))
+            plan, after = plan_turn(prof, self, node)
+            got = self._walks[node] = Walk(prof, plan, after)
         return got
 
     def route(self, prof: Profile, node: int, limit_turns: int) -> Route:
@@ -138,10 +139,30 @@ class Walk:
     it gives when nothing is rolled on the way: per edge, the cell it ends in, whether it
     enters a new cell, and the ticks spent by its end (summed in walking order)."""
 
-    __slots__ = ("edges", "cells", "moved", "spent", "jumps", "checks", "_graph", "_ids", "_upto")
+    __slots__ = (
+        "edges",
+        "after",
+        "cells",
+        "moved",
+        "spent",
+        "jumps",
+        "checks",
+        "_graph",
+        "_ids",
+        "_upto",
+    )
 
-    def __init__(self, prof: Profile, edges: list[tuple[int, int, float]]) -> None:
+    def __init__(
+        self,
+        prof: Profile,
+        edges: list[tuple[int, int, float]],
+        after: tuple[int, int, float] | None = None,
+    ) -> None:
         g = prof.graph
+        #: The edge down the field after the turn's (None: the way ends, or goes on by a
+        #: jump): where it takes longer than a whole turn, the token works at it over turns
+        #: (:meth:`Walker.walk_down`).
+        self.after = after if after is not None and after[2] > g.denominator + 1e-9 else None
         self._graph = g
         self._ids = ids = g.terrain_list()
         self._upto: dict[int, tuple[list[tuple[int, float]], list[Cell], tuple[Any, ...]]] = {}
@@ -638,9 +659,11 @@ class _Distances:
         self.turns[key] = got
 
 
-def plan_turn(prof: Profile, target: Field, node: int) -> list[tuple[int, int, float]]:
+def plan_turn(
+    prof: Profile, target: Field, node: int
+) -> tuple[list[tuple[int, int, float]], tuple[int, int, float] | None]:
     """The edges ``(node, next, ticks)`` down ``target`` that this turn's time pays for
-    (before any check is rolled)."""
+    (before any check is rolled), and the edge after them, where the way goes on."""
     g = prof.graph
     budget = float(g.denominator)
     spent = 0.0
@@ -652,11 +675,12 @@ def plan_turn(prof: Profile, target: Field, node: int) -> list[tuple[int, int, f
         nxt, w = step
         # A jump is one edge: it is made whole, in a turn that starts with it if needs be.
         if spent + w > budget + 1e-9 and not (spent == 0 and (node, nxt) in g.jump_at):
-            break
+            jumps = (node, nxt) in g.jump_at
+            return plan, None if jumps else (node, nxt, w)
         plan.append((node, nxt, w))
         spent += w
         node = nxt
-    return plan
+    return plan, None
 
 
 def route_meets(prof: Profile, target: Field, cell: Cell, blocked: frozenset[Cell]) -> bool:

@@ -397,6 +397,7 @@ class HookMemo:
                 counters,
                 type(counters),
                 tuple(map(type, map(_second, counters))),
+                d["toward"],
             )
             got = self._canon.one(token.stats, key)
         except TypeError:
@@ -536,7 +537,9 @@ class _Shape:
     __slots__ = ("reads", "values", "typed", "kept")
 
     #: Fields whose values are never numbers (equal values are of one type).
-    UNTYPED = frozenset({"cell", "mode", "conditions", "encumbrance", "counters", "flight"})
+    UNTYPED = frozenset(
+        {"cell", "mode", "conditions", "encumbrance", "counters", "flight", "toward"}
+    )
 
     def __getstate__(self) -> tuple[Any, Any]:
         """Pickled as its reads and results; :attr:`values` is made again from the reads."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from functools import partial
 from typing import Any, Literal
 
 from engine import policies
@@ -387,7 +386,7 @@ class Simulation:
         elif flight is not None:
             token = self._fly(tid, token, flight)
         elif way is not None:
-            token = self.walker.walk_down(tid, token, *way, partial(self._replan, tid, spec, pace))
+            token = self.walker.walk_down(tid, token, *way, _Ways(self, tid, spec, pace))
         moved = None if flight is not None else token.state.cell != before
         self._end_turn(tid, token, pace, moved)
 
@@ -464,6 +463,8 @@ class Simulation:
         prof, walk, k = way
         if walk.jumps or not (per_turn or not walk.checks):
             return None
+        if token.state.toward is not None or (walk.after is not None and k == len(walk.edges)):
+            return None  # a crossing of more than a turn: walked by Walker.walk_down
         entries, walked, rolled = walk.upto(k)
         rolls: tuple[tuple[int, Any], ...] = ()
         if per_turn and entries:
@@ -665,7 +666,7 @@ class Simulation:
         spec: TokenSpec,
         pace: str,
         token: Token,
-        prof: Profile,
+        prof: Profile | None,
         used: Fraction,
         until: Fraction | None,
     ) -> tuple[Profile, Walk, int] | None:
@@ -673,7 +674,7 @@ class Simulation:
         (:data:`~engine.sim.walking.Replan`): its policy's way on its new profile, cut to
         the time left of the turn (or up to ``until``); None where its profile is still
         ``prof``."""
-        new = self.fields.profile(token, pace, spec.size, self.door_key(), self._stats_key(token))
+        new = self._profile_for(token, spec, pace)
         if new is prof:
             return None
         way = self._find_way(tid, spec, token, new)
@@ -684,6 +685,10 @@ class Simulation:
         while k and walk.spent[k - 1] > left:
             k -= 1
         return new, walk, k
+
+    def _profile_for(self, token: Token, spec: TokenSpec, pace: str) -> Profile:
+        """The profile ``token`` moves on at ``pace`` (its spec's size, the doors now)."""
+        return self.fields.profile(token, pace, spec.size, self.door_key(), self._stats_key(token))
 
     def profile_now(self, tid: str, doors: tuple[tuple[int, bool], ...] | None = None) -> Profile:
         """The profile of token ``tid`` as it stands now, at its scenario pace, on the map
@@ -805,3 +810,21 @@ def _goes_on(share: Fraction | None) -> bool:
     """Whether a roll whose failure still makes ``share`` of the move lets it go on whole
     (:meth:`RuleSystem.failure_share`; None: it stops before the cell that asked)."""
     return share is not None and share >= 1
+
+
+class _Ways:
+    """The rest of one token's turn where its rates change on the way
+    (:class:`~engine.sim.walking.Replan`)."""
+
+    __slots__ = ("sim", "tid", "spec", "pace")
+
+    def __init__(self, sim: Simulation, tid: str, spec: TokenSpec, pace: str) -> None:
+        self.sim, self.tid, self.spec, self.pace = sim, tid, spec, pace
+
+    def __call__(
+        self, token: Token, prof: Profile | None, used: Fraction, until: Fraction | None
+    ) -> tuple[Profile, Walk, int] | None:
+        return self.sim._replan(self.tid, self.spec, self.pace, token, prof, used, until)
+
+    def profile(self, token: Token) -> Profile:
+        return self.sim._profile_for(token, self.spec, self.pace)

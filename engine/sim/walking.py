@@ -7,9 +7,8 @@ run's dice and writing to its :class:`EventSink`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from engine.dice import Dice, RollEvent
 from engine.grid import Cell
@@ -21,11 +20,22 @@ from engine.sim.fields import Profile, Walk
 from engine.sim.ways import NOBODY
 from engine.systems.base import CellCheck, RuleSystem, Token, jsonable
 
-#: The rest of a turn's way for a token whose rates changed on the way: ``(token where it
-#: stands, the profile it walked on, the turns spent, the turn's time where this leg ends
-#: or None)`` to its new ``(profile, walk, edges walked)``, or None where its profile is
-#: the same (the plan goes on).
-Replan = Callable[[Token, Profile, Fraction, "Fraction | None"], "tuple[Profile, Walk, int] | None"]
+
+class Replan(Protocol):
+    """The rest of a turn's way for a token whose rates changed on the way, from the turn
+    loop (:meth:`Simulation._replan`)."""
+
+    def __call__(
+        self, token: Token, prof: Profile | None, used: Fraction, until: Fraction | None
+    ) -> tuple[Profile, Walk, int] | None:
+        """``token`` where it stands, ``used`` turns into its turn: its new ``(profile,
+        walk, edges walked)`` up to ``until`` (None: the end of the turn), or None where its
+        profile is still ``prof`` (the plan goes on; ``prof`` None: always a new way)."""
+        ...
+
+    def profile(self, token: Token) -> Profile:
+        """The profile ``token`` moves on this turn."""
+        ...
 
 
 class EventSink:
@@ -115,8 +125,18 @@ class Walker:
         assert cell is not None
         g = prof.graph
         plan = walk.edges if k == len(walk.edges) else walk.edges[:k]
-        if not walk.jumps and (
-            (self.defer is not None and not self.defer) or (self.defer is None and not walk.checks)
+        after = walk.after if k == len(walk.edges) else None
+        toward = token.state.toward
+        if toward is not None and (k or after is None or g.cell_of(after[1]) != toward):
+            # It turns away from a crossing of more than a turn: what it made of it is lost.
+            token = token.moved(toward=None, progress=Fraction(0), mode=mode_at(g.model, cell))
+        if (
+            not walk.jumps
+            and after is None
+            and (
+                (self.defer is not None and not self.defer)
+                or (self.defer is None and not walk.checks)
+            )
         ):
             # One roll a turn, rolled once the move is known, or no cell of the way that asks
             # a check: walking enters every cell of the plan (what the loop below does, read
@@ -127,78 +147,177 @@ class Walker:
             path = [cell, *walked]
             spent = walk.spent[k - 1] if k else 0.0
             return self.moved(tid, token, path, spent, g, rolled)
-        token, path, turns, g = self._walk_legs(tid, token, prof, plan, replan)
-        if turns is None:
-            return self.moved(tid, token, path, self._spent, g)
-        return self.moved_in(tid, token, path, turns, g)
+        mv = _Move(self, token, prof)
+        while True:
+            after = self._walk_legs(tid, mv, plan, after, replan)
+            if after is None or replan is None or not self._long_step(tid, mv, after, replan):
+                break
+            # Across a cell of more than a turn: the rest of the turn goes on from there.
+            used = mv.used()
+            if used >= 1:
+                break
+            way = replan(mv.here(), None, used, None)
+            if way is None:
+                break
+            walk, k = way[1], way[2]
+            mv.next_leg(way[0], mv.here(), used)
+            plan, after = walk.edges[:k], walk.after if k == len(walk.edges) else None
+        self.offset = Fraction(0)
+        token, g = mv.token, mv.prof.graph
+        if mv.legs == 1:
+            return self.moved(tid, token, mv.path, mv.spent, g)
+        return self.moved_in(tid, token, mv.path, mv.used(), g)
 
     def _walk_legs(
         self,
         tid: str,
-        token: Token,
-        prof: Profile,
+        mv: _Move,
         plan: list[tuple[int, int, float]],
+        after: tuple[int, int, float] | None,
         replan: Replan | None,
-    ) -> tuple[Token, list[Cell], Fraction | None, MovementGraph]:
-        """Walk ``plan``'s edges, rolling on the way, in legs. A check's result that changes
-        the token's profile ends a leg where it stands (the roll was made setting out into
-        the next cell: the result prices that cell and what follows), and ``replan`` gives
-        the next, up to the end of the move it was rolled in (:meth:`RuleSystem.
-        check_period`), where :meth:`RuleSystem.end_move` ends its effects and the turn goes
-        on at the token's own rates. Returns the token (still on its first cell), the cells
-        walked, the turns spent where the move took more than one leg (None: one leg,
-        ``self._spent`` its ticks) and the last leg's graph."""
-        g = prof.graph
-        cell = token.state.cell
-        assert cell is not None
-        path = [cell]
-        key: tuple[int, int] | None = self._run_key_at(g, cell)
-        spent, offset, legs = 0.0, Fraction(0), 1
+    ) -> tuple[int, int, float] | None:
+        """Walk ``plan``'s edges, rolling on the way, in legs (``mv``: the move so far). A
+        check's result that changes the token's profile ends a leg where it stands (the roll
+        was made setting out into the next cell: the result prices that cell and what
+        follows), and ``replan`` gives the next, up to the end of the move it was rolled in
+        (:meth:`RuleSystem.check_period`), where :meth:`RuleSystem.end_move` ends its
+        effects and the turn goes on at the token's own rates. Returns the edge the way
+        takes after the last leg where it ends there taking more than a turn (``after`` of
+        the last leg's walk), else None."""
         until: Fraction | None = None  # where the effects of the last roll end
-        self.offset = offset
         while True:
+            g = mv.prof.graph
             for node, nxt, w in plan:
-                before = token.state
-                ok, token, key = self._enter(tid, token, prof, node, nxt, key, spent + w)
-                path.extend(self._jumped(g, node, nxt, ok))
+                before = mv.token.state
+                ok, mv.token, mv.key = self._enter(
+                    tid, mv.token, mv.prof, node, nxt, mv.key, mv.spent + w
+                )
+                mv.path.extend(self._jumped(g, node, nxt, ok))
                 if not ok:
-                    plan, until = [], None
-                    break
-                if replan is not None and token.state != before and (node, nxt) not in g.jump_at:
-                    here = self.fields.hooks.moved(token, path[-1], mode_at(g.model, path[-1]))
-                    used = offset + g.turns(spent)
-                    ends = self._move_ends(token, g, nxt, offset + g.turns(spent + w))
-                    way = replan(here, prof, used, ends)
+                    return None
+                if replan is not None and mv.token.state != before and (node, nxt) not in g.jump_at:
+                    ends = self._move_ends(mv.token, g, nxt, mv.offset + g.turns(mv.spent + w))
+                    way = replan(mv.here(), mv.prof, mv.used(), ends)
                     if way is not None:
                         prof, walk, k = way
-                        g, token, plan, until = prof.graph, here, walk.edges[:k], ends
-                        spent, offset, legs = 0.0, used, legs + 1
-                        self.offset = offset
+                        mv.next_leg(prof, mv.here(), mv.used())
+                        plan, until = walk.edges[:k], ends
+                        after = walk.after if k == len(walk.edges) and ends is None else None
                         break
-                spent += w
-                if g.cell_of(nxt) != path[-1]:  # a state change in place (standing) stays put
-                    path.append(g.cell_of(nxt))
+                mv.spent += w
+                if g.cell_of(nxt) != mv.path[-1]:  # a state change in place (standing) stays
+                    mv.path.append(g.cell_of(nxt))
             else:
                 plan = []
             if plan:
                 continue
             if replan is None or until is None or until >= 1:
-                break
+                return after
             # The move the last roll was made in is over: its effects end, and the rest of
             # the turn goes on at the token's own rates.
-            used, until = max(offset + g.turns(spent), until), None
-            ended = self.system.end_move(token)
-            here = self.fields.hooks.moved(ended, path[-1], mode_at(g.model, path[-1]))
-            way = replan(here, prof, used, None) if ended.state != token.state else None
+            used, until = max(mv.used(), until), None
+            ended = self.system.end_move(mv.token)
+            if ended.state == mv.token.state:
+                return None
+            mv.token = ended
+            way = replan(mv.here(), mv.prof, used, None)
             if way is None:
-                break
+                return None
             prof, walk, k = way
-            g, token, plan = prof.graph, here, walk.edges[:k]
-            spent, offset, legs = 0.0, used, legs + 1
-            self.offset = offset
-        self.offset = Fraction(0)
-        self._spent = spent
-        return token, path, (offset + g.turns(spent)) if legs > 1 else None, g
+            mv.next_leg(prof, mv.here(), used)
+            plan, after = walk.edges[:k], walk.after if k == len(walk.edges) else None
+
+    def _long_step(
+        self, tid: str, mv: _Move, after: tuple[int, int, float], replan: Replan
+    ) -> bool:
+        """The rest of the turn at a cell that takes more than a whole turn to cross
+        (RULES.md 0): ``state.progress`` its share crossed, ``state.toward`` the cell, kept
+        into the next turn; checks as the system counts moves (a climb's turn of rolls for
+        :meth:`RuleSystem.climb_odds`). Whether the token got in (``mv`` at the cell)."""
+        g = mv.prof.graph
+        node, nxt, _ = after
+        target = g.cell_of(nxt)
+        terrain = g.model.terrain_at(target)
+        st = mv.token.state
+        going_on = st.toward == target or (st.toward is None and st.mode == terrain.move)
+        progress = st.progress if going_on else Fraction(0)
+        used = mv.used()
+        odds = self.system.climb_odds(mv.token, terrain, g.pace)
+        if odds is not None:
+            if used > 0 and odds.whole_turns:
+                return False  # a turn of climbing starts with the turn
+            climber = mv.token.moved(mode=terrain.move, toward=target, progress=progress)
+            token, rolls = self.system.climb_turn(climber, terrain, self.dice)
+            self.log_rolls(tid)
+            for roll in rolls:
+                self.sink.emit(
+                    {"type": "check", "token": tid, "cell": list(target)}
+                    | {"what": roll.what, "target": roll.target}
+                    | {"degree": roll.degree, "success": roll.success}
+                )
+            mv.spent, mv.offset = 0.0, Fraction(1)  # the whole turn
+            mv.legs += 1
+            if token.state.has("falling") or token.state.progress < 1:
+                mv.token = token
+                return False
+            mv.token = token.moved(toward=None, progress=token.state.progress - 1)
+            mv.path.append(target)
+            return True
+        return self._slow_cell(tid, mv, node, nxt, terrain, progress, going_on, replan)
+
+    def _slow_cell(
+        self,
+        tid: str,
+        mv: _Move,
+        node: int,
+        nxt: int,
+        terrain: Any,
+        progress: Fraction,
+        going_on: bool,
+        replan: Replan,
+    ) -> bool:
+        """:meth:`_long_step` at a cell crossed at a rate: the time left of the turn goes
+        to it, Move action by Move action (a check in each, as the system counts moves:
+        :meth:`RuleSystem.check_period`; once per crossing where it counts none)."""
+        g = mv.prof.graph
+        target = g.cell_of(nxt)
+        period = self.system.check_period(mv.token, terrain, g.pace)
+        check = g.state_costs[g.state_of(nxt)][g.terrain_list()[nxt % g.n]].check
+        t = mv.used()
+        token = mv.token.moved(mode=terrain.move, toward=target, progress=progress)
+        prof = mv.prof
+        fresh = not going_on
+        while t < 1:
+            end = Fraction(1) if period is None else min(Fraction(1), (t // period + 1) * period)
+            if check is not None and check.check is not None and (fresh or period is not None):
+                ok, token = self._roll_check(tid, token, check, target)
+                fresh = False
+                if not ok:  # a fall, or a stop: no further this turn, the crossing lost
+                    token = token.moved(toward=None, progress=Fraction(0))
+                    token = self.fields.hooks.moved(
+                        token, mv.path[-1], mode_at(g.model, mv.path[-1])
+                    )
+                    break
+                prof = replan.profile(token)
+            cost = _edge_turns(prof.graph, mv.path[-1], target)
+            if cost is None:  # it cannot go on (Immobile for now): the Move action is spent
+                t = end
+                token = self.system.end_move(token) if period is not None else token
+                continue
+            need = (1 - token.state.progress) * cost
+            if t + need <= end:
+                mv.token = token.moved(toward=None, progress=Fraction(0))
+                mv.path.append(target)
+                mv.next_leg(prof, mv.token, t + need)
+                return True
+            token = token.moved(progress=token.state.progress + (end - t) / cost)
+            t = end
+            if period is not None:
+                token = self.system.end_move(token)
+        mv.token = token
+        mv.legs += 1
+        mv.spent, mv.offset = 0.0, max(t, mv.used())
+        return False
 
     def _move_ends(self, token: Token, g: MovementGraph, nxt: int, at: Fraction) -> Fraction | None:
         """When the move a roll made ``at`` turns into the turn (entering ``nxt``) ends, as
@@ -353,26 +472,32 @@ class Walker:
         run_key = (int(g.run_key[j]), move)
         cost = g.state_costs[g.state_of(nxt)][tid_j]
         if cost.check is not None and run_key != key and cost.check.check is not None:
-            result = cost.check.check.roll(self.dice)
-            self.log_rolls(tid)
-            cell = g.cell_of(nxt)
-            self.sink.emit(
-                {
-                    "type": "check",
-                    "token": tid,
-                    "cell": list(cell),
-                    "what": cost.check.what,
-                    "target": cost.check.target,
-                    "degree": result.degree,
-                    "success": result.success,
-                }
-            )
-            token = self.apply_check(tid, token, cost.check.what, result.degree)
-            if not result.success and not self.system.goes_on(
-                cost.check, result.degree, result.success
-            ):
+            ok, token = self._roll_check(tid, token, cost.check, g.cell_of(nxt))
+            if not ok:
                 return False, token, run_key
         return True, token, run_key
+
+    def _roll_check(
+        self, tid: str, token: Token, check: CellCheck, cell: Cell
+    ) -> tuple[bool, Token]:
+        """Roll ``check``, asked by ``cell``, log it and apply its result: whether the move
+        goes on (:meth:`RuleSystem.goes_on`) and the token after it."""
+        result = check.check.roll(self.dice)
+        self.log_rolls(tid)
+        self.sink.emit(
+            {
+                "type": "check",
+                "token": tid,
+                "cell": list(cell),
+                "what": check.what,
+                "target": check.target,
+                "degree": result.degree,
+                "success": result.success,
+            }
+        )
+        token = self.apply_check(tid, token, check.what, result.degree)
+        ok = result.success or self.system.goes_on(check, result.degree, result.success)
+        return ok, token
 
     def _roll_turn(
         self,
@@ -501,7 +626,9 @@ class Walker:
                 )
             elif self.sink.counting:
                 self.sink.counted += 1
-            return self.fields.hooks.moved(token, path[-1], mode_at(g.model, path[-1]))
+            return self.fields.hooks.moved(
+                token, path[-1], mode_at(g.model, token.state.toward or path[-1])
+            )
         return self.fields.hooks.moved(token, path[-1])
 
     def moved_in(
@@ -520,7 +647,9 @@ class Walker:
                 )
             elif self.sink.counting:
                 self.sink.counted += 1
-            return self.fields.hooks.moved(token, path[-1], mode_at(g.model, path[-1]))
+            return self.fields.hooks.moved(
+                token, path[-1], mode_at(g.model, token.state.toward or path[-1])
+            )
         return self.fields.hooks.moved(token, path[-1])
 
     def log_rolls(self, tid: str) -> None:
@@ -538,6 +667,58 @@ class Walker:
         elif self.sink.counting:
             self.sink.counted += len(new)
         new.clear()
+
+
+class _Move:
+    """A turn's move as :class:`Walker` walks it, leg by leg: the token (on its first cell
+    until the move is made), the profile of this leg, the cells walked, the run of terrain
+    and move it is in, the ticks of this leg and the turns before it."""
+
+    __slots__ = ("walker", "token", "prof", "path", "key", "spent", "offset", "legs")
+
+    def __init__(self, walker: Walker, token: Token, prof: Profile) -> None:
+        cell = token.state.cell
+        assert cell is not None
+        self.walker = walker
+        self.token = token
+        self.prof = prof
+        self.path = [cell]
+        self.key: tuple[int, int] | None = Walker._run_key_at(prof.graph, cell)
+        self.spent = 0.0
+        self.offset = Fraction(0)
+        self.legs = 1
+        walker.offset = self.offset
+
+    def used(self) -> Fraction:
+        """The turns spent so far."""
+        return self.offset + self.prof.graph.turns(self.spent)
+
+    def here(self) -> Token:
+        """The token where it stands now, in that cell's mode."""
+        cell = self.path[-1]
+        return self.walker.fields.hooks.moved(
+            self.token, cell, mode_at(self.prof.graph.model, cell)
+        )
+
+    def next_leg(self, prof: Profile, token: Token, used: Fraction) -> None:
+        """A new leg from ``used`` turns into the turn, on ``prof``."""
+        self.prof, self.token = prof, token
+        self.spent, self.offset = 0.0, used
+        self.legs += 1
+        self.walker.offset = used
+
+
+def _edge_turns(g: MovementGraph, cell: Cell, target: Cell) -> Fraction | None:
+    """The turns a step from ``cell`` into ``target`` takes on ``g`` (None: no such step)."""
+    node = g.node(cell)
+    step = g.step_from(node, target)
+    if step is None:
+        return None
+    hops = [node, *step]
+    ticks = 0.0
+    for a, b in zip(hops, hops[1:], strict=False):
+        ticks += next(float(t) for v, t in g.neighbours(a) if v == b)
+    return g.turns(ticks)
 
 
 def kept_share(ticks: list[float], share: Fraction, total: float) -> int:

@@ -182,6 +182,9 @@ class TokenState:
     conditions: frozenset[str] = frozenset()  # prone, immobile, asphyxiating, stunned, ...
     encumbrance: str = "none"  # none | encumbered | heavy | immobile
     progress: Fraction = Fraction(0)  # fractional progress in `mode`, carried between turns
+    # The cell a crossing of more than a turn goes to (RULES.md 0: a climb taller than a
+    # turn's climbing), `progress` its share done; None: no such crossing under way.
+    toward: Cell | None = None
     counters: tuple[tuple[str, int], ...] = ()  # e.g. consecutive heavy-encumbrance turns
     # A momentum flier's flight (RULES.md 6: heading, speed, altitude, landed); None for a
     # token that walks (or flies the generic way, over air and gaps on the ground graph).
@@ -227,14 +230,18 @@ class TokenState:
         return _with(self, "counters", counters)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "cell": list(self.cell) if self.cell is not None else None,
-            "mode": self.mode,
-            "conditions": sorted(self.conditions),
-            "encumbrance": self.encumbrance,
-            "progress": jsonable(self.progress),
-            "counters": dict(self.counters),
-        } | ({} if self.flight is None else {"flight": self.flight.to_dict()})
+        return (
+            {
+                "cell": list(self.cell) if self.cell is not None else None,
+                "mode": self.mode,
+                "conditions": sorted(self.conditions),
+                "encumbrance": self.encumbrance,
+                "progress": jsonable(self.progress),
+                "counters": dict(self.counters),
+            }
+            | ({} if self.flight is None else {"flight": self.flight.to_dict()})
+            | ({} if self.toward is None else {"toward": list(self.toward)})
+        )
 
 
 @dataclass(frozen=True)
@@ -387,6 +394,16 @@ class ClimbOdds:
     #: turn"): the climb starts at a turn boundary, so a path that moved earlier in the turn
     #: waits for the next one, and it ends on one.
     whole_turns: bool = False
+
+
+@dataclass(frozen=True)
+class ClimbRoll:
+    """One roll of a climb's turn (:meth:`RuleSystem.climb_turn`), as a check event has it."""
+
+    what: str
+    target: str
+    degree: str
+    success: bool
 
 
 # --------------------------------------------------------------------------- search state
@@ -678,11 +695,14 @@ class RuleSystem:
         quarter). Default None: the move ends before the cell that asked the check."""
         return None
 
-    def climb_turn(self, token: Token, terrain: Terrain, dice: Any) -> Token:
-        """One turn on a climb priced by :meth:`climb_odds`: its roll (every roll an event in
-        ``dice``'s log) and the token after it, ``state.progress`` the cells of the climb
-        made so far in mode ``climb``, condition ``falling`` where it falls. Every system
-        whose :meth:`climb_odds` answers overrides it."""
+    def climb_turn(
+        self, token: Token, terrain: Terrain, dice: Any
+    ) -> tuple[Token, list[ClimbRoll]]:
+        """One turn on a climb priced by :meth:`climb_odds`, into a cell of ``terrain``: its
+        rolls (each an event in ``dice``'s log, and one :class:`ClimbRoll` each, in order,
+        for the turn loop's check events) and the token after them: ``state.progress`` the
+        share of the cell climbed so far (1 or more: it is in), condition ``falling`` where
+        it falls. Every system whose :meth:`climb_odds` answers overrides it."""
         raise NotImplementedError(f"{self.name} prices climbs by climb_odds but cannot play them")
 
     def climb_odds(
