@@ -13,6 +13,7 @@ from engine.dice import Dice, DieCode
 from engine.errors import ArgumentError, StatError
 from engine.mapmodel import Terrain
 from engine.systems import d6
+from engine.systems.base import CellCheck
 from engine.systems.d6 import D6Check, degree_for_margin
 
 SYSTEM = systems.create("d6")
@@ -153,7 +154,7 @@ def test_rhen_successes(
     assert degree == "success"
     after = SYSTEM.apply_check(RHEN, check.what, degree)
     assert after.state == RHEN.state
-    assert SYSTEM.move_range(RHEN, pace)[1] * SYSTEM.move_fraction(after) == metres
+    assert SYSTEM.move_range(RHEN, pace)[1] * SYSTEM.failure_share(check, degree) == metres
 
 
 def test_rhen_rocky_ground_fall() -> None:
@@ -165,12 +166,13 @@ def test_rhen_rocky_ground_fall() -> None:
     degree = degree_for_margin(16 - 24)
     assert degree == "fail_7_10"
     fell = SYSTEM.apply_check(RHEN, check.what, degree)
-    assert {"half_move", "kneeling", "no_actions"} <= fell.state.conditions
-    assert SYSTEM.move_range(RHEN, "high")[1] * SYSTEM.move_fraction(fell) == 10
+    assert fell.state.conditions == {"kneeling", "no_actions"}
+    assert SYSTEM.move_range(RHEN, "high")[1] * SYSTEM.failure_share(check, degree) == 10
     assert fell.state.counter("penalty_next") == 2 and fell.state.counter("collision_dice") == 0
     nxt = SYSTEM.start_turn(fell, Dice(1))
-    assert nxt.state.counter("penalty") == 2 and not nxt.state.has("no_actions")
-    assert nxt.state.has("kneeling") and SYSTEM.move_fraction(nxt) == 1
+    # Next round she may act: no lost actions, and up from kneeling (ruling R2).
+    assert nxt.state.counter("penalty") == 2 and nxt.state.conditions == set()
+    assert SYSTEM.held(nxt) is None
     # The -2D reaches her next roll.
     again = SYSTEM.cell_check(nxt, Terrain(difficulty="easy"), "high")
     assert again is not None and str(again.check.rolled) == "1D"
@@ -192,7 +194,8 @@ def test_rhen_tumble_takes_3d_collision() -> None:
     assert degree == "fail_16_20"
     hurt = SYSTEM.apply_check(RHEN, check.what, degree)
     assert hurt.state.counter("collision_dice") == 3
-    assert {"quarter_move", "prone", "no_actions"} <= hurt.state.conditions
+    assert hurt.state.conditions == {"prone", "no_actions"}
+    assert SYSTEM.failure_share(check, degree) == Fraction(1, 4)  # tumble_stop=quarter
     assert hurt.state.counter("lose_next") == 1
     dice = Dice(7)
     done = SYSTEM.end_turn(hurt, dice)
@@ -201,10 +204,12 @@ def test_rhen_tumble_takes_3d_collision() -> None:
     assert done.state.counter("collision_margin") == hit.total - resist.total
     assert done.state.has("injured") == (hit.total > resist.total)
     assert done.state.counter("collision_dice") == 0
-    # Next round: no actions (lost); the round after, free again.
+    # Next round: no actions (lost), still prone; the round after, free again and up.
     r2 = SYSTEM.start_turn(done, dice)
-    assert r2.state.has("no_actions") and SYSTEM.move_fraction(r2) == 1
-    assert not SYSTEM.start_turn(r2, dice).state.has("no_actions")
+    assert r2.state.has("no_actions") and r2.state.has("prone") and SYSTEM.held(r2)
+    r3 = SYSTEM.start_turn(r2, dice)
+    assert not r3.state.has("no_actions") and not r3.state.has("prone")
+    assert SYSTEM.held(r3) is None
 
 
 def test_shifted_numbers_without_a_dn_and_the_other_reading() -> None:
@@ -299,21 +304,23 @@ def test_maneuvers() -> None:
 
 def test_failure_table_and_collisions() -> None:
     what = "move all_out walk: dexterity 3D vs easy->moderate"
+    sprint = CellCheck(what, "DN 13", Fraction(0))
     slip = SYSTEM.apply_check(RHEN, what, "fail_1_3")
-    assert slip.state.counter("penalty") == 1 and SYSTEM.move_fraction(slip) == 1
+    assert slip.state.counter("penalty") == 1 and SYSTEM.failure_share(sprint, "fail_1_3") == 1
     slip2 = SYSTEM.apply_check(RHEN, what, "fail_4_6")
     assert slip2.state.counter("penalty") == 3 and slip2.state.counter("penalty_next") == 1
-    assert SYSTEM.move_fraction(slip2) == Fraction(1, 2) and not slip2.state.has("no_actions")
+    assert SYSTEM.failure_share(sprint, "fail_4_6") == Fraction(1, 2)
+    assert not slip2.state.has("no_actions")
     minor = SYSTEM.apply_check(RHEN, what, "fail_11_15")
     assert minor.state.counter("collision_dice") == 1  # all-out: 4D - 3D
-    assert SYSTEM.move_fraction(minor) == Fraction(1, 4)
+    assert SYSTEM.failure_share(sprint, "fail_11_15") == Fraction(1, 4)
     major = SYSTEM.apply_check(RHEN, "move cruising walk: x", "fail_21_plus")
     assert major.state.counter("collision_dice") == 4  # cruising 2D + 2D
     assert d6.collision_damage("high", "fail_11_15") is None  # "none if slower"
     assert d6.collision_damage("cautious", "fail_16_20") == DieCode(1)
     assert d6.collision_damage("all_out", "fail_7_10") is None
     half = systems.create("d6", {"tumble_stop": "half"})
-    assert half.move_fraction(half.apply_check(RHEN, what, "fail_16_20")) == Fraction(1, 2)
+    assert half.failure_share(sprint, "fail_16_20") == Fraction(1, 2)
     with pytest.raises(ArgumentError, match="degree 'oops'"):
         SYSTEM.apply_check(RHEN, what, "oops")
     # A failed jump over a gap lands in it.

@@ -774,6 +774,10 @@ def _skill_help(skill: str, attribute: str, what: str) -> str:
     return f"{skill} skill die code for {what} (absent: {attribute})"
 
 
+_POSTURES = ("kneeling", "prone")
+"""The postures a failed movement roll leaves (seed 003: "ends kneeling"; a tumble)."""
+
+
 def _set(state: TokenState, name: str, value: int) -> TokenState:
     """``state`` with counter ``name`` at ``value``; a 0 counter is dropped (absent reads 0).
 
@@ -923,6 +927,14 @@ class D6(RuleSystem):
             help="RULES.md 3 (ruling): a tumble (failure by 16+) stops at a quarter of the move",
         ),
         Setting(
+            "fall_speed",
+            "choice",
+            "stop",
+            choices=("stop", "keep"),
+            help="a fall or tumble (failure by 7+) ends the round at a stop, and so does a "
+            "round lost to one: the next round accelerates from stop (keep: the speed fallen at)",
+        ),
+        Setting(
             "start_speed",
             "choice",
             "stop",
@@ -1026,7 +1038,17 @@ class D6(RuleSystem):
 
     def paced(self, token: Token, pace: str, moved: bool) -> Token:
         """The round's speed becomes the current speed; a token that did not move stopped
-        when stopping was allowed (seed 003: not from high or all-out)."""
+        when stopping was allowed (seed 003: not from high or all-out).
+
+        A round with no actions (a fall or tumble, or a round lost to one) keeps the stop
+        the fall left (:meth:`apply_check`, ``fall_speed=stop``, the default ruling): seed
+        003's faller "ends kneeling" or tumbles; it is down, not running, and next round it
+        gets up and accelerates from a stop (cautious or cruising). ``keep``: the speed it
+        fell at, which then may change by two levels only (after all-out: not cautious, not
+        stop).
+        """
+        if token.state.has("no_actions") and self.config["fall_speed"] == "stop":
+            return token
         speed = self.effective_pace(token, pace)
         if not moved and "stop" in self.allowed_paces(token):
             speed = "stop"
@@ -1176,23 +1198,50 @@ class D6(RuleSystem):
 
     # ----------------------------------------------------------------- results
 
-    def move_fraction(self, token: Token) -> Fraction:
-        """Share of this round's chosen distance the token may still cover (failures)."""
-        if token.state.has("quarter_move"):
-            return Fraction(1, 4)
-        if token.state.has("half_move"):
-            return Fraction(1, 2)
-        return Fraction(1)
+    def failure_share(self, check: CellCheck, degree: str) -> Fraction:
+        """The share of the round's planned move a movement roll of ``degree`` still makes
+        (ruling R1: of the move measured in time, rounded down to whole cells by the loop).
+
+        Seed 003's Movement Failures table: 1-3 "Complete movement" (all of it), 4-6 "Move
+        half distance", 7-10 "Fall halfway", 11-15 "Fall after one-quarter move"; 16-20 and
+        21+ as setting ``tumble_stop`` rules (a quarter by default). A success makes all of
+        it. A jump is rolled apart from the move (seed 003: "roll movement, then roll the
+        other skill separately"): failed by 4 or more it falls short into the gap, so the
+        move goes no further than the cell that asked (0, the loop's default); 1-3 clears it.
+        """
+        if check.what.startswith("jump "):
+            return Fraction(1) if degree in ("success", "fail_1_3") else Fraction(0)
+        return failure_effect(degree, self.config["tumble_stop"]).distance
+
+    def held(self, token: Token) -> str | None:
+        """Why the token may not move this round, or None (ruling R2).
+
+        Seed 003: a fall (7-10) leaves "No actions for rest of round"; a tumble (11+) "no
+        actions this round or next". :meth:`apply_check` sets ``no_actions`` at the failure
+        (the rest of that round, its move ended at :meth:`failure_share`), and
+        :meth:`start_turn` keeps it through the next round after a tumble only.
+        """
+        state = token.state
+        if not state.has("no_actions"):
+            return None
+        if state.counter("lose_next"):
+            return "a tumble: no actions for the rest of this round or next (seed 003: 11+)"
+        if state.has("prone"):
+            return "a tumble last round: no actions this round or next (seed 003: 11+)"
+        return "a fall: no actions for the rest of the round (seed 003: 7-10)"
 
     def apply_check(self, token: Token, what: str, degree: str) -> Token:  # noqa: C901
         """A movement roll's result on the token (seed 003's Movement Failures table).
 
         ``what`` is a :class:`CellCheck`'s ``what`` (``move <pace> ...``, ``jump <pace> ...``)
-        or ``stamina <pace>``; the pace sets the collision damage. State kept: counters
-        ``penalty`` (-nD this round), ``penalty_next``, ``lose_next``, ``collision_dice``
-        (rolled against Strength at the end of the round); conditions ``half_move`` /
-        ``quarter_move`` (where the move ends), ``no_actions``, ``kneeling``, ``prone``,
-        ``fallen`` (into a gap), ``exhausted`` (a failed stamina roll: rest).
+        or ``stamina <pace>``; the pace sets the collision damage. Where the move ends is
+        not state: the turn loop ends it at :meth:`failure_share`. State kept, what lasts
+        past the move: counters ``penalty`` (-nD the rest of this round), ``penalty_next``,
+        ``lose_next`` (a tumble: no actions next round either), ``collision_dice`` (rolled
+        against Strength at the end of the round), ``speed`` (a fall or tumble stops the
+        token: setting ``fall_speed``); conditions ``no_actions`` (the rest of this round: a
+        fall or tumble), the posture ``kneeling`` (7-10) or ``prone`` (11+),
+        ``fallen`` (a jump short, into the gap), ``exhausted`` (a failed stamina roll: rest).
         """
         words = what.split()
         kind = words[0] if words else ""
@@ -1210,17 +1259,15 @@ class D6(RuleSystem):
             state = _set(state, "penalty", state.counter("penalty") + effect.penalty_now)
         if effect.penalty_next:
             state = _set(state, "penalty_next", state.counter("penalty_next") + effect.penalty_next)
-        if effect.distance == Fraction(1, 4):
-            state = state.with_conditions("quarter_move", remove=("half_move",))
-        elif effect.distance == Fraction(1, 2) and not state.has("quarter_move"):
-            state = state.with_conditions("half_move")
-        if effect.lose_round:
+        if effect.lose_round:  # a fall or tumble: down, at a stop (setting fall_speed)
             state = state.with_conditions("no_actions")
+            if self.config["fall_speed"] == "stop":
+                state = _set(state, "speed", SPEEDS.index("stop"))
         if effect.lose_next:
             state = _set(state, "lose_next", 1)
-        if effect.posture:
-            state = state.with_conditions(effect.posture)
-        if kind == "jump" and effect.distance < 1:
+        if effect.posture:  # prone after a tumble, not kneeling too
+            state = state.with_conditions(effect.posture, remove=_POSTURES)
+        if kind == "jump" and effect.distance < 1:  # short of the far side (failure_share)
             state = state.with_conditions("fallen")
         if pace in PACES:
             damage = collision_damage(pace, degree, self.config["tumble_stop"])
@@ -1229,13 +1276,19 @@ class D6(RuleSystem):
         return replace(token, state=state)
 
     def start_turn(self, token: Token, dice: Any) -> Token:
-        """A new round: next round's penalties and lost actions arrive, the old ones go."""
+        """A new round: next round's penalties and lost actions arrive, the old ones go.
+
+        Ruling R2: a token that lost this round too (a tumble's "no actions this round or
+        next") keeps ``no_actions`` and its posture; one that may act again loses both
+        (getting up is part of this round's move: the seed gives it no cost).
+        """
         state = token.state
         state = _set(state, "penalty", state.counter("penalty_next"))
         state = _set(state, "penalty_next", 0)
-        state = state.with_conditions(remove=("half_move", "quarter_move", "no_actions"))
         if state.counter("lose_next"):
             state = _set(state, "lose_next", 0).with_conditions("no_actions")
+        else:
+            state = state.with_conditions(remove=("no_actions", *_POSTURES))
         return replace(token, state=state)
 
     def end_turn(self, token: Token, dice: Any) -> Token:
