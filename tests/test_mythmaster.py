@@ -457,10 +457,52 @@ def test_stats_command_json_golden(capsys: pytest.CaptureFixture[str]) -> None:
         "swim": 2,
         "ladder": 2,
     }
-    # Climb: easiest level, 2d10 + 15 + 3 - 2 >= 21: 94%, 0.4 hex a success.
-    assert rep["per_turn"]["climb"] == "47/125"
+    # RULES.md 2: "`stats` `per_turn.climb` is the most progress of a turn (one success:
+    # BM/10k), the expected rate goes beside it". Easiest level: 4 / 10 = 0.4 hex a success;
+    # 2d10 + 15 + 3 - 2 >= 21: 94%, so 0.94 x 0.4 = 47/125 expected.
+    assert rep["per_turn"]["climb"] == "2/5"
+    assert rep["per_turn_expected"] == {"climb": "47/125"}
     assert rep["rates"]["walk"] == 8 and rep["rates"]["sprint"] == 24
     assert rep["travel"]["km_per_day"] == 20
+
+
+def test_per_turn_climb_is_one_success_and_the_expected_rate_beside_it() -> None:
+    """CONTRACT.md: "`per_turn[mode]` is the most cells of that mode the token crosses in one
+    turn"; RULES.md 2: "`stats` `per_turn.climb` is the most progress of a turn (one success:
+    BM/10k), the expected rate goes beside it"; seed 002: "this is the rate of movement per
+    turn when you succeed your 21C using Climbing Skill". The seed's climber (BM 6, Climbing
+    15) at the easiest level (+3, 1/10 BM): 3/5 hex at most, 99/100 x 3/5 = 297/500 expected."""
+    t = tok("adaptability=14,climbing=15")
+    rep = MM.stats_report(t)
+    assert rep["per_turn"]["climb"] == "3/5"
+    assert rep["per_turn_expected"] == {"climb": "297/500"}
+    assert {row["climb"] for row in rep["per_turn_by_pace"].values()} == {"3/5"}
+    # A report figure only: the path search still prices a climb by the expected rate.
+    assert MM.rate(t, "climb", "sprint") == Fraction(297, 500) * 2
+    assert MM.cell_rate(t, cliff("none")) == Fraction(297, 500) * 2
+    # Untrained (setting untrained_climbing=roll): still one success's 3/5 at most.
+    untrained = MM.stats_report(tok("adaptability=14"))
+    assert untrained["per_turn"]["climb"] == "3/5"
+    assert untrained["per_turn_expected"] == {"climb": "9/250"}  # 2d10 >= 18: 6 in 100
+    # untrained_climbing=refuse: a mode the token cannot use is 0 (CONTRACT.md).
+    refuse = create("mythmaster", {"untrained_climbing": "refuse"})
+    assert refuse.per_turn(tok("adaptability=14"))["climb"] == 0
+    # Bulk Factor 10: Base Move 0, nothing at all.
+    assert MM.per_turn(tok("adaptability=14,physical=10,bulk=101"))["climb"] == 0
+
+
+def test_per_turn_air_is_a_flyers_top_speed() -> None:
+    """CONTRACT.md: `per_turn` is the most cells a turn, "a mode it cannot use is 0". Seed 002:
+    "the maximum speed a creature ... can achieve is equal to 18x their Base Move"."""
+    from engine.systems.mythmaster import FLIGHT_TOP_BM
+    from engine.systems.mythmaster.flight import FLIGHT_TOP_BM as FLIGHT_RULES_TOP
+
+    assert FLIGHT_TOP_BM == FLIGHT_RULES_TOP == 18
+    assert MM.per_turn(tok("adaptability=14,flyer=true"))["air"] == 18 * 6
+    assert MM.per_turn(tok("adaptability=14,flyer=true,bulk=30"))["air"] == 18 * 4  # BF 2
+    assert MM.per_turn(tok("adaptability=14"))["air"] == 0  # cannot fly
+    rep = MM.stats_report(tok("adaptability=14,flyer=true"))
+    assert {row["air"] for row in rep["per_turn_by_pace"].values()} == {108}
 
 
 def test_stats_command_text(capsys: pytest.CaptureFixture[str]) -> None:

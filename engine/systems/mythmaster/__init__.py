@@ -33,6 +33,7 @@ from engine.checks import (
 )
 from engine.dice import Dice, RollEvent, sum_dist
 from engine.errors import ArgumentError, StatError, did_you_mean
+from engine.exact import jsonable
 from engine.lazy import numpy as np
 from engine.systems.base import CellCheck, ClimbOdds, Param, RuleSystem, Setting, Stat, Token
 from engine.terrain import DIFFICULTIES, Terrain
@@ -268,6 +269,9 @@ actions to move your Base Move") spends 2 actions for BM: BM / 2 an action, at m
 
 HEX_METRES = Fraction(2)
 TURN_SECONDS = Fraction(5)
+FLIGHT_TOP_BM = 18
+"""Top flying speed in Base Moves a turn (seed 002: "18x their Base Move"); flight.py's
+constant of the same name, which the flight rules use (a test holds the two equal)."""
 MAX_BULK_FACTOR = 10
 BULK_REDUCTIONS = ("total", "per_factor", "compound")
 
@@ -821,6 +825,35 @@ class Mythmaster(RuleSystem):
                 f"(setting untrained_climbing=refuse)"
             )
         return super().refusal(token, terrain, pace)
+
+    def per_turn(self, token: Token) -> dict[str, Fraction]:
+        """The most hexes of each mode crossed in a turn (CONTRACT.md ``per_turn``). Climb:
+        one success at the easiest level, BM / 10 (RULES.md 2: "``per_turn.climb`` is the
+        most progress of a turn (one success: BM/10k)"; seed 002: "this is the rate of
+        movement per turn when you succeed your 21C"); :meth:`rate`'s expected figure, which
+        paths are priced by, is ``per_turn_expected`` beside it. Air: a flyer's top speed,
+        18 x BM (seed 002: "the maximum speed a creature ... can achieve is equal to 18x
+        their Base Move"); 0 for a token that cannot fly."""
+        out = super().per_turn(token)
+        out["climb"] = (
+            self.climb_per_success(token, LEVELS[0]) if self.can_climb(token) else Fraction(0)
+        )
+        top = FLIGHT_TOP_BM * self.effective_base_move(token)
+        out["air"] = Fraction(0) if self.flight_refusal(token) else Fraction(top)
+        return out
+
+    def stats_report(self, token: Token) -> dict[str, Any]:
+        """The base report, with ``per_turn_by_pace`` taking :meth:`per_turn`'s climb and air
+        at every pace (a skill climb takes the whole turn at any pace; a flight's speed is no
+        ground pace), and ``per_turn_expected``: the expected climb of a turn, p x BM / 10."""
+        report = super().stats_report(token)
+        most = jsonable(self.per_turn(token))
+        for row in report["per_turn_by_pace"].values():
+            row["climb"], row["air"] = most["climb"], most["air"]
+        report["per_turn_expected"] = jsonable(
+            {"climb": self.hexes_per_turn(token, "climb", self.fastest_pace)}
+        )
+        return report
 
     def rates(self, token: Token) -> dict[str, Any]:
         """Metres: per action, except run and sprint (their turn) and climb (a turn)."""
