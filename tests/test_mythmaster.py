@@ -261,6 +261,9 @@ def test_climb_results_move_progress_exactly() -> None:
     assert not held.state.conditions
     fell = MM.apply_check(slip, "climbing recovery (difficult)", "failure")
     assert fell.state.conditions == {"falling"}
+    high_fall = MM.apply_check(t.moved(progress=Fraction(7, 10)), what, "catastrophe")
+    fell = MM.apply_check(high_fall, "climbing recovery (difficult)", "catastrophe")
+    assert (fell.state.progress, fell.state.conditions) == (0, {"falling"})  # to the foot
     high = t.moved(progress=Fraction(7, 10))
     assert MM.apply_check(high, what, "catastrophe").state.progress == Fraction(1, 2)
     keep = create("mythmaster", {"climb_slip": "none"})
@@ -271,25 +274,98 @@ def test_climb_results_move_progress_exactly() -> None:
 
 
 def test_climb_turns_replay_from_their_events() -> None:
+    """Seed 002: "this is the rate of movement per turn when you succeed your 21C using
+    Climbing Skill - if you fail the roll you don't move at all. Critical failure leads to a
+    slip and a regression, requiring another Climbing roll to avoid a fall". RULES.md 2:
+    "natural 2: lose that turn's progress (ruling) and roll again at once, failing that is a
+    fall". Each turn's progress (hexes) follows from its logged rolls alone."""
     t = MM.token("adaptability=14,climbing=15")
     dice = Dice(2024)
     gained = Fraction(0)
-    falls = 0
-    for _ in range(400):
+    falls = slips = 0
+    for _ in range(2000):
         before = len(dice.events())
-        t = MM.climb_turn(t, "difficult", dice)
+        t = MM.climb_turn(t, cliff("difficult"), dice)
         events = dice.events()[before:]
         first = events[0].decided
-        assert len(events) == (2 if first == "catastrophe" else 1)
+        above = gained > 0
+        assert len(events) == (2 if first == "catastrophe" and above else 1)
         if first.endswith("success"):
             gained += Fraction(1, 5)
-        elif first == "catastrophe":
-            gained = max(Fraction(0), gained - Fraction(1, 5))
+        elif first == "catastrophe" and above:
+            slips += 1
+            gained -= Fraction(1, 5)
             if not events[1].decided.endswith("success"):
                 falls += 1
-                t = t.moved(conditions=frozenset())
-        assert t.state.progress == gained
-    assert t.state.mode == "climb" and not t.state.has("slipping")
+                assert t.state.has("falling")
+                gained = Fraction(0)  # a fall: back at the foot
+                t = MM.start_turn(t, dice)
+        assert t.state.progress == gained and t.state.mode == "climb"
+        assert not t.state.has("slipping") and not t.state.has("falling")
+    assert slips and falls  # the seed 2024 stream has both (the test can tell)
+
+
+def _turn_with_faces(system, token, terrain, faces: list[int]):
+    """One climb_turn whose 2d10 rolls show ``faces`` (pairs, in order): the log's faces."""
+    for seed in range(200000):
+        dice = Dice(seed)
+        probe = Dice(seed)
+        if [probe.face(10) for _ in faces] == faces:
+            return system.climb_turn(token, terrain, dice), dice.events()
+    raise AssertionError(f"no seed below 200000 rolls {faces}")
+
+
+def test_climb_turn_takes_the_terrain_and_counts_hexes() -> None:
+    """Seed 002's example: BM 6, Climbing 15, Somewhat Difficult (-2): "each success moves
+    them 1/30 x 6 = 0.2 hexes"; progress is in hexes (2-m cells: RULES.md 2 "hexes of 2 m")."""
+    t = MM.token("adaptability=14,climbing=15")
+    up, events = _turn_with_faces(MM, t, cliff("difficult"), [4, 4])  # 8 + 13 = 21: success
+    assert [e.decided for e in events] == ["success"]
+    assert (up.state.mode, up.state.progress) == ("climb", Fraction(1, 5))
+    again, _ = _turn_with_faces(MM, up, cliff("difficult"), [3, 4])  # 20: "don't move at all"
+    assert (again.state.mode, again.state.progress) == ("climb", Fraction(1, 5))
+    # Normal difficulty (easy: 1/10 BM): 0.6 hex a success.
+    easy, _ = _turn_with_faces(MM, t, cliff("easy"), [4, 4])
+    assert easy.state.progress == Fraction(3, 5)
+    with pytest.raises(ArgumentError, match="not a climb cell"):
+        MM.climb_turn(t, Terrain(name="open", move="walk"), Dice(1))
+
+
+@pytest.mark.parametrize(
+    ("slip", "held", "fell"),
+    [("lose_turn", Fraction(1, 5), Fraction(0)), ("none", Fraction(2, 5), Fraction(0))],
+)
+def test_natural_two_slips_rerolls_and_a_failed_reroll_falls(slip, held, fell) -> None:
+    """Seed 002: "Critical failure leads to a slip and a regression, requiring another
+    Climbing roll to avoid a fall". RULES.md 2: "natural 2: lose that turn's progress
+    (ruling) and roll again at once, failing that is a fall from the height reached";
+    setting climb_slip: "none: no loss, the roll only". A fall puts the token back at the
+    foot: progress 0, `falling`."""
+    system = create("mythmaster", {"climb_slip": slip})
+    t = system.token("adaptability=14,climbing=15").moved(mode="climb", progress=Fraction(2, 5))
+    hold, events = _turn_with_faces(system, t, cliff("difficult"), [1, 1, 5, 5])
+    assert [e.decided for e in events] == ["catastrophe", "success"]
+    assert hold.state.progress == held and not hold.state.conditions
+    drop, events = _turn_with_faces(system, t, cliff("difficult"), [1, 1, 2, 3])
+    assert [e.decided for e in events] == ["catastrophe", "failure"]
+    assert drop.state.progress == fell and drop.state.conditions == {"falling"}
+    assert drop.state.mode == "climb"
+    # The fall is over as the token's next turn starts (it lay at the foot till then).
+    assert not system.start_turn(drop, Dice(1)).state.conditions
+
+
+def test_natural_two_at_the_foot_cannot_fall() -> None:
+    """As the path's odds price it (RULES.md 2, the climb's chain: a fall is from "the
+    height reached"; at the foot there is none): a natural 2 with no progress loses nothing,
+    rolls no re-roll and cannot fall."""
+    t = MM.token("adaptability=14,climbing=15")
+    foot, events = _turn_with_faces(MM, t, cliff("difficult"), [1, 1])
+    assert [e.decided for e in events] == ["catastrophe"]
+    assert (foot.state.mode, foot.state.progress, foot.state.conditions) == (
+        "climb",
+        0,
+        frozenset(),
+    )
 
 
 # --------------------------------------------------------------------------- progress

@@ -923,11 +923,14 @@ class Mythmaster(RuleSystem):
         )
 
     def apply_check(self, token: Token, what: str, degree: str) -> Token:
-        """Climbing (per turn): a success gains BM / (10 k) hexes of progress; a failure
-        nothing; a catastrophe loses a success's worth (setting climb_slip; not below the
-        cell's start) and sets ``slipping`` until the immediate ``climbing recovery`` roll,
-        whose failure sets ``falling``. Swimming: a failure sets ``stalled`` (no progress in
-        the water for the rest of the turn; cleared at the end of the turn)."""
+        """Climbing (one turn, :meth:`climb_turn`): progress in hexes of the climb, mode
+        ``climb``. A success gains BM / (10 k); a failure nothing; a natural 2 above the foot
+        loses a success's worth (setting ``climb_slip``; not below the foot) and sets
+        ``slipping`` until the ``climbing recovery`` roll made at once: its success holds
+        on, its failure is a fall: ``falling``, progress back to 0 (the token is at the foot
+        of the climb). A natural 2 at the foot (no progress yet) loses nothing and cannot
+        fall, as :meth:`climb_odds` prices it. Swimming: a failure sets ``stalled`` (no
+        progress in the water for the rest of the turn; cleared at the end of the turn)."""
         match = _WHAT_RE.match(what)
         if match is None:
             return token
@@ -939,15 +942,18 @@ class Mythmaster(RuleSystem):
         progress = state.progress if state.mode == "climb" else Fraction(0)
         step = self.climb_per_success(token, level)
         if kind == "climbing recovery":
-            falling = () if success else ("falling",)
+            if success:
+                return token.moved(
+                    mode="climb", progress=progress, conditions=state.conditions - {"slipping"}
+                )
             return token.moved(
                 mode="climb",
-                progress=progress,
-                conditions=(state.conditions - {"slipping"}) | set(falling),
+                progress=Fraction(0),
+                conditions=(state.conditions - {"slipping"}) | {"falling"},
             )
         if success:
             return token.moved(mode="climb", progress=progress + step)
-        if degree == "catastrophe":
+        if degree == "catastrophe" and progress > 0:
             loss = step if self.config["climb_slip"] == "lose_turn" else Fraction(0)
             return token.moved(
                 mode="climb",
@@ -955,6 +961,13 @@ class Mythmaster(RuleSystem):
                 conditions=state.conditions | {"slipping"},
             )
         return token.moved(mode="climb", progress=progress)
+
+    def start_turn(self, token: Token, dice: Any) -> Token:
+        """A fall (``falling``, :meth:`climb_turn`) is over by the token's next turn: it lay
+        at the foot of the climb through the turn it fell in (the run's log shows it)."""
+        if token.state.has("falling"):
+            return token.moved(conditions=token.state.conditions - {"falling"})
+        return token
 
     def end_turn(self, token: Token, dice: Any) -> Token:
         if token.state.has("stalled"):
@@ -972,15 +985,28 @@ class Mythmaster(RuleSystem):
         whole = math.floor(total)
         return token.moved(mode=mode, progress=total - whole), whole
 
-    def climb_turn(self, token: Token, difficulty: str, dice: Dice) -> Token:
-        """One turn of skill climbing (all 3 actions): roll the 21C and apply it; on a natural
-        2 roll again at once (RULES.md 2), failing that sets ``falling``. Every roll is an
-        event in ``dice``'s log."""
-        level = level_of(difficulty)
+    def climb_turn(self, token: Token, terrain: Terrain, dice: Any) -> Token:
+        """One turn of a skill climb priced by :meth:`climb_odds` (RULES.md 2; ruling R3:
+        "Mythmaster a 21C each turn", seed 002: climbing "uses all of your actions for the
+        turn"): the Climbing 21C at ``terrain``'s level, and on a natural 2 above the foot
+        ("a slip and a regression, requiring another Climbing roll to avoid a fall") the
+        slip of setting ``climb_slip`` and the re-roll at once. Every roll is an event in
+        ``dice``'s log. Returns the token in mode ``climb`` with ``state.progress`` the hexes
+        (2-m cells) of the climb made so far; a failed re-roll is a fall: ``falling`` and
+        progress 0. Seed 002 gives a fall no figure ("potential falling damage"): the token
+        falls to the foot of the climb (the cell it climbed from), with no damage and no
+        other condition; ``falling`` is cleared as its next turn starts (:meth:`start_turn`).
+        """
+        if terrain.move != "climb" or not self.can_climb(token):
+            raise ArgumentError(
+                f"{terrain.name}: no skill climb for this token "
+                f"({self.refusal(token, terrain) or 'not a climb cell'})"
+            )
+        level = level_of(terrain.difficulty)
         check = self.climb_check(token, level)
-        result = check.roll(dice)
-        token = self.apply_check(token, f"climbing ({level})", result.degree)
-        if result.degree == "catastrophe":
+        degree = check.roll(dice).degree
+        token = self.apply_check(token, f"climbing ({level})", degree)
+        if degree == "catastrophe" and token.state.has("slipping"):
             again = check.roll(dice)
             token = self.apply_check(token, f"climbing recovery ({level})", again.degree)
         return token
