@@ -574,11 +574,14 @@ def test_per_turn_air_is_a_flyers_top_speed() -> None:
     from engine.systems.mythmaster.flight import FLIGHT_TOP_BM as FLIGHT_RULES_TOP
 
     assert FLIGHT_TOP_BM == FLIGHT_RULES_TOP == 18
-    assert MM.per_turn(tok("adaptability=14,flyer=true"))["air"] == 18 * 6
+    flyer = MM.per_turn(tok("adaptability=14,flyer=true"))
+    assert flyer["air"] == flyer["gap"] == 18 * 6  # gap cells are only flown over
     assert MM.per_turn(tok("adaptability=14,flyer=true,bulk=30"))["air"] == 18 * 4  # BF 2
-    assert MM.per_turn(tok("adaptability=14"))["air"] == 0  # cannot fly
+    walker = MM.per_turn(tok("adaptability=14"))
+    assert walker["air"] == walker["gap"] == 0  # cannot fly
     rep = MM.stats_report(tok("adaptability=14,flyer=true"))
     assert {row["air"] for row in rep["per_turn_by_pace"].values()} == {108}
+    assert {row["gap"] for row in rep["per_turn_by_pace"].values()} == {108}
 
 
 def test_stats_command_text(capsys: pytest.CaptureFixture[str]) -> None:
@@ -645,3 +648,25 @@ def test_swim_failure_stops_and_counts() -> None:
     checks = [s for s in route["steps"] if s["check"] is not None]
     assert checks and all(s["on_failure"] == "stop" for s in checks)
     assert route["p_no_failure"] == pytest.approx(route["p_within_turns"])
+
+
+def test_swim_failure_stalls_for_the_rest_of_the_turn_only() -> None:
+    """Seed 002 gives swimming no roll; RULES.md 0: "Checks come from the terrain's
+    difficulty", so rough water asks a Swimming 21C (at -BF: "Skills affected by bulk
+    include: ... Swimming"). Its failure is read from the seed's climbing line, "if you fail
+    the roll you don't move at all": a stop for the rest of that turn (``stalled``), gone by
+    the end of the turn; the next turn rolls again."""
+    t = tok("adaptability=14,swimming=10,bulk=30")  # BF 2
+    water = Terrain(name="deep water", move="swim", difficulty="moderate")
+    check = MM.cell_check(t, water)
+    assert check is not None and check.target == "21C: 2d10+7 >= 21"  # 10 - 1 - 2
+    assert MM.on_failure(check) == "stop"
+    failed = MM.apply_check(t, check.what, "failure")
+    assert failed.state.has("stalled")
+    assert MM.apply_check(t, check.what, "catastrophe").state.has("stalled")
+    assert not MM.apply_check(t, check.what, "success").state.conditions
+    assert MM.start_turn(failed, Dice(1)).state.has("stalled")  # lasts the turn it failed in
+    assert not MM.end_turn(failed, Dice(1)).state.conditions
+    # Calm water (difficulty none) and aquatic swimmers ask nothing.
+    assert MM.cell_check(t, Terrain(name="pond", move="swim")) is None
+    assert MM.cell_check(tok("adaptability=14,aquatic=true"), water) is None

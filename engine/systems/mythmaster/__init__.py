@@ -833,23 +833,24 @@ class Mythmaster(RuleSystem):
         movement per turn when you succeed your 21C"); :meth:`rate`'s expected figure, which
         paths are priced by, is ``per_turn_expected`` beside it. Air: a flyer's top speed,
         18 x BM (seed 002: "the maximum speed a creature ... can achieve is equal to 18x
-        their Base Move"); 0 for a token that cannot fly."""
+        their Base Move"), and gap the same (gap and air cells are only flown over: seed 002
+        has no jumping rules); 0 for a token that cannot fly."""
         out = super().per_turn(token)
         out["climb"] = (
             self.climb_per_success(token, LEVELS[0]) if self.can_climb(token) else Fraction(0)
         )
         top = FLIGHT_TOP_BM * self.effective_base_move(token)
-        out["air"] = Fraction(0) if self.flight_refusal(token) else Fraction(top)
+        out["air"] = out["gap"] = Fraction(0) if self.flight_refusal(token) else Fraction(top)
         return out
 
     def stats_report(self, token: Token) -> dict[str, Any]:
-        """The base report, with ``per_turn_by_pace`` taking :meth:`per_turn`'s climb and air
-        at every pace (a skill climb takes the whole turn at any pace; a flight's speed is no
+        """The base report, with ``per_turn_by_pace`` taking :meth:`per_turn`'s climb, air and
+        gap at every pace (a skill climb takes the whole turn at any pace; a flight's speed is no
         ground pace), and ``per_turn_expected``: the expected climb of a turn, p x BM / 10."""
         report = super().stats_report(token)
         most = jsonable(self.per_turn(token))
         for row in report["per_turn_by_pace"].values():
-            row["climb"], row["air"] = most["climb"], most["air"]
+            row.update({mode: most[mode] for mode in ("climb", "air", "gap")})
         report["per_turn_expected"] = jsonable(
             {"climb": self.hexes_per_turn(token, "climb", self.fastest_pace)}
         )
