@@ -261,6 +261,9 @@ def test_climb_results_move_progress_exactly() -> None:
     assert not held.state.conditions
     fell = MM.apply_check(slip, "climbing recovery (difficult)", "failure")
     assert fell.state.conditions == {"falling"}
+    high_fall = MM.apply_check(t.moved(progress=Fraction(7, 10)), what, "catastrophe")
+    fell = MM.apply_check(high_fall, "climbing recovery (difficult)", "catastrophe")
+    assert (fell.state.progress, fell.state.conditions) == (0, {"falling"})  # to the foot
     high = t.moved(progress=Fraction(7, 10))
     assert MM.apply_check(high, what, "catastrophe").state.progress == Fraction(1, 2)
     keep = create("mythmaster", {"climb_slip": "none"})
@@ -271,25 +274,98 @@ def test_climb_results_move_progress_exactly() -> None:
 
 
 def test_climb_turns_replay_from_their_events() -> None:
+    """Seed 002: "this is the rate of movement per turn when you succeed your 21C using
+    Climbing Skill - if you fail the roll you don't move at all. Critical failure leads to a
+    slip and a regression, requiring another Climbing roll to avoid a fall". RULES.md 2:
+    "natural 2: lose that turn's progress (ruling) and roll again at once, failing that is a
+    fall". Each turn's progress (hexes) follows from its logged rolls alone."""
     t = MM.token("adaptability=14,climbing=15")
     dice = Dice(2024)
     gained = Fraction(0)
-    falls = 0
-    for _ in range(400):
+    falls = slips = 0
+    for _ in range(2000):
         before = len(dice.events())
-        t = MM.climb_turn(t, "difficult", dice)
+        t = MM.climb_turn(t, cliff("difficult"), dice)
         events = dice.events()[before:]
         first = events[0].decided
-        assert len(events) == (2 if first == "catastrophe" else 1)
+        above = gained > 0
+        assert len(events) == (2 if first == "catastrophe" and above else 1)
         if first.endswith("success"):
             gained += Fraction(1, 5)
-        elif first == "catastrophe":
-            gained = max(Fraction(0), gained - Fraction(1, 5))
+        elif first == "catastrophe" and above:
+            slips += 1
+            gained -= Fraction(1, 5)
             if not events[1].decided.endswith("success"):
                 falls += 1
-                t = t.moved(conditions=frozenset())
-        assert t.state.progress == gained
-    assert t.state.mode == "climb" and not t.state.has("slipping")
+                assert t.state.has("falling")
+                gained = Fraction(0)  # a fall: back at the foot
+                t = MM.start_turn(t, dice)
+        assert t.state.progress == gained and t.state.mode == "climb"
+        assert not t.state.has("slipping") and not t.state.has("falling")
+    assert slips and falls  # the seed 2024 stream has both (the test can tell)
+
+
+def _turn_with_faces(system, token, terrain, faces: list[int]):
+    """One climb_turn whose 2d10 rolls show ``faces`` (pairs, in order): the log's faces."""
+    for seed in range(200000):
+        dice = Dice(seed)
+        probe = Dice(seed)
+        if [probe.face(10) for _ in faces] == faces:
+            return system.climb_turn(token, terrain, dice), dice.events()
+    raise AssertionError(f"no seed below 200000 rolls {faces}")
+
+
+def test_climb_turn_takes_the_terrain_and_counts_hexes() -> None:
+    """Seed 002's example: BM 6, Climbing 15, Somewhat Difficult (-2): "each success moves
+    them 1/30 x 6 = 0.2 hexes"; progress is in hexes (2-m cells: RULES.md 2 "hexes of 2 m")."""
+    t = MM.token("adaptability=14,climbing=15")
+    up, events = _turn_with_faces(MM, t, cliff("difficult"), [4, 4])  # 8 + 13 = 21: success
+    assert [e.decided for e in events] == ["success"]
+    assert (up.state.mode, up.state.progress) == ("climb", Fraction(1, 5))
+    again, _ = _turn_with_faces(MM, up, cliff("difficult"), [3, 4])  # 20: "don't move at all"
+    assert (again.state.mode, again.state.progress) == ("climb", Fraction(1, 5))
+    # Normal difficulty (easy: 1/10 BM): 0.6 hex a success.
+    easy, _ = _turn_with_faces(MM, t, cliff("easy"), [4, 4])
+    assert easy.state.progress == Fraction(3, 5)
+    with pytest.raises(ArgumentError, match="not a climb cell"):
+        MM.climb_turn(t, Terrain(name="open", move="walk"), Dice(1))
+
+
+@pytest.mark.parametrize(
+    ("slip", "held", "fell"),
+    [("lose_turn", Fraction(1, 5), Fraction(0)), ("none", Fraction(2, 5), Fraction(0))],
+)
+def test_natural_two_slips_rerolls_and_a_failed_reroll_falls(slip, held, fell) -> None:
+    """Seed 002: "Critical failure leads to a slip and a regression, requiring another
+    Climbing roll to avoid a fall". RULES.md 2: "natural 2: lose that turn's progress
+    (ruling) and roll again at once, failing that is a fall from the height reached";
+    setting climb_slip: "none: no loss, the roll only". A fall puts the token back at the
+    foot: progress 0, `falling`."""
+    system = create("mythmaster", {"climb_slip": slip})
+    t = system.token("adaptability=14,climbing=15").moved(mode="climb", progress=Fraction(2, 5))
+    hold, events = _turn_with_faces(system, t, cliff("difficult"), [1, 1, 5, 5])
+    assert [e.decided for e in events] == ["catastrophe", "success"]
+    assert hold.state.progress == held and not hold.state.conditions
+    drop, events = _turn_with_faces(system, t, cliff("difficult"), [1, 1, 2, 3])
+    assert [e.decided for e in events] == ["catastrophe", "failure"]
+    assert drop.state.progress == fell and drop.state.conditions == {"falling"}
+    assert drop.state.mode == "climb"
+    # The fall is over as the token's next turn starts (it lay at the foot till then).
+    assert not system.start_turn(drop, Dice(1)).state.conditions
+
+
+def test_natural_two_at_the_foot_cannot_fall() -> None:
+    """As the path's odds price it (RULES.md 2, the climb's chain: a fall is from "the
+    height reached"; at the foot there is none): a natural 2 with no progress loses nothing,
+    rolls no re-roll and cannot fall."""
+    t = MM.token("adaptability=14,climbing=15")
+    foot, events = _turn_with_faces(MM, t, cliff("difficult"), [1, 1])
+    assert [e.decided for e in events] == ["catastrophe"]
+    assert (foot.state.mode, foot.state.progress, foot.state.conditions) == (
+        "climb",
+        0,
+        frozenset(),
+    )
 
 
 # --------------------------------------------------------------------------- progress
@@ -457,10 +533,55 @@ def test_stats_command_json_golden(capsys: pytest.CaptureFixture[str]) -> None:
         "swim": 2,
         "ladder": 2,
     }
-    # Climb: easiest level, 2d10 + 15 + 3 - 2 >= 21: 94%, 0.4 hex a success.
-    assert rep["per_turn"]["climb"] == "47/125"
+    # RULES.md 2: "`stats` `per_turn.climb` is the most progress of a turn (one success:
+    # BM/10k), the expected rate goes beside it". Easiest level: 4 / 10 = 0.4 hex a success;
+    # 2d10 + 15 + 3 - 2 >= 21: 94%, so 0.94 x 0.4 = 47/125 expected.
+    assert rep["per_turn"]["climb"] == "2/5"
+    assert rep["per_turn_expected"] == {"climb": "47/125"}
     assert rep["rates"]["walk"] == 8 and rep["rates"]["sprint"] == 24
     assert rep["travel"]["km_per_day"] == 20
+
+
+def test_per_turn_climb_is_one_success_and_the_expected_rate_beside_it() -> None:
+    """CONTRACT.md: "`per_turn[mode]` is the most cells of that mode the token crosses in one
+    turn"; RULES.md 2: "`stats` `per_turn.climb` is the most progress of a turn (one success:
+    BM/10k), the expected rate goes beside it"; seed 002: "this is the rate of movement per
+    turn when you succeed your 21C using Climbing Skill". The seed's climber (BM 6, Climbing
+    15) at the easiest level (+3, 1/10 BM): 3/5 hex at most, 99/100 x 3/5 = 297/500 expected."""
+    t = tok("adaptability=14,climbing=15")
+    rep = MM.stats_report(t)
+    assert rep["per_turn"]["climb"] == "3/5"
+    assert rep["per_turn_expected"] == {"climb": "297/500"}
+    assert {row["climb"] for row in rep["per_turn_by_pace"].values()} == {"3/5"}
+    # A report figure only: the path search still prices a climb by the expected rate.
+    assert MM.rate(t, "climb", "sprint") == Fraction(297, 500) * 2
+    assert MM.cell_rate(t, cliff("none")) == Fraction(297, 500) * 2
+    # Untrained (setting untrained_climbing=roll): still one success's 3/5 at most.
+    untrained = MM.stats_report(tok("adaptability=14"))
+    assert untrained["per_turn"]["climb"] == "3/5"
+    assert untrained["per_turn_expected"] == {"climb": "9/250"}  # 2d10 >= 18: 6 in 100
+    # untrained_climbing=refuse: a mode the token cannot use is 0 (CONTRACT.md).
+    refuse = create("mythmaster", {"untrained_climbing": "refuse"})
+    assert refuse.per_turn(tok("adaptability=14"))["climb"] == 0
+    # Bulk Factor 10: Base Move 0, nothing at all.
+    assert MM.per_turn(tok("adaptability=14,physical=10,bulk=101"))["climb"] == 0
+
+
+def test_per_turn_air_is_a_flyers_top_speed() -> None:
+    """CONTRACT.md: `per_turn` is the most cells a turn, "a mode it cannot use is 0". Seed 002:
+    "the maximum speed a creature ... can achieve is equal to 18x their Base Move"."""
+    from engine.systems.mythmaster import FLIGHT_TOP_BM
+    from engine.systems.mythmaster.flight import FLIGHT_TOP_BM as FLIGHT_RULES_TOP
+
+    assert FLIGHT_TOP_BM == FLIGHT_RULES_TOP == 18
+    flyer = MM.per_turn(tok("adaptability=14,flyer=true"))
+    assert flyer["air"] == flyer["gap"] == 18 * 6  # gap cells are only flown over
+    assert MM.per_turn(tok("adaptability=14,flyer=true,bulk=30"))["air"] == 18 * 4  # BF 2
+    walker = MM.per_turn(tok("adaptability=14"))
+    assert walker["air"] == walker["gap"] == 0  # cannot fly
+    rep = MM.stats_report(tok("adaptability=14,flyer=true"))
+    assert {row["air"] for row in rep["per_turn_by_pace"].values()} == {108}
+    assert {row["gap"] for row in rep["per_turn_by_pace"].values()} == {108}
 
 
 def test_stats_command_text(capsys: pytest.CaptureFixture[str]) -> None:
@@ -527,3 +648,25 @@ def test_swim_failure_stops_and_counts() -> None:
     checks = [s for s in route["steps"] if s["check"] is not None]
     assert checks and all(s["on_failure"] == "stop" for s in checks)
     assert route["p_no_failure"] == pytest.approx(route["p_within_turns"])
+
+
+def test_swim_failure_stalls_for_the_rest_of_the_turn_only() -> None:
+    """Seed 002 gives swimming no roll; RULES.md 0: "Checks come from the terrain's
+    difficulty", so rough water asks a Swimming 21C (at -BF: "Skills affected by bulk
+    include: ... Swimming"). Its failure is read from the seed's climbing line, "if you fail
+    the roll you don't move at all": a stop for the rest of that turn (``stalled``), gone by
+    the end of the turn; the next turn rolls again."""
+    t = tok("adaptability=14,swimming=10,bulk=30")  # BF 2
+    water = Terrain(name="deep water", move="swim", difficulty="moderate")
+    check = MM.cell_check(t, water)
+    assert check is not None and check.target == "21C: 2d10+7 >= 21"  # 10 - 1 - 2
+    assert MM.on_failure(check) == "stop"
+    failed = MM.apply_check(t, check.what, "failure")
+    assert failed.state.has("stalled")
+    assert MM.apply_check(t, check.what, "catastrophe").state.has("stalled")
+    assert not MM.apply_check(t, check.what, "success").state.conditions
+    assert MM.start_turn(failed, Dice(1)).state.has("stalled")  # lasts the turn it failed in
+    assert not MM.end_turn(failed, Dice(1)).state.conditions
+    # Calm water (difficulty none) and aquatic swimmers ask nothing.
+    assert MM.cell_check(t, Terrain(name="pond", move="swim")) is None
+    assert MM.cell_check(tok("adaptability=14,aquatic=true"), water) is None

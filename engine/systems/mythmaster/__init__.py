@@ -33,6 +33,7 @@ from engine.checks import (
 )
 from engine.dice import Dice, RollEvent, sum_dist
 from engine.errors import ArgumentError, StatError, did_you_mean
+from engine.exact import jsonable
 from engine.lazy import numpy as np
 from engine.systems.base import CellCheck, ClimbOdds, Param, RuleSystem, Setting, Stat, Token
 from engine.terrain import DIFFICULTIES, Terrain
@@ -268,6 +269,9 @@ actions to move your Base Move") spends 2 actions for BM: BM / 2 an action, at m
 
 HEX_METRES = Fraction(2)
 TURN_SECONDS = Fraction(5)
+FLIGHT_TOP_BM = 18
+"""Top flying speed in Base Moves a turn (seed 002: "18x their Base Move"); flight.py's
+constant of the same name, which the flight rules use (a test holds the two equal)."""
 MAX_BULK_FACTOR = 10
 BULK_REDUCTIONS = ("total", "per_factor", "compound")
 
@@ -822,6 +826,36 @@ class Mythmaster(RuleSystem):
             )
         return super().refusal(token, terrain, pace)
 
+    def per_turn(self, token: Token) -> dict[str, Fraction]:
+        """The most hexes of each mode crossed in a turn (CONTRACT.md ``per_turn``). Climb:
+        one success at the easiest level, BM / 10 (RULES.md 2: "``per_turn.climb`` is the
+        most progress of a turn (one success: BM/10k)"; seed 002: "this is the rate of
+        movement per turn when you succeed your 21C"); :meth:`rate`'s expected figure, which
+        paths are priced by, is ``per_turn_expected`` beside it. Air: a flyer's top speed,
+        18 x BM (seed 002: "the maximum speed a creature ... can achieve is equal to 18x
+        their Base Move"), and gap the same (gap and air cells are only flown over: seed 002
+        has no jumping rules); 0 for a token that cannot fly."""
+        out = super().per_turn(token)
+        out["climb"] = (
+            self.climb_per_success(token, LEVELS[0]) if self.can_climb(token) else Fraction(0)
+        )
+        top = FLIGHT_TOP_BM * self.effective_base_move(token)
+        out["air"] = out["gap"] = Fraction(0) if self.flight_refusal(token) else Fraction(top)
+        return out
+
+    def stats_report(self, token: Token) -> dict[str, Any]:
+        """The base report, with ``per_turn_by_pace`` taking :meth:`per_turn`'s climb, air and
+        gap at every pace (a skill climb takes the whole turn at any pace; a flight's speed is no
+        ground pace), and ``per_turn_expected``: the expected climb of a turn, p x BM / 10."""
+        report = super().stats_report(token)
+        most = jsonable(self.per_turn(token))
+        for row in report["per_turn_by_pace"].values():
+            row.update({mode: most[mode] for mode in ("climb", "air", "gap")})
+        report["per_turn_expected"] = jsonable(
+            {"climb": self.hexes_per_turn(token, "climb", self.fastest_pace)}
+        )
+        return report
+
     def rates(self, token: Token) -> dict[str, Any]:
         """Metres: per action, except run and sprint (their turn) and climb (a turn)."""
         out = {name: v * HEX_METRES for name, v in self.moves(token).items()}
@@ -890,11 +924,14 @@ class Mythmaster(RuleSystem):
         )
 
     def apply_check(self, token: Token, what: str, degree: str) -> Token:
-        """Climbing (per turn): a success gains BM / (10 k) hexes of progress; a failure
-        nothing; a catastrophe loses a success's worth (setting climb_slip; not below the
-        cell's start) and sets ``slipping`` until the immediate ``climbing recovery`` roll,
-        whose failure sets ``falling``. Swimming: a failure sets ``stalled`` (no progress in
-        the water for the rest of the turn; cleared at the end of the turn)."""
+        """Climbing (one turn, :meth:`climb_turn`): progress in hexes of the climb, mode
+        ``climb``. A success gains BM / (10 k); a failure nothing; a natural 2 above the foot
+        loses a success's worth (setting ``climb_slip``; not below the foot) and sets
+        ``slipping`` until the ``climbing recovery`` roll made at once: its success holds
+        on, its failure is a fall: ``falling``, progress back to 0 (the token is at the foot
+        of the climb). A natural 2 at the foot (no progress yet) loses nothing and cannot
+        fall, as :meth:`climb_odds` prices it. Swimming: a failure sets ``stalled`` (no
+        progress in the water for the rest of the turn; cleared at the end of the turn)."""
         match = _WHAT_RE.match(what)
         if match is None:
             return token
@@ -906,15 +943,18 @@ class Mythmaster(RuleSystem):
         progress = state.progress if state.mode == "climb" else Fraction(0)
         step = self.climb_per_success(token, level)
         if kind == "climbing recovery":
-            falling = () if success else ("falling",)
+            if success:
+                return token.moved(
+                    mode="climb", progress=progress, conditions=state.conditions - {"slipping"}
+                )
             return token.moved(
                 mode="climb",
-                progress=progress,
-                conditions=(state.conditions - {"slipping"}) | set(falling),
+                progress=Fraction(0),
+                conditions=(state.conditions - {"slipping"}) | {"falling"},
             )
         if success:
             return token.moved(mode="climb", progress=progress + step)
-        if degree == "catastrophe":
+        if degree == "catastrophe" and progress > 0:
             loss = step if self.config["climb_slip"] == "lose_turn" else Fraction(0)
             return token.moved(
                 mode="climb",
@@ -922,6 +962,13 @@ class Mythmaster(RuleSystem):
                 conditions=state.conditions | {"slipping"},
             )
         return token.moved(mode="climb", progress=progress)
+
+    def start_turn(self, token: Token, dice: Any) -> Token:
+        """A fall (``falling``, :meth:`climb_turn`) is over by the token's next turn: it lay
+        at the foot of the climb through the turn it fell in (the run's log shows it)."""
+        if token.state.has("falling"):
+            return token.moved(conditions=token.state.conditions - {"falling"})
+        return token
 
     def end_turn(self, token: Token, dice: Any) -> Token:
         if token.state.has("stalled"):
@@ -939,15 +986,28 @@ class Mythmaster(RuleSystem):
         whole = math.floor(total)
         return token.moved(mode=mode, progress=total - whole), whole
 
-    def climb_turn(self, token: Token, difficulty: str, dice: Dice) -> Token:
-        """One turn of skill climbing (all 3 actions): roll the 21C and apply it; on a natural
-        2 roll again at once (RULES.md 2), failing that sets ``falling``. Every roll is an
-        event in ``dice``'s log."""
-        level = level_of(difficulty)
+    def climb_turn(self, token: Token, terrain: Terrain, dice: Any) -> Token:
+        """One turn of a skill climb priced by :meth:`climb_odds` (RULES.md 2; ruling R3:
+        "Mythmaster a 21C each turn", seed 002: climbing "uses all of your actions for the
+        turn"): the Climbing 21C at ``terrain``'s level, and on a natural 2 above the foot
+        ("a slip and a regression, requiring another Climbing roll to avoid a fall") the
+        slip of setting ``climb_slip`` and the re-roll at once. Every roll is an event in
+        ``dice``'s log. Returns the token in mode ``climb`` with ``state.progress`` the hexes
+        (2-m cells) of the climb made so far; a failed re-roll is a fall: ``falling`` and
+        progress 0. Seed 002 gives a fall no figure ("potential falling damage"): the token
+        falls to the foot of the climb (the cell it climbed from), with no damage and no
+        other condition; ``falling`` is cleared as its next turn starts (:meth:`start_turn`).
+        """
+        if terrain.move != "climb" or not self.can_climb(token):
+            raise ArgumentError(
+                f"{terrain.name}: no skill climb for this token "
+                f"({self.refusal(token, terrain) or 'not a climb cell'})"
+            )
+        level = level_of(terrain.difficulty)
         check = self.climb_check(token, level)
-        result = check.roll(dice)
-        token = self.apply_check(token, f"climbing ({level})", result.degree)
-        if result.degree == "catastrophe":
+        degree = check.roll(dice).degree
+        token = self.apply_check(token, f"climbing ({level})", degree)
+        if degree == "catastrophe" and token.state.has("slipping"):
             again = check.roll(dice)
             token = self.apply_check(token, f"climbing recovery ({level})", again.degree)
         return token
