@@ -401,16 +401,19 @@ def test_turn_loop_rolls_once_a_round_at_the_hardest_cell(tmp_path) -> None:
     ]
 
 
-def test_turn_loop_failed_round_roll_stops_before_its_cell(tmp_path) -> None:
+def test_turn_loop_failed_round_roll_makes_its_bands_share(tmp_path) -> None:
     """The round's one roll (RULES.md 3), at the very difficult cell 4 (DN 25), by Dexterity 1D
-    (a lone wild die: 25 needs four 6s in a row) fails in seed 1's run: the token stays out of
-    that cell (the turn loop's stop) and the difficult cell 3 asks no roll of its own; it walked
-    cells 1 to 3 (6 m of the round's 10: 3/5 of the round)."""
+    (a lone wild die: 25 needs four 6s in a row) fails by 11-15 in seed 1's run: seed 003
+    "Minor tumble: Fall after one-quarter move". The round set out to walk 5 cells (cruising,
+    10 m of 2-m cells); a quarter of that, rounded down to whole cells (ruling: the share of
+    the planned move, in time), is 1 cell: 2 m, 1/5 of the round. It was 3 cells (the stop
+    before the roll's cell) before the loop played the bands."""
     rounds = _turn_loop_checks(tmp_path, "...dx" + "." * 8, "1D", 1)
     (check,) = [e for e in rounds[0] if e["type"] == "check"]
     (move,) = [e for e in rounds[0] if e["type"] == "move"]
     assert check["cell"] == [4, 0] and check["target"] == "DN 25" and not check["success"]
-    assert move["path"] == [[0, 0], [1, 0], [2, 0], [3, 0]] and move["turns"] == "3/5"
+    assert check["degree"] == "fail_11_15"
+    assert move["path"] == [[0, 0], [1, 0]] and move["turns"] == "1/5"
 
 
 # --------------------------------------------------------------------------- encumbrance

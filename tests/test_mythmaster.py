@@ -285,7 +285,8 @@ def test_climb_turns_replay_from_their_events() -> None:
     falls = slips = 0
     for _ in range(2000):
         before = len(dice.events())
-        t = MM.climb_turn(t, cliff("difficult"), dice)
+        t, rolls = MM.climb_turn(t, cliff("difficult"), dice)
+        assert [r.degree for r in rolls] == [e.decided for e in dice.events()[before:]]
         events = dice.events()[before:]
         first = events[0].decided
         above = gained > 0
@@ -311,7 +312,7 @@ def _turn_with_faces(system, token, terrain, faces: list[int]):
         dice = Dice(seed)
         probe = Dice(seed)
         if [probe.face(10) for _ in faces] == faces:
-            return system.climb_turn(token, terrain, dice), dice.events()
+            return system.climb_turn(token, terrain, dice)[0], dice.events()
     raise AssertionError(f"no seed below 200000 rolls {faces}")
 
 
@@ -355,12 +356,14 @@ def test_natural_two_slips_rerolls_and_a_failed_reroll_falls(slip, held, fell) -
 
 
 def test_natural_two_at_the_foot_cannot_fall() -> None:
-    """As the path's odds price it (RULES.md 2, the climb's chain: a fall is from "the
-    height reached"; at the foot there is none): a natural 2 with no progress loses nothing,
-    rolls no re-roll and cannot fall."""
+    """Seed 002: "Critical failure leads to a slip and a regression, requiring another
+    Climbing roll to avoid a fall": the roll is made at once, at the foot too; but a fall is
+    from "the height reached" (RULES.md 2) and at the foot there is none, so, as the path's
+    odds price it, a natural 2 with no progress loses nothing and cannot fall, whatever the
+    second roll shows (here a failure: 3 + 4 + 13 = 20)."""
     t = MM.token("adaptability=14,climbing=15")
-    foot, events = _turn_with_faces(MM, t, cliff("difficult"), [1, 1])
-    assert [e.decided for e in events] == ["catastrophe"]
+    foot, events = _turn_with_faces(MM, t, cliff("difficult"), [1, 1, 3, 4])
+    assert [e.decided for e in events] == ["catastrophe", "failure"]
     assert (foot.state.mode, foot.state.progress, foot.state.conditions) == (
         "climb",
         0,

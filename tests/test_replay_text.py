@@ -98,7 +98,9 @@ def test_every_check_says_the_roll_the_target_and_what_it_did(  # noqa: C901
             f"turn {turns[i]}: {check['token']} rolls {skill} "
             f"{roll['expression']} = {roll['total']} vs {against}"
         ), line
-        assert f": {degree_text(check['degree'], system)}, " in line
+        effect = system.describe_effect(check["what"], check["degree"])
+        said = degree_text(check["degree"], system) + (f" ({effect})" if effect else "")
+        assert f": {said}, " in line
         cell = f"{check['cell'][0]},{check['cell'][1]}"
         if check["success"]:
             assert line.endswith(f"enters {cell}") or f"toward {cell}" in line
@@ -113,10 +115,19 @@ def test_every_check_says_the_roll_the_target_and_what_it_did(  # noqa: C901
                 ),
                 None,
             )
+            passed = (
+                after is not None and after["type"] == "move" and check["cell"] in after["path"][1:]
+            )
             if after is not None and after["type"] == "move":
                 end = after["path"][-1]
-                assert f"stops at {end[0]},{end[1]}" in line
-            assert "stops at" in line and f"short of {cell}" in line
+                # A failure whose rules still move the token on (D6's "Complete movement",
+                # a share past the roll's cell; a Whisperspace swimmer's penalty) ends there.
+                if passed and end != check["cell"]:
+                    assert f"ends its move at {end[0]},{end[1]}" in line, line
+                else:
+                    assert f"stops at {end[0]},{end[1]}" in line
+            if not passed:
+                assert "stops at" in line and f"short of {cell}" in line
     moves = [e for e in events if e["type"] == "move"]
     moved = [ln for ln in lines if " moves " in ln]
     assert len(moved) == len(moves)
@@ -165,7 +176,8 @@ def test_d6_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ]  # fmt: skip
     assert _body(format_replay(events)) == [
         "turn 3: quarry rolls swimming 3D = 8 vs DN 18 (difficult, all-out, swim): failed by "
-        "7-10, stops at 5,16 short of 23,0 (half move, kneeling)",
+        "7-10 (fall: stop at half, kneeling, no more actions, -2D next), stops at 5,16 short of "
+        "23,0 (half move, kneeling)",
         "turn 3: quarry moves 7,18 -> 5,16: 2 cells in 0.38 turn",
         "turn 4: quarry is no longer half move, kneeling",
     ]

@@ -123,6 +123,13 @@ def degree_text(degree: Any, system: type[RuleSystem] = RuleSystem) -> str:
     return clip(system.describe_degree(degree))
 
 
+def _effect(system: type[RuleSystem], what: Any, degree: Any) -> str:
+    """:meth:`RuleSystem.describe_effect` of a check event ("" for a malformed one)."""
+    if not isinstance(what, str) or not isinstance(degree, str):
+        return ""
+    return system.describe_effect(clip(what), clip(degree))
+
+
 def check_words(
     what: Any, target: Any, system: type[RuleSystem] = RuleSystem
 ) -> tuple[str, str, str]:
@@ -293,6 +300,9 @@ class _Narrator:
         verb = f"rolls {skill} {dice}" if dice else f"checks {skill}"
         text = f"{tid} {verb} vs {against}" + (f" ({detail})" if detail else "")
         text += f": {degree_text(ev.get('degree'), self.system)}"
+        effect = _effect(self.system, ev.get("what"), ev.get("degree"))
+        if effect:
+            text += f" ({effect})"
         path, after = self._next_of(i, tid)
         cell = ev.get("cell")
         if ev.get("success") is True:
@@ -302,9 +312,12 @@ class _Narrator:
                 text += f", goes on toward {_cell(cell)}"
         else:
             stop = path[-1] if path else self.cells.get(tid)
-            text += f", stops at {_cell(stop)}" + (
-                f" short of {_cell(cell)}" if cell is not None and cell != stop else ""
-            )
+            if path is not None and cell in path[1:] and cell != stop:
+                text += f", ends its move at {_cell(stop)}"  # a failure that still moves on
+            else:
+                text += f", stops at {_cell(stop)}" + (
+                    f" short of {_cell(cell)}" if cell is not None and cell != stop else ""
+                )
             gained = (after or set()) - self.conds.get(tid, set())
             if gained:
                 text += f" ({_words(gained)})"

@@ -216,11 +216,8 @@ class Walker:
             # The move the last roll was made in is over: its effects end, and the rest of
             # the turn goes on at the token's own rates.
             used, until = max(mv.used(), until), None
-            ended = self.system.end_move(mv.token)
-            if ended.state == mv.token.state:
-                return None
-            mv.token = ended
-            way = replan(mv.here(), mv.prof, used, None)
+            mv.token = self.system.end_move(mv.token)
+            way = replan(mv.here(), None, used, None) if used < 1 else None
             if way is None:
                 return None
             prof, walk, k = way

@@ -497,6 +497,13 @@ class RuleSystem:
         """A check's degree of success in words (``critical_success``: critical success)."""
         return degree.replace("_", " ")
 
+    @classmethod
+    def describe_effect(cls, what: str, degree: str) -> str:
+        """What a check's result does in play, in the seed's terms, for a replay's text
+        (D6's ``slip: half distance, -3D rest of round, -1D next``), or "" where the
+        degree says it all (a success goes on, a failure stops)."""
+        return ""
+
     def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
         self.config: dict[str, Any] = {s.name: s.default for s in self.settings}
         for key, value in (settings or {}).items():

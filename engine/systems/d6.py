@@ -837,6 +837,15 @@ class D6(RuleSystem):
                 return f"failed by {lo}-{hi}"
         return super().describe_degree(degree)
 
+    @classmethod
+    def describe_effect(cls, what: str, degree: str) -> str:
+        """Seed 003's Movement Failures row of a failed move or jump (default settings)."""
+        if not what.startswith(("move ", "jump ")) or degree not in _FAILURES["quarter"]:
+            return ""
+        if degree == "success":
+            return ""
+        return failure_text(degree, jump=what.startswith("jump "))
+
     stats: ClassVar[tuple[Param, ...]] = (
         Stat("move", "number", Fraction(10), minimum=0, unit="m", help="metres per round walking"),
         Stat("dexterity", "dice", "3D", help="Dexterity die code (walking without running)"),

@@ -1096,6 +1096,20 @@ class Whisperspace(RuleSystem):
             return "fall"
         return "stop"
 
+    @classmethod
+    def describe_effect(cls, what: str, degree: str) -> str:
+        """Seed 000's swim and climb results, for the rest of that Move action."""
+        if not what.startswith("athletics ("):
+            return ""
+        swim = "swim" in what
+        return {
+            "extreme_success": "movement penalty -1 for the rest of the Move action",
+            "failure": "movement penalty +1 for the rest of the Move action",
+            "extreme_failure": "Asphyxiating (+1 movement penalty while it lasts)"
+            if swim
+            else "a fall from the height climbed so far",
+        }.get(degree, "")
+
     def goes_on(self, check: CellCheck, degree: str, success: bool) -> bool:
         """Seed 000 (RULES.md 1): swim and climb results "apply to the rest of that Move
         action": a failure is +1 movement penalty and the token moves on, slower; an extreme
@@ -1119,8 +1133,8 @@ class Whisperspace(RuleSystem):
 
         Swim and climb: extreme success -1 penalty, failure +1, for the rest of the Move
         action (until the next check in that mode or the end of the turn); a swimming extreme
-        failure adds Asphyxiating, a climbing one a fall from ``climb_fall_at`` of the climb's
-        height. The fall is rolled at once with ``dice``, else at the end of the turn.
+        failure adds Asphyxiating, a climbing one a fall from the height climbed so far (a
+        climb over turns: its ``progress``; within a turn: ``climb_fall_at`` of its height). The fall is rolled at once with ``dice``, else at the end of the turn.
         """
         if degree not in CHECK_DEGREES:
             raise ArgumentError(
@@ -1142,7 +1156,10 @@ class Whisperspace(RuleSystem):
             elif degree == "extreme_failure":
                 m = _HEIGHT_RE.search(text)
                 height = Fraction(m.group(1)) if m else self.cell_size
-                feet = height * self.config["climb_fall_at"]
+                if st.toward is not None:  # a climb over turns: the height climbed so far
+                    feet = height * st.progress
+                else:
+                    feet = height * self.config["climb_fall_at"]
                 token = replace(token, state=st)
                 return self._refresh(self.fall(token, feet, dice))
         return self._refresh(replace(token, state=st))

@@ -545,6 +545,10 @@ class Climb:
         assert not self.done, f"turn {turn}: a climb check after the climb was crossed"
         if check["degree"] == "extreme_failure":
             rolls = run.rolls_after(turn, check)
+            if self.feet == 0:
+                # Nothing climbed yet: the project reads a fall of 0 ft as no fall (no roll).
+                self.fell = True
+                return
             assert rolls, f"turn {turn}: an extreme failure climbing and no fall roll"
             self.falls.append((self.feet, rolls[0]["expression"]))
             self.fell = True

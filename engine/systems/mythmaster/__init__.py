@@ -33,9 +33,18 @@ from engine.checks import (
 )
 from engine.dice import Dice, RollEvent, sum_dist
 from engine.errors import ArgumentError, StatError, did_you_mean
-from engine.exact import jsonable
+from engine.exact import exact, jsonable
 from engine.lazy import numpy as np
-from engine.systems.base import CellCheck, ClimbOdds, Param, RuleSystem, Setting, Stat, Token
+from engine.systems.base import (
+    CellCheck,
+    ClimbOdds,
+    ClimbRoll,
+    Param,
+    RuleSystem,
+    Setting,
+    Stat,
+    Token,
+)
 from engine.terrain import DIFFICULTIES, Terrain
 
 if TYPE_CHECKING:
@@ -986,31 +995,45 @@ class Mythmaster(RuleSystem):
         whole = math.floor(total)
         return token.moved(mode=mode, progress=total - whole), whole
 
-    def climb_turn(self, token: Token, terrain: Terrain, dice: Any) -> Token:
+    def climb_turn(
+        self, token: Token, terrain: Terrain, dice: Any
+    ) -> tuple[Token, list[ClimbRoll]]:
         """One turn of a skill climb priced by :meth:`climb_odds` (RULES.md 2; ruling R3:
         "Mythmaster a 21C each turn", seed 002: climbing "uses all of your actions for the
         turn"): the Climbing 21C at ``terrain``'s level, and on a natural 2 above the foot
         ("a slip and a regression, requiring another Climbing roll to avoid a fall") the
-        slip of setting ``climb_slip`` and the re-roll at once. Every roll is an event in
-        ``dice``'s log. Returns the token in mode ``climb`` with ``state.progress`` the hexes
-        (2-m cells) of the climb made so far; a failed re-roll is a fall: ``falling`` and
-        progress 0. Seed 002 gives a fall no figure ("potential falling damage"): the token
-        falls to the foot of the climb (the cell it climbed from), with no damage and no
-        other condition; ``falling`` is cleared as its next turn starts (:meth:`start_turn`).
+        slip of setting ``climb_slip`` and the re-roll at once (at the foot too, where its
+        failure has no height to fall from). Every roll is an event in
+        ``dice``'s log and a :class:`ClimbRoll`. ``state.progress`` is the share of the
+        cell climbed (the turn loop's unit: :meth:`RuleSystem.climb_turn`), counted here in
+        hexes (2-m cells) over the cell's length, its ``height`` in hexes (at least one, as
+        the path's odds count it); a failed re-roll is a fall: ``falling`` and progress 0.
+        Seed 002 gives a fall no figure ("potential falling damage"): the token falls to
+        the foot of the climb (the cell it climbed from), with no damage and no other
+        condition; ``falling`` is cleared as its next turn starts (:meth:`start_turn`).
         """
         if terrain.move != "climb" or not self.can_climb(token):
             raise ArgumentError(
                 f"{terrain.name}: no skill climb for this token "
                 f"({self.refusal(token, terrain) or 'not a climb cell'})"
             )
+        length = max(Fraction(1), exact(terrain.height) / HEX_METRES) if terrain.height else 1
         level = level_of(terrain.difficulty)
         check = self.climb_check(token, level)
-        degree = check.roll(dice).degree
-        token = self.apply_check(token, f"climbing ({level})", degree)
-        if degree == "catastrophe" and token.state.has("slipping"):
+        target = f"21C: 2d10{check.modifier:+d} >= 21"
+        token = token.moved(mode="climb", progress=token.state.progress * length)
+        result = check.roll(dice)
+        rolls = [ClimbRoll(f"climbing ({level})", target, result.degree, result.success)]
+        token = self.apply_check(token, f"climbing ({level})", result.degree)
+        if result.degree == "catastrophe":
+            # "requiring another Climbing roll to avoid a fall": rolled at once, at the foot
+            # too, where there is no height to fall from (its failure does nothing there).
             again = check.roll(dice)
-            token = self.apply_check(token, f"climbing recovery ({level})", again.degree)
-        return token
+            what = f"climbing recovery ({level})"
+            rolls.append(ClimbRoll(what, target, again.degree, again.success))
+            if token.state.has("slipping"):
+                token = self.apply_check(token, what, again.degree)
+        return token.moved(progress=token.state.progress / length), rolls
 
     def carrying(self, token: Token, bulk: Fraction | int) -> Token:
         """The token with ``bulk`` more carried (e.g. its share of a body)."""
