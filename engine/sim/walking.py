@@ -457,7 +457,7 @@ class Walker:
                     }
                 )
                 token = self.apply_check(tid, token, jump.check.what, result.degree)
-                if not result.success:
+                if not self.system.goes_on(jump.check, result.degree, result.success):
                     return False, token, key
             return True, token, (int(g.run_key[j]), 0)
         if self.defer is not None:  # one roll a turn: rolled once the move is known

@@ -1222,6 +1222,11 @@ class D6(RuleSystem):
             return Fraction(1) if degree in ("success", "fail_1_3") else Fraction(0)
         return failure_effect(degree, self.config["tumble_stop"]).distance
 
+    def goes_on(self, check: CellCheck, degree: str, success: bool) -> bool:
+        """A jump rolled where it is made (seed 003: "roll movement, then roll the other
+        skill separately"): failed by 1-3 it still clears the gap ("Complete movement")."""
+        return success or (check.what.startswith("jump ") and degree == "fail_1_3")
+
     def held(self, token: Token) -> str | None:
         """Why the token may not move this round, or None (ruling R2).
 
