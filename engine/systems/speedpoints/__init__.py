@@ -24,6 +24,14 @@ How the cell hooks read the seed (each a documented choice):
   cell before it to the cell after it, at running rate: running m with a run-up (the step
   before the jump went the same way), half standing; an acrobatics roll when the jump is
   within 1 m of the longest (exactly 1 m short counts as within); refused when too long.
+* Falls in play: a failed climbing roll or jump names its fall in the check (``fall 10 m
+  onto hard``: the climb's height, the gap's depth, the cell's ``fall``); the end of the turn
+  rolls it (:meth:`Speedpoints.end_turn`). A token in a pit climbs its wall (setting
+  ``pit_wall``, a ruling): one roll as the climb starts, whole turns spent climbing, the last
+  part of it priced by the search as a climb in place (:meth:`Speedpoints.search_state`).
+  State: conditions ``fell``, ``in_gap``, ``climbing_out``, ``lost_grip``, ``hurt``,
+  ``grievous``; counters ``fall_cm``, ``fall_difficulty``, ``fall_surface``, ``pit_cm``,
+  ``pit_surface``, ``pit_climbed_cm``, ``damage``, ``stun``.
 * Encumbrance: load > CC halves running and swimming (rounded down; jumps and the
   difficulty-0 climb use the halved running), forbids strenuous actions and flight;
   load > 2 x CC cannot be carried: the token is ``immobile`` (or, with ``overload=error``,
@@ -52,6 +60,7 @@ from engine.systems.base import (
     CellCheck,
     Param,
     RuleSystem,
+    SearchState,
     Setting,
     Stat,
     Token,
@@ -477,6 +486,28 @@ def softened(band: str, surface: str, landing: str = "soft_and_water") -> str:
     return FALL_BANDS[FALL_BANDS.index(band) - 1]
 
 
+def fall_effects(token: Token) -> dict[str, dict[str, int | None]]:
+    """Each fall outcome's damage and stun for this token (None where it has no such stat):
+    ``hurt`` damage and stun equal to toughness, ``grievous`` damage equal to stamina (the
+    seed names no stun there); armour does not count."""
+    toughness = token.stats.get("toughness")
+    return {
+        "unharmed": {"damage": 0, "stun": 0},
+        "hurt": {"damage": toughness, "stun": toughness},
+        "grievous": {"damage": token.stats.get("stamina")},
+    }
+
+
+def fall_degree(band: str, success: bool) -> str:
+    """A falling roll's outcome: dangerous, success unharmed and failure ``hurt``; lethal,
+    success ``hurt`` and failure ``grievous``; a safe fall is always unharmed."""
+    if band == "safe":
+        return "unharmed"
+    if band == "dangerous":
+        return "unharmed" if success else "hurt"
+    return "hurt" if success else "grievous"
+
+
 def fall_ability(token: Token) -> int:
     """The falling roll's ability: the better of climbing and acrobatics, plus agility."""
     stats = token.stats
@@ -505,13 +536,7 @@ def fall_outcome(
     h = Fraction(height_m)
     by_height = fall_band(h)
     band = softened(by_height, surface, landing)
-    toughness = token.stats.get("toughness")
-    stamina = token.stats.get("stamina")
-    effects: dict[str, dict[str, int | None]] = {
-        "unharmed": {"damage": 0, "stun": 0},
-        "hurt": {"damage": toughness, "stun": toughness},
-        "grievous": {"damage": stamina},  # the seed names no stun here
-    }
+    effects = fall_effects(token)
     if band == "safe":
         return FallOutcome(h, surface, by_height, band, None, {"unharmed": Fraction(1)}, effects)
     check = SpeedpointsCheck(fall_ability(token), difficulty, resolver)
@@ -625,18 +650,13 @@ class FallCheck:
     def p_success(self) -> Fraction:
         return self.outcomes()["unharmed"]
 
-    def _degree(self, success: bool) -> str:
-        if self.band == "dangerous":
-            return "unharmed" if success else "hurt"
-        return "hurt" if success else "grievous"
-
     def roll(self, dice: Dice) -> CheckResult:
         if self.band == "safe":
             return CheckResult("unharmed", True, 0, 0, (), ("safe fall: no roll",))
         n, sides = parse_resolver(self.resolver)
         event = dice.roll(n, sides, self.ability)
         margin = event.total - self.roll_check.target
-        degree = self._degree(margin >= 0)
+        degree = fall_degree(self.band, margin >= 0)
         event = dice.decide(event, f"{self.band} fall: {degree}")
         return CheckResult(degree, degree == "unharmed", event.total, margin, (event,))
 
@@ -691,6 +711,63 @@ def parse_fall_check(text: str) -> FallCheck:
 
 
 # =============================================================================================
+# Falls and pits in play (issue 38)
+# =============================================================================================
+#
+# A check names the fall its failure makes (``fall 10 m onto hard``: the height in metres and
+# what it lands on), so :meth:`Speedpoints.apply_check`, which is given no dice, records the fall
+# still to roll in the token's state and the end of the turn rolls it (as Whisperspace does).
+# Heights are kept in whole centimetres, rounded up: the bands compare with whole metres, so
+# the rounding never changes a band.
+
+PIT_CONDITIONS = ("in_gap", "fell", "climbing_out", "lost_grip")
+"""The conditions of a token in a pit: ``in_gap`` (in it), ``fell`` (fell in), ``climbing_out``
+(its climbing roll for the wall succeeded: the climb goes on), ``lost_grip`` (that roll failed
+this turn: it fell back and climbs no more this turn)."""
+
+PIT_COUNTERS = ("pit_cm", "pit_surface", "pit_climbed_cm")
+"""A pit's depth (cm), its floor (index in :data:`SURFACES`) and the wall climbed so far (cm)."""
+
+FALL_COUNTERS = ("fall_cm", "fall_difficulty", "fall_surface")
+"""A fall still to roll: its height (cm), the falling roll's difficulty (the climb's; 10 when
+not from a climb) and what it lands on (index in :data:`SURFACES`)."""
+
+_FALL_WORDS = re.compile(r"fall (\d+(?:/\d+)?) m onto (hard|soft|water)")
+_DIFFICULTY_WORDS = re.compile(r"difficulty (\d+)")
+
+
+LANDING_WORDS = {"hard": "hard ground", "soft": "soft ground", "water": "water"}
+"""What a fall lands on, in words (a roll's event)."""
+
+
+def fall_words(height_m: Fraction, surface: str) -> str:
+    """How a check names the fall its failure makes: ``fall 10 m onto hard``."""
+    return f"fall {jsonable(Fraction(height_m))} m onto {surface}"
+
+
+def read_fall(what: str) -> tuple[Fraction, str]:
+    """The fall a check's ``what`` names (:func:`fall_words`): (metres, surface); a check that
+    names none falls 0 m onto hard ground."""
+    m = _FALL_WORDS.search(what)
+    return (Fraction(m.group(1)), m.group(2)) if m else (Fraction(0), "hard")
+
+
+def centimetres(metres: Fraction) -> int:
+    """Metres as whole centimetres, rounded up (a counter is a whole number)."""
+    return -(-Fraction(metres) * 100 // 1)
+
+
+def surface_of(index: int) -> str:
+    """The surface a counter names by its index in :data:`SURFACES` (hard where unknown)."""
+    return SURFACES[index] if 0 <= index < len(SURFACES) else "hard"
+
+
+def terrain_surface(terrain: Terrain) -> str:
+    """What a fall from or into this terrain lands on: its ``fall`` (MAP-FORMAT.md)."""
+    return terrain.fall if terrain.fall in SURFACES else "hard"
+
+
+# =============================================================================================
 # Flight (RULES.md 6)
 # =============================================================================================
 #
@@ -740,6 +817,8 @@ class Speedpoints(RuleSystem):
     paces = ("run",)
     default_pace = "run"
     fastest_pace = "run"
+    #: What falls do to a token, for the table: no rule of the seed reads them.
+    notes: ClassVar[frozenset[str]] = frozenset({"damage", "stun", "hurt", "grievous"})
     stats: ClassVar[tuple[Param, ...]] = (
         _points("running", 5, "running; also the longest run-up jump in m"),
         _points("swimming", 1, "swimming (0: cannot swim)"),
@@ -809,6 +888,18 @@ class Speedpoints(RuleSystem):
             choices=("soft_and_water", "water", "none"),
             help="which landings soften a fall one step (RULES.md 4: the landing may soften it)",
         ),
+        Setting(
+            "pit_wall",
+            "int",
+            0,
+            minimum=0,
+            maximum=25,
+            help="ruling (issue 38): a token that fell into a pit climbs out up its wall, a "
+            "climb as high as the pit is deep at this difficulty (0: the seed's 'ladder, steep "
+            "mountain', ceil(running / 2) spaces a turn; 5: rope, 1 m a turn; 10 and up: not "
+            "tactical, the token stays in the pit); one climbing roll, a failure falls back "
+            "the pit's depth",
+        ),
         *FLIGHT_SETTINGS,
     )
 
@@ -864,6 +955,14 @@ class Speedpoints(RuleSystem):
         seed always rolls for a climb; a ``ladder`` cell is 0 unless its level says more."""
         return level_difficulty(terrain.difficulty, 0)
 
+    def climb_height(self, terrain: Terrain) -> Fraction:
+        """How high a climb cell goes, in m: its ``height``, else one space (MAP-FORMAT.md)."""
+        return self.cell_size if terrain.height is None else exact(terrain.height)
+
+    def gap_depth(self, terrain: Terrain) -> Fraction:
+        """How deep a gap cell is, in m: its ``height`` (MAP-FORMAT.md), else 0."""
+        return Fraction(0) if terrain.height is None else exact(terrain.height)
+
     def jump_difficulty(self, terrain: Terrain) -> int:
         """The acrobatics roll's difficulty for a gap cell: its level, else the setting."""
         return level_difficulty(terrain.difficulty, int(self.config["jump_difficulty"]))
@@ -910,8 +1009,9 @@ class Speedpoints(RuleSystem):
             if terrain.move == "climb" and d >= TACTICAL_CLIMB_LIMIT:
                 return None  # refused, never entered
             check = SpeedpointsCheck(int(token.stats.get("climbing", 0)), d, resolver)
+            fall = fall_words(self.climb_height(terrain), terrain_surface(terrain))
             return CellCheck(
-                what=f"climbing ({terrain.move}, difficulty {d})",
+                what=f"climbing ({terrain.move}, difficulty {d}, {fall})",
                 target=f"{resolver} + {check.ability} >= {check.target}",
                 p_success=check.p_success(),
                 check=check,
@@ -936,8 +1036,11 @@ class Speedpoints(RuleSystem):
         if jc.refusal is not None or jc.check is None:
             return jc.refusal or "cannot jump", None
         how = "run-up" if run_up else "standing"
+        # A failure falls into the first gap cell (the turn loop leaves the token there).
+        fall = fall_words(self.gap_depth(gaps[0]), terrain_surface(gaps[0]))
         return None, CellCheck(
-            what=f"acrobatics ({how} jump {jsonable(jc.gap_m)} m of {jsonable(jc.longest_m)} m)",
+            what=f"acrobatics ({how} jump {jsonable(jc.gap_m)} m of {jsonable(jc.longest_m)} m, "
+            f"{fall})",
             target=f"{resolver} + {jc.check.ability} >= {jc.check.target}",
             p_success=jc.p_success,
             check=jc.check,
@@ -982,27 +1085,226 @@ class Speedpoints(RuleSystem):
         return "fall" if check.what.startswith(("climbing", "acrobatics")) else "stop"
 
     def apply_check(self, token: Token, what: str, degree: str) -> Token:
-        """Climbing or jump failure: the token falls (``fell``; a jump lands ``in_gap``);
-        the height reached on a climb is lost. Fall rolls mark ``hurt`` or ``grievous``."""
-        if degree == "success" and not what.startswith("fall"):
-            return token
+        """A check's effect. A failed climbing roll: the climber loses its grip and falls to
+        the foot (``fell``; the height reached is lost), a fall as high as the climb (RULES.md
+        4). A failed jump: the token falls into the gap (``fell``, ``in_gap``; the pit's depth
+        and floor in ``pit_cm``/``pit_surface``), a fall as deep as the pit. A fall that is
+        not safe waits in ``fall_cm``/``fall_difficulty``/``fall_surface`` for the end of the
+        turn, which rolls it (:meth:`end_turn`). ``fall (BAND)`` with success or failure: the
+        falling roll's effect (:meth:`fall_effect`)."""
+        if what.startswith("fall"):
+            band = next((b for b in FALL_BANDS if f"({b})" in what), "safe")
+            return self.fall_effect(token, fall_degree(band, degree == "success"))
+        if degree == "success" or (what.startswith("acrobatics") and " leap " in what):
+            return token  # a failed vertical leap only fails to reach the height
+        height, surface = read_fall(what)
         state = token.state
         if what.startswith("climbing"):
-            return token.moved(conditions=state.with_conditions("fell").conditions, progress=0)
-        if what.startswith("acrobatics") and " leap " in what:
-            return token  # a failed vertical leap only fails to reach the height
+            m = _DIFFICULTY_WORDS.search(what)
+            difficulty = int(m.group(1)) if m else 0
+            token = token.with_state(state.with_conditions("fell").changed(progress=0))
+            return self.pend_fall(token, height, surface, difficulty)
         if what.startswith("acrobatics"):
-            return token.moved(conditions=state.with_conditions("fell", "in_gap").conditions)
-        if what.startswith("fall"):
-            # Dangerous: failure hurts. Lethal: success hurts, failure is grievous.
-            if "lethal" in what:
-                worse = "hurt" if degree == "success" else "grievous"
-            elif degree == "success":
-                return token
-            else:
-                worse = "hurt"
-            return token.moved(conditions=state.with_conditions(worse).conditions)
+            state = state.with_conditions("fell", "in_gap", remove=("climbing_out", "lost_grip"))
+            state = state.set_counter("pit_cm", centimetres(height))
+            state = state.set_counter("pit_surface", SURFACES.index(surface))
+            state = state.set_counter("pit_climbed_cm", 0)
+            return self.pend_fall(token.with_state(state), height, surface, FALL_DIFFICULTY)
         return token
+
+    # ----------------------------------------------------------------- falls and pits in play
+
+    def pend_fall(self, token: Token, height_m: Fraction, surface: str, difficulty: int) -> Token:
+        """``token`` with a fall of ``height_m`` onto ``surface`` still to roll (the falling
+        roll at ``difficulty``); a fall that is safe (by height, after the landing) asks no
+        roll and leaves nothing to roll. The higher of two falls waits."""
+        band = softened(fall_band(height_m), surface, self.config["landing"])
+        if band == "safe":
+            return token
+        st = token.state
+        cm = max(st.counter("fall_cm"), centimetres(height_m))
+        st = st.set_counter("fall_cm", cm).with_counter("fall_difficulty", difficulty)
+        return token.with_state(st.set_counter("fall_surface", SURFACES.index(surface)))
+
+    def roll_fall(self, token: Token, dice: Dice) -> Token:
+        """The fall still to roll (:data:`FALL_COUNTERS`), rolled now: each roll an event."""
+        st = token.state
+        cm = st.counter("fall_cm")
+        if cm <= 0:
+            return token
+        height = Fraction(cm, 100)
+        surface = surface_of(st.counter("fall_surface"))
+        difficulty = st.counter("fall_difficulty")
+        for name in FALL_COUNTERS:
+            st = st.set_counter(name, 0)
+        return self.fall(token.with_state(st), height, surface, difficulty, dice)
+
+    def fall(
+        self, token: Token, height_m: Fraction, surface: str, difficulty: int, dice: Dice
+    ) -> Token:
+        """A fall of ``height_m`` onto ``surface`` rolled now with ``dice`` (RULES.md 4): the
+        falling roll of ``tacgrid odds fall=...`` (:class:`FallCheck`, 1d20 + the better of
+        climbing and acrobatics + agility >= 10 + ``difficulty``), its outcome applied
+        (:meth:`fall_effect`). A safe fall asks no roll."""
+        check = FallCheck(
+            Fraction(height_m),
+            fall_ability(token),
+            surface,
+            difficulty,
+            self.config["resolver"],
+            self.config["landing"],
+        )
+        result = check.roll(dice)
+        if result.events:
+            hurt = fall_effects(token)[result.degree]
+            harm = ", ".join(f"{k} {v}" for k, v in hurt.items() if v)
+            dice.decide(
+                result.events[0],
+                f"falls {jsonable(Fraction(height_m))} m onto {LANDING_WORDS[surface]} "
+                f"({check.band}): {result.degree}" + (f", {harm}" if harm else ""),
+            )
+        return self.fall_effect(token, result.degree)
+
+    @staticmethod
+    def fall_effect(token: Token, degree: str) -> Token:
+        """A fall's outcome on the token: ``hurt`` (damage and stun = toughness) or
+        ``grievous`` (damage = stamina) as a condition, the damage and stun added to the
+        ``damage`` and ``stun`` counters; ``unharmed`` changes nothing."""
+        if degree not in ("hurt", "grievous"):
+            return token
+        st = token.state.with_conditions(degree)
+        for name, value in fall_effects(token)[degree].items():
+            if value:
+                st = st.set_counter(name, st.counter(name) + int(value))
+        return token.with_state(st)
+
+    def out_of_pit(self, token: Token) -> Token:
+        """``token`` out of its pit: the pit's conditions and counters cleared."""
+        st = token.state.with_conditions(remove=PIT_CONDITIONS)
+        for name in PIT_COUNTERS:
+            st = st.set_counter(name, 0)
+        return token.with_state(st)
+
+    def pit_climb_cm(self, token: Token) -> int:
+        """Centimetres of the pit's wall climbed a turn (0: it cannot climb it): the seed's
+        climbing table at the ``pit_wall`` difficulty."""
+        spaces = climb_spaces(effective_points(token, "running"), int(self.config["pit_wall"]))
+        return int(spaces * SPACE_M * 100)
+
+    def pit_turns_left(self, token: Token) -> Fraction | None:
+        """Turns of climbing still between a token in a pit and its rim; None while it cannot
+        climb (it fell back this turn, or the wall is no tactical climb for it)."""
+        st = token.state
+        per_turn = self.pit_climb_cm(token)
+        if st.has("lost_grip") or per_turn <= 0:
+            return None
+        left = st.counter("pit_cm") - st.counter("pit_climbed_cm")
+        return Fraction(max(0, left), per_turn)
+
+    def search_state(self, token: Token, pace: str) -> SearchState | None:
+        """A token in a pit (``in_gap``) searches two layers: ``in_pit``, where it enters no
+        cell, and ``out``, joined in place by the climb up the pit's wall (what is left of
+        it, :meth:`pit_turns_left`); none while it cannot climb."""
+        st = token.state
+        if not st.has("in_gap") or st.counter("pit_cm") <= 0:
+            return None
+        left = self.pit_turns_left(token)
+        if left is not None and left <= 0:
+            return None
+        in_place = () if left is None else ((0, 1, left),)
+        return SearchState(
+            names=("in_pit", "out"),
+            tokens=(token, self.out_of_pit(token)),
+            modes=(frozenset(), None),
+            in_place=in_place,
+            start=0,
+            main=1,
+        )
+
+    def held(self, token: Token) -> str | None:
+        """Why a token in a pit makes no move this turn: it fell back off the wall, cannot
+        climb it, or spends the whole turn climbing (None: it may move)."""
+        st = token.state
+        if not st.has("in_gap") or st.counter("pit_cm") <= 0:
+            return None
+        depth = jsonable(Fraction(st.counter("pit_cm"), 100))
+        if st.has("lost_grip"):
+            return f"lost its grip on the wall of a {depth} m pit and fell back"
+        left = self.pit_turns_left(token)
+        if left is None:
+            return (
+                f"cannot climb out of a {depth} m pit (difficulty {self.config['pit_wall']}: "
+                "not a tactical climb)"
+            )
+        if left >= 1:
+            climbed = jsonable(Fraction(st.counter("pit_climbed_cm"), 100))
+            return f"climbing out of a {depth} m pit ({climbed} m climbed)"
+        return None
+
+    def climb_out(self, token: Token, dice: Dice) -> Token:
+        """A token in a pit starts the climb up its wall (seed 004: "For each climb make a
+        success roll"; one roll, as the climb starts): success, ``climbing_out``; failure,
+        "he looses his grip and falls": ``lost_grip`` and a fall as high as the climb, the
+        pit's depth, rolled now. A pit of no depth is no pit."""
+        st = token.state
+        if st.counter("pit_cm") <= 0:
+            return self.out_of_pit(token)
+        if st.has("climbing_out") or self.pit_climb_cm(token) <= 0:
+            return token
+        difficulty = int(self.config["pit_wall"])
+        check = SpeedpointsCheck(
+            int(token.stats.get("climbing", 0)), difficulty, self.config["resolver"]
+        )
+        result = check.roll(dice)
+        depth = Fraction(st.counter("pit_cm"), 100)
+        dice.decide(
+            result.events[0],
+            f"climbing out of a {jsonable(depth)} m pit (difficulty {difficulty}): "
+            + result.degree,
+        )
+        if result.success:
+            return token.with_state(st.with_conditions("climbing_out"))
+        token = token.with_state(st.with_conditions("lost_grip"))
+        surface = surface_of(st.counter("pit_surface"))
+        if softened(fall_band(depth), surface, self.config["landing"]) == "safe":
+            return token
+        return self.fall(token, depth, surface, difficulty, dice)
+
+    def start_turn(self, token: Token, dice: Any) -> Token:
+        """Start of the token's turn: a fall still to roll is rolled; out of a pit, ``fell``
+        ends (the token may climb again); in one, a grip lost last turn is found again and
+        the token starts the climb up the wall (:meth:`climb_out`)."""
+        token = self.roll_fall(token, dice)
+        st = token.state
+        if not st.has("in_gap"):
+            return (
+                token.with_state(st.with_conditions(remove=("fell",))) if st.has("fell") else token
+            )
+        if st.has("lost_grip"):
+            token = token.with_state(st.with_conditions(remove=("lost_grip",)))
+        return self.climb_out(token, dice)
+
+    def paced(self, token: Token, pace: str, moved: bool) -> Token:
+        """A token climbing out of a pit that left its cell this turn is out of it (its
+        search took the climb up the wall, then stepped on)."""
+        st = token.state
+        if moved and st.has("in_gap") and st.has("climbing_out"):
+            return self.out_of_pit(token)
+        return token
+
+    def end_turn(self, token: Token, dice: Any) -> Token:
+        """End of the token's turn: a fall still to roll is rolled (a failed jump or climbing
+        roll in this turn's move); a token climbing out of a pit that is still in it spent
+        the turn climbing: a turn's climb more, out at the rim once it has climbed the
+        pit's depth (a grip lost this turn stays lost until the next turn starts)."""
+        token = self.roll_fall(token, dice)
+        st = token.state
+        if st.has("in_gap") and st.has("climbing_out"):
+            climbed = st.counter("pit_climbed_cm") + self.pit_climb_cm(token)
+            if climbed >= st.counter("pit_cm"):
+                return self.out_of_pit(token)
+            st = st.set_counter("pit_climbed_cm", climbed)
+        return token.with_state(st)
 
     parse_check = staticmethod(parse_check)
 
