@@ -184,3 +184,31 @@ def test_whisperspace_a_climb_taller_than_a_turn_is_climbed_over_turns(
                 assert state["cell"][0] >= 4 and state.get("toward") is None
                 break
     assert over >= 25
+
+
+def test_a_gms_move_climbs_a_wall_over_turns(tmp_path: Path, monkeypatch: Any) -> None:
+    """The viewer's moves (a path the GM gives, policy ``human``) play the same rules as a
+    policy's way: a 60-ft wall is worked at over turns (progress logged, toward the wall's
+    cell) until the token is over it, and the path goes on from there."""
+    tall = {"terrain": "tall", "move": "climb", "difficulty": "none", "height": 60.0}
+    monkeypatch.setitem(tmxtext.LEGEND, "T", tall)
+    monkeypatch.setattr(tmxtext, "CHARS", [*tmxtext.CHARS, "T"])
+    gm = """  - id: ape
+    side: quarry
+    policy: human
+    cell: [3, 1]
+    stats: {speed: 30}
+"""
+    sc = _scenario(tmp_path, ["....T....."] * 3, "whisperspace", gm, turns=4)
+    sim = Simulation(sc, 1)
+    path = [(x, 1) for x in range(3, 10)]
+    progress = []
+    for _ in range(3):
+        sim.play_turn({"ape": path[path.index(sim.tokens["ape"].state.cell) :]})
+        st = sim.tokens["ape"].state
+        progress.append((st.cell, st.progress, st.toward, st.mode))
+    # 10 ft a Move action (RULES.md 1: climb "+2" penalties), 3 a turn: 30 of 60 ft a turn,
+    # no check (an easy wall, difficulty none, asks none).
+    assert progress[0] == ((3, 1), F(1, 2), (4, 1), "climb")
+    assert progress[1][0] == (4, 1) and progress[1][2] is None  # over it at the turn's end
+    assert progress[2][0][0] > 4  # and on

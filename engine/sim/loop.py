@@ -382,7 +382,10 @@ class Simulation:
         before = token.state.cell
         flight = self.flight_rules(token) if token.state.flight is not None else None
         if path is not None:
-            token = self.walker.walk_path(tid, token, prof, path, self.occupancy_of(tid))
+            ways = _Ways(self, tid, spec, pace)
+            token = self.walker.walk_path(
+                tid, token, prof, path, self.occupancy_of(tid), ways.profile
+            )
         elif flight is not None:
             token = self._fly(tid, token, flight)
         elif way is not None:

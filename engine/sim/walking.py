@@ -7,6 +7,7 @@ run's dice and writing to its :class:`EventSink`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, Literal, Protocol
 
@@ -352,9 +353,14 @@ class Walker:
         prof: Profile,
         path: list[Cell],
         occ: Occupancy = NOBODY,
+        profile: Callable[[Token], Profile] | None = None,
     ) -> Token:
         """A given path (human moves): walked while the turn's time lasts, up to the first
-        token in the way (``occ``), and never to end on an ally's cell."""
+        token in the way (``occ``), and never to end on an ally's cell; as a policy's way is
+        (:meth:`walk_down`): rolling on the way, re-priced where a result changes the
+        token's rates (``profile``: the profile of what it has become), a cell of more than
+        a turn worked at over turns."""
+        blocked: frozenset[Cell] = frozenset()
         if path and occ:
             blocked = occ.blocked - {path[0]}
             if blocked & set(path[1:]):
@@ -365,8 +371,14 @@ class Walker:
                 while end > 1 and path[end - 1] in occ.no_stop:
                     end -= 1
                 path = path[:end]
-        token, walked, spent = self._walk(tid, token, prof, path)
-        return self.moved(tid, token, walked, spent, prof.graph)
+        if not path:
+            return self.fields.hooks.moved(token, token.state.cell)
+        if profile is None:
+            token, walked, spent = self._walk(tid, token, prof, path)
+            return self.moved(tid, token, walked, spent, prof.graph)
+        walk = walk_of(prof, path)
+        ways = _PathWays(profile, path, blocked)
+        return self.walk_down(tid, token, prof, walk, len(walk.edges), ways)
 
     def _walk(
         self, tid: str, token: Token, prof: Profile, path: list[Cell], *, dry: bool = False
@@ -703,6 +715,76 @@ class _Move:
         self.spent, self.offset = 0.0, used
         self.legs += 1
         self.walker.offset = used
+
+
+class _PathWays:
+    """:class:`Replan` for a given path (a human's move): the rest of ``path`` from where
+    the token stands, on the profile of what it has become, up to a token in the way."""
+
+    def __init__(
+        self, profile: Callable[[Token], Profile], path: list[Cell], blocked: frozenset[Cell]
+    ) -> None:
+        self._profile = profile
+        self.path = path
+        self.blocked = blocked
+
+    def profile(self, token: Token) -> Profile:
+        return self._profile(token)
+
+    def __call__(
+        self, token: Token, prof: Profile | None, used: Fraction, until: Fraction | None
+    ) -> tuple[Profile, Walk, int] | None:
+        new = self._profile(token)
+        if new is prof:
+            return None
+        cell = token.state.cell
+        at = max((i for i, c in enumerate(self.path) if c == cell), default=None)
+        if at is None:
+            return new, Walk(new, []), 0
+        rest = self.path[at:]
+        cut = next((i for i, c in enumerate(rest) if i and c in self.blocked), len(rest))
+        walk = walk_of(new, rest[:cut])
+        left = float((min(until or 1, 1) - used) * new.graph.denominator) + 1e-9
+        k = len(walk.edges)
+        while k and walk.spent[k - 1] > left:
+            k -= 1
+        return new, walk, k
+
+
+def walk_of(prof: Profile, cells: list[Cell]) -> Walk:
+    """The way a given path (``cells``, from where the token stands) takes on ``prof``:
+    the edges this turn's time pays for (standing up first where the rules need it; a jump
+    made whole), and the one after where it takes more than a whole turn."""
+    g = prof.graph
+    node = g.node(cells[0])
+    budget = float(g.denominator) + 1e-9
+    spent = 0.0
+    edges: list[tuple[int, int, float]] = []
+    i = 0
+    while i + 1 < len(cells):
+        i += 1
+        jump = g.jump_along(node, cells, i)
+        if jump is not None:
+            hop = [(node, jump.dst, float(jump.ticks))]
+            skip = len(jump.parts) - 1
+        else:
+            step = g.step_from(node, cells[i])
+            if step is None:
+                break
+            hops = [node, *step]
+            hop = [
+                (a, b, next(float(t) for v, t in g.neighbours(a) if v == b))
+                for a, b in zip(hops, hops[1:], strict=False)
+            ]
+            skip = 0
+        w = sum(h[2] for h in hop)
+        if spent + w > budget and not (spent == 0 and jump is not None):
+            return Walk(prof, edges, hop[-1] if jump is None and len(hop) == 1 else None)
+        edges.extend(hop)
+        spent += w
+        node = hop[-1][1]
+        i += skip
+    return Walk(prof, edges)
 
 
 def _edge_turns(g: MovementGraph, cell: Cell, target: Cell) -> Fraction | None:
