@@ -76,6 +76,13 @@ def draw_panel(v: Window) -> tuple[pygame.Surface, list[tuple[str, pygame.Rect]]
         )
         if tok.state.conditions:
             line("  " + ", ".join(sorted(tok.state.conditions)), (255, 220, 120))
+        if tok.state.toward is not None:  # a crossing of more than a turn under way
+            to = tok.state.toward
+            doing = _DOING.get(tok.state.mode, "crossing")
+            line(
+                f"  {doing} to {to[0]},{to[1]}: {float(tok.state.progress):.0%} done",
+                (255, 220, 120),
+            )
         if v.selected in v.moved:
             line("  moved this round", DIM)
         tf = tok.state.flight
@@ -187,3 +194,7 @@ def draw_help(v: Window, screen: pygame.Surface) -> pygame.Rect:
     rect = pygame.Rect((sw - w) // 2, max(0, (sh - h) // 2), w, h)
     screen.blit(box, rect)
     return rect
+
+
+#: A crossing of more than a turn, by its mode, in the panel's words.
+_DOING = {"climb": "climbing", "ladder": "climbing", "swim": "swimming", "crawl": "crawling"}
