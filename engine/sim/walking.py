@@ -284,12 +284,16 @@ class Walker:
         t = mv.used()
         token = mv.token.moved(mode=terrain.move, toward=target, progress=progress)
         prof = mv.prof
-        fresh = not going_on
+        run = int(g.run_key[nxt % g.n])
+        rolls = check is not None and check.check is not None
         while t < 1:
             end = Fraction(1) if period is None else min(Fraction(1), (t // period + 1) * period)
-            if check is not None and check.check is not None and (fresh or period is not None):
+            # One roll per run of terrain and move (as _enter counts them): in each Move
+            # action spent on it, or once per crossing where the system counts none.
+            key = (run, 0 if period is None else int(t // period) + 1)
+            if rolls and key != mv.key and (period is not None or not going_on):
                 ok, token = self._roll_check(tid, token, check, target)
-                fresh = False
+                mv.key = key
                 if not ok:  # a fall, or a stop: no further this turn, the crossing lost
                     token = token.moved(toward=None, progress=Fraction(0))
                     token = self.fields.hooks.moved(
@@ -305,6 +309,7 @@ class Walker:
             need = (1 - token.state.progress) * cost
             if t + need <= end:
                 mv.token = token.moved(toward=None, progress=Fraction(0))
+                mv.key = key
                 mv.path.append(target)
                 mv.next_leg(prof, mv.token, t + need)
                 return True
