@@ -80,7 +80,10 @@ def way_key(
     A quarry's or pursuer's way is a function of: the token's profile this turn and
     whether it rolls once a turn; the doors; every token's spec; and every token's cell
     and the distances of its profile as it stands (:meth:`_others_read`), which is all
-    the policies, the tokens in the way and the descent read (:meth:`_find_way`)."""
+    the policies, the tokens in the way and the descent read (:meth:`_find_way`); and
+    the token's own crossing under way, where it has one (``state.toward`` and its
+    ``progress``: the quarry prices going on with it by what is left of it), which its
+    profile does not hold."""
     if policies.get(spec.policy).reads is None:
         return None
     doors = run.door_key()
@@ -89,6 +92,9 @@ def way_key(
         return None
     values, objects = seen
     kept = (prof, *objects, *map(run.specs.__getitem__, run.order))
+    own = run.tokens[tid].state
+    if own.toward is not None:
+        values.append(("crossing", own.toward, own.progress))
     return (tid, per_turn, doors, *values), kept
 
 
