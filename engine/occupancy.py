@@ -217,6 +217,18 @@ def _footprint_cells(grid: Grid, other: Other) -> list[Cell]:
     return [c for c in footprint(grid, other.cell, other.size) if grid.in_bounds(c)]
 
 
+def reach_cell(token: Token) -> Cell | None:
+    """Where ``token`` is for capture and for standing in another token's way: its cell,
+    except for a climber partway up (docs/rules.md, "Climbers in play": a crossing of more
+    than a turn under way, ``state.toward`` set, in mode ``climb``, with some of it climbed,
+    ``progress`` above 0), which is off the ground and reached only at the cell it climbs
+    to. A climber that has climbed nothing yet, or fell back (progress 0), is at its foot."""
+    st = token.state
+    if st.toward is not None and st.mode == "climb" and st.progress > 0:
+        return st.toward
+    return st.cell
+
+
 def gap_steps(grid: Grid, a: Cell, size_a: int, b: Cell, size_b: int) -> int:
     """Fewest steps between two tokens' footprints (0: they overlap); the capture distance
     of tokens larger than one cell."""

@@ -230,29 +230,17 @@ class FieldCache:
         mine: np.ndarray,
         threat: np.ndarray,
         taken: frozenset[Cell],
+        crossing: tuple[Cell, Fraction] | None = None,
     ) -> Cell | None:
-        """:meth:`SimView.flee_cell`'s choice from ``mine`` (turns from the quarry, a kept
-        array), ``threat`` (:meth:`threat`) and the cells ``taken`` by other tokens; kept."""
-        got = self._flee.get((mine, threat), taken, MISSING)
+        """:meth:`SimView.flee_cell`'s choice (:func:`flee_choice`) from ``mine`` (turns
+        from the quarry, a kept array), ``threat`` (:meth:`threat`), the cells ``taken`` by
+        other tokens and the quarry's ``crossing`` under way (its ``state.toward`` and
+        ``progress``; None: none); kept."""
+        plain = taken if crossing is None else (taken, crossing)
+        got = self._flee.get((mine, threat), plain, MISSING)
         if got is MISSING:
-            ok = mine <= 1 + 1e-12
-            if taken:
-                ok[[g.grid.index(c) for c in taken]] = False
-            reachable = np.flatnonzero(ok)
-            best: Cell | None = None
-            if len(reachable):
-                # The most threat, then the least time, then the lowest index (reachable is
-                # in index order, so the first of a tie is the lowest).
-                far = threat[reachable]
-                reachable = reachable[far == far.max()]
-                if len(reachable) > 1:
-                    near = mine[reachable]
-                    reachable = reachable[near == near.min()]
-                best = g.grid.cell_of_index(int(reachable[0]))
-                if best == cell:
-                    best = None
-            self._flee.put((mine, threat), taken, best)
-            got = best
+            got = flee_choice(g, cell, mine, threat, taken, crossing)
+            self._flee.put((mine, threat), plain, got)
         return got
 
     #: How many capture distances and move times are kept (all go beyond this).
@@ -519,3 +507,84 @@ def _descent_made(
     if stop_at or occ.no_stop:
         k = trim_at(walk, stop_at, occ.no_stop)
     return prof, walk, k
+
+
+def flee_choice(
+    g: MovementGraph,
+    cell: Cell,
+    mine: np.ndarray,
+    threat: np.ndarray,
+    taken: frozenset[Cell],
+    crossing: tuple[Cell, Fraction] | None = None,
+) -> Cell | None:
+    """Where a quarry with no safe exit flees (the quarry policy; None: it stays), from
+    ``mine`` (turns from it to every cell, its field's expected time: a climb priced at
+    its expected whole turns), ``threat`` (the nearest pursuer's turns) and the cells
+    ``taken`` by other tokens (never chosen).
+
+    The margin of a cell is ``threat - mine``: how many turns it would hold there before
+    the first pursuer could come. Of the cells it reaches this turn (``mine`` <= 1) it
+    takes the one farthest from the pursuers (the most threat, then the least time, then
+    the lowest index). A cell further off is taken instead where its margin is larger
+    than that of every cell of this turn (the largest margin, then the least time, then
+    the lowest index): a cliff the pursuers cannot climb, a lake they swim slowly. A
+    crossing under way (``crossing``: the cell and the share done) is priced by what is
+    left of it, ``(1 - progress)`` of its time, so the quarry goes on with the climb it
+    started rather than another as good. One greedy look at the fields, not a plan: the
+    way there is not weighed, only where it ends (issue 39 reworks the policies)."""
+    ok = mine <= 1 + 1e-12
+    if taken:
+        ok[[g.grid.index(c) for c in taken]] = False
+    near = np.flatnonzero(ok)
+    best: int | None = None
+    if len(near):
+        # The most threat, then the least time, then the lowest index (near is in index
+        # order, so the first of a tie is the lowest).
+        far = threat[near]
+        pick = near[far == far.max()]
+        if len(pick) > 1:
+            t = mine[pick]
+            pick = pick[t == t.min()]
+        best = int(pick[0])
+    beyond = _beyond_margin(g, mine, threat, taken, crossing, near)
+    if beyond is not None:
+        best = beyond
+    if best is None:
+        return None
+    got = g.grid.cell_of_index(best)
+    return None if got == cell else got
+
+
+def _beyond_margin(
+    g: MovementGraph,
+    mine: np.ndarray,
+    threat: np.ndarray,
+    taken: frozenset[Cell],
+    crossing: tuple[Cell, Fraction] | None,
+    near: np.ndarray,
+) -> int | None:
+    """:func:`flee_choice`'s cell beyond this turn: the index of the cell of the largest
+    margin where that beats every cell reached this turn; None where none does."""
+    cost = mine
+    if crossing is not None:
+        toward, progress = crossing
+        i = g.grid.index(toward)
+        if np.isfinite(mine[i]):
+            cost = mine.copy()
+            cost[i] = mine[i] * float(1 - progress)
+    reach = np.isfinite(cost) & (mine > 1 + 1e-12)
+    if taken:
+        reach[[g.grid.index(c) for c in taken]] = False
+    cand = np.flatnonzero(reach)
+    if not len(cand):
+        return None
+    with np.errstate(invalid="ignore"):
+        margin = threat[cand] - cost[cand]
+    top = margin.max()
+    if len(near) and not top > (threat[near] - mine[near]).max():
+        return None
+    cand = cand[margin == top]
+    if len(cand) > 1:
+        t = cost[cand]
+        cand = cand[t == t.min()]
+    return int(cand[0])

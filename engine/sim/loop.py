@@ -12,7 +12,7 @@ from engine.dice import Dice
 from engine.flight.model import FlightRules
 from engine.grid import Cell
 from engine.mapmodel import MapModel
-from engine.occupancy import Occupancy
+from engine.occupancy import Occupancy, reach_cell
 from engine.scenario import Scenario, TokenSpec
 from engine.sim.cache import FieldCache
 from engine.sim.fields import Profile, TurnPlan, Walk
@@ -753,20 +753,24 @@ class Simulation:
     # ----------------------------------------------------------------- goals
 
     def _check_goals(self, moved: str) -> None:
+        """A capture where a pursuer ends within ``capture`` steps of a quarry, both low
+        enough, each where it is reached (:func:`reach_cell`: a climber partway up at the
+        cell it climbs to, docs/rules.md "Climbers in play"); an escape where a quarry
+        stands on an exit."""
         scenario = self.scenario
         tokens, specs, gap = self.tokens, self.specs, self.fields.gap
         capture, altitude = scenario.capture, scenario.capture_altitude
         for q in self.quarries:
             qtok = tokens[q]
             qst = qtok.state
-            qc = qst.cell
+            qc = qst.cell if qst.toward is None else reach_cell(qtok)
             if qc is not None:
                 q_low = qst.flight is None or low_enough(qtok, altitude)
                 q_size = specs[q].size
                 for p in self.pursuers:
                     ptok = tokens[p]
                     pst = ptok.state
-                    pc = pst.cell
+                    pc = pst.cell if pst.toward is None else reach_cell(ptok)
                     if (
                         pc is not None
                         and gap(pc, specs[p].size, qc, q_size) <= capture
@@ -775,8 +779,8 @@ class Simulation:
                     ):
                         self._finish("capture", qc, p)
                         return
-            if qc in scenario.exit_cells:
-                self._finish("escape", qc, q)
+            if qst.cell in scenario.exit_cells:
+                self._finish("escape", qst.cell, q)
                 return
 
     def _finish(self, outcome: str, cell: Cell | None, by: str | None) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from engine import policies
 from engine.grid import Cell
-from engine.occupancy import Occupancy, Other, occupancy
+from engine.occupancy import Occupancy, Other, occupancy, reach_cell
 from engine.sim.fields import Profile
 from engine.sim.view import RunState, low_enough
 from engine.tokenspec import TokenSpec
@@ -21,7 +21,8 @@ def occupancy_of(run: RunState, tid: str) -> Occupancy:
     """What the other tokens take away from ``tid`` this turn (engine.occupancy): under
     the scenario's ``tokens_block``, enemies' footprints block and allies' may be
     passed but not stopped on; a pursuer's quarries never block it (that is the catch);
-    a flier in the air is over everyone's heads."""
+    a flier in the air is over everyone's heads; a climber partway up stands where it
+    climbs to, not on its foot (:func:`~engine.occupancy.reach_cell`)."""
     setting = run.scenario.tokens_block
     if setting == "none":
         return NOBODY
@@ -39,7 +40,7 @@ def occupancy_of(run: RunState, tid: str) -> Occupancy:
             if oid == tid or tok is None:
                 continue
             st = tok.state
-            cell, f = st.cell, st.flight
+            cell, f = st.cell if st.toward is None else reach_cell(tok), st.flight
             if cell is None or not (f is None or f.landed or f.altitude <= 0):
                 continue
             if hunts and oid in run.quarries:
@@ -52,14 +53,15 @@ def occupancy_of(run: RunState, tid: str) -> Occupancy:
     others = []
     for oid in run.order:
         tok = run.tokens.get(oid)
-        if oid == tid or tok is None or tok.state.cell is None:
+        at = None if tok is None else reach_cell(tok)
+        if oid == tid or tok is None or at is None:
             continue
         if not low_enough(tok, 0):
             continue
         spec = run.specs[oid]
         others.append(
             Other(
-                tok.state.cell,
+                at,
                 spec.size,
                 enemy=spec.side != mine.side,
                 quarry=hunts and oid in run.quarries,
@@ -78,7 +80,10 @@ def way_key(
     A quarry's or pursuer's way is a function of: the token's profile this turn and
     whether it rolls once a turn; the doors; every token's spec; and every token's cell
     and the distances of its profile as it stands (:meth:`_others_read`), which is all
-    the policies, the tokens in the way and the descent read (:meth:`_find_way`)."""
+    the policies, the tokens in the way and the descent read (:meth:`_find_way`); and
+    the token's own crossing under way, where it has one (``state.toward`` and its
+    ``progress``: the quarry prices going on with it by what is left of it), which its
+    profile does not hold."""
     if policies.get(spec.policy).reads is None:
         return None
     doors = run.door_key()
@@ -87,6 +92,9 @@ def way_key(
         return None
     values, objects = seen
     kept = (prof, *objects, *map(run.specs.__getitem__, run.order))
+    own = run.tokens[tid].state
+    if own.toward is not None:
+        values.append(("crossing", own.toward, own.progress))
     return (tid, per_turn, doors, *values), kept
 
 
@@ -115,8 +123,9 @@ def others_read(
     too, unless ``skip_own``): values, and objects a key names by identity
     (:class:`IdMemo`); None where one of those tokens is in the air or off the map.
 
-    Of a token: its cell (the tokens in the way read it), and what the policy declares
-    it reads (:attr:`Policy.reads`): of its profile (:meth:`profile_now`) only its
+    Of a token: its cell (the tokens in the way read it; with the cell it is reached at
+    where that is another, :func:`~engine.occupancy.reach_cell`), and what the policy
+    declares it reads (:attr:`Policy.reads`): of its profile (:meth:`profile_now`) only its
     distances (turns from its cell), and of a quarry the penalties its risk-weighted
     route follows. Distances are the same for every profile on the same compiled graph
     (:class:`_Distances`) at the same scale and denominator: tokens whose states differ
@@ -134,16 +143,20 @@ def others_read(
         tok = tokens.get(oid)
         if tok is None or tok.state.cell is None or tok.state.flight is not None:
             return None
+        cell = tok.state.cell
+        # A climber partway up: reached (and in the way) where it climbs to.
+        reach = cell if tok.state.toward is None else reach_cell(tok)
+        at = (cell,) if reach == cell else (cell, reach)
         if not distances:
-            values.append((tok.state.cell,))
+            values.append(at)
             continue
         prof = run.profile_now(oid, doors)
         shared = prof.shared
         if shared is None:  # (not one of a field cache's: the profile itself)
-            values.append((tok.state.cell,))
+            values.append(at)
             objects.append(prof)
             continue
-        values.append((tok.state.cell, prof.scale, prof.graph.denominator))
+        values.append((*at, prof.scale, prof.graph.denominator))
         objects.append(shared)
         if odds and oid in run.quarries:
             objects.append(prof.penalty)

@@ -15,6 +15,7 @@ or 3 actions moving (walk, run, sprint). Every figure is an exact int or Fractio
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -128,7 +129,12 @@ class MythmasterCheck:
         return "failure"
 
     def outcomes(self) -> dict[str, Fraction]:
-        """Exact probability of each degree, best first; sums to exactly 1."""
+        """Exact probability of each degree, best first; sums to exactly 1 (a new dict;
+        worked out once per check: the turn loop asks it every climbing turn)."""
+        return dict(_outcomes(self))
+
+    def _outcomes_made(self) -> tuple[tuple[str, Fraction], ...]:
+        """:meth:`outcomes` worked out."""
         out = {name: Fraction(0) for name in self.degrees}
         opponent = (
             {TARGET: Fraction(1)}  # a fixed target: opponent_total unused below
@@ -141,7 +147,7 @@ class MythmasterCheck:
                 for opp_dice, q in opponent.items():
                     opp_total = None if self.versus is None else opp_dice + self.versus
                     out[self.decide(a, b, opp_total)] += pair * q
-        return out
+        return tuple(out.items())
 
     def p_success(self) -> Fraction:
         """Probability of a success (a critical success included)."""
@@ -1185,3 +1191,9 @@ class Mythmaster(RuleSystem):
 
 
 SYSTEM = Mythmaster
+
+
+@functools.lru_cache(maxsize=4096)
+def _outcomes(check: MythmasterCheck) -> tuple[tuple[str, Fraction], ...]:
+    """:meth:`MythmasterCheck.outcomes` of ``check`` (frozen: kept by value)."""
+    return check._outcomes_made()
