@@ -240,7 +240,12 @@ class Walker:
         going_on = st.toward == target or (st.toward is None and st.mode == terrain.move)
         progress = st.progress if going_on else Fraction(0)
         used = mv.used()
-        odds = self.system.climb_odds(mv.token, terrain, g.pace)
+        system = self.system
+        odds = self.fields.hooks.get(
+            ("climb_odds", tid, self.stats_key(mv.token), terrain, g.pace),
+            mv.token,
+            lambda tok: system.climb_odds(tok, terrain, g.pace),
+        )
         if odds is not None:
             if used > 0 and odds.whole_turns:
                 return False  # a turn of climbing starts with the turn
@@ -255,7 +260,11 @@ class Walker:
                 )
             mv.spent, mv.offset = 0.0, Fraction(1)  # the whole turn
             mv.legs += 1
-            if token.state.has("falling") or token.state.progress < 1:
+            if token.state.has("falling"):  # back at the foot: the crossing is over
+                foot = mode_at(g.model, mv.path[-1])
+                mv.token = token.moved(toward=None, progress=Fraction(0), mode=foot)
+                return False
+            if token.state.progress < 1:
                 mv.token = token
                 return False
             mv.token = token.moved(toward=None, progress=token.state.progress - 1)
@@ -291,7 +300,7 @@ class Walker:
             # One roll per run of terrain and move (as _enter counts them): in each Move
             # action spent on it, or once per crossing where the system counts none.
             key = (run, 0 if period is None else int(t // period) + 1)
-            if rolls and key != mv.key and (period is not None or not going_on):
+            if check is not None and rolls and key != mv.key and (period or not going_on):
                 ok, token = self._roll_check(tid, token, check, target)
                 mv.key = key
                 if not ok:  # a fall, or a stop: no further this turn, the crossing lost
@@ -377,7 +386,7 @@ class Walker:
                     end -= 1
                 path = path[:end]
         if not path:
-            return self.fields.hooks.moved(token, token.state.cell)
+            return token
         if profile is None:
             token, walked, spent = self._walk(tid, token, prof, path)
             return self.moved(tid, token, walked, spent, prof.graph)
