@@ -256,10 +256,12 @@ def test_hourly_check_while_encumbered() -> None:
         token = W.start_turn(token, dice)
     assert len(dice.events()) == 1 and "an hour encumbered" in dice.events()[0].decided
     assert token.state.has("strained") and token.state.encumbrance == "heavy"
-    # Ten minutes unencumbered (the load dropped) clears it.
+    # Ten minutes' rest unencumbered (the load dropped; turns without moving) clears it.
     token = token.moved(counters=(("dropped_bulk", 5),))
     for _ in range(ws.REST_TURNS):
-        token = W.start_turn(token, dice)
+        token = W.paced(W.start_turn(token, dice), "sprint", False)
+    assert token.state.has("strained")  # the rest takes effect as the next turn starts
+    token = W.start_turn(token, dice)
     assert not token.state.has("strained")
 
 

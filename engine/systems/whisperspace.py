@@ -23,6 +23,11 @@ damage, stun, a fall still to roll) is in ``token.state``: conditions ``prone``,
 ``check_penalty_swim``/``check_penalty_climb`` (+1 failure, -1 extreme success),
 ``dropped_bulk``, ``heavy_turns``, ``encumbered_turns``, ``rest_turns``, ``stress``,
 ``damage``, ``stunned_rounds``, ``fall_ft``.
+
+Checks over time (seed 000) are token state carried from turn to turn: the heavy-load
+check at the start of every turn (``heavy_turns`` raises its DC), the hourly check while
+encumbered (``encumbered_turns``: 600 turns of 6 s), and rests (``rest_turns``: turns in a
+row without leaving the cell, :meth:`Whisperspace.paced`); none is rolled while swimming.
 """
 
 from __future__ import annotations
@@ -260,10 +265,14 @@ STRAIN_DC = 6
 """Endurance DC of the encumbrance checks; +1 per consecutive heavy turn (seed 000)."""
 
 HOUR_TURNS = 600
-"""Turns in an hour (6-second turns): how often an encumbered token rolls (seed 000)."""
+"""Turns in an hour (6-second turns): how often an encumbered token rolls (seed 000). The
+hour counts every turn the token is encumbered, swimming included; a check that falls due
+in the water waits for its first turn out of it (:meth:`Whisperspace.start_turn`)."""
 
 REST_TURNS = 100
-"""Turns in ten minutes: unencumbered this long, a strained token recovers (seed 000)."""
+"""Turns in ten minutes: a rest this long (turns in a row in which the token does not leave
+its cell: :meth:`Whisperspace.paced`) resets the heavy-load DC to 6 and, without any
+encumbrance, ends a failed hourly check's heavy encumbrance (seed 000)."""
 
 
 def net_bonus(bonuses: int, penalties: int) -> int:
@@ -1203,11 +1212,14 @@ class Whisperspace(RuleSystem):
     # ----------------------------------------------------------------- encumbrance upkeep
 
     def _drop_load(self, st: TokenState, token: Token) -> TokenState:
+        """The load dropped down to what setting ``drop_load_to`` keeps. A rest begun under
+        the load is not one "without any encumbrance" (seed 000): it starts again."""
         cap = self.capacity(token)
         keep = {"capacity": cap, "twice_capacity": 2 * cap, "nothing": 0}[
             self.config["drop_load_to"]
         ]
         amount = max(0, self.carried(token) - keep)
+        st = st.set_counter("rest_turns", 0)
         return st.with_counter("dropped_bulk", st.counter("dropped_bulk") + amount)
 
     @staticmethod
@@ -1235,48 +1247,97 @@ class Whisperspace(RuleSystem):
         return self._refresh(replace(token, state=st))
 
     def strain_dc(self, token: Token) -> int:
-        """DC of the next start-of-turn heavy-load check: 6, +1 per consecutive turn."""
-        return STRAIN_DC + token.state.counter("heavy_turns")
+        """DC of the next start-of-turn heavy-load check: 6, +1 per consecutive turn; back
+        to 6 after a rest of ten minutes (seed 000: "The DC resets to 6 once you drop below
+        heavy encumbrance or rest for at least ten minutes")."""
+        return STRAIN_DC + self._heavy_turns(token.state)
+
+    @staticmethod
+    def _rested(st: TokenState) -> bool:
+        """Whether the token has rested ten minutes (:data:`REST_TURNS` turns in a row)."""
+        return st.counter("rest_turns") >= REST_TURNS
+
+    def _heavy_turns(self, st: TokenState) -> int:
+        """Consecutive heavy turns the DC counts: none after a ten-minute rest."""
+        return 0 if self._rested(st) else st.counter("heavy_turns")
 
     def _upkeep_encumbrance(self, token: Token, dice: Dice) -> Token:
-        st = token.state
+        """The encumbrance checks that fall due over time, at the start of a turn (seed 000):
+        heavily encumbered, an Endurance check every turn (:meth:`_heavy_load_check`);
+        encumbered, one an hour (:meth:`_hourly_check`); without any encumbrance, a rest of
+        ten minutes ends a failed hourly check's heavy encumbrance ("A ten minute rest
+        (without any encumbrance) resets this").
+
+        "While a character is swimming, regular encumbrance checks do not apply": a token
+        whose turn starts in water (its mode, RULES.md R4) rolls neither check. It is still
+        encumbered there (the seed's swimming DC counts its encumbrance), so its time in the
+        water counts toward the hour and its heavy turns toward the DC; an hourly check that
+        fell due in the water is rolled at the start of its first turn out of it ("for an
+        hour or more")."""
         level = self.encumbrance(token)
-        swimming = st.mode == "swim"  # "while swimming, regular encumbrance checks do not apply"
+        st = token.state
+        swimming = st.mode == "swim"
         if level == "heavy":
-            dc = self.strain_dc(token)
-            st = st.with_counter("heavy_turns", st.counter("heavy_turns") + 1)
-            token = replace(token, state=st)
-            if not swimming:
-                result = self.skill_check(token, "endurance", dc).roll(dice)
-                dice.decide(
-                    result.events[0],
-                    f"{result.degree}: heavy load, endurance DC {dc}: "
-                    + self.strain_effect(token, result.degree),
-                )
-                token = self._strain(token, result.degree)
-            st = token.state
+            token = self._heavy_load_check(token, dice, swimming)
         else:
-            st = st.with_counter("heavy_turns", 0)
+            token = token.with_state(st.with_counter("heavy_turns", 0))
         if level == "encumbered":
-            turns = st.counter("encumbered_turns") + (0 if swimming else 1)
-            st = st.with_counter("encumbered_turns", turns).with_counter("rest_turns", 0)
-            if turns and turns % HOUR_TURNS == 0 and not swimming:
-                token = replace(token, state=st)
-                result = self.skill_check(token, "endurance", STRAIN_DC).roll(dice)
-                failed = not result.success
-                dice.decide(
-                    result.events[0],
-                    f"{result.degree}: an hour encumbered, DC {STRAIN_DC}"
-                    + (", heavily encumbered until a 10-minute rest" if failed else ""),
-                )
-                if failed:
-                    st = st.with_conditions("strained")
+            token = self._hourly_check(token, dice, swimming)
         elif level == "none":
-            rest = st.counter("rest_turns") + 1
-            st = st.with_counter("rest_turns", rest).with_counter("encumbered_turns", 0)
-            if rest >= REST_TURNS:
+            st = token.state.with_counter("encumbered_turns", 0)
+            if self._rested(st):
                 st = st.with_conditions(remove=("strained",))
-        return self._refresh(replace(token, state=st))
+            token = token.with_state(st)
+        return self._refresh(token)
+
+    def _heavy_load_check(self, token: Token, dice: Dice, swimming: bool) -> Token:
+        """Seed 000: "At the start of each of your turns while heavily encumbered, roll an
+        Endurance (DC6) encumbrance check. Each consecutive turn you remain heavily
+        encumbered increases the DC by +1." (none rolled while swimming)."""
+        st = token.state
+        dc = self.strain_dc(token)
+        token = token.with_state(st.with_counter("heavy_turns", self._heavy_turns(st) + 1))
+        if swimming:
+            return token
+        result = self.skill_check(token, "endurance", dc).roll(dice)
+        dice.decide(
+            result.events[0],
+            f"{result.degree}: heavy load, endurance DC {dc}: "
+            + self.strain_effect(token, result.degree),
+        )
+        return self._strain(token, result.degree)
+
+    def _hourly_check(self, token: Token, dice: Dice, swimming: bool) -> Token:
+        """Seed 000: "If a character is encumbered for an hour or more, they must roll an
+        Endurance (DC6) encumbrance check. Success: they continue normally for another hour
+        Failure: ... The character moves from being encumbered to being heavily encumbered."
+        Out of the water only: a check due while swimming waits for the first turn out."""
+        st = token.state
+        turns = st.counter("encumbered_turns") + 1
+        st = st.with_counter("encumbered_turns", turns)
+        if turns < HOUR_TURNS or swimming:
+            return token.with_state(st)
+        result = self.skill_check(token, "endurance", STRAIN_DC).roll(dice)
+        failed = not result.success
+        dice.decide(
+            result.events[0],
+            f"{result.degree}: an hour encumbered, DC {STRAIN_DC}"
+            + (", heavily encumbered until a 10-minute rest" if failed else ", another hour"),
+        )
+        st = st.with_counter("encumbered_turns", 0)  # the next hour starts
+        return token.with_state(st.with_conditions("strained") if failed else st)
+
+    def paced(self, token: Token, pace: str, moved: bool) -> Token:
+        """The end of a turn's move: a turn in which the token did not leave its cell is a
+        turn of rest (seed 000's "ten minute rest" and "rest for at least ten minutes";
+        project reading: resting is not moving). ``rest_turns`` counts such turns in a row,
+        up to ten minutes' worth (:data:`REST_TURNS`: more changes nothing); a move ends
+        the rest. Rests take effect at the start of the next turn (:meth:`start_turn`)."""
+        st = token.state
+        rest = 0 if moved else min(REST_TURNS, st.counter("rest_turns") + 1)
+        if rest == st.counter("rest_turns"):
+            return token
+        return token.with_state(st.set_counter("rest_turns", rest))
 
     # ----------------------------------------------------------------- state and turns
 
@@ -1307,9 +1368,10 @@ class Whisperspace(RuleSystem):
 
     def start_turn(self, token: Token, dice: Any) -> Token:
         """Start of the token's turn, in order: a fall still to roll; the turn's stun; out
-        of water, Asphyxiating ends; the encumbrance checks (heavy: Endurance DC 6 + 1 per
-        consecutive turn; encumbered: DC 6 every hour); a prone token stands up (15 ft of
-        this turn's movement) unless it is crawling or cannot move."""
+        of water, Asphyxiating ends; the encumbrance checks that fall due over time, none
+        while swimming (:meth:`_upkeep_encumbrance`: heavy, Endurance DC 6 + 1 per
+        consecutive turn; encumbered, DC 6 every hour; a ten-minute rest); a prone token
+        stands up (15 ft of this turn's movement) unless it is crawling or cannot move."""
         token = self._pending_fall(token, dice)
         st = self._clear_check_effects(token.state)
         if st.counter("stunned_rounds") > 0:
