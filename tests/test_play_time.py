@@ -197,3 +197,131 @@ def test_whisperspace_a_ten_minute_rest_without_encumbrance_ends_the_strain(
         last = 700 if tid == "stay" else 720
         assert strained == list(range(600, last + 1)), tid
         assert _state(turns[601])["encumbrance"] == "none"
+
+
+# =============================================================================================
+# D6 (seed 003 + RULES.md 3): the long-distance stamina schedule in play
+# =============================================================================================
+
+# A runner who never fails a movement roll (9D against open ground at most DN 8: "Very Easy"
+# shifted up at all-out), with Strength 1D (3 pips: 3 medium items) for the stamina rolls.
+SPRINTER = "move: 10, dexterity: 9D, strength: 1D"
+
+INTERVAL = {"all_out": 12, "high": 120}
+"""Seed 003: all-out "Make a stamina roll every minute", high "every 10 minutes"; rounds of
+5 s (RULES.md 3: "all-out every minute = 12 rounds, high every 10 minutes")."""
+
+DN_BY_ROLL = [3, 8, 13, 18, 25, 31]
+"""RULES.md 3's default numbers: Very Easy 3, Easy 8, Moderate 13, Difficult 18, ..."""
+
+
+def _check_schedule(turns: list[list[dict[str, Any]]], pace: str) -> dict[str, int]:
+    """Every round of one runner against the seed's schedule, worked from its moves alone:
+    the first round is cruising (seed 003: "A character may change speed by up to two levels
+    per round", from a stop) and every other moving round at ``pace``. What was seen."""
+    seen = {"success": 0, "failure": 0, "rested": 0}
+    moving = 0  # rounds at pace since the run began
+    rolls = 0  # stamina rolls of this run
+    owed = 0  # rounds of rest still owed after a failure
+    first = True
+    for n, turn in enumerate(turns, 1):
+        stamina = _rolls(turn, "stamina (")
+        state = _state(turn)
+        if owed:
+            # "If failed: must rest twice as long as sprint duration": held, not moving.
+            assert not _moved(turn) and not stamina, n
+            owed -= 1
+            assert ("exhausted" in state["conditions"]) == bool(owed), n
+            if not owed:
+                seen["rested"] += 1
+                moving, rolls, first = 0, 0, True
+                assert state["counters"] == {}, n  # the run is over: a fresh start
+            continue
+        assert _moved(turn), n
+        if first:  # the cruising round from a stop: 1/2160 of a roll, none due
+            first = False
+            assert not stamina, n
+            continue
+        moving += 1
+        if moving % INTERVAL[pace]:
+            assert not stamina, n
+            continue
+        (roll,) = stamina
+        # "First roll: Very Easy; increase one level each additional roll."
+        assert f"DN {DN_BY_ROLL[rolls]}" in roll["decided"], (n, roll["decided"])
+        assert f"roll {rolls + 1} of the run" in roll["decided"]
+        rolls += 1
+        if roll["decided"].startswith("success"):
+            seen["success"] += 1
+            assert "exhausted" not in state["conditions"]
+            continue
+        seen["failure"] += 1
+        assert "exhausted" in state["conditions"], n
+        run = moving + 1  # the run so far, its cruising round included
+        owed = 2 * run
+        assert roll["decided"].endswith(f"exhausted, rests {owed} rounds"), roll
+        assert state["counters"]["rest_due"] == owed
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("pace", "turns", "seeds"), [("all_out", 200, range(12)), ("high", 380, range(3))]
+)
+def test_d6_an_overloaded_runner_rolls_stamina_on_the_long_distance_schedule(
+    tmp_path: Path, pace: str, turns: int, seeds: range
+) -> None:
+    """Seed 003: "Overloaded characters may trigger long-distance movement and stamina rules"
+    (RULES.md 3, ruling ``overload = stamina``: "in play, an overloaded token rolls stamina
+    on the long-distance schedule for the speed it moves at (all-out every minute = 12
+    rounds, high every 10 minutes, cruising every 3 hours), first roll Very Easy, one level
+    harder each roll, a failure forcing rest"); "All-Out (sprinting) • Make a stamina roll
+    every minute. • First roll: Very Easy; increase one level each additional roll. • If
+    failed: must rest twice as long as sprint duration." Strength 1D carries 3 medium items
+    ("one medium-sized object per pip of Strength"): 4 overload it. Resting is not moving;
+    after the rest the run starts again from Very Easy."""
+    runner = _token(
+        "runner",
+        "waypoints",
+        (1, 1),
+        f"{SPRINTER}, items: 4",
+        f"    pace: {pace}\n" + _back_and_forth((58, 1), (1, 1), 200),
+    )
+    sc = _scenario(tmp_path, ["." * 60] * 3, "d6", runner, turns, settings="{encumbrance: true}")
+    seen = {"success": 0, "failure": 0, "rested": 0}
+    for seed in seeds:
+        sim = Simulation(sc, seed)
+        sim.run()
+        for k, v in _check_schedule(_turns(sim.events, "runner"), pace).items():
+            seen[k] += v
+        quiet = Simulation(sc, seed, record=False)  # a batch's run plays the same
+        quiet.run()
+        assert quiet.tokens["runner"].state == sim.tokens["runner"].state
+    assert seen["success"] and seen["failure"] and seen["rested"], seen
+
+
+def test_d6_stamina_rolls_only_for_overloaded_tokens_unless_the_scenario_asks(
+    tmp_path: Path,
+) -> None:
+    """RULES.md 3: "A token that is not overloaded rolls that schedule only when a scenario
+    asks (`stamina: true`)"; setting ``overload = stamina | none``. Seed 003's encumbrance is
+    "Optional": with it off nobody is overloaded."""
+    rows = ["." * 60] * 3
+
+    def stamina_rolls(stats: str, settings: str) -> int:
+        tok = _token(
+            "r",
+            "waypoints",
+            (1, 1),
+            stats,
+            "    pace: all_out\n" + _back_and_forth((58, 1), (1, 1), 20),
+        )
+        sim = Simulation(_scenario(tmp_path, rows, "d6", tok, 30, settings), 1)
+        sim.run()
+        return sum(len(_rolls(t, "stamina (")) for t in _turns(sim.events, "r"))
+
+    light, loaded = "move: 10, dexterity: 9D, strength: 4D", f"{SPRINTER}, items: 4"
+    assert stamina_rolls(loaded, "{encumbrance: true}") >= 1
+    assert stamina_rolls(loaded, "{}") == 0  # the optional rule off: not overloaded
+    assert stamina_rolls(loaded, "{encumbrance: true, overload: none}") == 0
+    assert stamina_rolls(light, "{stamina: true}") >= 1
+    assert stamina_rolls(light, "{}") == 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -750,6 +751,28 @@ STAMINA_INTERVAL_S: dict[str, int] = {
     "cautious": 3 * 3600,
 }
 FORCED_MARCH_INTERVAL_S = 2 * 3600
+ROUND_S = 5
+"""Seconds in a round (RULES.md 3: "rounds of 5 s")."""
+
+STAMINA_ROUNDS: dict[str, int] = {pace: s // ROUND_S for pace, s in STAMINA_INTERVAL_S.items()}
+"""Rounds of moving at each speed between stamina rolls in play (RULES.md 3: "all-out every
+minute = 12 rounds, high every 10 minutes, cruising every 3 hours"): 12, 120, 2160, 2160."""
+
+STAMINA_CLOCK = math.lcm(*STAMINA_ROUNDS.values())
+"""A token's stamina clock counts to this between rolls (counter ``stamina_clock``)."""
+
+STAMINA_TICKS: dict[str, int] = {pace: STAMINA_CLOCK // n for pace, n in STAMINA_ROUNDS.items()}
+"""What a round moving at each speed adds to the stamina clock: its share of that speed's
+interval (all-out 1/12, high 1/120, cruising and cautious 1/2160 of a roll), so that a run
+at one speed rolls on its own schedule and a run that changes speed rolls when the shares
+of its rounds add up to a whole interval (project reading: the seed gives each speed alone)."""
+
+SLEEP_ROUNDS = 3600 // ROUND_S
+"""Rounds in an hour: a march's rest after a failed check, an hour a check made (seed 003:
+"1 hour of sleep per stamina check restores vigor")."""
+
+_RUN_COUNTERS = ("run_rounds", "stamina_clock", "stamina_rolls", "rest_due", "rest_rounds")
+"""The state of a run on the stamina schedule, cleared by a full rest."""
 MAX_STAMINA_CHECKS = 500
 """Most checks :func:`long_distance` computes exactly (the chance is far below 1e-100 by then)."""
 
@@ -929,6 +952,14 @@ class D6(RuleSystem):
             "schedule for its speed (none: overloading changes nothing); it keeps every speed",
         ),
         Setting(
+            "stamina",
+            "bool",
+            False,
+            help="RULES.md 3: every token rolls stamina on the long-distance schedule in play, "
+            "overloaded or not (a scenario's stamina: true); false: only overloaded tokens, "
+            "as setting overload says",
+        ),
+        Setting(
             "tumble_stop",
             "choice",
             "quarter",
@@ -980,6 +1011,14 @@ class D6(RuleSystem):
 
     def encumbrance(self, token: Token) -> str:
         return "encumbered" if self.overloaded(token) else "none"
+
+    def rolls_stamina(self, token: Token) -> bool:
+        """Whether the token rolls stamina on the long-distance schedule in play (RULES.md 3):
+        overloaded under ``overload=stamina`` (the default), or any token under
+        ``stamina=true``."""
+        if self.config["stamina"]:
+            return True
+        return self.config["overload"] == "stamina" and self.overloaded(token)
 
     def top_speed(self, token: Token) -> str:
         """The fastest speed the token may use: all-out, overloaded or not (RULES.md 3 rules
@@ -1055,13 +1094,54 @@ class D6(RuleSystem):
         gets up and accelerates from a stop (cautious or cruising). ``keep``: the speed it
         fell at, which then may change by two levels only (after all-out: not cautious, not
         stop).
+
+        A token on the stamina schedule (:meth:`rolls_stamina`) also counts the round on its
+        stamina clock (:meth:`_stamina_clock`).
         """
+        if self.rolls_stamina(token):
+            clock = self._stamina_clock(token.state, self.effective_pace(token, pace), moved)
+            token = token.with_state(clock)
+        if token.state.has("exhausted"):
+            return token  # resting, at the stop the failed stamina roll left
         if token.state.has("no_actions") and self.config["fall_speed"] == "stop":
             return token
         speed = self.effective_pace(token, pace)
         if not moved and "stop" in self.allowed_paces(token):
             speed = "stop"
         return self.with_speed(token, speed)
+
+    @staticmethod
+    def _stamina_clock(state: TokenState, pace: str, moved: bool) -> TokenState:
+        """A round on the long-distance schedule (RULES.md 3; seed 003's Long-Distance
+        Movement), ``pace`` the speed it moved at.
+
+        Moving: the run (``run_rounds``) grows by a round and the stamina clock by that
+        speed's share of its interval (:data:`STAMINA_TICKS`); a full clock makes a roll due
+        at the end of the round (``stamina_due``: the speed it falls due at,
+        :meth:`end_turn`). Not moving (held, or staying): a round of rest (``rest_rounds``).
+        A rest as long as the seed asks ends the run, its clock and its count of rolls: an
+        exhausted token's ``rest_due`` (its failed roll's), any other's twice the run so far
+        (project reading of "must rest twice as long as sprint duration": the seed's measure
+        of a rest that restores), and ``exhausted`` goes with it."""
+        if moved:
+            state = _set(state, "rest_rounds", 0)
+            state = _set(state, "run_rounds", state.counter("run_rounds") + 1)
+            clock = state.counter("stamina_clock") + STAMINA_TICKS[pace]
+            if clock >= STAMINA_CLOCK:
+                clock -= STAMINA_CLOCK
+                state = _set(state, "stamina_due", SPEEDS.index(pace))
+            return _set(state, "stamina_clock", clock)
+        if not (state.counter("run_rounds") or state.has("exhausted")):
+            return state  # nothing to rest from
+        rest = state.counter("rest_rounds") + 1
+        owed = (
+            state.counter("rest_due") if state.has("exhausted") else 2 * state.counter("run_rounds")
+        )
+        if rest < owed:
+            return _set(state, "rest_rounds", rest)
+        for name in _RUN_COUNTERS:
+            state = _set(state, name, 0)
+        return state.with_conditions(remove=("exhausted",))
 
     def with_speed(self, token: Token, speed: str) -> Token:
         """The token after a round at ``speed``; a change of more than two levels raises."""
@@ -1234,9 +1314,15 @@ class D6(RuleSystem):
         actions this round or next". :meth:`apply_check` sets ``no_actions`` at the failure
         (the rest of that round, its move ended at :meth:`failure_share`), and
         :meth:`start_turn` keeps it through the next round after a tumble only.
+
+        A failed stamina roll (RULES.md 3: "a failure forcing rest") leaves the token
+        ``exhausted``: it is held until it has rested its ``rest_due`` rounds
+        (:meth:`_stamina_clock`).
         """
         state = token.state
         if not state.has("no_actions"):
+            if state.has("exhausted"):
+                return "exhausted: resting after a failed stamina roll (seed 003: 'must rest')"
             return None
         if state.counter("lose_next"):
             return "a tumble: no actions for the rest of this round or next (seed 003: 11+)"
@@ -1266,7 +1352,7 @@ class D6(RuleSystem):
         if kind == "stamina":
             if degree != "success":
                 failure_effect(degree)  # validates the degree name
-                state = state.with_conditions("exhausted")
+                state = self._exhausted(state, pace)
             return replace(token, state=state)
         effect = failure_effect(degree, self.config["tumble_stop"])
         if effect.penalty_now:
@@ -1289,6 +1375,20 @@ class D6(RuleSystem):
                 state = _set(state, "collision_dice", state.counter("collision_dice") + damage.dice)
         return replace(token, state=state)
 
+    @staticmethod
+    def _exhausted(state: TokenState, pace: str) -> TokenState:
+        """A failed stamina roll at ``pace``: ``exhausted``, at a stop, owing a rest
+        (``rest_due`` rounds). Seed 003: sprinting or running, "If failed: must rest twice as
+        long as sprint duration" ("... as run duration"): twice the run so far; a march
+        (cruising, cautious), "1 hour of sleep per stamina check restores vigor": an hour a
+        roll made."""
+        if pace in ("all_out", "high"):
+            owed = 2 * state.counter("run_rounds")
+        else:
+            owed = SLEEP_ROUNDS * state.counter("stamina_rolls")
+        state = _set(_set(state, "rest_due", owed), "rest_rounds", 0)
+        return _set(state.with_conditions("exhausted"), "speed", SPEEDS.index("stop"))
+
     def start_turn(self, token: Token, dice: Any) -> Token:
         """A new round: next round's penalties and lost actions arrive, the old ones go.
 
@@ -1306,6 +1406,36 @@ class D6(RuleSystem):
         return replace(token, state=state)
 
     def end_turn(self, token: Token, dice: Any) -> Token:
+        """The end of the round: its collision damage (:meth:`_collision`), then a stamina
+        roll that fell due this round (:meth:`_stamina_roll`); each roll an event."""
+        return self._stamina_roll(self._collision(token, dice), dice)
+
+    def _stamina_roll(self, token: Token, dice: Any) -> Token:
+        """The stamina roll due at the end of this round (:meth:`_stamina_clock`), RULES.md 3
+        in play: "first roll Very Easy, one level harder each roll, a failure forcing rest".
+        Seed 003: the ``stamina`` skill, else Strength (:meth:`stamina_code`); no round's
+        penalty applies (it is no action of the round)."""
+        state = token.state
+        due = state.counter("stamina_due")
+        if not due:
+            return token
+        pace = SPEEDS[due]
+        level = state.counter("stamina_rolls")
+        dn = self.number(level)
+        name, code = self.stamina_code(token)
+        result = self._check(code, dn, 1, 0).roll(dice)
+        state = _set(_set(state, "stamina_due", 0), "stamina_rolls", level + 1)
+        token = self.apply_check(token.with_state(state), f"stamina {pace}", result.degree)
+        rest = token.state.counter("rest_due")
+        dice.decide(
+            result.events[0],
+            f"{result.degree}: stamina ({pace}, roll {level + 1} of the run) {name} {code} "
+            f"vs {level_name(level)} DN {dn}: "
+            + ("goes on" if result.success else f"exhausted, rests {rest} rounds"),
+        )
+        return token
+
+    def _collision(self, token: Token, dice: Any) -> Token:
         """Roll this round's collision damage against Strength (each roll an event).
 
         The seed gives no wound chart: the state keeps ``collision_margin`` (damage total less
