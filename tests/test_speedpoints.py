@@ -377,3 +377,63 @@ def test_turn_loop_rolls_once_per_climb(tmp_path) -> None:
         assert len(checks) == 1 and checks[0]["what"].startswith("climbing")
         if checks[0]["success"]:
             assert sim.tokens["t"].state.cell == (5, 0)
+
+
+@pytest.mark.parametrize(
+    ("running", "gap_jump", "cells"),
+    [(5, "run_up", 2), (6, "run_up", 3), (10, "run_up", 7), (2, "run_up", 0), (10, "standing", 6)],
+)
+def test_per_turn_gap_is_the_most_gap_cells_whole_jumps_cross(
+    running: int, gap_jump: str, cells: int
+) -> None:
+    """CONTRACT.md: per_turn[mode] is "the most cells of that mode the token crosses in one
+    turn when it spends the whole turn moving". Seed 004: "Running is also the maximum
+    distance a character can jump with a running start ... Without a running start a
+    character can jump half as far", and a turn's "total distance may not exceed their
+    running". Spaces of 2 m, one a point: a run-up jump over n gap cells (2n m <= running m)
+    takes n + 2 spaces of the turn (the run-up, the gap cells, the landing), a standing one
+    (2n m <= running / 2 m) n + 1. Running 5: one run-up jump over 2 (4 spaces; not 5, the
+    running, which the base figure gave); 6: 2 + 1; 10: 5 + 2 (7 + 3 spaces); 2: none in a
+    turn (3 spaces); standing only (setting gap_jump=standing), 10: 2 + 2 + 2 (9 spaces)."""
+    system = systems.create("speedpoints", {"gap_jump": gap_jump})
+    rep = system.stats_report(system.token(f"running={running}"))
+    assert rep["per_turn"]["gap"] == cells
+    assert rep["per_turn_by_pace"]["run"]["gap"] == cells
+    assert rep["per_turn"]["walk"] == running  # "one space per turn" a point
+
+
+def test_per_turn_gap_is_what_a_turn_jumps_in_play(tmp_path) -> None:
+    """The figure above in the turn loop: on a line laid out for it, a running-10 token
+    crosses 7 gap cells in its first turn (a run-up jump over 5, a standing one over 2) and a
+    running-5 token 2 a turn (a run-up jump over 2; the fifth space cannot start another)."""
+    import tmxtext
+
+    from engine.scenario import load_scenario
+    from engine.sim import Simulation
+
+    for running, row, want in ((10, "..OOOOO.OO.....", 7), (5, "..OO..OO..OO.", 2)):
+        tmxtext.write(tmp_path / "m.tmx", [row, "#" * len(row)])
+        (tmp_path / "s.yaml").write_text(
+            "map: m.tmx\nsystem: speedpoints\nturns: 3\ntokens:\n"
+            f"  - {{id: t, cell: [0, 0], stats: {{running: {running}, acrobatics: 30}}, "
+            f"policy: waypoints, waypoints: [[{len(row) - 1}, 0]]}}\n"
+        )
+        sim = Simulation(load_scenario(tmp_path / "s.yaml"), 1)
+        sim.play_turn()
+        (move,) = [e for e in sim.events if e["type"] == "move"]
+        assert sum(row[c] == "O" for c, _ in move["path"][1:]) == want
+        assert want == systems.create("speedpoints").per_turn(sim.tokens["t"])["gap"]
+
+
+def test_per_turn_climb_is_the_fastest_tactical_climb(system: sp.Speedpoints) -> None:
+    """Seed 004's climbing table: difficulty 0 "ladder, steep mountain": "½ running (rounded
+    up)"; 5 "rope, pole": "1 meter per turn"; 10 and up "not strategically significant".
+    per_turn.climb is the most of a turn: the difficulty-0 climb (ceil(5 / 2) = 3 spaces for
+    running 5); the rope's half space a turn is in ``climbing``; swim is the swimming points."""
+    rep = system.stats_report(system.token("running=5,swimming=2"))
+    assert rep["per_turn"]["climb"] == rep["per_turn"]["ladder"] == 3
+    rope = next(row for row in rep["climbing"] if row["difficulty"] == 5)
+    assert F(rope["spaces_per_turn"]) == F(1, 2)
+    assert rep["per_turn"]["swim"] == 2
+    slow = system.stats_report(system.token("running=1"))
+    assert slow["per_turn"]["climb"] == 1  # ceil(1 / 2): never below the rope's 1/2

@@ -387,6 +387,47 @@ def jump_length(token: Token, run_up: bool) -> Fraction:
     return running if run_up else running / 2
 
 
+def gap_cells_per_turn(running: int, run_up: bool = True) -> int:
+    """The most gap cells (2-m spaces) a turn of ``running`` points crosses by jumping: the
+    ``per_turn`` figure of ``gap`` (CONTRACT.md: "the most cells of that mode the token
+    crosses in one turn when it spends the whole turn moving").
+
+    Seed 004: "Running is also the maximum distance a character can jump with a running
+    start ... Without a running start a character can jump half as far", and the turn's
+    "total distance may not exceed their running". A jump over n gap cells (2n m) takes the
+    turn's time of its cells: the n gap cells and the landing, and with a run-up the space
+    run before it too (RULES.md 4: "at least 1 space straight before"); a turn's move is
+    whole jumps (the turn loop never ends a turn in the air). So this is the best set of
+    jumps in ``running`` spaces of time: run-up jumps of up to running / 2 cells costing
+    n + 2 spaces, standing jumps of up to running / 4 cells costing n + 1 (``run_up``
+    False: standing jumps only, setting ``gap_jump=standing``); a barely-made jump's roll
+    counts as made (``per_turn`` is the rules' figure, not the dice's).
+
+    Running 5: a run-up jump over 2 cells (4 spaces of the 5); running 10: a run-up jump
+    over 5 cells (7 spaces) and a standing one over 2 (3 spaces); running 2 clears no gap
+    within one turn (a run-up, a 2-m gap and the landing are 3 spaces).
+
+    >>> [gap_cells_per_turn(r) for r in (1, 2, 4, 5, 6, 10)]
+    [0, 0, 2, 2, 3, 7]
+    """
+    r = max(0, int(running))
+    longest = r // 2 if run_up else 0  # run-up jumps: 2n m <= running m
+    standing = r // 4  # standing jumps: 2n m <= running / 2 m
+    # Each jump beyond those that fill the turn only adds its overhead: a few of each
+    # kind are all there is to try. A jump's cells are its time less the overhead (2 with a
+    # run-up, 1 standing); its time is from 3 (2 standing) up to its longest's.
+    most_runs = r // (longest + 2) + 1 if longest else 0
+    most_stands = r // (standing + 1) + 1 if standing else 0
+    best = 0
+    for runs in range(most_runs + 1):
+        for stands in range(most_stands + 1):
+            if 3 * runs + 2 * stands > r or not (runs or stands):
+                continue
+            room = runs * (longest + 2) + stands * (standing + 1)
+            best = max(best, min(r, room) - 2 * runs - stands)
+    return best
+
+
 def jump_height(token: Token, run_up: bool) -> Fraction:
     """The highest vertical leap in metres: half the longest jump."""
     return jump_length(token, run_up) / 2
@@ -1371,12 +1412,34 @@ class Speedpoints(RuleSystem):
         return Fraction(effective_points(token, "airspeed"))
 
     def per_turn(self, token: Token) -> dict[str, Fraction]:
-        """Cells of each mode a turn (the base figure), with flight at the airspeed: air cells
-        are flown (``tacgrid fly``), never entered by the ground search, so the ground rate of
-        ``air`` stays 0 while this figure says how far the token flies."""
+        """The most cells of each mode a turn spent wholly moving crosses (CONTRACT.md).
+
+        Seed 004: "Each point of running, swimming or airspeed allows the character to move
+        ... one space per turn": walk = running, swim = swimming (halved, rounded down, while
+        encumbered). Climb and ladder: the fastest climb, difficulty 0 ("ladder, steep
+        mountain": "½ running (rounded up)"); a rope or pole (5) is "1 meter per turn", half a
+        space, and 10 and up is not tactical (``stats`` ``climbing`` lists each). Gap: the
+        most gap cells whole jumps cross in a turn (:func:`gap_cells_per_turn`), not the
+        running: a jump is at most running metres long. Air: level flight at the airspeed:
+        air cells are flown (``tacgrid fly``), never entered by the ground search, so the
+        ground rate of ``air`` stays 0 while this figure says how far the token flies (a
+        dive's temporary airspeed, up to twice it, is the flight's state, not the token's)."""
         out = super().per_turn(token)
         out["air"] = self.air_spaces(token) * SPACE_M / self.cell_size
+        running = effective_points(token, "running")
+        run_up = self.config["gap_jump"] == "run_up"
+        out["gap"] = Fraction(gap_cells_per_turn(running, run_up)) * SPACE_M / self.cell_size
         return out
+
+    def stats_report(self, token: Token) -> dict[str, Any]:
+        """The base report, with ``per_turn_by_pace`` (one pace, ``run``) taking
+        :meth:`per_turn`'s ``gap`` and ``air``: a turn's jumps and its flight are not the
+        ground rate of those modes."""
+        report = super().stats_report(token)
+        most = jsonable(self.per_turn(token))
+        for row in report["per_turn_by_pace"].values():
+            row.update({mode: most[mode] for mode in ("gap", "air")})
+        return report
 
     def rates(self, token: Token) -> dict[str, Any]:
         """Metres per turn (the whole turn's running) by mode; climbs by difficulty; air: the
