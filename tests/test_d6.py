@@ -530,3 +530,27 @@ def test_stats_report_figures(capsys: pytest.CaptureFixture[str]) -> None:
         main(["stats", "--system", "d6", "--set", "encumbrance=true", "--token", "items=10"]) == 0
     )
     assert "encumbrance encumbered" in capsys.readouterr().out
+
+
+def test_per_turn_is_an_all_out_round_at_full_distance() -> None:
+    """CONTRACT.md: per_turn is "the most cells of that mode the token crosses in one turn
+    when it spends the whole turn moving (... an all-out D6 round ...)". Seed 003: "All-Out
+    Sprinting: Move × 4", "a character may move anywhere from half to full distance for that
+    speed", "For unusual movement (swimming, climbing, etc.), Move is normally one-third
+    normal Move" (RULES.md 3: "Swim and climb: Move / 3 as the base for every speed"). Move 9
+    on 2-m cells: walking 36 m = 18 cells; swimming, climbing, ladders and crawling 12 m = 6;
+    a gap is entered cell by cell with its jump roll ("roll movement, then roll the other
+    skill separately"), at the walking rate: 18. No failure band moves farther than the
+    plan ("Complete movement" at best), so no roll's result adds to the figure."""
+    per = SYSTEM.per_turn(SYSTEM.token("move=9"))
+    assert per == {
+        "walk": 18,
+        "crawl": 6,
+        "swim": 6,
+        "climb": 6,
+        "ladder": 6,
+        "gap": 18,
+        "air": 0,
+        "blocked": 0,
+    }
+    assert all(d6.failure_effect(degree).distance <= 1 for degree in d6.CHECK_DEGREES)

@@ -490,3 +490,34 @@ def test_turns_are_deterministic() -> None:
         return token.state, [e.to_dict() for e in dice.events()]
 
     assert play(7) == play(7)
+
+
+def test_per_turn_swim_and_climb_carry_the_mode_penalties_and_no_check_result() -> None:
+    """CONTRACT.md: per_turn is "the most cells of that mode the token crosses in one turn
+    when it spends the whole turn moving (3 actions ...)". Seed 000: "Certain types of
+    movement (swimming, crawling) may impose movement penalties", "Each movement penalty
+    reduces your movement speed by 10 ft"; RULES.md 1: "Mode penalties (ruling): crawl +1,
+    swim +2, climb +2". Speed 30: three Move actions of 10 ft swimming or climbing (ladders
+    too) = 6 cells of 5 ft, of 20 ft crawling = 12, of 30 ft walking = 18.
+
+    The figure counts no check result (docs/commands.md): a swim check's "Extreme Success:
+    navigate the water well; reduce movement penalty by -1" makes that Move action 20 ft, and
+    one on each of the three would swim 12 cells, but that is the dice's, not the token's;
+    calm water asks no check at all. Encumbered (bulk 12 of capacity 10): "+1 movement
+    penalty", so 3 in water: 0 ft, the swimmer cannot move there."""
+    token = tok("speed=30")
+    assert W.per_turn(token) == {
+        "walk": 18,
+        "crawl": 12,
+        "swim": 6,
+        "climb": 6,
+        "ladder": 6,
+        "gap": 0,
+        "air": 0,
+        "blocked": 0,
+    }
+    lucky = W.apply_check(token, "athletics (swim)", "extreme_success")
+    assert W.rate(lucky, "swim", "sprint") == 60  # 12 cells: not per_turn's
+    assert W.stats_report(token)["per_turn"]["swim"] == 6
+    loaded = W.per_turn(tok("speed=30,capacity=10,bulk=12"))
+    assert loaded["swim"] == 0 and loaded["climb"] == 0 and loaded["walk"] == 12
