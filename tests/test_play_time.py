@@ -225,7 +225,7 @@ def _check_schedule(turns: list[list[dict[str, Any]]], pace: str) -> dict[str, i
     owed = 0  # rounds of rest still owed after a failure
     first = True
     for n, turn in enumerate(turns, 1):
-        stamina = _rolls(turn, "stamina (")
+        stamina = _rolls(turn, "stamina roll")
         state = _state(turn)
         if owed:
             # "If failed: must rest twice as long as sprint duration": held, not moving.
@@ -249,7 +249,7 @@ def _check_schedule(turns: list[list[dict[str, Any]]], pace: str) -> dict[str, i
         (roll,) = stamina
         # "First roll: Very Easy; increase one level each additional roll."
         assert f"DN {DN_BY_ROLL[rolls]}" in roll["decided"], (n, roll["decided"])
-        assert f"roll {rolls + 1} of the run" in roll["decided"]
+        assert f"stamina roll {rolls + 1}," in roll["decided"]
         rolls += 1
         if roll["decided"].startswith("success"):
             seen["success"] += 1
@@ -317,7 +317,7 @@ def test_d6_stamina_rolls_only_for_overloaded_tokens_unless_the_scenario_asks(
         )
         sim = Simulation(_scenario(tmp_path, rows, "d6", tok, 30, settings), 1)
         sim.run()
-        return sum(len(_rolls(t, "stamina (")) for t in _turns(sim.events, "r"))
+        return sum(len(_rolls(t, "stamina roll")) for t in _turns(sim.events, "r"))
 
     light, loaded = "move: 10, dexterity: 9D, strength: 4D", f"{SPRINTER}, items: 4"
     assert stamina_rolls(loaded, "{encumbrance: true}") >= 1
@@ -325,3 +325,51 @@ def test_d6_stamina_rolls_only_for_overloaded_tokens_unless_the_scenario_asks(
     assert stamina_rolls(loaded, "{encumbrance: true, overload: none}") == 0
     assert stamina_rolls(light, "{stamina: true}") >= 1
     assert stamina_rolls(light, "{}") == 0
+
+
+# =============================================================================================
+# The hooks stay pure: the turn loop's memo serves the same states as the plain calls
+# =============================================================================================
+
+
+def test_the_over_time_hooks_answer_the_same_through_the_hook_memo(tmp_path: Path) -> None:
+    """The RuleSystem contract (systems/base.py: hooks are pure and read through the state's
+    methods), for the states these runs meet: the stamina clock, the rest and the strain,
+    perturbed field by field as tests/test_hookmemo.py does for the shipped scenarios."""
+    import random
+
+    from test_hookmemo import _bound, _outcome, _perturbed
+
+    from engine.dice import Dice
+    from engine.eventlog import token_state_from_dict
+    from engine.sim.hookmemo import HookMemo
+    from engine.systems.base import Token
+
+    runner = _token(
+        "r", "waypoints", (1, 1), f"{SPRINTER}, items: 4", _back_and_forth((58, 1), (1, 1), 40)
+    )
+    heavy = _token("h", "idle", (1, 1), "speed: 30, capacity: 5, bulk: 11, endurance: 0")
+    cases = [
+        (["." * 60] * 3, "d6", runner, "{encumbrance: true}", ["exhausted", "no_actions"]),
+        (["." * 10] * 3, "whisperspace", heavy, "{}", ["strained", "prone"]),
+    ]
+    rng = random.Random(5)
+    for rows, system_name, tokens, settings, conditions in cases:
+        sc = _scenario(tmp_path, rows, system_name, tokens, 130, settings)
+        sim = Simulation(sc, 4)
+        start = next(iter(sim.tokens.values()))
+        sim.run()
+        states = [token_state_from_dict(e["state"]) for e in sim.events if e["type"] == "state"]
+        system, memo = sc.system, HookMemo()
+        for st in states[::5]:
+            tok = Token(start.system, start.stats, st, start.id)
+            for _ in range(4):
+                tok = _perturbed(rng, tok, conditions, ["walk", "swim"])
+                for moved in (False, True):
+                    hook = _bound(system.paced, system.default_pace, moved)
+                    got = _outcome(memo.token, ("paced", moved), tok, hook)
+                    assert got == _outcome(hook, tok)
+                seed = rng.randrange(1 << 30)
+                for name, hook in (("start", system.start_turn), ("end", system.end_turn)):
+                    got = _outcome(memo.token, (name,), tok, hook, Dice(seed))
+                    assert got == _outcome(hook, tok, Dice(seed))

@@ -1422,15 +1422,15 @@ class D6(RuleSystem):
         pace = SPEEDS[due]
         level = state.counter("stamina_rolls")
         dn = self.number(level)
-        name, code = self.stamina_code(token)
+        code = self.stamina_code(token)[1]
         result = self._check(code, dn, 1, 0).roll(dice)
         state = _set(_set(state, "stamina_due", 0), "stamina_rolls", level + 1)
         token = self.apply_check(token.with_state(state), f"stamina {pace}", result.degree)
         rest = token.state.counter("rest_due")
-        dice.decide(
+        dice.decide(  # the roll's expression names the code; one line of a replay's text
             result.events[0],
-            f"{result.degree}: stamina ({pace}, roll {level + 1} of the run) {name} {code} "
-            f"vs {level_name(level)} DN {dn}: "
+            f"{self.describe_degree(result.degree)}: stamina roll {level + 1}, "
+            f"{level_name(level).replace('_', ' ')} DN {dn}: "
             + ("goes on" if result.success else f"exhausted, rests {rest} rounds"),
         )
         return token
