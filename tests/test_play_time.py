@@ -325,6 +325,16 @@ def test_d6_stamina_rolls_only_for_overloaded_tokens_unless_the_scenario_asks(
     assert stamina_rolls(loaded, "{encumbrance: true, overload: none}") == 0
     assert stamina_rolls(light, "{stamina: true}") >= 1
     assert stamina_rolls(light, "{}") == 0
+    # `stats` says so, with the schedule in rounds of 5 s.
+    from engine import systems
+
+    asked = systems.create("d6", {"stamina": True})
+    overload = asked.stats_report(asked.token(light.replace(": ", "=").replace(" ", "")))
+    assert overload["overload"]["rolls_stamina"] is True
+    assert overload["overload"]["in_play"]["every_rounds"]["all_out"] == 12
+    assert overload["overload"]["in_play"]["every_rounds"]["high"] == 120
+    plain = systems.create("d6")
+    assert plain.stats_report(plain.token("move=10"))["overload"]["rolls_stamina"] is False
 
 
 # =============================================================================================

@@ -1621,10 +1621,13 @@ class D6(RuleSystem):
         """``stats`` figures of issue 17: what overloading leads to (RULES.md 3, ruling
         ``overload = stamina | none``: an overloaded token rolls stamina on the long-distance
         schedule of its speed, first Very Easy, one level harder each roll), and the long
-        march's terrain checks (seed 003: every 3 hours, 2 on a forced march)."""
+        march's terrain checks (seed 003: every 3 hours, 2 on a forced march). ``rolls_stamina``
+        is whether the token rolls that schedule in play (setting ``stamina=true`` too), and
+        ``in_play`` its rounds between rolls and where the token's run stands."""
         rule = self.config.get("overload", "stamina")
-        rolls = self.overloaded(token) and rule == "stamina"
+        rolls = self.rolls_stamina(token)
         stamina, code = self.stamina_code(token)
+        st = token.state
         return {
             "overload": {
                 "rule": rule,
@@ -1643,7 +1646,19 @@ class D6(RuleSystem):
                 )
                 if rolls
                 else None,
-                "on_failure": "rest (all-out, high: twice as long as the run so far)"
+                "on_failure": "rest (all-out, high: twice as long as the run so far; a march: "
+                "an hour a check made)"
+                if rolls
+                else None,
+                "in_play": {
+                    "every_rounds": dict(STAMINA_ROUNDS),
+                    "run_rounds": st.counter("run_rounds"),
+                    "next_level": level_name(st.counter("stamina_rolls")),
+                    "exhausted": st.has("exhausted"),
+                    "rest_due_rounds": st.counter("rest_due") - st.counter("rest_rounds")
+                    if st.has("exhausted")
+                    else 0,
+                }
                 if rolls
                 else None,
             },
