@@ -212,3 +212,25 @@ def test_a_gms_move_climbs_a_wall_over_turns(tmp_path: Path, monkeypatch: Any) -
     assert progress[0] == ((3, 1), F(1, 2), (4, 1), "climb")
     assert progress[1][0] == (4, 1) and progress[1][2] is None  # over it at the turn's end
     assert progress[2][0][0] > 4  # and on
+
+
+def test_a_held_token_is_an_event_the_replay_tells() -> None:
+    """Seed 003: a tumble (11+) leaves "no actions this round or next". A held token's turn
+    is an event (``held``, with why) in a logged run and in a counted one, and the replay's
+    text says it: "pursuer2 does not move: ...". The log's counts agree both ways."""
+    from engine.report.replay import format_replay
+
+    sc = load_scenario("scenarios/chase.yaml")
+    seen = 0
+    for seed in range(1, 30):
+        logged = Simulation(sc, seed)
+        counted = Simulation(sc, seed, record="count")
+        assert logged.run().to_dict() == counted.run().to_dict()
+        assert counted.n_events == len(logged.events)
+        held = [e for e in logged.events if e["type"] == "held"]
+        if held:
+            seen += 1
+            text = format_replay(logged.events)
+            for ev in held:
+                assert f"{ev['token']} does not move: {ev['why']}" in text
+    assert seen >= 3

@@ -265,6 +265,8 @@ class _Narrator:
             self.flight(ev)
         elif kind == "door":
             self.door(ev)
+        elif kind == "held" and isinstance(tid, str):
+            self.say(f"{tid} does not move: {_text(ev.get('why'))}")
         elif kind == "end":
             self.flush_rolls()
             self.end(ev)

@@ -364,6 +364,7 @@ class Simulation:
         spec = self.specs[tid]
         if path is None:
             start = self._turn_start(tid, spec)
+            self._tell_held(tid, start[0])
             if self._kept_start and not self.record:
                 plan = self.fields.plans.one(start, None, MISSING)
                 if plan is MISSING:
@@ -376,7 +377,7 @@ class Simulation:
         else:
             token, pace, per_turn, prof = self._begin(tid, spec)
             way = None
-            if self.system.held(token) is not None:
+            if self._tell_held(tid, token):
                 path = None  # it may not move this turn (RuleSystem.held)
         self.walker.defer = [] if per_turn else None
         before = token.state.cell
@@ -392,6 +393,20 @@ class Simulation:
             token = self.walker.walk_down(tid, token, *way, _Ways(self, tid, spec, pace))
         moved = None if flight is not None else token.state.cell != before
         self._end_turn(tid, token, pace, moved)
+
+    def _tell_held(self, tid: str, token: Token) -> bool:
+        """Whether the rules hold ``tid`` this turn (:meth:`RuleSystem.held`: it does not
+        move); event ``held`` with why."""
+        if token.state.flight is not None:
+            return False
+        why = self.system.held(token)
+        if why is None:
+            return False
+        if self.record:
+            self.events.append({"type": "held", "token": tid, "why": why})
+        elif self.sink.counting:
+            self.sink.counted += 1
+        return True
 
     def _end_turn(self, tid: str, token: Token, pace: str, moved: bool | None) -> Token:
         """The system's end of ``tid``'s turn (``moved``: whether it left its cell; None for
