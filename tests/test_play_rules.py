@@ -234,3 +234,42 @@ def test_a_held_token_is_an_event_the_replay_tells() -> None:
             for ev in held:
                 assert f"{ev['token']} does not move: {ev['why']}" in text
     assert seen >= 3
+
+
+def test_d6_a_failed_rolls_share_is_of_the_planned_move_or_of_the_speed(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Seed 003: "Move half distance", "Fall halfway", "Fall after one-quarter move"; the
+    ruling (setting ``share_of``) says of what: ``planned``, the move the token set out to
+    make that round (here 3 cells to its waypoint), or ``speed``, the cruising speed's whole
+    distance ("Move 10 -> 10 meters": 5 cells of 2 m), no further than it set out to go.
+    Rounded down to whole cells."""
+    hard = {"terrain": "scree", "move": "walk", "difficulty": "very_difficult"}
+    monkeypatch.setitem(tmxtext.LEGEND, "x", hard)
+    monkeypatch.setattr(tmxtext, "CHARS", [*tmxtext.CHARS, "x"])
+    share = {"fail_1_3": F(1), "fail_4_6": F(1, 2), "fail_7_10": F(1, 2)}
+    for share_of, whole in (("planned", 3), ("speed", 5)):
+        runner = f"""  - id: r
+    side: quarry
+    policy: waypoints
+    pace: cruising
+    waypoints: [[3, 0]]
+    cell: [0, 0]
+    stats: {{move: 10, dexterity: 5D}}
+settings: {{share_of: {share_of}}}
+"""
+        sc = _scenario(tmp_path, ["x" * 12], "d6", runner, turns=1)
+        seen = set()
+        for seed in range(80):
+            sim = Simulation(sc, seed)
+            sim.run()
+            (check,) = [e for e in sim.events if e["type"] == "check"]
+            moves = [e for e in sim.events if e["type"] == "move"]
+            got = len(moves[0]["path"]) - 1 if moves else 0
+            if check["success"]:
+                assert got == 3
+                continue
+            s = share.get(check["degree"], F(1, 4))
+            seen.add(check["degree"])
+            assert got == min(3, int(s * whole)), (share_of, check["degree"], got)
+        assert {"fail_4_6", "fail_7_10"} <= seen

@@ -543,7 +543,8 @@ class Simulation:
                 share = Fraction(1) if success else self.system.failure_share(check, degree)
                 if not _goes_on(share):
                     ticks = plan.ticks
-                    kept = at if share is None else kept_share(list(ticks), share, ticks[-1])
+                    whole = self.walker.share_whole(start[3].graph, ticks[-1])
+                    kept = at if share is None else kept_share(list(ticks), share, whole)
                     path = path[: kept + 1]
                     break
             n_move = 1 if len(path) > 1 else 0

@@ -564,9 +564,17 @@ class Walker:
                 share = self.system.failure_share(check, result.degree)
                 if share is None or share < 1:
                     ticks = [t for _, t in entries]
-                    kept = at if share is None else kept_share(ticks, share, ticks[-1])
+                    whole = self.share_whole(g, ticks[-1])
+                    kept = at if share is None else kept_share(ticks, share, whole)
                     return token, path[: kept + 1], entries[kept - 1][1] if kept else 0.0
         return token, path, spent
+
+    def share_whole(self, g: MovementGraph, planned: float) -> float:
+        """The ticks a failed roll's share is of (:meth:`RuleSystem.failure_share_of`): the
+        move planned, or a whole turn's (its pace's full distance)."""
+        if self.system.failure_share_of() == "speed":
+            return float(g.denominator)
+        return planned
 
     def apply_check(self, tid: str, token: Token, what: str, degree: str) -> Token:
         """:meth:`RuleSystem.apply_check`, kept by what it reads (:class:`HookMemo`), and by

@@ -702,6 +702,12 @@ class RuleSystem:
         quarter). Default None: the move ends before the cell that asked the check."""
         return None
 
+    def failure_share_of(self) -> str:
+        """What :meth:`failure_share` is a share of: ``planned``, the move the token set
+        out to make that turn, or ``speed``, a whole turn's move at its pace (no further
+        than it set out to go either way). Default: planned."""
+        return "planned"
+
     def climb_turn(
         self, token: Token, terrain: Terrain, dice: Any
     ) -> tuple[Token, list[ClimbRoll]]:

@@ -967,6 +967,15 @@ class D6(RuleSystem):
             help="RULES.md 3 (ruling): a tumble (failure by 16+) stops at a quarter of the move",
         ),
         Setting(
+            "share_of",
+            "choice",
+            "planned",
+            choices=("planned", "speed"),
+            help="a failed move roll's share (half, a quarter) is of the move the token set "
+            "out to make that round (planned), or of its speed's full distance (speed); "
+            "either way no further than it set out to go",
+        ),
+        Setting(
             "fall_speed",
             "choice",
             "stop",
@@ -1301,6 +1310,10 @@ class D6(RuleSystem):
         if check.what.startswith("jump "):
             return Fraction(1) if degree in ("success", "fail_1_3") else Fraction(0)
         return failure_effect(degree, self.config["tumble_stop"]).distance
+
+    def failure_share_of(self) -> str:
+        """Setting ``share_of``: a share of the planned move, or of the speed's distance."""
+        return str(self.config["share_of"])
 
     def goes_on(self, check: CellCheck, degree: str, success: bool) -> bool:
         """A jump rolled where it is made (seed 003: "roll movement, then roll the other
