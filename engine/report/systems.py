@@ -41,6 +41,10 @@ def format_systems(report: dict[str, Any]) -> str:
                 if d["flight"] == "momentum"
                 else "  flight: fliers cross air and gaps on the ground graph (no momentum)"
             )
+        if d.get("acts"):
+            lines.append("  acts (path/reach --act NAME, a scenario token's acts):")
+            for act in d["acts"]:
+                lines.append(f"    {act['name']:<14} {act['actions']} action  {act['help']}")
         lines.append("  stats:")
         for st in d["stats"]:
             extra = f" [{' | '.join(st['choices'])}]" if "choices" in st else ""

@@ -406,6 +406,21 @@ class ClimbRoll:
     success: bool
 
 
+@dataclass(frozen=True)
+class ActSpec:
+    """One of a system's actions besides moving that a token may take in a turn (issue 38):
+    its name (``--act NAME``, a scenario token's ``acts``), how many of the turn's actions
+    it takes, and the seed line it comes from. What it does to the moves around it is the
+    system's (:meth:`RuleSystem.with_acts` records it, the rate and check hooks read it)."""
+
+    name: str
+    actions: int = 1
+    help: str = ""
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "actions": self.actions, "help": self.help}
+
+
 # --------------------------------------------------------------------------- search state
 
 
@@ -471,6 +486,13 @@ class RuleSystem:
     fastest_pace: ClassVar[str] = "walk"
     stats: ClassVar[tuple[Param, ...]] = ()
     settings: ClassVar[tuple[Param, ...]] = ()
+    #: The actions besides moving a token may take in a turn (:class:`ActSpec`; ``--act``,
+    #: a scenario token's ``acts``), priced by :meth:`with_acts`; () = none: the turn is
+    #: its move.
+    acts: ClassVar[tuple[ActSpec, ...]] = ()
+    #: Most of the turn's actions the acts may take together; None: no limit (D6: every
+    #: action beyond the first is -1D, none is refused).
+    act_limit: ClassVar[int | None] = None
     #: Counters and conditions the rules write for the table and never read (D6: a
     #: collision's margin over Strength and ``injured``; the seed has no wound chart, so
     #: they are the GM's to apply). A logged run (``tacgrid run``, the viewer) keeps them in
@@ -545,6 +567,7 @@ class RuleSystem:
             },
             "paces": list(cls.paces),
             "default_pace": cls.default_pace,
+            "acts": [a.describe() for a in cls.acts],
             "stats": [s.describe() for s in cls.stats],
             "settings": [s.describe() for s in cls.settings],
         }
@@ -728,6 +751,53 @@ class RuleSystem:
     def apply_check(self, token: Token, what: str, degree: str) -> Token:
         """A check result's effect on the token (penalties, conditions, falls)."""
         return token
+
+    def with_acts(self, token: Token, acts: tuple[str, ...]) -> Token:
+        """The token with ``acts`` (names of :attr:`acts`) as this turn's other actions,
+        recorded in its state for the rate and check hooks: counter ``actions`` (the turn's
+        actions they take together) and ``act_<name>`` (how many of each); an earlier
+        turn's are replaced. An unknown name, or acts beyond :attr:`act_limit`, raise one
+        line about the argument ``act``. A system that prices acts some other way
+        overrides it, and its rate, refusal and check hooks read what it records."""
+        known = {a.name: a for a in self.acts}
+        for name in acts:
+            if name not in known:
+                raise StatError(role="act", given=clip(str(name)), problem=self._no_act(name))
+        total = sum(known[name].actions for name in acts)
+        if self.act_limit is not None and total > self.act_limit:
+            raise StatError(
+                role="act",
+                given=", ".join(acts),
+                problem=f"these take {total} actions; a {self.name} {self.turn_name} has "
+                f"{self.act_limit}",
+            )
+        counts = {f"act_{a.name}": list(acts).count(a.name) for a in self.acts}
+        counts["actions"] = total
+        state = token.state
+        if all(state.counter(name) == n for name, n in counts.items()):
+            return token  # the same acts as the last turn's (or none again)
+        for name, n in counts.items():
+            state = state.set_counter(name, n)
+        return token.with_state(state)
+
+    def _no_act(self, name: str) -> str:
+        """Why ``name`` is no act of this system, naming the ones it has."""
+        if not self.acts:
+            return (
+                f"{self.name} declares no actions besides moving (its {self.turn_name} is its move)"
+            )
+        names = [a.name for a in self.acts]
+        return (
+            f"{self.name} has no act '{clip(str(name))}'{did_you_mean(str(name)[:80], names)}; "
+            f"acts: {', '.join(names)}"
+        )
+
+    def act_pace(self, token: Token, pace: str) -> str:
+        """The fastest pace no faster than ``pace`` that the token's acts this turn
+        (:meth:`with_acts`) leave for moving (Whisperspace: a sprint is 3 Move actions, so
+        one other action leaves a run); a faster pace is refused by :meth:`refusal`. The
+        pace of a turn, a path or a reach whose pace was not named. Default: ``pace``."""
+        return pace
 
     def start_turn(self, token: Token, dice: Any) -> Token:
         """Upkeep at the start of the token's turn (e.g. encumbrance checks)."""

@@ -41,6 +41,7 @@ from engine.dice import (
 from engine.errors import ArgumentError, CheckError, StatError, did_you_mean
 from engine.lazy import numpy as np
 from engine.systems.base import (
+    ActSpec,
     CellCheck,
     Param,
     RuleSystem,
@@ -823,6 +824,16 @@ class D6(RuleSystem):
     paces = PACES
     default_pace = "all_out"
     fastest_pace = "all_out"
+    # Seed 003: "Moving is an action, just like firing a blaster or dodging"; "walking is an
+    # action, firing is a second action, so she takes -1D" (RULES.md 3: -1D on every roll of
+    # the round per action beyond the first); all-out: "The character may do nothing else
+    # this round (no dodge/parry)". Acts are unlimited, each one more action of the round.
+    acts = (
+        ActSpec("action", 1, "one more action this round: -1D on every roll (seed 003)"),
+        ActSpec("fire", 1, "seed 003: 'walking is an action, firing is a second action'"),
+        ActSpec("dodge", 1, "seed 003: 'Moving is an action, just like ... dodging'"),
+        ActSpec("parry", 1, "seed 003: all-out allows 'no dodge/parry'"),
+    )
     #: No rule reads them again: the seed gives no wound chart (:meth:`end_turn`).
     notes = frozenset({"collision_margin", "injured"})
 
@@ -1051,13 +1062,31 @@ class D6(RuleSystem):
         return name, DieCode.parse(token[name])
 
     def rate(self, token: Token, mode: str, pace: str | None = None) -> Fraction:
-        """Metres in one round at ``pace``'s full distance (Move x the speed's factor)."""
-        return base_move(token, mode) * SPEED_FACTOR[self.effective_pace(token, pace)]
+        """Metres in one round at ``pace``'s full distance (Move x the speed's factor); 0
+        all-out with other actions this round (seed 003: "may do nothing else")."""
+        speed = self.effective_pace(token, pace)
+        if speed == "all_out" and token.state.counter("actions"):
+            return Fraction(0)
+        return base_move(token, mode) * SPEED_FACTOR[speed]
 
     def refusal(self, token: Token, terrain: Terrain, pace: str | None = None) -> str | None:
         if terrain.move == "air":
             return f"{terrain.name}: d6 tokens do not fly (air cells are for fliers only)"
+        others = token.state.counter("actions")
+        if others and self.effective_pace(token, pace) == "all_out":
+            return (
+                f"all-out: 'The character may do nothing else this round (no dodge/parry)' "
+                f"(seed 003); other actions this round: {others}"
+            )
         return super().refusal(token, terrain, pace)
+
+    def act_pace(self, token: Token, pace: str) -> str:
+        """All-out with other actions this round is high speed, the fastest left (seed 003:
+        all-out "may do nothing else this round"); their -1D each is the move roll's
+        (:meth:`round_actions`)."""
+        if token.state.counter("actions") and self.effective_pace(token, pace) == "all_out":
+            return "high"
+        return pace
 
     def move_range(self, token: Token, speed: str, mode: str = "walk") -> tuple[Fraction, Fraction]:
         """Least and most metres a round at ``speed`` covers (capped at the top speed)."""

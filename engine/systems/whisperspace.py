@@ -43,6 +43,7 @@ from engine.dice import Dice, Dist, add_constant, die_dist, keep_highest, keep_l
 from engine.errors import ArgumentError, CheckError, StatError, did_you_mean
 from engine.lazy import numpy as np
 from engine.systems.base import (
+    ActSpec,
     CellCheck,
     Param,
     RuleSystem,
@@ -731,6 +732,17 @@ class Whisperspace(RuleSystem):
     paces = ("walk", "run", "sprint")
     default_pace = "sprint"
     fastest_pace = "sprint"
+    # Seed 000: "You may use an action to move up to your speed ... This movement can be
+    # interwoven between other actions on your turn. For example, you may use the move
+    # action to move 10 feet closer to a target, then use the attack action ..., use an
+    # interact action to open a door"; RULES.md 1: "Turn: 3 actions". Each act takes one of
+    # the 3, so fewer are left for Move actions: one act leaves a run (2), two a walk.
+    acts = (
+        ActSpec("action", 1, "one of the turn's 3 actions, spent on something else (RULES.md 1)"),
+        ActSpec("attack", 1, "seed 000: 'then use the attack action to try to hit them'"),
+        ActSpec("interact", 1, "seed 000: 'use an interact action to open a door'"),
+    )
+    act_limit = 3
     stats: ClassVar[tuple[Param, ...]] = (
         Stat(
             "speed",
@@ -994,9 +1006,20 @@ class Whisperspace(RuleSystem):
                 f"{did_you_mean(pace, self.paces)}",
             )
         per_action = self.speed(token, mode)
-        if per_action <= 0:
+        if per_action <= 0 or MOVE_ACTIONS[pace] > self.move_actions_left(token):
             return Fraction(0)
         return max(Fraction(0), MOVE_ACTIONS[pace] * per_action - self.stand_cost(token, mode))
+
+    def move_actions_left(self, token: Token) -> int:
+        """The turn's actions its acts leave for Move actions (:meth:`with_acts`)."""
+        return self.actions_per_turn - token.state.counter("actions")
+
+    def act_pace(self, token: Token, pace: str) -> str:
+        """The fastest pace no faster than ``pace`` whose Move actions the turn's acts leave
+        (seed 000: other actions are "interwoven" with the moves; a turn has 3 actions)."""
+        left = self.move_actions_left(token)
+        fits = [p for p in self.paces if MOVE_ACTIONS[p] <= min(left, MOVE_ACTIONS.get(pace, 0))]
+        return fits[-1] if fits else pace
 
     def climb_height(self, terrain: Terrain) -> Fraction:
         """How far a climb cell goes up, in ft (its ``height``; default one cell)."""
@@ -1035,6 +1058,15 @@ class Whisperspace(RuleSystem):
         why = self.why_not(token, terrain.move)
         if why is not None:
             return f"{terrain.name}: {why}"
+        pace = pace or self.default_pace
+        left = self.move_actions_left(token)
+        if MOVE_ACTIONS.get(pace, 0) > left:
+            n = MOVE_ACTIONS[pace]
+            return (
+                f"{pace} is {n} Move action{'s' if n > 1 else ''}; this turn's other actions "
+                f"take {self.actions_per_turn - left} of its {self.actions_per_turn}, "
+                f"leaving {left}"
+            )
         if self.cell_rate(token, terrain, pace) <= 0:
             return (
                 f"{terrain.name}: standing from prone takes all of the "

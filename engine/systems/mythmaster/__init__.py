@@ -37,6 +37,7 @@ from engine.errors import ArgumentError, StatError, did_you_mean
 from engine.exact import exact, jsonable
 from engine.lazy import numpy as np
 from engine.systems.base import (
+    ActSpec,
     CellCheck,
     ClimbOdds,
     ClimbRoll,
@@ -581,6 +582,16 @@ class Mythmaster(RuleSystem):
     paces = ("walk", "run", "sprint", "sneak")
     default_pace = "sprint"
     fastest_pace = "sprint"
+    # Seed 002: a character "who uses two of their actions in a given turn to move is
+    # considered to be running", "all three of their actions ... sprinting"; climbing "uses
+    # all of your actions for the turn, so you cannot sprint or perform any other action";
+    # fliers "can attack while flying, but this uses Actions normally". Each act takes one
+    # of the turn's 3 actions: one act leaves at most a run, two a walk, and none a climb.
+    acts = (
+        ActSpec("action", 1, "one of the turn's 3 actions, spent on something else (seed 002)"),
+        ActSpec("attack", 1, "seed 002: attacking 'uses Actions normally'"),
+    )
+    act_limit = 3
     stats: ClassVar[tuple[Param, ...]] = (
         Stat(
             "adaptability",
@@ -791,6 +802,8 @@ class Mythmaster(RuleSystem):
         """Hexes crossed in ``mode`` in one turn at ``pace`` (climb: expected, at its
         easiest level; it always takes the whole turn)."""
         n = self.actions_of(pace)
+        if n > self.actions_left(token) or (mode == "climb" and token.state.counter("actions")):
+            return Fraction(0)  # the turn's acts leave too few actions (:meth:`with_acts`)
         bm = Fraction(self.effective_base_move(token))
         if mode == "walk" and pace == "sneak":
             return bm  # seed 002: two actions for Base Move, no Dash
@@ -805,6 +818,39 @@ class Mythmaster(RuleSystem):
             return self.climb_expected(token, LEVELS[0])
         return Fraction(0)
 
+    def actions_left(self, token: Token) -> int:
+        """The turn's actions its acts leave for moving (:meth:`with_acts`)."""
+        return self.actions_per_turn - token.state.counter("actions")
+
+    def act_pace(self, token: Token, pace: str) -> str:
+        """The fastest of walk, run and sprint no faster than ``pace`` that the turn's acts
+        leave actions for (seed 002: run is 2 actions moving, sprint 3); sneak stays sneak
+        (2 actions for Base Move), refused where fewer are left."""
+        if pace not in ("walk", "run", "sprint"):
+            return pace
+        room = min(self.actions_left(token), PACE_ACTIONS[pace])
+        fits = [p for p in ("walk", "run", "sprint") if PACE_ACTIONS[p] <= room]
+        return fits[-1] if fits else pace
+
+    def _act_refusal(self, token: Token, terrain: Terrain, pace: str | None) -> str | None:
+        """Why this turn's acts leave no move into ``terrain`` at ``pace`` (None: they do)."""
+        taken = token.state.counter("actions")
+        if not taken:
+            return None
+        if terrain.move == "climb":
+            return (
+                f"{terrain.name}: climbing 'uses all of your actions for the turn, so you "
+                f"cannot sprint or perform any other action' (seed 002); other actions take "
+                f"{taken}"
+            )
+        need = self.actions_of(pace)
+        if need > self.actions_left(token):
+            return (
+                f"{pace or self.default_pace} moves with {need} of the turn's "
+                f"{self.actions_per_turn} actions; other actions take {taken}"
+            )
+        return None
+
     # ----------------------------------------------------------------- hooks
 
     def rate(self, token: Token, mode: str, pace: str | None = None) -> Fraction:
@@ -815,6 +861,8 @@ class Mythmaster(RuleSystem):
 
     def cell_rate(self, token: Token, terrain: Terrain, pace: str | None = None) -> Fraction:
         if terrain.move == "climb":
+            if token.state.counter("actions"):
+                return Fraction(0)  # climbing takes all 3 actions (seed 002)
             return self.climb_expected(token, level_of(terrain.difficulty)) * HEX_METRES
         return self.rate(token, terrain.move, pace)
 
@@ -839,7 +887,7 @@ class Mythmaster(RuleSystem):
                 f"{terrain.name}: skill climbing needs the Climbing skill "
                 f"(setting untrained_climbing=refuse)"
             )
-        return super().refusal(token, terrain, pace)
+        return self._act_refusal(token, terrain, pace) or super().refusal(token, terrain, pace)
 
     def per_turn(self, token: Token) -> dict[str, Fraction]:
         """The most hexes of each mode crossed in a turn (CONTRACT.md ``per_turn``). Climb:

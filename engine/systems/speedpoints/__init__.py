@@ -57,6 +57,7 @@ from engine.dice import Dice, Dist, add_constant, sum_dist
 from engine.errors import ArgumentError, CheckError, StatError
 from engine.lazy import numpy as np
 from engine.systems.base import (
+    ActSpec,
     CellCheck,
     Param,
     RuleSystem,
@@ -860,6 +861,25 @@ class Speedpoints(RuleSystem):
     fastest_pace = "run"
     #: What falls do to a token, for the table: no rule of the seed reads them.
     notes: ClassVar[frozenset[str]] = frozenset({"damage", "stun", "hurt", "grievous"})
+    # Seed 004: "Characters can move more than once during their turn (before and after
+    # performing actions) but the total distance may not exceed their running": an action
+    # costs the move nothing. "While a character climbs he can move and perform one quick
+    # action per turn"; "An encumbered character cannot perform strenuous actions".
+    acts = (
+        ActSpec(
+            "action",
+            1,
+            "seed 004: a move may be split 'before and after performing "
+            "actions'; no climbing that turn (only a quick action)",
+        ),
+        ActSpec("quick", 1, "seed 004: a climber 'can move and perform one quick action per turn'"),
+        ActSpec(
+            "strenuous",
+            1,
+            "seed 004: 'An encumbered character cannot perform strenuous "
+            "actions'; no climbing that turn",
+        ),
+    )
     stats: ClassVar[tuple[Param, ...]] = (
         _points("running", 5, "running; also the longest run-up jump in m"),
         _points("swimming", 1, "swimming (0: cannot swim)"),
@@ -1016,9 +1036,41 @@ class Speedpoints(RuleSystem):
         # roll harder); every other mode's rate does not depend on the terrain.
         return self.rate(token, terrain.move, pace)
 
+    def with_acts(self, token: Token, acts: tuple[str, ...]) -> Token:
+        """The acts recorded (:meth:`RuleSystem.with_acts`); a strenuous one refused while
+        encumbered (seed 004: "An encumbered character cannot perform strenuous actions").
+        They cost the move nothing: it is split around them, its total the running."""
+        if "strenuous" in acts and token_encumbrance(token) != "none":
+            raise StatError(
+                role="act",
+                given="strenuous",
+                problem=f"seed 004: 'An encumbered character cannot perform strenuous "
+                f"actions'; load {jsonable(Fraction(token.stats.get('load', 0)))} kg is over "
+                f"the carrying capacity ({carrying_capacity(token['strength'])} kg)",
+            )
+        return super().with_acts(token, acts)
+
+    def climb_act_refusal(self, token: Token, terrain: Terrain) -> str | None:
+        """Why this turn's acts rule out climbing ``terrain`` (a climb or a ladder): seed
+        004's climber "can move and perform one quick action per turn", and no other."""
+        if terrain.move not in ("climb", "ladder"):
+            return None
+        state = token.state
+        quick = state.counter("act_quick")
+        others = state.counter("actions") - quick
+        if quick <= CLIMB_QUICK_ACTIONS and not others:
+            return None
+        return (
+            f"{terrain.name}: 'While a character climbs he can move and perform one quick "
+            f"action per turn' (seed 004); this turn's acts: {quick} quick, {others} other"
+        )
+
     def refusal(self, token: Token, terrain: Terrain, pace: str | None = None) -> str | None:
         if terrain.move == "blocked":
             return f"{terrain.name} is blocked"
+        why = self.climb_act_refusal(token, terrain)
+        if why is not None:
+            return why
         if token_encumbrance(token) == "immobile":
             return (
                 f"speedpoints: load {jsonable(Fraction(token.stats.get('load', 0)))} kg is over "
