@@ -83,13 +83,15 @@ def path(
     others: Iterable[Other] = (),
     tokens_block: str = "enemies",
     engine: str = "compiled",
+    acts: Iterable[str] = (),
 ) -> PathAnswer:
     """The best path, as `tacgrid path --json` reports it (raises NoPath with the reason);
     the typed answer is :meth:`engine.query.Query.path`'s.
 
     ``size``: the token's cells across (engine.footprint); ``others``: tokens in the way
     (:class:`engine.occupancy.Other`), blocking or passed as ``tokens_block`` says;
-    ``engine``: ``"compiled"`` or ``"networkx"`` (:class:`engine.query.Query`)."""
+    ``engine``: ``"compiled"`` or ``"networkx"``; ``acts``: the token's actions besides
+    moving each turn (``rules.acts``' names, as ``--act``) (:class:`engine.query.Query`)."""
     query = Query(
         model,
         rules,
@@ -99,6 +101,7 @@ def path(
         others=others,
         tokens_block=tokens_block,
         engine=engine,
+        acts=acts,
     )
     return query.path(start, goal, prefer=prefer)
 
@@ -116,12 +119,20 @@ def reach(
     others: Iterable[Other] = (),
     tokens_block: str = "enemies",
     engine: str = "compiled",
+    acts: Iterable[str] = (),
 ) -> ReachAnswer:
     """Reachable cells with speed bands, as `tacgrid reach --json`, plus the search ``tree``
-    (``size``, ``others``, ``tokens_block`` and ``engine`` as :func:`path`; allies' cells
-    left out); the typed answer is :meth:`engine.query.Query.reach`'s."""
+    (``size``, ``others``, ``tokens_block``, ``engine`` and ``acts`` as :func:`path`;
+    allies' cells left out); the typed answer is :meth:`engine.query.Query.reach`'s."""
     query = Query(
-        model, rules, token, size=size, others=others, tokens_block=tokens_block, engine=engine
+        model,
+        rules,
+        token,
+        size=size,
+        others=others,
+        tokens_block=tokens_block,
+        engine=engine,
+        acts=acts,
     )
     return query.reach(start, turns=turns, pace=pace)
 
@@ -142,7 +153,8 @@ class Context:
     :data:`engine.search.LANDMARK_NODES` nodes), which make every later query an A* that
     expands little more than its own corridor; larger maps search with the vectorised A*.
     Answers are those of :func:`path` and :func:`reach` (same dicts, same exact totals);
-    ``ctx.query`` answers the same questions typed.
+    ``ctx.query`` answers the same questions typed. ``acts``: the token's actions besides
+    moving each turn, as :func:`path`'s.
     """
 
     def __init__(
@@ -156,6 +168,7 @@ class Context:
         others: Iterable[Other] = (),
         tokens_block: str = "enemies",
         engine: str = "compiled",
+        acts: Iterable[str] = (),
     ) -> None:
         from engine.tiled import load_map as read_model
 
@@ -171,6 +184,7 @@ class Context:
             tokens_block=tokens_block,
             landmarks=True,
             engine=engine,
+            acts=acts,
         )
         self.model = model
 

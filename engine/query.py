@@ -69,16 +69,24 @@ class Query:
         in_the_way: Occupancy | None = None,
         landmarks: bool = False,
         engine: str = "compiled",
+        acts: Iterable[str] = (),
     ) -> None:
         """``in_the_way``: what the other tokens take away, where the caller has worked it
         out already (the turn loop's :meth:`~engine.sim.Simulation.occupancy_of`); else
         from ``others`` and ``tokens_block``. ``engine``: ``"compiled"`` (tacgrid's own
         searches, the default) or ``"networkx"`` (networkx's Dijkstra on the graph's
-        networkx form: the same totals, slower; :mod:`engine.search.nx`)."""
+        networkx form: the same totals, slower; :mod:`engine.search.nx`). ``acts``: the
+        token's actions besides moving each turn (names of ``rules.acts``, repeatable),
+        priced by :meth:`RuleSystem.with_acts`: the moves around them are priced with
+        their cost and penalties, and a pace not named is the fastest they leave
+        (:meth:`RuleSystem.act_pace`); the answers name them (``acts``)."""
         self.model = model
         self.rules = rules
+        self.acts = tuple(acts)
+        if self.acts:
+            token = rules.with_acts(token, self.acts)
         self.token = token
-        self.pace = pace or rules.default_pace
+        self.pace = pace or self._pace(rules.default_pace)
         self.size = check_size(size)
         if in_the_way is None:
             in_the_way = occupancy(model.grid, self.size, others, tokens_block)
@@ -87,6 +95,10 @@ class Query:
         self.engine = check_engine(engine)
         self._graphs: dict[tuple[str, frozenset[Cell]], MovementGraph] = {}
         self._guides: dict[tuple[str, frozenset[Cell]], Landmarks | None] = {}
+
+    def _pace(self, pace: str) -> str:
+        """``pace``, or the fastest slower one the token's acts leave."""
+        return self.rules.act_pace(self.token, pace) if self.acts else pace
 
     # ----------------------------------------------------------------- graphs
 
@@ -143,21 +155,26 @@ class Query:
         guide = self._guide(pace, start) if self.landmarks and self.engine == "compiled" else None
         engine = self.engine
         if safe_below is None:
-            return find_path(graph, start, goal, prefer=prefer, guide=guide, engine=engine)
+            found = find_path(graph, start, goal, prefer=prefer, guide=guide, engine=engine)
+            return self._named(found)
         fast = find_path(graph, start, goal, prefer="fast", guide=guide, engine=engine)
         # Weighed as the contract shows p(no failure): a float.
         fast_p = float(fast.p_no_failure)
         if fast_p >= safe_below:
-            return fast
+            return self._named(fast)
         safe = find_path(graph, start, goal, prefer="safe", guide=guide, engine=engine)
-        return safe if float(safe.p_no_failure) > fast_p else fast
+        return self._named(safe if float(safe.p_no_failure) > fast_p else fast)
+
+    def _named(self, answer: PathAnswer) -> PathAnswer:
+        """``answer`` naming the acts it was priced with."""
+        return replace(answer, acts=self.acts) if self.acts else answer
 
     def reach(self, start: Cell, *, turns: int = 1, pace: str | None = None) -> ReachAnswer:
         """Every cell the token reaches from ``start`` within ``turns`` (CONTRACT.md
         ``reach``, typed, at ``pace``, default the system's fastest), with the search ``tree``;
         allies' cells are left out (passed, never stopped on)."""
         rules = self.rules
-        pace = pace or rules.fastest_pace
+        pace = pace or self._pace(rules.fastest_pace)
         if pace not in rules.paces:
             raise ArgumentError(
                 role="pace", given=pace, problem=f"{rules.name} paces are {', '.join(rules.paces)}"
@@ -169,7 +186,7 @@ class Query:
         if no_stop:
             kept = tuple(c for c in rep.cells if c[0] == start or c[0] not in no_stop)
             rep = replace(rep, cells=kept)
-        return rep
+        return replace(rep, acts=self.acts) if self.acts else rep
 
     def refresh(self, cells: Iterable[Cell] | None = None) -> None:
         """Re-read the map after it changed: ``cells`` that changed terrain (each graph of a

@@ -39,6 +39,7 @@ FLAGS = {
     "end_heading": "--end-heading",
     "speed": "--speed",
     "ground_pace": "--ground-pace",
+    "act": "--act",
 }
 
 #: The repository root (maps/, scenarios/, assets/ live beside engine/).

@@ -48,8 +48,21 @@ def _add_path(sub: argparse._SubParsersAction[_Parser]) -> None:
         help="the quickest path unless its p(no failure) is below P, then the safest",
     )
     s.add_argument("--size", type=_size, default=1, help="token size in cells across (default 1)")
+    _act_arg(s)
     _engine_arg(s)
     s.set_defaults(func=cmd_path)
+
+
+def _act_arg(s: argparse.ArgumentParser) -> None:
+    s.add_argument(
+        "--act",
+        dest="acts",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an action the token also takes each turn (repeatable; `tacgrid systems` lists "
+        "each system's acts): the move is priced with what it costs",
+    )
 
 
 def _engine_arg(s: argparse.ArgumentParser) -> None:
@@ -65,7 +78,9 @@ def _query(args: argparse.Namespace, model: Any, system: Any, token: Any) -> Any
     """The query front (engine.query) for the command's token, ``--size`` and engine."""
     from engine.query import Query
 
-    return Query(model, system, token, pace=args.pace, size=args.size, engine=args.engine)
+    return Query(
+        model, system, token, pace=args.pace, size=args.size, engine=args.engine, acts=args.acts
+    )
 
 
 def cmd_path(args: argparse.Namespace) -> int:
@@ -98,6 +113,7 @@ def _add_reach(sub: argparse._SubParsersAction[_Parser]) -> None:
     s.add_argument("--turns", type=_positive, default=1, help="turns of movement (default 1)")
     s.add_argument("--pace", default=None, help="pace (default: the system's fastest)")
     s.add_argument("--size", type=_size, default=1, help="token size in cells across (default 1)")
+    _act_arg(s)
     _engine_arg(s)
     s.set_defaults(func=cmd_reach)
 
@@ -108,12 +124,11 @@ def cmd_reach(args: argparse.Namespace) -> int:
 
     model, system, token = _load_for_search(args)
     start = parse_cell(args.start, "start")
-    pace = args.pace or system.fastest_pace
-    rep = _query(args, model, system, token).reach(start, turns=args.turns, pace=pace)
+    rep = _query(args, model, system, token).reach(start, turns=args.turns, pace=args.pace)
     if args.json:
         _print_json(reach_json(rep))
     else:
-        print(format_reach(rep, model, system, start, args.turns, pace))
+        print(format_reach(rep, model, system, start, args.turns, rep.pace))
     return 0
 
 

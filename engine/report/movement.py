@@ -39,6 +39,7 @@ def path_json(path: PathAnswer) -> dict[str, Any]:
         "p_within_turns_exact": jsonable(path.p_within_turns),
         "on_failure": list(path.on_failure),
         "plan": list(path.plan),
+        "acts": list(path.acts),
     }
     if path.pareto:
         out["pareto"] = [
@@ -62,6 +63,7 @@ def reach_json(reach: ReachAnswer) -> dict[str, Any]:
         "turns": reach.turns,
         "bands": list(reach.bands),
         "cells": [{"cell": [c, r], "turns": t, "band": b} for (c, r), t, b in reach.cells],
+        "acts": list(reach.acts),
     }
 
 
@@ -73,6 +75,11 @@ def reach_dict(reach: ReachAnswer) -> dict[str, Any]:
 def no_path_report(system: Any, reason: str) -> dict[str, Any]:
     """The ``path`` JSON when there is no path (exit status 1)."""
     return {"system": system.name, "cells": [], "reason": reason}
+
+
+def _with_acts(acts: tuple[str, ...]) -> str:
+    """`` with attack, interact`` (the actions besides moving a move was priced with)."""
+    return f" with {', '.join(acts)} each turn" if acts else ""
 
 
 def _short_exact(value: object) -> str:
@@ -90,7 +97,8 @@ def format_path(path: PathAnswer, model: Any, system: Any, start: Cell, goal: Ce
         marks[tuple(step["cell"])] = turn_mark(step["turn"])
     marks[start], marks[goal] = "S", "G"
     lines = [
-        f"{system.name} path {start[0]},{start[1]} -> {goal[0]},{goal[1]} at {rep['pace']}: "
+        f"{system.name} path {start[0]},{start[1]} -> {goal[0]},{goal[1]} at "
+        f"{rep['pace']}{_with_acts(path.acts)}: "
         f"{_short_exact(rep['turns_exact'])} turns ({rep['turns']:.3g}), "
         f"{rep['distance']} {rep['unit']}, "
         f"{len(rep['cells']) - 1} steps, p(no failure) {rep['p_no_failure']:.4f}",
@@ -127,7 +135,8 @@ def format_reach(
     bands = ", ".join(f"{glyph[b]} = {b}" for b in reach.bands)
     return "\n".join(
         [
-            f"{system.name} reach from {start[0]},{start[1]} in {turns} turn(s) at {pace}: {len(reach.cells)} cells",
+            f"{system.name} reach from {start[0]},{start[1]} in {turns} turn(s) at {pace}"
+            f"{_with_acts(reach.acts)}: {len(reach.cells)} cells",
             draw_cells(model, marks),
             f"   @ start; first turn: {bands}; 2, 3, ...: the turn a cell is reached in",
         ]

@@ -59,6 +59,8 @@ class PathAnswer:
     ticks: float
     den: int
     pareto: tuple[PathOption, ...] = ()
+    #: The token's actions besides moving each turn that priced it (``--act``), in order.
+    acts: tuple[str, ...] = ()
 
     def option(self) -> PathOption:
         """This path as an option of a Pareto front."""
@@ -85,3 +87,5 @@ class ReachAnswer:
     bands: tuple[str, ...]
     cells: tuple[ReachCell, ...]
     tree: SearchTree
+    #: The token's actions besides moving each turn that priced it (``--act``), in order.
+    acts: tuple[str, ...] = ()

@@ -220,11 +220,14 @@ class Viewer:
         key = (tid, tok.state, id(model), spec.size, occ)
         if key != self._reach_key or self._reach is None:
             system = self.sim.system
-            pace = spec.pace or system.fastest_pace
             cell = tok.state.cell
             assert cell is not None
-            query = Query(model, system, tok, pace=pace, size=spec.size, in_the_way=occ)
-            rep = Reached(query.reach(cell, turns=3, pace=pace), query.graph(pace, cell))
+            # A pace its spec does not name: the fastest (that its acts leave).
+            query = Query(
+                model, system, tok, pace=spec.pace, size=spec.size, in_the_way=occ, acts=spec.acts
+            )
+            found = query.reach(cell, turns=3, pace=spec.pace)
+            rep = Reached(found, query.graph(found.pace, cell))
             self._reach, self._reach_key = rep, key
             self._overlay = None
         return self._reach
