@@ -26,6 +26,7 @@ Everything is validated before anything runs; each error names the file, the fie
         pace: dash
         flight: {heading: 90, speed: 0, altitude: 0}   # a momentum flier's start (optional)
         size: 1                   # cells across (2: a 2x2 token; hex: 7 hexes); default 1
+        acts: [attack]            # actions besides moving, taken every turn (optional)
 
 ``settings.tokens_block`` (``enemies`` | ``all`` | ``none``, default ``enemies``) says who
 stands in a moving token's way (engine.occupancy); it is the scenario's, not the system's.
@@ -76,6 +77,7 @@ TOKEN_KEYS = (
     "conditions",
     "flight",
     "size",
+    "acts",
 )
 
 
@@ -531,6 +533,15 @@ def _read_token(
         raise _err(path, f"{where}.conditions", "expected a list of names, e.g. [prone]")
     flight = _token_flight(path, where, t, stats, cell, model, system)
     size = _token_size(path, where, t, cell, model)
+    acts = _token_acts(path, where, t, system.token(stats, token_id=tid), pace, system)
+    if acts and flight is not None:
+        raise _err(
+            path,
+            f"{where}.acts",
+            "a momentum flier's turn is its flight's actions (RULES.md 6): acts beside a "
+            "flight are not played",
+            "leave acts out of a flier",
+        )
     return TokenSpec(
         id=tid,
         side=str(t.get("side", policy)),
@@ -543,7 +554,35 @@ def _read_token(
         conditions=tuple(conditions),
         flight=flight,
         size=size,
+        acts=acts,
     )
+
+
+def _token_acts(
+    path: str, where: str, t: dict[str, Any], token: Any, pace: str | None, system: Any
+) -> tuple[str, ...]:
+    """``acts``: actions besides moving the token takes every turn, names of its system's
+    acts (:meth:`RuleSystem.with_acts` prices them); a ``pace`` they leave no room for is
+    refused (a pace not given is the fastest they leave: :meth:`RuleSystem.act_pace`)."""
+    raw = t.get("acts") or []
+    if not isinstance(raw, list) or not all(isinstance(a, str) for a in raw):
+        raise _err(path, f"{where}.acts", "expected a list of names, e.g. [attack]")
+    acts = tuple(raw)
+    if not acts:
+        return acts
+    try:
+        acting = system.with_acts(token, acts)
+    except TacgridError as exc:
+        said = exc.detail() if exc.role == "act" else str(exc)
+        raise _err(path, f"{where}.acts", said) from None
+    if pace is not None and system.act_pace(acting, pace) != pace:
+        raise _err(
+            path,
+            f"{where}.pace",
+            f"'{pace}' leaves no room for acts {', '.join(acts)}",
+            f"use pace {system.act_pace(acting, pace)} (or leave pace out), or fewer acts",
+        )
+    return acts
 
 
 def _tokens_block(path: str, settings: dict[str, Any]) -> str:

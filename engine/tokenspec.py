@@ -25,3 +25,6 @@ class TokenSpec:
     flight: dict[str, int] | None = None
     #: Cells across (engine.footprint): 2 = a 2x2 token on square maps, 7 hexes on hex maps.
     size: int = 1
+    #: Actions besides moving it takes every turn (names of its system's ``acts``), priced by
+    #: :meth:`RuleSystem.with_acts` at the start of each turn.
+    acts: tuple[str, ...] = ()

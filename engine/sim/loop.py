@@ -561,19 +561,25 @@ class Simulation:
         """The start of ``tid``'s turn: its token after the system's start of a turn, the
         pace this turn may use on the way to the chosen one (D6: two speed levels a round;
         the token remembers it: its state, logged at the end of the turn), whether the
-        system rolls once a turn, and the profile it moves on. Pure hooks, kept as one."""
+        system rolls once a turn, and the profile it moves on. The token's acts (its spec's
+        ``acts``: actions besides moving, every turn) are taken as the turn starts
+        (:meth:`RuleSystem.with_acts`); a pace its spec does not name is the fastest they
+        leave (:meth:`RuleSystem.act_pace`). Pure hooks, kept as one."""
         system = self.system
         token = self.tokens[tid]
         skey = self._stats_key(token)
         chosen = spec.pace or system.default_pace
+        acts = spec.acts
 
         def begin(tok: Token, dice: Any) -> tuple[Token, str, bool]:
             tok = system.start_turn(tok, dice)
-            pace = system.turn_pace(tok, chosen)
+            if acts:
+                tok = system.with_acts(tok, acts)
+            pace = system.turn_pace(tok, system.act_pace(tok, chosen) if acts else chosen)
             return tok, pace, system.turn_checks(tok, [], pace) is not None
 
         token, pace, per_turn = self.fields.hooks.token(
-            ("begin", tid, skey, chosen), token, begin, self.dice
+            ("begin", tid, skey, chosen, acts), token, begin, self.dice
         )
         self.walker.log_rolls(tid)
         prof = self.fields.profile(token, pace, spec.size, self.door_key(), skey)
@@ -640,7 +646,8 @@ class Simulation:
         if not hooks.is_canon(token):
             return False
         chosen = spec.pace or self.system.default_pace
-        return hooks.same(("begin", tid, self._stats_key(token), chosen), token) is not None
+        key = ("begin", tid, self._stats_key(token), chosen, spec.acts)
+        return hooks.same(key, token) is not None
 
     # ----------------------------------------------------------------- policies
 
@@ -720,9 +727,10 @@ class Simulation:
         got = self._now.get(tid)
         if got is not None and got[0] is tok and got[1] is spec and got[2] == doors:
             return got[3]
-        prof = self.fields.profile(
-            tok, spec.pace or self.system.default_pace, spec.size, doors, self._stats_key(tok)
-        )
+        pace = spec.pace or self.system.default_pace
+        if spec.acts:  # a pace not named: the fastest its acts leave (RuleSystem.act_pace)
+            pace = self.system.act_pace(tok, pace)
+        prof = self.fields.profile(tok, pace, spec.size, doors, self._stats_key(tok))
         self._now[tid] = (tok, spec, doors, prof)
         return prof
 

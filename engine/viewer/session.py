@@ -149,6 +149,7 @@ def _spec_dict(spec: TokenSpec) -> dict[str, Any]:
         "waypoints": [list(c) for c in spec.waypoints],
         "conditions": list(spec.conditions),
         "flight": spec.flight,
+        "acts": list(spec.acts),
     }
 
 
@@ -164,6 +165,7 @@ def _spec(d: dict[str, Any]) -> TokenSpec:
         waypoints=tuple(_cell(c) for c in d.get("waypoints") or ()),
         conditions=tuple(str(c) for c in d.get("conditions") or ()),
         flight=d.get("flight"),
+        acts=tuple(str(a) for a in d.get("acts") or ()),
     )
 
 
