@@ -341,6 +341,23 @@ def test_a_scenario_token_with_acts_moves_what_they_leave(tmp_path: Path) -> Non
     assert states and all(s["counters"]["act_attack"] == 1 for s in states)
 
 
+def test_a_run_with_acts_replays_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`replay --text` tells a token's acts once, as its log first records them (RULES.md 1:
+    "a turn may spend 1, 2 or 3 actions on moving, with other actions between"); the other
+    token takes none and is told nothing of them."""
+    tokens = _token("a", 1, "{speed: 30}", "    acts: [attack, attack]\n")
+    tokens += _token("b", 2, "{speed: 30}")
+    _scenario(tmp_path, "whisperspace", tokens)
+    log = str(tmp_path / "run.jsonl")
+    code, _, err = _cli(capsys, "run", str(tmp_path / "s.yaml"), "--run-seed", "1", "--log", log)
+    assert code == 0, err
+    code, text, _ = _cli(capsys, "replay", log, "--text")
+    lines = text.splitlines()
+    assert code == 0 and lines.count("  turn 1: a also takes attack x2 each turn") == 1, text
+    assert "  turn 1: a moves 0,1 -> 6,1: 6 cells in 1 turn" in lines  # a walk: 30 ft
+    assert not any(line.startswith("  turn 1: b also") for line in lines)
+
+
 def test_a_d6_scenario_token_that_fires_rolls_at_minus_one_die(tmp_path: Path) -> None:
     """Seed 003: "walking is an action, firing is a second action, so she takes -1D", and
     All-Out: "The character may do nothing else this round": a runner that fires every round

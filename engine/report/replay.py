@@ -189,6 +189,7 @@ class _Narrator:
         self.rolls: dict[str, list[dict[str, Any]]] = {}
         self.told: dict[str, set[str]] = {}  # conditions a check already said, this turn
         self.altitude: dict[str, Any] = {}  # a flier's last altitude
+        self.acts: dict[str, str] = {}  # the acts a token's state last said (act_NAME counters)
         self.out: list[str] = []
         self.said_in_turn = 0
 
@@ -352,6 +353,24 @@ class _Narrator:
         self.conds[tid] = now
         if "cell" in state:
             self.cells[tid] = state["cell"]
+        self._acts(tid, _mapping(state.get("counters")))
+
+    def _acts(self, tid: str, counters: dict[str, Any]) -> None:
+        """Say a token's acts (its actions besides moving: ``act_NAME`` counters, RuleSystem
+        .with_acts) when they change: ``a also takes attack each turn``."""
+        named = [
+            f"{_text(k[4:])}" + (f" x{_text(n)}" if n != 1 else "")
+            for k, n in sorted(counters.items())
+            if isinstance(k, str) and k.startswith("act_") and n
+        ]
+        acts = ", ".join(named)
+        if acts != self.acts.get(tid, ""):
+            self.say(
+                f"{clip(tid)} also takes {acts} each turn"
+                if acts
+                else f"{clip(tid)} takes no other action"
+            )
+        self.acts[tid] = acts
 
     def flight(self, ev: dict[str, Any]) -> None:
         tid = _text(ev.get("token"))
