@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from engine import policies
 from engine.dice import Dice
+from engine.errors import StatError
 from engine.flight.model import FlightRules
 from engine.grid import Cell
 from engine.mapmodel import MapModel
@@ -245,9 +246,18 @@ class Simulation:
         stats: dict[str, Any] | None = None,
         conditions: frozenset[str] | None = None,
         side: str | None = None,
+        acts: tuple[str, ...] | None = None,
     ) -> Token:
-        """New stats (validated; a bad one raises StatError, nothing changes), conditions or
-        side for a token mid-session; event ``token_edit`` with its stats and state."""
+        """New stats (validated; a bad one raises StatError, nothing changes), conditions,
+        side or acts for a token mid-session; event ``token_edit`` with its stats, state and
+        acts.
+
+        ``acts`` (names of the system's acts; () clears them) are kept in its spec and taken
+        every turn from then on, as a scenario token's ``acts``, and recorded in its state at
+        once (:meth:`RuleSystem.with_acts`: the counters its profile reads, cleared with
+        them). They are checked as a scenario's are: an unknown name or more actions than
+        a turn has, a pace of its spec they leave no room for, a momentum flier's (RULES.md
+        6) raise one StatError about ``act``, and nothing changes."""
         old = self.tokens[tid]
         spec = self.specs[tid]
         tok = old
@@ -260,6 +270,21 @@ class Simulation:
         if side is not None:
             policy = side if spec.policy == spec.side else spec.policy
             spec = replace(spec, side=side, policy=policy)
+        if acts is not None:
+            acts = tuple(acts)
+            tok = self.system.with_acts(tok, acts)  # unknown, too many: StatError (act)
+            pace = spec.pace
+            problem = None
+            if acts and tok.state.flight is not None:
+                problem = "a momentum flier's turn is its flight's actions (RULES.md 6)"
+            elif acts and pace is not None and self.system.act_pace(tok, pace) != pace:
+                problem = (
+                    f"its pace '{pace}' leaves no room for them (the fastest they leave: "
+                    f"{self.system.act_pace(tok, pace)}); give fewer acts"
+                )
+            if problem is not None:
+                raise StatError(role="act", given=", ".join(acts), problem=problem)
+            spec = replace(spec, acts=acts)
         self.tokens[tid] = tok
         self.specs[tid] = spec
         self._sides()
@@ -271,6 +296,7 @@ class Simulation:
                 "policy": spec.policy,
                 "stats": {k: jsonable(v) for k, v in tok.stats.items()},
                 "state": tok.state.to_dict(),
+                "acts": list(spec.acts),
             }
         )
         return tok
