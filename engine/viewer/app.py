@@ -217,7 +217,7 @@ class Viewer:
         spec = self.sim.specs[tid]
         model = self.sim.model  # the map with the doors as they stand
         occ = self.sim.occupancy_of(tid)  # other tokens in the way
-        key = (tid, tok.state, id(model), spec.size, occ)
+        key = (tid, tok.state, id(model), spec.size, spec.pace, spec.acts, occ)
         if key != self._reach_key or self._reach is None:
             system = self.sim.system
             cell = tok.state.cell
@@ -689,12 +689,17 @@ class Viewer:
 
     def legend(self) -> list[tuple[str, Any, str]]:
         """What the overlay on the map means, for the panel: the selected token's bands
-        (its system's paces), the 2-/3-turn contours and the hover path's marks."""
+        (its system's paces up to the one it moves at), the 2-/3-turn contours and the hover
+        path's marks."""
         if self.selected is None or self.selected in self.flying:
             return []
         rep = self.reach_of(self.selected)
         contours = list(CONTOUR_COLOURS) if rep.answer.cells else []
-        return draw.legend_entries(list(rep.answer.bands), contours)
+        # The paces up to the one it moves at (slowest first): none its acts rule out.
+        bands = list(rep.answer.bands)
+        if rep.answer.pace in bands:
+            bands = bands[: bands.index(rep.answer.pace) + 1]
+        return draw.legend_entries(bands, contours)
 
     def dice_events(self) -> list[dict[str, Any]]:
         """The events the dice log lists (rolls and checks among them)."""

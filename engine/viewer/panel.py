@@ -7,7 +7,9 @@ from typing import Any
 
 import pygame
 
+from engine.errors import TacgridError
 from engine.viewer import draw
+from engine.viewer.acts import acts_text
 from engine.viewer.draw import DIM, TEXT
 from engine.viewer.table import HELP as GM_HELP
 from engine.viewer.window import Window
@@ -69,11 +71,13 @@ def draw_panel(v: Window) -> tuple[pygame.Surface, list[tuple[str, pygame.Rect]]
         role = spec.side if spec.side == spec.policy else f"{spec.side}, {spec.policy}"
         line(f"{v.selected} ({role})")
         line(
-            f"  at {tok.state.cell[0]},{tok.state.cell[1]}  pace {spec.pace or v.sim.system.fastest_pace}"
+            f"  at {tok.state.cell[0]},{tok.state.cell[1]}  pace {_pace(v, tok, spec)}"
             if tok.state.cell
             else "",
             DIM,
         )
+        if spec.acts:  # actions besides moving, every turn (C)
+            line(f"  acts each turn: {acts_text(spec.acts)}", (150, 230, 170))
         if tok.state.conditions:
             line("  " + ", ".join(sorted(tok.state.conditions)), (255, 220, 120))
         if tok.state.toward is not None:  # a crossing of more than a turn under way
@@ -198,3 +202,16 @@ def draw_help(v: Window, screen: pygame.Surface) -> pygame.Rect:
 
 #: A crossing of more than a turn, by its mode, in the panel's words.
 _DOING = {"climb": "climbing", "ladder": "climbing", "swim": "swimming", "crawl": "crawling"}
+
+
+def _pace(v: Window, tok: Any, spec: Any) -> str:
+    """The pace the token moves at: its spec's, else the fastest (that its acts leave:
+    :meth:`RuleSystem.act_pace`, as its reach is priced)."""
+    system = v.sim.system
+    pace = spec.pace or system.fastest_pace
+    if not spec.acts or spec.pace:
+        return str(pace)
+    try:
+        return str(system.act_pace(system.with_acts(tok, spec.acts), pace))
+    except TacgridError:  # acts a session file carries that the system refuses
+        return str(pace)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pygame
@@ -40,15 +41,18 @@ class ReplayViewer(Viewer):
         for ev in events:
             kind, tid = ev.get("type"), ev.get("token")
             if kind in ("token_add", "token_edit") and isinstance(tid, str):
-                old = specs.get(tid)
+                old = specs.get(tid) or TokenSpec(
+                    id=tid, side="gm", stats={}, cell=(0, 0), policy="idle"
+                )
                 stats = dict(ev.get("stats") or {})
-                spec = TokenSpec(
-                    id=tid,
-                    side=str(ev.get("side") or (old.side if old else "gm")),
+                acts = ev.get("acts")  # the acts it takes every turn (a log before them: none)
+                spec = replace(
+                    old,
+                    side=str(ev.get("side") or old.side),
                     stats=stats,
-                    cell=old.cell if old else (0, 0),
-                    policy=str(ev.get("policy") or (old.policy if old else "idle")),
-                    size=int(ev.get("size") or (old.size if old else 1)),
+                    policy=str(ev.get("policy") or old.policy),
+                    size=int(ev.get("size") or old.size),
+                    acts=tuple(str(a) for a in acts) if isinstance(acts, list) else old.acts,
                 )
                 specs[tid] = spec
                 tokens[tid] = sim.system.token(stats, token_id=tid)

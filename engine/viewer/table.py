@@ -2,7 +2,8 @@
 
 * tokens: N adds one at the hovered cell (a form: the palette of the scenario's sides and
   every stat of the system), E edits the selected token's stats, side and conditions,
-  Delete removes it, dragging a token with the left button puts it on another cell;
+  Delete removes it, dragging a token with the left button puts it on another cell; C
+  gives it acts, actions besides moving taken every turn (:mod:`engine.viewer.acts`);
 * turn order: shown in the panel; PageUp/PageDown move the selected token earlier or
   later, D delays it to the end of the round's order;
 * measuring: M, then drag between two cells (or Shift+drag at any time): distance, time,
@@ -32,6 +33,7 @@ from engine.grid import Cell
 from engine.mapmodel import Wall
 from engine.search import PathAnswer
 from engine.viewer import session as sessions
+from engine.viewer.acts import ActPicker
 from engine.viewer.draw import DIM, TEXT, dashed, draw_walls
 from engine.viewer.measure import RiskChoice, measure, risk_choice
 from engine.viewer.tokens_edit import TokenForm, add_form, apply_form, edit_form
@@ -49,6 +51,7 @@ REST_FRAMES = 8
 
 HELP = [
     ("N / E / Delete", "add a token here / edit / remove the selected"),
+    ("C, then 1-9 / 0", "acts: the selected token takes one more each turn / none"),
     ("drag a token", "put it on another cell (no checks)"),
     ("M, Shift+drag", "measure between two cells"),
     ("click a door", "open / close it"),
@@ -64,6 +67,8 @@ class GMTable:
     def __init__(self, viewer: Any) -> None:
         self.v = viewer
         self.form: TokenForm | None = None
+        #: The chooser of the selected token's acts (C): actions besides moving.
+        self.acts = ActPicker(viewer)
         self.measuring = False
         self.measure_from: Cell | None = None
         self.measure_to: Cell | None = None
@@ -393,6 +398,9 @@ class GMTable:
         if self.form is not None:
             self._form_key(ev)
             return True
+        if self.acts.key(ev):
+            self.version += 1
+            return True
         if k == pygame.K_s and ctrl:
             self.save()
         elif k == pygame.K_o and ctrl:
@@ -416,6 +424,8 @@ class GMTable:
                 self.form = add_form(v, cell)
         elif k == pygame.K_e and v.selected is not None:
             self.form = edit_form(v, v.selected)
+        elif k == pygame.K_c:
+            self.acts.toggle()
         elif k in (pygame.K_DELETE, pygame.K_BACKSPACE) and v.selected is not None:
             self.remove_selected()
         elif k == pygame.K_m and v.selected not in v.flying:
@@ -486,6 +496,7 @@ class GMTable:
             if form.error:
                 for i in range(0, min(len(form.error), 180), 45):
                     out.append((form.error[i : i + 45], ERROR))
+        out.extend(self.acts.lines())
         if self.measuring or self.measured is not None:
             out.append(("measure" + (" (M: off)" if self.measuring else ""), MEASURE))
             m = self.measured
