@@ -1029,7 +1029,7 @@ def test_the_batchs_process_is_one_of_its_workers(tmp_path: Path, monkeypatch) -
     here = os.getpid()
 
     def spy(scenario: Any, fields: Any, items: list[tuple[int, int]]) -> Any:
-        if os.getpid() != here and items[0][0] >= 600 and not died.exists():
+        if os.getpid() != here and items[0][0] >= 1200 and not died.exists():
             died.touch()
             os._exit(9)  # a worker process killed half-way through the batch, once
         results = real(scenario, fields, items)
@@ -1038,7 +1038,7 @@ def test_the_batchs_process_is_one_of_its_workers(tmp_path: Path, monkeypatch) -
         return results
 
     monkeypatch.setattr(work, "_play", spy)
-    runs = 1200
+    runs = 2400  # chunks enough after the warm ones that every process plays some
     one = tmp_path / "one"
     run_batch(CHASE, runs=runs, seed=5, workers=1, out_dir=str(one))
     for workers in (2, 3):
