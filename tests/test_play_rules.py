@@ -273,3 +273,24 @@ settings: {{share_of: {share_of}}}
             seen.add(check["degree"])
             assert got == min(3, int(s * whole)), (share_of, check["degree"], got)
         assert {"fail_4_6", "fail_7_10"} <= seen
+
+
+def test_a_flier_logs_mode_air_while_it_flies() -> None:
+    """RULES.md 0: "Mode comes from the terrain ... `air` (fliers only)": a momentum flier's
+    logged state is in mode air while it flies, and its ground cell's mode once landed."""
+    sc = load_scenario("scenarios/griffon.yaml")
+    flying = landed = 0
+    for seed in range(1, 6):
+        sim = Simulation(sc, seed)
+        sim.run()
+        for ev in sim.events:
+            st = ev.get("state") if ev["type"] == "state" else None
+            if st is None or st.get("flight") is None:
+                continue
+            if st["flight"]["landed"]:
+                landed += 1
+                assert st["mode"] != "air"
+            else:
+                flying += 1
+                assert st["mode"] == "air"
+    assert flying

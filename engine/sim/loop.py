@@ -142,6 +142,8 @@ class Simulation:
         rules = self.flight_rules(tok)
         if rules is not None:
             state = replace(state, flight=start_flight(rules, spec))
+            if not state.flight.landed:
+                state = state.changed(mode="air")
         return replace(tok, state=state)
 
     # ----------------------------------------------------------------- events
@@ -798,7 +800,8 @@ class Simulation:
         progress = policy.flown(view, spec, (state.cell, *rec.cells))
         if progress is not None:
             self.waypoint[tid] = progress
-        return token.moved(cell=new.cell, flight=new)
+        mode = mode_at(self.model, new.cell) if new.landed else "air"  # RULES.md 0: air
+        return token.moved(cell=new.cell, flight=new, mode=mode)
 
     # ----------------------------------------------------------------- goals
 
