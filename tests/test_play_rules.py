@@ -8,6 +8,7 @@ of small scenarios drawn by the tests.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from fractions import Fraction as F
 from pathlib import Path
 from typing import Any
@@ -294,3 +295,27 @@ def test_a_flier_logs_mode_air_while_it_flies() -> None:
                 flying += 1
                 assert st["mode"] == "air"
     assert flying
+
+
+def test_a_token_added_with_acts_takes_them_and_a_bad_one_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    """RULES.md 1: "a turn may spend 1, 2 or 3 actions on moving, with other actions
+    between": a token the GM (or a script) adds with an act moves 12 cells a turn at speed
+    30, not 18; an act the system does not know is one StatError and no token is added."""
+    import pytest
+
+    from engine.errors import StatError
+    from engine.tokenspec import TokenSpec
+
+    sc = _scenario(tmp_path, ["." * 40] * 3, "whisperspace", SWIMMER, turns=2)
+    sim = Simulation(sc, 1)
+    spec = TokenSpec(id="b", side="gm", stats={"speed": 30}, cell=(0, 0), policy="waypoints")
+    spec = replace(spec, waypoints=((39, 0),), acts=("attack",))
+    with pytest.raises(StatError, match="no act 'atack'"):
+        sim.add_token(replace(spec, acts=("atack",)))
+    assert "b" not in sim.tokens and not [e for e in sim.events if e["type"] == "token_add"]
+    sim.add_token(spec)
+    assert [e["acts"] for e in sim.events if e["type"] == "token_add"] == [["attack"]]
+    sim.play_turn()
+    assert sim.tokens["b"].state.cell == (12, 0)

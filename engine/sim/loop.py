@@ -216,6 +216,8 @@ class Simulation:
         rules = self.flight_rules(tok)
         if rules is not None:
             tok = tok.moved(flight=start_flight(rules, spec))
+        if spec.acts:
+            tok = self._acted(tok, spec.pace, tuple(spec.acts))
         self.specs[spec.id] = spec
         self.order.append(spec.id)
         self.tokens[spec.id] = tok
@@ -229,8 +231,26 @@ class Simulation:
                 "size": spec.size,
                 "stats": {k: jsonable(v) for k, v in tok.stats.items()},
                 "state": tok.state.to_dict(),
+                "acts": list(spec.acts),
             }
         )
+        return tok
+
+    def _acted(self, tok: Token, pace: str | None, acts: tuple[str, ...]) -> Token:
+        """``tok`` with ``acts`` taken (:meth:`RuleSystem.with_acts`), checked as a
+        scenario's are: an unknown act, too many, a pace they leave no room for or a
+        momentum flier raise one StatError about ``act``."""
+        tok = self.system.with_acts(tok, acts)  # unknown, too many: StatError (act)
+        problem = None
+        if acts and tok.state.flight is not None:
+            problem = "a momentum flier's turn is its flight's actions (RULES.md 6)"
+        elif acts and pace is not None and self.system.act_pace(tok, pace) != pace:
+            problem = (
+                f"its pace '{pace}' leaves no room for them (the fastest they leave: "
+                f"{self.system.act_pace(tok, pace)}); give fewer acts"
+            )
+        if problem is not None:
+            raise StatError(role="act", given=", ".join(acts), problem=problem)
         return tok
 
     def remove_token(self, tid: str) -> None:
@@ -274,18 +294,7 @@ class Simulation:
             spec = replace(spec, side=side, policy=policy)
         if acts is not None:
             acts = tuple(acts)
-            tok = self.system.with_acts(tok, acts)  # unknown, too many: StatError (act)
-            pace = spec.pace
-            problem = None
-            if acts and tok.state.flight is not None:
-                problem = "a momentum flier's turn is its flight's actions (RULES.md 6)"
-            elif acts and pace is not None and self.system.act_pace(tok, pace) != pace:
-                problem = (
-                    f"its pace '{pace}' leaves no room for them (the fastest they leave: "
-                    f"{self.system.act_pace(tok, pace)}); give fewer acts"
-                )
-            if problem is not None:
-                raise StatError(role="act", given=", ".join(acts), problem=problem)
+            tok = self._acted(tok, spec.pace, acts)
             spec = replace(spec, acts=acts)
         self.tokens[tid] = tok
         self.specs[tid] = spec
