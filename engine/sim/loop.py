@@ -723,6 +723,17 @@ class Simulation:
         assert cell is not None
         return self.fields.descent(prof, goal.cells, goal.risk, cell, occ)
 
+    def pace_of(self, tid: str) -> str:
+        """The pace ``tid`` moves at when its turn comes, as :meth:`_begin` chooses it: its
+        spec's, else the system's default, as far as its acts leave
+        (:meth:`RuleSystem.act_pace`). The viewer's hover plans at it, so that a click goes
+        where the hover said."""
+        spec, system = self.specs[tid], self.system
+        chosen = spec.pace or system.default_pace
+        if not spec.acts:
+            return chosen
+        return system.act_pace(system.with_acts(self.tokens[tid], tuple(spec.acts)), chosen)
+
     def _replan(
         self,
         tid: str,

@@ -222,11 +222,13 @@ class Viewer:
             system = self.sim.system
             cell = tok.state.cell
             assert cell is not None
-            # A pace its spec does not name: the fastest (that its acts leave).
+            # The pace a click moves it at (its spec's, else the system's default; what its
+            # acts leave of it): the hover path is the move a click makes.
+            pace = self.sim.pace_of(tid)
             query = Query(
-                model, system, tok, pace=spec.pace, size=spec.size, in_the_way=occ, acts=spec.acts
+                model, system, tok, pace=pace, size=spec.size, in_the_way=occ, acts=spec.acts
             )
-            found = query.reach(cell, turns=3, pace=spec.pace)
+            found = query.reach(cell, turns=3, pace=pace)
             rep = Reached(found, query.graph(found.pace, cell))
             self._reach, self._reach_key = rep, key
             self._overlay = None
@@ -270,13 +272,26 @@ class Viewer:
         self._hover_key = None
         self._panel_key = None
 
+    def _crossing_to(self, tree: Any, goal: Cell) -> bool:
+        """Whether ``goal`` is a cell that takes more than a turn to cross, next to where the
+        selected token gets this turn (or the one it is crossing to): a click starts or goes
+        on with that crossing, over turns (docs/rules.md, "Rules in play")."""
+        assert self.selected is not None
+        if self.sim.tokens[self.selected].state.toward == goal:
+            return True
+        cells = tree.path_to(goal)
+        if len(cells) < 2:
+            return False
+        before = tree.turns(cells[-2])
+        return before is not None and before <= 1 and tree.turns(goal) - before > 1
+
     def move_selected(self, goal: Cell) -> bool:
         """Move the selected token to ``goal`` if it is reachable this turn."""
         if self.selected is None or self.sim.outcome is not None:
             return False
         tree = self.reach_of(self.selected).answer.tree
         t = tree.turns(goal)
-        if t is None or t > 1:
+        if t is None or (t > 1 and not self._crossing_to(tree, goal)):
             self.message = "out of reach this turn"
             return False
         path = self.table.preferred(goal, tree.path_to(goal))
