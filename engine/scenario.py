@@ -538,7 +538,7 @@ def _read_token(
         raise _err(
             path,
             f"{where}.acts",
-            "a momentum flier's turn is its flight's actions (RULES.md 6): acts beside a "
+            "a momentum flier's turn is its flight's actions (docs/flight.md): acts beside a "
             "flight are not played",
             "leave acts out of a flier",
         )

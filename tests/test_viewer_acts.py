@@ -225,7 +225,7 @@ def test_a_momentum_fliers_turn_takes_no_acts() -> None:
         key(v, pygame.K_c)
         key(v, pygame.K_2)
         assert v.message == (
-            "act attack: a momentum flier's turn is its flight's actions (RULES.md 6)"
+            "act attack: a momentum flier's turn is its flight's actions (docs/flight.md)"
         )
         assert v.sim.specs["griffon"].acts == () and len(v.sim.events) == n_events
     finally:

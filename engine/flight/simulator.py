@@ -51,6 +51,6 @@ def flight_rules(system: RuleSystem, token: Token, model: MapModel) -> FlightRul
         raise ArgumentError(
             role="system",
             given=system.name,
-            problem="this system has no flight rules (RULES.md 6 covers mythmaster and speedpoints)",
+            problem="this system has no flight rules (docs/flight.md: mythmaster and speedpoints fly)",
         )
     return rules

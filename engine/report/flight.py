@@ -74,7 +74,7 @@ def fly_report(  # noqa: C901
         if ground_start is None:
             raise ArgumentError(
                 f"--ground-pace {ground_pace}: {system.name} flight has no take-off speed "
-                "from ground movement (RULES.md 6: Mythmaster only); leave it out"
+                "from ground movement (docs/flight.md: Mythmaster only); leave it out"
             )
         if v:
             raise ArgumentError(

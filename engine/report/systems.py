@@ -37,7 +37,7 @@ def format_systems(report: dict[str, Any]) -> str:
         )
         if "flight" in d:
             lines.append(
-                "  flight: momentum: scenarios fly its fliers by its flight rules (RULES.md 6)"
+                "  flight: momentum: scenarios fly its fliers by its flight rules (docs/flight.md)"
                 if d["flight"] == "momentum"
                 else "  flight: fliers cross air and gaps on the ground graph (no momentum)"
             )

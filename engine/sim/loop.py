@@ -243,7 +243,7 @@ class Simulation:
         tok = self.system.with_acts(tok, acts)  # unknown, too many: StatError (act)
         problem = None
         if acts and tok.state.flight is not None:
-            problem = "a momentum flier's turn is its flight's actions (RULES.md 6)"
+            problem = "a momentum flier's turn is its flight's actions (docs/flight.md)"
         elif acts and pace is not None and self.system.act_pace(tok, pace) != pace:
             problem = (
                 f"its pace '{pace}' leaves no room for them (the fastest they leave: "

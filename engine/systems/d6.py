@@ -815,7 +815,7 @@ class D6(RuleSystem):
 
     name = "d6"
     title = "Star Wars D6 REUP"
-    source = "seed 003; RULES.md section 3"
+    source = "seed 003; docs/rules.md#d6"
     unit = "m"
     cell_size = Fraction(2)
     turn_name = "round"
@@ -903,13 +903,13 @@ class D6(RuleSystem):
         ),
     )
     settings: ClassVar[tuple[Param, ...]] = (
-        Setting("wild_die", "bool", True, help="RULES.md 3 (ruling): one die explodes on 6"),
+        Setting("wild_die", "bool", True, help="docs/rules.md#d6 (ruling): one die explodes on 6"),
         Setting(
             "wild_one",
             "choice",
             "complication",
             choices=WILD_ONE_SETTINGS,
-            help="RULES.md 3 (ruling): a 1 on the wild die is a complication only",
+            help="docs/rules.md#d6 (ruling): a 1 on the wild die is a complication only",
         ),
         *(
             Setting(
@@ -918,7 +918,7 @@ class D6(RuleSystem):
                 number,
                 minimum=low,
                 maximum=None if level == "heroic" else high,
-                help=f"RULES.md 3 (ruling): default number of {level} "
+                help=f"docs/rules.md#d6 (ruling): default number of {level} "
                 + (f"({low}+)" if level == "heroic" else f"({low}-{high})"),
             )
             for level, number, (low, high) in zip(
@@ -939,7 +939,7 @@ class D6(RuleSystem):
             "choice",
             "round",
             choices=("round", "cell_run"),
-            help="RULES.md 3 (ruling): one movement roll per round, at the hardest cell "
+            help="docs/rules.md#d6 (ruling): one movement roll per round, at the hardest cell "
             "crossed (cell_run: one per run of the same terrain)",
         ),
         Setting(
@@ -959,14 +959,14 @@ class D6(RuleSystem):
             "choice",
             "stamina",
             choices=("stamina", "none"),
-            help="RULES.md 3 (ruling): an overloaded token rolls stamina on the long-distance "
+            help="docs/rules.md#d6 (ruling): an overloaded token rolls stamina on the long-distance "
             "schedule for its speed (none: overloading changes nothing); it keeps every speed",
         ),
         Setting(
             "stamina",
             "bool",
             False,
-            help="RULES.md 3: every token rolls stamina on the long-distance schedule in play, "
+            help="docs/rules.md#d6: every token rolls stamina on the long-distance schedule in play, "
             "overloaded or not (a scenario's stamina: true); false: only overloaded tokens, "
             "as setting overload says",
         ),
@@ -975,7 +975,7 @@ class D6(RuleSystem):
             "choice",
             "quarter",
             choices=tuple(_TUMBLE_STOP),
-            help="RULES.md 3 (ruling): a tumble (failure by 16+) stops at a quarter of the move",
+            help="docs/rules.md#d6 (ruling): a tumble (failure by 16+) stops at a quarter of the move",
         ),
         Setting(
             "share_of",

@@ -19,7 +19,7 @@ GROUND = ("walk", "crawl", "swim", "climb", "ladder")
 class Generic(RuleSystem):
     name = "generic"
     title = "Generic grid movement"
-    source = "RULES.md section 5"
+    source = "the project's own; docs/rules.md#generic"
     unit = "ft"
     unit_follows_map = True  # speed is in the map's unit (CONTRACT.md)
     cell_size = Fraction(5)

@@ -721,7 +721,7 @@ class Whisperspace(RuleSystem):
 
     name = "whisperspace"
     title = "Whisperspace (d12)"
-    source = "seeds 000 and 001; RULES.md section 1"
+    source = "seeds 000 and 001; docs/rules.md#whisperspace"
     unit = "ft"
     cell_size = Fraction(5)
     turn_name = "turn"
@@ -738,7 +738,11 @@ class Whisperspace(RuleSystem):
     # interact action to open a door"; RULES.md 1: "Turn: 3 actions". Each act takes one of
     # the 3, so fewer are left for Move actions: one act leaves a run (2), two a walk.
     acts = (
-        ActSpec("action", 1, "one of the turn's 3 actions, spent on something else (RULES.md 1)"),
+        ActSpec(
+            "action",
+            1,
+            "one of the turn's 3 actions, spent on something else (docs/rules.md#whisperspace)",
+        ),
         ActSpec("attack", 1, "seed 000: 'then use the attack action to try to hit them'"),
         ActSpec("interact", 1, "seed 000: 'use an interact action to open a door'"),
     )
@@ -792,7 +796,7 @@ class Whisperspace(RuleSystem):
             Fraction(30),
             minimum=0,
             unit="ft",
-            help="ruling (RULES.md 1): derived Speed = 30 + 5 x PHYS; this is the 30",
+            help="docs/rules.md#whisperspace (ruling): derived Speed = 30 + 5 x PHYS; this is the 30",
         ),
         Setting(
             "speed_per_phys",
@@ -800,42 +804,42 @@ class Whisperspace(RuleSystem):
             Fraction(5),
             minimum=0,
             unit="ft",
-            help="ruling (RULES.md 1): derived Speed = 30 + 5 x PHYS; this is the 5 per PHYS",
+            help="docs/rules.md#whisperspace (ruling): derived Speed = 30 + 5 x PHYS; this is the 5 per PHYS",
         ),
         Setting(
             "capacity_base",
             "int",
             5,
             minimum=0,
-            help="ruling (RULES.md 1): carrying capacity = 5 + 5 x PHYS slots; this is the 5",
+            help="docs/rules.md#whisperspace (ruling): carrying capacity = 5 + 5 x PHYS slots; this is the 5",
         ),
         Setting(
             "capacity_per_phys",
             "int",
             5,
             minimum=0,
-            help="ruling (RULES.md 1): carrying capacity = 5 + 5 x PHYS; this is the 5 per PHYS",
+            help="docs/rules.md#whisperspace (ruling): carrying capacity = 5 + 5 x PHYS; this is the 5 per PHYS",
         ),
         Setting(
             "crawl_penalty",
             "int",
             1,
             minimum=0,
-            help="ruling (RULES.md 1): movement penalties for crawling (seed: 'may impose')",
+            help="docs/rules.md#whisperspace (ruling): movement penalties for crawling (seed: 'may impose')",
         ),
         Setting(
             "swim_penalty",
             "int",
             2,
             minimum=0,
-            help="ruling (RULES.md 1): movement penalties for swimming",
+            help="docs/rules.md#whisperspace (ruling): movement penalties for swimming",
         ),
         Setting(
             "climb_penalty",
             "int",
             2,
             minimum=0,
-            help="ruling (RULES.md 1): movement penalties for climbing (ladders too)",
+            help="docs/rules.md#whisperspace (ruling): movement penalties for climbing (ladders too)",
         ),
         Setting(
             "climb_fall_at",

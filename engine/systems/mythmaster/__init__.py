@@ -547,7 +547,7 @@ FLIGHT_SETTINGS: tuple[Param, ...] = (
         "number",
         Fraction(0),
         minimum=0,
-        help="RULES.md 6 (the damage formula is a setting): damage points per hex/turn of "
+        help="docs/flight.md (the damage formula is a setting): damage points per hex/turn of "
         "relative speed in a collision, rounded down; 0 = none (the event gives the speed)",
     ),
 )
@@ -573,7 +573,7 @@ class Mythmaster(RuleSystem):
 
     name = "mythmaster"
     title = "Mythmaster (2d10 21 Challenge, hexes)"
-    source = "seed 002; RULES.md section 2"
+    source = "seed 002; docs/rules.md#mythmaster"
     unit = "m"
     cell_size = HEX_METRES
     turn_name = "turn"
@@ -613,7 +613,7 @@ class Mythmaster(RuleSystem):
             "flyer",
             "bool",
             False,
-            help="can fly (flight, RULES.md 6, is planned apart from ground moves)",
+            help="can fly (flight, docs/flight.md, is planned apart from ground moves)",
         ),
         Stat(
             "body_weight",
@@ -647,19 +647,19 @@ class Mythmaster(RuleSystem):
         _choice(
             "bulk_reduction",
             BULK_REDUCTIONS,
-            "RULES.md 2 (ruling): effective BM = BM - ceil(BM x BF / 10); per_factor: "
+            "docs/rules.md#mythmaster (ruling): effective BM = BM - ceil(BM x BF / 10); per_factor: "
             "BM - BF x ceil(BM / 10); compound: 10% rounded up off what is left, per factor",
         ),
         _choice(
             "dash_doubles",
             ("run_and_sprint", "every_pace"),
-            "RULES.md 2 (ruling): Dash doubles run and sprint (4 and 6 x BM), not walk; "
+            "docs/rules.md#mythmaster (ruling): Dash doubles run and sprint (4 and 6 x BM), not walk; "
             "every_pace doubles walk too",
         ),
         _choice(
             "climb_slip",
             ("lose_turn", "none"),
-            "RULES.md 2 (ruling): a natural 2 climbing loses a turn's progress, BM / (10 k), "
+            "docs/rules.md#mythmaster (ruling): a natural 2 climbing loses a turn's progress, BM / (10 k), "
             "then rolls again at once, failing that is a fall; none: no loss, the roll only",
         ),
         _choice(

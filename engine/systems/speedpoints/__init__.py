@@ -822,7 +822,7 @@ FLIGHT_SETTINGS: tuple[Param, ...] = (
         "choice",
         "running",
         choices=("running", "reset"),
-        help="RULES.md 6 (reading): running = climbing 1 m takes 1 airspeed and descending "
+        help="docs/flight.md (reading): running = climbing 1 m takes 1 airspeed and descending "
         "1 m gives 1 back, one running modifier; reset = a descent first cancels the whole "
         "climbing penalty and a climb the whole descent bonus ('until they descend again')",
     ),
@@ -850,7 +850,7 @@ class Speedpoints(RuleSystem):
 
     name = "speedpoints"
     title = "Speedpoints (seed 004)"
-    source = "seed 004; RULES.md section 4"
+    source = "seed 004; docs/rules.md#speedpoints"
     unit = "m"
     cell_size = SPACE_M
     turn_name = "turn"
@@ -905,7 +905,7 @@ class Speedpoints(RuleSystem):
             "choice",
             DEFAULT_RESOLVER,
             choices=("1d20", "3d6", "2d10"),
-            help="RULES.md 4 (ruling, the seed names no dice): success roll = resolver + "
+            help="docs/rules.md#speedpoints (ruling, the seed names no dice): success roll = resolver + "
             "ability >= 10 + difficulty",
         ),
         Setting(
@@ -930,7 +930,7 @@ class Speedpoints(RuleSystem):
             "run_up",
             choices=("run_up", "standing"),
             help="run_up: a jump after at least one space straight before it, in its "
-            "direction, reaches running m (RULES.md 4), any other standing (half); standing: "
+            "direction, reaches running m (docs/rules.md#speedpoints), any other standing (half); standing: "
             "every jump counts as standing",
         ),
         Setting(
@@ -947,7 +947,7 @@ class Speedpoints(RuleSystem):
             "choice",
             "soft_and_water",
             choices=("soft_and_water", "water", "none"),
-            help="which landings soften a fall one step (RULES.md 4: the landing may soften it)",
+            help="which landings soften a fall one step (docs/rules.md#speedpoints: the landing may soften it)",
         ),
         Setting(
             "pit_wall",
@@ -955,7 +955,7 @@ class Speedpoints(RuleSystem):
             0,
             minimum=0,
             maximum=25,
-            help="ruling (issue 38): a token that fell into a pit climbs out up its wall, a "
+            help="docs/rules.md#speedpoints (ruling): a token that fell into a pit climbs out up its wall, a "
             "climb as high as the pit is deep at this difficulty (0: the seed's 'ladder, steep "
             "mountain', ceil(running / 2) spaces a turn; 5: rope, 1 m a turn; 10 and up: not "
             "tactical, the token stays in the pit); one climbing roll, a failure falls back "
