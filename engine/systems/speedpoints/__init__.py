@@ -849,7 +849,7 @@ class Speedpoints(RuleSystem):
     """Speedpoints: speeds in points (m/s = spaces per turn), climbing table, jumps, falls."""
 
     name = "speedpoints"
-    title = "Speedpoints (seed 004)"
+    title = "Speedpoints (a wiki system whose name is unknown)"
     source = "seed 004; docs/rules.md#speedpoints"
     unit = "m"
     cell_size = SPACE_M
