@@ -40,6 +40,15 @@ def available() -> bool:
     return enabled and _BUILT is not None
 
 
+def state() -> str:
+    """The kernel in a word, for ``tacgrid --version``: ``"active"`` (:func:`available`),
+    ``"off"`` (built, switched off by ``TACGRID_NO_KERNEL``) or ``"not built"`` (no C
+    compiler at install: the numpy and scipy twins run, the same answers, slower)."""
+    if _BUILT is None:
+        return "not built"
+    return "active" if enabled else "off"
+
+
 class Estimate(IntEnum):
     """The A* estimate the C loop works out (engine/_kernel.c's ``H_`` kinds); the numpy
     twin is ``engine.search.frontier._heuristic``."""

@@ -58,6 +58,12 @@ COMMAND_NAMES: list[str] = []
 def build_parser() -> _Parser:
     p = _Parser(prog="tacgrid", description="Tactical grid movement simulator")
     p.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    p.add_argument(
+        "--version",
+        action="store_true",
+        help="print the version and whether the compiled kernel is active (and exit); "
+        "with --json as one JSON document",
+    )
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     info._add_info(sub)
     rules._add_systems(sub)
@@ -75,6 +81,36 @@ def build_parser() -> _Parser:
     runs._add_report(sub)
     COMMAND_NAMES[:] = list(sub.choices)
     return p
+
+
+#: What ``tacgrid --version`` says of each state of the compiled kernel (engine.kernel.state).
+KERNEL_WORDS = {
+    "active": "compiled kernel active",
+    "off": "compiled kernel off (TACGRID_NO_KERNEL is set): the numpy and scipy loops run",
+    "not built": "compiled kernel not built (no C compiler at install): the numpy and scipy "
+    "loops run, the same answers, slower on big maps and batches",
+}
+
+
+def _version(argv: list[str]) -> int:
+    """``tacgrid --version [--json]``: the version (package metadata) and the kernel."""
+    import platform
+
+    from engine import kernel, version
+
+    rest = [a for a in argv if a not in ("--version", "--json", "--debug")]
+    if rest:
+        raise ArgumentError(
+            f"tacgrid --version: takes only --json, not {rest[0][:80]}; give a command alone"
+        )
+    doc = {"version": version(), "python": platform.python_version(), "kernel": kernel.state()}
+    if "--json" in argv:
+        from engine.cli.common import _print_json
+
+        _print_json(doc)
+    else:
+        print(f"tacgrid {doc['version']} (Python {doc['python']}; {KERNEL_WORDS[doc['kernel']]})")
+    return 0
 
 
 def _raise_stopped(signum: int, frame: Any) -> None:
@@ -125,6 +161,8 @@ def _main(argv: Sequence[str] | None) -> int:
             argv = [*argv, "view"]
         known = set(COMMAND_NAMES)
         first = next((a for a in argv if not a.startswith("-")), None)
+        if first is None and "--version" in argv:
+            return _version(argv)
         if first is not None and first not in known:
             raise ArgumentError(
                 f"tacgrid: unknown command '{first}'{did_you_mean(first, sorted(known))}; "
