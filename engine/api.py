@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from engine.batch import read_runs, run_batch
+from engine.batch import need_tables, read_runs, run_batch
 from engine.eventlog import replay_states
 from engine.grid import Cell
 from engine.mapmodel import MapModel
@@ -267,6 +267,7 @@ class SweepResult:
     def table(self) -> Any:
         import os
 
+        need_tables("SweepResult.table")
         import pyarrow.parquet as pq
 
         return pq.read_table(os.path.join(self.out_dir, "points.parquet"))
@@ -274,6 +275,7 @@ class SweepResult:
     def runs_table(self) -> Any:
         import os
 
+        need_tables("SweepResult.runs_table")
         import pyarrow.parquet as pq
 
         return pq.read_table(os.path.join(self.out_dir, "runs.parquet"))

@@ -177,6 +177,25 @@ class WriteError(ArgumentError, OSError):
         return rebuild, args, {**state, "errno": self.errno, "strerror": self.strerror}
 
 
+#: The package's extras (pyproject.toml's ``[project.optional-dependencies]``) and what each
+#: brings; the base install runs the engine and the viewer without them.
+EXTRAS = {
+    "analysis": "pyarrow, matplotlib, pandas",
+    "cluster": "dask, distributed",
+}
+
+
+class MissingExtra(ArgumentError):
+    """What was asked for needs an extra that is not installed: one line naming the extra
+    and the pip command. ``what`` names the asker (``sweep``, ``report --charts``) where no
+    argument (``role``) does."""
+
+    def __init__(self, extra: str, what: str = "", *, role: str | None = None) -> None:
+        problem = f"needs the {extra} extra ({EXTRAS[extra]}): pip install 'tacgrid[{extra}]'"
+        super().__init__(role=role, given="" if role else what, problem=problem)
+        self.extra = extra
+
+
 class Stopped(KeyboardInterrupt):
     """A stop asked for by a signal: SIGINT (Ctrl-C) or SIGTERM (``kill``), numbered
     ``signum``. A KeyboardInterrupt, so a SIGTERM unwinds as Ctrl-C does: every ``finally``

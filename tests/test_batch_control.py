@@ -40,6 +40,7 @@ from engine.batch import (
 from engine.batch import dask as batch_dask
 from engine.cli import FLAGS, main
 from engine.errors import ArgumentError, ScenarioError, Wording
+from engine.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = str(ROOT / "main.py")
@@ -705,7 +706,10 @@ def test_memory_does_not_grow_with_the_runs(tmp_path: Path) -> None:
     # The summary from running tallies equals one from every result at once.
     records = read_runs(str(tmp_path / "10000" / "runs.jsonl"))
     assert [r["run"] for r in records] == list(range(10_000))
-    made = batch.summarise(records, seed=5, scenario=CHASE, results_path=summary["results"])
+    digest = load_scenario(CHASE).digest
+    made = batch.summarise(
+        records, seed=5, scenario=CHASE, digest=digest, results_path=summary["results"]
+    )
     assert made == json.loads((tmp_path / "10000" / "summary.json").read_text())
 
 

@@ -28,7 +28,7 @@ from engine.batch.work import (
     run_shipped,
     take_shipment,
 )
-from engine.errors import ArgumentError, ScenarioError, TacgridError, literal
+from engine.errors import ArgumentError, MissingExtra, ScenarioError, TacgridError, literal
 
 #: Seconds to reach a Dask scheduler before giving up.
 CONNECT_TIMEOUT = 10.0
@@ -87,7 +87,18 @@ def _check_address(scheduler: str) -> str:
             given=scheduler,
             problem="not a scheduler address; use tcp://HOST:PORT",
         )
+    _need_cluster()
     return f"tcp://{rest}"
+
+
+def _need_cluster() -> None:
+    """Dask and distributed are the cluster extra's: without them a scheduler address is
+    one line naming the extra, before anything is written."""
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        raise MissingExtra("cluster", role="scheduler") from None
 
 
 def _connect(address: str, timeout: float | None = None) -> Any:
@@ -96,14 +107,10 @@ def _connect(address: str, timeout: float | None = None) -> Any:
     The connection is made in a thread that is abandoned if it does not finish: a peer
     that accepts and never answers cannot hold the batch.
     """
-    try:
-        import dask
-        from distributed import Client
-    except ImportError:  # pragma: no cover - dask is a declared dependency
-        raise ArgumentError(
-            problem="{scheduler} needs dask[distributed]: pip install 'dask[distributed]'",
-            others=("scheduler",),
-        ) from None
+    _need_cluster()
+    import dask
+    from distributed import Client
+
     timeout = CONNECT_TIMEOUT if timeout is None else timeout
     box: dict[str, Any] = {}
 

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from engine.errors import ArgumentError, literal
+from engine.errors import ArgumentError, MissingExtra, literal
 from engine.safeio import truncate, write_text
 
 
@@ -94,6 +94,23 @@ RUNS_TABLE = "runs.parquet"
 #: Runs read from runs.jsonl per record batch (bounded memory), and rows per row group.
 TABLE_CHUNK = 1024
 TABLE_GROUP = 65_536
+
+
+def tables_available() -> bool:
+    """Whether pyarrow (the analysis extra) is installed: a batch then writes its
+    ``runs.parquet``; without it the batch's runs are in runs.jsonl alone."""
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def need_tables(what: str) -> None:
+    """One line naming the analysis extra where pyarrow is not installed."""
+    if not tables_available():
+        raise MissingExtra("analysis", what)
 
 
 def run_fields() -> list[Any]:

@@ -10,6 +10,7 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
+from engine import version
 from engine.batch.control import BatchStopped, _FolderLock, _signals_held, _Stop, _stop_on_signals
 from engine.batch.dask import (
     DaskCluster,
@@ -26,6 +27,7 @@ from engine.batch.results import (
     _sort_file,
     _write_atomic,
     iter_runs,
+    tables_available,
     write_runs_table,
 )
 from engine.batch.tally import Tally
@@ -192,11 +194,13 @@ def _plan(
         "seed": base_seed,
         "runs": 0,
         "settings": {k: str(v) for k, v in sorted((overrides or {}).items())},
+        "version": version(),
     }
     existing = os.path.exists(meta_path) or os.path.exists(runs_path)
     old = _read_meta(meta_path) if resume else None
     n = runs
     if old is not None:
+        _check_version(old.get("version"), out_dir, "batch")
         if {**old, "runs": 0} != meta:
             raise ArgumentError(
                 role="resume",
@@ -248,6 +252,21 @@ def _plan(
         extra=extra,
         ordered=ordered,
         staged=not resume,
+    )
+
+
+def _check_version(made_by: Any, out_dir: str, what: str) -> None:
+    """A batch (or sweep) is resumed only by the tacgrid version that made it: another
+    version's rules would play the runs still to do, and the folder would mix the two."""
+    if made_by == version():
+        return
+    by = f"tacgrid {made_by}" if isinstance(made_by, str) else "a tacgrid that did not record it"
+    raise ArgumentError(
+        role="resume",
+        problem=literal(f"{out_dir} holds a {what} made by {by}, not this tacgrid {version()}; ")
+        + "its runs would mix two versions' rules: replace it with {force} (no {resume}) "
+        "or give another {out}",
+        others=("force", "resume", "out"),
     )
 
 
@@ -356,10 +375,14 @@ def _run(
         if not plan.ordered:
             _sort_file(plan.runs_path)  # a file from an older tacgrid, written out of order
         summary = tally.summary(
-            seed=plan.seed, scenario=plan.scenario_path, results_path=plan.runs_path
+            seed=plan.seed,
+            scenario=plan.scenario_path,
+            digest=plan.meta["digest"],
+            results_path=plan.runs_path,
         )
         _write_atomic(plan.summary_path, json.dumps(summary, indent=2, sort_keys=True) + "\n")
-        write_runs_table(plan.runs_path, os.path.join(plan.out_dir, RUNS_TABLE))
+        if tables_available():  # else the analysis extra is missing: runs.jsonl alone
+            write_runs_table(plan.runs_path, os.path.join(plan.out_dir, RUNS_TABLE))
         if stop is not None:
             stop.done = True  # from here a stop would find the batch whole: it waits
     except BatchStopped as stopped:

@@ -39,10 +39,11 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from engine import version
 from engine.batch.control import BatchStopped, _FolderLock
 from engine.batch.dask import _check_address
-from engine.batch.results import iter_runs, run_columns, run_fields, write_table
-from engine.batch.runner import ProgressFn, _check_runs, run_batch
+from engine.batch.results import iter_runs, need_tables, run_columns, run_fields, write_table
+from engine.batch.runner import ProgressFn, _check_runs, _check_version, run_batch
 from engine.batch.work import ChunkFn
 from engine.errors import ArgumentError, ScenarioError, Wording, literal, stop_signal
 from engine.safeio import write_text
@@ -259,6 +260,8 @@ def sweep_spec(
                 checked[(name, point_text({"v": value}))] = True
     return {
         "scenario": os.path.abspath(scenario_path),
+        "digest": scenario.digest,
+        "version": version(),
         "name": scenario.name,
         "seed": int(seed),
         "runs": int(runs),
@@ -289,7 +292,9 @@ def run_sweep(
     chunk_fn: ChunkFn | None = None,
 ) -> dict[str, Any]:
     """Run every point's batch into ``out_dir/points/``, then write the tables and the
-    sweep's ``summary.json``; returns that summary (see :func:`sweep_summary`)."""
+    sweep's ``summary.json``; returns that summary (see :func:`sweep_summary`). The tables
+    need pyarrow (the analysis extra): without it, one line before anything runs."""
+    need_tables("sweep")
     if runs is not None:
         _check_runs(runs)
     if workers < 1:
@@ -327,6 +332,8 @@ def run_sweep(
                 "to replace it, or give another {out}",
                 others=("resume", "force", "out"),
             )
+        if old is not None and resume:
+            _check_version(old.get("version"), out_dir, "sweep")
         if (
             old is not None
             and resume
@@ -437,6 +444,8 @@ def sweep_summary(spec: dict[str, Any], summaries: list[dict[str, Any]]) -> dict
     return {
         "kind": "sweep",
         "scenario": spec["scenario"],
+        "digest": spec["digest"],
+        "version": spec["version"],
         "name": spec.get("name", ""),
         "seed": spec["seed"],
         "runs": spec["runs"],

@@ -62,8 +62,13 @@ class Tally:
         self.turns[turns] += 1
         self.by_outcome.setdefault(outcome, Counter())[turns] += 1
 
-    def summary(self, *, seed: int, scenario: str, results_path: str) -> dict[str, Any]:
-        """The ``summary.json`` document (CONTRACT.md ``run``)."""
+    def summary(
+        self, *, seed: int, scenario: str, digest: str, results_path: str
+    ) -> dict[str, Any]:
+        """The ``summary.json`` document (CONTRACT.md ``run``): ``digest`` is the scenario
+        file's (:attr:`engine.scenario.Scenario.digest`), ``version`` this tacgrid's."""
+        from engine import version
+
         n = self.n
         names = sorted(set(self.counts) | {"capture", "escape", "timeout"})
         by_outcome = {}
@@ -79,6 +84,8 @@ class Tally:
         total = sum(t * c for t, c in self.turns.items())
         return {
             "scenario": scenario,
+            "digest": digest,
+            "version": version(),
             "runs": n,
             "seed": seed,
             "outcomes": {k: self.counts.get(k, 0) for k in names},
@@ -95,10 +102,15 @@ class Tally:
 
 
 def summarise(
-    results: Iterable[dict[str, Any]], *, seed: int, scenario: str, results_path: str
+    results: Iterable[dict[str, Any]],
+    *,
+    seed: int,
+    scenario: str,
+    digest: str,
+    results_path: str,
 ) -> dict[str, Any]:
     """The ``summary.json`` document (CONTRACT.md ``run``), independent of result order."""
     tally = Tally()
     for r in results:
         tally.add(r)
-    return tally.summary(seed=seed, scenario=scenario, results_path=results_path)
+    return tally.summary(seed=seed, scenario=scenario, digest=digest, results_path=results_path)

@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, cast
 
 from engine.cli.common import (
@@ -97,6 +98,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if line is not None:
             line.close()
+    _say_missing_analysis(args, note)  # once the batch is in, not before an error
     if not args.no_plots:
         try:
             summary = _add_plots(args, summary)
@@ -115,6 +117,26 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print(format_summary(summary))
     return 0
+
+
+def _say_missing_analysis(args: argparse.Namespace, note: Callable[[Wording], None]) -> None:
+    """A batch runs on the base install; the files that need the analysis extra (the
+    Parquet table, the turns chart) are left out where it is missing, said in one line."""
+    from engine.batch import tables_available
+    from engine.errors import EXTRAS
+    from engine.report.charts import charts_available
+
+    files = [] if tables_available() else ["runs.parquet"]
+    if not args.no_plots and not charts_available():
+        files.append("turns.png")
+    if files:
+        verb = "it needs" if len(files) == 1 else "they need"
+        note(
+            Wording.plain(
+                f"{' and '.join(files)} not written: {verb} the analysis extra "
+                f"({EXTRAS['analysis']}): pip install 'tacgrid[analysis]'"
+            )
+        )
 
 
 def _add_plots(args: argparse.Namespace, summary: dict[str, Any]) -> dict[str, Any]:
@@ -216,9 +238,15 @@ def _add_sweep(sub: argparse._SubParsersAction[_Parser]) -> None:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """A batch per point of the grid of ``--vary`` values (engine.sweep)."""
-    from engine.batch import BatchStopped
+    from engine.batch import BatchStopped, need_tables
+    from engine.report.charts import need_charts
     from engine.report.tables import format_report
     from engine.sweep import run_sweep
+
+    # Its tables and charts are what a sweep is for: the extra is asked for before any run.
+    need_tables("sweep")
+    if not args.no_charts:
+        need_charts("sweep")
 
     def note(text: Wording) -> None:
         if not args.quiet:
@@ -278,6 +306,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     files: list[str] = []
     if args.charts:
         from engine.report import charts
+
+        charts.need_charts("report --charts")
 
         if doc["kind"] == "sweep":
             files = charts.write_sweep_charts(args.dir, doc)

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from engine.batch import wilson
+from engine.errors import MissingExtra
 from engine.safeio import write_bytes
 
 #: Each outcome's colour, in every batch chart and on the map of outcomes.
@@ -46,7 +47,24 @@ def outcome_rgb(outcome: str) -> tuple[int, int, int]:
     return (int(hexa[0:2], 16), int(hexa[2:4], 16), int(hexa[4:6], 16))
 
 
+def charts_available() -> bool:
+    """Whether matplotlib (the analysis extra) is installed: without it no chart is drawn
+    (``run`` still writes its map of outcomes, which pygame draws)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def need_charts(what: str = "charts") -> None:
+    """One line naming the analysis extra where matplotlib is not installed."""
+    if not charts_available():
+        raise MissingExtra("analysis", what)
+
+
 def _figure(width: float, height: float) -> Any:
+    need_charts()
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -87,6 +105,7 @@ def new_figure(width: float, height: float) -> Any:
 def turns_figure(records: Iterable[dict[str, Any]], title: str = "") -> Any:
     """Stacked bars: how many runs ended in each outcome after each number of turns (read
     in one pass, kept as counts: a batch of any size)."""
+    need_charts()
     from matplotlib.ticker import MaxNLocator
 
     totals: Counter[str] = Counter()

@@ -68,11 +68,12 @@ def map_figure(  # noqa: C901
     the map), walls and doors, exits outlined, spawns marked; with ``path`` (cells) drawn
     as a line from a circle to a star, or ``reach`` (``api.reach``'s cells) shaded by band
     from ``start`` (a circle)."""
+    from engine.report.charts import need_charts, new_figure
+
+    need_charts("a map's picture")
     import numpy as np
     from matplotlib.collections import PolyCollection
     from matplotlib.patches import Patch
-
-    from engine.report.charts import new_figure
 
     grid = model.grid
     pw, ph = grid.pixel_size()

@@ -10,7 +10,7 @@ from typing import Any
 
 import pygame
 
-from engine.report.charts import outcome_rgb, write_turns_chart
+from engine.report.charts import charts_available, outcome_rgb, write_turns_chart
 from engine.viewer.png import save_png
 from engine.viewer.render import load_for_render, render_map
 
@@ -62,9 +62,8 @@ def outcome_heatmap(
 def write_plots(
     results: list[dict[str, Any]], map_path: str, out_dir: str, title: str = ""
 ) -> list[str]:
-    """``turns.png`` (:func:`engine.report.charts.write_turns_chart`) and
-    ``outcomes_map.png`` into ``out_dir``; returns their paths."""
-    return [
-        write_turns_chart(out_dir, results, title),
-        outcome_heatmap(results, map_path, os.path.join(out_dir, "outcomes_map.png")),
-    ]
+    """``turns.png`` (:func:`engine.report.charts.write_turns_chart`; where matplotlib, the
+    analysis extra, is installed) and ``outcomes_map.png`` into ``out_dir``; returns the
+    paths written."""
+    turns = [write_turns_chart(out_dir, results, title)] if charts_available() else []
+    return [*turns, outcome_heatmap(results, map_path, os.path.join(out_dir, "outcomes_map.png"))]
