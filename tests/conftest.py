@@ -1,8 +1,21 @@
-"""Shared test set-up: no display, no audio, and paths to the shared corpus."""
+"""Shared test set-up: no display, no audio, and the extra suites that read ../shared.
+
+The suite passes on a clone with nothing beside it: every map it needs is in the repository
+or drawn by the tests (tests/tmxtext.py). Two extra suites read folders that live beside the
+checkout and are not the project's to ship:
+
+- ``@pytest.mark.corpus``: real Tiled files made elsewhere, ``../shared/tiled-corpus``;
+- ``@pytest.mark.seeds``: the seed texts the rules are quoted from, ``../shared/seeds``.
+
+Where such a folder is absent its tests skip, and the run ends with one line naming the
+folder. With ``TACGRID_REQUIRE_SHARED=1`` (CI sets it) a missing folder stops the run instead.
+"""
 
 import os
 import sys
 from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
@@ -12,3 +25,64 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 SHARED = ROOT.parent / "shared"
 CORPUS = SHARED / "tiled-corpus"
+SEEDS = SHARED / "seeds"
+
+#: The environment variable under which a missing ../shared folder is an error, not a skip.
+REQUIRE_SHARED = "TACGRID_REQUIRE_SHARED"
+
+#: marker -> (the folder its tests read, what is in it)
+EXTRA_SUITES = {
+    "corpus": (CORPUS, "real Tiled files made outside the project"),
+    "seeds": (SEEDS, "the seed texts the rules quote"),
+}
+
+_ABSENT = pytest.StashKey[str]()
+_SAID = pytest.StashKey[list[str]]()
+
+
+def _shown(folder: Path) -> str:
+    return f"../shared/{folder.name}"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, (folder, what) in EXTRA_SUITES.items():
+        config.addinivalue_line(
+            "markers", f"{name}: reads {_shown(folder)} ({what}); skipped where it is absent"
+        )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    missing = {name: folder for name, (folder, _) in EXTRA_SUITES.items() if not folder.is_dir()}
+    wanted: dict[str, int] = {}
+    for item in items:
+        for name, folder in missing.items():
+            if item.get_closest_marker(name) is not None:
+                item.stash[_ABSENT] = (
+                    f"{_shown(folder)} is not beside this checkout (no folder {folder})"
+                )
+                wanted[name] = wanted.get(name, 0) + 1
+                break
+    if wanted and os.environ.get(REQUIRE_SHARED, "") not in ("", "0"):
+        folders = " and ".join(str(missing[name]) for name in wanted)
+        raise pytest.UsageError(
+            f"{REQUIRE_SHARED} is set but there is no {folders}: put ../shared beside the "
+            f"checkout, or unset {REQUIRE_SHARED} to skip the tests that read it"
+        )
+    config.stash[_SAID] = [
+        f"skipped {count} test{'s' if count != 1 else ''} of the '{name}' suite: "
+        f"{_shown(missing[name])} is not beside this checkout"
+        for name, count in wanted.items()
+    ]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Raised here (not as a skip mark) so that `-rs` reports every such skip on one line.
+    reason = item.stash.get(_ABSENT, None)
+    if reason is not None:
+        pytest.skip(reason)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in terminalreporter.config.stash.get(_SAID, []):
+        terminalreporter.write_line(line)
