@@ -48,6 +48,31 @@ def test_info_json_shape(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize(
+    ("kwargs", "grid", "axis", "index"),
+    [
+        ({"orientation": "hexagonal", "tile": (14, 12), "hexside": 6}, "hex", "y", "odd"),
+        (
+            {"orientation": "hexagonal", "tile": (60, 60), "hexside": 30, "stagger": ("x", "odd")},
+            "hex",
+            "x",
+            "odd",
+        ),
+        ({"orientation": "staggered", "tile": (64, 32)}, "staggered", "y", "odd"),
+        ({"orientation": "isometric", "tile": (64, 32)}, "square", None, None),
+    ],
+    ids=["hex-y", "hex-x", "staggered", "isometric"],
+)
+def test_info_on_every_orientation(capsys, tmp_path: Path, kwargs, grid, axis, index) -> None:
+    p = tmxtext.write(tmp_path / "m.tmx", ["..#.", "~..."], **kwargs)
+    code, out, _ = run(capsys, "info", str(p), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["grid"] == grid and doc["orientation"] == kwargs["orientation"]
+    assert (doc["stagger_axis"], doc["stagger_index"]) == (axis, index)
+    assert (doc["width"], doc["height"], doc["cells"]["walk"]) == (4, 2, 6)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
     ("rel", "grid", "axis", "index"),
     [
         ("tiled-examples/hexagonal-mini.tmx", "hex", "y", "odd"),
@@ -63,9 +88,32 @@ def test_info_on_maps_made_elsewhere(capsys, rel, grid, axis, index) -> None:
     assert (doc["stagger_axis"], doc["stagger_index"]) == (axis, index)
 
 
+def test_info_plain_text_of_a_drawn_hex_map(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    p = tmxtext.write(
+        tmp_path / "h.tmx", ["." * 20] * 20, orientation="hexagonal", tile=(14, 12), hexside=6
+    )
+    code, out, _ = run(capsys, "info", str(p))
+    assert code == 0 and "pointy-top" in out and "20 x 20 cells" in out and "walk" in out
+
+
+@pytest.mark.corpus
 def test_info_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "info", str(CORPUS / "tiled-examples/hexagonal-mini.tmx"))
     assert code == 0 and "pointy-top" in out and "20 x 20 cells" in out and "walk" in out
+
+
+#: Files the error cases below read, written into the test's folder: (name, content).
+BROKEN_FILES = {
+    "garbage": ("invalid_format.garbage", "this is not a map at all\n"),
+    "no tileset": (
+        "tileset_not_found.tmx",
+        tmxtext.tmx(["..."]).replace(
+            '<tileset firstgid="1"', '<tileset firstgid="1" source="nowhere/terrain.tsx"', 1
+        ),
+    ),
+}
 
 
 @pytest.mark.parametrize(
@@ -74,17 +122,35 @@ def test_info_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
         (["info", "/no/such/map.tmx"], "map file not found"),
         (["info"], "the following arguments are required: map"),
         (["infi", "x.tmx"], "did you mean 'info'"),
-        (["info", str(CORPUS / "pytiled-parser/invalid_format.garbage")], "invalid_format.garbage"),
-        (
-            ["info", str(CORPUS / "tiled-tests/errors/tileset_not_found.tmx")],
-            "tileset_not_found.tmx",
-        ),
+        (["info", "{garbage}"], "invalid_format.garbage: "),
+        (["info", "{no tileset}"], "tileset 'nowhere/terrain.tsx' not found"),
     ],
 )
-def test_errors_are_one_line_exit_2(capsys, argv, expected) -> None:
+def test_errors_are_one_line_exit_2(capsys, tmp_path: Path, argv, expected) -> None:
+    files = {}
+    for key, (name, content) in BROKEN_FILES.items():
+        files[key] = tmp_path / name
+        files[key].write_text(content)
+    argv = [str(files[a[1:-1]]) if a.startswith("{") else a for a in argv]
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and expected in err and "Traceback" not in err
+    assert "file not found" not in err or "/no/such" in argv[-1]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    ("rel", "expected"),
+    [
+        ("pytiled-parser/invalid_format.garbage", "invalid_format.garbage"),
+        ("tiled-tests/errors/tileset_not_found.tmx", "tileset_not_found.tmx"),
+    ],
+)
+def test_corpus_errors_are_one_line_exit_2(capsys, rel: str, expected: str) -> None:
+    code, out, err = run(capsys, "info", str(CORPUS / rel))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and expected in err and "Traceback" not in err
+    assert "map file not found" not in err
 
 
 def test_debug_shows_the_traceback(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,13 +9,14 @@ from collections import deque
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.errors import MapError
 from engine.grid import DIAGONAL_RULES, Cell, Grid
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "tiled-corpus" / "tiled-examples"
+EXAMPLES = CORPUS / "tiled-examples"
 
 FAST = settings(max_examples=100, deadline=None)
 
@@ -693,6 +694,7 @@ def _grid_from_tmx(path: Path) -> Grid:
     )
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     ("name", "size"),
     [
@@ -704,10 +706,23 @@ def _grid_from_tmx(path: Path) -> Grid:
     ],
 )
 def test_pixel_size_of_corpus_maps(name: str, size: tuple[int, int]) -> None:
-    path = EXAMPLES / name
-    if not path.exists():
-        pytest.skip(f"{path} not present")
-    assert _grid_from_tmx(path).pixel_size() == size
+    assert _grid_from_tmx(EXAMPLES / name).pixel_size() == size
+
+
+@pytest.mark.parametrize(
+    ("grid", "size"),
+    [
+        # The geometries of those maps (their <map> attributes) and the sizes Tiled 1.8.2's
+        # tmxrasterizer draws them at: the same figures without the files.
+        (Grid("hexagonal", 20, 20, 14, 12, "y", "odd", 6), (287, 183)),
+        (Grid("hexagonal", 20, 20, 60, 60, "x", "odd", 30), (915, 1230)),
+        (Grid("isometric", 25, 25, 64, 32), (1600, 800)),
+        (Grid("orthogonal", 40, 40, 32, 32), (1280, 1280)),
+    ],
+    ids=["hex-y-odd", "hex-x-odd", "isometric", "orthogonal"],
+)
+def test_pixel_size_as_tiled_draws_it(grid: Grid, size: tuple[int, int]) -> None:
+    assert grid.pixel_size() == size
 
 
 def test_pixel_examples() -> None:

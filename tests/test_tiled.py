@@ -1,8 +1,10 @@
-"""The Tiled reader: the shared corpus, text-drawn maps, and broken files."""
+"""The Tiled reader: text-drawn maps, files written here, broken files, and (the `corpus`
+suite, where ../shared/tiled-corpus is beside the checkout) Tiled files made elsewhere."""
 
 from __future__ import annotations
 
 import base64
+import json
 import struct
 import zlib
 from pathlib import Path
@@ -25,10 +27,12 @@ EXPECTED_ERRORS = {
 }
 
 
+@pytest.mark.corpus
 def test_corpus_is_there() -> None:
     assert len(CORPUS_MAPS) >= 40
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", CORPUS_MAPS, ids=lambda p: str(p.relative_to(CORPUS)))
 def test_corpus_map_loads_or_fails_in_one_line(path: Path) -> None:
     if path.name in EXPECTED_ERRORS:
@@ -42,6 +46,7 @@ def test_corpus_map_loads_or_fails_in_one_line(path: Path) -> None:
     assert sum(m.mode_counts().values()) == m.width * m.height
 
 
+@pytest.mark.corpus
 def test_every_layer_encoding_gives_the_same_cells() -> None:
     base = load_map(CORPUS / "pytiled-parser/layer_tests/b64/map.tmx")
     for name in ("b64_gzip", "b64_zlib", "b64_zstd", "all_layer_types"):
@@ -49,6 +54,7 @@ def test_every_layer_encoding_gives_the_same_cells() -> None:
         assert np.array_equal(base.layers[0].gids, other.layers[0].gids), name
 
 
+@pytest.mark.corpus
 def test_infinite_map_with_float_offsets_is_cropped_to_its_chunks() -> None:
     m = load_map(CORPUS / "pytiled-parser/layer_tests/infinite_map/map.tmx")
     assert (m.width, m.height) == (8, 8)
@@ -58,6 +64,7 @@ def test_infinite_map_with_float_offsets_is_cropped_to_its_chunks() -> None:
     )
 
 
+@pytest.mark.corpus
 def test_template_objects_are_resolved() -> None:
     m = load_map(CORPUS / "pytiled-parser/map_tests/template/map.tmx")
     assert m.objects and all("template" not in o.properties for o in m.objects)
@@ -65,6 +72,7 @@ def test_template_objects_are_resolved() -> None:
     assert any(o.width > 0 for o in m.objects)
 
 
+@pytest.mark.corpus
 def test_object_shapes_are_told_apart() -> None:
     m = load_map(CORPUS / "pytiled-parser/layer_tests/all_layer_types/map.tmx")
     shapes = {o.shape for o in load_map(CORPUS / "tiled-tests/data/mapobject.tmx").objects}
@@ -74,6 +82,7 @@ def test_object_shapes_are_told_apart() -> None:
     assert "tile" in kinds
 
 
+@pytest.mark.corpus
 def test_hex_rotation_bit_is_stripped() -> None:
     m = load_map(CORPUS / "tiled-examples/test_hexagonal_tile_60x60x30.tmx")
     lay = m.layers[0]
@@ -90,7 +99,7 @@ DRAWING = [
 ]
 
 
-@pytest.mark.parametrize("encoding", ["csv", "base64", "base64-zlib"])
+@pytest.mark.parametrize("encoding", tmxtext.ENCODINGS)
 def test_cells_match_the_drawing(tmp_path: Path, encoding: str) -> None:
     m = load_map(tmxtext.write(tmp_path / "m.tmx", DRAWING, encoding=encoding))
     for r, row in enumerate(DRAWING):
@@ -195,6 +204,144 @@ def test_large_map(tmp_path: Path) -> None:
     assert m.mode_counts()["blocked"] == 300
 
 
+# --------------------------------------------------------------------------- written here
+#
+# What the corpus tests above check on files made elsewhere, on files written here: the
+# suite covers them on a clone with nothing beside it.
+
+
+def _chunk(x: int, y: int, rows: list[str]) -> str:
+    csv = ",".join(str(g) for r in tmxtext.gid_rows(rows) for g in r)
+    return f'<chunk x="{x}" y="{y}" width="{len(rows[0])}" height="{len(rows)}">{csv}</chunk>'
+
+
+def test_infinite_map_is_cropped_to_its_chunks_and_keeps_float_offsets(tmp_path: Path) -> None:
+    # Two layers of chunks: the ground at Tiled's (-4,-2) and (0,2), a second layer's chunk at
+    # (2,-4). The map is their bounding box, (-4,-4) to (4,6): 8 x 10 cells.
+    ground = _chunk(-4, -2, ["~~~~", "~..~", "~..~", "~~~~"]) + _chunk(0, 2, ["####"] * 4)
+    top = _chunk(2, -4, ["^^", "^^"])
+    layers = (
+        f'<layer id="1" name="ground" width="4" height="4"><data encoding="csv">{ground}</data>'
+        '</layer><layer id="2" name="top" width="2" height="2" offsetx="2.5" offsety="-1.25">'
+        f'<data encoding="csv">{top}</data></layer>'
+    )
+    text = tmxtext.tmx(["."]).replace('infinite="0"', 'infinite="1"')
+    start, end = text.index("<layer "), text.index("</layer>") + len("</layer>")
+    path = tmp_path / "inf.tmx"
+    path.write_text(text[:start] + layers + text[end:])
+    m = load_map(path)
+    assert (m.width, m.height) == (8, 10)
+    assert any("infinite" in n for n in m.notes)
+    assert [lay.offset for lay in m.layers] == [(0.0, 0.0), (2.5, -1.25)]
+    # Tiled's (x, y) is the model's (x + 4, y + 4); where no chunk is painted there is no tile.
+    assert m.terrain_at((0, 2)).move == "swim" and m.terrain_at((1, 3)).move == "walk"
+    assert m.terrain_at((4, 6)).name == "wall" and m.terrain_at((7, 9)).name == "wall"
+    assert m.terrain_at((6, 0)).move == "climb" and m.terrain_at((7, 1)).move == "climb"
+    assert m.terrain_at((0, 0)).move == m.terrain_at((4, 3)).move == "blocked"
+    assert m.origin == (-4, -4)
+
+
+def test_template_gives_its_object_shape_size_and_properties(tmp_path: Path) -> None:
+    (tmp_path / "pool.tx").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<template>'
+        '<object name="pool" width="64" height="32"><properties>'
+        '<property name="move" value="swim"/><property name="cost" type="float" value="2"/>'
+        "</properties><ellipse/></object></template>\n"
+    )
+    objects = (
+        '<objectgroup id="2" name="objects">'
+        '<object id="1" template="pool.tx" x="0" y="0"/>'
+        '<object id="2" template="pool.tx" name="deep" x="64" y="64">'
+        '<properties><property name="cost" type="float" value="5"/></properties></object>'
+        "</objectgroup>"
+    )
+    m = load_map(tmxtext.write(tmp_path / "m.tmx", ["...."] * 4, objects=objects))
+    pool, deep = m.objects
+    assert (pool.name, pool.shape, pool.width, pool.height) == ("pool", "ellipse", 64, 32)
+    assert (deep.name, deep.shape, deep.x, deep.y) == ("deep", "ellipse", 64, 64)
+    assert all("template" not in o.properties for o in m.objects)
+    assert (pool.properties["cost"], deep.properties["cost"]) == (2, 5)
+    assert deep.properties["move"] == "swim"
+
+
+def test_object_shapes_are_told_apart_in_a_drawn_map(tmp_path: Path) -> None:
+    objects = (
+        '<objectgroup id="2" name="objects">'
+        '<object id="1" x="0" y="0" width="32" height="32"/>'
+        '<object id="2" x="32" y="0" width="32" height="32"><ellipse/></object>'
+        '<object id="3" x="64" y="16"><point/></object>'
+        '<object id="4" x="0" y="32"><polygon points="0,0 64,0 0,32"/></object>'
+        '<object id="5" x="0" y="64"><polyline points="0,0 96,0"/></object>'
+        '<object id="6" x="64" y="64" width="32" height="16"><text>hi</text></object>'
+        '<object id="7" gid="1" x="96" y="96" width="32" height="32"/>'
+        "</objectgroup>"
+    )
+    m = load_map(tmxtext.write(tmp_path / "m.tmx", ["...."] * 4, objects=objects))
+    assert [o.shape for o in m.objects] == [
+        "rectangle",
+        "ellipse",
+        "point",
+        "polygon",
+        "polyline",
+        "text",
+        "tile",
+    ]
+    assert m.objects[3].points == ((0, 0), (64, 0), (0, 32))
+
+
+def test_a_tmx_map_reads_an_external_json_tileset(tmp_path: Path) -> None:
+    tiles = [
+        {
+            "id": i,
+            "type": t["terrain"],
+            "properties": [
+                {"name": k, "type": "float" if isinstance(v, float) else "string", "value": v}
+                for k, v in t.items()
+                if k != "terrain"
+            ],
+        }
+        for i, t in enumerate(tmxtext.LEGEND.values())
+    ]
+    tileset = {
+        "type": "tileset",
+        "name": "terrain",
+        "tilewidth": 32,
+        "tileheight": 32,
+        "tilecount": len(tiles),
+        "columns": 0,
+        "tiles": tiles,
+    }
+    (tmp_path / "terrain.tsj").write_text(json.dumps(tileset))
+    text = tmxtext.tmx(DRAWING)
+    start = text.index("<tileset ")
+    end = text.index("</tileset>") + len("</tileset>")
+    path = tmp_path / "m.tmx"
+    path.write_text(text[:start] + '<tileset firstgid="1" source="terrain.tsj"/>' + text[end:])
+    m, drawn = load_map(path), load_map(tmxtext.write(tmp_path / "d.tmx", DRAWING))
+    assert m.terrain_ids.tolist() == drawn.terrain_ids.tolist()
+    assert m.terrains == drawn.terrains
+
+
+def test_missing_tile_images_fail_in_one_line_or_are_skipped_for_viewers(tmp_path: Path) -> None:
+    from engine.tiled import read_tiled
+
+    text = tmxtext.tmx(["..~", "#.."]).replace(
+        '<tile id="0"', '<image source="gone.png" width="320" height="32"/><tile id="0"', 1
+    )
+    path = tmp_path / "m.tmx"
+    path.write_text(text)
+    with pytest.raises(MapError) as err:
+        load_map(path)
+    msg = str(err.value)
+    assert "\n" not in msg and str(path) in msg and "gone.png' not found" in msg
+    tf = read_tiled(path, missing_images="skip")
+    assert any("gone.png' not found" in n for n in tf.model.notes)
+    assert (
+        tf.model.mode_counts()
+        == load_map(tmxtext.write(tmp_path / "d.tmx", ["..~", "#.."])).mode_counts()
+    )
+
+
 # --------------------------------------------------------------------------- broken files
 
 
@@ -249,7 +396,8 @@ def test_missing_file() -> None:
         load_map("/nonexistent/map.tmx")
 
 
-def test_external_json_tileset(tmp_path: Path) -> None:
+@pytest.mark.corpus
+def test_external_json_tileset() -> None:
     m = load_map(CORPUS / "pytiled-parser/map_tests/cross_format_tileset/map.tmx")
     assert m.width == 8
 
@@ -270,6 +418,7 @@ def test_rotation_bit_in_drawn_map(tmp_path: Path) -> None:
     assert m.layers[0].flags.tolist() == [[1, 8, 0]]
 
 
+@pytest.mark.corpus
 def test_missing_images_can_be_skipped_for_viewers() -> None:
     from engine.tiled import read_tiled
 

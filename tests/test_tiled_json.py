@@ -50,6 +50,7 @@ def _json_kind(p: Path) -> str:
     return str(doc.get("type", "map")) if isinstance(doc, dict) else "garbage"
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", _corpus_files(), ids=lambda p: str(p.relative_to(CORPUS)))
 def test_every_corpus_file_loads_or_is_refused_in_one_line(path: Path) -> None:
     try:
@@ -70,6 +71,7 @@ def test_every_corpus_file_loads_or_is_refused_in_one_line(path: Path) -> None:
         assert _json_kind(path) == "map"
 
 
+@pytest.mark.corpus
 def test_every_json_map_of_the_corpus_loads() -> None:
     maps = [p for p in _corpus_files() if p.suffix == ".json" and _json_kind(p) == "map"]
     loaded = []
@@ -88,6 +90,7 @@ def _info(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     return doc
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("json_path", _pairs(), ids=lambda p: str(p.relative_to(CORPUS)))
 def test_tmx_and_json_twins_give_the_same_model(
     json_path: Path, capsys: pytest.CaptureFixture[str]
@@ -184,6 +187,7 @@ def _assert_same_model(tmx_path: Path, json_path: Path, capsys: pytest.CaptureFi
         )
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     "rel",
     [
@@ -305,6 +309,73 @@ def test_hand_written_tmj_every_encoding(encoding: str, tmp_path: Path) -> None:
     assert m.terrain_at((2, 0)).move == "climb" and m.terrain_at((2, 0)).height == 10.0
 
 
+def _tmx_twin(folder: Path, layer: dict[str, Any]) -> Path:
+    """The .tmx that `_map(layer)` plus `BOG` is saved as JSON: same tileset, gids, objects."""
+    if "encoding" in layer:
+        attrs = 'encoding="base64"' + (
+            f' compression="{layer["compression"]}"' if "compression" in layer else ""
+        )
+        body = layer["data"]
+    else:
+        attrs, body = 'encoding="csv"', ",".join(map(str, layer["data"]))
+    text = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<map version="1.10" orientation="orthogonal" '
+        'renderorder="right-down" width="3" height="2" tilewidth="32" tileheight="32" '
+        'infinite="0"><properties><property name="cell_size" type="float" value="5"/>'
+        '</properties><tileset firstgid="1" source="t.tsj"/>'
+        f'<layer id="1" name="ground" width="3" height="2"><data {attrs}>{body}</data></layer>'
+        '<objectgroup id="2" name="objects"><object id="1" name="bog" x="32" y="0" width="32" '
+        'height="64"><properties><property name="cost" type="float" value="3"/></properties>'
+        "</object></objectgroup></map>\n"
+    )
+    return _write(folder, "m.tmx", text)
+
+
+#: The object layer of `_tmx_twin`, as Tiled JSON.
+BOG = {
+    "type": "objectgroup",
+    "name": "objects",
+    "objects": [
+        {
+            "id": 1,
+            "name": "bog",
+            "type": "",
+            "x": 32,
+            "y": 0,
+            "width": 32,
+            "height": 64,
+            "properties": [{"name": "cost", "type": "float", "value": 3}],
+        }
+    ],
+}
+
+
+@pytest.mark.parametrize("encoding", sorted(ENCODINGS))
+def test_hand_written_twins_give_the_same_model_and_pixels(
+    encoding: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A .tmx and its Tiled JSON twin, written here (the corpus suite checks the twins Tiled
+    saved): the same model and, drawn, the same pixels."""
+    import pygame
+
+    from engine.viewer.render import render_to_file
+
+    _write(tmp_path, "t.tsj", TILESET)
+    doc = _map(ENCODINGS[encoding])
+    doc["layers"].append(BOG)
+    json_path = _write(tmp_path, "m.tmj", doc)
+    tmx_path = _tmx_twin(tmp_path, ENCODINGS[encoding])
+    _assert_same_model(tmx_path, json_path, capsys)
+    assert load_map(tmx_path).terrain_at((1, 1)).cost == 3  # the bog region, both ways
+    images = []
+    for path in (tmx_path, json_path):
+        out = tmp_path / f"{path.suffix[1:]}.png"
+        render_to_file(str(path), str(out))
+        surf = pygame.image.load(str(out))
+        images.append((surf.get_size(), pygame.image.tobytes(surf, "RGBA")))
+    assert images[0] == images[1]
+
+
 def test_infinite_json_map_with_chunks(tmp_path: Path) -> None:
     _write(tmp_path, "t.tsj", TILESET)
     chunk = {"x": -16, "y": 0, "width": 16, "height": 16, "data": [1] * 255 + [2]}
@@ -412,6 +483,7 @@ def test_world_without_a_known_map_is_one_line(
     assert expect in err and "\n" not in err and "west" in err
 
 
+@pytest.mark.corpus
 def test_corpus_worlds() -> None:
     names = {m.name for m in read_world(str(PT / "world_tests/both/world.world"))}
     assert names == {"map_manual_one", "map_p0-n0", "map_p0-n1"}

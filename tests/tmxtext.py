@@ -7,6 +7,7 @@ tileset is embedded (no image), so the files are self-contained.
 from __future__ import annotations
 
 import base64
+import gzip
 import zlib
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,18 @@ LEGEND: dict[str, dict[str, Any]] = {
     "+": {"terrain": "difficult", "move": "walk", "cost_add": 1.0},
 }
 CHARS = list(LEGEND)
+
+
+def _zstd(raw: bytes) -> bytes:
+    import zstandard
+
+    return zstandard.ZstdCompressor().compress(raw)
+
+
+#: base64 layer data's compressions, by Tiled's name ("" = none).
+COMPRESS = {"": bytes, "zlib": zlib.compress, "gzip": gzip.compress, "zstd": _zstd}
+#: Every layer encoding Tiled writes, as `tmx(encoding=...)` names them.
+ENCODINGS = ["csv", "xml", "base64", "base64-zlib", "base64-gzip", "base64-zstd"]
 
 
 def _prop(name: str, value: Any) -> str:
@@ -76,12 +89,16 @@ def tmx(
             + ",\n".join(",".join(map(str, r)) for r in gids)
             + "\n</data>"
         )
+    elif encoding == "xml":  # Tiled's oldest form: one <tile> element a cell
+        data = "<data>" + "".join(f'<tile gid="{g}"/>' for r in gids for g in r) + "</data>"
     else:
         flat = b"".join(g.to_bytes(4, "little") for r in gids for g in r)
-        if encoding == "base64-zlib":
-            data = f'<data encoding="base64" compression="zlib">{base64.b64encode(zlib.compress(flat)).decode()}</data>'
-        else:
-            data = f'<data encoding="base64">{base64.b64encode(flat).decode()}</data>'
+        compression = encoding.removeprefix("base64").removeprefix("-")
+        if compression not in COMPRESS:
+            raise ValueError(f"unknown encoding {encoding!r}")
+        packed = base64.b64encode(COMPRESS[compression](flat)).decode()
+        attr = f' compression="{compression}"' if compression else ""
+        data = f'<data encoding="base64"{attr}>{packed}</data>'
     hexattrs = ""
     if orientation in ("hexagonal", "staggered"):
         hexattrs = f' staggeraxis="{stagger[0]}" staggerindex="{stagger[1]}"'
