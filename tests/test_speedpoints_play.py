@@ -148,7 +148,7 @@ def test_a_safe_pit_asks_no_falling_roll(tmp_path: Path) -> None:
 
 
 def test_a_failed_climbing_roll_rolls_the_fall_by_the_climbs_height(tmp_path: Path) -> None:
-    """Seed 004: "If the character is not successful he looses his grip and falls." "If the
+    """Seed 004: "If the character is not successful he looses his grip and falls." "When the
     height of the climb is more than one story or 3 meters, a fall may be potentially
     dangerous". "This roll has the same difficulty as the climbing roll but the falling
     character adds his agility to the roll and he can use either his climbing ability or his

@@ -74,7 +74,8 @@ def test_plan_turn_standing_and_immobile() -> None:
     "bonuses,penalties,net,words,speed",
     [
         (2, 1, 1, "1 bonus", 45),  # seed 000: "2 movement bonuses and 1 penalty ... 1 bonus"
-        (1, 3, -2, "2 penalties", 15),  # seed 000: "3 penalties and 1 bonus ... 2 penalties"
+        # seed 000: "3 movement penalties and 1 movement bonus ... 2 penalties"
+        (1, 3, -2, "2 penalties", 15),
         (0, 0, 0, "none", 35),
         (5, 0, 5, "5 bonuses", 70),  # capped at double
         (0, 4, -4, "4 penalties", 0),  # floored at 0: Immobile

@@ -212,8 +212,8 @@ def test_acceleration_table():
 
 
 def test_collision_damage():
-    """Seed: "Collision damage depends on speed: Cautious 1D, Cruising 2D, High Speed 3D,
-    All-Out 4D"."""
+    """Seed: "Collision damage depends on speed: ... Cautious | 1D | Cruising | 2D | High Speed |
+    3D | All-Out | 4D"."""
     r = stats("--json")
     assert r["collision_damage"] == {
         "cautious": "1D",
@@ -349,9 +349,9 @@ def test_odds_p_success(dice, dn, want):
 
 @pytest.mark.parametrize("dice, dn", [("3D+1", 13), ("2D", 30), ("3D", 18)])
 def test_odds_failure_margins(dice, dn):
-    """Seed: "If the movement roll fails, find the margin of failure: 1-3 Slight slip, 4-6 Slip,
-    7-10 Fall, 11-15 Minor tumble, 16-20 Tumble, 21+ Major tumble". RULES.md 3: "Failure by
-    margin (DN - roll)"."""
+    """Seed: "If the movement roll fails, find the margin of failure: ... 1-3 | Slight slip ...
+    4-6 | Slip ... 7-10 | Fall ... 11-15 | Minor tumble ... 16-20 | Tumble ... 21+ | Major
+    tumble". RULES.md 3: "Failure by margin (DN - roll)"."""
     r = odds(f"dice={dice}", f"dn={dn}")["outcomes"]
     # margin m = dn - total; a bucket is the sum of P(total = dn - m) over its margins
     buckets = {"fail_1_3": (1, 3), "fail_4_6": (4, 6), "fail_7_10": (7, 10)}
@@ -382,7 +382,7 @@ def test_odds_without_wild_die():
 
 @pytest.mark.parametrize("seed", range(1, 13))
 def test_roll_degree_matches_margin(seed):
-    """Seed: "Failure Margin | 1-3 | ... | 4-6 | ... | 7-10 | ... | 11-15 | ... | 16-20 | ... |
+    """Seed: "Failure Margin ... | 1-3 | ... | 4-6 | ... | 7-10 | ... | 11-15 | ... | 16-20 | ... |
     21+". A seeded roll's degree is the bucket of its margin (total - DN)."""
     r = tacgrid_json("roll", "--system", "d6", "dice=2D+1", "dn=14", "--seed", str(seed))
     assert r["margin"] == r["total"] - 14

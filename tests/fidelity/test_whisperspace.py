@@ -703,7 +703,7 @@ def test_safest_path_counts_a_check_per_move_action(mymap):
 
 def test_climb_check_lists_what_each_failure_does(mymap):
     """Seed 000: "Failure: climb takes longer than expected; receive +1 movement penalty. Extreme
-    failure: climb results in a fall"; seed 001: "Fail by 0-3 | Failure / Fail by 4+ | Extreme
+    failure: climb results in a fall"; seed 001: "Fail by 0-3 | Failure", "Fail by 4+ | Extreme
     Failure". Athletics 0 vs DC 9 (moderate): d12 = 6..8 fails by 1-3 (3/12), d12 <= 5 by 4+
     (5/12). What a failure does on the path: a fall (RULES.md 1: "climbing gives a fall from the
     height climbed so far")."""
