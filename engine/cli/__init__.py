@@ -19,27 +19,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.cli import info, moves, rules, runs, views
-from engine.cli.common import (
-    DEFAULT_MAP,
-    DEFAULT_SCENARIO,
-    FLAGS,
-    ROOT,
-    _Parser,
-    make_system,
-    parse_sets,
-)
+from engine.cli.common import FLAGS, _Parser, make_system, parse_sets
 from engine.cli.views import read_event_log
 from engine.errors import ArgumentError, Stopped, TacgridError, did_you_mean, stop_signal
 from engine.report.maptext import GLYPHS, TURN_MARKS, draw_cells
 
-#: ``GLYPHS``, ``TURN_MARKS`` and ``draw_cells`` live in engine.report.maptext; ``ROOT``,
-#: ``DEFAULT_MAP``, ``DEFAULT_SCENARIO``, ``parse_sets`` and ``make_system`` in
-#: engine.cli.common; ``read_event_log`` in engine.cli.views; all still importable from here.
+#: ``GLYPHS``, ``TURN_MARKS`` and ``draw_cells`` live in engine.report.maptext;
+#: ``parse_sets`` and ``make_system`` in engine.cli.common; ``read_event_log`` in
+#: engine.cli.views; all still importable from here. The shipped maps and scenarios (the
+#: default scenario among them) are found by engine.data, installed or not.
 __all__ = [
-    "DEFAULT_MAP",
-    "DEFAULT_SCENARIO",
     "GLYPHS",
-    "ROOT",
     "TURN_MARKS",
     "build_parser",
     "draw_cells",

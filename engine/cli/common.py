@@ -4,9 +4,9 @@ from ``--system``/``--set``, and the check of an output file before any work sta
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from fractions import Fraction
-from pathlib import Path
 from typing import Any, NoReturn
 
 from engine.errors import ArgumentError
@@ -41,11 +41,6 @@ FLAGS = {
     "ground_pace": "--ground-pace",
     "act": "--act",
 }
-
-#: The repository root (maps/, scenarios/, assets/ live beside engine/).
-ROOT = Path(__file__).resolve().parent.parent.parent
-DEFAULT_MAP = ROOT / "maps" / "encounter.tmx"
-DEFAULT_SCENARIO = ROOT / "scenarios" / "chase.yaml"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -158,3 +153,53 @@ def _seed(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"'{text}': expected a whole number >= 0, e.g. --seed 42")
     return value
+
+
+def _bare(text: str) -> bool:
+    """Whether an argument could be a shipped name: no folder in it, no ``#`` (a Tiled
+    world's map), and nothing of that name here (a file, a folder, a link)."""
+    marks = {"/", "#", os.sep, *([os.altsep] if os.altsep else [])}
+    return bool(text) and not any(m in text for m in marks) and not os.path.lexists(text)
+
+
+def _shipped(text: str, kinds: tuple[str, ...]) -> str:
+    """``text`` itself, or where it is no file here but the name of a shipped file of one of
+    ``kinds`` ("scenario", "map"; :mod:`engine.data`), that file's path. A bare name that is
+    neither is refused in one line listing the shipped names."""
+    if not _bare(text):
+        return text
+    from engine import data
+
+    tables = {"scenario": data.scenarios, "map": data.maps}
+    found = {kind: tables[kind]() for kind in kinds}
+    for names in found.values():
+        if text in names:
+            return str(names[text])
+    from engine.errors import did_you_mean
+    from engine.sources import clip
+
+    every = [n for names in found.values() for n in data.short_names(names)]
+    listed = "; ".join(
+        f"shipped {kind}s: {', '.join(data.short_names(names)) or 'none'}"
+        for kind, names in found.items()
+    )
+    raise argparse.ArgumentTypeError(
+        f"'{clip(text)}': no such file here, nor a shipped {' or '.join(kinds)}"
+        f"{did_you_mean(text, every)}; give a file's path or a shipped name ({listed})"
+    )
+
+
+def _scenario(text: str) -> str:
+    """A scenario argument: a file, or a shipped scenario's name (``chase``)."""
+    return _shipped(text, ("scenario",))
+
+
+def _map(text: str) -> str:
+    """A map argument: a file (or ``WORLD.world#NAME``), or a shipped map's name."""
+    return _shipped(text, ("map",))
+
+
+def _source(text: str) -> str:
+    """A map or a scenario (`view`, `render`): a file, or a shipped name, scenarios first
+    (``chase`` is the scenario, ``chase.tmx`` its map)."""
+    return _shipped(text, ("scenario", "map"))

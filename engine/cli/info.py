@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import os
 
-from engine.cli.common import _Parser, _print_json
+from engine.cli.common import _map, _Parser, _print_json
 
 
 def _add_info(sub: argparse._SubParsersAction[_Parser]) -> None:
     s = sub.add_parser("info", help="what a map is")
-    s.add_argument("map", help="a Tiled map: .tmx, .tmj, or WORLD.world#NAME")
+    s.add_argument(
+        "map", type=_map, help="a Tiled map (.tmx, .tmj, WORLD.world#NAME) or a shipped map's name"
+    )
     s.add_argument("--json", action="store_true", help="print one JSON document")
     s.set_defaults(func=cmd_info)
 

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from engine.cli.common import (
+    _map,
     _Parser,
     _positive,
     _print_json,
@@ -34,7 +35,9 @@ def _load_for_search(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 
 def _add_path(sub: argparse._SubParsersAction[_Parser]) -> None:
     s = sub.add_parser("path", help="best path between two cells")
-    s.add_argument("map", help="a Tiled map: .tmx, .tmj, or WORLD.world#NAME")
+    s.add_argument(
+        "map", type=_map, help="a Tiled map (.tmx, .tmj, WORLD.world#NAME) or a shipped map's name"
+    )
     _system_args(s, required=False)
     s.add_argument("--from", dest="start", required=True, metavar="C,R", help="start cell")
     s.add_argument("--to", dest="goal", required=True, metavar="C,R", help="goal cell")
@@ -107,7 +110,9 @@ def cmd_path(args: argparse.Namespace) -> int:
 
 def _add_reach(sub: argparse._SubParsersAction[_Parser]) -> None:
     s = sub.add_parser("reach", help="cells reachable from a cell")
-    s.add_argument("map", help="a Tiled map: .tmx, .tmj, or WORLD.world#NAME")
+    s.add_argument(
+        "map", type=_map, help="a Tiled map (.tmx, .tmj, WORLD.world#NAME) or a shipped map's name"
+    )
     _system_args(s, required=False)
     s.add_argument("--from", dest="start", required=True, metavar="C,R", help="start cell")
     s.add_argument("--turns", type=_positive, default=1, help="turns of movement (default 1)")
@@ -134,7 +139,9 @@ def cmd_reach(args: argparse.Namespace) -> int:
 
 def _add_fly(sub: argparse._SubParsersAction[_Parser]) -> None:
     s = sub.add_parser("fly", help="flight plan: fewest turns to a cell (or a landing)")
-    s.add_argument("map", help="a Tiled map: .tmx, .tmj, or WORLD.world#NAME")
+    s.add_argument(
+        "map", type=_map, help="a Tiled map (.tmx, .tmj, WORLD.world#NAME) or a shipped map's name"
+    )
     _system_args(s, required=False)
     s.add_argument("--from", dest="start", required=True, metavar="C,R", help="start cell")
     s.add_argument("--heading", type=_whole, default=0, help="degrees clockwise from up")

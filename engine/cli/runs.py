@@ -16,6 +16,7 @@ from engine.cli.common import (
     _Parser,
     _positive,
     _print_json,
+    _scenario,
     _seed,
     parse_sets,
 )
@@ -24,7 +25,7 @@ from engine.errors import Stopped, Wording, stop_signal
 
 def _add_run(sub: argparse._SubParsersAction[_Parser]) -> None:
     s = sub.add_parser("run", help="headless batch of seeded runs of a scenario")
-    s.add_argument("scenario", help="a scenario .yaml")
+    s.add_argument("scenario", type=_scenario, help="a scenario .yaml or a shipped scenario's name")
     s.add_argument("--runs", type=_positive, default=None, help="runs (default: the scenario's)")
     s.add_argument("--seed", type=_seed, default=None, help="batch seed (default: the scenario's)")
     s.add_argument(
@@ -206,7 +207,7 @@ def _run_one(args: argparse.Namespace, overrides: dict[str, str]) -> int:
 
 def _add_sweep(sub: argparse._SubParsersAction[_Parser]) -> None:
     s = sub.add_parser("sweep", help="a batch per point of a grid of varied scenario values")
-    s.add_argument("scenario", help="a scenario .yaml")
+    s.add_argument("scenario", type=_scenario, help="a scenario .yaml or a shipped scenario's name")
     s.add_argument(
         "--vary",
         action="append",

@@ -7,12 +7,12 @@ import sys
 from typing import Any
 
 from engine.cli.common import (
-    DEFAULT_SCENARIO,
     _check_writable,
     _Parser,
     _positive,
     _print_json,
     _probability,
+    _source,
     parse_sets,
 )
 from engine.errors import ArgumentError
@@ -71,8 +71,10 @@ def _add_view(sub: argparse._SubParsersAction[_Parser]) -> None:
         "source",
         nargs="?",
         default=None,
-        help="a Tiled map (.tmx, .tmj, WORLD.world#NAME), a scenario .yaml, or a saved "
-        "session (.tacgrid: Ctrl+S in the window)",
+        type=_source,
+        help="a Tiled map (.tmx, .tmj, WORLD.world#NAME), a scenario .yaml, a saved "
+        "session (.tacgrid: Ctrl+S in the window), or a shipped scenario's or map's name "
+        "(default: the shipped chase scenario)",
     )
     s.add_argument("--system", default=None, help="rule system for a bare map")
     s.add_argument("--token", default="", help="a bare map's tokens' stats (key=value,...)")
@@ -95,7 +97,12 @@ def cmd_view(args: argparse.Namespace) -> int:
     if (args.frames is None) != (args.screenshot is None) and args.screenshot is not None:
         raise ArgumentError("--screenshot needs --frames N (draw N frames, save, exit)")
     _check_writable(args.screenshot, "--screenshot", ".png")
-    source = args.source or str(DEFAULT_SCENARIO)
+    if args.source is None:
+        from engine.data import default_scenario
+
+        source = str(default_scenario())
+    else:
+        source = args.source
     return view(
         source,
         system=args.system,
@@ -109,7 +116,12 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 def _add_render(sub: argparse._SubParsersAction[_Parser]) -> None:
     s = sub.add_parser("render", help="draw a map or scenario to a PNG without a window")
-    s.add_argument("source", help="a Tiled map (.tmx, .tmj, WORLD.world#NAME) or a scenario .yaml")
+    s.add_argument(
+        "source",
+        type=_source,
+        help="a Tiled map (.tmx, .tmj, WORLD.world#NAME), a scenario .yaml, or a shipped "
+        "scenario's or map's name",
+    )
     s.add_argument("--out", required=True, help="the PNG to write")
     s.add_argument("--system", default=None, help="rule system for a bare map")
     s.add_argument("--scale", type=float, default=1.0, help="scale factor (default 1)")
