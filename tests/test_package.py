@@ -4,7 +4,9 @@ Installed from a wheel, tacgrid finds them under ``engine/data/`` through import
 (engine.data); in a checkout, beside ``engine/``. Commands that take a map or a scenario take
 a shipped one by name from any folder; a bare name that is neither a file nor shipped is one
 line, exit 2. The wheel pip builds (setup.py's build_py, as pyproject.toml maps the three
-folders) carries them, and runs by shipped names from another folder once unpacked.
+folders) carries them, and runs by shipped names from another folder once unpacked. It is
+built here without a C compiler: the build says so in one warning line, and the installed
+package says the kernel is not built.
 """
 
 from __future__ import annotations
@@ -148,7 +150,8 @@ def test_the_package_list_names_every_engine_package() -> None:
 @pytest.fixture(scope="module")
 def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """`pip wheel` of a copy of the checkout, as `pip install .` builds it (in an isolated
-    environment with pyproject.toml's build backend): the wheel, and pip's output."""
+    environment with pyproject.toml's build backend), with no C compiler to be found: the
+    wheel, and pip's output (``-v``: the build's own lines)."""
     tmp = tmp_path_factory.mktemp("wheel")
     src = tmp / "src"
     skip = shutil.ignore_patterns(
@@ -159,6 +162,7 @@ def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     out = tmp / "dist"
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(out), str(src)],
+        env={**os.environ, "CC": str(tmp / "no-such-cc")},
         capture_output=True,
         text=True,
         timeout=600,
@@ -215,3 +219,21 @@ def test_the_wheel_runs_shipped_names_from_another_folder(
     summary = json.loads(ran.stdout)
     assert summary["runs"] == 2
     assert summary["scenario"] == str(site / "engine" / "data" / "scenarios" / "hex_hunt.yaml")
+    # Built without a compiler: the kernel's absence is said at run time, not hidden.
+    code = "from engine import kernel; print(kernel.state())"
+    said = subprocess.run(
+        [sys.executable, "-c", code], cwd=elsewhere, env=env, capture_output=True, text=True
+    )
+    assert said.stdout == "not built\n", said.stderr
+
+
+def test_a_build_without_a_c_compiler_says_so(built_wheel: tuple[Path, str]) -> None:
+    """The kernel is optional: the wheel is built without it, and the build says so in one
+    warning line naming the reason."""
+    wheel, said = built_wheel
+    lines = [line.strip() for line in said.splitlines() if "WARNING: tacgrid:" in line]
+    assert len(lines) == 1, said[-3000:]
+    assert "engine/_kernel.c was not compiled" in lines[0] and "no-such-cc" in lines[0]
+    assert "`tacgrid --version`" in lines[0]
+    built = [n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("engine/_kernel")]
+    assert built == ["engine/_kernel.c"]  # its source only
