@@ -16,11 +16,12 @@ from engine.mapmodel import MapModel
 from engine.occupancy import Occupancy, reach_cell
 from engine.scenario import Scenario, TokenSpec
 from engine.sim.cache import FieldCache
+from engine.sim.crossing import kept_share, mode_at
 from engine.sim.fields import Profile, TurnPlan, Walk
 from engine.sim.flight import choose, flown, rules_for, start_flight
 from engine.sim.idmemo import MISSING
 from engine.sim.view import SimView, low_enough
-from engine.sim.walking import EventSink, StatsKeys, Walker, kept_share, mode_at
+from engine.sim.walking import EventSink, StatsKeys, Walker
 from engine.sim.ways import occupancy_of, start_key, way_key
 from engine.systems.base import Token, jsonable
 from engine.walls import doors_of
