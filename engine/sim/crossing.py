@@ -88,10 +88,7 @@ def walk_of(prof: Profile, cells: list[Cell]) -> Walk:
             if step is None:
                 break
             hops = [node, *step]
-            hop = [
-                (a, b, next(float(t) for v, t in g.neighbours(a) if v == b))
-                for a, b in zip(hops, hops[1:], strict=False)
-            ]
+            hop = [(a, b, hop_ticks(g, a, b)) for a, b in zip(hops, hops[1:], strict=False)]
             skip = 0
         w = sum(h[2] for h in hop)
         if spent + w > budget and not (spent == 0 and jump is not None):
@@ -112,7 +109,7 @@ def edge_turns(g: MovementGraph, cell: Cell, target: Cell) -> Fraction | None:
     hops = [node, *step]
     ticks = 0.0
     for a, b in zip(hops, hops[1:], strict=False):
-        ticks += next(float(t) for v, t in g.neighbours(a) if v == b)
+        ticks += hop_ticks(g, a, b)
     return g.turns(ticks)
 
 
@@ -131,3 +128,8 @@ def mode_at(model: MapModel, cell: Cell) -> str:
     """The mode of a token standing on ``cell``: its terrain's (walk on a pit's floor)."""
     move = model.terrain_at(cell).move
     return "walk" if move in ("blocked", "gap") else move
+
+
+def hop_ticks(g: MovementGraph, a: int, b: int) -> float:
+    """The ticks of the edge from node ``a`` to node ``b`` of ``g``."""
+    return next(float(t) for v, t in g.neighbours(a) if v == b)

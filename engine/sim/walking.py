@@ -16,7 +16,15 @@ from engine.grid import Cell
 from engine.movement import MovementGraph
 from engine.occupancy import Occupancy
 from engine.sim.cache import FieldCache
-from engine.sim.crossing import PathWays, Replan, edge_turns, kept_share, mode_at, walk_of
+from engine.sim.crossing import (
+    PathWays,
+    Replan,
+    edge_turns,
+    hop_ticks,
+    kept_share,
+    mode_at,
+    walk_of,
+)
 from engine.sim.fields import Profile, Walk
 from engine.sim.ways import NOBODY
 from engine.systems.base import CellCheck, RuleSystem, Token, jsonable
@@ -413,7 +421,7 @@ class Walker:
             hops = [node, *step]
             ws = []
             for a, b in zip(hops, hops[1:], strict=False):
-                ws.append(next(float(t) for v, t in g.neighbours(a) if v == b))
+                ws.append(hop_ticks(g, a, b))
             if spent + sum(ws) > g.denominator + 1e-9:
                 break
             ok = True
