@@ -63,6 +63,7 @@ TOP_KEYS = (
     "tokens",
     "description",
     "sweep",  # a parameter sweep's grid (engine.sweep); a batch ignores it
+    "solve",  # auto | off: the policies play the solved game where it fits (docs/solve.md)
 )
 TOKEN_KEYS = (
     "id",
@@ -107,6 +108,9 @@ class Scenario:
     #: :attr:`model`), for a renderer to be handed; only with ``load_scenario(...,
     #: for_render=True)``, None in the engine's own loads.
     tiled: TiledFile | None = field(default=None, compare=False, repr=False)
+    #: ``auto``: the pursuer and quarry policies play the solved game where it fits
+    #: (engine.solve, docs/solve.md); ``off`` (the default): their heuristics.
+    solve: str = "off"
 
     def token_spec(self, token_id: str) -> TokenSpec:
         for t in self.tokens:
@@ -247,7 +251,18 @@ def load_scenario(
         digest=hashlib.sha256(raw_bytes).hexdigest()[:16],
         raw=data,
         tiled=tiled if for_render else None,
+        solve=_solve_option(path, data),
     )
+
+
+def _solve_option(path: str, data: dict[str, Any]) -> str:
+    """``solve``: ``auto`` or ``off`` (default)."""
+    got = data.get("solve", "off")
+    if got is False:  # YAML reads a bare off as false
+        got = "off"
+    if got not in ("auto", "off"):
+        raise _err(path, "solve", f"expected auto or off, not {clip(str(got))}")
+    return str(got)
 
 
 #: The top-level scalars a ``scenario.KEY`` override (a sweep's ``turns``) may change.

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from engine.cli import info, moves, rules, runs, views
+from engine.cli import info, moves, rules, runs, solve, views
 from engine.cli.common import FLAGS, _Parser, make_system, parse_sets
 from engine.cli.views import read_event_log
 from engine.errors import ArgumentError, Stopped, TacgridError, did_you_mean, stop_signal
@@ -69,6 +69,7 @@ def build_parser() -> _Parser:
     rules._add_roll(sub)
     runs._add_sweep(sub)
     runs._add_report(sub)
+    solve._add_solve(sub)
     COMMAND_NAMES[:] = list(sub.choices)
     return p
 

@@ -146,6 +146,11 @@ class TurnView(Protocol):
         """Whether ``tid`` may catch or be caught (on foot, landed or low enough)."""
         ...
 
+    def solved_move(self) -> Cell | None:
+        """Where the mover goes in the scenario's solved game (``solve: auto``), or None
+        where there is none (docs/solve.md)."""
+        ...
+
 
 class Policy:
     """A way of playing a token; see the module's docstring. One instance serves every

@@ -27,6 +27,9 @@ class Quarry(Policy):
     flees = True
 
     def goal(self, view: TurnView, spec: TokenSpec, token: Token) -> Goal:
+        solved = view.solved_move()
+        if solved is not None:
+            return Goal((solved,))
         goal = view.quarry_goal(spec.id)
         if goal is not None:
             return Goal((goal,), risk=True)
@@ -51,6 +54,9 @@ class Pursuer(Policy):
     hunts = True
 
     def goal(self, view: TurnView, spec: TokenSpec, token: Token) -> Goal:
+        solved = view.solved_move()
+        if solved is not None:
+            return Goal((solved,))
         cell = token.state.cell
         assert cell is not None
         quarry = spec.target or view.nearest(cell, view.quarries)

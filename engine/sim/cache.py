@@ -110,6 +110,10 @@ class FieldCache:
         self.weight = FieldBytes()
         #: Fliers' flight rules by stats (engine.sim.flight), shared like the fields.
         self.flight: dict[Any, Any] = {}
+        #: The scenario's solved game where it says ``solve: auto`` (engine.solve): the
+        #: profiles it was solved for and the solution (None: it does not fit), made on
+        #: the first policy's ask (engine.sim.view.solved_move).
+        self.solved: tuple[tuple[Any, ...], Any] | None = None
         #: The map with doors opened or closed in play, by door state (``Simulation.doors``).
         self._models: dict[tuple[tuple[int, bool], ...], MapModel] = {}
 

@@ -185,6 +185,9 @@ class SimView:
     def low_enough(self, tid: str) -> bool:
         return low_enough(self._run.tokens[tid], self._run.scenario.capture_altitude)
 
+    def solved_move(self) -> Cell | None:
+        return solved_move(self._run, self._tid)
+
 
 def times_from(run: RunState, tid: str) -> np.ndarray:
     """Turns from a token's cell to every cell (best parity), as the token stands now: its
@@ -202,6 +205,55 @@ def quarry_goal(run: RunState, quarry: str) -> Cell | None:
     mine = times_from(run, quarry)
     threat = run.fields.threat([times_from(run, pid) for pid in run.pursuers])
     return run.fields.safest_exit(mine, threat)
+
+
+def solve_run(run: RunState, max_states: int | None = None) -> Any:
+    """The solved game (:class:`engine.solve.Solution`) of the run's tokens as they stand,
+    each on its profile now (its scenario pace), in turn order; :class:`engine.solve.Unsolvable`
+    where it is not modelled or has more than ``max_states`` states (default
+    :data:`engine.solve.MAX_STATES`)."""
+    from engine.solve import MAX_STATES, Mover, Unsolvable, solve
+
+    movers = []
+    for t in run.order:
+        cell = run.tokens[t].state.cell
+        if cell is None:
+            raise Unsolvable(f"{run.scenario.path}: token {t} is off the map; place it first")
+        side = "pursuer" if t in run.pursuers else "quarry" if t in run.quarries else "other"
+        movers.append(Mover(t, side, run.profile_now(t).graph, cell))
+    limit = MAX_STATES if max_states is None else max_states
+    return solve(run.scenario, movers, run.scenario.system, limit)
+
+
+def solved_move(run: RunState, tid: str) -> Cell | None:
+    """Where ``tid`` moves in the solved game (engine.solve), where its scenario says
+    ``solve: auto``, the game fits (one pursuer, one quarry, no dice, within
+    :data:`engine.solve.MAX_STATES`) and both tokens still move on the profiles and in the
+    turn order it was solved for; else None (the policy's own heuristics). A pure function
+    of the two tokens' cells (docs/solve.md)."""
+    if run.scenario.solve != "auto" or len(run.order) != 2:
+        return None
+    from engine.solve import Unsolvable
+
+    order = tuple(run.order)
+    profs = tuple(run.profile_now(t) for t in order)
+    kept = run.fields.solved
+    if kept is None:
+        try:
+            got = solve_run(run)
+        except Unsolvable:
+            got = None
+        kept = run.fields.solved = ((order, *profs), got)
+    if kept[0][0] != order or any(a is not b for a, b in zip(kept[0][1:], profs, strict=True)):
+        return None  # the GM reordered the tokens or a profile changed: not the game solved
+    solution = kept[1]
+    if solution is None or run.tokens[tid].state.toward is not None:
+        return None
+    p = run.tokens[solution.game.pursuer.tid].state.cell
+    q = run.tokens[solution.game.quarry.tid].state.cell
+    if p is None or q is None or tid not in (solution.game.pursuer.tid, solution.game.quarry.tid):
+        return None
+    return solution.move("pursuer" if tid == solution.game.pursuer.tid else "quarry", p, q)
 
 
 def low_enough(token: Token, capture_altitude: int) -> bool:

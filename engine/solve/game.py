@@ -1,0 +1,294 @@
+"""One pursuer against one quarry as a finite game: each side's moves of a turn as the
+turn loop prices them, the capture and exit cells, the turn order and limit.
+
+A token's moves of one turn are the cells its movement graph (:class:`MovementGraph`: the
+engine's own costs, the graph the turn loop walks) reaches within one turn's ticks from
+the node a turn starts on: partial moves included, its own cell always. The quarry's are
+worked out with the pursuer's cell taken away wherever the scenario's ``tokens_block``
+says the pursuer is in its way (the turn loop's :func:`~engine.sim.ways.occupancy_of`: a
+quarry never blocks its pursuer); only the cells near enough to matter are worked out
+again (:func:`_blocked_reach`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.errors import TacgridError
+from engine.grid import Cell
+from engine.movement import MovementGraph
+from engine.occupancy import gap_steps
+from engine.scenario import Scenario
+
+#: The most states (pursuer cells x quarry cells x the turn limit) ``tacgrid solve`` takes
+#: on by default: a 40x30 map's 1,200 cells a side at 60 turns, well within memory.
+MAX_STATES = 100_000_000
+
+
+class Unsolvable(TacgridError):
+    """A scenario ``solve`` does not model, or one too big for memory (one line)."""
+
+
+@dataclass(frozen=True)
+class Mover:
+    """One token of the game: its id, side (``pursuer`` or ``quarry``), the graph it moves
+    on this turn at its pace (:meth:`Simulation.profile_now`'s) and its cell."""
+
+    tid: str
+    side: str
+    graph: MovementGraph
+    cell: Cell
+
+
+@dataclass(frozen=True)
+class Reach:
+    """A token's moves of one turn from every cell: ``idx[ptr[c]:ptr[c + 1]]`` are the
+    cell indices it may end on from cell ``c`` (its own first)."""
+
+    ptr: np.ndarray
+    idx: np.ndarray
+
+    def of(self, c: int) -> np.ndarray:
+        return self.idx[self.ptr[c] : self.ptr[c + 1]]
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """The quarry's moves where the pursuer's cell is in their way: for pair ``k``, the
+    pursuer on ``p[k]``, the quarry on ``q[k]``, its moves ``idx[ptr[k]:ptr[k + 1]]``."""
+
+    p: np.ndarray
+    q: np.ndarray
+    ptr: np.ndarray
+    idx: np.ndarray
+
+
+@dataclass(frozen=True)
+class Game:
+    """The game ``tacgrid solve`` solves (see the module)."""
+
+    n: int
+    width: int
+    pursuer: Mover
+    quarry: Mover
+    #: Whether the pursuer moves first in a round.
+    pursuer_first: bool
+    turns: int
+    #: ``cap[p, q]``: a pursuer on cell index ``p`` catches a quarry on ``q``.
+    cap: np.ndarray
+    #: ``exit[q]``: a quarry on ``q`` escapes.
+    exit: np.ndarray
+    reach_p: Reach
+    reach_q: Reach
+    blocked: Blocked | None
+    #: The cells each side can stand on (its start, and every cell a move may end on).
+    stand_p: np.ndarray
+    stand_q: np.ndarray
+
+    @property
+    def states(self) -> int:
+        """Pursuer cells x quarry cells x the turn limit."""
+        return int(self.stand_p.sum()) * int(self.stand_q.sum()) * self.turns
+
+    def index(self, cell: Cell) -> int:
+        return cell[1] * self.width + cell[0]
+
+    def quarry_moves(self, p: int, q: int) -> np.ndarray:
+        """The quarry's moves from ``q`` with the pursuer on ``p``."""
+        b = self.blocked
+        if b is not None:
+            k = np.flatnonzero((b.p == p) & (b.q == q))
+            if len(k):
+                return b.idx[b.ptr[k[0]] : b.ptr[k[0] + 1]]
+        return self.reach_q.of(q)
+
+
+def check_scenario(scenario: Scenario, movers: list[Mover], system: Any) -> None:
+    """Refuse, in one line, what the game does not model (docs/solve.md)."""
+    name = scenario.path
+    sides = sorted(m.side for m in movers)
+    if sides != ["pursuer", "quarry"]:
+        raise Unsolvable(
+            f"{name}: solve plays one pursuer against one quarry; this scenario has "
+            f"{sides.count('pursuer')} pursuer(s) and {sides.count('quarry')} quarry(ies) "
+            "(other tokens: take them out of a copy of the scenario)"
+        )
+    for m in movers:
+        g = m.graph
+        token = g.search.tokens[g.search.start]
+        why = None
+        if token.state.flight is not None:
+            why = "flies with momentum"
+        elif system.round_paces(token, g.pace):
+            why = f"changes pace over its first turns (pace {g.pace})"
+        elif system.turn_checks(token, [], g.pace) is not None:
+            why = f"rolls once a turn at pace {g.pace}"
+        elif _has_checks(g):
+            why = "meets checks on this map (terrain, jumps or climbs)"
+        if why is not None:
+            raise Unsolvable(
+                f"{name}: token {m.tid} {why}; solve models moves that roll nothing "
+                "(docs/solve.md): give it a pace and a map without checks"
+            )
+
+
+def _has_checks(g: MovementGraph) -> bool:
+    """Whether a move on ``g`` can ask a check: a terrain on the map with one, a jump or
+    a climb priced in whole successes."""
+    present = set(np.unique(g.model.terrain_ids).tolist())
+    for layer in g.state_costs:
+        for t in present:
+            cost = layer[t]
+            if cost.check is not None and cost.check.check is not None:
+                return True
+    if any(j.check is not None and j.check.check is not None for j in g.jumps):
+        return True
+    token = g.search.tokens[g.search.start]
+    return any(g.system.climb_odds(token, g.model.terrains[t], g.pace) for t in present)
+
+
+def build_game(
+    scenario: Scenario, movers: list[Mover], system: Any, max_states: int = MAX_STATES
+) -> Game:
+    """The game of ``movers`` (in turn order) on ``scenario``; :class:`Unsolvable` where it
+    is not modelled or has more than ``max_states`` states."""
+    check_scenario(scenario, movers, system)
+    pm = next(m for m in movers if m.side == "pursuer")
+    qm = next(m for m in movers if m.side == "quarry")
+    grid = scenario.model.grid
+    n = grid.width * grid.height
+    reach_p, stand_p = _reach_all(pm.graph)
+    reach_q, stand_q = _reach_all(qm.graph)
+    stand_p[grid.index(pm.cell)] = True
+    stand_q[grid.index(qm.cell)] = True
+    states = int(stand_p.sum()) * int(stand_q.sum()) * scenario.turns
+    if states > max_states:
+        raise Unsolvable(
+            f"{scenario.path}: {states:,} states ({int(stand_p.sum())} pursuer cells x "
+            f"{int(stand_q.sum())} quarry cells x {scenario.turns} turns) is more than the "
+            f"limit {max_states:,}; give --max-states or a smaller map or turn limit"
+        )
+    exits = np.zeros(n, dtype=bool)
+    for c in scenario.exit_cells:
+        if grid.in_bounds(c):
+            exits[grid.index(c)] = True
+    blocked = None
+    if scenario.tokens_block in ("enemies", "all"):
+        blocked = _blocked_reach(qm.graph, reach_q, stand_p)
+    return Game(
+        n=n,
+        width=grid.width,
+        pursuer=pm,
+        quarry=qm,
+        pursuer_first=movers[0] is pm,
+        turns=scenario.turns,
+        cap=_captures(scenario, n),
+        exit=exits,
+        reach_p=reach_p,
+        reach_q=reach_q,
+        blocked=blocked,
+        stand_p=stand_p,
+        stand_q=stand_q,
+    )
+
+
+def _one_turn(g: MovementGraph, csr: Any, sources: np.ndarray) -> np.ndarray:
+    """Whether each source cell (rows) reaches each cell (columns) within one turn on
+    ``csr`` (``g``'s arrays, or them with cells taken away)."""
+    from scipy.sparse.csgraph import dijkstra
+
+    n, den = g.n, g.denominator
+    nodes = [g.node(g.grid.cell_of_index(int(c))) for c in sources]
+    dist = dijkstra(csr, directed=True, indices=nodes, limit=den + 1e-9)
+    # Within a turn at any state or parity of the cell, as the turn loop's walk ends.
+    ok = (dist <= den + 1e-9).reshape(len(nodes), -1, n).any(axis=1)
+    ok[np.arange(len(nodes)), sources] = True
+    return ok
+
+
+def _reach_all(g: MovementGraph, chunk: int = 256) -> tuple[Reach, np.ndarray]:
+    """``g``'s one-turn moves from every cell it may stand on, and those cells."""
+    n = g.n
+    csr = g.csr()
+    indeg = np.bincount(csr.indices % n, minlength=n) > 0
+    cells = np.flatnonzero(indeg)
+    lists: list[np.ndarray] = [np.array([c]) for c in range(n)]
+    stand = np.zeros(n, dtype=bool)
+    for lo in range(0, len(cells), chunk):
+        src = cells[lo : lo + chunk]
+        ok = _one_turn(g, csr, src)
+        for row, c in zip(ok, src.tolist(), strict=True):
+            got = np.flatnonzero(row)
+            stand[got] = True
+            lists[c] = np.concatenate(([c], got[got != c]))
+    return _as_reach(lists), stand
+
+
+def _as_reach(lists: list[np.ndarray]) -> Reach:
+    ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in lists], out=ptr[1:])
+    idx = np.concatenate(lists).astype(np.int64) if lists else np.zeros(0, np.int64)
+    return Reach(ptr, idx)
+
+
+def without_cell(g: MovementGraph, csr: Any, cell: int) -> Any:
+    """``csr`` (``g``'s arrays) with the edges into cell index ``cell`` dropped, and the
+    jumps from or over it: what :meth:`engine.sim.fields.Profile.without` makes of a
+    size-1 token's profile for one blocked cell (tests/test_solve.py holds them equal)."""
+    from scipy.sparse import csr_array
+
+    n = g.n
+    size = csr.shape[0]
+    keep = csr.indices % n != cell
+    rows = np.repeat(np.arange(size), np.diff(csr.indptr))
+    for j in g.jumps:
+        if j.src % n == cell or any(p[0] == cell for p in j.parts):
+            keep &= ~((rows == j.src) & (csr.indices == j.dst))
+    indptr = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[keep], minlength=size), out=indptr[1:])
+    indices = csr.indices[keep]
+    return csr_array((csr.data[keep], indices, indptr.astype(indices.dtype)), shape=(size, size))
+
+
+def _blocked_reach(g: MovementGraph, reach: Reach, stand_p: np.ndarray) -> Blocked:
+    """The quarry's moves for every pair where the pursuer's cell lies within its turn:
+    elsewhere no way of a turn passes the pursuer, and its moves are ``reach``'s."""
+    n = g.n
+    csr = g.csr()
+    src_of = reach.idx
+    from_of = np.repeat(np.arange(n), np.diff(reach.ptr))
+    near = (src_of != from_of) & stand_p[src_of]
+    order = np.lexsort((from_of[near], src_of[near]))
+    ps, qs = src_of[near][order], from_of[near][order]
+    lists: list[np.ndarray] = []
+    bounds = np.flatnonzero(np.diff(ps)) + 1
+    for group in np.split(np.arange(len(ps)), bounds) if len(ps) else []:
+        p = int(ps[group[0]])
+        sources = qs[group]
+        ok = _one_turn(g, without_cell(g, csr, p), sources)
+        ok[:, p] = False
+        for row, q in zip(ok, sources.tolist(), strict=True):
+            got = np.flatnonzero(row)
+            lists.append(np.concatenate(([q], got[got != q])))
+    r = _as_reach(lists)
+    return Blocked(ps.astype(np.int64), qs.astype(np.int64), r.ptr, r.idx)
+
+
+def _captures(scenario: Scenario, n: int) -> np.ndarray:
+    """``cap[p, q]``: the pursuer on ``p`` within ``goals.capture`` steps of the quarry on
+    ``q`` (:func:`~engine.occupancy.gap_steps`, as the turn loop asks)."""
+    grid = scenario.model.grid
+    d = scenario.capture
+    cap = np.zeros((n, n), dtype=bool)
+    box = 2 * d + 1  # a step moves a cell at most two rows (staggered) and one column
+    for p in range(n):
+        a = grid.cell_of_index(p)
+        for dr in range(-box, box + 1):
+            for dc in range(-box, box + 1):
+                b = (a[0] + dc, a[1] + dr)
+                if grid.in_bounds(b) and gap_steps(grid, a, 1, b, 1) <= d:
+                    cap[p, grid.index(b)] = True
+    return cap

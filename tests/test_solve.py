@@ -1,0 +1,315 @@
+"""`tacgrid solve` (issue 39): exact solutions of small chases, checked against a plain
+minimax written here from the map's drawing alone (its own moves, captures and exits; no
+code of engine.solve), and the shipped policies playing the solved game (``solve: auto``)
+ending in that round in every run."""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tmxtext
+
+from engine.cli import main
+from engine.scenario import load_scenario
+from engine.sim import FieldCache, Simulation
+from engine.sim.view import solve_run
+from engine.solve import Unsolvable
+from engine.solve.game import _one_turn, without_cell
+
+COST = {".": 1, ",": 2}
+
+
+def exit_object(cells: list[tuple[int, int]]) -> str:
+    objs = "".join(
+        f'<object id="{i + 1}" name="out{i}" type="exit" x="{c * 32}" y="{r * 32}" '
+        'width="32" height="32"/>'
+        for i, (c, r) in enumerate(cells)
+    )
+    return f'<objectgroup name="o">{objs}</objectgroup>'
+
+
+def write_chase(
+    tmp: Path,
+    rows: list[str],
+    *,
+    diagonals: str,
+    quarry: tuple[int, int],
+    pursuer: tuple[int, int],
+    q_speed: int,
+    p_speed: int,
+    capture: int,
+    turns: int,
+    exits: list[tuple[int, int]] = (),  # type: ignore[assignment]
+    pursuer_first: bool = False,
+    solve: str = "auto",
+) -> Path:
+    tmxtext.write(
+        tmp / "m.tmx",
+        rows,
+        properties={"diagonals": diagonals},
+        objects=exit_object(list(exits)) if exits else "",
+    )
+    q = f"  - {{id: q, side: quarry, policy: quarry, cell: {list(quarry)}, stats: {{speed: {q_speed}}}}}\n"
+    p = f"  - {{id: p, side: pursuer, policy: pursuer, cell: {list(pursuer)}, stats: {{speed: {p_speed}}}}}\n"
+    text = (
+        f"map: m.tmx\nsystem: generic\nturns: {turns}\nsolve: {solve}\n"
+        f"goals: {{capture: {capture}}}\ntokens:\n" + (p + q if pursuer_first else q + p)
+    )
+    path = tmp / "chase.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- the oracle
+
+
+class Plain:
+    """Minimax over (pursuer, quarry, whose move, round) by plain recursion: moves are the
+    cells a plain Dijkstra reaches within the token's cells of a turn (rough ground costs
+    two; the quarry may not pass or end on the pursuer), a capture within ``capture`` steps
+    after any move, then an exit; the pursuer prefers the earliest capture, then a
+    timeout, then the latest escape."""
+
+    def __init__(self, chase: dict) -> None:  # type: ignore[type-arg]
+        self.rows = chase["rows"]
+        self.h, self.w = len(self.rows), len(self.rows[0])
+        self.equal = chase["diagonals"] == "equal"
+        if self.equal:
+            self.steps = [(c, r) for c in (-1, 0, 1) for r in (-1, 0, 1) if (c, r) != (0, 0)]
+        else:
+            self.steps = [(1, 0), (-1, 0), (0, 1), (0, -1)]
+        self.q_cells, self.p_cells = chase["q_speed"] // 5, chase["p_speed"] // 5
+        self.capture, self.turns = chase["capture"], chase["turns"]
+        self.exits = set(chase["exits"])
+        self.order = ("p", "q") if chase.get("pursuer_first") else ("q", "p")
+        self.start = (chase["pursuer"], chase["quarry"])
+        self.moves = functools.cache(self._moves)
+        self.value = functools.cache(self._value)
+
+    def open_(self, c: tuple[int, int]) -> bool:
+        return 0 <= c[0] < self.w and 0 <= c[1] < self.h and self.rows[c[1]][c[0]] != "#"
+
+    def _moves(self, start: tuple[int, int], budget: int, block: object) -> list:  # type: ignore[type-arg]
+        best = {start: 0}
+        heap = [(0, start)]
+        while heap:
+            d, a = heapq.heappop(heap)
+            if d > best[a]:
+                continue
+            for dc, dr in self.steps:
+                b = (a[0] + dc, a[1] + dr)
+                if not self.open_(b) or b == block:
+                    continue
+                nd = d + COST[self.rows[b[1]][b[0]]]
+                if nd <= budget and nd < best.get(b, 1 << 30):
+                    best[b] = nd
+                    heapq.heappush(heap, (nd, b))
+        return sorted(best)
+
+    def ended(self, p: tuple[int, int], q: tuple[int, int], rnd: int) -> int | None:
+        dc, dr = abs(p[0] - q[0]), abs(p[1] - q[1])
+        if (max(dc, dr) if self.equal else dc + dr) <= self.capture:
+            return 1000 - rnd
+        if q in self.exits:
+            return rnd - 1000
+        return None
+
+    def _value(self, p: tuple[int, int], q: tuple[int, int], ply: int, rnd: int) -> int:
+        who = self.order[ply]
+        if who == "p":
+            options = [(x, q) for x in self.moves(p, self.p_cells, None)]
+        else:
+            options = [(p, x) for x in self.moves(q, self.q_cells, p if p != q else None)]
+        vals = []
+        for np_, nq in options:
+            v = self.ended(np_, nq, rnd)
+            if v is None:
+                if ply == 0:
+                    v = self.value(np_, nq, 1, rnd)
+                else:
+                    v = 0 if rnd == self.turns else self.value(np_, nq, 0, rnd + 1)
+            vals.append(v)
+        return max(vals) if who == "p" else min(vals)
+
+    def outcome(self) -> tuple[str, int]:
+        v = self.value(*self.start, 0, 1)
+        if v > 0:
+            return "capture", 1000 - v
+        if v < 0:
+            return "escape", 1000 + v
+        return "timeout", self.turns
+
+
+# --------------------------------------------------------------------------- chases
+
+CHASES = {
+    # A corridor: the quarry runs for the far end, the faster pursuer behind it.
+    "corridor": dict(
+        rows=["###########", "...........", "###########"],
+        diagonals="none",
+        quarry=(3, 1),
+        pursuer=(0, 1),
+        q_speed=5,
+        p_speed=10,
+        capture=0,
+        turns=12,
+        exits=[(10, 1)],
+    ),
+    # The corridor with the exit too near: the quarry escapes.
+    "corridor_escape": dict(
+        rows=["###########", "...........", "###########"],
+        diagonals="none",
+        quarry=(6, 1),
+        pursuer=(0, 1),
+        q_speed=5,
+        p_speed=10,
+        capture=0,
+        turns=12,
+        exits=[(10, 1)],
+    ),
+    # An open field with rough ground, no exit: the faster pursuer corners the quarry.
+    "open_field": dict(
+        rows=[".......", "..,,...", ".......", "...,...", "......."],
+        diagonals="equal",
+        quarry=(6, 4),
+        pursuer=(0, 0),
+        q_speed=5,
+        p_speed=10,
+        capture=0,
+        turns=10,
+        exits=[],
+    ),
+    # A pillar at equal speed: the quarry circles it; capture at one step needs more.
+    "pillar": dict(
+        rows=[".....", ".###.", ".###.", ".###.", "....."],
+        diagonals="none",
+        quarry=(4, 4),
+        pursuer=(0, 0),
+        q_speed=5,
+        p_speed=5,
+        capture=0,
+        turns=8,
+        exits=[],
+    ),
+    # A pillar with a faster pursuer, moving first, catching at one step.
+    "pillar_faster": dict(
+        rows=[".....", ".###.", ".###.", ".###.", "....."],
+        diagonals="none",
+        quarry=(4, 4),
+        pursuer=(0, 0),
+        q_speed=5,
+        p_speed=10,
+        capture=1,
+        turns=8,
+        exits=[],
+        pursuer_first=True,
+    ),
+    # A maze of rooms joined by doorways, an exit in the far room.
+    "rooms": dict(
+        rows=[
+            "...#...#...",
+            "...#.......",
+            ".......#...",
+            "####.####.#",
+            "...#...#...",
+            ".......#...",
+        ],
+        diagonals="equal",
+        quarry=(5, 4),
+        pursuer=(0, 0),
+        q_speed=5,
+        p_speed=10,
+        capture=0,
+        turns=10,
+        exits=[(10, 5)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHASES))
+def test_solve_matches_a_plain_minimax_and_the_policies_play_it(name: str, tmp_path: Path) -> None:
+    chase = dict(CHASES[name])
+    path = write_chase(tmp_path, **chase)  # type: ignore[arg-type]
+    want = Plain(chase).outcome()
+    sc = load_scenario(str(path))
+    solution = solve_run(Simulation(sc, seed=0, record=False))
+    assert solution.outcome() == want
+    fields = FieldCache(sc)
+    played = {
+        (r.outcome, r.turns)
+        for r in (Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(8))
+    }
+    assert played == {want}
+
+
+def test_the_chases_are_not_all_alike() -> None:
+    """The chases above cover each outcome (a solver that always said one would fail)."""
+    got = {Plain(chase).outcome()[0] for chase in CHASES.values()}
+    assert got == {"capture", "escape", "timeout"}
+
+
+def test_a_replay_of_solved_play_reproduces(tmp_path: Path) -> None:
+    path = write_chase(tmp_path, **CHASES["rooms"])  # type: ignore[arg-type]
+    sc = load_scenario(str(path))
+    a, b = Simulation(sc, seed=3), Simulation(sc, seed=3)
+    a.run(), b.run()
+    assert a.events == b.events
+
+
+def test_blocked_moves_are_the_profiles_without_the_cell(tmp_path: Path) -> None:
+    """The seam :func:`without_cell` prunes the compiled arrays as
+    :meth:`Profile.without` does: the same one-turn moves from every cell."""
+    path = write_chase(tmp_path, **CHASES["rooms"])  # type: ignore[arg-type]
+    sc = load_scenario(str(path))
+    sim = Simulation(sc, seed=0, record=False)
+    prof = sim.profile_now("q")
+    g = prof.graph
+    src = np.arange(g.n)
+    for cell in (0, 12, 26, 37, 50):
+        mine = _one_turn(g, without_cell(g, g.csr(), cell), src)
+        theirs = _one_turn(g, prof.without(frozenset({g.grid.cell_of_index(cell)})).csr, src)
+        assert np.array_equal(mine, theirs)
+
+
+def test_solve_json_and_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_chase(tmp_path, **CHASES["corridor"])  # type: ignore[arg-type]
+    assert main(["solve", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {"kind", "outcome", "turns", "p", "states"} <= set(doc)
+    assert doc["kind"] == "solve" and doc["outcome"] == "capture"
+    assert set(doc["p"]) == {"capture", "escape", "timeout"} and doc["p"]["capture"] == 1.0
+    assert doc["states"] == 11 * 11 * 12
+    assert main(["solve", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "capture" in out and f"round {doc['turns']}" in out and "1,452 states" in out
+
+
+def test_too_many_states_is_one_line_naming_the_count_and_the_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_chase(tmp_path, **CHASES["corridor"])  # type: ignore[arg-type]
+    assert main(["solve", str(path), "--max-states", "1000"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "1,452 states" in err and "limit 1,000" in err
+
+
+def test_two_pursuers_are_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "chase"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "one pursuer against one quarry" in err
+
+
+def test_solve_off_keeps_the_heuristics(tmp_path: Path) -> None:
+    """``solve: off`` (the default) never asks the solver."""
+    path = write_chase(tmp_path, **dict(CHASES["open_field"], solve="off"))  # type: ignore[arg-type]
+    sc = load_scenario(str(path))
+    sim = Simulation(sc, seed=0, record=False)
+    sim.run()
+    assert sim.fields.solved is None
+    with pytest.raises(Unsolvable):
+        solve_run(sim, max_states=10)
