@@ -64,6 +64,8 @@ class Blocked:
     q: np.ndarray
     ptr: np.ndarray
     idx: np.ndarray
+    #: ``p[k] * n + idx[j]`` for each move ``j`` of pair ``k``: into a raveled ``[p, q]``.
+    flat: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -160,8 +162,8 @@ def build_game(
     qm = next(m for m in movers if m.side == "quarry")
     grid = scenario.model.grid
     n = grid.width * grid.height
-    reach_p, stand_p = _reach_all(pm.graph)
-    reach_q, stand_q = _reach_all(qm.graph)
+    reach_p, stand_p, _ = _reach_all(pm.graph)
+    reach_q, stand_q, cost_q = _reach_all(qm.graph)
     stand_p[grid.index(pm.cell)] = True
     stand_q[grid.index(qm.cell)] = True
     states = int(stand_p.sum()) * int(stand_q.sum()) * scenario.turns
@@ -177,7 +179,7 @@ def build_game(
             exits[grid.index(c)] = True
     blocked = None
     if scenario.tokens_block in ("enemies", "all"):
-        blocked = _blocked_reach(qm.graph, reach_q, stand_p)
+        blocked = _blocked_reach(qm.graph, reach_q, cost_q, stand_p)
     return Game(
         n=n,
         width=grid.width,
@@ -196,35 +198,41 @@ def build_game(
 
 
 def _one_turn(g: MovementGraph, csr: Any, sources: np.ndarray) -> np.ndarray:
-    """Whether each source cell (rows) reaches each cell (columns) within one turn on
-    ``csr`` (``g``'s arrays, or them with cells taken away)."""
+    """The ticks from each source cell (rows) to each cell (columns) within one turn on
+    ``csr`` (``g``'s arrays, or them with cells taken away), inf beyond; 0 to itself."""
     from scipy.sparse.csgraph import dijkstra
 
     n, den = g.n, g.denominator
-    nodes = [g.node(g.grid.cell_of_index(int(c))) for c in sources]
+    first = g.node(g.grid.cell_of_index(0))  # the start layer's node of cell index 0
+    nodes = (first + np.asarray(sources, dtype=np.int64)).tolist()
     dist = dijkstra(csr, directed=True, indices=nodes, limit=den + 1e-9)
     # Within a turn at any state or parity of the cell, as the turn loop's walk ends.
-    ok = (dist <= den + 1e-9).reshape(len(nodes), -1, n).any(axis=1)
-    ok[np.arange(len(nodes)), sources] = True
-    return ok
+    best = dist.reshape(len(nodes), -1, n).min(axis=1)
+    best[best > den + 1e-9] = np.inf
+    best[np.arange(len(nodes)), sources] = 0
+    return best
 
 
-def _reach_all(g: MovementGraph, chunk: int = 256) -> tuple[Reach, np.ndarray]:
-    """``g``'s one-turn moves from every cell it may stand on, and those cells."""
+def _reach_all(g: MovementGraph, chunk: int = 256) -> tuple[Reach, np.ndarray, np.ndarray]:
+    """``g``'s one-turn moves from every cell it may stand on, those cells, and the
+    ticks of each move (aligned with the moves' ``idx``)."""
     n = g.n
     csr = g.csr()
     indeg = np.bincount(csr.indices % n, minlength=n) > 0
     cells = np.flatnonzero(indeg)
     lists: list[np.ndarray] = [np.array([c]) for c in range(n)]
+    costs: list[np.ndarray] = [np.zeros(1) for _ in range(n)]
     stand = np.zeros(n, dtype=bool)
     for lo in range(0, len(cells), chunk):
         src = cells[lo : lo + chunk]
-        ok = _one_turn(g, csr, src)
-        for row, c in zip(ok, src.tolist(), strict=True):
-            got = np.flatnonzero(row)
+        dist = _one_turn(g, csr, src)
+        for row, c in zip(dist, src.tolist(), strict=True):
+            got = np.flatnonzero(np.isfinite(row))
             stand[got] = True
-            lists[c] = np.concatenate(([c], got[got != c]))
-    return _as_reach(lists), stand
+            others = got[got != c]
+            lists[c] = np.concatenate(([c], others))
+            costs[c] = np.concatenate(([0.0], row[others]))
+    return _as_reach(lists), stand, np.concatenate(costs)
 
 
 def _as_reach(lists: list[np.ndarray]) -> Reach:
@@ -234,16 +242,18 @@ def _as_reach(lists: list[np.ndarray]) -> Reach:
     return Reach(ptr, idx)
 
 
-def without_cell(g: MovementGraph, csr: Any, cell: int) -> Any:
+def without_cell(g: MovementGraph, csr: Any, cell: int, rows: np.ndarray | None = None) -> Any:
     """``csr`` (``g``'s arrays) with the edges into cell index ``cell`` dropped, and the
     jumps from or over it: what :meth:`engine.sim.fields.Profile.without` makes of a
-    size-1 token's profile for one blocked cell (tests/test_solve.py holds them equal)."""
+    size-1 token's profile for one blocked cell (tests/test_solve.py holds them equal).
+    ``rows``: each edge's source node, where the caller has them."""
     from scipy.sparse import csr_array
 
     n = g.n
     size = csr.shape[0]
     keep = csr.indices % n != cell
-    rows = np.repeat(np.arange(size), np.diff(csr.indptr))
+    if rows is None:
+        rows = np.repeat(np.arange(size), np.diff(csr.indptr))
     for j in g.jumps:
         if j.src % n == cell or any(p[0] == cell for p in j.parts):
             keep &= ~((rows == j.src) & (csr.indices == j.dst))
@@ -253,14 +263,30 @@ def without_cell(g: MovementGraph, csr: Any, cell: int) -> Any:
     return csr_array((csr.data[keep], indices, indptr.astype(indices.dtype)), shape=(size, size))
 
 
-def _blocked_reach(g: MovementGraph, reach: Reach, stand_p: np.ndarray) -> Blocked:
-    """The quarry's moves for every pair where the pursuer's cell lies within its turn:
-    elsewhere no way of a turn passes the pursuer, and its moves are ``reach``'s."""
+def _least_out(g: MovementGraph, csr: Any, rows: np.ndarray) -> np.ndarray:
+    """Per cell, the fewest ticks of any edge out of it into another cell."""
     n = g.n
+    out = np.full(n, np.inf)
+    other = rows % n != csr.indices % n
+    np.minimum.at(out, rows[other] % n, csr.data[other])
+    return out
+
+
+def _blocked_reach(
+    g: MovementGraph, reach: Reach, cost: np.ndarray, stand_p: np.ndarray
+) -> Blocked:
+    """The quarry's moves for every pair where the pursuer's cell is within its turn.
+    Where a way of the turn may pass that cell (the quarry reaches it with time left to
+    step on) they are worked out again without it; where it is at the edge of the turn,
+    they are ``reach``'s less that cell. Elsewhere no way of a turn meets the pursuer."""
+    n, den = g.n, g.denominator
     csr = g.csr()
+    rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
     src_of = reach.idx
     from_of = np.repeat(np.arange(n), np.diff(reach.ptr))
-    near = (src_of != from_of) & stand_p[src_of]
+    inside = (src_of != from_of) & stand_p[src_of]
+    on_way = cost + _least_out(g, csr, rows)[src_of] <= den + 1e-9
+    near, ring = inside & on_way, inside & ~on_way
     order = np.lexsort((from_of[near], src_of[near]))
     ps, qs = src_of[near][order], from_of[near][order]
     lists: list[np.ndarray] = []
@@ -268,13 +294,21 @@ def _blocked_reach(g: MovementGraph, reach: Reach, stand_p: np.ndarray) -> Block
     for group in np.split(np.arange(len(ps)), bounds) if len(ps) else []:
         p = int(ps[group[0]])
         sources = qs[group]
-        ok = _one_turn(g, without_cell(g, csr, p), sources)
+        ok = np.isfinite(_one_turn(g, without_cell(g, csr, p, rows), sources))
         ok[:, p] = False
-        for row, q in zip(ok, sources.tolist(), strict=True):
-            got = np.flatnonzero(row)
-            lists.append(np.concatenate(([q], got[got != q])))
+        at, to = np.nonzero(ok)
+        # Each source's moves, its own cell first, then by index (Solution.move's order).
+        order = np.lexsort((to, to != sources[at], at))
+        lists.extend(np.split(to[order], np.cumsum(ok.sum(axis=1))[:-1]))
+    rp, rq = src_of[ring], from_of[ring]
+    for p, q in zip(rp.tolist(), rq.tolist(), strict=True):
+        moves = reach.of(q)
+        lists.append(moves[moves != p])
     r = _as_reach(lists)
-    return Blocked(ps.astype(np.int64), qs.astype(np.int64), r.ptr, r.idx)
+    ps_all = np.concatenate((ps, rp)).astype(np.int64)
+    qs_all = np.concatenate((qs, rq)).astype(np.int64)
+    flat = np.repeat(ps_all, np.diff(r.ptr)) * n + r.idx
+    return Blocked(ps_all, qs_all, r.ptr, r.idx, flat)
 
 
 def _captures(scenario: Scenario, n: int) -> np.ndarray:

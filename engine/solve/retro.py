@@ -19,11 +19,14 @@ from engine.solve.game import Game, Reach
 
 
 def _any_rows(y: np.ndarray, reach: Reach) -> np.ndarray:
-    """``out[a, :] = OR of y[b, :] over b in reach.of(a)`` (``y`` bool, square)."""
-    n = y.shape[1]
-    packed = np.packbits(y, axis=1)
-    got = np.bitwise_or.reduceat(packed[reach.idx], reach.ptr[:-1], axis=0)
-    return np.unpackbits(got, axis=1, count=n).astype(bool)
+    """``out[a, :] = OR of y[b, :] over b in reach.of(a)`` (``y`` bool, square), on rows
+    packed 64 columns to a word."""
+    rows, n = y.shape
+    words = -(-n // 64)
+    packed = np.zeros((rows, words * 8), dtype=np.uint8)
+    packed[:, : -(-n // 8)] = np.packbits(y, axis=1)
+    got = np.bitwise_or.reduceat(packed.view(np.uint64)[reach.idx], reach.ptr[:-1], axis=0)
+    return np.unpackbits(got.view(np.uint8), axis=1, count=n).astype(bool)
 
 
 def pursuer_any(game: Game, y: np.ndarray) -> np.ndarray:
@@ -37,8 +40,7 @@ def quarry_any(game: Game, y: np.ndarray) -> np.ndarray:
     out = _any_rows(np.ascontiguousarray(y.T), game.reach_q).T.copy()
     b = game.blocked
     if b is not None and len(b.p):
-        vals = y[np.repeat(b.p, np.diff(b.ptr)), b.idx]
-        out[b.p, b.q] = np.logical_or.reduceat(vals, b.ptr[:-1])
+        out[b.p, b.q] = np.logical_or.reduceat(y.ravel()[b.flat], b.ptr[:-1])
     return out
 
 

@@ -1,0 +1,290 @@
+"""`tacgrid solve` on a 40x30 one-on-one chase (issue 39): time and peak memory, beside
+references measured in the same run.
+
+Rows (exit status 1 if a target is missed):
+
+* the whole solve of the 40x30 chase (the game built from the engine's graphs, then the
+  retrograde analysis), in a fresh process: CPU seconds and peak resident memory
+  (``ru_maxrss``), against the target "in seconds": <= 20 s CPU, <= 1 GB;
+* its rounds alone (the bit-packed ORs of engine.solve.retro) as a ratio to the same rounds
+  by dense 0/1 matrix products (numpy's BLAS, one thread), on the same game in the same
+  process; both give the same answer (checked): target <= 1x;
+* a 12x10 chase solved whole, as a ratio to a plain-Python minimax over the same map
+  (memoised recursion over pursuer cell, quarry cell, mover and round; its own moves by a
+  plain Dijkstra over the drawing), which must give the same outcome and round.
+
+Run: python benchmarks/bench_solve.py
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import tmxtext  # noqa: E402
+
+#: Targets (the issue: "one pursuer against one quarry on a 40x30 map solves in seconds").
+MAX_CPU_S = 20.0
+MAX_RSS_MB = 1024.0
+MAX_ROUNDS_RATIO = 1.0
+COST = {".": 1, ",": 2}
+
+
+def drawing(w: int, h: int, seed: int) -> list[str]:
+    """Open ground with some rough ground and walls; the two corners open."""
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(np.array(list("........,#")), size=(h, w))
+    pick[0, 0] = pick[-1, -1] = "."
+    return ["".join(r) for r in pick.tolist()]
+
+
+def write_chase(folder: Path, rows: list[str], turns: int, capture: int) -> Path:
+    tmxtext.write(folder / "m.tmx", rows, properties={"diagonals": "equal"})
+    w, h = len(rows[0]), len(rows)
+    text = (
+        f"map: m.tmx\nsystem: generic\nturns: {turns}\ngoals: {{capture: {capture}}}\n"
+        "tokens:\n"
+        f"  - {{id: q, side: quarry, policy: quarry, cell: [{w - 1}, {h - 1}], "
+        "stats: {speed: 25}}\n"
+        "  - {id: p, side: pursuer, policy: pursuer, cell: [0, 0], stats: {speed: 30}}\n"
+    )
+    path = folder / "chase.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def load_game(path: Path):  # type: ignore[no-untyped-def]
+    from engine.scenario import load_scenario
+    from engine.sim import Simulation
+    from engine.solve import Mover
+    from engine.solve.game import build_game
+
+    sc = load_scenario(str(path))
+    run = Simulation(sc, seed=0, record=False)
+    movers = [
+        Mover(
+            t,
+            "pursuer" if t in run.pursuers else "quarry",
+            run.profile_now(t).graph,
+            run.tokens[t].state.cell,
+        )  # fmt: skip
+        for t in run.order
+    ]
+    return build_game(sc, movers, sc.system)
+
+
+# --------------------------------------------------------------------------- children
+
+
+def child_whole(path: str) -> None:
+    """The whole solve in this (fresh) process: CPU, wall, peak memory, the answer."""
+    from engine.scenario import load_scenario
+    from engine.sim import Simulation
+    from engine.sim.view import solve_run
+
+    sc = load_scenario(path)
+    run = Simulation(sc, seed=0, record=False)
+    c0, w0 = time.process_time(), time.perf_counter()
+    doc = solve_run(run).to_dict()
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"cpu": cpu, "wall": wall, "rss_mb": rss, **doc}))
+
+
+def dense_retro(game):  # type: ignore[no-untyped-def]
+    """The rounds of engine.solve.retro by dense 0/1 matrix products (the reference)."""
+    from engine.solve.retro import Retro
+
+    n = game.n
+    ap = np.zeros((n, n), np.float32)
+    ap[np.repeat(np.arange(n), np.diff(game.reach_p.ptr)), game.reach_p.idx] = 1
+    aq = np.zeros((n, n), np.float32)
+    aq[np.repeat(np.arange(n), np.diff(game.reach_q.ptr)), game.reach_q.idx] = 1
+    b = game.blocked
+
+    def p_any(y: np.ndarray) -> np.ndarray:
+        return (ap @ y.astype(np.float32)) > 0
+
+    def q_any(y: np.ndarray) -> np.ndarray:
+        out = (y.astype(np.float32) @ aq.T) > 0
+        if b is not None and len(b.p):
+            vals = y[np.repeat(b.p, np.diff(b.ptr)), b.idx]
+            out[b.p, b.q] = np.logical_or.reduceat(vals, b.ptr[:-1])
+        return out
+
+    cap, ex = game.cap, game.exit[None, :]
+
+    def round_(won: np.ndarray, hunt: bool) -> np.ndarray:
+        arrive = cap | (~ex & won) if hunt else ~cap & (ex | won)
+        movers = ("p", "q") if game.pursuer_first else ("q", "p")
+        for i, m in enumerate(reversed(movers)):
+            mine = (m == "p") == hunt
+            f = p_any if m == "p" else q_any
+            moved = f(arrive if mine else ~arrive)
+            before = moved if mine else ~moved
+            if i == 1:
+                return before
+            arrive = cap | (~ex & before) if hunt else ~cap & (ex | before)
+        raise AssertionError
+
+    k = np.zeros((n, n), bool)
+    s = np.zeros((n, n), bool)
+    cap_in = np.zeros((n, n), np.int32)
+    esc_in = np.zeros((n, n), np.int32)
+    rounds = 0
+    for j in range(1, game.turns + 1):
+        rounds = j
+        k2, s2 = round_(k, True), round_(s, False)
+        cap_in[k2 & ~k] = j
+        esc_in[s2 & ~s] = j
+        if np.array_equal(k2, k) and np.array_equal(s2, s):
+            break
+        k, s = k2, s2
+    return Retro(cap_in, esc_in, rounds)
+
+
+def child_rounds(path: str) -> None:
+    """The rounds alone, bit-packed against dense, on one game (best of 3 each)."""
+    from engine.solve.retro import solve_retro
+
+    game = load_game(Path(path))
+    times: dict[str, float] = {}
+    answers = {}
+    for name, fn in (("packed", solve_retro), ("dense", dense_retro)):
+        best = float("inf")
+        for _ in range(3):
+            t = time.process_time()
+            answers[name] = fn(game)
+            best = min(best, time.process_time() - t)
+        times[name] = best
+    same = all(
+        np.array_equal(getattr(answers["packed"], f), getattr(answers["dense"], f))
+        for f in ("capture_in", "escape_in")
+    )
+    print(json.dumps({**times, "same": same}))
+
+
+# --------------------------------------------------------------------------- plain reference
+
+
+def plain_outcome(rows: list[str], turns: int, capture: int) -> tuple[str, int]:
+    """Memoised minimax over the drawing (quarry first, as the scenario lists it)."""
+    h, w = len(rows), len(rows[0])
+    steps = [(c, r) for c in (-1, 0, 1) for r in (-1, 0, 1) if (c, r) != (0, 0)]
+
+    @functools.cache
+    def moves(a0: tuple[int, int], budget: int, block: object) -> tuple:  # type: ignore[type-arg]
+        best = {a0: 0}
+        heap = [(0, a0)]
+        while heap:
+            d, a = heapq.heappop(heap)
+            if d > best[a]:
+                continue
+            for dc, dr in steps:
+                b = (a[0] + dc, a[1] + dr)
+                if not (0 <= b[0] < w and 0 <= b[1] < h) or rows[b[1]][b[0]] == "#" or b == block:
+                    continue
+                nd = d + COST[rows[b[1]][b[0]]]
+                if nd <= budget and nd < best.get(b, 1 << 30):
+                    best[b] = nd
+                    heapq.heappush(heap, (nd, b))
+        return tuple(sorted(best))
+
+    def caught(p: tuple[int, int], q: tuple[int, int]) -> bool:
+        return max(abs(p[0] - q[0]), abs(p[1] - q[1])) <= capture
+
+    @functools.cache
+    def value(p: tuple[int, int], q: tuple[int, int], ply: int, rnd: int) -> int:
+        if ply == 0:  # the quarry (5 cells a turn), the pursuer blocking
+            vals = [
+                1000 - rnd if caught(p, x) else value(p, x, 1, rnd)
+                for x in moves(q, 5, p if p != q else None)
+            ]
+            return min(vals)
+        vals = [
+            1000 - rnd if caught(x, q) else (0 if rnd == turns else value(x, q, 0, rnd + 1))
+            for x in moves(p, 6, None)
+        ]
+        return max(vals)
+
+    sys.setrecursionlimit(100000)
+    v = value((0, 0), (w - 1, h - 1), 0, 1)
+    return ("capture", 1000 - v) if v > 0 else ("timeout", turns)
+
+
+def run_child(mode: str, path: Path) -> dict:  # type: ignore[type-arg]
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", mode, str(path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        big = Path(tmp) / "big"
+        big.mkdir()
+        path = write_chase(big, drawing(40, 30, 39), turns=30, capture=1)
+        whole = run_child("whole", path)
+        print(
+            f"40x30 solve (whole, fresh process): {whole['cpu']:.2f} s CPU, "
+            f"{whole['wall']:.2f} s wall, peak {whole['rss_mb']:.0f} MB; "
+            f"{whole['states']:,} states, {whole['outcome']} in round {whole['turns']} "
+            f"(targets <= {MAX_CPU_S:.0f} s CPU, <= {MAX_RSS_MB:.0f} MB)"
+        )
+        if whole["cpu"] > MAX_CPU_S or whole["rss_mb"] > MAX_RSS_MB:
+            ok = False
+            print("   TARGET MISSED")
+        rounds = run_child("rounds", path)
+        ratio = rounds["packed"] / rounds["dense"]
+        print(
+            f"40x30 rounds: bit-packed {rounds['packed']:.2f} s, dense BLAS products "
+            f"{rounds['dense']:.2f} s: {ratio:.2f}x (same answer: {rounds['same']}; "
+            f"target <= {MAX_ROUNDS_RATIO:.0f}x)"
+        )
+        if ratio > MAX_ROUNDS_RATIO or not rounds["same"]:
+            ok = False
+            print("   TARGET MISSED")
+        small = Path(tmp) / "small"
+        small.mkdir()
+        rows = drawing(12, 10, 12)
+        spath = write_chase(small, rows, turns=12, capture=0)
+        t = time.process_time()
+        want = plain_outcome(rows, 12, 0)
+        plain = time.process_time() - t
+        got = run_child("whole", spath)
+        same = (got["outcome"], got["turns"]) == want
+        print(
+            f"12x10 solve: {got['cpu']:.3f} s CPU; plain-Python minimax {plain:.2f} s: "
+            f"{got['cpu'] / plain:.3f}x (same outcome and round: {same})"
+        )
+        if not same:
+            ok = False
+            print("   TARGET MISSED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--child":
+        {"whole": child_whole, "rounds": child_rounds}[sys.argv[2]](sys.argv[3])
+        sys.exit(0)
+    sys.exit(main())
