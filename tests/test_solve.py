@@ -313,3 +313,32 @@ def test_solve_off_keeps_the_heuristics(tmp_path: Path) -> None:
     assert sim.fields.solved is None
     with pytest.raises(Unsolvable):
         solve_run(sim, max_states=10)
+
+
+def test_solve_auto_falls_back_where_the_game_does_not_fit(tmp_path: Path) -> None:
+    """The shipped chase less its second pursuer (D6: every move a roll, which the solver
+    refuses): ``solve: auto`` plays the heuristics, run for run as ``off`` does."""
+    from engine.data import maps, scenarios
+
+    text = scenarios()["chase"].read_text(encoding="utf-8")
+    text = text.replace("map: ../maps/chase.tmx", f"map: {maps()['chase']}")
+    text = text[: text.index("  - id: pursuer2")]
+    auto, off = tmp_path / "auto.yaml", tmp_path / "off.yaml"
+    auto.write_text(text + "solve: auto\n", encoding="utf-8")
+    off.write_text(text, encoding="utf-8")
+    a, b = load_scenario(str(auto)), load_scenario(str(off))
+    for seed in range(3):
+        ra = Simulation(a, seed=seed, record=False)
+        rb = Simulation(b, seed=seed, record=False)
+        assert ra.run().to_dict() == rb.run().to_dict()
+    assert ra.fields.solved is not None and ra.fields.solved[1] is None
+
+
+def test_a_batch_on_workers_plays_the_solved_round(tmp_path: Path) -> None:
+    path = write_chase(tmp_path, **CHASES["pillar_faster"])  # type: ignore[arg-type]
+    want = Plain(CHASES["pillar_faster"]).outcome()
+    out = tmp_path / "out"
+    args = ["run", str(path), "--runs", "12", "--workers", "2", "--out", str(out)]
+    assert main([*args, "--no-plots", "--quiet"]) == 0
+    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert {(r["outcome"], r["turns"]) for r in runs} == {want}
