@@ -1,5 +1,7 @@
 """`tacgrid solve` on a 40x30 one-on-one chase (issue 39): time and peak memory, beside
-references measured in the same run.
+references measured in the same run. The 40x30 chase is on the shipped maps/encounter.tmx
+(generic rules: the pursuer 6 cells a turn from one corner, the quarry 5 from the other,
+caught at one step, 25 turns).
 
 Rows (exit status 1 if a target is missed):
 
@@ -45,22 +47,29 @@ COST = {".": 1, ",": 2}
 
 
 def drawing(w: int, h: int, seed: int) -> list[str]:
-    """Open ground with some rough ground and walls; the two corners open."""
+    """Open ground with some rough ground and walls; the two start cells open."""
     rng = np.random.default_rng(seed)
     pick = rng.choice(np.array(list("........,#")), size=(h, w))
-    pick[0, 0] = pick[-1, -1] = "."
+    pick[2, 2] = pick[h - 5, w - 5] = "."
     return ["".join(r) for r in pick.tolist()]
 
 
-def write_chase(folder: Path, rows: list[str], turns: int, capture: int) -> Path:
-    tmxtext.write(folder / "m.tmx", rows, properties={"diagonals": "equal"})
-    w, h = len(rows[0]), len(rows)
+def write_chase(
+    folder: Path, rows: list[str] | None, turns: int, capture: int, size: tuple[int, int]
+) -> Path:
+    """A one-on-one chase on ``rows`` (written beside it), or on the shipped 40x30 map."""
+    if rows is not None:
+        tmxtext.write(folder / "m.tmx", rows, properties={"diagonals": "equal"})
+        where = "m.tmx"
+    else:
+        where = str(ROOT / "maps" / "encounter.tmx")
+    w, h = size
     text = (
-        f"map: m.tmx\nsystem: generic\nturns: {turns}\ngoals: {{capture: {capture}}}\n"
+        f"map: {where}\nsystem: generic\nturns: {turns}\ngoals: {{capture: {capture}}}\n"
         "tokens:\n"
-        f"  - {{id: q, side: quarry, policy: quarry, cell: [{w - 1}, {h - 1}], "
+        f"  - {{id: q, side: quarry, policy: quarry, cell: [{w - 5}, {h - 5}], "
         "stats: {speed: 25}}\n"
-        "  - {id: p, side: pursuer, policy: pursuer, cell: [0, 0], stats: {speed: 30}}\n"
+        "  - {id: p, side: pursuer, policy: pursuer, cell: [2, 2], stats: {speed: 30}}\n"
     )
     path = folder / "chase.yaml"
     path.write_text(text, encoding="utf-8")
@@ -222,7 +231,7 @@ def plain_outcome(rows: list[str], turns: int, capture: int) -> tuple[str, int]:
         return max(vals)
 
     sys.setrecursionlimit(100000)
-    v = value((0, 0), (w - 1, h - 1), 0, 1)
+    v = value((2, 2), (w - 5, h - 5), 0, 1)
     return ("capture", 1000 - v) if v > 0 else ("timeout", turns)
 
 
@@ -243,7 +252,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         big = Path(tmp) / "big"
         big.mkdir()
-        path = write_chase(big, drawing(40, 30, 39), turns=30, capture=1)
+        path = write_chase(big, None, turns=25, capture=1, size=(40, 30))
         whole = run_child("whole", path)
         print(
             f"40x30 solve (whole, fresh process): {whole['cpu']:.2f} s CPU, "
@@ -267,7 +276,7 @@ def main() -> int:
         small = Path(tmp) / "small"
         small.mkdir()
         rows = drawing(12, 10, 12)
-        spath = write_chase(small, rows, turns=12, capture=0)
+        spath = write_chase(small, rows, turns=12, capture=0, size=(12, 10))
         t = time.process_time()
         want = plain_outcome(rows, 12, 0)
         plain = time.process_time() - t

@@ -91,8 +91,8 @@ BENCHES: tuple[Bench, ...] = (
     ),
     Bench(
         "bench_solve.py",
-        "`solve` of a 40x30 one-on-one chase: CPU and peak memory in a fresh process; its "
-        "rounds alone; a 12x10 chase solved whole",
+        "`solve` of a one-on-one chase on the 40x30 maps/encounter.tmx: CPU and peak memory "
+        "in a fresh process; its rounds alone; a 12x10 chase solved whole",
         "the same rounds by dense BLAS matrix products; a plain-Python minimax of the 12x10 chase",
         "<= 20 s CPU, <= 1 GB; <= 1x; the same answer",
     ),
