@@ -342,3 +342,13 @@ def test_a_batch_on_workers_plays_the_solved_round(tmp_path: Path) -> None:
     assert main([*args, "--no-plots", "--quiet"]) == 0
     runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     assert {(r["outcome"], r["turns"]) for r in runs} == {want}
+
+
+def test_a_map_too_big_for_memory_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = ["." * 60] * 50
+    path = write_chase(tmp_path, **dict(CHASES["corridor"], rows=rows, exits=[]))  # type: ignore[arg-type]
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "9,000,000 positions" in err and "limit 6,250,000" in err

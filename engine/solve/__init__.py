@@ -19,10 +19,10 @@ import numpy as np
 
 from engine.grid import Cell
 from engine.scenario import Scenario
-from engine.solve.game import MAX_STATES, Game, Mover, Unsolvable, build_game
+from engine.solve.game import MAX_POSITIONS, MAX_STATES, Game, Mover, Unsolvable, build_game
 from engine.solve.retro import Retro, solve_retro
 
-__all__ = ["MAX_STATES", "Game", "Mover", "Solution", "Unsolvable", "solve"]
+__all__ = ["MAX_POSITIONS", "MAX_STATES", "Game", "Mover", "Solution", "Unsolvable", "solve"]
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,11 @@ from engine.scenario import Scenario
 MAX_STATES = 100_000_000
 
 
+#: The most positions (map cells squared) the solver holds: its arrays are one byte or bit
+#: a position, several of them at once (a 40x30 map's 1,440,000 take about 200 MB at peak).
+MAX_POSITIONS = 6_250_000
+
+
 class Unsolvable(TacgridError):
     """A scenario ``solve`` does not model, or one too big for memory (one line)."""
 
@@ -162,6 +167,12 @@ def build_game(
     qm = next(m for m in movers if m.side == "quarry")
     grid = scenario.model.grid
     n = grid.width * grid.height
+    if n * n > MAX_POSITIONS:
+        raise Unsolvable(
+            f"{scenario.path}: {n * n:,} positions ({grid.width}x{grid.height} cells, squared) "
+            f"is more than the limit {MAX_POSITIONS:,} the solver holds in memory; "
+            "solve a smaller map"
+        )
     reach_p, stand_p, _ = _reach_all(pm.graph)
     reach_q, stand_q, cost_q = _reach_all(qm.graph)
     stand_p[grid.index(pm.cell)] = True
