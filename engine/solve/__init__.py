@@ -90,14 +90,14 @@ class Solution:
         p, q = g.index(p_cell), g.index(q_cell)
         first = (side == "pursuer") == g.pursuer_first
         if side == "pursuer":
-            opts = g.reach_p.of(p)
+            opts = _own_first(g.reach_p.of(p), p)
             if first:
                 vals = np.array([self._mid_value(int(o), q).item() for o in opts])
             else:
                 vals = self.after_round(opts, np.full(len(opts), q))
             best = int(opts[int(np.argmax(vals))])
         else:
-            opts = g.quarry_moves(p, q)
+            opts = _own_first(g.quarry_moves(p, q), q)
             if first:
                 vals = np.array([self._mid_value(p, int(o)).item() for o in opts])
             else:
@@ -116,6 +116,12 @@ class Solution:
             opts = g.reach_p.of(p)
             v = self.after_round(opts, np.full(len(opts), q)).max()
         return self.arrive(np.array(v), p, q)
+
+
+def _own_first(moves: np.ndarray, own: int) -> np.ndarray:
+    """``moves`` in the order ties are broken in: its own cell, then by cell index."""
+    rest = np.sort(moves[moves != own])
+    return np.concatenate(([own], rest)) if len(rest) < len(moves) else rest
 
 
 def solve(

@@ -104,7 +104,7 @@ class Game:
         return cell[1] * self.width + cell[0]
 
     def quarry_moves(self, p: int, q: int) -> np.ndarray:
-        """The quarry's moves from ``q`` with the pursuer on ``p``."""
+        """The quarry's moves from ``q`` with the pursuer on ``p`` (in no set order)."""
         b = self.blocked
         if b is not None:
             k = np.flatnonzero((b.p == p) & (b.q == q))
@@ -300,26 +300,31 @@ def _blocked_reach(
     near, ring = inside & on_way, inside & ~on_way
     order = np.lexsort((from_of[near], src_of[near]))
     ps, qs = src_of[near][order], from_of[near][order]
-    lists: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    moves: list[np.ndarray] = []
     bounds = np.flatnonzero(np.diff(ps)) + 1
     for group in np.split(np.arange(len(ps)), bounds) if len(ps) else []:
         p = int(ps[group[0]])
         sources = qs[group]
         ok = np.isfinite(_one_turn(g, without_cell(g, csr, p, rows), sources))
         ok[:, p] = False
-        at, to = np.nonzero(ok)
-        # Each source's moves, its own cell first, then by index (Solution.move's order).
-        order = np.lexsort((to, to != sources[at], at))
-        lists.extend(np.split(to[order], np.cumsum(ok.sum(axis=1))[:-1]))
+        moves.append(np.nonzero(ok)[1])  # each source's moves by cell index
+        counts.append(ok.sum(axis=1))
+    # At the edge of the quarry's turn: its moves less the pursuer's cell.
     rp, rq = src_of[ring], from_of[ring]
-    for p, q in zip(rp.tolist(), rq.tolist(), strict=True):
-        moves = reach.of(q)
-        lists.append(moves[moves != p])
-    r = _as_reach(lists)
+    span = np.diff(reach.ptr)[rq]
+    at = np.repeat(reach.ptr[rq] - np.cumsum(span) + span, span) + np.arange(int(span.sum()))
+    got = reach.idx[at]
+    moves.append(got[got != np.repeat(rp, span)])
+    counts.append(span - 1)
+    ptr = np.zeros(len(ps) + len(rp) + 1, dtype=np.int64)
+    np.cumsum(np.concatenate(counts), out=ptr[1:])
+    idx = np.concatenate(moves).astype(np.int32)
     ps_all = np.concatenate((ps, rp)).astype(np.int64)
     qs_all = np.concatenate((qs, rq)).astype(np.int64)
-    flat = np.repeat(ps_all, np.diff(r.ptr)) * n + r.idx
-    return Blocked(ps_all, qs_all, r.ptr, r.idx, flat)
+    # n * n fits 32 bits (MAX_POSITIONS): the flat indices at half the bytes.
+    flat = (np.repeat(ps_all, np.diff(ptr)) * n + idx).astype(np.int32)
+    return Blocked(ps_all, qs_all, ptr, idx, flat)
 
 
 def _captures(scenario: Scenario, n: int) -> np.ndarray:
