@@ -352,3 +352,14 @@ def test_a_map_too_big_for_memory_is_refused_before_any_work(
     assert main(["solve", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "9,000,000 positions" in err and "limit 6,250,000" in err
+
+
+def test_a_quarry_too_fast_for_memory_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = ["." * 40] * 30
+    chase = dict(CHASES["open_field"], rows=rows, q_speed=75, turns=2)
+    path = write_chase(tmp_path, **chase)  # type: ignore[arg-type]
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "more than the limit 80,000,000" in err

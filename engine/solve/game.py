@@ -28,6 +28,10 @@ from engine.scenario import Scenario
 MAX_STATES = 100_000_000
 
 
+#: The most moves of the quarry kept apart for the pursuer in its way (an upper bound: the
+#: squares of its moves a turn, summed over the cells); 8 bytes each.
+MAX_BLOCKED_MOVES = 80_000_000
+
 #: The most positions (map cells squared) the solver holds: its arrays are one byte or bit
 #: a position, several of them at once (a 40x30 map's 1,440,000 take about 200 MB at peak).
 MAX_POSITIONS = 6_250_000
@@ -190,6 +194,14 @@ def build_game(
             exits[grid.index(c)] = True
     blocked = None
     if scenario.tokens_block in ("enemies", "all"):
+        bound = int((np.diff(reach_q.ptr) ** 2).sum())
+        if bound > MAX_BLOCKED_MOVES:
+            raise Unsolvable(
+                f"{scenario.path}: the quarry's moves around the pursuer would be up to "
+                f"{bound:,} entries, more than the limit {MAX_BLOCKED_MOVES:,} held in memory "
+                f"(it reaches {bound / n:.0f} cells a turn squared on average); solve a slower "
+                "quarry or a smaller map"
+            )
         blocked = _blocked_reach(qm.graph, reach_q, cost_q, stand_p)
     return Game(
         n=n,
@@ -308,22 +320,25 @@ def _blocked_reach(
         sources = qs[group]
         ok = np.isfinite(_one_turn(g, without_cell(g, csr, p, rows), sources))
         ok[:, p] = False
-        moves.append(np.nonzero(ok)[1])  # each source's moves by cell index
+        moves.append(np.nonzero(ok)[1].astype(np.int32))  # each source's moves by index
         counts.append(ok.sum(axis=1))
     # At the edge of the quarry's turn: its moves less the pursuer's cell.
     rp, rq = src_of[ring], from_of[ring]
     span = np.diff(reach.ptr)[rq]
     at = np.repeat(reach.ptr[rq] - np.cumsum(span) + span, span) + np.arange(int(span.sum()))
-    got = reach.idx[at]
+    got = reach.idx[at].astype(np.int32)
     moves.append(got[got != np.repeat(rp, span)])
     counts.append(span - 1)
     ptr = np.zeros(len(ps) + len(rp) + 1, dtype=np.int64)
     np.cumsum(np.concatenate(counts), out=ptr[1:])
-    idx = np.concatenate(moves).astype(np.int32)
+    idx = np.concatenate(moves)
+    del moves
     ps_all = np.concatenate((ps, rp)).astype(np.int64)
     qs_all = np.concatenate((qs, rq)).astype(np.int64)
     # n * n fits 32 bits (MAX_POSITIONS): the flat indices at half the bytes.
-    flat = (np.repeat(ps_all, np.diff(ptr)) * n + idx).astype(np.int32)
+    flat = np.repeat(ps_all.astype(np.int32), np.diff(ptr))
+    flat *= np.int32(n)
+    flat += idx
     return Blocked(ps_all, qs_all, ptr, idx, flat)
 
 
