@@ -363,3 +363,39 @@ def test_a_quarry_too_fast_for_memory_is_refused_in_one_line(
     assert main(["solve", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "more than the limit 80,000,000" in err
+
+
+def random_chase(seed: int) -> dict:  # type: ignore[type-arg]
+    """A small random chase: walls and rough ground, either diagonal rule, an exit or none,
+    either turn order, catching on the cell or a step away."""
+    rng = np.random.default_rng(seed)
+    w, h = int(rng.integers(4, 7)), int(rng.integers(3, 6))
+    grid = rng.choice(np.array(list("....,#")), size=(h, w))
+    cells = [(c, r) for r in range(h) for c in range(w)]
+    pick = rng.permutation(len(cells))[:3]
+    p, q, e = (cells[int(i)] for i in pick)
+    for c, r in (p, q, e):
+        grid[r, c] = "."
+    return dict(
+        rows=["".join(row) for row in grid.tolist()],
+        diagonals=str(rng.choice(["none", "equal"])),
+        quarry=q,
+        pursuer=p,
+        q_speed=5 * int(rng.integers(1, 3)),
+        p_speed=5 * int(rng.integers(1, 4)),
+        capture=int(rng.integers(0, 2)),
+        turns=int(rng.integers(3, 9)),
+        exits=[e] if rng.random() < 0.5 else [],
+        pursuer_first=bool(rng.random() < 0.5),
+    )
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_random_small_chases_match_the_plain_minimax(seed: int, tmp_path: Path) -> None:
+    chase = random_chase(seed)
+    sc = load_scenario(str(write_chase(tmp_path, **chase)))  # type: ignore[arg-type]
+    solution = solve_run(Simulation(sc, seed=0, record=False))
+    want = Plain(chase).outcome()
+    assert solution.outcome() == want, chase
+    run = Simulation(sc, seed=seed, record=False).run()
+    assert (run.outcome, run.turns) == want, chase
