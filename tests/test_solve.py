@@ -399,3 +399,33 @@ def test_random_small_chases_match_the_plain_minimax(seed: int, tmp_path: Path) 
     assert solution.outcome() == want, chase
     run = Simulation(sc, seed=seed, record=False).run()
     assert (run.outcome, run.turns) == want, chase
+
+
+@pytest.mark.parametrize(("pace", "solvable"), [("cruising", True), ("all_out", False)])
+def test_d6_is_solved_where_its_pace_rolls_nothing(
+    pace: str, solvable: bool, tmp_path: Path
+) -> None:
+    """D6 rolls once a turn at all-out (and changes speed over the first rounds): refused;
+    at cruising pace on open ground nothing is rolled, and the policies play the solution."""
+    rows = ["." * 16, "....##" + "." * 10, "." * 16, "." * 16]
+    tmxtext.write(tmp_path / "m.tmx", rows)
+    (tmp_path / "d6.yaml").write_text(
+        "map: m.tmx\nsystem: d6\nturns: 10\nsolve: auto\ngoals: {capture: 1}\ntokens:\n"
+        f"  - {{id: q, side: quarry, policy: quarry, cell: [15, 3], pace: {pace}}}\n"
+        f"  - {{id: p, side: pursuer, policy: pursuer, cell: [0, 0], pace: {pace}, "
+        "stats: {move: 12}}\n",
+        encoding="utf-8",
+    )
+    sc = load_scenario(str(tmp_path / "d6.yaml"))
+    if not solvable:
+        with pytest.raises(Unsolvable, match="solve models moves that roll nothing"):
+            solve_run(Simulation(sc, seed=0, record=False))
+        return
+    want = solve_run(Simulation(sc, seed=0, record=False)).outcome()
+    assert want[0] == "capture" and want[1] > 1  # a chase, not a catch at once
+    fields = FieldCache(sc)
+    played = {
+        (r.outcome, r.turns)
+        for r in (Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(4))
+    }
+    assert played == {want}

@@ -135,8 +135,8 @@ def check_scenario(scenario: Scenario, movers: list[Mover], system: Any) -> None
             why = "flies with momentum"
         elif system.round_paces(token, g.pace):
             why = f"changes pace over its first turns (pace {g.pace})"
-        elif system.turn_checks(token, [], g.pace) is not None:
-            why = f"rolls once a turn at pace {g.pace}"
+        elif _turn_rolls(g, token, system):
+            why = f"rolls once a turn at pace {g.pace} on this map"
         elif _has_checks(g):
             why = "meets checks on this map (terrain, jumps or climbs)"
         if why is not None:
@@ -144,6 +144,17 @@ def check_scenario(scenario: Scenario, movers: list[Mover], system: Any) -> None
                 f"{name}: token {m.tid} {why}; solve models moves that roll nothing "
                 "(docs/solve.md): give it a pace and a map without checks"
             )
+
+
+def _turn_rolls(g: MovementGraph, token: Any, system: Any) -> bool:
+    """Whether a system that rolls once a turn (D6) asks a roll of a move over some
+    terrain on the map at the token's pace (:meth:`RuleSystem.turn_checks`)."""
+    if system.turn_checks(token, [], g.pace) is None:
+        return False
+    terrains = [g.model.terrains[t] for t in np.unique(g.model.terrain_ids).tolist()]
+    if system.turn_checks(token, terrains, g.pace):
+        return True
+    return any(system.turn_checks(token, [t], g.pace) for t in terrains)
 
 
 def _has_checks(g: MovementGraph) -> bool:
