@@ -429,3 +429,13 @@ def test_d6_is_solved_where_its_pace_rolls_nothing(
         for r in (Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(4))
     }
     assert played == {want}
+
+
+def test_a_pursuer_that_cannot_force_a_capture_still_closes_in(tmp_path: Path) -> None:
+    """Round the pillar at equal speed the game is a timeout: every pursuer move is as good
+    under perfect play, and the solved one closes in (it moves every turn, never idles)."""
+    sc = load_scenario(str(write_chase(tmp_path, **CHASES["pillar"])))  # type: ignore[arg-type]
+    sim = Simulation(sc, seed=0)
+    assert sim.run().outcome == "timeout"
+    moves = [e for e in sim.events if e["type"] == "move" and e["token"] == "p"]
+    assert len(moves) == sc.turns

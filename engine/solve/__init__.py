@@ -84,9 +84,13 @@ class Solution:
 
     def move(self, side: str, p_cell: Cell, q_cell: Cell) -> Cell:
         """The solved move of ``side`` (``pursuer`` or ``quarry``) with the tokens on these
-        cells, at its turn in the round (first or second, as the game's order): of its
-        best moves, the first of its own cell then by cell index."""
+        cells, at its turn in the round (first or second, as the game's order). Of its best
+        moves (all as good under perfect play), the one that ends nearest the other token
+        (the pursuer) or farthest from it (the quarry), in grid steps: a pursuer that cannot
+        force a capture still closes in rather than idles; then its own cell, then the
+        lowest cell index."""
         g = self.game
+        grid = g.quarry.graph.grid
         p, q = g.index(p_cell), g.index(q_cell)
         first = (side == "pursuer") == g.pursuer_first
         if side == "pursuer":
@@ -95,15 +99,19 @@ class Solution:
                 vals = np.array([self._mid_value(int(o), q).item() for o in opts])
             else:
                 vals = self.after_round(opts, np.full(len(opts), q))
-            best = int(opts[int(np.argmax(vals))])
+            score = vals.astype(np.int64)
+            near = [grid.steps(grid.cell_of_index(int(o)), q_cell) for o in opts]
         else:
             opts = _own_first(g.quarry_moves(p, q), q)
             if first:
                 vals = np.array([self._mid_value(p, int(o)).item() for o in opts])
             else:
                 vals = self.after_round(np.full(len(opts), p), opts)
-            best = int(opts[int(np.argmin(vals))])
-        return g.quarry.graph.grid.cell_of_index(best)
+            score = -vals.astype(np.int64)
+            near = [-grid.steps(p_cell, grid.cell_of_index(int(o))) for o in opts]
+        # The best value, then the nearer (farther), then the order of ``opts``.
+        pick = np.lexsort((np.arange(len(opts)), np.array(near), -score))[0]
+        return grid.cell_of_index(int(opts[pick]))
 
     def _mid_value(self, p: int, q: int) -> np.ndarray:
         """The value of the first mover ending its move on ``(p, q)``: a capture or escape
