@@ -26,7 +26,7 @@ def _any_rows(y: np.ndarray, reach: Reach) -> np.ndarray:
     packed = np.zeros((rows, words * 8), dtype=np.uint8)
     packed[:, : -(-n // 8)] = np.packbits(y, axis=1)
     got = np.bitwise_or.reduceat(packed.view(np.uint64)[reach.idx], reach.ptr[:-1], axis=0)
-    return np.unpackbits(got.view(np.uint8), axis=1, count=n).astype(bool)
+    return np.unpackbits(got.view(np.uint8), axis=1, count=n).view(bool)
 
 
 def pursuer_any(game: Game, y: np.ndarray) -> np.ndarray:
