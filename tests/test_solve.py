@@ -439,3 +439,12 @@ def test_a_pursuer_that_cannot_force_a_capture_still_closes_in(tmp_path: Path) -
     assert sim.run().outcome == "timeout"
     moves = [e for e in sim.events if e["type"] == "move" and e["token"] == "p"]
     assert len(moves) == sc.turns
+
+
+def test_a_bad_solve_option_names_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_chase(tmp_path, **dict(CHASES["corridor"], solve="maybe"))  # type: ignore[arg-type]
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "solve: expected auto or off, not maybe" in err
