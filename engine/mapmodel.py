@@ -92,6 +92,17 @@ WALL_KINDS: tuple[str, ...] = ("wall", "door", "window")
 
 
 @dataclass(frozen=True)
+class Collision:
+    """One collision convention the reader applied (engine.tiled.collision): which
+    (``tile-property``, ``layer`` or ``objects``), where (the layer's name, or the tile
+    properties read) and how many cells it blocked."""
+
+    convention: str
+    source: str
+    cells: int
+
+
+@dataclass(frozen=True)
 class TileLayer:
     """One tile layer's raw tile ids, for renderers (flip flags kept apart)."""
 
@@ -151,6 +162,8 @@ class MapModel:
     walls: tuple[Wall, ...] = ()  # thin walls, doors and windows on cell edges
     corners: str = "pass"  # MAP-FORMAT.md `corners`: pass | block
     images: tuple[ImageLayer, ...] = ()  # pictures drawn with the map (a UVTT map image)
+    #: The collision conventions the reader applied (``info`` ``collision``).
+    collision: tuple[Collision, ...] = ()
     #: Blocked neighbour slots per cell (engine.walls): None = derived from ``walls`` and
     #: ``corners``; a derived model (a large token's anchors, tokens in the way) sets its own.
     step_blocks: np.ndarray | None = field(default=None, repr=False, compare=False)

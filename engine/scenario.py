@@ -131,9 +131,12 @@ class Scenario:
         from engine import systems
         from engine.tiled import read_tiled
 
-        tiled = read_tiled(map_path)  # with pytmx's map: a bare map is opened to be drawn
+        collision, sets = split_collision(sets)
+        # with pytmx's map: a bare map is opened to be drawn
+        tiled = read_tiled(map_path, collision=collision)
         model = tiled.model
-        system = systems.create(system_name or model.system or "generic", sets or {})
+        settings = edit_bare_map(map_path, model, sets)
+        system = systems.create(system_name or model.system or "generic", settings)
         system.token(dict(stats or {}))  # bad stats: one line now, not in a window
         if model.spawns:
             tokens = tuple(
@@ -156,6 +159,27 @@ class Scenario:
             turns=10**6,
             tiled=tiled,
         )
+
+
+#: The ``--set`` key that picks a map's collision conventions (engine.tiled.collision:
+#: ``all``, ``none`` or a comma list), in place of the map property ``collision``.
+MAP_COLLISION = "map.collision"
+
+
+def split_collision(overrides: dict[str, Any] | None) -> tuple[str | None, dict[str, Any]]:
+    """``--set map.collision=...`` taken out of ``overrides`` (None where not given)."""
+    rest = dict(overrides or {})
+    value = rest.pop(MAP_COLLISION, None)
+    return (None if value is None else str(value)), rest
+
+
+def edit_bare_map(path: str, model: MapModel, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """A bare map's ``--set`` (no scenario around it): ``terrain.NAME.PROP`` and
+    ``region.NAME.PROP`` edit ``model`` in place, as they edit a scenario's map; the rule
+    settings (keys without a dot, ``settings.NAME``) are returned for the system."""
+    _, settings, edits = apply_edits(path, {}, overrides)
+    _edit_terrain(path, model, edits)
+    return settings
 
 
 def _open_cell_near(model: MapModel, cell: Cell) -> Cell:
@@ -217,8 +241,9 @@ def load_scenario(
     path = os.fspath(path)
     raw_bytes, data = _read_yaml(path)
     _check_top_level(path, data)
+    collision, overrides = split_collision(overrides)
     data, overrides, terrain_edits = apply_edits(path, data, overrides)
-    tiled = _load_scenario_map(path, data, for_render)
+    tiled = _load_scenario_map(path, data, for_render, collision)
     model = tiled.model
     _edit_terrain(path, model, terrain_edits)
     system, settings = _create_system(path, data, model, overrides)
@@ -452,7 +477,9 @@ def _check_top_level(path: str, data: Any) -> None:
         raise _err(path, "map", "missing", "give the .tmx file, relative to the scenario")
 
 
-def _load_scenario_map(path: str, data: dict[str, Any], for_render: bool) -> TiledFile:
+def _load_scenario_map(
+    path: str, data: dict[str, Any], for_render: bool, collision: str | None = None
+) -> TiledFile:
     """The map, relative to the scenario file (with pytmx's map only ``for_render``); its
     errors under ``map``."""
     from engine.tiled import read_tiled
@@ -461,7 +488,7 @@ def _load_scenario_map(path: str, data: dict[str, Any], for_render: bool) -> Til
         os.path.join(os.path.dirname(os.path.abspath(path)), str(data["map"]))
     )
     try:
-        return read_tiled(map_path, with_tmx=for_render)
+        return read_tiled(map_path, with_tmx=for_render, collision=collision)
     except TacgridError as exc:
         raise _err(path, "map", str(exc)) from None
 

@@ -71,6 +71,22 @@ def make_system(name: str, sets: list[str] | None) -> Any:
     return systems.create(name, parse_sets(sets))
 
 
+def load_bare_map(path: str, sets: list[str] | None) -> tuple[Any, dict[str, str]]:
+    """A map for a command that takes one (`info`, `path`, `reach`, `fly`): its ``--set``
+    split into map edits, applied to the model (``terrain.NAME.PROP``,
+    ``region.NAME.PROP``, ``map.collision``), and the rule settings, returned."""
+    from engine.tiled import load_map
+
+    overrides: dict[str, str] = parse_sets(sets)
+    collision = overrides.pop("map.collision", None)  # engine.scenario.MAP_COLLISION
+    model = load_map(path, collision=collision)
+    if not overrides:  # nothing to edit: the rules stay unimported (`info` on a small map)
+        return model, {}
+    from engine.scenario import edit_bare_map
+
+    return model, edit_bare_map(path, model, overrides)
+
+
 def _check_writable(path: str | None, what: str, suffix: str | None = None) -> None:
     """Before any work starts, refuse an output file tacgrid must not write: a missing
     folder, a device, FIFO, socket, folder or link (:func:`engine.safeio.check_target`)."""

@@ -5,13 +5,20 @@ from __future__ import annotations
 import argparse
 import os
 
-from engine.cli.common import _map, _Parser, _print_json
+from engine.cli.common import _map, _Parser, _print_json, load_bare_map
+from engine.errors import ArgumentError
 
 
 def _add_info(sub: argparse._SubParsersAction[_Parser]) -> None:
     s = sub.add_parser("info", help="what a map is")
     s.add_argument(
         "map", type=_map, help="a Tiled map (.tmx, .tmj, WORLD.world#NAME) or a shipped map's name"
+    )
+    s.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="edit the map as read: terrain.NAME.PROP, region.NAME.PROP, map.collision",
     )
     s.add_argument("--json", action="store_true", help="print one JSON document")
     s.set_defaults(func=cmd_info)
@@ -23,7 +30,13 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     if is_world(args.map):  # a bare WORLD.world: its maps (WORLD.world#NAME loads one)
         return _world_info(args)
-    rep = info_report(args.map)
+    model, settings = load_bare_map(args.map, args.set)
+    if settings:
+        raise ArgumentError(
+            f"--set {next(iter(settings))}: info reads the map, not a rule system's settings; "
+            "give terrain.NAME.PROP, region.NAME.PROP or map.collision"
+        )
+    rep = info_report(args.map, model)
     if args.json:
         _print_json(rep)
     else:

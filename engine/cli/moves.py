@@ -14,21 +14,21 @@ from engine.cli.common import (
     _size,
     _system_args,
     _whole,
-    make_system,
+    load_bare_map,
 )
 from engine.errors import ArgumentError
 
 
 def _load_for_search(args: argparse.Namespace) -> tuple[Any, Any, Any]:
-    from engine.tiled import load_map
+    from engine import systems
 
-    model = load_map(args.map)
+    model, settings = load_bare_map(args.map, args.set)
     name = args.system or model.system
     if not name:
         raise ArgumentError(
             f"{args.map}: the map names no rule system; give --system (see `tacgrid systems`)"
         )
-    system = make_system(name, args.set)
+    system = systems.create(name, settings)
     token = system.token(args.token or "")
     return model, system, token
 

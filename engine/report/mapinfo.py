@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine.mapmodel import MapModel
 
 
-def info_report(path: str) -> dict[str, Any]:
-    """The `info` JSON for a map file (CONTRACT.md)."""
+def info_report(path: str, model: MapModel | None = None) -> dict[str, Any]:
+    """The `info` JSON for a map file (CONTRACT.md); ``model``: the map as already read
+    (and edited by ``--set``), else read here."""
     from engine.tiled import load_map
 
-    model = load_map(path)
+    model = load_map(path) if model is None else model
     g = model.grid
     size, unit, source = model.cell_size, model.cell_unit, "map"
     if size is None or unit is None:
@@ -46,6 +50,10 @@ def info_report(path: str) -> dict[str, Any]:
         "layers": [lay.name for lay in model.layers],
         "origin": list(model.origin),
         "notes": list(model.notes),
+        "collision": [
+            {"convention": c.convention, "source": c.source, "cells": c.cells}
+            for c in model.collision
+        ],
     }
 
 
@@ -101,6 +109,9 @@ def format_info(rep: dict[str, Any]) -> str:  # noqa: C901
         lines.append(f"  walls     {said}")
     if rep["corners"] != "pass":
         lines.append(f"  corners   {rep['corners']} (no diagonal round a wall or blocked cell)")
+    for c in rep["collision"]:
+        where = "tile property" if c["convention"] == "tile-property" else c["convention"]
+        lines.append(f"  collision {where} '{c['source']}': {c['cells']} cells blocked")
     for note in rep["notes"]:
         lines.append(f"  note: {note}")
     return "\n".join(lines)

@@ -15,12 +15,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree as ET
 
+import engine.tiled.collision as collision_mod
 import engine.tiled.source as source
 import engine.tiled.uvtt as uvtt
 from engine.cells import Cells
 from engine.errors import MapError
 from engine.grid import DIAGONAL_RULES, Cell, Grid
-from engine.mapmodel import CORNER_RULES, UNITS, MapModel, MapObject, Terrain, TileLayer
+from engine.mapmodel import (
+    CORNER_RULES,
+    UNITS,
+    Collision,
+    MapModel,
+    MapObject,
+    Spawn,
+    Terrain,
+    TileLayer,
+)
 from engine.sources import clip
 from engine.tiled.common import (
     MAX_CELLS,
@@ -34,7 +44,7 @@ from engine.tiled.common import (
     sanitise_properties,
 )
 from engine.tiled.layers import RawLayer, collect_tile_layers, crop_infinite, tile_layer
-from engine.tiled.objects import apply_objects, read_objects
+from engine.tiled.objects import apply_objects, origin_pixels, read_objects
 from engine.tiled.project import resolve_properties
 from engine.tiled.pytmx_bridge import parse_with_pytmx
 from engine.tiled.terrain import cell_terrain
@@ -72,7 +82,7 @@ class _Header:
     infinite: bool
 
 
-def load_map(path: str | os.PathLike[str]) -> MapModel:
+def load_map(path: str | os.PathLike[str], *, collision: str | None = None) -> MapModel:
     """Read a Tiled map (.tmx, .tmj/.json or ``WORLD.world#NAME``) into the map model.
 
     pytmx's read of the map, which only a renderer needs, is skipped: a renderer is
@@ -82,7 +92,7 @@ def load_map(path: str | os.PathLike[str]) -> MapModel:
     >>> m.grid.kind, m.terrain_at((0, 0)).move  # doctest: +SKIP
     ('square', 'walk')
     """
-    return read_tiled(path, with_tmx=False).model
+    return read_tiled(path, with_tmx=False, collision=collision).model
 
 
 def read_tiled(
@@ -91,6 +101,7 @@ def read_tiled(
     *,
     missing_images: str = "error",
     with_tmx: bool = True,
+    collision: str | None = None,
 ) -> TiledFile:
     """Read a Tiled map (.tmx, or JSON .tmj/.json, or ``WORLD.world#NAME``): the model,
     pytmx's TiledMap (with ``image_loader`` if given) and the document's tree; with
@@ -99,6 +110,9 @@ def read_tiled(
 
     ``missing_images``: ``"error"`` (a missing tile image stops with one line) or
     ``"skip"`` (noted in ``model.notes``; for viewers that fall back to terrain colours).
+
+    ``collision``: which collision conventions to apply (:mod:`~engine.tiled.collision`:
+    ``all``, ``none`` or a comma list), in place of the map property ``collision``.
     """
     if uvtt.is_uvtt(path):  # a Universal VTT file: no Tiled document, nothing for pytmx
         return TiledFile(model=uvtt.read_uvtt(os.fspath(path), missing_images))
@@ -118,9 +132,14 @@ def read_tiled(
     objects = read_objects(path, root)
     tmx = parse_with_pytmx(path, root, image_loader) if with_tmx else None
     mprops = properties(root)
+    chosen = mprops.get("collision") if collision is None else collision
+    conventions = collision_mod.wanted(path, chosen)
+    collision_layers = collision_mod.mark_layers(raw_layers, conventions)
     grid = _build_grid(path, root, header, width, height, mprops)
     cell_size, cell_unit = _cell_measure(path, mprops)
-    layers, terrain_ids, terrains = _read_terrain(path, root, raw_layers, (height, width))
+    layers, terrain_ids, terrains, solid = _read_terrain(
+        path, root, raw_layers, (height, width), "tile-property" in conventions
+    )
     system = mprops.get("system")
     corners = _corners(path, mprops)
     model = MapModel(
@@ -137,6 +156,13 @@ def read_tiled(
         origin=origin,
         corners=corners,
     )
+    applied = [solid] if solid.cells else []
+    applied += collision_mod.block_layers(model, collision_layers)
+    if "objects" in conventions:
+        owners = collision_mod.collision_object_ids(root)
+        shift = origin_pixels(grid, *origin) if origin != (0, 0) else (0.0, 0.0)
+        applied += collision_mod.block_objects(model, objects, owners, shift)
+    model.collision = tuple(applied)
     _place_objects(path, model, objects, origin)
     model.notes = tuple(notes)
     if tmx is None:
@@ -256,20 +282,62 @@ def _corners(path: str, mprops: dict[str, Any]) -> str:
 
 
 def _read_terrain(
-    path: str, root: ET.Element, raw_layers: list[RawLayer], shape: tuple[int, int]
-) -> tuple[tuple[TileLayer, ...], Cells | np.ndarray, tuple[Terrain, ...]]:
-    """The model's tile layers and every cell's terrain from the tiles stacked on it."""
+    path: str, root: ET.Element, raw_layers: list[RawLayer], shape: tuple[int, int], solid: bool
+) -> tuple[tuple[TileLayer, ...], Cells | np.ndarray, tuple[Terrain, ...], Collision]:
+    """The model's tile layers and every cell's terrain from the tiles stacked on it; with
+    ``solid`` (the ``tile-property`` collision convention) a tile whose collision property
+    is true blocks, and the Collision says how many cells it blocked."""
     tile_props = tile_properties(path, root)
     ranges = tileset_ranges(path, root)
     layers = tuple(tile_layer(lay, shape) for lay in raw_layers)
+    keys: set[str] = set()
+    solid_gids: set[int] = set()
+    if solid:
+        tile_props = dict(tile_props)
+        for gid, props in tile_props.items():
+            key = collision_mod.tile_blocks(props)
+            if key is not None and props.get("move") in (None, ""):
+                keys.add(key)
+                solid_gids.add(gid)
+                added = {"move": "blocked"}
+                if not (props.get("terrain") or props.get("type") or props.get("class")):
+                    added["terrain"] = collision_mod.COLLISION_TERRAIN
+                tile_props[gid] = {**props, **added}
     terrain_ids, terrains = cell_terrain(path, layers, tile_props, ranges, shape)
-    return layers, terrain_ids, terrains
+    count = collision_mod.count_solid(layers, solid_gids, terrain_ids, terrains)
+    return layers, terrain_ids, terrains, Collision("tile-property", ",".join(sorted(keys)), count)
 
 
 def _place_objects(path: str, model: MapModel, objects: list[MapObject], origin: Cell) -> None:
     """Spawns, exits and terrain regions from the objects, onto the model."""
     spawns, exits, walls = apply_objects(path, model, objects, origin)
     check_walls(path, model.grid, walls)
-    model.spawns = spawns
+    model.spawns = unique_spawns(spawns)
     model.exits = exits
     model.walls = walls
+
+
+def unique_spawns(spawns: tuple[Spawn, ...]) -> tuple[Spawn, ...]:
+    """Spawns with their ids made unique, so that every spawn becomes a token: the first of
+    a name keeps it, the next are ``NAME-2``, ``NAME-3``... in document order (a number a
+    spawn of that exact name already holds is skipped)."""
+    taken = {s.id for s in spawns}
+    seen: set[str] = set()
+    counts: dict[str, int] = {}
+    out = []
+    for s in spawns:
+        if s.id not in seen:
+            seen.add(s.id)
+            out.append(s)
+            continue
+        n = counts.get(s.id, 1)
+        while True:
+            n += 1
+            new = f"{s.id}-{n}"
+            if new not in taken:
+                break
+        counts[s.id] = n
+        taken.add(new)
+        seen.add(new)
+        out.append(Spawn(new, s.cell))
+    return tuple(out)
