@@ -70,6 +70,7 @@ def build_parser() -> _Parser:
     runs._add_sweep(sub)
     runs._add_report(sub)
     solve._add_solve(sub)
+    views._add_export(sub)
     COMMAND_NAMES[:] = list(sub.choices)
     return p
 

@@ -156,3 +156,64 @@ def cmd_render(args: argparse.Namespace) -> int:
     else:
         print(f"{args.out}: {w} x {h} px")
     return 0
+
+
+def _add_export(sub: argparse._SubParsersAction[_Parser]) -> None:
+    s = sub.add_parser(
+        "export", help="write a map with its rules (painted, --set) as a Tiled map (.tmx)"
+    )
+    s.add_argument(
+        "source",
+        help="a saved session (.tacgrid: the map with its brush strokes) or a Tiled map "
+        "(.tmx, .tmj, WORLD.world#NAME, .dd2vtt)",
+    )
+    s.add_argument("--out", required=True, help="the .tmx to write (its tileset picture beside)")
+    s.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a map's edits: terrain.NAME.PROP, region.NAME.PROP, map.collision",
+    )
+    s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.set_defaults(func=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from engine.tiled.export import export_tmx
+    from engine.viewer import session as sessions
+
+    out = str(args.out)
+    if not out.lower().endswith(".tmx"):
+        raise ArgumentError(f"--out {out}: the export is a Tiled map; give a name ending in .tmx")
+    _check_writable(out, "--out")
+    if sessions.is_session_path(args.source):
+        if args.set:
+            raise ArgumentError(
+                f"--set: {args.source} is a session, whose map is painted already; give --set "
+                "with a map"
+            )
+        data, scenario = sessions.load_session(args.source)
+        try:
+            sessions.replay_paint(scenario, data.get("paint"))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ArgumentError(f"{args.source}: a damaged session ({exc})") from None
+        model = scenario.model
+    else:
+        from engine.cli.common import _map, load_bare_map
+
+        try:
+            source = _map(args.source)
+        except argparse.ArgumentTypeError as exc:
+            raise ArgumentError(f"export: {exc}") from None
+        model, settings = load_bare_map(source, args.set)
+        if settings:
+            raise ArgumentError(
+                f"--set {next(iter(settings))}: an export writes the map, not a rule "
+                "system's settings; give terrain.NAME.PROP, region.NAME.PROP or map.collision"
+            )
+    tmx, picture = export_tmx(model, out)
+    if args.json:
+        _print_json({"out": tmx, "tileset": picture, "terrains": len(model.terrains)})
+    else:
+        print(f"{tmx}: {model.width} x {model.height} cells, tileset picture {picture}")
+    return 0

@@ -30,6 +30,7 @@ from engine.search import PathAnswer, evaluate_path
 from engine.sim import Simulation
 from engine.tiled import TiledFile, is_map_source
 from engine.viewer import draw
+from engine.viewer.brush import Brush
 from engine.viewer.camera import ZOOM_STEPS, Camera, snap_zoom
 from engine.viewer.draw import CONTOUR_COLOURS
 from engine.viewer.measure import Reached
@@ -130,6 +131,7 @@ class Viewer:
         self._last_poll = 0.0
         self.fit()
         self.table = GMTable(self)  # the GM's tools: tokens, order, measure, sessions
+        self.brush = Brush(self)  # the terrain brush (B)
 
     # ----------------------------------------------------------------- loading
 
@@ -512,7 +514,7 @@ class Viewer:
     # ----------------------------------------------------------------- events
 
     def handle(self, ev: pygame.event.Event) -> None:
-        if self.table.handle(ev):
+        if (self.table.form is None and self.brush.handle(ev)) or self.table.handle(ev):
             return
         if ev.type == pygame.QUIT:
             self.running = False
@@ -666,6 +668,7 @@ class Viewer:
             for i, j in chunks:
                 if overlay.touches(z, i, j, c):
                     view.blit(self._overlay_chunk(overlay, z, i, j), (i * c - ox, j * c - oy))
+        self.brush.draw(view)
         self.table.draw_walls(view)
         if self.selected in self.flying:
             draw_flight(self, view)

@@ -282,6 +282,7 @@ def session_dict(viewer: Any, session_path: str | None = None) -> dict[str, Any]
         "undo": [_checkpoint_dict(cp, dice) for cp in viewer.undo],
         "redo": [_checkpoint_dict(cp, dice) for cp in viewer.redo],
         "dice": dice.rows,
+        "paint": viewer.brush.doc(),
         "view": {
             "camera": [cam.x, cam.y, cam.zoom],
             "selected": viewer.selected,
@@ -367,6 +368,7 @@ def apply_session(viewer: Any, data: dict[str, Any], scenario: Scenario) -> None
     events = data["events"]
     if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
         raise ValueError("its event log is not a list of events")
+    done, undone = replay_paint(scenario, data.get("paint"))
     sim = Simulation(scenario, int(data["seed"]))
     sim.events[:] = events
     sim.restore(present.snap)
@@ -391,7 +393,28 @@ def apply_session(viewer: Any, data: dict[str, Any], scenario: Scenario) -> None
     sb = view.get("safe_below")
     viewer.table.safe_below = None if sb is None else float(sb)
     viewer.facing = {str(k): int(v) for k, v in (view.get("facing") or {}).items()}
+    viewer.brush.restore(done, undone)
     viewer._invalidate()
+
+
+def replay_paint(scenario: Scenario, doc: Any) -> tuple[list[Any], list[Any]]:
+    """A session's terrain brush strokes (``paint``) painted onto the scenario's map, and
+    the strokes it had undone (to redo); a session without ``paint`` painted nothing."""
+    from engine.tiled.paint import Stroke, cells_from_json, replay, terrain_from_json
+
+    if doc is None:
+        return [], []
+    if not isinstance(doc, dict):
+        raise ValueError("its paint is not an object")
+    done = replay(scenario.model, doc.get("strokes") or [])
+    undone = []
+    for i, item in enumerate(doc.get("undone") or []):
+        if not isinstance(item, dict) or not isinstance(item.get("cells"), list):
+            raise ValueError(f"undone paint stroke {i} is malformed")
+        terrain = terrain_from_json(item.get("terrain"), f"undone paint stroke {i}")
+        cells = cells_from_json(scenario.model, item["cells"], f"undone paint stroke {i}")
+        undone.append(Stroke(terrain, tuple(cells)))
+    return done, undone
 
 
 def load_session(path: str) -> tuple[dict[str, Any], Scenario]:

@@ -58,6 +58,7 @@ HELP = [
     ("PgUp/PgDn, D", "turn order: earlier / later, delay"),
     (", .", "prefer safe below p = X (down / up)"),
     ("Ctrl+S / Ctrl+O", "save the session / reopen it"),
+    ("B, then drag", "terrain brush: paint (1-9, [ ] pick; Ctrl+Z undo a stroke)"),
 ]
 
 
