@@ -229,3 +229,32 @@ def test_the_mana_worlds_maps_load_with_their_collision_cells_blocked(
         assert "Bandit-10" in ids and "Bat-7" in ids
         tokens = Scenario.for_map(str(path), "generic").tokens
         assert len(tokens) == 52
+        # Spawn areas start on walls: each token stands on the area's first open cell.
+        assert all(model.terrain_at(s.cell).move != "blocked" for s in model.spawns)
+
+
+@pytest.mark.corpus
+def test_a_game_jams_hex_map_takes_rules_by_its_terrain_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """cherry-jam's hex maps (Yanrishatum/cherry-jam, ld45) name their tiles by a `type`
+    property and use no collision convention: a GM gives them rules with --set."""
+    path = CORPUS / "cherry-jam" / "ld45" / "res" / "maps" / "hex-t1-00.tmx"
+    if not path.exists():
+        pytest.skip(f"no {path} (cherry-jam's ld45 maps, Yanrishatum/cherry-jam)")
+    assert load_map(path).collision == ()
+    code, out, err = run(capsys, "info", str(path), "--json", "--set", "terrain.Ocean.move=blocked")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["cells"]["blocked"] == doc["terrain"]["Ocean"] == 3
+
+
+def test_a_spawn_area_puts_its_token_on_its_first_open_cell(tmp_path: Path) -> None:
+    area = (
+        '<objectgroup id="3" name="spawns">'
+        '<object id="1" name="Rat" type="spawn" x="0" y="0" width="96" height="64"/>'
+        "</objectgroup>"
+    )
+    layer = _layer("Collision", ["11..", "...."])
+    p = _write(tmp_path, _map(["1111", "1111"], tileset=TILESET, layers=layer + area))
+    assert [s.cell for s in load_map(p).spawns] == [(2, 0)]

@@ -299,8 +299,8 @@ def apply_objects(  # noqa: C901
                 elif obj.shape in ("rectangle", "ellipse") and (obj.width or obj.height):
                     cx, cy = obj.x + obj.width / 2, obj.y + obj.height / 2
                 cell = _object_cell(grid, cx, cy)
-            else:
-                cell = cells[0]
+            else:  # an area: its first open cell (a game's spawn area may start on a wall)
+                cell = next((c for c in cells if model.terrain_at(c).move != "blocked"), cells[0])
             if not grid.in_bounds(cell):
                 raise fail(
                     path,
