@@ -111,6 +111,9 @@ class Scenario:
     #: ``auto``: the pursuer and quarry policies play the solved game where it fits
     #: (engine.solve, docs/solve.md); ``off`` (the default): their heuristics.
     solve: str = "off"
+    #: A bare map's ``--set`` map edits (``terrain.NAME.PROP``, ``region.NAME.PROP``,
+    #: ``map.collision``), kept so that a session file reads the map as it was played.
+    map_sets: dict[str, Any] = field(default_factory=dict)
 
     def token_spec(self, token_id: str) -> TokenSpec:
         for t in self.tokens:
@@ -131,11 +134,12 @@ class Scenario:
         from engine import systems
         from engine.tiled import read_tiled
 
-        collision, sets = split_collision(sets)
+        collision, rest = split_collision(sets)
         # with pytmx's map: a bare map is opened to be drawn
         tiled = read_tiled(map_path, collision=collision)
         model = tiled.model
-        settings = edit_bare_map(map_path, model, sets)
+        settings = edit_bare_map(map_path, model, rest)
+        map_sets = {k: v for k, v in (sets or {}).items() if k not in settings}
         system = systems.create(system_name or model.system or "generic", settings)
         system.token(dict(stats or {}))  # bad stats: one line now, not in a window
         if model.spawns:
@@ -158,6 +162,7 @@ class Scenario:
             tokens=tokens,
             turns=10**6,
             tiled=tiled,
+            map_sets=map_sets,
         )
 
 

@@ -258,3 +258,23 @@ def test_a_spawn_area_puts_its_token_on_its_first_open_cell(tmp_path: Path) -> N
     layer = _layer("Collision", ["11..", "...."])
     p = _write(tmp_path, _map(["1111", "1111"], tileset=TILESET, layers=layer + area))
     assert [s.cell for s in load_map(p).spawns] == [(2, 0)]
+
+
+def test_a_sessions_bare_map_keeps_its_set_rules(tmp_path: Path) -> None:
+    import pygame
+
+    from engine.viewer.app import Viewer
+    from engine.viewer.launch import open_table
+
+    layer = _layer("Collision", [".1..", "...."])
+    p = _write(tmp_path, _map(["1111", "1111"], tileset=TILESET, layers=layer))
+    sets = {"terrain.collision.move": "crawl"}
+    v = Viewer(Scenario.for_map(str(p), "generic", sets), size=(800, 600))
+    try:
+        saved = v.table.save(str(tmp_path / "bare.tacgrid"))
+        assert saved is not None
+        again = open_table(saved, size=(800, 600))
+        assert again.scenario.model.terrain_at((1, 0)).move == "crawl"
+        assert again.scenario.map_sets == sets
+    finally:
+        pygame.quit()

@@ -251,6 +251,7 @@ def source_dict(scenario: Scenario, session_path: str | None) -> dict[str, Any]:
         "system": scenario.system.name,
         "sets": {k: jsonable(v) for k, v in scenario.system.config.items()},
         "digest": scenario.digest if kind == "scenario" else None,
+        "map_sets": {k: jsonable(v) for k, v in scenario.map_sets.items()},
     }
     if session_path:
         try:
@@ -345,7 +346,12 @@ def session_scenario(data: dict[str, Any], path: str) -> Scenario:
     if src["kind"] == "scenario":
         scenario = load_scenario(found, overrides=dict(src.get("sets") or {}), for_render=True)
         return replace(scenario, tokens=specs) if specs else scenario
-    tiled = read_tiled(found)  # with pytmx's map: the viewer draws it
+    from engine.scenario import edit_bare_map, split_collision
+
+    map_sets = dict(src.get("map_sets") or {})  # the bare map's --set edits
+    collision, edits = split_collision(map_sets)
+    tiled = read_tiled(found, collision=collision)  # with pytmx's map: the viewer draws it
+    edit_bare_map(found, tiled.model, edits)
     system = systems.create(src["system"], dict(src.get("sets") or {}))
     return Scenario(
         path=found,
@@ -355,6 +361,7 @@ def session_scenario(data: dict[str, Any], path: str) -> Scenario:
         tokens=specs,
         turns=10**6,
         tiled=tiled,
+        map_sets=map_sets,
     )
 
 
