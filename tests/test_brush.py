@@ -70,8 +70,8 @@ def same_model(a: MapModel, b: MapModel) -> None:
     assert terrains(a) == terrains(b)
     assert a.spawns == b.spawns
     assert a.exits == b.exits
-    assert [(w.kind, w.points, w.open) for w in a.walls] == [
-        (w.kind, w.points, w.open) for w in b.walls
+    assert [(w.id, w.kind, w.points, w.open) for w in a.walls] == [
+        (w.id, w.kind, w.points, w.open) for w in b.walls
     ]
     assert (a.cell_size, a.cell_unit, a.corners, a.system) == (
         b.cell_size,
@@ -176,9 +176,28 @@ def test_a_painted_map_exported_and_read_back_gives_the_same_model(
     assert load_map(out).terrain_at((5, 3)).name == "wall"
 
 
-@pytest.mark.parametrize("source", [HEX, str(ROOT / "maps" / "encounter.tmx")])
+def _iso_with_walls(tmp_path: Path) -> str:
+    import tmxtext
+
+    objects = (
+        '<objectgroup id="2" name="w">'
+        '<object id="7" name="d" type="door" x="64" y="0"><polyline points="0,0 0,64"/></object>'
+        '<object id="9" type="wall" x="0" y="96"><polyline points="0,0 96,0"/></object>'
+        "</objectgroup>"
+    )
+    rows = ["....", "....", "....", "...."]
+    path = tmp_path / "iso.tmx"
+    tmxtext.write(path, rows, orientation="isometric", tile=(64, 32), objects=objects)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [HEX, str(ROOT / "maps" / "encounter.tmx"), str(ROOT / "maps" / "vtt_room.dd2vtt"), "iso"],
+)
 def test_export_round_trips_every_shipped_kind_of_map(source: str, tmp_path: Path) -> None:
-    model = load_map(source)
+    model = load_map(_iso_with_walls(tmp_path) if source == "iso" else source)
+    assert model.walls or source in (HEX, str(ROOT / "maps" / "encounter.tmx"))
     paint(model, COMMON[3], [(1, 1), (2, 1)])  # water
     paint(model, Terrain("bog", move="swim", cost=3.0, dn=12, height=2.5), [(3, 3)])
     tmx, _ = export_tmx(model, str(tmp_path / "x.tmx"))

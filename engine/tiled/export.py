@@ -7,7 +7,7 @@ tileset ``tacgrid-terrain`` (one tile a record, its class the terrain's name, ev
 property written out, and a picture of flat colours beside the map, one per movement mode),
 the map properties tacgrid reads (cell size and unit, diagonals, corners, system), and the
 objects the model still needs: spawns (one point each, under their unique ids), exits and
-walls, doors and windows as drawn. Regions are not written: their effect is in the terrain
+walls, doors and windows (under their own ids). Regions are not written: their effect is in the terrain
 layer already. Reading the file back gives the same model (tests/test_export.py).
 """
 
@@ -19,7 +19,7 @@ import zlib
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
-from engine.mapmodel import WALL_KINDS, MapModel, MapObject, Terrain
+from engine.mapmodel import MapModel, MapObject, Terrain
 
 #: Flat colours per movement mode for the tileset's picture (the viewer's terrain colours).
 MODE_COLOURS: dict[str, tuple[int, int, int]] = {
@@ -73,7 +73,8 @@ def tmx_text(model: MapModel, terrains: list[Terrain], picture: str) -> str:
         attrs["staggerindex"] = g.stagger_index
     attrs["nextlayerid"] = "3"
     objects = _objects(model)
-    attrs["nextobjectid"] = str(len(objects) + 1)
+    top = max((w.id for w in model.walls), default=0) + len(objects)
+    attrs["nextobjectid"] = str(top + 1)
     head = " ".join(f"{k}={quoteattr(v)}" for k, v in attrs.items())
     out = ['<?xml version="1.0" encoding="UTF-8"?>', f"<map {head}>"]
     out.append(_properties(_map_properties(model)))
@@ -149,22 +150,47 @@ def _properties(props: dict[str, Any]) -> str:
 
 
 def _objects(model: MapModel) -> list[str]:
-    """Spawns (a point each, at the cell's centre), then exits and walls as drawn (shifted
-    where an infinite map was cropped)."""
+    """Walls, doors and windows under their own ids (a door's id is what play and sessions
+    name), as polylines in absolute coordinates (read back to the same points); then spawns
+    (a point each, at the cell's centre) and exits as drawn (shifted where an infinite map
+    was cropped), numbered after the walls."""
     from engine.tiled.objects import _object_space_center, origin_pixels
 
     out: list[str] = []
+    for w in model.walls:
+        pts = " ".join(f"{x!r},{y!r}" for x, y in (_from_screen(model, p) for p in w.points))
+        props = _properties({"open": True}) if w.open else ""
+        out.append(
+            f'<object id="{w.id}" name={quoteattr(w.name)} class="{w.kind}" x="0" y="0">'
+            f'{props}<polyline points="{pts}"/></object>'
+        )
+    next_id = max((w.id for w in model.walls), default=0) + 1
     shift = origin_pixels(model.grid, *model.origin) if model.origin != (0, 0) else (0.0, 0.0)
     for s in model.spawns:
         x, y = _object_space_center(model.grid, s.cell)
         out.append(
-            f'<object id="{len(out) + 1}" name={quoteattr(s.id)} class="spawn" '
+            f'<object id="{next_id}" name={quoteattr(s.id)} class="spawn" '
             f'x="{x!r}" y="{y!r}"><point/></object>'
         )
+        next_id += 1
     for obj in model.objects:
-        if obj.cls.lower() in ("exit", *WALL_KINDS):
-            out.append(_object(len(out) + 1, obj, shift))
+        if obj.cls.lower() == "exit":
+            out.append(_object(next_id, obj, shift))
+            next_id += 1
     return out
+
+
+def _from_screen(model: MapModel, p: tuple[float, float]) -> tuple[float, float]:
+    """Map pixels back to Tiled's object space (isometric objects are stored unprojected:
+    the inverse of :func:`engine.tiled.objects._to_screen`)."""
+    g = model.grid
+    if g.orientation != "isometric":
+        return p
+    tw, th = g.tile_width, g.tile_height
+    sx = p[0] - g.height * tw // 2
+    tx = sx / tw + p[1] / th
+    ty = p[1] / th - sx / tw
+    return (tx * th, ty * th)
 
 
 def _object(oid: int, obj: MapObject, shift: tuple[float, float]) -> str:
