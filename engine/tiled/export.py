@@ -6,9 +6,9 @@ The file holds one tile layer ``terrain`` whose tiles are the model's terrain re
 tileset ``tacgrid-terrain`` (one tile a record, its class the terrain's name, every terrain
 property written out, and a picture of flat colours beside the map, one per movement mode),
 the map properties tacgrid reads (cell size and unit, diagonals, corners, system), and the
-objects the model still needs: spawns (one point each, under their unique ids), exits and
-walls, doors and windows (under their own ids). Regions are not written: their effect is in the terrain
-layer already. Reading the file back gives the same model (tests/test_export.py).
+objects the model still needs: spawns (one point each, under their unique ids), exits, and
+walls, doors and windows (under their own ids). Regions are not written: their effect is in
+the terrain layer already. Reading the file back gives the same model (tests/test_brush.py).
 """
 
 from __future__ import annotations
