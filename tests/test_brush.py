@@ -224,3 +224,30 @@ def test_the_export_of_a_hexagonal_map_draws_hexagons(tmp_path: Path) -> None:
     assert surf.get_size() == (32, 28)
     assert surf.get_at((0, 0)).a == 0  # a hexagon's corner is outside it
     assert surf.get_at((16, 14)).a == 255
+
+
+@pytest.mark.parametrize(
+    ("paint_doc", "said"),
+    [
+        ({"strokes": [{"terrain": {"name": "x", "move": "fly"}, "cells": [[1, 1]]}]}, "move"),
+        ({"strokes": [{"terrain": {"name": "x"}, "cells": [[999, 1]]}]}, "outside the map"),
+        ({"strokes": [{"terrain": {"name": "x", "cost": 0.5}, "cells": []}]}, "cost below 1"),
+        ({"strokes": [{"terrain": {"name": "x", "cost": "2"}, "cells": []}]}, "not a number"),
+        ({"strokes": [{"terrain": {"name": "x", "colour": 1}, "cells": []}]}, "unknown terrain"),
+        ({"strokes": "all"}, "not a list"),
+    ],
+)
+def test_a_damaged_paint_is_one_line_naming_the_session(
+    viewer: Viewer, tmp_path: Path, paint_doc: Any, said: str
+) -> None:
+    from engine.errors import TacgridError
+
+    path = tmp_path / "s.tacgrid"
+    viewer.table.save(str(path))
+    doc = json.loads(path.read_text())
+    doc["paint"] = paint_doc
+    path.write_text(json.dumps(doc))
+    with pytest.raises(TacgridError) as got:
+        open_table(str(path), size=(800, 600))
+    message = str(got.value)
+    assert "\n" not in message and str(path) in message and said in message
