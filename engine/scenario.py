@@ -139,7 +139,9 @@ class Scenario:
         tiled = read_tiled(map_path, collision=collision)
         model = tiled.model
         settings = edit_bare_map(map_path, model, rest)
-        map_sets = {k: v for k, v in (sets or {}).items() if k not in settings}
+        map_sets = {  # what edits the map: terrain., region., map.collision
+            k: v for k, v in (sets or {}).items() if "." in k and not k.startswith("settings.")
+        }
         system = systems.create(system_name or model.system or "generic", settings)
         system.token(dict(stats or {}))  # bad stats: one line now, not in a window
         if model.spawns:
