@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine.batch import need_tables, read_runs, run_batch
@@ -84,6 +84,7 @@ def path(
     tokens_block: str = "enemies",
     engine: str = "compiled",
     acts: Iterable[str] = (),
+    via: Sequence[Cell] = (),
 ) -> PathAnswer:
     """The best path, as `tacgrid path --json` reports it (raises NoPath with the reason);
     the typed answer is :meth:`engine.query.Query.path`'s.
@@ -91,7 +92,8 @@ def path(
     ``size``: the token's cells across (engine.footprint); ``others``: tokens in the way
     (:class:`engine.occupancy.Other`), blocking or passed as ``tokens_block`` says;
     ``engine``: ``"compiled"`` or ``"networkx"``; ``acts``: the token's actions besides
-    moving each turn (``rules.acts``' names, as ``--act``) (:class:`engine.query.Query`)."""
+    moving each turn (``rules.acts``' names, as ``--act``) (:class:`engine.query.Query`);
+    ``via``: cells to pass through in order, as ``--via`` (a route priced as one plan)."""
     query = Query(
         model,
         rules,
@@ -103,7 +105,7 @@ def path(
         engine=engine,
         acts=acts,
     )
-    return query.path(start, goal, prefer=prefer)
+    return query.path(start, goal, prefer=prefer, via=via)
 
 
 @notebook.shows_reach  # the contract's dict and the tree, drawn on its map in a notebook
@@ -200,9 +202,13 @@ class Context:
         pace: str | None = None,
         prefer: str = "fast",
         safe_below: float | None = None,
+        via: Sequence[Cell] = (),
     ) -> dict[str, Any]:
-        """The best path as :func:`path` answers it (:meth:`engine.query.Query.path`)."""
-        found = self.query.path(start, goal, pace=pace, prefer=prefer, safe_below=safe_below)
+        """The best path as :func:`path` answers it (:meth:`engine.query.Query.path`);
+        ``via``: cells to pass through in order (a route priced as one plan, its ``legs``)."""
+        found = self.query.path(
+            start, goal, pace=pace, prefer=prefer, safe_below=safe_below, via=via
+        )
         return path_json(found)
 
     def reach(self, start: Cell, *, turns: int = 1, pace: str | None = None) -> dict[str, Any]:

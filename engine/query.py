@@ -21,7 +21,7 @@ The map must not change under a query: after editing the model (terrain, doors),
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from engine.errors import ArgumentError
@@ -45,6 +45,7 @@ from engine.search import (
     ReachAnswer,
     check_engine,
     find_path,
+    find_route,
     reach,
     supports_frontier,
 )
@@ -140,10 +141,13 @@ class Query:
         pace: str | None = None,
         prefer: str = "fast",
         safe_below: float | None = None,
+        via: Sequence[Cell] = (),
     ) -> PathAnswer:
         """The best path (CONTRACT.md ``path``, typed); raises :class:`engine.search.NoPath` with
         the reason. ``safe_below``: the quickest path unless its p(no failure) is below it,
-        then the safest (``prefer`` in the answer says which was taken)."""
+        then the safest (``prefer`` in the answer says which was taken). ``via``: cells to
+        pass through on the way, in order: the best route through them priced as one plan
+        (:func:`engine.search.find_route`; the answer's ``legs``)."""
         pace = pace or self.pace
         self._check_start(start)
         if goal in self.in_the_way.no_stop:
@@ -154,6 +158,16 @@ class Query:
         graph = self.graph(pace, start)
         guide = self._guide(pace, start) if self.landmarks and self.engine == "compiled" else None
         engine = self.engine
+        if via:
+            points = [start, *via, goal]
+            if safe_below is None:
+                found = find_route(graph, points, prefer=prefer, guide=guide, engine=engine)
+                return self._named(found)
+            fast = find_route(graph, points, prefer="fast", guide=guide, engine=engine)
+            if float(fast.p_no_failure) >= safe_below:
+                return self._named(fast)
+            safe = find_route(graph, points, prefer="safe", guide=guide, engine=engine)
+            return self._named(safe if safe.p_no_failure > fast.p_no_failure else fast)
         if safe_below is None:
             found = find_path(graph, start, goal, prefer=prefer, guide=guide, engine=engine)
             return self._named(found)

@@ -17,6 +17,7 @@ from engine.report import to_json
 FLAGS = {
     "start": "--from",
     "goal": "--to",
+    "via": "--via",
     "pace": "--pace",
     "turns": "--turns",
     "prefer": "--prefer",

@@ -41,6 +41,13 @@ def _add_path(sub: argparse._SubParsersAction[_Parser]) -> None:
     _system_args(s, required=False)
     s.add_argument("--from", dest="start", required=True, metavar="C,R", help="start cell")
     s.add_argument("--to", dest="goal", required=True, metavar="C,R", help="goal cell")
+    s.add_argument(
+        "--via",
+        action="append",
+        default=[],
+        metavar="C,R",
+        help="a cell to pass through on the way (repeatable, in order): one plan through them",
+    )
     s.add_argument("--pace", default=None, help="the system's pace (default: its default)")
     s.add_argument("--prefer", default="fast", choices=("fast", "safe"), help="quickest or safest")
     s.add_argument(
@@ -92,9 +99,10 @@ def cmd_path(args: argparse.Namespace) -> int:
 
     model, system, token = _load_for_search(args)
     start, goal = parse_cell(args.start, "start"), parse_cell(args.goal, "goal")
+    via = [parse_cell(v, "via") for v in args.via]
     query = _query(args, model, system, token)
     try:
-        rep = query.path(start, goal, prefer=args.prefer, safe_below=args.safe_below)
+        rep = query.path(start, goal, prefer=args.prefer, safe_below=args.safe_below, via=via)
     except NoPath as exc:
         if args.json:
             _print_json(no_path_report(system, str(exc)))

@@ -50,6 +50,11 @@ def path_json(path: PathAnswer) -> dict[str, Any]:
             }
             for o in path.pareto
         ]
+    if path.legs:
+        out["legs"] = [
+            {"from": list(g.start), "to": list(g.goal), "turns": g.turns, "step": g.step}
+            for g in path.legs
+        ]
     return out
 
 
@@ -116,6 +121,9 @@ def format_path(path: PathAnswer, model: Any, system: Any, start: Cell, goal: Ce
         lines.append(
             f"   turn {turn['turn']}: ends at {turn['end'][0]},{turn['end'][1]}, {len(turn['cells'])} cells"
         )
+    for leg in rep.get("legs", []):
+        a, b = leg["from"], leg["to"]
+        lines.append(f"   leg {a[0]},{a[1]} -> {b[0]},{b[1]}: {leg['turns']:.3g} turns")
     for alt in rep.get("pareto", []):
         lines.append(
             f"   option: {alt['turns']:.3g} turns, p(no failure) {alt['p_no_failure']:.4f}"

@@ -13,14 +13,15 @@ The engines give identical integer totals:
 * networkx's Dijkstra on the graph's networkx form (:mod:`.nx`), chosen by name
   (``engine="networkx"``, ``--engine networkx``): the plain reference.
 
-:mod:`.queries` chooses among them and answers ``path`` and ``reach``; :mod:`.odds` prices
+:mod:`.queries` chooses among them and answers ``path`` and ``reach``; :mod:`.route`
+prices a route through waypoints as one plan; :mod:`.odds` prices
 a path (times, checks, climbs, the turn plan, the Pareto front of time against safety). A
 :class:`SearchTree` (:mod:`.tree`) keeps the distances and predecessors of one search, so
 hovering over a cell in the viewer is a walk up the predecessor chain, never a new search.
 The answers are typed (:mod:`.results`: :class:`PathAnswer`, :class:`ReachAnswer`, exact
 figures kept exact); :mod:`engine.report.movement` makes CONTRACT.md's JSON of them.
 
-Layers (an import-linter contract): queries > odds | landmarks > frontier | dijkstra |
+Layers (an import-linter contract): route > queries > odds | landmarks > frontier | dijkstra |
 fields | nx | results > tree.
 """
 
@@ -56,7 +57,8 @@ from engine.search.queries import (
     reach,
     search_tree,
 )
-from engine.search.results import PathAnswer, PathOption, ReachAnswer, ReachCell
+from engine.search.results import Leg, PathAnswer, PathOption, ReachAnswer, ReachCell
+from engine.search.route import find_route
 from engine.search.tree import NoPath, SearchTree
 
 __all__ = [
@@ -69,6 +71,7 @@ __all__ = [
     "UNREACHED",
     "Frontier",
     "Landmarks",
+    "Leg",
     "NoPath",
     "PathAnswer",
     "PathOdds",
@@ -84,6 +87,7 @@ __all__ = [
     "evaluate_path",
     "exact_cells",
     "find_path",
+    "find_route",
     "frontier_path",
     "frontier_search",
     "guided_path",

@@ -36,6 +36,18 @@ class PathOption:
 
 
 @dataclass(frozen=True)
+class Leg:
+    """One leg of a route through waypoints (``path --via``): from one waypoint to the
+    next, ``turns`` the time the route's one plan spends on it and ``step`` the index in
+    the route's steps of the cell it ends on."""
+
+    start: Cell
+    goal: Cell
+    turns: float
+    step: int
+
+
+@dataclass(frozen=True)
 class PathAnswer:
     """A token's best path between two cells, priced step by step (CONTRACT.md ``path``).
 
@@ -61,6 +73,9 @@ class PathAnswer:
     pareto: tuple[PathOption, ...] = ()
     #: The token's actions besides moving each turn that priced it (``--act``), in order.
     acts: tuple[str, ...] = ()
+    #: The legs of a route through waypoints (:func:`engine.search.find_route`); () for a
+    #: path from one cell to another.
+    legs: tuple[Leg, ...] = ()
 
     def option(self) -> PathOption:
         """This path as an option of a Pareto front."""
