@@ -56,6 +56,13 @@ BENCHES: tuple[Bench, ...] = (
         "<= 3x",
     ),
     Bench(
+        "bench_drag.py",
+        "a live drag: `Context.reach` of a 30-cell mover on 256^2 from a new start each time "
+        "(typed and as the dict); a route through two waypoints re-priced per mouse move",
+        "python-tcod's dijkstra2d on the window the move can reach, from the same starts",
+        "<= 5x a reach; <= 20x a route",
+    ),
+    Bench(
         "bench_flight.py",
         "flight plan across a 64x64 hex map, standstill to landing; the same landing on "
         "heading 270",

@@ -495,10 +495,22 @@ KEPT_SEARCH_NODES = 1 << 21
 def _kernel_tree(graph: MovementGraph, start: Cell, limit: float) -> SearchTree | None:
     """:func:`dijkstra` up to ``limit`` ticks (a reach), run on engine/_kernel.c: the same
     distances (exact integer ticks, tested), the predecessors of an equally short way where
-    ways tie. Its distance and predecessor arrays are kept on the graph's step tables and
-    only the nodes the search settled are read and put back, so a query costs what it
-    reaches, not the map. None where the kernel cannot run it (not available, fractional
-    ticks or limit, a big graph)."""
+    ways tie (:func:`kernel_reach`). None where the kernel cannot run it."""
+    got = kernel_reach(graph, start, limit)
+    if got is None:
+        return None
+    return SearchTree.of_arrays(graph, start, *got, limit)
+
+
+def kernel_reach(
+    graph: MovementGraph, start: Cell, limit: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The nodes :func:`dijkstra` reaches up to ``limit`` ticks, their ticks and the node
+    before each (-1: the start), as arrays, searched by engine/_kernel.c. The search only
+    touches what is within ``limit`` of the start (the mover's window, not the map): its
+    distance and predecessor arrays are kept on the graph's step tables and only the
+    nodes it settled are read and put back. None where the kernel cannot run it (not
+    available, fractional ticks or limit, a big graph)."""
     if not kernel.available() or not supports_frontier(graph) or limit != int(limit) or limit < 0:
         return None
     tab = graph.step_tables()
@@ -542,8 +554,7 @@ def _kernel_tree(graph: MovementGraph, start: Cell, limit: float) -> SearchTree 
         r, c = np.divmod(cell, tab.pw)
         return layer * n + (r - tab.pad) * w + (c - tab.pad)
 
-    ids = unframe(nodes)
     has = back >= 0
-    tree_dist = dict(zip(ids.tolist(), ticks.tolist(), strict=True))
-    tree_prev = dict(zip(ids[has].tolist(), unframe(back[has]).tolist(), strict=True))
-    return SearchTree(graph, start, cast("dict[int, float]", tree_dist), tree_prev, limit)
+    before = np.full(len(back), -1, dtype=np.int64)
+    before[has] = unframe(back[has])
+    return unframe(nodes), ticks, before

@@ -31,6 +31,7 @@ from engine.search.odds import (
 )
 from engine.search.results import PathAnswer, ReachAnswer, ReachCell
 from engine.search.tree import NoPath, SearchTree, _cells
+from engine.search.window import climb_terrains, window_reach
 from engine.timed import timed_search, timeline
 
 #: Graphs with more nodes than this use scipy's compiled Dijkstra for map-wide paths.
@@ -79,17 +80,7 @@ def find_path(
     many paths on one graph (A* with their heuristic; the same total). ``engine``:
     ``"networkx"`` finds the quickest way with networkx's Dijkstra (:mod:`engine.search.nx`);
     the safer ways weighed beside it are tacgrid's own risk-weighted searches either way."""
-    check_engine(engine, graph)
-    check_cell(graph, start, "start")
-    check_cell(graph, goal, "goal")
-    if prefer not in ("fast", "safe"):
-        raise ArgumentError(role="prefer", given=prefer, problem="expected fast or safe")
-    goal_cost = graph.costs[int(graph.model.terrain_ids[goal[1], goal[0]])]
-    if start != goal and goal_cost.time is None:
-        raise NoPath(f"goal {goal[0]},{goal[1]} cannot be entered: {goal_cost.reason}")
-    fast = _fast_cells(graph, start, goal, guide, engine)
-    if fast is None:
-        raise NoPath(_unreachable_reason(graph, start, goal))
+    fast = _quickest(graph, start, goal, prefer, guide, engine)
     candidates = [evaluate_path(graph, fast)]
     if any(c.check is not None for c in graph.costs):
         for weight in (None, 1.0, 4.0, 16.0):
@@ -107,6 +98,41 @@ def find_path(
         prefer=prefer,
         pareto=tuple(c.option() for c in pareto) if len(pareto) > 1 else (),
     )
+
+
+def _quickest(
+    graph: MovementGraph, start: Cell, goal: Cell, prefer: str, guide: Landmarks | None, engine: str
+) -> list[Cell]:
+    """The arguments of :func:`find_path` checked, and the quickest way's cells."""
+    check_engine(engine, graph)
+    check_cell(graph, start, "start")
+    check_cell(graph, goal, "goal")
+    if prefer not in ("fast", "safe"):
+        raise ArgumentError(role="prefer", given=prefer, problem="expected fast or safe")
+    goal_cost = graph.costs[int(graph.model.terrain_ids[goal[1], goal[0]])]
+    if start != goal and goal_cost.time is None:
+        raise NoPath(f"goal {goal[0]},{goal[1]} cannot be entered: {goal_cost.reason}")
+    fast = _fast_cells(graph, start, goal, guide, engine)
+    if fast is None:
+        raise NoPath(_unreachable_reason(graph, start, goal))
+    return fast
+
+
+def best_cells(
+    graph: MovementGraph,
+    start: Cell,
+    goal: Cell,
+    *,
+    prefer: str = "fast",
+    guide: Landmarks | None = None,
+    engine: str = "compiled",
+) -> list[Cell]:
+    """The cells of :func:`find_path`'s answer, without pricing it where nothing is to
+    weigh (the quickest way on a graph without checks): a route prices its legs once,
+    joined (:func:`engine.search.find_route`)."""
+    if prefer == "fast" and not any(c.check is not None for c in graph.costs):
+        return _quickest(graph, start, goal, prefer, guide, engine)
+    return list(find_path(graph, start, goal, prefer=prefer, guide=guide, engine=engine).cells)
 
 
 def search_tree(
@@ -180,13 +206,7 @@ def _reprice_climbs(graph: MovementGraph, tree: SearchTree, turns: int) -> None:
     banked before a cell, the slip chain, the turn boundary it starts at). The exact
     figure is never below the mean one, so no cell the exact figures reach is missed;
     the path to a cell is the search's (the fastest by mean rates)."""
-    system = graph.system
-    terrains = graph.model.terrains
-    climbs = [
-        k
-        for k, t in enumerate(terrains)
-        if any(system.climb_odds(tok, t, graph.pace) is not None for tok in graph.search.tokens)
-    ]
+    climbs = climb_terrains(graph)
     if not climbs:
         return
     is_climb = np.isin(graph.model.terrain_ids.ravel(), climbs)
@@ -218,9 +238,12 @@ def reach(
     turns: int = 1,
     *,
     engine: str = "compiled",
+    window: bool = True,
 ) -> ReachAnswer:
     """Every cell reachable within ``turns`` at ``pace``, with its speed band (``engine``
-    as :func:`find_path`'s).
+    as :func:`find_path`'s). ``window``: answer from the compiled search's arrays where it
+    can (:func:`engine.search.window.window_reach`, the same answer); False walks the
+    search's cells in Python (the plain way it is tested against).
 
     ``graphs`` holds one graph per pace of the system (slowest first). Within the first
     turn a cell's band is the slowest pace that reaches it in one turn; beyond it, the
@@ -231,6 +254,18 @@ def reach(
     check_cell(main, start, "start")
     if turns < 1:
         raise ArgumentError(role="turns", given=str(turns), problem="expected a whole number >= 1")
+    if window and engine == "compiled":
+        found = window_reach(graphs, pace, start, turns)
+        if found is not None:
+            return found
+    return _walked_reach(graphs, pace, start, turns, engine)
+
+
+def _walked_reach(
+    graphs: dict[str, MovementGraph], pace: str, start: Cell, turns: int, engine: str
+) -> ReachAnswer:
+    """:func:`reach` the plain way: the search's cells walked in Python."""
+    main = graphs[pace]
     tree = search_tree(main, start, limit=turns * main.denominator, engine=engine)
     static = timeline(main) is None
     # The main search already holds what a one-turn search at its pace would find.

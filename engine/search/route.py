@@ -1,7 +1,7 @@
 """A route through waypoints (``tacgrid path --via``): the best way of each leg, the legs
 joined and priced as one plan.
 
-Each leg's way is the best from its waypoint to the next (:func:`find_path`); the joined
+Each leg's way is the best from its waypoint to the next (:func:`find_path`'s cells); the joined
 cells are then priced once (:func:`evaluate_path`), so what a system carries along a move
 (its search state such as standing up or the diagonal count, the turn a step falls in, the
 checks a run of terrain asks once, the odds of them all) carries from one leg into the
@@ -17,7 +17,7 @@ from engine.grid import Cell
 from engine.movement import MovementGraph
 from engine.search.landmarks import Landmarks
 from engine.search.odds import evaluate_path
-from engine.search.queries import check_cell, find_path
+from engine.search.queries import best_cells, check_cell
 from engine.search.results import Leg, PathAnswer
 from engine.search.tree import NoPath
 
@@ -33,7 +33,7 @@ def find_route(
     """The best route through ``waypoints`` in order (the start first, the goal last),
     priced as one plan, with its :class:`Leg` s; raises :class:`NoPath` naming the leg
     that has no way. ``prefer``, ``guide`` and ``engine`` as :func:`find_path`'s, for
-    each leg."""
+    each leg (:func:`best_cells`)."""
     if len(waypoints) < 2:
         raise ValueError("a route needs a start and a goal")
     for k, cell in enumerate(waypoints):
@@ -43,10 +43,10 @@ def find_route(
     for a, b in zip(waypoints[:-1], waypoints[1:], strict=True):
         if a != b:
             try:
-                leg = find_path(graph, a, b, prefer=prefer, guide=guide, engine=engine)
+                leg = best_cells(graph, a, b, prefer=prefer, guide=guide, engine=engine)
             except NoPath as exc:
                 raise NoPath(f"leg {a[0]},{a[1]} -> {b[0]},{b[1]}: {exc}") from None
-            cells.extend(leg.cells[1:])
+            cells.extend(leg[1:])
         ends.append(len(cells) - 1)
     whole = evaluate_path(graph, cells)
     return replace(whole, prefer=prefer, legs=route_legs(whole, waypoints, ends))

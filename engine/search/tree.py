@@ -4,9 +4,10 @@ start, the viewer's hover cache), a node path as cells, and :class:`NoPath`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import cast
+
+import numpy as np
 
 from engine.errors import TacgridError
 from engine.grid import Cell
@@ -17,33 +18,87 @@ class NoPath(TacgridError):
     """There is no path; the message says why (exit status 1, not a user error)."""
 
 
-@dataclass
 class SearchTree:
-    """Distances (ticks) and predecessors from one start; the viewer's hover cache."""
+    """Distances (ticks) and predecessors from one start; the viewer's hover cache.
 
-    graph: MovementGraph
-    start: Cell
-    dist: dict[int, float]
-    prev: dict[int, int]
-    limit: float | None = None
-    _best: dict[Cell, int] = field(default_factory=dict)
-    #: Cells whose figure is re-priced exactly (a climb in whole successes on the way:
-    #: :func:`_reprice_climbs`), in turns; they override the search's mean-rate labels.
-    exact: dict[Cell, Fraction] = field(default_factory=dict)
+    Made of dicts (``dist``: node -> ticks, ``prev``: node -> the node before it), or of
+    the arrays a compiled search read back (:meth:`of_arrays`), whose dicts are made on
+    first use: a reach answered from the arrays (:mod:`engine.search.window`) never needs
+    them unless the tree is asked."""
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        graph: MovementGraph,
+        start: Cell,
+        dist: dict[int, float],
+        prev: dict[int, int],
+        limit: float | None = None,
+    ) -> None:
+        self.graph = graph
+        self.start = start
+        self.limit = limit
+        self._dist: dict[int, float] | None = dist
+        self._prev: dict[int, int] | None = prev
+        self._best_of: dict[Cell, int] | None = None
+        self._arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        #: Cells whose figure is re-priced exactly (a climb in whole successes on the way:
+        #: :func:`_reprice_climbs`), in turns; they override the search's mean-rate labels.
+        self.exact: dict[Cell, Fraction] = {}
+
+    @classmethod
+    def of_arrays(
+        cls,
+        graph: MovementGraph,
+        start: Cell,
+        nodes: np.ndarray,
+        ticks: np.ndarray,
+        back: np.ndarray,
+        limit: float | None = None,
+    ) -> SearchTree:
+        """The tree of a search read back as arrays: the nodes reached, their ticks and
+        the node before each (-1: the start)."""
+        tree = cls(graph, start, {}, {}, limit)
+        tree._dist = tree._prev = None
+        tree._arrays = (nodes, ticks, back)
+        return tree
+
+    @property
+    def dist(self) -> dict[int, float]:
+        if self._dist is None:
+            assert self._arrays is not None
+            nodes, ticks, _ = self._arrays
+            self._dist = dict(zip(nodes.tolist(), ticks.tolist(), strict=True))
+        return self._dist
+
+    @property
+    def prev(self) -> dict[int, int]:
+        if self._prev is None:
+            assert self._arrays is not None
+            nodes, _, back = self._arrays
+            has = back >= 0
+            self._prev = dict(zip(nodes[has].tolist(), back[has].tolist(), strict=True))
+        return self._prev
+
+    @property
+    def _best(self) -> dict[Cell, int]:
+        """Each reached cell's node of least ticks."""
+        if self._best_of is None:
+            self._best_of = self._least()
+        return self._best_of
+
+    def _least(self) -> dict[Cell, int]:
         w = self.graph.grid.width
+        dist = self.dist
         if self.graph.n_states == 1:  # a node is its cell
-            self._best = {(i % w, i // w): i for i in self.dist}
-            return
+            return {(i % w, i // w): i for i in dist}
         n = self.graph.n
         best: dict[int, int] = {}
-        for node, d in self.dist.items():
+        for node, d in dist.items():
             idx = node % n
             cur = best.get(idx)
-            if cur is None or d < self.dist[cur]:
+            if cur is None or d < dist[cur]:
                 best[idx] = node
-        self._best = {(i % w, i // w): node for i, node in best.items()}
+        return {(i % w, i // w): node for i, node in best.items()}
 
     def cells(self) -> list[Cell]:
         return list(self._best)
