@@ -185,10 +185,12 @@ class Query:
 
     def reach(self, start: Cell, *, turns: int = 1, pace: str | None = None) -> ReachAnswer:
         """Every cell the token reaches from ``start`` within ``turns`` (CONTRACT.md
-        ``reach``, typed, at ``pace``, default the system's fastest), with the search ``tree``;
-        allies' cells are left out (passed, never stopped on)."""
+        ``reach``, typed, at ``pace``, default the query's: the pace its paths move at), with
+        the search ``tree``; allies' cells are left out (passed, never stopped on). The
+        first turn's bands are the paces up to ``pace``: a faster pace asked bands the
+        cells each slower one reaches too."""
         rules = self.rules
-        pace = pace or self._pace(rules.fastest_pace)
+        pace = pace or self.pace
         if pace not in rules.paces:
             raise ArgumentError(
                 role="pace", given=pace, problem=f"{rules.name} paces are {', '.join(rules.paces)}"

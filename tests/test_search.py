@@ -319,7 +319,18 @@ def test_path_and_reach_commands(tmp_path: Path, capsys) -> None:
         == 0
     )
     doc = json.loads(capsys.readouterr().out)
-    # dash (the default for reach): 10 ft = 2 cells; (1,2) is one step and one first diagonal
+    # the token's pace by default (generic: walk, as `path`): 5 ft = 1 cell
+    assert doc["pace"] == "walk"
+    assert {tuple(c["cell"]) for c in doc["cells"]} == {(0, 0), (1, 0), (0, 1)}
+    reach_args = ["reach", str(p), "--system", "generic", "--token", "speed=5", "--from", "0,0"]
+    assert main([*reach_args, "--pace", "dash", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    # dash: 10 ft = 2 cells; (1,2) is one step and one first diagonal; walk's cells band walk
+    assert {tuple(c["cell"]) for c in doc["cells"] if c["band"] == "walk"} == {
+        (0, 0),
+        (1, 0),
+        (0, 1),
+    }
     assert {tuple(c["cell"]) for c in doc["cells"]} == {
         (0, 0),
         (1, 0),

@@ -124,7 +124,11 @@ def _add_reach(sub: argparse._SubParsersAction[_Parser]) -> None:
     _system_args(s, required=False)
     s.add_argument("--from", dest="start", required=True, metavar="C,R", help="start cell")
     s.add_argument("--turns", type=_positive, default=1, help="turns of movement (default 1)")
-    s.add_argument("--pace", default=None, help="pace (default: the system's fastest)")
+    s.add_argument(
+        "--pace",
+        default=None,
+        help="pace (default: the system's default, as `path`); a faster one bands the slower",
+    )
     s.add_argument("--size", type=_size, default=1, help="token size in cells across (default 1)")
     _act_arg(s)
     _engine_arg(s)

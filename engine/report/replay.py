@@ -271,7 +271,7 @@ class _Narrator:
         elif kind == "end":
             self.flush_rolls()
             self.end(ev)
-        elif kind in ("token_add", "token_edit", "token_remove", "place", "order"):
+        elif kind in ("token_add", "token_edit", "token_remove", "place", "order", "token_pace"):
             self.gm(kind, ev)
 
     # ---------------------------------------------------------------- checks and moves
@@ -439,6 +439,10 @@ class _Narrator:
             return
         if kind == "token_remove":
             self.say(f"GM removes {tid}")
+            return
+        if kind == "token_pace":
+            pace = ev.get("pace")
+            self.say(f"GM sets {tid}'s pace to {_text(pace) if pace else 'its default'}")
             return
         state = _mapping(ev.get("state"))
         side = ev.get("side")

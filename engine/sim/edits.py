@@ -1,6 +1,6 @@
 """The GM's token edits in play (:class:`TokenEdits`): add, edit, remove and place a token,
-each an event of the log. :class:`engine.sim.Simulation` takes them in; they read and change
-only what :class:`Table` names of it."""
+set its pace, each an event of the log. :class:`engine.sim.Simulation` takes them in; they
+read and change only what :class:`Table` names of it."""
 
 from __future__ import annotations
 
@@ -153,6 +153,23 @@ class TokenEdits:
             }
         )
         return tok
+
+    def set_pace(self: Table, tid: str, pace: str | None) -> None:
+        """The pace ``tid`` moves at from now on (None: the system's default), kept in its
+        spec as a scenario token's ``pace``: its turns, reach and hover paths use it; event
+        ``token_pace``. A pace the system lacks, or one its acts leave no room for, raises
+        one StatError about ``pace`` and nothing changes."""
+        system, spec = self.system, self.specs[tid]
+        if pace is not None and pace not in system.paces:
+            raise StatError(
+                role="pace",
+                given=pace,
+                problem=f"{system.name} paces are {', '.join(system.paces)}",
+            )
+        if pace is not None and spec.acts:
+            self._acted(self.tokens[tid], pace, tuple(spec.acts))
+        self.specs[tid] = replace(spec, pace=pace)
+        self._emit({"type": "token_pace", "token": tid, "pace": pace})
 
     def place_token(self: Table, tid: str, cell: Cell) -> None:
         """The GM puts a token on a cell (no move, no checks); event ``place``."""

@@ -296,20 +296,19 @@ class Viewer:
         if t is None or (t > 1 and not self._crossing_to(tree, goal)):
             self.message = "out of reach this turn"
             return False
-        path = self.table.preferred(goal, tree.path_to(goal))
+        return self.walk_selected(self.table.preferred(goal, tree.path_to(goal)))
+
+    def walk_selected(self, path: list[Cell]) -> bool:
+        """The selected token walks ``path`` (the turn loop's walk: its checks rolled as in
+        play), as far as this turn takes it; the message says where it stopped short."""
         tid = self.selected
+        assert tid is not None
         self.undo.append(self._checkpoint())
         self.redo.clear()
         before = len(self.sim.events)
         self.sim.take_turn(tid, path)
-        walked = next(
-            (
-                e["path"]
-                for e in self.sim.events[before:]
-                if e["type"] == "move" and e["token"] == tid
-            ),
-            None,
-        )
+        new = self.sim.events[before:]
+        walked = next((e["path"] for e in new if e["type"] == "move" and e["token"] == tid), None)
         if walked and len(walked) > 1:
             cells: list[Cell] = [(c[0], c[1]) for c in walked]
             try:
@@ -317,8 +316,11 @@ class Viewer:
             except (ValueError, KeyError):
                 pass
             self.anim = (tid, cells, 0.0)
-        failed = [e for e in self.sim.events[before:] if e["type"] == "check" and not e["success"]]
-        self.message = f"{tid}: failed {failed[-1]['what']}" if failed else ""
+        failed = [e for e in new if e["type"] == "check" and not e["success"]]
+        end = self.sim.tokens[tid].state.cell
+        short = end is not None and end != path[-1]
+        stop = f"{tid} stops at {end[0]},{end[1]}: the turn is spent" if end and short else ""
+        self.message = f"{tid}: failed {failed[-1]['what']}" if failed else stop
         self.moved.add(tid)
         self._invalidate()
         return True

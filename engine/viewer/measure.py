@@ -1,19 +1,23 @@
 """Measuring and risk-aware paths for the GM's table (no drawing here).
 
 :func:`measure` answers "how far, how long, what checks, what odds" between two cells for
-a token, by its system's rules (:func:`engine.search.find_path` on the token's graph).
+a token, by its system's rules (:func:`engine.search.find_path` on the token's graph), or
+through the waypoints a measuring drag dropped, as Drag Ruler does (Space or a right click
+while dragging): the best route through them in order, priced as one plan
+(:func:`engine.search.find_route`), re-priced as the mouse moves.
 :func:`risk_choice` picks between the quickest and the safest path the way a GM set it:
 the quickest unless its chance of no failure is below ``safe_below``, then the safest.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.errors import TacgridError
 from engine.grid import Cell
 from engine.movement import MovementGraph
-from engine.search import NoPath, PathAnswer, PathOption, ReachAnswer, find_path
+from engine.search import NoPath, PathAnswer, PathOption, ReachAnswer, find_path, find_route
 
 
 @dataclass(frozen=True)
@@ -41,9 +45,18 @@ def has_checks(graph: MovementGraph) -> bool:
     return any(c.check is not None for c in graph.costs)
 
 
-def measure(graph: MovementGraph, start: Cell, goal: Cell) -> PathAnswer | str:
-    """The quickest path (CONTRACT.md's ``path``, typed), or why there is none."""
+def measure(
+    graph: MovementGraph, start: Cell, goal: Cell, via: Sequence[Cell] = ()
+) -> PathAnswer | str:
+    """The quickest path (CONTRACT.md's ``path``, typed), through the cells ``via`` in order
+    where there are any (its ``legs``), or why there is none."""
+    points = [start]
+    for cell in (*via, goal):
+        if cell != points[-1]:
+            points.append(cell)
     try:
+        if len(points) > 2:
+            return find_route(graph, points)
         return find_path(graph, start, goal, prefer="fast")
     except NoPath as exc:
         return f"no path: {exc}"

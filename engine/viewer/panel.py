@@ -205,13 +205,9 @@ _DOING = {"climb": "climbing", "ladder": "climbing", "swim": "swimming", "crawl"
 
 
 def _pace(v: Window, tok: Any, spec: Any) -> str:
-    """The pace the token moves at: its spec's, else the fastest (that its acts leave:
-    :meth:`RuleSystem.act_pace`, as its reach is priced)."""
-    system = v.sim.system
-    pace = spec.pace or system.fastest_pace
-    if not spec.acts or spec.pace:
-        return str(pace)
+    """The pace the token moves at (:meth:`Simulation.pace_of`: its turns, reach and hover
+    path all use it; V steps it)."""
     try:
-        return str(system.act_pace(system.with_acts(tok, spec.acts), pace))
+        return f"{v.sim.pace_of(spec.id)} (V)"
     except TacgridError:  # acts a session file carries that the system refuses
-        return str(pace)
+        return str(spec.pace or v.sim.system.default_pace)

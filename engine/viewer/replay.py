@@ -58,6 +58,9 @@ class ReplayViewer(Viewer):
                 tokens[tid] = sim.system.token(stats, token_id=tid)
                 if tid not in order:
                     order.append(tid)
+            elif kind == "token_pace" and tid in specs:
+                pace = ev.get("pace")
+                specs[tid] = replace(specs[tid], pace=str(pace) if pace is not None else None)
             elif kind == "token_remove" and tid in specs:
                 specs.pop(tid)
                 tokens.pop(tid, None)

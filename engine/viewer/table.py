@@ -7,7 +7,10 @@
 * turn order: shown in the panel; PageUp/PageDown move the selected token earlier or
   later, D delays it to the end of the round's order;
 * measuring: M, then drag between two cells (or Shift+drag at any time): distance, time,
-  checks and odds for the selected token, by its system's rules;
+  checks and odds for the selected token, by its system's rules; Space or a right click while
+  dragging drops a waypoint (Backspace takes the last back), as Drag Ruler does: the route
+  through them is priced as one plan as the mouse moves; Space then walks the selected token
+  along it from its cell (:meth:`Viewer.walk_selected`: the turn loop's walk, checks rolled);
 * risk: where the quickest and the safest path differ, hover draws both (the safest
   dashed) and the panel gives both; ``,`` and ``.`` set "prefer safe below p = X", and a
   click follows the chosen one;
@@ -36,6 +39,7 @@ from engine.viewer import session as sessions
 from engine.viewer.acts import ActPicker
 from engine.viewer.draw import DIM, TEXT, dashed, draw_walls
 from engine.viewer.measure import RiskChoice, measure, risk_choice
+from engine.viewer.pace import next_pace
 from engine.viewer.tokens_edit import TokenForm, add_form, apply_form, edit_form
 from engine.walls import door_at
 
@@ -54,6 +58,8 @@ HELP = [
     ("C, then 1-9 / 0", "acts: the selected token takes one more each turn / none"),
     ("drag a token", "put it on another cell (no checks)"),
     ("M, Shift+drag", "measure between two cells"),
+    ("Space, right click", "while measuring: a waypoint; after: walk the route"),
+    ("V", "the selected token's next pace"),
     ("click a door", "open / close it"),
     ("PgUp/PgDn, D", "turn order: earlier / later, delay"),
     (", .", "prefer safe below p = X (down / up)"),
@@ -74,6 +80,9 @@ class GMTable:
         self.measure_from: Cell | None = None
         self.measure_to: Cell | None = None
         self.measured: PathAnswer | str | None = None  # the path, or why there is none
+        #: The measuring drag's waypoints (Space, a right click), and whether it is on.
+        self.waypoints: list[Cell] = []
+        self.measure_drag = False
         self.safe_below: float | None = None
         self.session_path: str | None = None
         self.autosave_to: str | None = None
@@ -186,9 +195,41 @@ class GMTable:
         if graph is None:
             self.measured = "select a token to measure for"
         else:
-            self.measured = measure(graph, a, b)
+            self.measured = measure(graph, a, b, self.waypoints)
         self.version += 1
         return self.measured
+
+    def drop_waypoint(self, cell: Cell | None) -> None:
+        """A waypoint of the measuring drag at ``cell`` (the route is re-priced)."""
+        if cell is None or self.measure_from is None:
+            return
+        if cell != (self.waypoints[-1] if self.waypoints else self.measure_from):
+            self.waypoints.append(cell)
+            self.do_measure(self.measure_from, cell)
+
+    def route_key(self, k: int) -> bool:
+        """Space and Backspace for routes: while dragging, drop a waypoint or take the last
+        back; after it, Space walks the selected token along the measured route from its
+        cell. False where the key is not the route's."""
+        v = self.v
+        if self.measure_drag and k == pygame.K_SPACE:
+            self.drop_waypoint(self.measure_to)
+            return True
+        if self.measure_drag and k == pygame.K_BACKSPACE and self.waypoints:
+            self.waypoints.pop()
+            if self.measure_from is not None and self.measure_to is not None:
+                self.do_measure(self.measure_from, self.measure_to)
+            return True
+        m, tid = self.measured, v.selected
+        if k != pygame.K_SPACE or not isinstance(m, PathAnswer) or tid is None:
+            return False
+        if tid in v.flying or v.sim.tokens[tid].state.cell != m.cells[0] or v.sim.outcome:
+            return False
+        cells = list(m.cells)
+        self.measure_from = self.measure_to = self.measured = None
+        self.waypoints = []
+        v.walk_selected(cells)
+        return True
 
     # ----------------------------------------------------------------- risk
 
@@ -354,6 +395,7 @@ class GMTable:
             )
             if self.measuring or shift:
                 self.measure_from, self.measure_to, self.measured = cell, cell, None
+                self.waypoints, self.measure_drag = [], True
                 self.version += 1
                 return True
             tid = v.token_at(cell)
@@ -364,19 +406,18 @@ class GMTable:
                     return True
             self.drag = (tid, cell) if tid is not None else None
             return False
-        if (
-            ev.type == pygame.MOUSEMOTION
-            and self.measure_from is not None
-            and self.measured is None
-        ):
+        if ev.type == pygame.MOUSEMOTION and self.measure_drag and self.measure_from is not None:
             cell = v.cell_at_screen(*ev.pos)
             if cell is not None and cell != self.measure_to:
-                self.measure_to = cell
-                self.version += 1
+                self.do_measure(self.measure_from, cell)  # re-priced as the mouse moves
             return False
+        if ev.type == pygame.MOUSEBUTTONDOWN and ev.button == 3 and self.measure_drag:
+            self.drop_waypoint(v.cell_at_screen(*ev.pos))
+            return True
         if ev.type == pygame.MOUSEBUTTONUP and ev.button == 1:
             cell = v.cell_at_screen(*ev.pos)
-            if self.measure_from is not None and self.measured is None:
+            if self.measure_drag and self.measure_from is not None:
+                self.measure_drag = False
                 if cell is not None:
                     self.do_measure(self.measure_from, cell)
                 return True
@@ -400,6 +441,9 @@ class GMTable:
             self._form_key(ev)
             return True
         if self.acts.key(ev):
+            self.version += 1
+            return True
+        if self.route_key(k):
             self.version += 1
             return True
         if k == pygame.K_s and ctrl:
@@ -432,7 +476,10 @@ class GMTable:
         elif k == pygame.K_m and v.selected not in v.flying:
             self.measuring = not self.measuring
             self.measure_from = self.measure_to = self.measured = None
+            self.waypoints = []
             v.message = "measure: drag between two cells (M again: off)" if self.measuring else ""
+        elif k == pygame.K_v:
+            next_pace(v)
         elif k == pygame.K_PAGEUP:
             self.reorder(-1)
         elif k == pygame.K_PAGEDOWN:
@@ -523,6 +570,14 @@ class GMTable:
                 )
                 for ch in checks[:4]:
                     out.append((f"    {ch['what']} {100 * ch['p_success']:.0f}%", DIM))
+                for i, leg in enumerate(m.legs[:6]):
+                    out.append(
+                        (f"  leg {i + 1} to {leg.goal[0]},{leg.goal[1]}: {leg.turns:.3g} t", DIM)
+                    )
+                if self.measure_drag:
+                    out.append(("  Space or right click: a waypoint here", DIM))
+                elif v.selected is not None and v.sim.tokens[v.selected].state.cell == a:
+                    out.append(("  Space: walk it", DIM))
         risk = self.risk(compute=False)
         if risk is not None:
             quick, safe = risk.fast, risk.safe
@@ -584,6 +639,8 @@ class GMTable:
                 pygame.draw.lines(view, MEASURE, False, pts, 3)
             for p in (pts[0], pts[-1]):
                 pygame.draw.circle(view, MEASURE, p, 6, 2)
+            for cell in self.waypoints:
+                pygame.draw.circle(view, MEASURE, v.cell_screen(cell), 5)
             if isinstance(m, PathAnswer):
                 label = v.font.render(
                     f"{m.distance} {m.unit}, {float(m.turns):.2f} t", True, MEASURE, (0, 0, 0)

@@ -156,11 +156,14 @@ def test_metric_map_speed_in_map_unit(mymap, pace, cells):
 
 def test_metric_map_reach(mymap):
     """CONTRACT (speed in the map's unit), RULES.md 5 "dash = 2 x speed"; reach's default pace is
-    the fastest (`tacgrid reach --help`). speed 10 on 2-m cells: dash 20 m = 10 cells; cell k at
-    k/10 turn."""
-    r = tacgrid_json(
-        "reach", mymap(["." * 15], properties=METRIC), *SYS, "--token", "speed=10", "--from", "0,0"
-    )
+    the token's, as `path`'s (generic: walk; CONTRACT "`path` and `reach` default to the token's
+    pace"). speed 10 on 2-m cells: walk 10 m = 5 cells, cell k at k/5 turn; dash 20 m = 10
+    cells, cell k at k/10 turn."""
+    args = ("--token", "speed=10", "--from", "0,0")
+    r = tacgrid_json("reach", mymap(["." * 15], properties=METRIC), *SYS, *args)
+    got = {c["cell"][0]: frac(c["turns"]) for c in r["cells"]}
+    assert r["pace"] == "walk" and got == {k: F(k, 5) for k in range(6)}
+    r = tacgrid_json("reach", mymap(["." * 15], properties=METRIC), *SYS, *args, "--pace", "dash")
     got = {c["cell"][0]: frac(c["turns"]) for c in r["cells"]}
     assert got == {k: F(k, 10) for k in range(11)}
 
@@ -246,11 +249,21 @@ def test_air_only_for_fliers(mymap):
 
 
 def test_reach_two_turns(mymap):
-    """RULES.md 5 "dash = 2 x speed"; reach's default pace is the fastest. speed 10 on 5-ft
+    """RULES.md 5 "dash = 2 x speed"; `--pace dash` bands the walk within it. speed 10 on 5-ft
     cells: dash 20 ft = 4 cells a turn; 2 turns: cells 0..8, cell k at k/4 turn; walk band:
     within 10 ft (2 cells, 1/2 of a dash turn)."""
     r = tacgrid_json(
-        "reach", mymap(["." * 12]), *SYS, "--token", "speed=10", "--from", "0,0", "--turns", "2"
+        "reach",
+        mymap(["." * 12]),
+        *SYS,
+        "--token",
+        "speed=10",
+        "--from",
+        "0,0",
+        "--turns",
+        "2",
+        "--pace",
+        "dash",
     )
     got = {c["cell"][0]: c for c in r["cells"]}
     assert set(got) == set(range(9))
