@@ -123,7 +123,21 @@ def test_waypoint_drag_prices_one_route_and_walks_it(viewer: Viewer) -> None:
     assert walked == list(m.cells[: len(walked)]) and len(walked) < len(m.cells)
     end = v.sim.tokens["a"].state.cell
     assert end == walked[-1] and v.message == f"a stops at {end[0]},{end[1]}: the turn is spent"
-    assert v.table.measured is None and v.table.waypoints == []
+    # The rest of the route stays measured from where it stopped, the waypoints not yet
+    # passed kept: after the round, Space walks on along it.
+    rest = v.table.measured
+    assert isinstance(rest, PathAnswer) and rest.cells[0] == end and rest.cells[-1] == goal
+    passed = len(walked) - 1
+    assert v.table.waypoints == [g.goal for g in m.legs[:-1] if g.step > passed]
+    key(v, pygame.K_RETURN)  # the round ends
+    n = len(v.sim.events)
+    key(v, pygame.K_SPACE)
+    moves = [e for e in v.sim.events[n:] if e["type"] == "move" and e["token"] == "a"]
+    assert moves and [tuple(c) for c in moves[0]["path"]] == list(
+        rest.cells[: len(moves[0]["path"])]
+    )
+    key(v, pygame.K_z, pygame.KMOD_CTRL)
+    key(v, pygame.K_z, pygame.KMOD_CTRL)
     key(v, pygame.K_z, pygame.KMOD_CTRL)
     assert v.sim.tokens["a"].state.cell == start
 

@@ -10,7 +10,8 @@
   checks and odds for the selected token, by its system's rules; Space or a right click while
   dragging drops a waypoint (Backspace takes the last back), as Drag Ruler does: the route
   through them is priced as one plan as the mouse moves; Space then walks the selected token
-  along it from its cell (:meth:`Viewer.walk_selected`: the turn loop's walk, checks rolled);
+  along it from its cell (:meth:`Viewer.walk_selected`: the turn loop's walk, checks rolled),
+  the rest of a route the turn cuts short left measured for the next turn;
 * risk: where the quickest and the safest path differ, hover draws both (the safest
   dashed) and the panel gives both; ``,`` and ``.`` set "prefer safe below p = X", and a
   click follows the chosen one;
@@ -228,7 +229,16 @@ class GMTable:
         cells = list(m.cells)
         self.measure_from = self.measure_to = self.measured = None
         self.waypoints = []
+        before = len(v.sim.events)
         v.walk_selected(cells)
+        walked = [e["path"] for e in v.sim.events[before:] if e["type"] == "move"]
+        end = v.sim.tokens[tid].state.cell
+        if walked and end is not None and end != cells[-1] and end == tuple(walked[0][-1]):
+            # Cut short by the turn: the rest of the route, from where it stopped, for the
+            # next Space (the waypoints not yet passed kept).
+            at = len(walked[0]) - 1
+            self.waypoints = [g.goal for g in m.legs[:-1] if g.step > at]
+            self.do_measure(end, cells[-1])
         return True
 
     # ----------------------------------------------------------------- risk
