@@ -39,6 +39,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from engine import edits as keys
 from engine import policies
 from engine.errors import ScenarioError, TacgridError, did_you_mean
 from engine.grid import Cell
@@ -64,6 +65,7 @@ TOP_KEYS = (
     "description",
     "sweep",  # a parameter sweep's grid (engine.sweep); a batch ignores it
     "solve",  # auto | off: the policies play the solved game where it fits (docs/solve.md)
+    "measures",  # per-run measures a batch records (engine.edits.MEASURES)
 )
 TOKEN_KEYS = (
     "id",
@@ -104,6 +106,8 @@ class Scenario:
     tokens_block: str = "enemies"
     digest: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
+    #: The per-run measures its batches record (names of :data:`MEASURES`, in its order).
+    measures: tuple[str, ...] = ()
     #: The map file as read for drawing (pytmx's map and the document's tree beside
     #: :attr:`model`), for a renderer to be handed; only with ``load_scenario(...,
     #: for_render=True)``, None in the engine's own loads.
@@ -249,11 +253,14 @@ def load_scenario(
     raw_bytes, data = _read_yaml(path)
     _check_top_level(path, data)
     collision, overrides = split_collision(overrides)
+    tied = [k for k in overrides or {} if k.startswith("side.")]
     data, overrides, terrain_edits = apply_edits(path, data, overrides)
     tiled = _load_scenario_map(path, data, for_render, collision)
     model = tiled.model
     _edit_terrain(path, model, terrain_edits)
     system, settings = _create_system(path, data, model, overrides)
+    keys.check_tied_stats(path, tied, system)
+    measures = keys.read_measures(path, data)
     tokens_block = _tokens_block(path, settings)
     seed = _int(path, "seed", data.get("seed", 0))
     runs = _int(path, "runs", data.get("runs", 100), 1)
@@ -282,6 +289,7 @@ def load_scenario(
         tokens_block=tokens_block,
         digest=hashlib.sha256(raw_bytes).hexdigest()[:16],
         raw=data,
+        measures=measures,
         tiled=tiled if for_render else None,
         solve=_solve_option(path, data),
     )
@@ -299,8 +307,7 @@ def _solve_option(path: str, data: dict[str, Any]) -> str:
 
 #: The top-level scalars a ``scenario.KEY`` override (a sweep's ``turns``) may change.
 EDITABLE_TOP = ("turns",)
-#: A token's keys a ``TOKEN.KEY`` override may change (``TOKEN.stats.STAT`` for a stat).
-EDITABLE_TOKEN = ("pace", "policy")
+EDITABLE_TOKEN = keys.EDITABLE_TOKEN
 #: The terrain properties a ``terrain.NAME.PROP`` or ``region.NAME.PROP`` override may change.
 EDITABLE_TERRAIN = ("move", "difficulty", "dn", "cost", "cost_add", "height", "fall")
 #: The map edits a dotted override may make: ``terrain`` (every cell of a terrain, by the
@@ -320,7 +327,8 @@ def apply_edits(  # noqa: C901
     A key without a dot (or ``settings.NAME``) is a rule setting, as ``--set``. A dotted
     key edits the document before it is validated: ``TOKEN.stats.STAT`` (a token's stat),
     ``TOKEN.pace``, ``TOKEN.policy``, ``goals.capture`` and ``scenario.turns`` (the turn
-    limit). Two kinds edit the map once it is loaded, PROP a terrain property (move,
+    limit); ``side.SIDE.stats.STAT``, ``.pace`` and ``.policy`` edit every token of the side
+    SIDE at once (engine.edits). Two kinds edit the map once it is loaded, PROP a terrain property (move,
     difficulty, dn, cost, cost_add, height, fall): ``terrain.NAME.PROP`` every cell of the
     terrain NAME, ``region.NAME.PROP`` every cell of the map's region object(s) named NAME
     (a name may hold dots: the last part is PROP). The file's own data is never changed
@@ -345,7 +353,10 @@ def apply_edits(  # noqa: C901
     for key, value in edits:
         parts = key.split(".")
         head = parts[0]
-        if head == "scenario" and len(parts) == 2 and parts[1] in EDITABLE_TOP:
+        if head == "side" and keys.tied_shape(parts):
+            for token in keys.side_tokens(path, key, data, parts[1]):
+                keys.edit_token(token, parts[2:], value)
+        elif head == "scenario" and len(parts) == 2 and parts[1] in EDITABLE_TOP:
             data[parts[1]] = value
         elif head == "goals" and len(parts) == 2 and parts[1] in GOAL_KEYS:
             goals = data.get("goals")
@@ -355,11 +366,7 @@ def apply_edits(  # noqa: C901
             or (len(parts) == 2 and parts[1] in EDITABLE_TOKEN)
         ):
             token = next(t for t in data["tokens"] if isinstance(t, dict) and t.get("id") == head)
-            if parts[1] == "stats":
-                stats = token.get("stats")
-                token["stats"] = {**(stats if isinstance(stats, dict) else {}), parts[2]: value}
-            else:
-                token[parts[1]] = value
+            keys.edit_token(token, parts[1:], value)
         elif head in MAP_EDITS:
             terrain.append(_map_edit(path, key, parts, value))
         else:
@@ -368,8 +375,8 @@ def apply_edits(  # noqa: C901
                 clip(key),
                 "cannot be varied or set",
                 "use settings.NAME, TOKEN.stats.STAT, TOKEN.pace, TOKEN.policy, "
-                "goals.capture, scenario.turns, terrain.NAME.PROP or region.NAME.PROP "
-                f"(tokens: {', '.join(map(str, ids))})",
+                "side.SIDE.stats.STAT, goals.capture, scenario.turns, terrain.NAME.PROP or "
+                f"region.NAME.PROP (tokens: {', '.join(map(str, ids))})",
             )
     return data, settings, terrain
 
