@@ -42,14 +42,21 @@ def test_point_seed_is_the_points_own() -> None:
     assert 0 <= point_seed(7, a) < 2**63
 
 
-def test_adding_or_reordering_points_keeps_each_points_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("seeds", ["common", "per-point"])
+def test_adding_or_reordering_points_keeps_each_points_runs(tmp_path: Path, seeds: str) -> None:
     one = tmp_path / "one"
     two = tmp_path / "two"
-    run_sweep(CHASE, vary=[f"{MOVE}=8,10"], runs=20, seed=5, out_dir=str(one))
-    run_sweep(CHASE, vary=[f"{MOVE}=12,10,8"], runs=20, seed=5, out_dir=str(two))
+    run_sweep(CHASE, vary=[f"{MOVE}=8,10"], runs=20, seed=5, out_dir=str(one), seeds=seeds)
+    run_sweep(CHASE, vary=[f"{MOVE}=12,10,8"], runs=20, seed=5, out_dir=str(two), seeds=seeds)
     for move in (8, 10):
         assert _point_runs(one, {MOVE: move}) == _point_runs(two, {MOVE: move})
-    assert _point_runs(one, {MOVE: 8}) != _point_runs(one, {MOVE: 10})
+
+    def seeds_of(move: int) -> list[int]:
+        lines = _point_runs(one, {MOVE: move}).decode().splitlines()
+        return [json.loads(line)["seed"] for line in lines]
+
+    # Common seeds: every point replays the same run seeds; per point: each its own.
+    assert (seeds_of(8) == seeds_of(10)) == (seeds == "common")
     # The stats really change the play: a faster pursuer catches more.
     doc = json.loads((two / "summary.json").read_text())
     rate = {p["params"][MOVE]: p["rates"]["capture"] for p in doc["points"]}
@@ -139,7 +146,10 @@ def test_report_text_and_json(swept: Path, capsys: pytest.CaptureFixture[str]) -
     p = doc["points"][0]
     lo, hi = p["ci95"]["capture"]
     assert f"{100 * lo:.1f}-{100 * hi:.1f}%" in text
-    assert len([ln for ln in text.splitlines() if "complication" in ln]) == 2
+    points_table, paired_table = text.split("paired differences", 1)
+    assert len([ln for ln in points_table.splitlines() if "complication" in ln]) == 2
+    # The other three points, each against the first, with the pairs they were made of.
+    assert len([ln for ln in paired_table.splitlines() if " pts " in ln]) == 3
     assert main(["report", str(swept), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["kind"] == "sweep" and len(got["points"]) == 4 and got["runs"] == 30
@@ -180,8 +190,13 @@ def test_charts(swept: Path) -> None:
     assert len(hax.texts) == 4
     files = charts.write_sweep_charts(str(swept), doc)
     assert sorted(os.path.basename(f) for f in files) == [
-        "heatmap.png", "heatmap.svg", "rates.png", "rates.svg"
+        "heatmap.png", "heatmap.svg", "paired.png", "paired.svg", "rates.png", "rates.svg"
     ]  # fmt: skip
+    # The paired differences: a point (with its interval bars) for each of the 3 others.
+    left, right = charts.paired_figure(doc).get_axes()
+    assert "capture rate difference" in left.get_ylabel() and "turns" in right.get_ylabel()
+    assert len(left.get_xticklabels()) == 3
+    _check_png(str(swept / "paired.png"), 600, 350)
     _check_png(str(swept / "rates.png"), 800, 350)
     _check_png(str(swept / "heatmap.png"), 400, 300)
     assert (swept / "rates.svg").read_bytes().lstrip().startswith(b"<?xml")

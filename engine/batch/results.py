@@ -113,11 +113,14 @@ def need_tables(what: str) -> None:
         raise MissingExtra("analysis", what)
 
 
-def run_fields() -> list[Any]:
+def run_fields(measures: tuple[str, ...] = ()) -> list[Any]:
     """The columns of a run in a runs table (pyarrow fields): its index, seed, outcome,
-    turns, who ended it, the cell it ended on and its event count. A sweep's table puts
-    its point and varied parameters before them (engine.sweep)."""
+    turns, who ended it, the cell it ended on and its event count, then a column per
+    measure the scenario names (engine.batch.measures). A sweep's table puts its point and
+    varied parameters before them (engine.sweep)."""
     import pyarrow as pa
+
+    from engine.batch.measures import MEASURE_TYPES
 
     return [
         pa.field("run", pa.int64(), nullable=False),
@@ -128,12 +131,28 @@ def run_fields() -> list[Any]:
         pa.field("col", pa.int64()),
         pa.field("row", pa.int64()),
         pa.field("events", pa.int64()),
+        *(
+            pa.field(m, pa.float64() if MEASURE_TYPES[m] == "float" else pa.int64())
+            for m in measures
+        ),
     ]
 
 
-def run_columns(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
+def measures_of(path: str) -> tuple[str, ...]:
+    """The measures a runs.jsonl's records carry (its first record's: every run of a batch
+    has its scenario's), in their canonical order (:func:`engine.batch.measures.ordered`)."""
+    from engine.batch.measures import ordered
+
+    for r in iter_runs(path):
+        got = r.get("measures")
+        return ordered(got) if isinstance(got, dict) else ()
+    return ()
+
+
+def run_columns(rows: list[dict[str, Any]], measures: tuple[str, ...] = ()) -> dict[str, list[Any]]:
     """The :func:`run_fields` columns of some runs.jsonl records."""
     cells = [r.get("cell") for r in rows]
+    extra = {m: [(r.get("measures") or {}).get(m) for r in rows] for m in measures}
     return {
         "run": [r.get("run") for r in rows],
         "seed": [r.get("seed") for r in rows],
@@ -143,6 +162,7 @@ def run_columns(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
         "col": [c[0] if isinstance(c, list) and len(c) == 2 else None for c in cells],
         "row": [c[1] if isinstance(c, list) and len(c) == 2 else None for c in cells],
         "events": [r.get("events") for r in rows],
+        **extra,
     }
 
 
@@ -178,16 +198,17 @@ def write_runs_table(runs_path: str, table_path: str) -> str:
     gives the table of an uninterrupted one."""
     import pyarrow as pa
 
-    schema = pa.schema(run_fields())
+    measures = measures_of(runs_path)
+    schema = pa.schema(run_fields(measures))
 
     def batches() -> Iterator[Any]:
         rows: list[dict[str, Any]] = []
         for r in iter_runs(runs_path):
             rows.append(r)
             if len(rows) == TABLE_CHUNK:
-                yield pa.RecordBatch.from_pydict(run_columns(rows), schema=schema)
+                yield pa.RecordBatch.from_pydict(run_columns(rows, measures), schema=schema)
                 rows = []
         if rows:
-            yield pa.RecordBatch.from_pydict(run_columns(rows), schema=schema)
+            yield pa.RecordBatch.from_pydict(run_columns(rows, measures), schema=schema)
 
     return write_table(table_path, schema, batches())

@@ -4,10 +4,18 @@
 complication,none`` runs the Cartesian grid of the values (here 6 points), each point an
 ordinary batch (:func:`engine.batch.run_batch`) in its own folder ``DIR/points/p-HASH``:
 
-* A point's batch seed is derived from the sweep's seed and the point's canonical text
-  (its parameters sorted by name, values as JSON), never from its place in the grid: adding
-  a value or a parameter's other points, or listing them in another order, leaves every
+* Common random numbers (``seeds="common"``, the default): every point's batch has the
+  sweep's seed, so run *i* of every point rolls from the same run seed and two points
+  compare run for run (engine.batch.paired: the paired differences ``report`` shows).
+  ``seeds="per-point"`` (a sweep made before common seeds, or ``--seeds per-point``) derives
+  each point's batch seed from the sweep's seed and the point's canonical text (its
+  parameters sorted by name, values as JSON). Either way a point's seed never depends on
+  its place in the grid: adding a value or listing them in another order leaves every
   existing point's runs as they were.
+* ``until_ci=W`` (``--until-ci W``): each point runs in steps (:func:`next_step`) until the
+  95% Wilson interval of its capture rate is at most W wide, or it has ``max_runs`` runs;
+  each step extends the point's batch as ``run --resume --runs N`` does, so the runs are
+  written as they come and a stopped sweep resumed ends as an uninterrupted one.
 * Each point folder is a batch folder, so ``--resume`` completes (or, with a larger
   ``--runs``, extends) each point exactly as ``run --resume`` does, and a sweep stopped
   half-way and resumed gives the bytes of an uninterrupted one.
@@ -42,8 +50,11 @@ from typing import Any
 from engine import version
 from engine.batch.control import BatchStopped, _FolderLock
 from engine.batch.dask import _check_address
+from engine.batch.measures import ordered
+from engine.batch.paired import paired_block
+from engine.batch.point import UNTIL_MAX_RUNS, PointWork, run_point
 from engine.batch.results import iter_runs, need_tables, run_columns, run_fields, write_table
-from engine.batch.runner import ProgressFn, _check_runs, _check_version, run_batch
+from engine.batch.runner import ProgressFn, _check_runs, _check_version
 from engine.batch.work import ChunkFn
 from engine.errors import ArgumentError, ScenarioError, Wording, literal, stop_signal
 from engine.safeio import write_text
@@ -59,6 +70,11 @@ SWEEP_META = "sweep.json"
 SWEEP_SUMMARY = "summary.json"
 RUNS_TABLE = "runs.parquet"
 POINTS_TABLE = "points.parquet"
+
+#: How a sweep's points are seeded: common random numbers, or a seed per point.
+SEEDINGS = ("common", "per-point")
+#: A sweep.json without ``seeds`` was made before common seeds: its points were per-point.
+OLD_SEEDING = "per-point"
 
 #: ``point_done(index, points, point, summary)`` after each point's batch.
 PointFn = Callable[[int, int, dict[str, Any], dict[str, Any]], None]
@@ -182,6 +198,11 @@ def point_seed(sweep_seed: int, point: dict[str, Any]) -> int:
     return int.from_bytes(digest[:8], "big") >> 1
 
 
+def batch_seed(seeds: str, sweep_seed: int, point: dict[str, Any]) -> int:
+    """A point's batch seed: the sweep's own (``common``) or :func:`point_seed`."""
+    return sweep_seed if seeds == "common" else point_seed(sweep_seed, point)
+
+
 def point_dir(point: dict[str, Any]) -> str:
     """A point's folder name under ``DIR/points``: a hash of its canonical text."""
     return "p-" + hashlib.sha256(point_text(point).encode()).hexdigest()[:12]
@@ -200,9 +221,11 @@ def sweep_spec(
     vary: list[str] | dict[str, list[Any]] | None,
     runs: int | None,
     seed: int | None,
+    seeds: str = "common",
 ) -> dict[str, Any]:
-    """The sweep to run: the grid (``--vary`` texts or a ``{name: [values]}`` mapping, else the scenario's ``sweep:`` block), runs
-    per point and the sweep seed, checked; every point's scenario is validated."""
+    """The sweep to run: the grid (``--vary`` texts or a ``{name: [values]}`` mapping, else
+    the scenario's ``sweep:`` block), runs per point, the sweep seed and how the points are
+    seeded (:data:`SEEDINGS`), checked; every point's scenario is validated."""
     from engine.scenario import load_scenario
 
     scenario = load_scenario(scenario_path)
@@ -264,12 +287,51 @@ def sweep_spec(
         "version": version(),
         "name": scenario.name,
         "seed": int(seed),
+        "seeds": seeds,
+        "measures": list(ordered(scenario.measures)),
         "runs": int(runs),
         "params": [{"name": n, "values": v} for n, v in params],
         "points": [
-            {"point": point_dir(p), "params": p, "seed": point_seed(int(seed), p)} for p in points
+            {"point": point_dir(p), "params": p, "seed": batch_seed(seeds, int(seed), p)}
+            for p in points
         ],
     }
+
+
+def _check_seeds(seeds: str | None) -> None:
+    if seeds is not None and seeds not in SEEDINGS:
+        raise ArgumentError(
+            role="seeds", given=str(seeds)[:80], problem=f"expected {' or '.join(SEEDINGS)}"
+        )
+
+
+def _reseed(spec: dict[str, Any], seeds: str) -> None:
+    """``spec``'s points seeded as ``seeds`` says (a resumed sweep keeps its own way)."""
+    spec["seeds"] = seeds
+    for p in spec["points"]:
+        p["seed"] = batch_seed(seeds, spec["seed"], p["params"])
+
+
+def _check_until(until_ci: float | None, max_runs: int | None) -> dict[str, Any] | None:
+    """``--until-ci W`` (0 < W < 1) and its ``--max-runs`` cap, or None."""
+    if until_ci is None:
+        if max_runs is not None:
+            raise ArgumentError(
+                role="max_runs",
+                given=str(max_runs),
+                problem="caps {until_ci}; give {until_ci} W too, or {runs} N alone",
+                others=("until_ci", "runs"),
+            )
+        return None
+    if not (isinstance(until_ci, int | float) and 0 < until_ci < 1):
+        raise ArgumentError(
+            role="until_ci",
+            given=str(until_ci)[:80],
+            problem="expected a width between 0 and 1 (0.05: five percentage points)",
+        )
+    cap = UNTIL_MAX_RUNS if max_runs is None else max_runs
+    _check_runs(cap)
+    return {"width": float(until_ci), "max_runs": int(cap)}
 
 
 # --------------------------------------------------------------------------- the sweep
@@ -290,20 +352,30 @@ def run_sweep(
     point_done: PointFn | None = None,
     note: Callable[[Wording], None] | None = None,
     chunk_fn: ChunkFn | None = None,
+    seeds: str | None = None,
+    until_ci: float | None = None,
+    max_runs: int | None = None,
 ) -> dict[str, Any]:
     """Run every point's batch into ``out_dir/points/``, then write the tables and the
     sweep's ``summary.json``; returns that summary (see :func:`sweep_summary`). The tables
-    need pyarrow (the analysis extra): without it, one line before anything runs."""
+    need pyarrow (the analysis extra): without it, one line before anything runs.
+
+    ``seeds``: ``common`` (default; a resumed sweep keeps its own) or ``per-point``
+    (:data:`SEEDINGS`). ``until_ci``: each point runs until its capture rate's 95% interval
+    is at most this wide, ``max_runs`` runs at most (:data:`UNTIL_MAX_RUNS`); ``runs`` is
+    then the first step."""
     need_tables("sweep")
     if runs is not None:
         _check_runs(runs)
+    _check_seeds(seeds)
+    until = _check_until(until_ci, max_runs)
     if workers < 1:
         raise ArgumentError(
             role="workers", given=str(workers), problem="expected a whole number >= 1"
         )
     if scheduler:
         _check_address(scheduler)
-    spec = sweep_spec(scenario_path, vary, runs, seed)
+    spec = sweep_spec(scenario_path, vary, runs, seed, seeds or "common")
     _check_runs(spec["runs"])
     if resume and force:
         raise ArgumentError(
@@ -348,6 +420,11 @@ def run_sweep(
                 + "; use another {out} or drop {resume}",
                 others=("out", "resume"),
             )
+        if old is not None and resume:
+            _resume_settings(old, spec, seeds, until, out_dir)
+            until = spec.get("until_ci")
+        elif until is not None:
+            spec["until_ci"] = until
         if old is not None and resume and isinstance(old.get("runs"), int):
             if runs is None:
                 spec["runs"] = old["runs"]  # as `run --resume`: the sweep's own size
@@ -359,29 +436,39 @@ def run_sweep(
                     f"give {{runs}} {old['runs']} or more to extend it, or another {{out}}",
                     others=("runs", "out"),
                 )
+        if until is not None and until["max_runs"] < spec["runs"]:
+            raise ArgumentError(
+                role="max_runs",
+                given=str(until["max_runs"]),
+                problem=f"is under the first step of {spec['runs']} runs a point; give "
+                "{max_runs} at least {runs}, or a smaller {runs}",
+                others=("max_runs", "runs"),
+            )
         write_text(meta_path, json.dumps(spec, indent=2) + "\n", "out")
         _remove(os.path.join(out_dir, SWEEP_SUMMARY))
+        work = PointWork(
+            scenario_path=scenario_path,
+            out_dir=out_dir,
+            runs=spec["runs"],
+            until=until,
+            workers=workers,
+            scheduler=scheduler,
+            resume=resume,
+            force=force,
+            progress=progress,
+            note=note,
+            chunk_fn=chunk_fn,
+        )
         summaries = []
         for i, p in enumerate(spec["points"]):
-            summary = run_batch(
-                scenario_path,
-                runs=spec["runs"],
-                seed=p["seed"],
-                workers=workers,
-                scheduler=scheduler,
-                out_dir=os.path.join(out_dir, "points", p["point"]),
-                resume=resume,
-                force=force,
-                overrides=overrides_of(p["params"]),
-                progress=progress,
-                note=note,
-                chunk_fn=chunk_fn,
-            )
+            summary = run_point(work, p)
             summaries.append(summary)
             if point_done:
                 point_done(i, len(spec["points"]), p, summary)
         doc = sweep_summary(spec, summaries)
         try:
+            if spec["seeds"] == "common":
+                doc["paired"] = paired_block(out_dir, doc)
             write_tables(out_dir, spec, summaries)
             write_text(
                 os.path.join(out_dir, SWEEP_SUMMARY),
@@ -400,6 +487,32 @@ def run_sweep(
         return doc
     finally:
         lock.release()
+
+
+def _resume_settings(
+    old: dict[str, Any],
+    spec: dict[str, Any],
+    seeds: str | None,
+    until: dict[str, Any] | None,
+    out_dir: str,
+) -> None:
+    """A resumed sweep keeps its own seeding (refusing another one given) and, unless given
+    again, its own ``--until-ci``."""
+    had = old.get("seeds", OLD_SEEDING)
+    if seeds is not None and seeds != had:
+        raise ArgumentError(
+            role="seeds",
+            given=seeds,
+            problem=f"{literal(out_dir)} holds a sweep seeded {had}: its runs would not be "
+            f"the same; give {{seeds}} {had} (or leave it out), or another {{out}}",
+            others=("seeds", "out"),
+        )
+    if had != spec["seeds"]:
+        _reseed(spec, had)
+    if until is None and isinstance(old.get("until_ci"), dict):
+        until = old["until_ci"]
+    if until is not None:
+        spec["until_ci"] = until
 
 
 def _remove(path: str) -> None:
@@ -448,7 +561,9 @@ def sweep_summary(spec: dict[str, Any], summaries: list[dict[str, Any]]) -> dict
         "version": spec["version"],
         "name": spec.get("name", ""),
         "seed": spec["seed"],
+        "seeds": spec.get("seeds", OLD_SEEDING),
         "runs": spec["runs"],
+        **({"until_ci": spec["until_ci"]} if spec.get("until_ci") else {}),
         "params": spec["params"],
         "points": points,
     }
@@ -486,7 +601,10 @@ def runs_schema(spec: dict[str, Any]) -> Any:
     fields = [pa.field("point", pa.string(), nullable=False)]
     for p in spec["params"]:
         fields.append(pa.field(p["name"], _arrow_type(p["values"]), nullable=False))
-    fields += [pa.field("point_seed", pa.int64(), nullable=False), *run_fields()]
+    fields += [
+        pa.field("point_seed", pa.int64(), nullable=False),
+        *run_fields(tuple(spec.get("measures", ()))),
+    ]
     return pa.schema(fields)
 
 
@@ -533,7 +651,8 @@ def _run_batches(spec: dict[str, Any], schema: Any, out_dir: str) -> Iterator[An
                 kind = schema.field(name).type
                 cols[name] = _param_column([p["params"][name]] * n, kind)
             cols["point_seed"] = [p["seed"]] * n
-            cols.update(run_columns(rows))  # the columns of a batch's runs.parquet
+            # the columns of a batch's runs.parquet
+            cols.update(run_columns(rows, tuple(spec.get("measures", ()))))
             return pa.RecordBatch.from_pydict(cols, schema=schema)
 
         for r in iter_runs(path):

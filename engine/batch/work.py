@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.batch.control import _collector_paused
+from engine.batch.measures import measure_run
 from engine.batch.tally import Tally
 
 #: Runs per task handed to a worker process or a Dask worker.
@@ -195,13 +196,21 @@ def run_chunk(path: str, overrides: tuple[tuple[str, Any], ...], items: Chunk) -
 
 
 def _play(scenario: Any, fields: Any, items: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    """The records of the runs ``items``; a scenario that names measures keeps each run's
+    event log to take them from (engine.batch.measures) and records them as ``measures``."""
     from engine.sim import Simulation
 
     out = []
+    names = tuple(scenario.measures)
     with _collector_paused():
         for run, seed in items:
-            sim = Simulation(scenario, seed, fields=fields, run=run, record="count")
-            out.append(sim.run().to_dict())
+            sim = Simulation(scenario, seed, fields=fields, run=run, record=bool(names) or "count")
+            record = sim.run().to_dict()
+            if names:
+                record["measures"] = measure_run(
+                    names, sim.events, sim.pursuers, sim.quarries, scenario.model.grid.distance
+                )
+            out.append(record)
     return out
 
 

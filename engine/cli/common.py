@@ -41,6 +41,10 @@ FLAGS = {
     "speed": "--speed",
     "ground_pace": "--ground-pace",
     "act": "--act",
+    "seeds": "--seeds",
+    "until_ci": "--until-ci",
+    "max_runs": "--max-runs",
+    "against": "--against",
 }
 
 

@@ -234,7 +234,41 @@ def _add_sweep(sub: argparse._SubParsersAction[_Parser]) -> None:
     s.add_argument("--quiet", action="store_true", help="nothing on stderr but errors")
     s.add_argument("--no-charts", action="store_true", help="skip the PNG/SVG charts")
     s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.add_argument(
+        "--seeds",
+        choices=("common", "per-point"),
+        default=None,
+        help="common (default): every point replays the same run seeds; per-point: its own",
+    )
+    s.add_argument(
+        "--until-ci",
+        type=_width,
+        default=None,
+        metavar="W",
+        help="run each point until its capture rate's 95%% interval is at most W wide "
+        "(0.05 = 5 points); --runs is then the first step",
+    )
+    s.add_argument(
+        "--max-runs",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="with --until-ci: at most N runs a point (default 10000)",
+    )
     s.set_defaults(func=cmd_sweep)
+
+
+def _width(text: str) -> float:
+    """``--until-ci``'s width: a number between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(
+            f"'{text[:40]}': expected a width between 0 and 1 (0.05: five percentage points)"
+        )
+    return value
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -257,7 +291,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if not args.quiet and (args.progress or sys.stderr.isatty()):
             what = ", ".join(f"{k}={v}" for k, v in point["params"].items())
             rates = "  ".join(f"{k} {100 * v:.1f}%" for k, v in summary["rates"].items())
-            sys.stderr.write(f"point {i + 1}/{n} ({what}): {rates}\n")
+            sys.stderr.write(f"point {i + 1}/{n} ({what}): {rates} ({summary['runs']} runs)\n")
 
     try:
         doc = run_sweep(
@@ -272,6 +306,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             force=args.force,
             point_done=point_done,
             note=note,
+            seeds=args.seeds,
+            until_ci=args.until_ci,
+            max_runs=args.max_runs,
         )
     except BatchStopped as stop:
         text = stop.wording.naming(FLAGS) or "stopped"
@@ -296,6 +333,13 @@ def _add_report(sub: argparse._SubParsersAction[_Parser]) -> None:
     s.add_argument("dir", help="a batch's or a sweep's --out folder")
     s.add_argument("--charts", action="store_true", help="also write its charts (PNG and SVG)")
     s.add_argument("--json", action="store_true", help="print one JSON document")
+    s.add_argument(
+        "--against",
+        choices=("first", "previous"),
+        default="first",
+        help="a sweep's paired differences: each point against the first point (default) "
+        "or the point one value before it",
+    )
     s.set_defaults(func=cmd_report)
 
 
@@ -303,7 +347,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """The summary of a batch or sweep folder as a table (``--charts``: and its charts)."""
     from engine.report.tables import format_report, load_results
 
-    doc = load_results(args.dir)
+    doc = load_results(args.dir, against=args.against)
     files: list[str] = []
     if args.charts:
         from engine.report import charts

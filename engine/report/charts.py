@@ -6,7 +6,8 @@
   with its 95% Wilson band;
 * :func:`sweep_figure`: a sweep's outcome rate against each varied parameter, with 95%
   interval bars (one line per combination of the other parameters);
-* :func:`heatmap_figure`: for a sweep of two parameters, the rate over the grid.
+* :func:`heatmap_figure`: for a sweep of two parameters, the rate over the grid;
+* :func:`paired_figure`: a sweep's paired differences, each point against its reference.
 
 Each builder returns a :class:`matplotlib.figure.Figure` (titled, axes labelled, with a
 legend where there are several lines; constrained layout keeps labels apart);
@@ -316,6 +317,45 @@ def heatmap_figure(doc: dict[str, Any], outcome: str = "capture") -> Any:
     return fig
 
 
+def paired_figure(doc: dict[str, Any]) -> Any:
+    """A sweep's paired differences (``doc["paired"]``: engine.batch.paired): per point, the
+    capture rate's difference from its reference in percentage points with its 95% interval
+    (Newcombe's paired score), and beside it the mean turns' with its paired t interval."""
+    paired = doc["paired"]
+    outcome = paired.get("outcome", "capture")
+    by_dir = {p["point"]: p for p in doc["points"]}
+    rows = [r for r in paired["rows"] if r["pairs"]]
+    labels = [", ".join(_label(v) for v in by_dir[r["point"]]["params"].values()) for r in rows]
+    fig = _figure(max(7.0, 1.1 * len(rows) + 4.0), 4.4)
+    left, right = fig.subplots(1, 2, squeeze=True)
+    xs = list(range(len(rows)))
+    for ax, key, scale, what in (
+        (left, outcome, 100.0, f"{outcome} rate difference (points)"),
+        (right, "turns", 1.0, "mean turns difference"),
+    ):
+        mids, lows, highs, at = [], [], [], []
+        for x, r in zip(xs, rows, strict=True):
+            d = r[key]
+            if d["lo"] is None:
+                continue
+            mids.append(scale * d["diff"])
+            lows.append(scale * (d["diff"] - d["lo"]))
+            highs.append(scale * (d["hi"] - d["diff"]))
+            at.append(x)
+        ax.axhline(0.0, color="#555555", linewidth=0.8)
+        ax.errorbar(at, mids, yerr=[lows, highs], fmt="o", capsize=4, color="#d6403a")
+        ax.set_xticks(xs, labels, rotation=30 if len(rows) > 4 else 0, ha="right")
+        ax.set_xlim(-0.6, max(len(rows) - 0.4, 0.6))
+        ax.set_ylabel(f"{what}, 95% interval")
+        ax.grid(True, axis="y", alpha=0.3)
+    names = ", ".join(p["name"] for p in doc["params"])
+    against = "the first point" if paired["against"] == "first" else "the previous point"
+    left.set_xlabel(names)
+    right.set_xlabel(names)
+    fig.suptitle(f"each point against {against}, run for run on the same seeds")
+    return fig
+
+
 def write_turns_chart(out_dir: str, records: Iterable[dict[str, Any]], title: str = "") -> str:
     """``turns.png`` in a batch folder (:func:`turns_figure`): ``run`` writes it."""
     return save_figure(turns_figure(records, title), os.path.join(out_dir, "turns"), ("png",))[0]
@@ -329,8 +369,11 @@ def write_batch_charts(
 
 
 def write_sweep_charts(out_dir: str, doc: dict[str, Any], outcome: str = "capture") -> list[str]:
-    """``rates.png/.svg`` (and ``heatmap.png/.svg`` for two parameters) in a sweep folder."""
+    """``rates.png/.svg`` (and ``heatmap.png/.svg`` for two parameters) in a sweep folder,
+    and ``paired.png/.svg`` where the sweep has paired differences (:func:`paired_figure`)."""
     files = save_figure(sweep_figure(doc, outcome), os.path.join(out_dir, "rates"))
     if len(doc["params"]) == 2:
         files += save_figure(heatmap_figure(doc, outcome), os.path.join(out_dir, "heatmap"))
+    if doc.get("paired") and any(r["pairs"] for r in doc["paired"]["rows"]):
+        files += save_figure(paired_figure(doc), os.path.join(out_dir, "paired"))
     return files

@@ -15,9 +15,10 @@ from engine.errors import ArgumentError
 OUTCOMES = ("capture", "escape", "timeout")
 
 
-def load_results(out_dir: str) -> dict[str, Any]:
+def load_results(out_dir: str, against: str = "first") -> dict[str, Any]:
     """The report document of ``out_dir``: ``{"kind": "sweep", ...}`` (the sweep's
-    summary.json) or ``{"kind": "batch", "summary": ...}`` (a batch's summary.json)."""
+    summary.json, its ``paired`` differences against ``against``: engine.batch.paired) or
+    ``{"kind": "batch", "summary": ...}`` (a batch's summary.json)."""
     from engine.sweep import SWEEP_META, read_sweep
 
     if not os.path.isdir(out_dir):
@@ -29,7 +30,7 @@ def load_results(out_dir: str) -> dict[str, Any]:
                 f"report {out_dir}: the sweep there has not finished; run the same sweep "
                 "command with --resume"
             )
-        return doc
+        return with_paired(out_dir, doc, against)
     path = os.path.join(out_dir, "summary.json")
     if not os.path.isfile(path):
         hint = (
@@ -46,6 +47,20 @@ def load_results(out_dir: str) -> dict[str, Any]:
     if not isinstance(summary, dict) or not isinstance(summary.get("outcomes"), dict):
         raise ArgumentError(f"report {path}: damaged; run the batch again with --force")
     return {"kind": "batch", "summary": summary}
+
+
+def with_paired(out_dir: str, doc: dict[str, Any], against: str) -> dict[str, Any]:
+    """A sweep's document with its paired differences against ``against`` (those kept in
+    its summary.json where they are the ones asked for). A sweep seeded per point has none:
+    its points' runs do not pair (``paired`` null)."""
+    from engine.batch.paired import paired_block
+
+    if doc.get("seeds", "per-point") != "common":
+        return {**doc, "paired": None}
+    kept = doc.get("paired")
+    if isinstance(kept, dict) and kept.get("against") == against:
+        return doc
+    return {**doc, "paired": paired_block(out_dir, doc, against)}
 
 
 def _pct(rate: float) -> str:
@@ -100,19 +115,24 @@ def title(doc: dict[str, Any]) -> str:
     if doc["kind"] == "batch":
         s = doc["summary"]
         return f"{s['scenario']}: {s['runs']} runs, seed {s['seed']}"
-    return (
-        f"{doc['scenario']}: sweep of {len(doc['points'])} points x {doc['runs']} runs, "
-        f"seed {doc['seed']}"
-    )
+    until = doc.get("until_ci")
+    if until:
+        size = (
+            f"sweep of {len(doc['points'])} points, each run until its capture rate's 95% "
+            f"interval is at most {100 * until['width']:g} points wide (steps from "
+            f"{doc['runs']} runs, at most {until['max_runs']})"
+        )
+    else:
+        size = f"sweep of {len(doc['points'])} points x {doc['runs']} runs"
+    seeds = "common seeds" if doc.get("seeds") == "common" else "a seed per point"
+    return f"{doc['scenario']}: {size}, seed {doc['seed']} ({seeds})"
 
 
-def format_report(doc: dict[str, Any], width: int = 120) -> str:
-    """The ``report`` text: a rich table (plain text, no colour codes)."""
+def _table_text(header: list[str], body: list[list[str]], n_left: int, width: int) -> list[str]:
+    """A rich table as plain lines (no colour codes), the first ``n_left`` columns left."""
     from rich.console import Console
     from rich.table import Table
 
-    header, body = rows(doc)
-    n_left = 1 if doc["kind"] == "batch" else len(doc["params"])
     table = Table()
     for i, name in enumerate(header):
         table.add_column(
@@ -122,12 +142,89 @@ def format_report(doc: dict[str, Any], width: int = 120) -> str:
         table.add_row(*r)
     buf = io.StringIO()
     Console(file=buf, width=max(width, 400), color_system=None, force_terminal=False).print(table)
-    lines = [line.rstrip() for line in buf.getvalue().splitlines() if line.strip()]
-    text = "\n".join([title(doc), *lines])
+    return [line.rstrip() for line in buf.getvalue().splitlines() if line.strip()]
+
+
+def format_report(doc: dict[str, Any], width: int = 120) -> str:
+    """The ``report`` text: a rich table (plain text, no colour codes); for a sweep, the
+    paired differences after it (:func:`paired_rows`)."""
+    header, body = rows(doc)
+    n_left = 1 if doc["kind"] == "batch" else len(doc["params"])
+    text = "\n".join([title(doc), *_table_text(header, body, n_left, width)])
     if doc["kind"] == "batch":
         t = doc["summary"]["turns"]
         text += f"\nturns: mean {t['mean']:.2f}, median {t['p50']:g}, 90% {t['p90']:g}"
+        return text
+    paired = doc.get("paired")
+    if paired is None and "paired" in doc:
+        text += "\nno paired differences: the points drew their own dice (--seeds per-point)"
+    elif paired and paired["rows"]:
+        header, body = paired_rows(doc)
+        text += "\n" + paired_title(doc)
+        text += "\n" + "\n".join(_table_text(header, body, len(doc["params"]) + 1, width))
     return text
+
+
+def paired_title(doc: dict[str, Any]) -> str:
+    """The paired table's heading: against what, and how its intervals are made."""
+    paired = doc["paired"]
+    if paired["against"] == "first":
+        first = doc["points"][0]["params"]
+        what = "the first point (" + ", ".join(f"{k}={_value(v)}" for k, v in first.items()) + ")"
+    else:
+        what = "the point one value before it"
+    return (
+        f"paired differences, each point against {what}, run for run on the same seeds; "
+        "95% intervals: Newcombe's paired score (capture), paired t (turns)"
+    )
+
+
+def _signed_pct(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def paired_rows(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The paired table: per point its parameters, the point it is compared with, the
+    pairs, the capture rate's difference (percentage points) with its 95% interval and the
+    discordant runs (captured here only / there only), the mean turns' difference and its
+    interval."""
+    params = [p["name"] for p in doc["params"]]
+    by_dir = {p["point"]: p for p in doc["points"]}
+    outcome = doc["paired"].get("outcome", "capture")
+    header = [
+        *params,
+        "against",
+        "pairs",
+        f"{outcome} diff",
+        "95%",
+        "only here/there",
+        "turns diff",
+        "95% ",
+    ]
+    out = []
+    for row in doc["paired"]["rows"]:
+        p, ref = by_dir[row["point"]], by_dir[row["reference"]]
+        changed = ", ".join(
+            f"{n}={_value(ref['params'][n])}" for n in params if ref["params"][n] != p["params"][n]
+        )
+        cells = [_value(p["params"][n]) for n in params] + [changed]
+        if not row["pairs"]:
+            out.append([*cells, "0", "-", row.get("unpaired", "-"), "-", "-", "-"])
+            continue
+        c, t = row[outcome], row["turns"]
+        turns_ci = "-" if t["lo"] is None else f"{t['lo']:+.2f} to {t['hi']:+.2f}"
+        out.append(
+            [
+                *cells,
+                str(row["pairs"]),
+                f"{_signed_pct(c['diff'])} pts",
+                f"{_signed_pct(c['lo'])} to {_signed_pct(c['hi'])}",
+                f"{c['only_point']}/{c['only_ref']}",
+                f"{t['diff']:+.2f}",
+                turns_ci,
+            ]
+        )
+    return header, out
 
 
 def html_table(doc: dict[str, Any]) -> str:
