@@ -66,7 +66,9 @@ def test_tied_and_separate_parameters_give_the_same_runs(tmp_path: Path) -> None
     assert rates[(13, 13)] >= rates[(9, 9)]
 
 
-def test_resume_keeps_the_sweeps_own_seeding(tmp_path: Path) -> None:
+def test_resume_keeps_the_sweeps_own_seeding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "s"
     run_sweep(CHASE, vary=[f"{MOVE}=8,12"], runs=10, seed=2, out_dir=str(out), seeds="per-point")
     before = _runs(out, {MOVE: 8})
@@ -79,6 +81,10 @@ def test_resume_keeps_the_sweeps_own_seeding(tmp_path: Path) -> None:
     doc = run_sweep(CHASE, vary=[f"{MOVE}=8,12"], runs=20, seed=2, out_dir=str(out), resume=True)
     assert doc["seeds"] == "per-point" and _runs(out, {MOVE: 8})[:10] == before
     assert "paired" not in doc  # per-point runs do not pair
+    assert main(["report", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["paired"] is None
+    assert main(["report", str(out)]) == 0
+    assert "no paired differences: the points drew their own dice" in capsys.readouterr().out
 
 
 def test_a_sweep_json_without_seeds_was_seeded_per_point(tmp_path: Path) -> None:

@@ -153,7 +153,7 @@ def reference_of(
     sweep of one parameter, the value before). None for the first point."""
     if against == "first":
         return [None if i == 0 else 0 for i in range(len(points))]
-    keys = [json_key(p["params"], params) for p in points]
+    keys = [grid_place(p["params"], params) for p in points]
     where = {k: i for i, k in enumerate(keys)}
     out: list[int | None] = []
     for k in keys:
@@ -167,7 +167,7 @@ def reference_of(
     return out
 
 
-def json_key(values: dict[str, Any], params: list[dict[str, Any]]) -> tuple[int, ...]:
+def grid_place(values: dict[str, Any], params: list[dict[str, Any]]) -> tuple[int, ...]:
     """A point's place in the grid: each parameter's value's index in its list."""
     import json
 

@@ -349,10 +349,15 @@ def paired_figure(doc: dict[str, Any]) -> Any:
         ax.set_ylabel(f"{what}, 95% interval")
         ax.grid(True, axis="y", alpha=0.3)
     names = ", ".join(p["name"] for p in doc["params"])
-    against = "the first point" if paired["against"] == "first" else "the previous point"
+    if paired["against"] == "first":
+        first = doc["points"][0]["params"]
+        against = "the first (" + ", ".join(f"{k}={_label(v)}" for k, v in first.items()) + ")"
+    else:
+        against = "the one before it"
     left.set_xlabel(names)
     right.set_xlabel(names)
-    fig.suptitle(f"each point against {against}, run for run on the same seeds")
+    name = doc.get("name") or os.path.basename(doc["scenario"])
+    fig.suptitle(f"{name}: each point against {against}, run for run on the same seeds")
     return fig
 
 
