@@ -483,7 +483,7 @@ def _check_top_level(path: str, data: Any) -> None:
         if key not in TOP_KEYS:
             raise _err(
                 path,
-                clip(str(key)),
+                clip(str(key), 40),  # no key is longer: room for the list of keys
                 "unknown key" + did_you_mean(str(key)[:80], TOP_KEYS),
                 f"keys: {', '.join(TOP_KEYS)}",
             )
