@@ -12,7 +12,7 @@ ordinary batch (:func:`engine.batch.run_batch`) in its own folder ``DIR/points/p
   parameters sorted by name, values as JSON). Either way a point's seed never depends on
   its place in the grid: adding a value or listing them in another order leaves every
   existing point's runs as they were.
-* ``until_ci=W`` (``--until-ci W``): each point runs in steps (:func:`next_step`) until the
+* ``until_ci=W`` (``--until-ci W``): each point runs in steps (engine.batch.point) until the
   95% Wilson interval of its capture rate is at most W wide, or it has ``max_runs`` runs;
   each step extends the point's batch as ``run --resume --runs N`` does, so the runs are
   written as they come and a stopped sweep resumed ends as an uninterrupted one.
@@ -54,7 +54,7 @@ from engine.batch.measures import ordered
 from engine.batch.paired import paired_block
 from engine.batch.point import UNTIL_MAX_RUNS, PointWork, run_point
 from engine.batch.results import iter_runs, need_tables, run_columns, run_fields, write_table
-from engine.batch.runner import ProgressFn, _check_runs, _check_version
+from engine.batch.runner import MAX_RUNS, ProgressFn, _check_runs, _check_version
 from engine.batch.work import ChunkFn
 from engine.errors import ArgumentError, ScenarioError, Wording, literal, stop_signal
 from engine.safeio import write_text
@@ -330,7 +330,10 @@ def _check_until(until_ci: float | None, max_runs: int | None) -> dict[str, Any]
             problem="expected a width between 0 and 1 (0.05: five percentage points)",
         )
     cap = UNTIL_MAX_RUNS if max_runs is None else max_runs
-    _check_runs(cap)
+    if not 1 <= cap <= MAX_RUNS:
+        raise ArgumentError(
+            role="max_runs", given=str(cap), problem=f"expected a whole number from 1 to {MAX_RUNS}"
+        )
     return {"width": float(until_ci), "max_runs": int(cap)}
 
 
