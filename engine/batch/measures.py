@@ -7,8 +7,8 @@ one line at load). Pursuers and quarries are the run's own (a token whose side i
 ``pursuer`` or whose policy hunts; ``quarry`` or a policy that flees: engine.sim). Each
 token's state is its entry in the ``start`` event, replaced by each ``state`` event of it.
 
-* ``distance_at_end``: the fewest cells between a pursuer and a quarry in the states the
-  log ends with, by the map's own distance (hex steps; on a square map its ``diagonals``
+* ``distance_at_end``: the fewest cells between a pursuer's cell and a quarry's (a large
+  token's anchor cell) in the states the log ends with, by the map's own distance (hex steps; on a square map its ``diagonals``
   rule); null where the run has no pursuer and quarry on the map.
 * ``checks_failed``: the ``check`` events whose ``success`` is false (rolls of any token).
 * ``turns_in_water``: the turns at whose end some quarry's state has mode ``swim`` (the end
