@@ -223,7 +223,9 @@ def test_notebook_view(swept: Path) -> None:
     res = api.results(str(swept))
     assert isinstance(res, api.SweepResult)
     page = res._repr_html_()
-    assert page.count("<tr>") == 5 and MOVE in page and "<table>" in page
+    points, paired = page.split("paired differences")
+    assert points.count("<tr>") == 5 and MOVE in points and "<table>" in points
+    assert paired.count("<tr>") == 4 and "Newcombe" in paired  # 3 points against the first
     assert res.table().num_rows == 4
     point = api.results(str(swept / "points" / point_dir({MOVE: 8, WILD: "none"})))
     assert isinstance(point, api.BatchResult)

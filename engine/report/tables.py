@@ -227,14 +227,18 @@ def paired_rows(doc: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, out
 
 
-def html_table(doc: dict[str, Any]) -> str:
-    """A small HTML table for a notebook (``_repr_html_``)."""
-    header, body = rows(doc)
+def _html(header: list[str], body: list[list[str]]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     lines = "".join(
         "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in body
     )
-    return (
-        f"<div><b>{html.escape(title(doc))}</b><table><thead><tr>{head}</tr></thead>"
-        f"<tbody>{lines}</tbody></table></div>"
-    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{lines}</tbody></table>"
+
+
+def html_table(doc: dict[str, Any]) -> str:
+    """A small HTML table for a notebook (``_repr_html_``); a sweep's paired differences
+    (:func:`paired_rows`) in a second table under it."""
+    page = f"<div><b>{html.escape(title(doc))}</b>{_html(*rows(doc))}"
+    if doc["kind"] == "sweep" and doc.get("paired") and doc["paired"]["rows"]:
+        page += f"<p>{html.escape(paired_title(doc))}</p>{_html(*paired_rows(doc))}"
+    return page + "</div>"
