@@ -41,6 +41,11 @@ from typing import TYPE_CHECKING, Any
 
 from engine import edits as keys
 from engine import policies
+from engine.edits import EDITABLE_TERRAIN as EDITABLE_TERRAIN  # kept importable from here
+from engine.edits import EDITABLE_TOKEN as EDITABLE_TOKEN
+from engine.edits import EDITABLE_TOP as EDITABLE_TOP
+from engine.edits import GOAL_KEYS, apply_edits, edit_terrain
+from engine.edits import MAP_EDITS as MAP_EDITS
 from engine.errors import ScenarioError, TacgridError, did_you_mean
 from engine.grid import Cell
 from engine.mapmodel import MapModel
@@ -50,7 +55,6 @@ from engine.tokenspec import TokenSpec
 if TYPE_CHECKING:
     from engine.tiled import TiledFile
 
-GOAL_KEYS = ("capture", "escape", "capture_altitude")
 TOP_KEYS = (
     "name",
     "map",
@@ -189,7 +193,7 @@ def edit_bare_map(path: str, model: MapModel, overrides: dict[str, Any] | None) 
     ``region.NAME.PROP`` edit ``model`` in place, as they edit a scenario's map; the rule
     settings (keys without a dot, ``settings.NAME``) are returned for the system."""
     _, settings, edits = apply_edits(path, {}, overrides)
-    _edit_terrain(path, model, edits)
+    edit_terrain(path, model, edits)
     return settings
 
 
@@ -257,7 +261,7 @@ def load_scenario(
     data, overrides, terrain_edits = apply_edits(path, data, overrides)
     tiled = _load_scenario_map(path, data, for_render, collision)
     model = tiled.model
-    _edit_terrain(path, model, terrain_edits)
+    edit_terrain(path, model, terrain_edits)
     system, settings = _create_system(path, data, model, overrides)
     keys.check_tied_stats(path, tied, system)
     measures = keys.read_measures(path, data)
@@ -303,152 +307,6 @@ def _solve_option(path: str, data: dict[str, Any]) -> str:
     if got not in ("auto", "off"):
         raise _err(path, "solve", f"expected auto or off, not {clip(str(got))}")
     return str(got)
-
-
-#: The top-level scalars a ``scenario.KEY`` override (a sweep's ``turns``) may change.
-EDITABLE_TOP = ("turns",)
-EDITABLE_TOKEN = keys.EDITABLE_TOKEN
-#: The terrain properties a ``terrain.NAME.PROP`` or ``region.NAME.PROP`` override may change.
-EDITABLE_TERRAIN = ("move", "difficulty", "dn", "cost", "cost_add", "height", "fall")
-#: The map edits a dotted override may make: ``terrain`` (every cell of a terrain, by the
-#: terrain's name) and ``region`` (every cell of a map region, by the region object's name).
-MAP_EDITS = ("terrain", "region")
-
-#: One map edit: (kind, the override's key, the terrain's or region's name, PROP, value).
-MapEdit = tuple[str, str, str, str, Any]
-
-
-def apply_edits(  # noqa: C901
-    path: str, data: dict[str, Any], overrides: dict[str, Any] | None
-) -> tuple[dict[str, Any], dict[str, Any], list[MapEdit]]:
-    """Split ``overrides`` into rule settings, edits of the scenario document and edits of
-    the map's terrain.
-
-    A key without a dot (or ``settings.NAME``) is a rule setting, as ``--set``. A dotted
-    key edits the document before it is validated: ``TOKEN.stats.STAT`` (a token's stat),
-    ``TOKEN.pace``, ``TOKEN.policy``, ``goals.capture`` and ``scenario.turns`` (the turn
-    limit); ``side.SIDE.stats.STAT``, ``.pace`` and ``.policy`` edit every token of the side
-    SIDE at once (engine.edits). Two kinds edit the map once it is loaded, PROP a terrain property (move,
-    difficulty, dn, cost, cost_add, height, fall): ``terrain.NAME.PROP`` every cell of the
-    terrain NAME, ``region.NAME.PROP`` every cell of the map's region object(s) named NAME
-    (a name may hold dots: the last part is PROP). The file's own data is never changed
-    (edits go into a copy).
-    """
-    settings: dict[str, Any] = {}
-    edits = []
-    terrain: list[MapEdit] = []
-    for key, value in (overrides or {}).items():
-        if "." not in key:
-            settings[key] = value
-        elif key.startswith("settings.") and key.count(".") == 1:
-            settings[key.split(".", 1)[1]] = value
-        else:
-            edits.append((key, value))
-    if not edits:
-        return data, settings, terrain
-    import copy
-
-    data = copy.deepcopy(data)
-    ids = [t.get("id") for t in data.get("tokens") or [] if isinstance(t, dict)]
-    for key, value in edits:
-        parts = key.split(".")
-        head = parts[0]
-        if head == "side" and keys.tied_shape(parts):
-            for token in keys.side_tokens(path, key, data, parts[1]):
-                keys.edit_token(token, parts[2:], value)
-        elif head == "scenario" and len(parts) == 2 and parts[1] in EDITABLE_TOP:
-            data[parts[1]] = value
-        elif head == "goals" and len(parts) == 2 and parts[1] in GOAL_KEYS:
-            goals = data.get("goals")
-            data["goals"] = {**(goals if isinstance(goals, dict) else {}), parts[1]: value}
-        elif head in ids and (
-            (len(parts) == 3 and parts[1] == "stats")
-            or (len(parts) == 2 and parts[1] in EDITABLE_TOKEN)
-        ):
-            token = next(t for t in data["tokens"] if isinstance(t, dict) and t.get("id") == head)
-            keys.edit_token(token, parts[1:], value)
-        elif head in MAP_EDITS:
-            terrain.append(_map_edit(path, key, parts, value))
-        else:
-            raise _err(
-                path,
-                clip(key),
-                "cannot be varied or set",
-                "use settings.NAME, TOKEN.stats.STAT, TOKEN.pace, TOKEN.policy, "
-                "side.SIDE.stats.STAT, goals.capture, scenario.turns, terrain.NAME.PROP or "
-                f"region.NAME.PROP (tokens: {', '.join(map(str, ids))})",
-            )
-    return data, settings, terrain
-
-
-def _map_edit(path: str, key: str, parts: list[str], value: Any) -> MapEdit:
-    """``terrain.NAME.PROP`` / ``region.NAME.PROP`` split, its PROP checked (one line)."""
-    kind = parts[0]
-    if len(parts) < 3 or not all(parts[1:]):
-        raise _err(
-            path,
-            clip(key),
-            f"a {kind} edit names the {kind} and a property",
-            f"write {kind}.NAME.PROP, e.g. {kind}.{'mud' if kind == 'region' else 'forest'}.cost",
-        )
-    name, prop = ".".join(parts[1:-1]), parts[-1]
-    if prop not in EDITABLE_TERRAIN:
-        raise _err(
-            path,
-            clip(key),
-            f"'{clip(prop)}' is not a terrain property a {kind} edit can change"
-            + did_you_mean(prop[:80], EDITABLE_TERRAIN),
-            f"use {kind}.{clip(name)}.PROP with PROP one of {', '.join(EDITABLE_TERRAIN)}",
-        )
-    return (kind, key, name, prop, value)
-
-
-def _edit_terrain(path: str, model: MapModel, edits: list[MapEdit]) -> None:
-    """The map edits, in order: ``terrain.NAME.PROP`` gives every terrain record named
-    NAME the value; ``region.NAME.PROP`` gives it to every cell of the regions named NAME
-    (after the map's own regions are painted; new records as needed)."""
-    from dataclasses import replace
-
-    from engine.tiled.objects import region_cells, region_names
-    from engine.tiled.terrain import check_terrain_value
-
-    for kind, key, name, prop, value in edits:
-        if kind == "terrain":
-            names = sorted({t.name for t in model.terrains})
-            if name not in names:
-                raise _err(
-                    path,
-                    clip(key),
-                    f"the map has no terrain '{clip(name)}'" + did_you_mean(name[:80], names),
-                    f"terrains: {', '.join(names)}",
-                )
-        else:
-            cells = region_cells(model, name)
-            if not cells:
-                regions = region_names(model)
-                if name in regions:
-                    problem = f"the region '{clip(name)}' covers no cell centre of the map"
-                    fix = "make it larger or move it onto the map in Tiled"
-                else:
-                    problem = f"the map has no region '{clip(name)}'" + did_you_mean(
-                        name[:80], regions
-                    )
-                    fix = (
-                        f"regions: {', '.join(regions)}"
-                        if regions
-                        else "name a shape (rectangle, ellipse or polygon) in Tiled to vary it"
-                    )
-                raise _err(path, clip(key), problem, fix)
-        try:
-            checked = check_terrain_value(path, clip(key), prop, value)
-        except TacgridError as exc:
-            raise ScenarioError(str(exc)) from None  # already "PATH: KEY has PROP=...; use ..."
-        if kind == "terrain":
-            model.terrains = tuple(
-                replace(t, **{prop: checked}) if t.name == name else t for t in model.terrains
-            )
-        else:
-            model.with_terrain(cells, {prop: checked})
 
 
 #: Parsed scenario documents by the SHA-256 of their bytes (:func:`_read_yaml`): a sweep
