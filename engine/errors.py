@@ -230,3 +230,42 @@ def did_you_mean(name: str, choices: list[str] | tuple[str, ...]) -> str:
 
     close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.5)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _escapes(keep_newlines: bool) -> dict[int, str]:
+    table: dict[int, str] = {}
+    for code in [*range(0x20), 0x7F]:
+        table[code] = f"\\x{code:02x}"
+    table.update({0x0D: "\\r", 0x0A: "\\n"})
+    del table[0x09]  # a tab moves the cursor along the line only
+    if keep_newlines:
+        del table[0x0A]
+    # C1 controls (U+0085 is a line break to some terminals and to Python's splitlines),
+    # the line and paragraph separators, and the bidirectional overrides that reorder
+    # what a line shows: written as JSON writes them, so a JSON document stays JSON.
+    for code in [*range(0x80, 0xA0), 0x2028, 0x2029, *range(0x202A, 0x202F)]:
+        table[code] = f"\\u{code:04x}"
+    for code in range(0x2066, 0x206A):
+        table[code] = f"\\u{code:04x}"
+    return table
+
+
+_ONE_LINE = _escapes(keep_newlines=False)
+_LINES = _escapes(keep_newlines=True)
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """``text`` safe to print: every control character (ESC, BEL, ``\\r``, ...), C1 control
+    (``\\x85``), line or paragraph separator (U+2028, U+2029) and bidirectional override
+    escaped, so what a file holds can neither drive the terminal nor break a line. With
+    ``lines`` the text's own line breaks (``\\n``) stay: for a printer of several lines
+    whose fields were quoted one-line already.
+
+    Every line the command line prints goes through here (errors, ``info``,
+    ``replay --text``, notes, warnings), as does every quote of user text in a message
+    (:func:`engine.sources.clip`).
+
+    >>> printable("a\\x1b[2Jb\\u2028c\\nd")
+    'a\\\\x1b[2Jb\\\\u2028c\\\\nd'
+    """
+    return text.translate(_LINES if lines else _ONE_LINE)

@@ -24,7 +24,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import TracebackType
 
 from engine.errors import WriteError
@@ -340,3 +340,28 @@ def rename_over(
         os.replace(src, dst)
     except OSError as exc:
         raise failure(dst, exc, label) from None
+
+
+@contextlib.contextmanager
+def quiet_stderr() -> Iterator[None]:
+    """Standard error's descriptor pointed at an anonymous scratch file (removed on close,
+    never named) while a C library writes warnings there (libpng: "iCCP: known incorrect
+    sRGB profile"): one error stays one line."""
+    import sys
+    import tempfile
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield
+        return
+    try:
+        with tempfile.TemporaryFile() as sink:
+            os.dup2(sink.fileno(), 2)
+            try:
+                yield
+            finally:
+                os.dup2(saved, 2)
+    finally:
+        os.close(saved)

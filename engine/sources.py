@@ -18,13 +18,15 @@ Each function raises the caller's error class (``error=``), so messages keep the
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
 import stat
+from collections.abc import Iterator
 from typing import Any
 
-from engine.errors import TacgridError
+from engine.errors import TacgridError, printable
 
 #: Most characters of user input quoted in an error message.
 QUOTE_CHARS = 80
@@ -45,11 +47,12 @@ MAX_DEPTH = 64
 
 
 def clip(value: Any, limit: int = QUOTE_CHARS) -> str:
-    """User text fit to quote in a one-line message: line breaks escaped, at most ``limit``
-    characters (then ``...`` and how long it was)."""
+    """User text fit to quote in a one-line message: control characters and line breaks
+    escaped (:func:`engine.errors.printable`), at most ``limit`` characters (then ``...``
+    and how long it was)."""
     text = value if isinstance(value, str) else repr(value)
     size = len(text)
-    text = text[: limit + 1].replace("\r", "\\r").replace("\n", "\\n")
+    text = printable(text[: limit + 1])
     if size <= limit and len(text) <= limit:
         return text
     return f"{text[:limit]}... ({size} characters)"
@@ -180,6 +183,75 @@ def _take_handoff(path: str | os.PathLike[str], limit: int) -> bytes | None:
         return None
     data = _HANDOFF.pop(_version(path, st), None)
     return data if data is not None and len(data) <= limit else None
+
+
+#: Largest batch or sweep record file read whole (batch.json, sweep.json, summary.json).
+MAX_META_BYTES = 16 << 20
+#: Longest line of a file read line by line (a runs.jsonl record).
+MAX_LINE_BYTES = 1 << 20
+
+
+def read_json_file(
+    path: str | os.PathLike[str],
+    what: str,
+    error: type[TacgridError] = TacgridError,
+    limit: int = MAX_META_BYTES,
+) -> Any:
+    """A JSON file read through :func:`read_bytes` and parsed by :func:`load_json`."""
+    data = read_bytes(path, what, limit, error)
+    return load_json(data, clip(os.fspath(path), 200), error)
+
+
+def open_regular(
+    path: str | os.PathLike[str], what: str, error: type[TacgridError] = TacgridError
+) -> io.BufferedReader:
+    """A regular file opened for reading as :func:`read_bytes` opens one (non-blocking,
+    checked on its descriptor), for a reader that streams it (lines, a Parquet table)."""
+    name = clip(os.fspath(path), 200)
+    try:
+        fh = open(path, "rb", opener=_nonblocking)  # noqa: SIM115
+    except FileNotFoundError:
+        raise error(f"{name}: {what} file not found") from None
+    except IsADirectoryError:
+        raise error(f"{name}: is a folder, not a {what} file") from None
+    except OSError as exc:
+        raise error(f"{name}: cannot open {what} file ({exc.strerror})") from None
+    except ValueError:
+        raise error(f"{name}: not a usable {what} file name") from None
+    mode = os.fstat(fh.fileno()).st_mode
+    if not stat.S_ISREG(mode):
+        fh.close()
+        kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise error(f"{name}: is {kind}; give the {what} file itself")
+    return fh
+
+
+def iter_lines(
+    path: str | os.PathLike[str],
+    what: str,
+    error: type[TacgridError] = TacgridError,
+    line_limit: int = MAX_LINE_BYTES,
+) -> Iterator[bytes]:
+    """The lines of a regular file, one at a time, each with its ``\\n`` (a last line
+    without one is yielded as it is: the caller tells a torn record). The file is opened
+    as :func:`read_bytes` opens one (non-blocking, regular files only); a line longer than
+    ``line_limit`` is one ``error`` line, read no further than the limit."""
+    name = clip(os.fspath(path), 200)
+    with open_regular(path, what, error) as fh:
+        n = 0
+        while True:
+            try:
+                line = fh.readline(line_limit + 1)
+            except OSError as exc:
+                raise error(f"{name}: cannot read {what} file ({exc.strerror})") from None
+            if not line:
+                return
+            n += 1
+            if len(line) > line_limit:
+                raise error(
+                    f"{name}: line {n} is longer than tacgrid reads ({line_limit >> 20} MB)"
+                )
+            yield line
 
 
 def _nonblocking(path: str, flags: int) -> int:
@@ -349,3 +421,207 @@ def _depth(value: Any) -> int:
         items = node.values() if isinstance(node, dict) else node
         stack.extend((v, depth + 1) for v in items if isinstance(v, dict | list))
     return deepest
+
+
+# --------------------------------------------------------------------------- pictures
+
+#: Largest picture file read (a tileset image, an image layer, a tile's own image).
+MAX_PICTURE_BYTES = 64 << 20
+#: Most pixels one picture may decode to (8192 x 8192: 256 MB as 32-bit pixels).
+MAX_PICTURE_PIXELS = 8192 * 8192
+#: The formats whose header is read here: the only ones ever handed to a decoder.
+PICTURE_FORMATS = ("PNG", "JPEG", "GIF", "BMP", "WebP", "TGA")
+
+
+class PictureProblem(ValueError):
+    """Why a picture's bytes are not decoded (a format not read here, a header that does
+    not say the size, a size over the budget): the text completes ``PATH: ...``."""
+
+
+def picture_size(data: bytes, name: str = "") -> tuple[str, int, int]:
+    """``(format, width, height)`` of an encoded picture, read from its header alone.
+
+    Only :data:`PICTURE_FORMATS` are read; anything else (SVG, XPM, TIFF, PCX, ...) is a
+    :class:`PictureProblem`, so a decoder is never handed a format whose size was not
+    known first. GIF's size is the largest of its screen and every frame; JPEG's comes
+    from its first frame header wherever it lies; TGA, which has no signature, is read
+    only under a ``.tga`` ``name``. A size over :data:`MAX_PICTURE_PIXELS` is refused.
+    """
+    kind, size = _header(data, name)
+    if size is None:
+        raise PictureProblem(f"a {kind} picture whose header does not give its size (damaged)")
+    w, h = size
+    if w <= 0 or h <= 0:
+        raise PictureProblem(f"a {kind} picture of {w}x{h} px (no pixels)")
+    if w * h > MAX_PICTURE_PIXELS:
+        raise PictureProblem(
+            f"a {kind} picture of {w}x{h} px; tacgrid loads at most {MAX_PICTURE_PIXELS} "
+            "pixels (8192 x 8192)"
+        )
+    return kind, w, h
+
+
+def read_picture(
+    path: str | os.PathLike[str], error: type[TacgridError] = TacgridError, what: str = "image"
+) -> tuple[bytes, str, int, int]:
+    """A picture file's bytes, format and size (:func:`read_bytes`, then
+    :func:`picture_size`); anything wrong is one ``error`` line naming the file."""
+    data = read_bytes(path, what, MAX_PICTURE_BYTES, error, fix="fix the image path")
+    try:
+        kind, w, h = picture_size(data, os.fspath(path))
+    except PictureProblem as exc:
+        raise error(f"{clip(os.fspath(path), 200)}: {exc}") from None
+    return data, kind, w, h
+
+
+def decoder_hint(kind: str) -> str:
+    """A file name telling a decoder (SDL_image) the format already read from the header:
+    it finds every format but TGA by its signature, and TGA only by this name."""
+    return "picture." + {"JPEG": "jpg", "WebP": "webp"}.get(kind, kind.lower())
+
+
+def _header(data: bytes, name: str) -> tuple[str, tuple[int, int] | None]:
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        if data[12:16] == b"IHDR" and len(data) >= 24:
+            w, h = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+            return "PNG", (w, h)
+        return "PNG", None
+    if data[:2] == b"\xff\xd8":
+        return "JPEG", jpeg_frame(data)
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return "GIF", _gif_largest(data)
+    if data[:2] == b"BM":
+        return "BMP", _bmp_size(data)
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "WebP", _webp_size(data)
+    if name.lower().endswith(".tga"):
+        return "TGA", _tga_size(data)
+    raise PictureProblem(
+        f"not a picture format tacgrid reads ({', '.join(PICTURE_FORMATS)}); save it as PNG"
+    )
+
+
+def jpeg_frame(data: bytes) -> tuple[int, int] | None:
+    """The size in a JPEG's first frame header (SOFn), however far into the file; None if
+    a scan or the end comes first."""
+    i, n = 2, len(data)
+    while i + 4 <= n:
+        if data[i] != 0xFF:
+            return None
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+            i += 2
+            continue
+        if marker in (0xD9, 0xDA):  # end of image, start of scan: no frame header before
+            return None
+        length = int.from_bytes(data[i + 2 : i + 4], "big")
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            if i + 9 > n:
+                return None
+            h = int.from_bytes(data[i + 5 : i + 7], "big")
+            w = int.from_bytes(data[i + 7 : i + 9], "big")
+            return w, h
+        if length < 2:
+            return None
+        i += 2 + length
+    return None
+
+
+def _gif_largest(data: bytes) -> tuple[int, int] | None:
+    """The largest of a GIF's logical screen and each frame (width x height): a decoder
+    allocates a frame's own size, and an animation's canvas the screen's."""
+    n = len(data)
+    if n < 13:
+        return None
+    best = (int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:10], "little"))
+    flags = data[10]
+    i = 13 + (3 << ((flags & 7) + 1) if flags & 0x80 else 0)
+    while i < n:
+        block = data[i]
+        if block == 0x3B:  # trailer
+            break
+        if block == 0x21:  # extension: label, then sub-blocks
+            i = _skip_sub_blocks(data, i + 2)
+        elif block == 0x2C:  # image descriptor
+            if i + 10 > n:
+                return None
+            w = int.from_bytes(data[i + 5 : i + 7], "little")
+            h = int.from_bytes(data[i + 7 : i + 9], "little")
+            if w * h > best[0] * best[1]:
+                best = (w, h)
+            lflags = data[i + 9]
+            i += 10 + (3 << ((lflags & 7) + 1) if lflags & 0x80 else 0)
+            i = _skip_sub_blocks(data, i + 1)  # past the LZW code size byte
+        else:
+            break  # damaged past here: the decoder stops too
+        if i < 0:
+            break
+    return best
+
+
+def _skip_sub_blocks(data: bytes, i: int) -> int:
+    """The offset after a run of GIF sub-blocks starting at ``i`` (-1 if cut short)."""
+    n = len(data)
+    while i < n:
+        size = data[i]
+        i += 1 + size
+        if size == 0:
+            return i
+    return -1
+
+
+def _bmp_size(data: bytes) -> tuple[int, int] | None:
+    if len(data) < 26:
+        return None
+    dib = int.from_bytes(data[14:18], "little")
+    if dib == 12:  # OS/2 BITMAPCOREHEADER: 16-bit sizes
+        return int.from_bytes(data[18:20], "little"), int.from_bytes(data[20:22], "little")
+    w = int.from_bytes(data[18:22], "little", signed=True)
+    h = int.from_bytes(data[22:26], "little", signed=True)
+    return abs(w), abs(h)
+
+
+def _webp_size(data: bytes) -> tuple[int, int] | None:
+    """A WebP's canvas: lossy (VP8), lossless (VP8L) or extended (VP8X)."""
+    if len(data) < 30:
+        return None
+    chunk = data[12:16]
+    if chunk == b"VP8 " and data[23:26] == b"\x9d\x01\x2a":
+        return (
+            int.from_bytes(data[26:28], "little") & 0x3FFF,
+            int.from_bytes(data[28:30], "little") & 0x3FFF,
+        )
+    if chunk == b"VP8L" and data[20] == 0x2F:
+        bits = int.from_bytes(data[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8X":
+        w = int.from_bytes(data[24:27], "little") + 1
+        h = int.from_bytes(data[27:30], "little") + 1
+        return w, h
+    return None
+
+
+def _tga_size(data: bytes) -> tuple[int, int] | None:
+    """A TGA's size, if its header is one SDL_image decodes (types 1-3, 9-11)."""
+    if len(data) < 18 or data[1] > 1 or data[2] not in (1, 2, 3, 9, 10, 11):
+        return None
+    return int.from_bytes(data[12:14], "little"), int.from_bytes(data[14:16], "little")
+
+
+def picture_check(path: str | os.PathLike[str]) -> tuple[str, tuple[int, int] | None]:
+    """Why a picture file cannot be used (``""`` when it can) and its size: the problem
+    completes ``PATH ...`` (not found, not a regular file, too large, a format or size
+    not read here); the whole file is read through :func:`read_bytes`."""
+    name = clip(os.fspath(path), 200)
+    try:
+        data = read_bytes(path, "image", MAX_PICTURE_BYTES)
+        _kind, w, h = picture_size(data, os.fspath(path))
+    except PictureProblem as exc:
+        return f"is {exc}", None
+    except TacgridError as exc:
+        text = str(exc)
+        return (text[len(name) + 2 :] if text.startswith(name + ": ") else text), None
+    return "", (w, h)

@@ -1,6 +1,6 @@
 """Custom property types (Tiled 1.8+): class- and enum-typed properties resolved through
 the ``propertyTypes`` of the Tiled project file (``*.tiled-project``, found beside the map
-or in a folder above it), or through the values the map itself embeds when there is none.
+or in one of the two folders above it), or through the values the map itself embeds when there is none.
 
 A property whose class is ``Terrain`` (any case) stands for its members: each becomes a
 plain property of the same tile, object or layer (``move``, ``difficulty``, ``cost``, ...),
@@ -22,13 +22,15 @@ from engine.tiled.common import fail
 
 #: The class whose members are a tile's (or region's) terrain properties.
 TERRAIN_CLASS = "terrain"
-#: Most folders walked up from the map in search of a project file.
-MAX_PROJECT_LEVELS = 32
+#: Folders searched for a project file: the map's own and the two above it (a project's
+#: maps sit in its folder or a subfolder or two; a project file further up belongs to
+#: something else and is not read).
+MAX_PROJECT_LEVELS = 3
 
 
 def find_project(map_path: str) -> str | None:
-    """The ``*.tiled-project`` beside the map or in the nearest folder above it (the first
-    by name where a folder holds several), or None."""
+    """The ``*.tiled-project`` beside the map or in the nearest of the two folders above it
+    (the first by name where a folder holds several), or None."""
     folder = os.path.dirname(os.path.abspath(map_path))
     for _ in range(MAX_PROJECT_LEVELS):
         try:

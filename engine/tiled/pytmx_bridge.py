@@ -1,15 +1,32 @@
 """pytmx: imported without pygame, and handed the pre-passed XML (tilesets inlined, tile
-data stubbed out) to read the map's attributes, properties and tilesets for renderers."""
+data stubbed out) to read the map's attributes, properties and tilesets for renderers.
+
+pytmx opens files of its own: a ``<tileset source>`` (which it parses with ElementTree)
+and, through the image loader, every tileset image, image layer and tile image, and any
+tile property named ``source``. None of these reaches pytmx unchecked: a tileset that
+still names a file is refused (the reader inlines every tileset; a ``source`` left is one
+nested in an external tileset), and the loader pytmx calls is wrapped so that each path
+it is given is read through :func:`engine.sources.picture_check` (a regular file within
+the size cap, a format whose header is read, at most ``MAX_PICTURE_PIXELS``) and all of
+one map's pictures together stay within :data:`MAP_PICTURE_PIXELS`, before the real
+loader opens it.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
 from types import ModuleType
 from typing import Any
 from xml.etree import ElementTree as ET
 
 from engine.errors import MapError
+from engine.sources import MAX_PICTURE_PIXELS, clip, picture_check
 from engine.tiled.common import fail
+
+#: Most pixels all the pictures of one map decode to together (two 8192 x 8192 pictures,
+#: 512 MB as 32-bit pixels).
+MAP_PICTURE_PIXELS = 2 * MAX_PICTURE_PIXELS
 
 
 def _pytmx() -> ModuleType:
@@ -27,6 +44,10 @@ def _pytmx() -> ModuleType:
         return pytmx
     import logging  # here: a map read that skips pytmx (info, path, reach) needs none
 
+    # pytmx logs an error before it raises one; the reader's own line says it once.
+    quiet = logging.getLogger("pytmx")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
     log = logging.getLogger("pytmx.util_pygame")
     was_disabled = log.disabled
     log.disabled = True
@@ -42,12 +63,28 @@ def _pytmx() -> ModuleType:
     return pytmx
 
 
-def parse_with_pytmx(path: str, root: ET.Element, image_loader: Any = None) -> Any:
-    """pytmx's TiledMap of the pre-passed XML (with ``image_loader`` if given)."""
+def parse_with_pytmx(
+    path: str,
+    root: ET.Element,
+    image_loader: Any = None,
+    missing_images: str = "error",
+    notes: list[str] | None = None,
+) -> Any:
+    """pytmx's TiledMap of the pre-passed XML (with ``image_loader`` if given, each path
+    checked first: a bad picture is an error, or with ``missing_images="skip"`` a note and
+    no image)."""
+    for ts in root.iter("tileset"):
+        if ts.get("source"):
+            raise fail(
+                path,
+                f"tileset '{clip(ts.get('name') or '?')}' refers to another tileset file "
+                f"'{clip(ts.get('source'))}', which Tiled never writes",
+                "open the tileset in Tiled and save it again",
+            )
     pytmx = _pytmx()
     kwargs: dict[str, Any] = {"allow_duplicate_names": True}
     if image_loader is not None:
-        kwargs["image_loader"] = image_loader
+        kwargs["image_loader"] = _CheckedLoader(path, image_loader, missing_images, notes)
     tm = pytmx.TiledMap(**kwargs)
     tm.filename = path
     try:
@@ -67,3 +104,41 @@ def parse_with_pytmx(path: str, root: ET.Element, image_loader: Any = None) -> A
     finally:
         pytmx.TiledElement.allow_duplicate_names = False
     return tm
+
+
+class _CheckedLoader:
+    """pytmx's image loader behind a gate: the path pytmx is about to open is checked by
+    the one picture reader first, and the map's pictures share a pixel budget."""
+
+    def __init__(self, path: str, inner: Any, missing_images: str, notes: list[str] | None) -> None:
+        self.path = path
+        self.inner = inner
+        self.skip = missing_images == "skip"
+        self.notes = notes if notes is not None else []
+        self.sizes: dict[str, int] = {}
+
+    def __call__(self, filename: str, colorkey: Any = None, **kw: Any) -> Any:
+        key = os.path.realpath(filename)
+        if key not in self.sizes:
+            problem, size = picture_check(filename)
+            pixels = size[0] * size[1] if size else 0
+            spent = sum(self.sizes.values())
+            if not problem and spent + pixels > MAP_PICTURE_PIXELS:
+                problem = (
+                    f"would take the map's pictures past {MAP_PICTURE_PIXELS} pixels in all "
+                    f"(two 8192 x 8192 pictures; {spent} already)"
+                )
+            if problem:
+                name = clip(os.path.relpath(filename, os.path.dirname(os.path.abspath(self.path))))
+                if not self.skip:
+                    raise fail(
+                        self.path, f"image '{name}' {problem}", "fix the image path in Tiled"
+                    )
+                self.notes.append(f"image '{name}' {problem}: drawn without it")
+                return _nothing
+            self.sizes[key] = pixels
+        return self.inner(filename, colorkey, **kw)
+
+
+def _nothing(*_: Any, **__: Any) -> None:
+    return None

@@ -130,7 +130,7 @@ def read_tiled(
     if infinite:
         width, height, origin = crop_infinite(path, root, raw_layers, width, height, notes)
     objects = read_objects(path, root)
-    tmx = parse_with_pytmx(path, root, image_loader) if with_tmx else None
+    tmx = parse_with_pytmx(path, root, image_loader, missing_images, notes) if with_tmx else None
     mprops = properties(root)
     chosen = mprops.get("collision") if collision is None else collision
     conventions = collision_mod.wanted(path, chosen)

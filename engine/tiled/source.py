@@ -1,10 +1,9 @@
 """Reading files from disk: the one place the reader opens a map, tileset or template file
 (Tiled's XML .tmx/.tsx/.tx, or its JSON .tmj/.tsj/.tj, turned into the same XML tree) and
-parses it, and the PNG header peek for tileset image sizes."""
+parses it, and tileset image sizes (read by :mod:`engine.sources`)."""
 
 from __future__ import annotations
 
-import struct
 from xml.etree import ElementTree as ET
 
 import engine.tiled.jsondoc as jsondoc
@@ -15,8 +14,8 @@ from engine.sources import (
     MAX_TILESET_BYTES,
     clip,
     load_json,
+    picture_check,
     read_bytes,
-    read_head,
 )
 from engine.tiled.common import MAX_XML_ELEMENTS, fail
 
@@ -108,47 +107,6 @@ def _depth(root: ET.Element) -> int:
 
 
 def image_size(path: str) -> tuple[int, int] | None:
-    """An image's (width, height) from its header (PNG, GIF, BMP, JPEG), or None for other
-    formats. Reads a regular file only, and only its first bytes."""
-    head = read_head(path, 64 << 10)
-    if head is None:
-        return None
-    png = png_size(path)
-    if png is not None:
-        return png
-    if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
-        w, h = struct.unpack("<HH", head[6:10])
-        return int(w), int(h)
-    if head[:2] == b"BM" and len(head) >= 26:
-        w, h = struct.unpack("<ii", head[18:26])
-        return abs(int(w)), abs(int(h))
-    if head[:2] == b"\xff\xd8":
-        return _jpeg_size(head)
-    return None
-
-
-def png_size(path: str) -> tuple[int, int] | None:
-    """A PNG's (width, height) from its header, or None for anything else."""
-    head = read_head(path, 24)
-    if head is not None and head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR":
-        w, h = struct.unpack(">II", head[16:24])
-        return int(w), int(h)
-    return None
-
-
-def _jpeg_size(head: bytes) -> tuple[int, int] | None:
-    """A JPEG's size from its first SOFn segment within ``head``."""
-    i = 2
-    while i + 9 <= len(head):
-        if head[i] != 0xFF:
-            return None
-        marker = head[i + 1]
-        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
-            i += 2
-            continue
-        (length,) = struct.unpack(">H", head[i + 2 : i + 4])
-        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            h, w = struct.unpack(">HH", head[i + 5 : i + 9])
-            return int(w), int(h)
-        i += 2 + length
-    return None
+    """An image's (width, height) from its header (:func:`engine.sources.picture_size`),
+    or None for a file that is not a picture tacgrid decodes."""
+    return picture_check(path)[1]

@@ -10,10 +10,9 @@ from xml.etree import ElementTree as ET
 
 import engine.tiled.source as source
 from engine.errors import MapError
-from engine.sources import clip, regular_file
+from engine.sources import clip, picture_check
 from engine.tiled.common import (
     GID_MASK,
-    MAX_IMAGE_PIXELS,
     MAX_TILE_PIXELS,
     MAX_TILESET_TILES,
     fail,
@@ -98,7 +97,7 @@ def _relink_images(
             abs_src = os.path.normpath(os.path.join(base_dir, src))
             # Only a regular file is ever opened (a FIFO would hang, /dev/zero never end);
             # its size is read from its header, so a huge image is refused unloaded.
-            problem = _image_problem(abs_src)
+            problem, size = _image_problem(abs_src)
             if problem:
                 if missing_images == "error":
                     raise fail(
@@ -116,26 +115,18 @@ def _relink_images(
             img.set("source", os.path.relpath(abs_src, map_dir))
             # Tiled uses the image's real size; the file's width/height are only a note
             # (and pytmx loops over every tile they imply).
-            size = source.image_size(abs_src)
             if size is not None:
                 img.set("width", str(size[0]))
                 img.set("height", str(size[1]))
 
 
-def _image_problem(abs_src: str) -> str:
-    """Why an image cannot be used ('' when it can): missing, not a regular file, or more
-    than :data:`MAX_IMAGE_PIXELS` pixels."""
+def _image_problem(abs_src: str) -> tuple[str, tuple[int, int] | None]:
+    """Why an image cannot be used ('' when it can), and its size: missing, not a regular
+    file, or not a picture whose header (:func:`engine.sources.picture_size`) says it
+    decodes to at most :data:`~engine.sources.MAX_PICTURE_PIXELS` pixels."""
     if not os.path.exists(abs_src):
-        return f"not found (looked at {clip(abs_src)})"
-    if not regular_file(abs_src):
-        return "is not a regular file (a folder, FIFO or device)"
-    size = source.image_size(abs_src)
-    if size is not None and size[0] * size[1] > MAX_IMAGE_PIXELS:
-        return (
-            f"is {size[0]}x{size[1]} px; tacgrid loads at most {MAX_IMAGE_PIXELS} pixels "
-            "(8192 x 8192)"
-        )
-    return ""
+        return f"not found (looked at {clip(abs_src)})", None
+    return picture_check(abs_src)
 
 
 def _check_tileset(path: str, ts: ET.Element, name: str) -> None:

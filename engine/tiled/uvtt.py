@@ -24,7 +24,7 @@ the field: the file is read through :mod:`engine.sources` (map size cap, no NaN 
 Infinity, bounded nesting); a missing or mistyped field, a map over the Tiled reader's cell
 and tile limits, coordinates beyond its offset limit, more than :data:`MAX_POINTS` wall
 points, an image over :data:`MAX_IMAGE_BYTES` or not base64. An image that is truncated,
-of an unknown format or over :data:`~engine.tiled.common.MAX_IMAGE_PIXELS` is refused too
+of an unknown format or over :data:`~engine.sources.MAX_PICTURE_PIXELS` is refused too
 (``missing_images="skip"``, for ``render`` and the viewer: left out with a note, the cells
 drawn in terrain colours), as a Tiled map's tileset images are.
 """
@@ -42,10 +42,17 @@ from engine.cells import I32, Cells
 from engine.errors import MapError
 from engine.grid import Grid
 from engine.mapmodel import ImageLayer, MapModel, Terrain, Wall
-from engine.sources import MAX_MAP_BYTES, clip, load_json, read_bytes
+from engine.sources import (
+    MAX_MAP_BYTES,
+    PictureProblem,
+    clip,
+    jpeg_frame,
+    load_json,
+    picture_size,
+    read_bytes,
+)
 from engine.tiled.common import (
     MAX_CELLS,
-    MAX_IMAGE_PIXELS,
     MAX_OFFSET_PIXELS,
     MAX_TILE_PIXELS,
     fail,
@@ -334,14 +341,13 @@ def _decode(text: str) -> tuple[bytes, tuple[int, int]]:
         raise ValueError("not a PNG, WebP or JPEG image")
     if not complete:
         raise ValueError("the image is truncated")
-    if not (size[0] > 0 and size[1] > 0):
-        raise ValueError(f"the image is {size[0]}x{size[1]} px")
-    if size[0] * size[1] > MAX_IMAGE_PIXELS:
-        raise ValueError(
-            f"the image is {size[0]}x{size[1]} px; tacgrid draws at most {MAX_IMAGE_PIXELS} "
-            "pixels (8192 x 8192): export with fewer pixels per grid square"
-        )
-    return data, size
+    # The size the decoder will allocate, from the one header reader (engine.sources):
+    # refused past MAX_PICTURE_PIXELS.
+    try:
+        _kind, w, h = picture_size(data)
+    except PictureProblem as exc:
+        raise ValueError(f"{exc}: export with fewer pixels per grid square") from None
+    return data, (w, h)
 
 
 def image_header(data: bytes) -> tuple[tuple[int, int] | None, bool]:
@@ -358,9 +364,7 @@ def image_header(data: bytes) -> tuple[tuple[int, int] | None, bool]:
         complete = struct.unpack("<I", data[4:8])[0] + 8 <= len(data)
         return _webp_size(data), complete
     if data[:2] == b"\xff\xd8":
-        from engine.tiled.source import _jpeg_size
-
-        return _jpeg_size(data[: 64 << 10]), data.rstrip(b"\x00")[-2:] == b"\xff\xd9"
+        return jpeg_frame(data), data.rstrip(b"\x00")[-2:] == b"\xff\xd9"
     return None, False
 
 

@@ -20,7 +20,10 @@ from collections import OrderedDict
 import numpy as np
 import pygame
 
+from engine.errors import TacgridError
 from engine.mapmodel import ImageLayer, MapModel
+from engine.safeio import quiet_stderr
+from engine.sources import PictureProblem, decoder_hint, picture_size, read_picture
 
 #: Output pixels sampled per step (bounds the float buffers of a large area).
 _BAND_PIXELS = 1 << 19
@@ -45,10 +48,34 @@ def decoded(layer: ImageLayer, alpha: int = 255) -> tuple[pygame.Surface | None,
     return surface, opaque
 
 
+def decode_picture(data: bytes, name: str = "") -> pygame.Surface:
+    """The one place pixels are decoded: bytes whose format and size
+    :func:`engine.sources.picture_size` read from the header (a format not read there, or
+    more than :data:`~engine.sources.MAX_PICTURE_PIXELS`, is a PictureProblem before any
+    pixel is decoded). The decoder's own warnings (libpng's) are kept off the terminal."""
+    kind, _w, _h = picture_size(data, name)
+    with quiet_stderr():
+        try:
+            return pygame.image.load(io.BytesIO(data), decoder_hint(kind))
+        except (pygame.error, OSError, ValueError, MemoryError) as exc:
+            raise PictureProblem(f"a {kind} picture that cannot be decoded ({exc})") from None
+
+
+def load_picture(path: str) -> tuple[pygame.Surface, bytes] | None:
+    """A picture file decoded (:func:`decode_picture`), read through
+    :func:`engine.sources.read_picture` (a regular file, size-capped), with its bytes;
+    None if it cannot be used (the caller's map reader has said why)."""
+    try:
+        data, _kind, _w, _h = read_picture(path)
+        return decode_picture(data, path), data
+    except (TacgridError, PictureProblem):
+        return None
+
+
 def _decode(data: bytes, alpha: int) -> tuple[pygame.Surface | None, bool]:
     try:
-        raw = pygame.image.load(io.BytesIO(data), _namehint(data))
-    except (pygame.error, OSError, ValueError, MemoryError):
+        raw = decode_picture(data)
+    except PictureProblem:
         return None, False
     # An explicit format, not convert_alpha(): no display is needed.
     surface = raw.convert(pygame.Surface((1, 1), pygame.SRCALPHA, 32))
@@ -64,14 +91,6 @@ def _decode(data: bytes, alpha: int) -> tuple[pygame.Surface | None, bool]:
         del rgb
     del a  # release the surface locks
     return surface, opaque
-
-
-def _namehint(data: bytes) -> str:
-    if data[:4] == b"RIFF":
-        return "image.webp"
-    if data[:2] == b"\xff\xd8":
-        return "image.jpg"
-    return "image.png"
 
 
 def drawable(model: MapModel) -> bool:

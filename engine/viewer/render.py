@@ -123,13 +123,8 @@ def _opaque(surface: pygame.Surface) -> pygame.Surface:
     return surface.convert(pygame.Surface((1, 1), 0, 32))
 
 
-def _png_transparent_index(path: str) -> int | None:
+def _png_transparent_index(data: bytes) -> int | None:
     """The palette index a paletted PNG's ``tRNS`` chunk makes fully transparent."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
     if data[:8] != b"\x89PNG\r\n\x1a\n":
         return None
     pos = 8
@@ -146,14 +141,14 @@ def _png_transparent_index(path: str) -> int | None:
     return None
 
 
-def _palette_to_argb(path: str, image: pygame.Surface) -> pygame.Surface:
+def _palette_to_argb(data: bytes, image: pygame.Surface) -> pygame.Surface:
     """A paletted image with a colour key, made transparent by palette index.
 
     SDL converts such a colour key by colour value, so every other palette entry of the
     same colour (often black) would turn transparent too; Qt, and so Tiled, go by index.
     """
     key = image.get_colorkey()
-    index = _png_transparent_index(path)
+    index = _png_transparent_index(data)
     if index is None and key is not None:
         index = int(image.map_rgb(key))
     palette = np.array([tuple(c)[:3] for c in image.get_palette()], dtype=np.uint8)
@@ -184,13 +179,13 @@ def load_image(path: str, trans: str | None = None) -> pygame.Surface | None:
     if key in _images:
         return _images[key]
     image: pygame.Surface | None
-    try:
-        raw = pygame.image.load(path)
-    except (pygame.error, OSError, ValueError):
+    got = images.load_picture(path)  # read and decoded within the picture limits
+    if got is None:
         image = None
     else:
+        raw, data = got
         if raw.get_bitsize() == 8 and raw.get_colorkey() is not None:
-            image = _palette_to_argb(path, raw)
+            image = _palette_to_argb(data, raw)
         else:
             image = _argb(raw)
         colour = parse_colour(trans)
