@@ -276,7 +276,10 @@ class SweepResult:
         need_tables("SweepResult.table")
         import pyarrow.parquet as pq
 
-        return pq.read_table(os.path.join(self.out_dir, "points.parquet"))
+        from engine.sources import open_regular
+
+        with open_regular(os.path.join(self.out_dir, "points.parquet"), "points table") as fh:
+            return pq.read_table(fh)
 
     def runs_table(self) -> Any:
         import os
@@ -284,7 +287,10 @@ class SweepResult:
         need_tables("SweepResult.runs_table")
         import pyarrow.parquet as pq
 
-        return pq.read_table(os.path.join(self.out_dir, "runs.parquet"))
+        from engine.sources import open_regular
+
+        with open_regular(os.path.join(self.out_dir, "runs.parquet"), "runs table") as fh:
+            return pq.read_table(fh)
 
     def figure(self, outcome: str = "capture", heatmap: bool = False) -> Any:
         """The outcome rate against each varied parameter (or, with ``heatmap``, over a

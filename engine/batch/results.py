@@ -11,6 +11,7 @@ from typing import Any
 
 from engine.errors import ArgumentError, MissingExtra, literal
 from engine.safeio import truncate, write_text
+from engine.sources import iter_lines, load_json
 
 
 def _write_atomic(path: str, text: str) -> None:
@@ -23,9 +24,11 @@ def _line(record: dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True) + "\n"
 
 
-def iter_runs(path: str) -> Iterator[dict[str, Any]]:
-    """The complete lines of a runs.jsonl, one at a time (a torn last line from a kill is
-    cut off the file and skipped).
+def iter_runs(path: str, *, repair: bool = False) -> Iterator[dict[str, Any]]:
+    """The complete lines of a runs.jsonl, one at a time, read through
+    :func:`engine.sources.iter_lines` (a regular file, each line size-capped). A torn last
+    line from a kill is skipped; only a batch resuming into this file (``repair``) cuts it
+    off: a report never writes to what it reads.
 
     A complete line that is not a run record means the file was edited or is another
     file: that is one clear error, not a half-resumed batch.
@@ -34,31 +37,30 @@ def iter_runs(path: str) -> Iterator[dict[str, Any]]:
         return
     good_end = 0
     torn = False
-    with open(path, "rb") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.endswith(b"\n"):
-                torn = True
-                break
-            good_end += len(line)
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                record = None
-            if not (
-                isinstance(record, dict)
-                and isinstance(record.get("run"), int)
-                and isinstance(record.get("outcome"), str)
-                and isinstance(record.get("turns"), int)
-            ):
-                raise ArgumentError(
-                    problem=literal(f"{path}: line {n} is not a run record; ")
-                    + "it was edited or is not tacgrid's: use another {out} or drop {resume}",
-                    others=("out", "resume"),
-                )
-            yield record
-    if torn:
+    for n, line in enumerate(iter_lines(path, "runs", ArgumentError), 1):
+        if not line.endswith(b"\n"):
+            torn = True
+            break
+        good_end += len(line)
+        if not line.strip():
+            continue
+        try:  # finite numbers only, nesting bounded
+            record = load_json(line, path, ArgumentError)
+        except ArgumentError:
+            record = None
+        if not (
+            isinstance(record, dict)
+            and isinstance(record.get("run"), int)
+            and isinstance(record.get("outcome"), str)
+            and isinstance(record.get("turns"), int)
+        ):
+            raise ArgumentError(
+                problem=literal(f"{path}: line {n} is not a run record; ")
+                + "it was edited or is not tacgrid's: use another {out} or drop {resume}",
+                others=("out", "resume"),
+            )
+        yield record
+    if torn and repair:
         truncate(path, good_end, "out")
 
 

@@ -44,6 +44,7 @@ from engine.batch.work import (
 )
 from engine.errors import ArgumentError, Wording, literal
 from engine.safeio import AppendFile, rename_over
+from engine.sources import read_json_file
 
 #: The most runs one batch may have: runs.jsonl holds about 0.45 KB a run, so this is
 #: already some 450 GB of results; a larger study is several batches with other seeds.
@@ -59,10 +60,9 @@ ProgressFn = Callable[[int, int, dict[str, int]], None]
 def _read_meta(meta_path: str) -> dict[str, Any] | None:
     if not os.path.exists(meta_path):
         return None
-    try:
-        with open(meta_path, encoding="utf-8") as fh:
-            old = json.load(fh)
-    except (OSError, ValueError):
+    try:  # a regular file within the cap, finite JSON (engine.sources)
+        old = read_json_file(meta_path, "batch", ArgumentError)
+    except ArgumentError:
         old = None
     if not isinstance(old, dict) or not isinstance(old.get("runs"), int):
         raise ArgumentError(
@@ -274,7 +274,7 @@ def _scan_done(path: str, seed: int, n: int, tally: Tally) -> tuple[int, set[int
     """Check the runs already in ``path`` and tally them: (in-order prefix, others, ordered)."""
     prefix, extra, ordered = 0, set[int](), True
     stray: int | None = None
-    for r in iter_runs(path):
+    for r in iter_runs(path, repair=True):  # resuming: appends follow a whole record
         i = r["run"]
         if ordered and i == prefix:
             prefix += 1

@@ -58,6 +58,7 @@ from engine.batch.runner import MAX_RUNS, ProgressFn, _check_runs, _check_versio
 from engine.batch.work import ChunkFn
 from engine.errors import ArgumentError, ScenarioError, Wording, literal, stop_signal
 from engine.safeio import write_text
+from engine.sources import read_json_file
 
 #: The most points one sweep may have (each is a batch folder).
 MAX_POINTS = 10_000
@@ -528,10 +529,9 @@ def _remove(path: str) -> None:
 def _read_sweep_meta(path: str) -> dict[str, Any] | None:
     if not os.path.exists(path):
         return None
-    try:
-        with open(path, encoding="utf-8") as fh:
-            old = json.load(fh)
-    except (OSError, ValueError):
+    try:  # a regular file within the cap, finite JSON (engine.sources)
+        old = read_json_file(path, "sweep", ArgumentError)
+    except ArgumentError:
         old = None
     if not isinstance(old, dict) or not isinstance(old.get("points"), list):
         raise ArgumentError(
@@ -704,9 +704,8 @@ def read_sweep(out_dir: str) -> dict[str, Any] | None:
     path = os.path.join(out_dir, SWEEP_SUMMARY)
     if not os.path.isfile(os.path.join(out_dir, SWEEP_META)) or not os.path.isfile(path):
         return None
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except (OSError, ValueError):
+    try:  # a regular file within the cap, finite JSON (engine.sources)
+        doc = read_json_file(path, "sweep summary", ArgumentError)
+    except ArgumentError:
         return None
     return doc if isinstance(doc, dict) and doc.get("kind") == "sweep" else None

@@ -24,5 +24,17 @@ from typing import Any
 
 
 def to_json(doc: Any) -> str:
-    """The one JSON document a ``--json`` command prints, with its final newline."""
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+    """The one JSON document a ``--json`` command prints, with its final newline: JSON
+    itself, a number that is not finite (NaN, infinity) written as ``null``."""
+    return json.dumps(finite(doc), indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+def finite(doc: Any) -> Any:
+    """``doc`` with every float that is not finite replaced by None (JSON has no NaN)."""
+    if isinstance(doc, float):
+        return doc if doc - doc == 0 else None
+    if isinstance(doc, dict):
+        return {k: finite(v) for k, v in doc.items()}
+    if isinstance(doc, list | tuple):
+        return [finite(v) for v in doc]
+    return doc

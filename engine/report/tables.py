@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from engine.errors import ArgumentError
+from engine.sources import read_json_file
 
 #: The outcomes a table shows (others found in a batch are added after them).
 OUTCOMES = ("capture", "escape", "timeout")
@@ -39,10 +40,9 @@ def load_results(out_dir: str, against: str = "first") -> dict[str, Any]:
             else "it holds no batch or sweep (tacgrid run or tacgrid sweep --out DIR)"
         )
         raise ArgumentError(f"report {out_dir}: {hint}")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            summary = json.load(fh)
-    except (OSError, ValueError):
+    try:  # a regular file within the cap, finite JSON (engine.sources)
+        summary = read_json_file(path, "summary", ArgumentError)
+    except ArgumentError:
         summary = None
     if not isinstance(summary, dict) or not isinstance(summary.get("outcomes"), dict):
         raise ArgumentError(f"report {path}: damaged; run the batch again with --force")
