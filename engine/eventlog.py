@@ -12,7 +12,7 @@ from typing import Any
 from engine.errors import ArgumentError, TacgridError
 from engine.flight.model import state_from_dict
 from engine.scenario import Scenario
-from engine.sources import MAX_LOG_BYTES, clip, load_json, read_bytes
+from engine.sources import MAX_LOG_BYTES, clip, load_json, read_bytes, regular_file
 from engine.systems.base import TokenState, exact
 
 
@@ -182,30 +182,41 @@ def read_log(path: str, *, viewer: bool = False) -> list[dict[str, Any]]:  # noq
     return events
 
 
-def check_log_sources(
+def check_log_sources(  # noqa: C901
     events: list[dict[str, Any]], path: str, *, force: bool = False, need_scenario: bool = False
 ) -> tuple[str | None, list[str]]:
     """The scenario file an event log was run on, checked against the log's digests.
 
     The start event names the scenario as given and absolute (logs from before the
-    absolute path: as given only); the first that exists is used. Its bytes and its map's
-    must match the log's ``digest`` and ``map_digest``: a log replayed on a changed file
-    would draw or report moves on another map. A mismatch is one line naming the file
-    that changed, or with ``force`` a warning (returned, for the caller to print).
-    A scenario that cannot be found is an error only when ``need_scenario`` (the window).
+    absolute path: as given only); the first that exists is used. A log names a file on
+    its own, so it opens one only with the digest it recorded: the digest is required
+    and compared before anything parses the file (a log naming ``/etc/shadow`` is refused
+    without a word of its content). Its bytes and its map's must match the log's
+    ``digest`` and ``map_digest``: a log replayed on a changed file would draw or report
+    moves on another map. A mismatch is one line naming the file that changed, or with
+    ``force`` a warning (returned, for the caller to print), and then only for a file that
+    still reads as a scenario. A scenario that cannot be found, or a log without its
+    digest, is an error only when ``need_scenario`` (the window).
     Returns ``(scenario path or None, warnings)``.
     """
-    import os
-
     start = events[0]
     given, absolute = start.get("scenario"), start.get("scenario_abs")
-    names = [p for p in (absolute, given) if isinstance(p, str) and p]
-    found = next((p for p in names if os.path.isfile(p)), None)
-    if found is None:
+    digest, map_digest = start.get("digest"), start.get("map_digest")
+    if not _is_digest(digest):
         if need_scenario:
             raise ArgumentError(
+                f"{path}: its start event has no digest of its scenario, so tacgrid cannot "
+                "tell the file is the one it was run on; replay with --text or --json"
+            )
+        return None, []
+    names = [p for p in (absolute, given) if isinstance(p, str) and p]
+    found = next((p for p in names if regular_file(p)), None)
+    if found is None:
+        if need_scenario:
+            shown = " or ".join(clip(n, 200) for n in dict.fromkeys(names))
+            raise ArgumentError(
                 f"{path}: the scenario it was run on is not found "
-                f"({' or '.join(dict.fromkeys(names)) or 'no scenario named'}); "
+                f"({shown or 'no scenario named'}); "
                 "restore it, or replay with --text or --json"
             )
         return None, []
@@ -214,23 +225,22 @@ def check_log_sources(
     from engine.sources import peek_bytes
 
     problems = []
-    digest, map_digest = start.get("digest"), start.get("map_digest")
     # Read once here and handed on: the replay that follows loads these same bytes.
     raw = peek_bytes(found, "scenario", 1 << 20)
     now = hashlib.sha256(raw).hexdigest()[:16]
-    if isinstance(digest, str) and digest and now != digest:
-        problems.append(f"the scenario {found} changed since the log was written")
-    elif isinstance(map_digest, str) and map_digest:
+    if now != digest:
+        problems.append(f"the scenario {clip(found, 200)} changed since the log was written")
+        if force and _scenario_map(found, raw) is None:
+            # Not a scenario at all: nothing of it is parsed further or quoted.
+            raise ArgumentError(
+                f"{path}: the file it names as its scenario ({clip(found, 200)}) is not the "
+                "one it was run on and not a scenario; replay it with the files it was run on"
+            )
+    elif _is_digest(map_digest):
         map_path = _scenario_map(found, raw)
-        if map_path is not None and os.path.isfile(map_path):
-            try:
-                now_map = file_digest(map_path)
-            except OSError as exc:
-                raise ArgumentError(
-                    f"{path}: cannot read its map {map_path} ({exc.strerror})"
-                ) from None
-            if now_map != map_digest:
-                problems.append(f"the map {map_path} changed since the log was written")
+        if map_path is not None and regular_file(map_path):
+            if file_digest(map_path) != map_digest:
+                problems.append(f"the map {clip(map_path, 200)} changed since the log was written")
     if not problems:
         return found, []
     if not force:
@@ -239,6 +249,13 @@ def check_log_sources(
             "or add --force to replay anyway"
         )
     return found, [f"warning: {path}: {p}; replaying anyway (--force)" for p in problems]
+
+
+def _is_digest(value: Any) -> bool:
+    """A digest as logs record them: 16 lowercase hex digits."""
+    return (
+        isinstance(value, str) and len(value) == 16 and all(c in "0123456789abcdef" for c in value)
+    )
 
 
 def _scenario_map(scenario_path: str, raw: bytes) -> str | None:

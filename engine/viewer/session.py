@@ -17,6 +17,7 @@ No pygame here: the format is data, testable without a window.
 from __future__ import annotations
 
 import base64
+import binascii
 import os
 import zlib
 from dataclasses import dataclass, field, replace
@@ -29,6 +30,7 @@ from engine.exact import jsonable
 from engine.grid import Cell
 from engine.scenario import Scenario, TokenSpec
 from engine.sim import Simulation, Snapshot
+from engine.sources import clip, file_digest, regular_file
 from engine.systems.base import Token
 
 FORMAT = "tacgrid-session"
@@ -122,19 +124,54 @@ class _DiceTable:
         return got
 
 
-def _dice_state(row: dict[str, Any]) -> Any:
-    raw = zlib.decompress(base64.b64decode(row["words"]))
+#: Most bytes all the saved dice positions of one session inflate to: each is 2,500
+#: bytes of generator state and the words drawn and not yet rolled (at most a refill's
+#: few thousand words in play; a batch roll's more), so a session's whole undo history
+#: fits many times over.
+MAX_DICE_BYTES = 32 << 20
+#: The generator state's size: 625 words of 4 bytes.
+_WORDS_BYTES = 625 * 4
+
+
+def _inflate(text: Any, limit: int) -> bytes:
+    """Base64 text of a zlib stream, inflated to at most ``limit`` bytes (a bomb of a few
+    MB that would inflate to GB is refused after ``limit`` + 1 bytes)."""
+    if not isinstance(text, str):
+        raise ValueError("a dice position is not text")
+    d = zlib.decompressobj()
+    out = d.decompress(base64.b64decode(text, validate=True), limit + 1)
+    if len(out) > limit or d.unconsumed_tail:
+        raise ValueError(f"a dice position inflates past {limit} bytes")
+    if not d.eof:
+        raise ValueError("a dice position is cut short")
+    return out
+
+
+def _dice_states(rows: Any) -> list[Any]:
+    """Every saved dice position, inflated within :data:`MAX_DICE_BYTES` in all."""
+    if not isinstance(rows, list):
+        raise ValueError("its dice positions are not a list")
+    left = MAX_DICE_BYTES
+    out = []
+    for row in rows:
+        state = _dice_state(row, left)
+        left -= _WORDS_BYTES + len(state[1])
+        out.append(state)
+    return out
+
+
+def _dice_state(row: dict[str, Any], limit: int = MAX_DICE_BYTES) -> Any:
+    raw = _inflate(row["words"], min(_WORDS_BYTES, limit))
     words = tuple(int.from_bytes(raw[i : i + 4], "little") for i in range(0, len(raw), 4))
     if len(words) != 625:
         raise ValueError("a dice position has the wrong length")
     gauss = row.get("gauss")
     if gauss is not None and not isinstance(gauss, float):
         raise ValueError("a dice position is damaged")
-    return (
-        (int(row["version"]), words, gauss),
-        zlib.decompress(base64.b64decode(row["unread"])),
-        0,
-    )
+    unread = _inflate(row["unread"], max(0, limit - _WORDS_BYTES))
+    if len(unread) % 4:
+        raise ValueError("a dice position is damaged")
+    return ((int(row["version"]), words, gauss), unread, 0)
 
 
 def _spec_dict(spec: TokenSpec) -> dict[str, Any]:
@@ -250,7 +287,8 @@ def source_dict(scenario: Scenario, session_path: str | None) -> dict[str, Any]:
         "path": os.path.abspath(path),
         "system": scenario.system.name,
         "sets": {k: jsonable(v) for k, v in scenario.system.config.items()},
-        "digest": scenario.digest if kind == "scenario" else None,
+        # Required on reading: a session opens only the file it was saved with.
+        "digest": scenario.digest if kind == "scenario" else file_digest(path.split("#")[0]),
         "map_sets": {k: jsonable(v) for k, v in scenario.map_sets.items()},
     }
     if session_path:
@@ -332,16 +370,7 @@ def session_scenario(data: dict[str, Any], path: str) -> Scenario:
     from engine.tiled import read_tiled
 
     src = data["source"]
-    found = src["path"]
-    if src.get("relative"):
-        near = os.path.join(os.path.dirname(os.path.abspath(path)), src["relative"])
-        if os.path.exists(near.split("#")[0]):
-            found = near
-    if not os.path.exists(found.split("#")[0]):
-        raise ArgumentError(
-            f"{path}: its {src['kind']} {found} is not there; put it back or give the session "
-            "next to it"
-        )
+    found = source_file(src, path)
     specs = tuple(_spec(sp) for sp in data["present"]["specs"])
     if src["kind"] == "scenario":
         scenario = load_scenario(found, overrides=dict(src.get("sets") or {}), for_render=True)
@@ -365,13 +394,70 @@ def session_scenario(data: dict[str, Any], path: str) -> Scenario:
     )
 
 
+def source_file(src: dict[str, Any], path: str) -> str:
+    """The scenario or map file a session was saved with: where the session says it was
+    (beside the session as written then, or its absolute path), and only if its bytes
+    still have the digest saved with it.
+
+    The digest is required and compared before anything parses the file, so a session
+    cannot make tacgrid read a file of its choosing (``/etc/shadow``, ``../../secret``)
+    and quote it in an error: another file's bytes never match."""
+    kind = src["kind"]
+    if kind not in ("scenario", "map"):
+        raise ValueError("its source is neither a scenario nor a map")
+    digest = src.get("digest")
+    if not (isinstance(digest, str) and len(digest) == 16 and _hex(digest)):
+        raise ArgumentError(
+            f"{path}: its {kind} has no digest, so tacgrid cannot tell it is the file the "
+            "session was saved with; open the scenario or map itself and save a new session"
+        )
+    names = []
+    if isinstance(src.get("relative"), str) and src["relative"]:
+        names.append(os.path.join(os.path.dirname(os.path.abspath(path)), src["relative"]))
+    if isinstance(src.get("path"), str) and src["path"]:
+        names.append(src["path"])
+    there = [n for n in names if regular_file(n.split("#")[0])]
+    if not there:
+        raise ArgumentError(
+            f"{path}: its {kind} {clip(names[-1] if names else '?', 200)} is not there; put it "
+            "back or give the session next to it"
+        )
+    for name in there:
+        if file_digest(name.split("#")[0]) == digest:
+            return name
+    raise ArgumentError(
+        f"{path}: its {kind} {clip(there[0], 200)} is not the file the session was saved "
+        "with (its digest differs); open the scenario or map itself and save a new session"
+    )
+
+
+def _hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
+
+
+def _on_the_map(cp: Checkpoint, scenario: Scenario) -> None:
+    """Every token of a saved table stands on the map (a token off it would be drawn
+    nowhere and moved from nowhere): ValueError naming the first that does not."""
+    grid = scenario.model.grid
+    cells = [(tid, t.state.cell) for tid, t in cp.snap.tokens.items()]
+    cells += [(sp.id, sp.cell) for sp in (cp.snap.specs or {}).values()]
+    for tid, cell in cells:
+        if cell is not None and not grid.in_bounds(cell):
+            raise ValueError(
+                f"token {clip(tid)} stands at {cell[0]},{cell[1]}, off the map "
+                f"({grid.width} x {grid.height} cells)"
+            )
+
+
 def apply_session(viewer: Any, data: dict[str, Any], scenario: Scenario) -> None:
     """Put a saved table into ``viewer``: events, state, dice, undo history, view."""
     system = scenario.system
-    dice = [_dice_state(row) for row in data["dice"]]
+    dice = _dice_states(data["dice"])
     present = _checkpoint(data["present"], system, dice)
     undo = [_checkpoint(d, system, dice) for d in data["undo"]]
     redo = [_checkpoint(d, system, dice) for d in data["redo"]]
+    for cp in (present, *undo, *redo):
+        _on_the_map(cp, scenario)
     events = data["events"]
     if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
         raise ValueError("its event log is not a list of events")
@@ -429,10 +515,12 @@ def load_session(path: str) -> tuple[dict[str, Any], Scenario]:
     data = read_session(path)
     try:
         return data, session_scenario(data, path)
+    except TacgridError:
+        raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
         raise ArgumentError(
-            f"{path}: a damaged session ({type(exc).__name__}: {exc}); open its autosave "
-            f"({os.path.basename(autosave_path(path))}) or start from the scenario"
+            f"{path}: a damaged session ({type(exc).__name__}: {clip(str(exc))}); open its "
+            f"autosave ({os.path.basename(autosave_path(path))}) or start from the scenario"
         ) from None
 
 
@@ -442,8 +530,16 @@ def checked_apply(viewer: Any, data: dict[str, Any], scenario: Scenario, path: s
         apply_session(viewer, data, scenario)
     except TacgridError:
         raise
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, zlib.error) as exc:
+    except (
+        KeyError,
+        TypeError,
+        ValueError,
+        IndexError,
+        AttributeError,
+        zlib.error,
+        binascii.Error,
+    ) as exc:
         raise ArgumentError(
-            f"{path}: a damaged session ({type(exc).__name__}: {exc}); open its autosave "
-            "or start from the scenario"
+            f"{path}: a damaged session ({type(exc).__name__}: {clip(str(exc))}); open its "
+            "autosave or start from the scenario"
         ) from None
