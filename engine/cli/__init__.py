@@ -21,7 +21,14 @@ from typing import Any
 from engine.cli import info, moves, rules, runs, solve, views
 from engine.cli.common import FLAGS, _Parser, make_system, parse_sets
 from engine.cli.views import read_event_log
-from engine.errors import ArgumentError, Stopped, TacgridError, did_you_mean, stop_signal
+from engine.errors import (
+    ArgumentError,
+    Stopped,
+    TacgridError,
+    did_you_mean,
+    printable,
+    stop_signal,
+)
 from engine.report.maptext import GLYPHS, TURN_MARKS, draw_cells
 
 #: ``GLYPHS``, ``TURN_MARKS`` and ``draw_cells`` live in engine.report.maptext;
@@ -171,8 +178,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
             traceback.print_exc()
         msg = exc.naming(FLAGS)  # each argument the message names by its flag
-        # The message quotes what the user gave, which may hold line breaks: keep one line.
-        msg = msg.replace("\r", "\\r").replace("\n", "\\n")
+        # The message quotes what the user gave, which may hold line breaks or terminal
+        # controls: escaped (engine.errors.printable), one line.
+        msg = printable(msg)
         if len(msg) > MAX_MESSAGE:  # readers quote at most ~80 characters; a last guard
             msg = msg[: MAX_MESSAGE - 3] + "..."
         sys.stderr.write(f"tacgrid: {msg}\n" if not msg.startswith("tacgrid") else f"{msg}\n")
@@ -191,7 +199,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         signum, name = stop_signal(exc)
         if isinstance(exc, Stopped) and exc.message:
-            sys.stderr.write(f"tacgrid: {exc.wording.naming(FLAGS)}\n")
+            sys.stderr.write(f"tacgrid: {printable(exc.wording.naming(FLAGS))}\n")
         elif signum == signal.SIGINT:
             sys.stderr.write("tacgrid: interrupted\n")
         else:

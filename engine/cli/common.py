@@ -9,7 +9,7 @@ import sys
 from fractions import Fraction
 from typing import Any, NoReturn
 
-from engine.errors import ArgumentError
+from engine.errors import ArgumentError, printable
 from engine.report import to_json
 
 #: The flag that names each argument role an engine message names (engine.errors:
@@ -56,7 +56,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _print_json(doc: Any) -> None:
-    sys.stdout.write(to_json(doc))
+    sys.stdout.write(to_json(doc))  # json escapes every control and non-ASCII character
+
+
+def say(text: str) -> None:
+    """Print a command's text on standard output, through :func:`engine.errors.printable`
+    (its lines kept; a file's control characters and line separators escaped)."""
+    sys.stdout.write(printable(text, lines=True) + "\n")
+
+
+def tell(text: str, prefix: str = "tacgrid: ") -> None:
+    """One line on standard error (a note, a warning, an error), escaped to stay one line."""
+    sys.stderr.write(prefix + printable(text) + "\n")
 
 
 def parse_sets(pairs: list[str] | None) -> dict[str, str]:

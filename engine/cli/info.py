@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from engine.cli.common import _map, _Parser, _print_json, load_bare_map
+from engine.cli.common import _map, _Parser, _print_json, load_bare_map, say
 from engine.errors import ArgumentError
 
 
@@ -40,7 +40,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rep)
     else:
-        print(format_info(rep))
+        say(format_info(rep))
     return 0
 
 
@@ -67,7 +67,7 @@ def _world_info(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rep)
         return 0
-    print(f"{args.map}: Tiled world, {len(maps)} maps (load one as {args.map}#NAME)")
+    say(f"{args.map}: Tiled world, {len(maps)} maps (load one as {args.map}#NAME)")
     for m in maps:
-        print(f"  {m.name:<24} at {m.x},{m.y} px  {os.path.relpath(m.file)}")
+        say(f"  {m.name:<24} at {m.x},{m.y} px  {os.path.relpath(m.file)}")
     return 0

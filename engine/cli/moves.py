@@ -15,6 +15,7 @@ from engine.cli.common import (
     _system_args,
     _whole,
     load_bare_map,
+    say,
 )
 from engine.errors import ArgumentError
 
@@ -107,12 +108,12 @@ def cmd_path(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(no_path_report(system, str(exc)))
         else:
-            print(f"no path: {exc}")
+            say(f"no path: {exc}")
         return 1
     if args.json:
         _print_json(path_json(rep))
     else:
-        print(format_path(rep, model, system, start, goal))
+        say(format_path(rep, model, system, start, goal))
     return 0
 
 
@@ -145,7 +146,7 @@ def cmd_reach(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(reach_json(rep))
     else:
-        print(format_reach(rep, model, system, start, args.turns, rep.pace))
+        say(format_reach(rep, model, system, start, args.turns, rep.pace))
     return 0
 
 
@@ -195,10 +196,10 @@ def cmd_fly(args: argparse.Namespace) -> int:
         if args.json:
             _print_json(no_plan_report(system, str(exc)))
         else:
-            print(f"no flight plan: {exc}")
+            say(f"no flight plan: {exc}")
         return 1
     if args.json:
         _print_json(rep)
     else:
-        print(format_fly(rep, model))
+        say(format_fly(rep, model))
     return 0

@@ -13,6 +13,7 @@ from engine.cli.common import (
     _seed,
     _system_args,
     make_system,
+    say,
 )
 
 
@@ -29,7 +30,7 @@ def cmd_systems(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rep)
     else:
-        print(format_systems(rep))
+        say(format_systems(rep))
     return 0
 
 
@@ -62,7 +63,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rep)
     else:
-        print(format_stats(rep))
+        say(format_stats(rep))
     return 0
 
 
@@ -81,7 +82,7 @@ def cmd_odds(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rep)
     else:
-        print(format_odds(rep))
+        say(format_odds(rep))
     return 0
 
 
@@ -103,5 +104,5 @@ def cmd_roll(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(rep)
     else:
-        print(format_roll(rep))
+        say(format_roll(rep))
     return 0

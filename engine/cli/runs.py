@@ -19,6 +19,8 @@ from engine.cli.common import (
     _scenario,
     _seed,
     parse_sets,
+    say,
+    tell,
 )
 from engine.errors import Stopped, Wording, stop_signal
 
@@ -75,7 +77,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     def note(text: Wording) -> None:
         if not args.quiet:
-            sys.stderr.write(f"tacgrid: {text.naming(FLAGS)}\n")
+            tell(text.naming(FLAGS))
 
     try:
         summary = run_batch(
@@ -94,7 +96,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except BatchStopped as stop:
         if line is not None:
             line.close()
-        sys.stderr.write(f"tacgrid: {stop.wording.naming(FLAGS) or 'stopped'}\n")
+        tell(stop.wording.naming(FLAGS) or "stopped")
         return 128 + stop.signum
     finally:
         if line is not None:
@@ -116,7 +118,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(summary)
     else:
-        print(format_summary(summary))
+        say(format_summary(summary))
     return 0
 
 
@@ -201,7 +203,7 @@ def _run_one(args: argparse.Namespace, overrides: dict[str, str]) -> int:
     if args.json:
         _print_json(result)
     else:
-        print(format_run(result, args.run_seed))
+        say(format_run(result, args.run_seed))
     return 0
 
 
@@ -285,13 +287,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     def note(text: Wording) -> None:
         if not args.quiet:
-            sys.stderr.write(f"tacgrid: {text.naming(FLAGS)}\n")
+            tell(text.naming(FLAGS))
 
     def point_done(i: int, n: int, point: dict[str, Any], summary: dict[str, Any]) -> None:
         if not args.quiet and (args.progress or sys.stderr.isatty()):
             what = ", ".join(f"{k}={v}" for k, v in point["params"].items())
             rates = "  ".join(f"{k} {100 * v:.1f}%" for k, v in summary["rates"].items())
-            sys.stderr.write(f"point {i + 1}/{n} ({what}): {rates} ({summary['runs']} runs)\n")
+            tell(f"point {i + 1}/{n} ({what}): {rates} ({summary['runs']} runs)", "")
 
     try:
         doc = run_sweep(
@@ -312,7 +314,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         )
     except BatchStopped as stop:
         text = stop.wording.naming(FLAGS) or "stopped"
-        sys.stderr.write(f"tacgrid: {text}; the sweep's finished points stay (sweep --resume)\n")
+        tell(f"{text}; the sweep's finished points stay (sweep --resume)")
         return 128 + stop.signum
     files = [os.path.join(args.out, n) for n in ("runs.parquet", "points.parquet", "summary.json")]
     if not args.no_charts:
@@ -322,9 +324,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({**doc, "files": files})
     else:
-        print(format_report(doc))
+        say(format_report(doc))
         for f in files:
-            print(f"  {f}")
+            say(f"  {f}")
     return 0
 
 
@@ -366,7 +368,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({**doc, "files": files} if files else doc)
     else:
-        print(format_report(doc))
+        say(format_report(doc))
         for f in files:
-            print(f"  {f}")
+            say(f"  {f}")
     return 0

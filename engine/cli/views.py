@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from engine.cli.common import (
@@ -14,6 +13,8 @@ from engine.cli.common import (
     _probability,
     _source,
     parse_sets,
+    say,
+    tell,
 )
 from engine.errors import ArgumentError
 
@@ -51,7 +52,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         _check_writable(args.screenshot, "--screenshot", ".png")
     scenario, warnings = check_log_sources(events, args.log, force=args.force, need_scenario=window)
     for line in warnings:
-        sys.stderr.write(f"tacgrid: {line}\n")
+        tell(line)
     if window:
         from engine.viewer.replay import replay as view_replay
 
@@ -61,7 +62,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(replay_report(events))
     else:
-        print(format_replay(events))
+        say(format_replay(events))
     return 0
 
 
@@ -154,7 +155,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"out": args.out, "width": w, "height": h})
     else:
-        print(f"{args.out}: {w} x {h} px")
+        say(f"{args.out}: {w} x {h} px")
     return 0
 
 

@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from engine.errors import printable
+
 #: ``--run-seed`` looks for its run among this many runs of the scenario's batch at most
 #: (beyond that, only a runs.jsonl in ``--out`` can say which run it was).
 FIND_LIMIT = 100_000
@@ -76,12 +78,12 @@ def run_one_report(
 
 def _batch_of(out_dir: str) -> dict[str, Any] | None:
     """The batch.json of the batch in ``out_dir`` (scenario, seed, runs); None if none."""
-    import json
+    from engine.errors import ArgumentError
+    from engine.sources import read_json_file
 
-    try:
-        with open(os.path.join(out_dir, "batch.json"), encoding="utf-8") as fh:
-            meta = json.load(fh)
-    except (OSError, ValueError):
+    try:  # a regular file within the cap, finite JSON
+        meta = read_json_file(os.path.join(out_dir, "batch.json"), "batch", ArgumentError)
+    except ArgumentError:
         return None
     ok = isinstance(meta, dict) and isinstance(meta.get("seed"), int)
     return meta if ok and isinstance(meta.get("runs"), int) else None
@@ -123,7 +125,7 @@ class ProgressLine:
         if now - self.last < self.every and done < total:
             return
         self.last = now
-        line = self.text(done, total, counts, now)
+        line = printable(self.text(done, total, counts, now))  # outcome names from the file
         self.stream.write(f"\r{line}\x1b[K" if self.tty else f"{line}\n")
         self.stream.flush()
         self.shown = True

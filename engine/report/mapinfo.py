@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from engine.mapmodel import MapModel
 
+from engine.errors import printable
+
 
 def info_report(path: str, model: MapModel | None = None) -> dict[str, Any]:
     """The `info` JSON for a map file (CONTRACT.md); ``model``: the map as already read
@@ -114,4 +116,5 @@ def format_info(rep: dict[str, Any]) -> str:  # noqa: C901
         lines.append(f"  collision {where} '{c['source']}': {c['cells']} cells blocked")
     for note in rep["notes"]:
         lines.append(f"  note: {note}")
-    return "\n".join(lines)
+    # Each line escaped on its own: a name or note from the file keeps to its line.
+    return "\n".join(printable(line) for line in lines)

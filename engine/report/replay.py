@@ -12,7 +12,7 @@ from fractions import Fraction
 from typing import Any
 
 from engine import systems
-from engine.errors import TacgridError
+from engine.errors import TacgridError, printable
 from engine.sources import clip
 from engine.systems.base import RuleSystem
 
@@ -60,7 +60,8 @@ def format_replay(events: list[dict[str, Any]]) -> str:
       turn 1: quarry moves 3,4 -> 5,4: 2 cells in 0.5 turn
       turn 1: escape: quarry escapes at 5,4
     """
-    return "\n".join(_Narrator(events).lines())
+    # Each line escaped on its own: what the log holds keeps to its line.
+    return "\n".join(printable(line) for line in _Narrator(events).lines())
 
 
 # --------------------------------------------------------------------------- the narration
