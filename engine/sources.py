@@ -18,6 +18,7 @@ Each function raises the caller's error class (``error=``), so messages keep the
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -624,4 +625,7 @@ def picture_check(path: str | os.PathLike[str]) -> tuple[str, tuple[int, int] | 
     except TacgridError as exc:
         text = str(exc)
         return (text[len(name) + 2 :] if text.startswith(name + ": ") else text), None
+    # The decode that usually follows takes these bytes instead of reading the file again.
+    with contextlib.suppress(OSError):
+        _hand_off(_version(path, os.stat(path)), data)
     return "", (w, h)

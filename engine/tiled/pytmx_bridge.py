@@ -44,10 +44,6 @@ def _pytmx() -> ModuleType:
         return pytmx
     import logging  # here: a map read that skips pytmx (info, path, reach) needs none
 
-    # pytmx logs an error before it raises one; the reader's own line says it once.
-    quiet = logging.getLogger("pytmx")
-    quiet.addHandler(logging.NullHandler())
-    quiet.propagate = False
     log = logging.getLogger("pytmx.util_pygame")
     was_disabled = log.disabled
     log.disabled = True
@@ -82,6 +78,7 @@ def parse_with_pytmx(
                 "open the tileset in Tiled and save it again",
             )
     pytmx = _pytmx()
+    _quiet_pytmx()
     kwargs: dict[str, Any] = {"allow_duplicate_names": True}
     if image_loader is not None:
         kwargs["image_loader"] = _CheckedLoader(path, image_loader, missing_images, notes)
@@ -104,6 +101,17 @@ def parse_with_pytmx(
     finally:
         pytmx.TiledElement.allow_duplicate_names = False
     return tm
+
+
+def _quiet_pytmx() -> None:
+    """pytmx logs an error before it raises one: kept off standard error (Python's
+    last-resort handler printed it), so the reader's own line says it once."""
+    import logging
+
+    quiet = logging.getLogger("pytmx")
+    if not any(isinstance(h, logging.NullHandler) for h in quiet.handlers):
+        quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
 
 
 class _CheckedLoader:
