@@ -24,8 +24,6 @@ MAX_CHUNKS = 1 << 18
 #: Most XML elements in one file (about 330 bytes each once parsed): Tiled's XML tile
 #: format is read up to about a million tiles; CSV and Base64 have no such cost.
 MAX_XML_ELEMENTS = 1 << 20
-#: Largest tileset or tile image, in pixels (8192 x 8192; 256 MB once loaded as RGBA).
-MAX_IMAGE_PIXELS = 8192 * 8192
 #: Largest tile size, in pixels.
 MAX_TILE_PIXELS = 4096
 #: Largest layer offset (groups' offsets added), in pixels either way.

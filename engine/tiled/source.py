@@ -1,6 +1,6 @@
 """Reading files from disk: the one place the reader opens a map, tileset or template file
 (Tiled's XML .tmx/.tsx/.tx, or its JSON .tmj/.tsj/.tj, turned into the same XML tree) and
-parses it, and tileset image sizes (read by :mod:`engine.sources`)."""
+parses it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from engine.sources import (
     MAX_TILESET_BYTES,
     clip,
     load_json,
-    picture_check,
     read_bytes,
 )
 from engine.tiled.common import MAX_XML_ELEMENTS, fail
@@ -104,9 +103,3 @@ def _depth(root: ET.Element) -> int:
         if el.tag != "data" and len(el):
             stack.extend((child, depth + 1) for child in el)
     return deepest
-
-
-def image_size(path: str) -> tuple[int, int] | None:
-    """An image's (width, height) from its header (:func:`engine.sources.picture_size`),
-    or None for a file that is not a picture tacgrid decodes."""
-    return picture_check(path)[1]
