@@ -66,9 +66,11 @@ def read_bytes(  # noqa: C901
     error: type[TacgridError] = TacgridError,
     *,
     fix: str = "check the path",
+    digest: bool = True,
 ) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes; anything else is one
-    ``error`` line: ``PATH: problem``.
+    ``error`` line: ``PATH: problem``. ``digest``: remember the file's digest for
+    :func:`file_digest` (a map's or scenario's; pictures need none).
 
     The file is opened non-blocking and checked on its descriptor, so a FIFO or a device
     is refused without ever waiting on it, and a file swapped after a check cannot slip in.
@@ -113,7 +115,8 @@ def read_bytes(  # noqa: C901
     if got > limit:
         raise error(_too_big(name, what, limit))
     data = b"".join(parts)
-    _remember_digest(path, st, data)
+    if digest:
+        _remember_digest(path, st, data)
     return data
 
 
@@ -467,7 +470,7 @@ def read_picture(
 ) -> tuple[bytes, str, int, int]:
     """A picture file's bytes, format and size (:func:`read_bytes`, then
     :func:`picture_size`); anything wrong is one ``error`` line naming the file."""
-    data = read_bytes(path, what, MAX_PICTURE_BYTES, error, fix="fix the image path")
+    data = read_bytes(path, what, MAX_PICTURE_BYTES, error, fix="fix the image path", digest=False)
     try:
         kind, w, h = picture_size(data, os.fspath(path))
     except PictureProblem as exc:
@@ -618,7 +621,7 @@ def picture_check(path: str | os.PathLike[str]) -> tuple[str, tuple[int, int] | 
     not read here); the whole file is read through :func:`read_bytes`."""
     name = clip(os.fspath(path), 200)
     try:
-        data = read_bytes(path, "image", MAX_PICTURE_BYTES)
+        data = read_bytes(path, "image", MAX_PICTURE_BYTES, digest=False)
         _kind, w, h = picture_size(data, os.fspath(path))
     except PictureProblem as exc:
         return f"is {exc}", None
