@@ -626,3 +626,22 @@ def test_a_session_token_off_the_map_is_one_line(
 
     edit(saved_session, move_off)
     one_line(capsys, ["view", str(saved_session), "--frames", "1"], "game.tacgrid", "off the map")
+
+
+def test_a_folder_moved_whole_still_opens_by_its_relative_place(tmp_path: Path) -> None:
+    pygame = pytest.importorskip("pygame")
+    import shutil
+
+    from engine.viewer.launch import open_table
+
+    table = tmp_path / "table"
+    for folder in ("scenarios", "maps", "assets"):
+        shutil.copytree(ROOT / folder, table / folder)
+    v = open_table(str(table / "scenarios" / "chase.yaml"), size=(640, 480))
+    v.table.save(str(table / "game.tacgrid"))
+    pygame.quit()
+    moved = tmp_path / "moved"
+    table.rename(moved)  # the absolute path saved is gone; the relative one holds
+    data = json.loads((moved / "game.tacgrid").read_text())
+    assert data["source"]["relative"] == os.path.join("scenarios", "chase.yaml")
+    assert main(["view", str(moved / "game.tacgrid"), "--frames", "1"]) == 0
