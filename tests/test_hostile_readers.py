@@ -645,3 +645,31 @@ def test_a_folder_moved_whole_still_opens_by_its_relative_place(tmp_path: Path) 
     data = json.loads((moved / "game.tacgrid").read_text())
     assert data["source"]["relative"] == os.path.join("scenarios", "chase.yaml")
     assert main(["view", str(moved / "game.tacgrid"), "--frames", "1"]) == 0
+
+
+#: How the command line may write to the terminal: through engine.cli.common's say/tell
+#: (engine.errors.printable), or a line that escapes its text itself, or a fixed text.
+WRITES = re.compile(r"\bprint\(|sys\.std(?:out|err)\.write\(")
+
+
+def test_every_printer_of_the_command_line_escapes() -> None:
+    found = []
+    for path in sorted((ENGINE / "cli").glob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for line in path.read_text(encoding="utf-8").splitlines():
+            text = line.strip()
+            if not WRITES.search(text) or text.startswith("#"):
+                continue
+            fixed = re.fullmatch(r'sys\.std(?:out|err)\.write\("[^"{}]*"\)', text)
+            if "printable(" in text or fixed or rel == "engine/cli/common.py":
+                continue
+            found.append(f"{rel}: {text}")
+    # The three left print no file's text unescaped: the error line (its msg went through
+    # printable just above it), an exception's class name and a signal's name.
+    assert found == [
+        'engine/cli/__init__.py: sys.stderr.write(f"tacgrid: {msg}\\n" if not msg.startswith('
+        '"tacgrid") else f"{msg}\\n")',
+        'engine/cli/__init__.py: sys.stderr.write(f"tacgrid: input too large or nested too '
+        'deeply ({type(exc).__name__})\\n")',
+        'engine/cli/__init__.py: sys.stderr.write(f"tacgrid: stopped by {name}\\n")',
+    ]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.cli import info, moves, rules, runs, solve, views
-from engine.cli.common import FLAGS, _Parser, make_system, parse_sets
+from engine.cli.common import FLAGS, _Parser, make_system, parse_sets, say
 from engine.cli.views import read_event_log
 from engine.errors import (
     ArgumentError,
@@ -108,7 +108,7 @@ def _version(argv: list[str]) -> int:
 
         _print_json(doc)
     else:
-        print(f"tacgrid {doc['version']} (Python {doc['python']}; {KERNEL_WORDS[doc['kernel']]})")
+        say(f"tacgrid {doc['version']} (Python {doc['python']}; {KERNEL_WORDS[doc['kernel']]})")
     return 0
 
 

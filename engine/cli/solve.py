@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from engine.cli.common import _Parser, _positive, _print_json, _scenario, parse_sets
+from engine.cli.common import _Parser, _positive, _print_json, _scenario, parse_sets, say
 
 
 def _add_solve(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -43,8 +43,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
         "escape": f"{game.quarry.tid} escapes in round {turns}",
         "timeout": f"neither side can force its goal within {turns} rounds",
     }[outcome]
-    print(f"{scenario.name}: {outcome} under perfect play: {how}")
-    print(
+    say(f"{scenario.name}: {outcome} under perfect play: {how}")
+    say(
         f"  {doc['states']:,} states solved ({int(game.stand_p.sum())} pursuer cells x "
         f"{int(game.stand_q.sum())} quarry cells x {game.turns} turns), no dice, exact"
     )
