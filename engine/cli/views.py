@@ -216,5 +216,5 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"out": tmx, "tileset": picture, "terrains": len(model.terrains)})
     else:
-        print(f"{tmx}: {model.width} x {model.height} cells, tileset picture {picture}")
+        say(f"{tmx}: {model.width} x {model.height} cells, tileset picture {picture}")
     return 0
