@@ -673,3 +673,15 @@ def test_every_printer_of_the_command_line_escapes() -> None:
         'deeply ({type(exc).__name__})\\n")',
         'engine/cli/__init__.py: sys.stderr.write(f"tacgrid: stopped by {name}\\n")',
     ]
+
+
+def test_run_seed_with_a_fifo_batch_json_plays_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "b"
+    out.mkdir()
+    os.mkfifo(out / "batch.json")  # read for the batch's seed: refused, never waited on
+    with alarm():
+        rc = main(["run", str(CHASE), "--run-seed", "3", "--out", str(out), "--json"])
+    assert rc == 0
+    assert json.loads(capsys.readouterr().out)["outcome"]
