@@ -7,7 +7,6 @@ point can be handed out alone; :class:`PointWork` says how every point of a swee
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Callable
@@ -79,11 +78,17 @@ class PointWork:
 
 def _batch_runs(folder: str) -> int | None:
     """The runs the batch in ``folder`` was asked for (its batch.json), or None."""
-    try:
-        with open(os.path.join(folder, "batch.json"), encoding="utf-8") as fh:
-            got = json.load(fh).get("runs")
-    except (OSError, ValueError, AttributeError):
+    from engine.errors import TacgridError
+    from engine.sources import read_json_file
+
+    path = os.path.join(folder, "batch.json")
+    if not os.path.exists(path):
         return None
+    try:
+        doc = read_json_file(path, "batch")
+    except TacgridError:
+        return None
+    got = doc.get("runs") if isinstance(doc, dict) else None
     return got if isinstance(got, int) and not isinstance(got, bool) else None
 
 
