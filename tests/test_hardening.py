@@ -162,6 +162,17 @@ ERROR_CASES: dict[str, tuple[list[str], list[str]]] = {
     "info-not-a-map": (["info", "{d}/malformed.yaml"], ["malformed.yaml"]),
     "info-unknown-option": (["info", MAP, "--jsn"], ["--jsn"]),
     "info-no-map": (["info"], ["map"]),
+    # solve
+    "solve-missing-file": (["solve", "{d}/nope.yaml"], ["nope.yaml", "not found"]),
+    "solve-not-a-scenario": (["solve", "{d}/garbage.tmx"], ["garbage.tmx"]),
+    "solve-bad-max-states": (["solve", CHASE, "--max-states", "lots"], ["--max-states"]),
+    # export
+    "export-missing-file": (
+        ["export", "{d}/nope.tmx", "--out", "{d}/never.tmx"],
+        ["nope.tmx", "not found"],
+    ),
+    "export-bad-file": (["export", "{d}/garbage.tmx", "--out", "{d}/never.tmx"], ["garbage.tmx"]),
+    "export-no-out": (["export", MAP], ["--out"]),
     # systems
     "systems-unknown-option": (["systems", "--verbose"], ["--verbose"]),
     "systems-extra-argument": (["systems", "d6"], ["d6"]),
@@ -472,7 +483,7 @@ def _expand(argv: list[str], d: Path) -> list[str]:
 
 
 def _never(d: Path) -> list[Path]:
-    return [d / "never", d / "never.png"]
+    return [d / "never", d / "never.png", d / "never.tmx"]
 
 
 @pytest.mark.parametrize("case", sorted(ERROR_CASES))

@@ -45,6 +45,7 @@ FLAGS = {
     "until_ci": "--until-ci",
     "max_runs": "--max-runs",
     "against": "--against",
+    "max_states": "--max-states",
 }
 
 

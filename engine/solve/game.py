@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import TacgridError
+from engine.errors import TacgridError, literal
 from engine.grid import Cell
 from engine.movement import MovementGraph
 from engine.occupancy import gap_steps
@@ -195,9 +195,13 @@ def build_game(
     states = int(stand_p.sum()) * int(stand_q.sum()) * scenario.turns
     if states > max_states:
         raise Unsolvable(
-            f"{scenario.path}: {states:,} states ({int(stand_p.sum())} pursuer cells x "
-            f"{int(stand_q.sum())} quarry cells x {scenario.turns} turns) is more than the "
-            f"limit {max_states:,}; give --max-states or a smaller map or turn limit"
+            problem=literal(
+                f"{scenario.path}: {states:,} states ({int(stand_p.sum())} pursuer cells x "
+                f"{int(stand_q.sum())} quarry cells x {scenario.turns} turns) is more than "
+                f"the limit {max_states:,}"
+            )
+            + "; give {max_states} or a smaller map or turn limit",
+            others=("max_states",),
         )
     exits = np.zeros(n, dtype=bool)
     for c in scenario.exit_cells:
