@@ -10,8 +10,9 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Generator, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
+from engine.batch.results import fragment_records
 from engine.batch.work import (
     AHEAD_PER_WORKER,
     CHUNK,
@@ -24,6 +25,7 @@ from engine.batch.work import (
     _warm_chunks,
     drop_shipment,
     engine_digest,
+    play_point,
     run_chunk_packed,
     run_shipped,
     take_shipment,
@@ -302,6 +304,133 @@ def _dask_results(job: Job, client: Any, scheduler: str) -> Generator[Records, N
         _forget_shipment(client, (path, plan.overrides, token))
 
 
+#: A sweep's points on the cluster at once, per worker (:class:`DaskPoints`): one playing
+#: and one waiting, so that no worker idles while the sweep writes a finished point.
+POINTS_AHEAD_PER_WORKER = 2
+
+#: Points whose fragments a sweep holds at most, played or playing (:meth:`DaskPoints.top_up`).
+POINTS_HELD = 64
+
+
+class PointSpec(NamedTuple):
+    """A sweep's point as one task: its overrides (as a batch's plan orders them), its
+    batch seed and its runs."""
+
+    overrides: tuple[tuple[str, Any], ...]
+    seed: int
+    runs: int
+
+
+class DaskPoints:
+    """A sweep's points on a Dask cluster, a task each (:func:`engine.batch.work.play_point`).
+
+    A point's runs play on one worker from one field cache, warmed once for the point (not
+    once per chunk, nor shipped), and come back as one Parquet fragment of a few KB: the
+    scheduler holds no run, the client holds one point's at a time. The sweep writes each
+    point's folder through ``run_batch`` in order, with :meth:`executor` as its executor;
+    meanwhile the cluster plays the next points (:data:`POINTS_AHEAD_PER_WORKER` a worker).
+    A point given as None (resumed part-way), or one whose batch turns out other than its
+    spec, plays as any batch on the cluster does (:class:`DaskCluster`)."""
+
+    def __init__(
+        self, client: Any, scheduler: str, path: str, points: list[PointSpec | None]
+    ) -> None:
+        self.client = client
+        self.scheduler = scheduler
+        self.path = os.path.abspath(path)
+        self.points = points
+        from distributed import as_completed
+
+        self.futures: dict[int, Any] = {}
+        self.finished = as_completed(loop=client.loop)
+        self.sent = 0  # points handed to the cluster (or passed over) so far, in order
+        workers = max(1, len(_dask_call(client.nthreads, scheduler, None)))
+        self.ahead = POINTS_AHEAD_PER_WORKER * workers
+        self.top_up()
+
+    def top_up(self) -> None:
+        """Send points until :attr:`ahead` are unfinished on the cluster (a finished
+        point's fragment waits for the sweep to write it: a few KB, :data:`POINTS_HELD` at
+        most), so a long point holds up no worker."""
+
+        def submit() -> None:
+            while self.sent < len(self.points) and len(self.futures) < POINTS_HELD:
+                if sum(not f.done() for f in self.futures.values()) >= self.ahead:
+                    return
+                spec = self.points[self.sent]
+                if spec is not None:
+                    fut = self.client.submit(play_point, self.path, *spec, pure=False, retries=2)
+                    self.futures[self.sent] = fut
+                    self.finished.add(fut)
+                self.sent += 1
+
+        _dask_call(submit, self.scheduler, None)
+
+    def fragment(self, fut: Any, plan: _Plan) -> bytes:
+        """``fut``'s fragment; while it plays, the points that finish meanwhile are
+        replaced by the next ones (:meth:`top_up`)."""
+
+        def until_done() -> bytes:
+            while not fut.done():
+                self.top_up()
+                next(self.finished)  # the next point to finish, this one or another
+            self.top_up()
+            return bytes(fut.result())
+
+        return bytes(_dask_call(until_done, self.scheduler, plan))
+
+    def executor(self, index: int) -> PointExecutor:
+        """The executor of point ``index``'s batch."""
+        return PointExecutor(self, index)
+
+    def close(self) -> None:
+        """Cancel the points still on the cluster (a sweep stopped or failed)."""
+        futures, self.futures = list(self.futures.values()), {}
+        if futures:
+            with contextlib.suppress(BaseException):
+                self.client.cancel(futures)
+
+
+class PointExecutor:
+    """One point of :class:`DaskPoints` (an :class:`engine.batch.work.Executor`): the
+    point's fragment, in chunks of :data:`CHUNK` runs, where the batch is the point's whole
+    spec; else the batch's runs on the cluster as any batch's."""
+
+    def __init__(self, points: DaskPoints, index: int) -> None:
+        self.points = points
+        self.index = index
+
+    def run(self, job: Job) -> Generator[Records, None, None]:
+        points = self.points
+        spec = points.points[self.index]
+        fut = points.futures.pop(self.index, None)
+        plan = job.plan
+        whole = (
+            spec is not None
+            and job.cache is not None
+            and plan.prefix == 0
+            and not plan.extra
+            and (plan.n, plan.seed, plan.overrides) == (spec.runs, spec.seed, spec.overrides)
+            and os.path.abspath(plan.scenario_path) == points.path
+        )
+        try:
+            points.top_up()
+            if fut is None or not whole:
+                if fut is not None:
+                    _dask_call(lambda: points.client.cancel([fut]), points.scheduler, plan)
+                    fut = None
+                yield from DaskCluster(points.client, points.scheduler).run(job)
+                return
+            records = fragment_records(points.fragment(fut, plan))
+            fut = None
+            for start in range(0, len(records), CHUNK):
+                yield records[start : start + CHUNK]
+        finally:
+            if fut is not None:
+                with contextlib.suppress(BaseException):
+                    points.client.cancel([fut])
+
+
 def _ship(client: Any, args: tuple[str, tuple[tuple[str, Any], ...], str, bytes]) -> None:
     """Give every worker of the cluster the batch's shipment (``args``: path, overrides,
     token, pickled cache) and wait until each has taken it (:func:`take_shipment`).
@@ -357,8 +486,9 @@ def _forget_shipment(client: Any, args: tuple[Any, ...]) -> None:
     done.wait(5)
 
 
-def _dask_call(fn: Callable[[], Any], scheduler: str, plan: _Plan) -> Any:
-    """``fn()``; a cluster failure (the scheduler gone, a lost connection) is one line."""
+def _dask_call(fn: Callable[[], Any], scheduler: str, plan: _Plan | None) -> Any:
+    """``fn()``; a cluster failure (the scheduler gone, a lost connection) is one line
+    (``plan``: the batch under way, to say how far it got; None between a sweep's points)."""
     try:
         return fn()
     except (TacgridError, KeyboardInterrupt):
@@ -372,17 +502,20 @@ def _dask_call(fn: Callable[[], Any], scheduler: str, plan: _Plan) -> Any:
                 problem="the scheduler cannot load tacgrid's tasks (it runs in a Python "
                 "environment without tacgrid, or another version of it); start the scheduler "
                 "and its workers where `import engine` gives this tacgrid; "
-                + literal(f"{plan.tally.n} of {plan.n} runs are in {plan.runs_path}")
+                + literal(_how_far(plan))
                 + ": run the same command with {resume} then",
                 others=("resume",),
             ) from None
         raise ScenarioError(
             role="scheduler",
             given=scheduler,
-            problem=literal(
-                f"the cluster failed mid-batch ({_short(exc)}); "
-                f"{plan.tally.n} of {plan.n} runs are in {plan.runs_path}"
-            )
+            problem=literal(f"the cluster failed mid-batch ({_short(exc)}); {_how_far(plan)}")
             + "; run the same command with {resume} when the scheduler is back",
             others=("resume",),
         ) from None
+
+
+def _how_far(plan: _Plan | None) -> str:
+    if plan is None:
+        return "every finished point is in its folder"
+    return f"{plan.tally.n} of {plan.n} runs are in {plan.runs_path}"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.batch.runner import ProgressFn, run_batch
-from engine.batch.work import CHUNK, ChunkFn
+from engine.batch.work import CHUNK, ChunkFn, Executor
 from engine.errors import Wording
 
 #: ``--until-ci``'s cap on a point's runs where ``--max-runs`` is not given.
@@ -92,7 +92,9 @@ def _batch_runs(folder: str) -> int | None:
     return got if isinstance(got, int) and not isinstance(got, bool) else None
 
 
-def run_point(work: PointWork, point: dict[str, Any]) -> dict[str, Any]:
+def run_point(
+    work: PointWork, point: dict[str, Any], executor: Executor | None = None
+) -> dict[str, Any]:
     """Run one point (``{"point", "params", "seed"}`` of a sweep spec) into
     ``out_dir/points/POINT`` and return its batch summary: ``work.runs`` runs, or with
     ``work.until`` steps (:func:`next_step`) until its capture interval is narrow enough."""
@@ -115,6 +117,7 @@ def run_point(work: PointWork, point: dict[str, Any]) -> dict[str, Any]:
             progress=work.progress,
             note=work.note,
             chunk_fn=work.chunk_fn,
+            executor=executor,
         )
         until = work.until
         n = summary["runs"]

@@ -168,6 +168,60 @@ def run_columns(rows: list[dict[str, Any]], measures: tuple[str, ...] = ()) -> d
     }
 
 
+#: The keys of a run record (:meth:`engine.sim.Outcome.to_dict`): what a runs table holds,
+#: so that :func:`fragment_records` gives back the very records :func:`runs_fragment` took.
+RUN_KEYS = frozenset({"run", "seed", "outcome", "turns", "cell", "by", "events"})
+
+
+def runs_fragment(records: list[dict[str, Any]]) -> bytes:
+    """Runs as one Parquet fragment (the :func:`run_fields` columns, zstd): how a sweep's
+    point comes back from a Dask worker, a few KB for thousands of runs. A record with a
+    key the table has no column for is refused (it would not come back whole)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for r in records:
+        if r.keys() != RUN_KEYS:
+            raise ValueError(f"a run record with other keys than a runs table's: {sorted(r)}")
+    schema = pa.schema(run_fields())
+    sink = pa.BufferOutputStream()
+    pq.write_table(
+        pa.Table.from_pydict(run_columns(records), schema=schema), sink, compression="zstd"
+    )
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def fragment_records(data: bytes) -> list[dict[str, Any]]:
+    """The records :func:`runs_fragment` took, in its order, equal key for key."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # ParquetFile, not read_table: that one imports pyarrow.dataset (and pandas), a second.
+    cols = pq.ParquetFile(pa.BufferReader(data)).read().to_pydict()
+    return [
+        {
+            "run": run,
+            "seed": seed,
+            "outcome": outcome,
+            "turns": turns,
+            "cell": None if col is None or row is None else [col, row],
+            "by": by,
+            "events": events,
+        }
+        for run, seed, outcome, turns, by, col, row, events in zip(
+            cols["run"],
+            cols["seed"],
+            cols["outcome"],
+            cols["turns"],
+            cols["by"],
+            cols["col"],
+            cols["row"],
+            cols["events"],
+            strict=True,
+        )
+    ]
+
+
 def write_table(path: str, schema: Any, batches: Iterable[Any]) -> str:
     """Stream pyarrow record batches into a Parquet file (zstd), whole or not at all
     (:func:`engine.safeio.replace_with`: a temporary file renamed over ``path``)."""

@@ -88,6 +88,7 @@ def run_batch(
     note: Callable[[Wording], None] | None = None,
     chunk_fn: ChunkFn | None = None,
     cache: WorkerCache | None = None,
+    executor: Executor | None = None,
 ) -> dict[str, Any]:
     """Run a batch and write ``runs.jsonl`` and ``summary.json`` into ``out_dir``.
 
@@ -98,7 +99,9 @@ def run_batch(
     ``workers``). ``cache``: the worker cache the batch plays from and warms (this
     process's :data:`engine.batch.work.WORKER_CACHE` if not given). ``chunk_fn`` replaces
     the cache's :meth:`WorkerCache.run_chunk` (same arguments); it exists for tests that
-    make a worker die, and must be picklable for ``workers > 1``.
+    make a worker die, and must be picklable for ``workers > 1``. ``executor``: where the
+    runs play, chosen by the caller (a sweep's point on a cluster it is connected to:
+    engine.batch.dask.DaskPoints); ``workers`` and ``scheduler`` then go unused.
     Raises :class:`BatchStopped` on SIGINT or SIGTERM (in the main thread).
     """
     from engine.scenario import load_scenario
@@ -142,8 +145,9 @@ def run_batch(
                 else:
                     job = Job(plan, chunk_fn)
                 # A cluster that cannot be reached is an error before anything is written.
-                client = _connect(address) if address else None
-                executor = _executor(job, workers, client, scheduler, note, stop)
+                if executor is None:
+                    client = _connect(address) if address else None
+                    executor = _executor(job, workers, client, scheduler, note, stop)
                 return _run(job, executor, progress, stop)
             except BatchStopped as early:
                 if early.message:  # from _run, which says how far the batch got

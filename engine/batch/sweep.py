@@ -49,7 +49,14 @@ from typing import Any
 
 from engine import version
 from engine.batch.control import BatchStopped, _FolderLock
-from engine.batch.dask import _check_address
+from engine.batch.dask import (
+    DaskPoints,
+    PointSpec,
+    _check_address,
+    _close_client,
+    _cluster_logs_quiet,
+    _connect,
+)
 from engine.batch.measures import ordered
 from engine.batch.paired import paired_block
 from engine.batch.point import UNTIL_MAX_RUNS, PointWork, run_point
@@ -463,12 +470,7 @@ def run_sweep(
             note=note,
             chunk_fn=chunk_fn,
         )
-        summaries = []
-        for i, p in enumerate(spec["points"]):
-            summary = run_point(work, p)
-            summaries.append(summary)
-            if point_done:
-                point_done(i, len(spec["points"]), p, summary)
+        summaries = _run_points(work, spec, point_done)
         doc = sweep_summary(spec, summaries)
         try:
             if spec["seeds"] == "common":
@@ -517,6 +519,53 @@ def _resume_settings(
         until = old["until_ci"]
     if until is not None:
         spec["until_ci"] = until
+
+
+def _run_points(
+    work: PointWork, spec: dict[str, Any], point_done: PointFn | None
+) -> list[dict[str, Any]]:
+    """Every point, in order (:func:`engine.batch.point.run_point`); each point's summary.
+    On a cluster, one connection serves the sweep and each point is one task
+    (:class:`DaskPoints`), the cluster playing the next points while this process writes
+    one; a point's later ``--until-ci`` steps run on the same connection."""
+    client = None
+    points: DaskPoints | None = None
+    address = _check_address(work.scheduler) if work.scheduler else None
+    try:
+        with _cluster_logs_quiet(address is not None):
+            if address is not None and work.chunk_fn is None:
+                client = _connect(address)
+                points = DaskPoints(
+                    client,
+                    address,
+                    work.scenario_path,
+                    [_point_task(spec, p, work.out_dir, work.resume) for p in spec["points"]],
+                )
+            summaries = []
+            for i, p in enumerate(spec["points"]):
+                executor = points.executor(i) if points is not None else None
+                summary = run_point(work, p, executor)
+                summaries.append(summary)
+                if point_done:
+                    point_done(i, len(spec["points"]), p, summary)
+            return summaries
+    finally:
+        if points is not None:
+            points.close()
+        if client is not None:
+            _close_client(client)
+
+
+def _point_task(
+    spec: dict[str, Any], p: dict[str, Any], out_dir: str, resume: bool
+) -> PointSpec | None:
+    """A point's first batch as one cluster task; None where ``resume`` finds runs of it in
+    its folder already (its batch completes them as any resumed batch does)."""
+    folder = os.path.join(out_dir, "points", p["point"])
+    if resume and os.path.exists(os.path.join(folder, "runs.jsonl")):
+        return None
+    overrides = overrides_of(p["params"])
+    return PointSpec(tuple(sorted(overrides.items())), p["seed"], spec["runs"])
 
 
 def _remove(path: str) -> None:

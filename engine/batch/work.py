@@ -195,6 +195,20 @@ def run_chunk(path: str, overrides: tuple[tuple[str, Any], ...], items: Chunk) -
     return WORKER_CACHE.run_chunk(path, overrides, items)
 
 
+def play_point(path: str, overrides: tuple[tuple[str, Any], ...], seed: int, runs: int) -> bytes:
+    """A whole batch of ``runs`` runs of ``seed`` played in this process from its
+    :data:`WORKER_CACHE` (one field cache for all of them, warmed once), sent back as one
+    Parquet fragment (:func:`engine.batch.results.runs_fragment`): a sweep's point as one
+    Dask task (engine.batch.dask.DaskPoints)."""
+    from engine.batch.results import runs_fragment
+
+    items = [(i, run_seed(seed, i)) for i in range(runs)]
+    records: Records = []
+    for start in range(0, runs, CHUNK):
+        records += WORKER_CACHE.run_chunk(path, overrides, items[start : start + CHUNK])
+    return runs_fragment(records)
+
+
 def _play(scenario: Any, fields: Any, items: list[tuple[int, int]]) -> list[dict[str, Any]]:
     """The records of the runs ``items``; a scenario that names measures keeps each run's
     event log to take them from (engine.batch.measures) and records them as ``measures``."""

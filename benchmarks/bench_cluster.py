@@ -1,0 +1,308 @@
+"""Batches at cluster scale: a Dask cluster of 2 workers against 1 local worker, on work a
+cluster is started for.
+
+Rows (each measured against its reference in the same run; exit status 1 if one is missed):
+
+* a sweep of the square chase, ``POINTS`` points x ``POINT_RUNS`` runs (60,000 runs), and
+  one batch of ``BATCH_RUNS`` runs, each on a 2-worker Dask cluster (a ``dask scheduler``
+  and two ``dask worker`` processes, started as docs/batches.md says, with its quiet
+  settings) against the same work on 1 local worker (``--workers 1``), back to back in
+  rounds: total CPU (the batch's own process, the scheduler and the workers, all of it, from
+  the start of the work to its end) <= 1.10x and wall time <= 0.60x, the median of the
+  rounds' ratios. Beside it: the cluster's own idle CPU over as long (its heartbeats and
+  monitors, measured just before), for what is the cluster's and what the work's.
+* the peak memory (``ru_maxrss``) of the scheduler and of each worker over the sweep, and
+  of the batch's own process.
+
+The cluster is started afresh for every round (its peak memory is that round's), and its
+workers import the engine before the work starts (a cluster is started once for many
+batches); the scenario and its field caches are new to them.
+
+Run: python benchmarks/bench_cluster.py [--rounds N] [--task-stream PNG]
+(``--task-stream``: also save the Dask task stream of one sweep as a picture: which worker
+ran what, and when.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SCENARIO = str(ROOT / "scenarios" / "chase.yaml")
+POINTS = 40
+POINT_RUNS = 1500
+BATCH_RUNS = 60_000
+#: Issue 43: a 2-worker Dask cluster against 1 local worker, at most.
+CPU_TARGET = 1.10
+WALL_TARGET = 0.60
+ROUNDS = 3
+#: docs/batches.md's quiet cluster, as the environment its processes start with.
+QUIET_ENV = {
+    "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+    "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s",
+    "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "1s",
+    "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "5s",
+}
+IDLE_SETTLE = 0.5
+IDLE_WINDOW = 2.0
+
+
+def _vary() -> list[str]:
+    """``POINTS`` values of the first pursuer's move: each point its own batch and cache."""
+    return ["pursuer1.stats.move=" + ",".join(str(6 + i) for i in range(POINTS))]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Cluster:
+    """A scheduler and two workers as their own processes, on loopback, quiet."""
+
+    def __init__(self) -> None:
+        port = _free_port()
+        self.address = f"tcp://127.0.0.1:{port}"
+        env = {**os.environ, **QUIET_ENV, "PYTHONPATH": str(ROOT)}
+        run_m = [sys.executable, "-m"]
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        self.procs = [
+            subprocess.Popen(
+                [
+                    *run_m,
+                    "distributed.cli.dask_scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--dashboard-address",
+                    "127.0.0.1:0",
+                ],
+                env=env,
+                **quiet,
+            )  # fmt: skip
+        ]
+        for _ in range(2):
+            self.procs.append(
+                subprocess.Popen(
+                    [
+                        *run_m,
+                        "distributed.cli.dask_worker",
+                        self.address,
+                        "--nthreads",
+                        "1",
+                        "--no-nanny",
+                        "--host",
+                        "127.0.0.1",
+                        "--dashboard-address",
+                        "127.0.0.1:0",
+                    ],
+                    env=env,
+                    **quiet,
+                )  # fmt: skip
+            )
+
+    def ready(self) -> Any:
+        from distributed import Client
+
+        client = Client(self.address, timeout=30, set_as_default=False)
+        client.wait_for_workers(2, timeout=60)
+
+        def load() -> None:
+            import scipy.sparse.csgraph  # noqa: F401
+
+            import engine.batch  # noqa: F401
+            import engine.sim  # noqa: F401
+
+        client.run(load)
+        return client
+
+    def cpu(self) -> float:
+        import psutil
+
+        total = 0.0
+        for p in self.procs:
+            try:
+                t = psutil.Process(p.pid).cpu_times()
+            except psutil.Error:
+                continue
+            total += t.user + t.system
+        return total
+
+    def close(self) -> None:
+        for p in self.procs[::-1]:
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def _maxrss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _work(kind: str, out: str, scheduler: str | None) -> None:
+    from engine.batch import run_batch
+    from engine.batch.sweep import run_sweep
+
+    where: dict[str, Any] = {"scheduler": scheduler} if scheduler else {"workers": 1}
+    if kind == "sweep":
+        run_sweep(SCENARIO, vary=_vary(), runs=POINT_RUNS, seed=7, out_dir=out, **where)
+    else:
+        run_batch(SCENARIO, runs=BATCH_RUNS, seed=7, out_dir=out, **where)
+
+
+def child(kind: str, mode: str, stream: str | None) -> None:
+    """One piece of work in this (fresh) process; prints its CPU, wall and memory as JSON."""
+    out = tempfile.mkdtemp(prefix="bench-cluster-")
+    cluster = client = None
+    idle_rate = 0.0
+    if mode == "dask":
+        cluster = Cluster()
+        client = cluster.ready()
+        time.sleep(IDLE_SETTLE)
+        c0, own0, w0 = cluster.cpu(), time.process_time(), time.perf_counter()
+        time.sleep(IDLE_WINDOW)
+        idle_rate = (cluster.cpu() - c0 + time.process_time() - own0) / (time.perf_counter() - w0)
+    c0 = cluster.cpu() if cluster else 0.0
+    own0, w0 = time.process_time(), time.perf_counter()
+    if stream and client is not None:
+        from distributed import get_task_stream
+
+        with get_task_stream(client=client) as ts:
+            _work(kind, out, cluster.address if cluster else None)
+        _task_stream_picture(ts.data, stream)
+    else:
+        _work(kind, out, cluster.address if cluster else None)
+    wall = time.perf_counter() - w0
+    own = time.process_time() - own0
+    cpu = own + (cluster.cpu() - c0 if cluster else 0.0)
+    got: dict[str, Any] = {"cpu": cpu, "own": own, "wall": wall, "idle": idle_rate * wall}
+    got["own_mb"] = _maxrss_mb()
+    if client is not None and cluster is not None:
+        got["scheduler_mb"] = client.run_on_scheduler(_maxrss_mb)
+        got["workers_mb"] = sorted(client.run(_maxrss_mb).values())
+        client.close()
+        cluster.close()
+    print(json.dumps(got))
+
+
+def _task_stream_picture(data: list[dict[str, Any]], path: str) -> None:
+    """Dask's task stream as a picture: a row per worker, a bar per task (its compute, then
+    its transfer or serialization), as the dashboard draws it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    workers = sorted({d["worker"] for d in data})
+    t0 = min(s["start"] for d in data for s in d["startstops"])
+    colours = {"compute": "tab:blue", "transfer": "tab:red", "disk-read": "tab:orange",
+               "disk-write": "tab:orange", "deserialize": "tab:gray"}  # fmt: skip
+    busy = {w: 0.0 for w in workers}
+    fig, ax = plt.subplots(figsize=(10, 2.2))
+    for d in data:
+        y = workers.index(d["worker"])
+        for s in d["startstops"]:
+            ax.barh(y, s["stop"] - s["start"], left=s["start"] - t0, height=0.8,
+                    color=colours.get(s["action"], "black"))  # fmt: skip
+            if s["action"] == "compute":
+                busy[d["worker"]] += s["stop"] - s["start"]
+    end = max(s["stop"] for d in data for s in d["startstops"]) - t0
+    ax.set_yticks(range(len(workers)), [f"worker {i + 1}" for i in range(len(workers))])
+    ax.set_xlabel("seconds from the first task")
+    ax.set_title(
+        f"Dask task stream: {len(data)} tasks; computing "
+        + ", ".join(f"{busy[w] / end:.0%}" for w in workers)
+        + " of the span per worker"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    print(f"task stream: {path} ({len(data)} tasks over {end:.2f} s)", file=sys.stderr)
+
+
+def _measure(kind: str, mode: str, stream: str | None = None) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--child", kind, mode]
+    if stream:
+        cmd += ["--task-stream", stream]
+    got = subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    lines = [line for line in got.stdout.splitlines() if line.startswith("{")]
+    if got.returncode or not lines:
+        raise RuntimeError(f"{kind} on {mode} failed:\n{got.stderr[-2000:]}")
+    return json.loads(lines[-1])  # type: ignore[no-any-return]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--task-stream")
+    parser.add_argument("--child", nargs=2)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child[0], args.child[1], args.task_stream)
+        return 0
+    ok = True
+    for kind, name in (
+        ("sweep", f"sweep of {POINTS} points x {POINT_RUNS} runs"),
+        ("batch", f"batch of {BATCH_RUNS} runs"),
+    ):
+        rounds = []
+        for r in range(args.rounds):
+            order = ("local", "dask") if r % 2 == 0 else ("dask", "local")
+            got = {m: _measure(kind, m) for m in order}
+            rounds.append(got)
+        cpu = statistics.median(g["dask"]["cpu"] / g["local"]["cpu"] for g in rounds)
+        wall = statistics.median(g["dask"]["wall"] / g["local"]["wall"] for g in rounds)
+        less_idle = statistics.median(
+            (g["dask"]["cpu"] - g["dask"]["idle"]) / g["local"]["cpu"] for g in rounds
+        )
+        met = cpu <= CPU_TARGET and wall <= WALL_TARGET
+        ok = ok and met
+        one = statistics.median(g["local"]["cpu"] for g in rounds)
+        two = statistics.median(g["dask"]["cpu"] for g in rounds)
+        one_wall = statistics.median(g["local"]["wall"] for g in rounds)
+        two_wall = statistics.median(g["dask"]["wall"] for g in rounds)
+        print(
+            f"{name}, Dask 2 workers (quiet) vs 1 local worker, median of {len(rounds)} rounds: "
+            f"CPU {cpu:.3f}x ({two:.1f} vs {one:.1f} CPU-s; less the cluster's idle CPU "
+            f"{less_idle:.3f}x) (target <= {CPU_TARGET:g}x); wall {wall:.3f}x ({two_wall:.1f} vs "
+            f"{one_wall:.1f} s) (target <= {WALL_TARGET:g}x) {'ok' if met else 'MISSED'}",
+            flush=True,
+        )
+        last = rounds[-1]["dask"]
+        print(
+            f"   peak memory over the {kind}: scheduler {last['scheduler_mb']:.0f} MB, workers "
+            + ", ".join(f"{m:.0f}" for m in last["workers_mb"])
+            + f" MB, the batch's process {last['own_mb']:.0f} MB (1 local worker: "
+            f"{rounds[-1]['local']['own_mb']:.0f} MB)",
+            flush=True,
+        )
+    if args.task_stream:
+        _measure("sweep", "dask", args.task_stream)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

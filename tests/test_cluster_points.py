@@ -1,0 +1,121 @@
+"""A sweep on a Dask cluster: each point one task, its runs back as one Parquet fragment
+(engine.batch.dask.DaskPoints), the same folders as a sweep on one local worker."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.batch.results import RUN_KEYS, fragment_records, runs_fragment
+from engine.batch.work import WorkerCache, play_point, run_seed
+from engine.sweep import point_dir, run_sweep
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
+CHASE = str(ROOT / "scenarios" / "chase.yaml")
+MOVE = "pursuer1.stats.move"
+
+pytest.importorskip("pyarrow")
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_a_fragment_gives_back_the_very_records(path: Path) -> None:
+    cache = WorkerCache()
+    records = cache.run_chunk(str(path), (), [(i, run_seed(3, i)) for i in range(12)])
+    assert records and all(r.keys() == RUN_KEYS for r in records)
+    back = fragment_records(runs_fragment(records))
+    assert back == records
+    # As runs.jsonl writes them: byte for byte.
+    dumped = [json.dumps(r, sort_keys=True) for r in records]
+    assert [json.dumps(r, sort_keys=True) for r in back] == dumped
+
+
+def test_a_fragment_refuses_a_record_it_could_not_give_back() -> None:
+    record = {"run": 0, "seed": 1, "outcome": "capture", "turns": 2, "cell": [1, 2], "by": "a",
+              "events": 3, "note": "x"}  # fmt: skip
+    with pytest.raises(ValueError, match="other keys"):
+        runs_fragment([record])
+
+
+def test_a_timeout_without_a_cell_or_a_capturer_comes_back_as_it_went() -> None:
+    record = {"run": 4, "seed": 9, "outcome": "timeout", "turns": 30, "cell": None, "by": None,
+              "events": 120}  # fmt: skip
+    assert fragment_records(runs_fragment([record])) == [record]
+
+
+def test_a_point_played_whole_is_its_batch_of_chunks() -> None:
+    records = fragment_records(play_point(CHASE, ((MOVE, 9),), 11, 60))
+    chunked = WorkerCache().run_chunk(
+        CHASE, ((MOVE, 9),), [(i, run_seed(11, i)) for i in range(60)]
+    )
+    assert records == chunked
+    # A point's runs are small on the wire: about 20 bytes a run.
+    assert len(play_point(CHASE, ((MOVE, 9),), 11, 1500)) < 64 * 1024
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+        processes=True,
+    ) as c:  # fmt: skip
+        yield c
+
+
+def _runs(out: Path, move: int) -> bytes:
+    return (out / "points" / point_dir({MOVE: move}) / "runs.jsonl").read_bytes()
+
+
+def _summary(out: Path) -> str:
+    """The sweep's summary.json less the folder it names."""
+    return (out / "summary.json").read_text().replace(str(out), "OUT")
+
+
+def test_more_points_than_the_cluster_holds_at_once(tmp_path: Path, cluster: Any) -> None:
+    """Six points on one worker (two held at once): every point one task, each point's
+    folder and the sweep's tables as a local sweep writes them."""
+    from distributed import Client, get_task_stream
+
+    moves = [6, 7, 8, 9, 10, 11]
+    vary = [f"{MOVE}=" + ",".join(map(str, moves))]
+    run_sweep(CHASE, vary=vary, runs=40, seed=4, out_dir=str(tmp_path / "l"))
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        with get_task_stream(client=client) as ts:
+            run_sweep(
+                CHASE, vary=vary, runs=40, seed=4, scheduler=cluster.scheduler_address,
+                out_dir=str(tmp_path / "d"),
+            )  # fmt: skip
+    played = [t for t in ts.data if t["key"].startswith("play_point")]
+    assert len(played) == len(moves), [t["key"] for t in ts.data]
+    for move in moves:
+        assert _runs(tmp_path / "l", move) == _runs(tmp_path / "d", move)
+    assert _summary(tmp_path / "l") == _summary(tmp_path / "d")
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(tmp_path / "l" / "runs.parquet").equals(
+        pq.read_table(tmp_path / "d" / "runs.parquet")
+    )
+
+
+def test_a_point_resumed_part_way_completes_on_the_cluster(tmp_path: Path, cluster: Any) -> None:
+    vary = [f"{MOVE}=8,12"]
+    run_sweep(CHASE, vary=vary, runs=30, seed=4, out_dir=str(tmp_path / "l"))
+    run_sweep(CHASE, vary=vary, runs=30, seed=4, out_dir=str(tmp_path / "d"))
+    # Point 8 cut to its first 10 runs, and the sweep's summary gone: --resume.
+    runs = tmp_path / "d" / "points" / point_dir({MOVE: 8}) / "runs.jsonl"
+    runs.write_bytes(b"".join(runs.read_bytes().splitlines(keepends=True)[:10]))
+    (runs.parent / "summary.json").unlink()
+    (tmp_path / "d" / "summary.json").unlink()
+    run_sweep(
+        CHASE, vary=vary, runs=30, seed=4, scheduler=cluster.scheduler_address,
+        out_dir=str(tmp_path / "d"), resume=True,
+    )  # fmt: skip
+    for move in (8, 12):
+        assert _runs(tmp_path / "l", move) == _runs(tmp_path / "d", move)
+    assert _summary(tmp_path / "l") == _summary(tmp_path / "d")
