@@ -1,5 +1,5 @@
 """The shipped square chase (D6, three tokens): runs per second on one worker, and the CPU a
-batch of it costs on 2 workers and on Dask against 1 worker.
+batch of it costs on 2 local workers against 1 worker.
 
 Rows (each measured against its reference in the same run; exit status 1 if one is missed):
 
@@ -8,25 +8,17 @@ Rows (each measured against its reference in the same run; exit status 1 if one 
 * runs/s on one worker, issue 20 target: >= 1500. Judged on the process's CPU time (the
   machines are shared and noisy: a wall-clock rate moves with whatever else runs; it is
   printed beside);
-* CPU seconds of one batch (``CPU_RUNS`` runs, each mode in a fresh process) on 2 local
-  workers and on a 2-worker Dask ``LocalCluster``, as ratios to 1 local worker (issue 20
-  targets: <= 1.05 each), the median of rounds' ratios (``LOCAL_ROUNDS``,
-  ``DASK_ROUNDS``). CPU is the batch's own process plus its workers (and the in-process
-  scheduler), from just before ``run_batch`` to just after, all of it: the target is
-  judged on that. Beside it is printed the same less what those processes spend idle over
-  as long (measured just before: a Dask cluster's heartbeats, event-loop ticks, memory
-  monitors and profiler run whether a batch runs or not; none for local workers, which
-  exist only during the batch), to show what is the cluster's. The Dask workers have
-  imported the engine before (a cluster is started once for many batches); the scenario
-  and its field cache are new to them.
-* the same Dask batch on a quiet cluster (``QUIET_DASK``: the workers' statistical profiler
-  off, the event-loop tick, memory monitor and system monitor slowed: what docs/batches.md's
-  Dask section suggests), for comparison: the target is judged on the default cluster.
+* CPU seconds of one batch of ``CPU_RUNS`` runs (each in a fresh process) on 2 local
+  workers, as a ratio to 1 local worker (issue 43 target: <= 1.05), the median of
+  ``LOCAL_ROUNDS`` rounds' ratios. CPU is the batch's own process plus its workers, from
+  just before ``run_batch`` to just after, all of it.
+
+A Dask cluster is judged on work a cluster is started for: ``benchmarks/bench_cluster.py``.
 
 Run: python benchmarks/bench_chase.py [--quick]   (--quick: the runs/s rows only)
 
-``python benchmarks/bench_chase.py --instructions`` (not part of ``run.py``: about 80 seconds
-here, needs valgrind) counts the instructions the same 1500-run batch executes on 1 worker and on
+``python benchmarks/bench_chase.py --instructions`` (not part of ``run.py``: a few minutes
+here, needs valgrind) counts the instructions the same batch executes on 1 worker and on
 2, every process of it (cachegrind, ``PYTHONHASHSEED=0`` so that each run takes the same
 path): the work itself, apart from what the machine makes of two processes at once. A
 forked process's count starts from its parent's at the fork, so the worker's own is its
@@ -58,30 +50,16 @@ SCENARIO = str(ROOT / "scenarios" / "chase.yaml")
 TARGET = 15.0
 #: Issue 20: the square chase on one worker, runs per (CPU) second.
 RATE_TARGET = 1500.0
-#: Issue 20: CPU of 2 workers and of Dask, as a multiple of 1 worker's, at most.
+#: Issue 43: CPU of 2 local workers, as a multiple of 1 worker's, at most.
 CPU_TARGET = 1.05
 RUNS = 400
-CPU_RUNS = 1500
+CPU_RUNS = 8000
 #: Rounds of the batch CPU rows: a round runs 1 worker and the mode compared, back to back
 #: (in turn one first, then the other), and takes their ratio; the median of the rounds'
 #: ratios counts. These machines' speed drifts by a third within seconds, so a round's two
 #: batches ran at about the same speed, and many rounds are needed for a ratio within a few
-#: percent (single rounds of 2 workers ranged 0.88-1.45x in one sitting). The local and the
-#: Dask rounds are separate sequences: neither batch of a round follows a cluster's exit.
+#: percent (single rounds of 2 workers ranged 0.88-1.45x in one sitting).
 LOCAL_ROUNDS = 12
-DASK_ROUNDS = 4
-#: Seconds the processes settle, then are watched idle, before each batch (their idle CPU
-#: rate, times the batch's wall time, is not the batch's: see ``cpu_child``).
-IDLE_SETTLE = 0.5
-IDLE_WINDOW = 2.0
-#: docs/batches.md's quiet Dask cluster (its environment variables, as dask config): a 2-worker
-#: cluster idles at ~0.11-0.15 CPU-s a second with dask's defaults and ~0.015 with these.
-QUIET_DASK = {
-    "distributed.worker.profile.enabled": False,
-    "distributed.admin.tick.interval": "1s",
-    "distributed.worker.memory.monitor-interval": "1s",
-    "distributed.admin.system-monitor.interval": "5s",
-}
 
 
 class NetworkxChase(Simulation):
@@ -180,68 +158,15 @@ def cpu_child(mode: str, runs: int) -> None:
     from engine.batch import run_batch
 
     out = tempfile.mkdtemp(prefix="bench-chase-")
-    kw: dict[str, object] = {}
-    cluster = None
-    if mode in ("dask", "dask-quiet"):
-        import dask
-        from distributed import Client, LocalCluster
-
-        if mode == "dask-quiet":
-            # Spawned workers take the config they are started with.
-            dask.config.set(QUIET_DASK)
-
-        cluster = LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-        )
-        with Client(cluster.scheduler_address) as client:
-
-            def load() -> None:
-                import scipy.sparse.csgraph  # noqa: F401
-
-                import engine.batch  # noqa: F401
-                import engine.sim  # noqa: F401
-
-            client.run(load)
-        kw["scheduler"] = cluster.scheduler_address
-    else:
-        kw["workers"] = int(mode)
     me = psutil.Process()
-    # What this process and its children spend with no batch running (a cluster's own
-    # heartbeats, event-loop ticks, monitors and profiler: ~0.12 CPU-s a second for a
-    # 2-worker LocalCluster here), per second: the batch's CPU is what it adds to that.
-    # Local workers exist only during the batch: nothing runs before it.
-    idle_rate = 0.0
-    if cluster is not None:
-        time.sleep(IDLE_SETTLE)
-        own0, tree0, wall0 = time.process_time(), _tree_cpu(me), time.perf_counter()
-        time.sleep(IDLE_WINDOW)
-        idle_wall = time.perf_counter() - wall0
-        idle_rate = (time.process_time() - own0 + _tree_cpu(me) - tree0) / idle_wall
     children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     own0, tree0, wall0 = time.process_time(), _tree_cpu(me), time.perf_counter()
-    run_batch(SCENARIO, runs=runs, seed=7, out_dir=out, **kw)  # type: ignore[arg-type]
+    run_batch(SCENARIO, runs=runs, seed=7, out_dir=out, workers=int(mode))
     wall = time.perf_counter() - wall0
     own, tree = time.process_time() - own0, _tree_cpu(me) - tree0
     children1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     reaped = (children1.ru_utime + children1.ru_stime) - (children0.ru_utime + children0.ru_stime)
-    if cluster is not None:
-        cluster.close()
-    cpu = own + tree + reaped
-    print(
-        json.dumps(
-            {
-                "mode": mode,
-                "cpu": cpu - idle_rate * wall,
-                "raw": cpu,
-                "idle": idle_rate * wall,
-                "wall": wall,
-            }
-        )
-    )
+    print(json.dumps({"mode": mode, "cpu": own + tree + reaped, "wall": wall}))
 
 
 def _cpu_of(mode: str) -> dict[str, float] | None:
@@ -259,49 +184,31 @@ def _cpu_of(mode: str) -> dict[str, float] | None:
     return json.loads(lines[-1])  # type: ignore[no-any-return]
 
 
-def _rounds(mode: str, n: int) -> list[dict[str, dict[str, float]]] | None:
+def batch_cpu() -> bool:
     rounds = []
-    for r in range(n):
+    for r in range(LOCAL_ROUNDS):
         got: dict[str, dict[str, float]] = {}
-        for m in ("1", mode) if r % 2 == 0 else (mode, "1"):
+        for m in ("1", "2") if r % 2 == 0 else ("2", "1"):
             one = _cpu_of(m)
             if one is None:
-                return None
+                return False
             got[m] = one
         rounds.append(got)
-    return rounds
-
-
-def batch_cpu() -> bool:
-    ok = True
-    for mode, name, n in (
-        ("2", "2 workers", LOCAL_ROUNDS),
-        ("dask", "Dask, 2 workers", DASK_ROUNDS),
-        ("dask-quiet", "Dask, 2 workers, quiet cluster", DASK_ROUNDS),
-    ):
-        rounds = _rounds(mode, n)
-        if rounds is None:
-            return False
-        raw = [g[mode]["raw"] / g["1"]["raw"] for g in rounds]
-        less_idle = [g[mode]["cpu"] / g["1"]["cpu"] for g in rounds]
-        ratio = statistics.median(raw)
-        judged = mode != "dask-quiet"
-        met = ratio <= CPU_TARGET
-        ok = ok and (met or not judged)
-        verdict = ("ok" if met else "MISSED") if judged else "for comparison, not judged"
-        cpu = statistics.median(g[mode]["raw"] for g in rounds)
-        one_cpu = statistics.median(g["1"]["raw"] for g in rounds)
-        walls = statistics.median(g[mode]["wall"] for g in rounds)
-        one_wall = statistics.median(g["1"]["wall"] for g in rounds)
-        print(
-            f"square chase batch of {CPU_RUNS} runs, CPU: {name} vs 1 worker, median of "
-            f"{len(rounds)} rounds {ratio:.3f}x (rounds {min(raw):.3f}-{max(raw):.3f}x; "
-            f"{cpu:.2f} vs {one_cpu:.2f} CPU-s, wall {walls:.2f} vs {one_wall:.2f} s) "
-            f"(target <= {CPU_TARGET:g}x) {verdict}; less the idle "
-            f"processes' own CPU {statistics.median(less_idle):.3f}x",
-            flush=True,
-        )
-    return ok
+    ratios = [g["2"]["cpu"] / g["1"]["cpu"] for g in rounds]
+    ratio = statistics.median(ratios)
+    met = ratio <= CPU_TARGET
+    cpu = statistics.median(g["2"]["cpu"] for g in rounds)
+    one_cpu = statistics.median(g["1"]["cpu"] for g in rounds)
+    walls = statistics.median(g["2"]["wall"] for g in rounds)
+    one_wall = statistics.median(g["1"]["wall"] for g in rounds)
+    print(
+        f"square chase batch of {CPU_RUNS} runs, CPU: 2 workers vs 1 worker, median of "
+        f"{len(rounds)} rounds {ratio:.3f}x (rounds {min(ratios):.3f}-{max(ratios):.3f}x; "
+        f"{cpu:.2f} vs {one_cpu:.2f} CPU-s, wall {walls:.2f} vs {one_wall:.2f} s) "
+        f"(target <= {CPU_TARGET:g}x) {'ok' if met else 'MISSED'}",
+        flush=True,
+    )
+    return met
 
 
 # --------------------------------------------------------------------------- instructions
