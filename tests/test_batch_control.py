@@ -1201,12 +1201,17 @@ def test_dask_workers_without_the_shipment_play_the_same_runs(
 
 def test_a_dask_task_sends_its_runs_packed() -> None:
     """A Dask task's runs come back as one pickle (a list of records would be measured and
-    serialized record by record on the worker's event loop), and the client unpacks them."""
+    serialized record by record on the worker's event loop), and the client unpacks them.
+    They go out as the batch's seed and their indices in one ``bytes``: the worker makes
+    their seeds, the same as the client's."""
     seeds = list(enumerate(run_seeds(5, 30)))
+    sent = work.SeededRuns.of(5, list(range(30)))
+    assert isinstance(sent.indices, bytes) and sent.items() == seeds
+    assert work.SeededRuns.of(5, [3, 7]).items() == [seeds[3], seeds[7]]
     work.WORKER_CACHE.clear()
     plain = batch.run_chunk(CHASE, (), seeds)
     work.WORKER_CACHE.clear()
-    packed = batch.run_chunk_packed(CHASE, (), seeds)
+    packed = batch.run_chunk_packed(CHASE, (), sent)
     work.WORKER_CACHE.clear()
     assert isinstance(packed, bytes)
     assert work._unpacked(packed) == plain

@@ -16,17 +16,18 @@ from engine.batch.results import fragment_records
 from engine.batch.work import (
     AHEAD_PER_WORKER,
     CHUNK,
-    Chunk,
     Job,
     Records,
-    _chunks,
+    SeededRuns,
     _Plan,
+    _run_indices,
     _unpacked,
     _warm_chunks,
     drop_shipment,
     engine_digest,
     play_point,
     run_chunk_packed,
+    run_seed,
     run_shipped,
     take_shipment,
 )
@@ -239,27 +240,32 @@ def _dask_results(job: Job, client: Any, scheduler: str) -> Generator[Records, N
         first = min(CHUNK, max(1, todo // 2))
         warm = _warm_chunks(todo)
         rest = min(DASK_CHUNK_MAX, max(CHUNK, -(-(todo - first * warm) // ahead)))
-        chunks = _chunks(plan, first, rest, warm)
+        chunks = _run_indices(plan, first, rest, warm)
     else:
-        chunks = _chunks(plan)
+        chunks = _run_indices(plan)
     numbered = enumerate(chunks)
     next_out = 0
     token: str | None = None
 
-    def submit(c: Chunk) -> Any:
+    def submit(runs: list[int]) -> Any:
         # A task names a module function: on a worker it plays from that process's own
         # cache (engine.batch.work.WORKER_CACHE), which the shipment warmed.
+        if cache is None:  # a caller's chunk_fn (tests) takes the runs with their seeds
+            c = [(i, run_seed(plan.seed, i)) for i in runs]
+            return client.submit(job.chunk_fn, path, plan.overrides, c, pure=False, retries=2)
+        seeded = SeededRuns.of(plan.seed, runs)
         if token is not None:
-            return client.submit(run_shipped, path, plan.overrides, token, c, pure=False, retries=2)
-        fn = run_chunk_packed if cache is not None else job.chunk_fn
-        return client.submit(fn, path, plan.overrides, c, pure=False, retries=2)
+            return client.submit(
+                run_shipped, path, plan.overrides, token, seeded, pure=False, retries=2
+            )
+        return client.submit(run_chunk_packed, path, plan.overrides, seeded, pure=False, retries=2)
 
     if cache is not None:
         for _ in range(warm):
             here = next(numbered, None)
             if here is None:
                 return
-            yield job.play(here[1])
+            yield job.play([(i, run_seed(plan.seed, i)) for i in here[1]])
             next_out += 1
         blob = cache.shipment(plan.scenario_path, plan.overrides)
         if blob is not None:

@@ -9,7 +9,7 @@ import os
 import pickle
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -261,17 +261,17 @@ def drop_shipment(path: str, overrides: tuple[tuple[str, Any], ...], token: str)
 
 
 def run_shipped(
-    path: str, overrides: tuple[tuple[str, Any], ...], token: str, items: Chunk
+    path: str, overrides: tuple[tuple[str, Any], ...], token: str, runs: SeededRuns
 ) -> bytes:
     """A Dask task with the batch's shipment (:meth:`WorkerCache.run_shipped` on this
     process's :data:`WORKER_CACHE`); the results come back packed (:func:`_packed`)."""
-    return _packed(WORKER_CACHE.run_shipped(path, overrides, token, items))
+    return _packed(WORKER_CACHE.run_shipped(path, overrides, token, runs.items()))
 
 
-def run_chunk_packed(path: str, overrides: tuple[tuple[str, Any], ...], items: Chunk) -> bytes:
+def run_chunk_packed(path: str, overrides: tuple[tuple[str, Any], ...], runs: SeededRuns) -> bytes:
     """:func:`run_chunk`, its results packed (:func:`_packed`): a Dask task's where nothing
     was shipped."""
-    return _packed(run_chunk(path, overrides, items))
+    return _packed(run_chunk(path, overrides, runs.items()))
 
 
 def _packed(results: list[dict[str, Any]]) -> bytes:
@@ -314,13 +314,21 @@ def _chunks(
 ) -> Iterator[Chunk]:
     """The runs still to do: ``leading`` chunks of ``first``, then ``rest`` at a time, seeds
     made as they are handed out."""
-    chunk: Chunk = []
+    for runs in _run_indices(plan, first, rest, leading):
+        yield [(i, run_seed(plan.seed, i)) for i in runs]
+
+
+def _run_indices(
+    plan: _Plan, first: int = CHUNK, rest: int = CHUNK, leading: int = 1
+) -> Iterator[list[int]]:
+    """:func:`_chunks`'s run indices alone."""
+    chunk: list[int] = []
     size = first
     made = 0
     for i in range(plan.prefix, plan.n):
         if i in plan.extra:
             continue
-        chunk.append((i, run_seed(plan.seed, i)))
+        chunk.append(i)
         if len(chunk) == size:
             yield chunk
             made += 1
@@ -329,6 +337,23 @@ def _chunks(
                 size = rest
     if chunk:
         yield chunk
+
+
+class SeededRuns(NamedTuple):
+    """Runs of a batch as a Dask task takes them: the batch's seed and the runs' indices
+    (int64 bytes). The worker makes each run's seed (:func:`run_seed`), so the client does
+    not, and Dask sends one ``bytes`` instead of walking a list of pairs."""
+
+    seed: int
+    indices: bytes
+
+    @classmethod
+    def of(cls, seed: int, runs: list[int]) -> SeededRuns:
+        return cls(seed, np.asarray(runs, dtype=np.int64).tobytes())
+
+    def items(self) -> Chunk:
+        runs = np.frombuffer(self.indices, np.int64).tolist()
+        return [(i, run_seed(self.seed, i)) for i in runs]
 
 
 def _warm_chunks(todo: int) -> int:
