@@ -27,9 +27,11 @@ AHEAD_PER_WORKER = 4
 #: ``WARM_SHARE`` of the batch, ``WARM_RUNS`` at most, one chunk at least (CHUNK at a time,
 #: written as they come). The workers (forked after them, or sent their field cache) start
 #: from what those runs learned instead of each learning it again (what that saves:
-#: ``benchmarks/bench_chase.py``, 2 workers' CPU against 1 worker's).
+#: ``benchmarks/bench_chase.py``, 2 workers' CPU against 1 worker's). A chase's cache keeps
+#: learning over its first few thousand runs (the square chase: a fifth of its misses come
+#: after run 400), and what a worker learns after the fork another learns again.
 WARM_SHARE = 4
-WARM_RUNS = 400
+WARM_RUNS = 1600
 
 #: A warm field cache ships to Dask workers when it pickles to at most this many bytes
 #: (else each worker builds its own: the same results either way).
