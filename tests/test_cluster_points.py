@@ -119,3 +119,29 @@ def test_a_point_resumed_part_way_completes_on_the_cluster(tmp_path: Path, clust
     for move in (8, 12):
         assert _runs(tmp_path / "l", move) == _runs(tmp_path / "d", move)
     assert _summary(tmp_path / "l") == _summary(tmp_path / "d")
+
+
+def test_a_fragment_keeps_a_scenarios_measures(tmp_path: Path) -> None:
+    text = (ROOT / "scenarios" / "chase.yaml").read_text()
+    text = text.replace("map: ../maps/chase.tmx", f"map: {ROOT / 'maps' / 'chase.tmx'}")
+    scenario = tmp_path / "measured.yaml"
+    scenario.write_text(text + "\nmeasures: [distance_at_end, checks_failed, turns_in_water]\n")
+    records = WorkerCache().run_chunk(str(scenario), (), [(i, run_seed(3, i)) for i in range(12)])
+    assert all(set(r["measures"]) == {"distance_at_end", "checks_failed", "turns_in_water"}
+               for r in records)  # fmt: skip
+    back = fragment_records(runs_fragment(records))
+    dumped = [json.dumps(r, sort_keys=True) for r in records]
+    assert [json.dumps(r, sort_keys=True) for r in back] == dumped
+    with pytest.raises(ValueError, match="other keys"):
+        runs_fragment([records[0], {**records[1], "measures": {"checks_failed": 1}}])
+
+
+def test_until_ci_steps_on_the_cluster_equal_a_local_sweeps(tmp_path: Path, cluster: Any) -> None:
+    """A point's first step is its task; the steps after extend it on the same connection."""
+    vary = [f"{MOVE}=8,11"]
+    kw: dict[str, Any] = {"vary": vary, "runs": 25, "seed": 4, "until_ci": 0.1}
+    run_sweep(CHASE, out_dir=str(tmp_path / "l"), **kw)
+    run_sweep(CHASE, out_dir=str(tmp_path / "d"), scheduler=cluster.scheduler_address, **kw)
+    for move in (8, 11):
+        assert _runs(tmp_path / "l", move) == _runs(tmp_path / "d", move)
+    assert _summary(tmp_path / "l") == _summary(tmp_path / "d")

@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from engine.batch.measures import ordered
 from engine.errors import ArgumentError, MissingExtra, literal
 from engine.safeio import truncate, write_text
 from engine.sources import iter_lines, load_json
@@ -168,26 +169,33 @@ def run_columns(rows: list[dict[str, Any]], measures: tuple[str, ...] = ()) -> d
     }
 
 
-#: The keys of a run record (:meth:`engine.sim.Outcome.to_dict`): what a runs table holds,
-#: so that :func:`fragment_records` gives back the very records :func:`runs_fragment` took.
+#: The keys of a run record (:meth:`engine.sim.Outcome.to_dict`), and ``measures`` where
+#: the scenario names some: what a runs table holds, so that :func:`fragment_records` gives
+#: back the very records :func:`runs_fragment` took.
 RUN_KEYS = frozenset({"run", "seed", "outcome", "turns", "cell", "by", "events"})
 
 
 def runs_fragment(records: list[dict[str, Any]]) -> bytes:
-    """Runs as one Parquet fragment (the :func:`run_fields` columns, zstd): how a sweep's
-    point comes back from a Dask worker, a few KB for thousands of runs. A record with a
-    key the table has no column for is refused (it would not come back whole)."""
+    """Runs as one Parquet fragment (the :func:`run_fields` columns, a measure's after
+    them, zstd): how a sweep's point comes back from a Dask worker, a few KB for thousands
+    of runs. A record the table could not give back whole is refused: another key, or
+    measures other than the first record's."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    first = records[0].get("measures") if records else None
+    measures = ordered(first) if isinstance(first, dict) else ()
+    keys = RUN_KEYS | {"measures"} if measures else RUN_KEYS
     for r in records:
-        if r.keys() != RUN_KEYS:
+        got = r.get("measures")
+        if r.keys() != keys or (
+            measures and (not isinstance(got, dict) or ordered(got) != measures)
+        ):
             raise ValueError(f"a run record with other keys than a runs table's: {sorted(r)}")
-    schema = pa.schema(run_fields())
+    schema = pa.schema(run_fields(measures))
     sink = pa.BufferOutputStream()
-    pq.write_table(
-        pa.Table.from_pydict(run_columns(records), schema=schema), sink, compression="zstd"
-    )
+    table = pa.Table.from_pydict(run_columns(records, measures), schema=schema)
+    pq.write_table(table, sink, compression="zstd")
     return bytes(sink.getvalue().to_pybytes())
 
 
@@ -198,8 +206,13 @@ def fragment_records(data: bytes) -> list[dict[str, Any]]:
 
     # ParquetFile, not read_table: that one imports pyarrow.dataset (and pandas), a second.
     cols = pq.ParquetFile(pa.BufferReader(data)).read().to_pydict()
-    return [
-        {
+    base = ("run", "seed", "outcome", "turns", "by", "col", "row", "events")
+    measures = [name for name in cols if name not in base]
+    out = []
+    for i, (run, seed, outcome, turns, by, col, row, events) in enumerate(
+        zip(*(cols[name] for name in base), strict=True)
+    ):
+        record = {
             "run": run,
             "seed": seed,
             "outcome": outcome,
@@ -208,18 +221,10 @@ def fragment_records(data: bytes) -> list[dict[str, Any]]:
             "by": by,
             "events": events,
         }
-        for run, seed, outcome, turns, by, col, row, events in zip(
-            cols["run"],
-            cols["seed"],
-            cols["outcome"],
-            cols["turns"],
-            cols["by"],
-            cols["col"],
-            cols["row"],
-            cols["events"],
-            strict=True,
-        )
-    ]
+        if measures:
+            record["measures"] = {m: cols[m][i] for m in measures}
+        out.append(record)
+    return out
 
 
 def write_table(path: str, schema: Any, batches: Iterable[Any]) -> str:
