@@ -96,6 +96,34 @@ def flown(rules: FlightRules, state: FlightState, choice: FlightChoice) -> TurnR
     return rec
 
 
+def fly_turn(
+    system: RuleSystem,
+    rules: FlightRules,
+    token: Token,
+    state: FlightState,
+    choice: FlightChoice,
+    dice: Any,
+) -> tuple[TurnRecord, Token, FlightChoice]:
+    """``choice`` flown from ``state``, with the checks it asks rolled on ``dice``
+    (:meth:`RuleSystem.flight_rolls`; each roll an event in the dice's log): the turn's
+    record, the token after the rolls and the choice flown. Where a roll makes the flier
+    fall (a Speedpoints dive faster than is safe, its falling roll failed), the turn flown
+    is the choice's climb or descent and nothing more: no space covered, no turn, no
+    landing (docs/rules.md "Speedpoints in play: dives faster than safe"). The record
+    holds the fall's event either way, with what the roll made of it."""
+    rec = flown(rules, state, choice)
+    if not any(ev.get("event") == "fall" for ev in rec.events):
+        return rec, token, choice
+    token, flies = system.flight_rolls(token, rec.events, dice)
+    if not flies:
+        choice = replace(choice, spaces=0, turns=(), land=False)
+        rec = flown(rules, state, choice)
+    events = tuple(
+        {**ev, "fell": not flies} if ev.get("event") == "fall" else ev for ev in rec.events
+    )
+    return replace(rec, events=events), token, choice
+
+
 def choose(
     view: TurnView,
     policy: Policy,
@@ -127,7 +155,17 @@ class Move:
     """A candidate turn: the choice (``base`` with ``turns``), where it ends (cell, heading,
     face, speed), its actions and the altitude it ends at."""
 
-    __slots__ = ("base", "turns", "cell", "heading", "face", "speed", "actions", "altitude")
+    __slots__ = (
+        "base",
+        "turns",
+        "cell",
+        "heading",
+        "face",
+        "speed",
+        "actions",
+        "altitude",
+        "risky",
+    )
 
     def __init__(
         self,
@@ -139,8 +177,10 @@ class Move:
         actions: int,
         altitude: int = 0,
         turns: tuple[tuple[int, int], ...] = (),
+        risky: bool = False,
     ) -> None:
         self.base = base
+        self.risky = risky  # it asks a roll that may undo it (a dive faster than is safe)
         self.turns = turns
         self.cell = cell
         self.heading = heading
@@ -188,8 +228,9 @@ def _best_move(
     catches = _catches(grid, aim)
     if aim.catch is not None:
         catching = [m for m in moves if catches(m.cell) and m.altitude <= cap_alt]
-        if catching:
-            return min(catching, key=lambda m: (m.actions, m.speed)).choice
+        if catching:  # a stoop (a dive faster than is safe) only where no safe move catches
+            return min(catching, key=lambda m: (m.risky, m.actions, m.speed)).choice
+    moves = [m for m in moves if not m.risky] or moves
     if aim.goal is None:  # fleeing
         threats = aim.threats
 
@@ -464,6 +505,8 @@ def _free_turn_moves(rules: Any, state: FlightState, target: Cell | None) -> Ite
     m = 0 if s.landed else s.modifier
     alt = s.altitude
     climbs = {-min(cur, alt), 0}
+    if target is not None and alt > cur:
+        climbs.add(-alt)  # a stoop to the ground, faster than is safe: only if it catches
     cap = int(rules.alt_cap)
     if cap > alt:
         climbs.add(min(cur, cap - alt))
@@ -503,7 +546,10 @@ def _free_turn_moves(rules: Any, state: FlightState, target: Cell | None) -> Ite
             choice = FlightChoice(
                 take_off=s.landed, climb=dz, spaces=len(steps), turns=tuple(turns)
             )
-            yield Move(choice, end, h, h if h in geo.faces else s.face, s2, 0, alt + dz)
+            face = h if h in geo.faces else s.face
+            if -dz > cur and end != target:
+                continue  # a stoop is weighed only where it ends on the target
+            yield Move(choice, end, h, face, s2, 0, alt + dz, risky=-dz > cur)
 
 
 def _planner_moves(rules: FlightRules, state: FlightState, target: Cell | None) -> Iterator[Move]:

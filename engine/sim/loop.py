@@ -18,7 +18,7 @@ from engine.sim.cache import FieldCache
 from engine.sim.crossing import kept_share, mode_at
 from engine.sim.edits import TokenEdits
 from engine.sim.fields import Profile, TurnPlan, Walk
-from engine.sim.flight import choose, flown, rules_for, start_flight
+from engine.sim.flight import choose, fly_turn, rules_for, start_flight
 from engine.sim.idmemo import MISSING
 from engine.sim.view import SimView, low_enough
 from engine.sim.walking import EventSink, StatsKeys, Walker
@@ -686,7 +686,8 @@ class Simulation(TokenEdits):
         choice = choose(view, policy, spec, token, rules, state, cap_alt)
         if choice is None:
             return token
-        rec = flown(rules, state, choice)
+        rec, token, choice = fly_turn(self.system, rules, token, state, choice, self.dice)
+        self.walker.log_rolls(tid)  # a dive's falling roll, before the flight it decided
         new = rec.state
         self._emit(
             {

@@ -821,6 +821,17 @@ class RuleSystem:
         this token cannot fly."""
         return None
 
+    def flight_rolls(
+        self, token: Token, events: tuple[dict[str, Any], ...], dice: Any
+    ) -> tuple[Token, bool]:
+        """The checks one flight turn asks, rolled now with ``dice`` (each roll an event in
+        its log): ``events`` are the flight rules' events of the turn as chosen (a
+        Speedpoints ``fall``: a descent faster than is safe). Returns the token after them
+        and whether the turn is flown as chosen (False: the flier fell, and the turn loop
+        flies what is left of it, :func:`engine.sim.flight.fly_turn`). Default: the
+        system's fliers face no check (Mythmaster's seed gives them none)."""
+        return token, True
+
     def flight_refusal(self, token: Token) -> str | None:
         """Why this token cannot fly, in one line (None: it can, or the system says nothing
         more than that it has no flight rules)."""

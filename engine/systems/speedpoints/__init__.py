@@ -826,6 +826,16 @@ FLIGHT_SETTINGS: tuple[Param, ...] = (
         "1 m gives 1 back, one running modifier; reset = a descent first cancels the whole "
         "climbing penalty and a climb the whole descent bonus ('until they descend again')",
     ),
+    Setting(
+        "dive_fall",
+        "choice",
+        "roll",
+        choices=("roll", "odds"),
+        help="docs/rules.md#speedpoints-in-play-dives-faster-than-safe (ruling): roll = a "
+        "descent faster than the safe rate is a fall of the metres descended, its falling "
+        "roll made at once: a success flies the turn as chosen, a failure drops straight "
+        "down and covers no space that turn; odds = only the fall's odds are recorded",
+    ),
 )
 
 
@@ -1429,6 +1439,50 @@ class Speedpoints(RuleSystem):
         )
 
     # ----------------------------------------------------------------- flight (the Flight section)
+
+    def flight_rolls(
+        self, token: Token, events: tuple[dict[str, Any], ...], dice: Any
+    ) -> tuple[Token, bool]:
+        """A dive faster than is safe (seed 004: the safe rate of descent is half the
+        airspeed a second; the flight's ``fall`` event) is a fall of the metres descended
+        onto what lies under the flier (the ``surface`` of its cell), and "if a fall is
+        potentially dangerous or lethal, make another success roll": the falling roll
+        (:class:`FallCheck`, difficulty 10: not from a climb) is made now. Ruling (setting
+        ``dive_fall``): a success flies the turn as chosen; a failure is the fall itself,
+        straight down where the turn began, with no space covered; the roll's outcome is
+        the fall's (:meth:`fall_effect`). A fall softened to safe asks no roll."""
+        if self.config["dive_fall"] != "roll":
+            return token, True
+        flies = True
+        for ev in events:
+            if ev.get("event") != "fall":
+                continue
+            height = exact(ev["height_m"])
+            surface = str(ev.get("surface", "hard"))
+            check = FallCheck(
+                height,
+                fall_ability(token),
+                surface,
+                FALL_DIFFICULTY,
+                self.config["resolver"],
+                self.config["landing"],
+            )
+            result = check.roll(dice)
+            if not result.events:
+                continue  # softened to a safe fall: no roll
+            success = result.total - check.roll_check.target >= 0
+            hurt = fall_effects(token)[result.degree]
+            harm = ", ".join(f"{k} {v}" for k, v in hurt.items() if v)
+            dice.decide(
+                result.events[0],
+                f"dives {jsonable(height)} m onto {LANDING_WORDS[surface]} ({check.band}): "
+                + ("flies on" if success else "falls")
+                + f", {result.degree}"
+                + (f", {harm}" if harm else ""),
+            )
+            token = self.fall_effect(token, result.degree)
+            flies = flies and success
+        return token, flies
 
     def flight_refusal(self, token: Token) -> str | None:
         """Why this token cannot fly (None when it can)."""

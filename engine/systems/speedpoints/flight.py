@@ -49,7 +49,7 @@ class SpeedpointsRules(Protocol):
 
     def air_spaces(self, token: Token) -> Fraction: ...
 
-    def fall_outcome(self, token: Token, height_m: Fraction | int) -> Any: ...
+    def fall_outcome(self, token: Token, height_m: Fraction | int, surface: str = ...) -> Any: ...
 
 
 # State (engine/flight.py's FlightState): cell, heading, altitude in metres, the airspeed
@@ -246,12 +246,15 @@ class SpeedpointsFlight(FlightRules):
             }
         ]
         if -dz > cur:
-            fall = self.system.fall_outcome(self.token, -dz)
+            under = self.model.terrain_at(state.cell).fall
+            surface = under if under in ("hard", "soft", "water") else "hard"
+            fall = self.system.fall_outcome(self.token, -dz, surface)
             events.append(
                 {
                     "event": "fall",
                     "what": f"descended {-dz} m in a turn (safe up to {cur} m)",
                     "height_m": -dz,
+                    "surface": surface,
                     "band": fall.band,
                     "outcomes": dict(fall.outcomes),
                 }
