@@ -222,7 +222,7 @@ def _momentum_scenarios() -> list[Path]:
 
 
 def test_the_flying_scenarios_are_found() -> None:
-    assert [p.name for p in _momentum_scenarios()] == ["griffon.yaml", "stoop.yaml"]
+    assert {"griffon.yaml", "stoop.yaml"} <= {p.name for p in _momentum_scenarios()}
 
 
 @pytest.mark.parametrize("path", _momentum_scenarios(), ids=lambda p: p.stem)
