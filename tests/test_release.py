@@ -432,7 +432,7 @@ def test_py_typed_ships_with_the_package() -> None:
 def test_changelog_is_newest_first() -> None:
     text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     issues = [int(n) for n in re.findall(r"^### .*?\(issue (\d+)", text, re.M)]
-    assert issues[0] == 41 and len(issues) >= 15
+    assert issues[0] >= 41 and len(issues) >= 15
     assert issues == sorted(issues, reverse=True)
     sections = re.split(r"^### ", text, flags=re.M)[1:]
     assert all(re.search(r"^- ", s, re.M) for s in sections)  # each names its changes
