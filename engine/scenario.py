@@ -217,9 +217,28 @@ def _err(path: str, where: str, problem: str, fix: str = "") -> ScenarioError:
     return ScenarioError(f"{path}: {where}: {problem}" + (f"; {fix}" if fix else ""))
 
 
-def _int(path: str, where: str, value: Any, minimum: int = 0) -> int:
+#: The most turns a run may last: each turn is work for every token (a run that cannot end
+#: sooner would otherwise play on for hours), and a longer chase is no tactical question.
+MAX_TURNS = 10_000
+#: The most runs a scenario may ask for (``run --runs`` may give more, as its own argument).
+MAX_RUNS = 10_000_000
+#: The most tokens a scenario may place: each one is a field, a policy and a turn of work
+#: for every other, per turn.
+MAX_TOKENS = 100
+#: The largest capture distance (cells) or capture altitude (metres).
+MAX_GOAL = 100_000
+
+
+def _int(path: str, where: str, value: Any, minimum: int = 0, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise _err(path, where, f"{clip(repr(value))} is not a whole number >= {minimum}")
+    if maximum is not None and value > maximum:
+        raise _err(
+            path,
+            where,
+            f"{clip(repr(value))} is more than tacgrid allows",
+            f"give a whole number from {minimum} to {maximum}",
+        )
     return value
 
 
@@ -267,14 +286,18 @@ def load_scenario(
     measures = keys.read_measures(path, data)
     tokens_block = _tokens_block(path, settings)
     seed = _int(path, "seed", data.get("seed", 0))
-    runs = _int(path, "runs", data.get("runs", 100), 1)
-    turns = _int(path, "turns", data.get("turns", 30), 1)
+    runs = _int(path, "runs", data.get("runs", 100), 1, MAX_RUNS)
+    turns = _int(path, "turns", data.get("turns", 30), 1, MAX_TURNS)
     tokens = _read_tokens(path, data, model, system)
     _check_targets(path, tokens)
     _apply_order(path, data, tokens)
     capture, escape, exit_cells = _read_goals(path, data, model)
     capture_altitude = _int(
-        path, "goals.capture_altitude", (data.get("goals") or {}).get("capture_altitude", 0)
+        path,
+        "goals.capture_altitude",
+        (data.get("goals") or {}).get("capture_altitude", 0),
+        0,
+        MAX_GOAL,
     )
     return Scenario(
         path=path,
@@ -392,6 +415,13 @@ def _read_tokens(path: str, data: dict[str, Any], model: MapModel, system: Any) 
     raw_tokens = data.get("tokens")
     if not isinstance(raw_tokens, list) or not raw_tokens:
         raise _err(path, "tokens", "expected a list of tokens", "see scenarios/ for examples")
+    if len(raw_tokens) > MAX_TOKENS:
+        raise _err(
+            path,
+            "tokens",
+            f"{len(raw_tokens)} tokens; a scenario has at most {MAX_TOKENS}",
+            "split the scene into several scenarios",
+        )
     tokens: list[TokenSpec] = []
     for i, t in enumerate(raw_tokens):
         tokens.append(_read_token(path, i, t, tokens, model, system, spawns))
@@ -672,7 +702,7 @@ def _read_goals(
                 f"goals.{clip(str(key))}",
                 "unknown goal" + did_you_mean(str(key)[:80], GOAL_KEYS),
             )
-    capture = _int(path, "goals.capture", goals.get("capture", 0))
+    capture = _int(path, "goals.capture", goals.get("capture", 0), 0, MAX_GOAL)
     exit_names = [e.name for e in model.exits]
     escape = goals.get("escape", exit_names)
     if not isinstance(escape, list) or any(e not in exit_names for e in escape):

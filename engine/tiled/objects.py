@@ -6,15 +6,23 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Any
 from xml.etree import ElementTree as ET
 
 import engine.tiled.source as source
 from engine.errors import MapError
 from engine.grid import Cell, Grid
 from engine.mapmodel import TERRAIN_KEYS, WALL_KINDS, Exit, MapModel, MapObject, Spawn, Wall
+from engine.sources import clip
 from engine.tiled.common import fail, geometry_attr, int_attr, properties, sanitise_properties
+from engine.tiled.coverage import Coverage, Painter
 from engine.tiled.project import resolve_properties
 from engine.tiled.terrain import check_terrain_value
+
+#: The most polygon and polyline points a map's objects may have, all together (a point
+#: of a template counts once for each object that uses it): each point is work for every
+#: cell its shape may cover.
+MAX_OBJECT_POINTS = 250_000
 
 
 def read_objects(path: str, root: ET.Element) -> list[MapObject]:
@@ -22,9 +30,18 @@ def read_objects(path: str, root: ET.Element) -> list[MapObject]:
     plain for pytmx (it cannot decode the hex rotation bit)."""
     template_cache: dict[str, ET.Element] = {}
     objects: list[MapObject] = []
+    points = 0
     for og in _object_layers(root):
         for obj in og.findall("object"):
             _merge_template(path, obj, template_cache)
+            points += _point_count(obj)
+            if points > MAX_OBJECT_POINTS:
+                raise fail(
+                    path,
+                    f"its objects have more than {MAX_OBJECT_POINTS} polygon and polyline "
+                    f"points (object {clip(obj.get('id', '?'))} passes it)",
+                    "simplify the shapes (fewer points)",
+                )
             objects.append(_read_object(path, obj))
     for obj_el in root.iter("object"):
         if obj_el.get("gid"):
@@ -33,6 +50,16 @@ def read_objects(path: str, root: ET.Element) -> list[MapObject]:
                 raise fail(path, f"<object> gid='{g}' is out of range", "re-place the tile object")
             obj_el.set("gid", str(g & ~0x10000000 if g & 0x10000000 else g))
     return objects
+
+
+def _point_count(obj: ET.Element) -> int:
+    """The points an object's polygon or polyline lists, counted before they are parsed."""
+    n = 0
+    for tag in ("polygon", "polyline"):
+        sub = obj.find(tag)
+        if sub is not None:
+            n += len((sub.get("points") or "").split())
+    return n
 
 
 def _object_layers(root: ET.Element) -> list[ET.Element]:
@@ -171,7 +198,8 @@ def _contains(obj: MapObject, px: float, py: float) -> bool:
         rx, ry = obj.width / 2, obj.height / 2
         if rx <= 0 or ry <= 0:
             return False
-        return ((dx - rx) / rx) ** 2 + ((dy - ry) / ry) ** 2 <= 1.0
+        u, v = (dx - rx) / rx, (dy - ry) / ry
+        return u * u + v * v <= 1.0
     if obj.shape == "polygon" and len(obj.points) >= 3:
         inside = False
         pts = obj.points
@@ -186,38 +214,30 @@ def _contains(obj: MapObject, px: float, py: float) -> bool:
     return False
 
 
-def _cells_in(grid: Grid, obj: MapObject) -> list[Cell]:
-    """Cells whose centre lies inside the object; a point (or 0-size shape) gives its cell."""
+def _covered(cover: Coverage, grid: Grid, obj: MapObject) -> tuple[Any, Any]:
+    """``(cols, rows)`` of the cells whose centre lies inside the object, row by row; a
+    point (or 0-size shape) gives its cell. Lists, or numpy arrays for a large object."""
     if obj.shape in ("point", "polyline") or (
         obj.shape in ("rectangle", "ellipse") and obj.width <= 0 and obj.height <= 0
     ):
         cell = _object_cell(grid, obj.x, obj.y)
-        return [cell] if grid.in_bounds(cell) else []
+        return ([cell[0]], [cell[1]]) if grid.in_bounds(cell) else ([], [])
     if obj.shape == "tile":
         cell = _object_cell(grid, obj.x + obj.width / 2, obj.y - obj.height / 2)
-        return [cell] if grid.in_bounds(cell) else []
-    # Candidate cells: the bounding box of the shape in object space, with a margin.
-    if obj.points:
-        xs = [obj.x + p[0] for p in obj.points]
-        ys = [obj.y + p[1] for p in obj.points]
-    else:
-        xs = [obj.x, obj.x + obj.width]
-        ys = [obj.y, obj.y + obj.height]
-    if obj.rotation:
-        r = math.hypot(max(abs(v - obj.x) for v in xs), max(abs(v - obj.y) for v in ys))
-        xs, ys = [obj.x - r, obj.x + r], [obj.y - r, obj.y + r]
-    corners = [_object_cell(grid, x, y) for x in (min(xs), max(xs)) for y in (min(ys), max(ys))]
-    c0 = max(0, min(c for c, _ in corners) - 2)
-    c1 = min(grid.width - 1, max(c for c, _ in corners) + 2)
-    r0 = max(0, min(r for _, r in corners) - 2)
-    r1 = min(grid.height - 1, max(r for _, r in corners) + 2)
-    out = []
-    for r in range(r0, r1 + 1):
-        for c in range(c0, c1 + 1):
-            cx, cy = _object_space_center(grid, (c, r))
-            if _contains(obj, cx, cy):
-                out.append((c, r))
-    return out
+        return ([cell[0]], [cell[1]]) if grid.in_bounds(cell) else ([], [])
+    return cover.cells(
+        obj,
+        lambda x, y: _object_cell(grid, x, y),
+        lambda cell: _object_space_center(grid, cell),
+    )
+
+
+def _cells_in(cover: Coverage, grid: Grid, obj: MapObject) -> list[Cell]:
+    """:func:`_covered` as a list of cells (spawns, exits, a region's cells: counted
+    against the budget of listed cells)."""
+    cols, rows = _covered(cover, grid, obj)
+    cover.charge_listed(len(cols), obj)
+    return [(int(c), int(r)) for c, r in zip(cols, rows, strict=True)]
 
 
 def _outline(obj: MapObject) -> list[tuple[float, float]]:
@@ -278,20 +298,26 @@ def apply_objects(  # noqa: C901
 ) -> tuple[tuple[Spawn, ...], tuple[Exit, ...], tuple[Wall, ...]]:
     grid = model.grid
     ox, oy = origin
+    cover = Coverage(path, grid, _contains)
+    painter = Painter(model)
     spawns: list[Spawn] = []
     exits: list[Exit] = []
     walls: list[Wall] = []
+    if origin != (0, 0):
+        # Objects of infinite maps are in Tiled's coordinates; shift to ours.
+        px, py = origin_pixels(grid, ox, oy)
+        objects = [MapObject(**{**o.__dict__, "x": o.x - px, "y": o.y - py}) for o in objects]
+    # Every area to cover counted first: a map past the budget is refused before the work.
     for obj in objects:
-        if origin != (0, 0):
-            # Objects of infinite maps are in Tiled's coordinates; shift to ours.
-            px, py = origin_pixels(grid, ox, oy)
-            obj = MapObject(**{**obj.__dict__, "x": obj.x - px, "y": obj.y - py})
+        if obj.cls.lower() in ("spawn", "exit") or _terrain_keys(obj):
+            cover.prepay(obj, lambda x, y: _object_cell(grid, x, y))
+    for obj in objects:
         cls = obj.cls.lower()
         label = f"object {obj.id} '{obj.name}'"
         if cls == "spawn":
             if not obj.name:
                 raise fail(path, f"spawn object {obj.id} has no name", "name it after the token id")
-            cells = _cells_in(grid, obj) if obj.shape not in ("point", "tile") else None
+            cells = _cells_in(cover, grid, obj) if obj.shape not in ("point", "tile") else None
             if cells is None or not cells:
                 cx, cy = (obj.x, obj.y)
                 if obj.shape == "tile":
@@ -309,7 +335,7 @@ def apply_objects(  # noqa: C901
                 )
             spawns.append(Spawn(obj.name, cell))
         elif cls == "exit":
-            cells = _cells_in(grid, obj)
+            cells = _cells_in(cover, grid, obj)
             if not cells:
                 raise fail(
                     path,
@@ -328,8 +354,14 @@ def apply_objects(  # noqa: C901
             if override:
                 if "terrain" in override:
                     override["name"] = override.pop("terrain")
-                model.with_terrain(_cells_in(grid, obj), override)
+                painter.paint(*_covered(cover, grid, obj), override)
+    painter.finish()
     return tuple(spawns), tuple(exits), tuple(walls)
+
+
+def _terrain_keys(obj: MapObject) -> bool:
+    """Does the object set a terrain property (a region :func:`apply_objects` paints)?"""
+    return any(k in TERRAIN_KEYS and v is not None and v != "" for k, v in obj.properties.items())
 
 
 def origin_pixels(grid: Grid, ox: int, oy: int) -> tuple[float, float]:
@@ -358,7 +390,7 @@ def is_region(obj: MapObject) -> bool:
     cls = obj.cls.lower()
     if not obj.name or cls in ("spawn", "exit") or cls in WALL_KINDS:
         return False
-    if any(k in TERRAIN_KEYS and v is not None and v != "" for k, v in obj.properties.items()):
+    if _terrain_keys(obj):
         return True
     return obj.shape in _AREA_SHAPES
 
@@ -373,10 +405,11 @@ def region_cells(model: MapModel, name: str) -> list[Cell]:
     :func:`apply_objects` paints them), sorted; empty when no region has that name."""
     grid = model.grid
     px, py = origin_pixels(grid, *model.origin) if model.origin != (0, 0) else (0.0, 0.0)
+    cover = Coverage(model.path or "the map", grid, _contains)
     cells: set[Cell] = set()
     for obj in model.objects:
         if obj.name == name and is_region(obj):
             if (px, py) != (0.0, 0.0):
                 obj = MapObject(**{**obj.__dict__, "x": obj.x - px, "y": obj.y - py})
-            cells.update(_cells_in(grid, obj))
+            cells.update(_cells_in(cover, grid, obj))
     return sorted(cells, key=lambda c: (c[1], c[0]))

@@ -7,8 +7,12 @@ takes a map, ``WORLD.world#NAME`` loads that one (:func:`map_path`).
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import select
+import signal
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +26,11 @@ MAX_WORLD_MAPS = 10_000
 MAX_WORLD_FILES = 100_000
 #: Longest pattern (``regexp``) read.
 MAX_PATTERN_CHARS = 1000
+#: Seconds the world's patterns may take to match its folder's file names, all together.
+#: Python's regular expressions backtrack: ``(a+)+b`` takes 2**n steps on a name of n
+#: ``a``s, and a match cannot be interrupted from the same process, so the matching runs
+#: in a forked child that is killed at this bound.
+MATCH_SECONDS = 3.0
 #: Separates a world file from the name of one of its maps.
 SEP = "#"
 
@@ -127,19 +136,81 @@ def _match_patterns(path: str, folder: str, patterns: Any, out: dict[str, WorldM
                 files.append(e.name)
     except OSError as exc:
         raise fail(path, f"cannot list the world's folder ({exc.strerror})") from None
+    for file, index, groups in _bounded_matches(path, [rx for rx, _ in compiled], files):
+        mx, my, ox, oy = compiled[index][1]
+        try:
+            gx, gy = int(groups[0]), int(groups[1])
+        except (IndexError, ValueError):
+            continue  # Tiled needs two numbers captured for the position
+        full = os.path.join(folder, file)
+        _add(path, out, WorldMap(_name(file), full, gx * mx + ox, gy * my + oy, 0, 0))
+
+
+Match = tuple[str, int, list[str]]
+
+
+def _matches(regexes: list[re.Pattern[str]], files: list[str]) -> list[Match]:
+    """Each file name the first pattern that matches it whole, with its groups (those that
+    took part); names no pattern matches are left out."""
+    found: list[Match] = []
     for file in sorted(files):
-        for regex, (mx, my, ox, oy) in compiled:
+        for index, regex in enumerate(regexes):
             m = regex.fullmatch(file)
-            if m is None:
+            if m is not None:
+                found.append((file, index, [g for g in m.groups() if g is not None]))
+                break
+    return found
+
+
+def _bounded_matches(path: str, regexes: list[re.Pattern[str]], files: list[str]) -> list[Match]:
+    """:func:`_matches` within :data:`MATCH_SECONDS`, or one line naming the world.
+
+    The matching runs in a forked child that sends its answer as JSON down a pipe; the
+    parent kills it at the bound. (Where there is no ``fork`` it runs here, unbounded.)"""
+    if not hasattr(os, "fork"):  # pragma: no cover - not POSIX
+        return _matches(regexes, files)
+    rfd, wfd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
+        status = 1
+        try:
+            os.close(rfd)
+            data = json.dumps(_matches(regexes, files)).encode("utf-8")
+            view = memoryview(data)
+            while view:
+                view = view[os.write(wfd, view) :]
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(wfd)
+    chunks: list[bytes] = []
+    done = False
+    try:
+        deadline = time.monotonic() + MATCH_SECONDS
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([rfd], [], [], left)
+            if not ready:
                 continue
-            groups = [g for g in m.groups() if g is not None]
-            try:
-                gx, gy = int(groups[0]), int(groups[1])
-            except (IndexError, ValueError):
-                break  # Tiled needs two numbers captured for the position
-            full = os.path.join(folder, file)
-            _add(path, out, WorldMap(_name(file), full, gx * mx + ox, gy * my + oy, 0, 0))
-            break
+            chunk = os.read(rfd, 1 << 16)
+            if not chunk:
+                done = True
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(rfd)
+        if not done:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    if not done:
+        raise fail(
+            path,
+            f"its patterns take more than {MATCH_SECONDS:g} s to match the file names of "
+            "its folder (a pattern such as (a+)+ backtracks without end)",
+            "write each pattern without a repeated group that itself repeats",
+        )
+    if status != 0:
+        raise fail(path, "its patterns could not be matched against its folder's file names")
+    return [(str(f), int(i), [str(g) for g in gs]) for f, i, gs in json.loads(b"".join(chunks))]
 
 
 def _add(path: str, out: dict[str, WorldMap], m: WorldMap) -> None:

@@ -1,0 +1,313 @@
+"""Work bounded by what is read (issue 42, items 2, 6, 7 and 8): small files that asked for
+unbounded CPU or memory, writes that left ``--out``, and tracebacks.
+
+Each hostile file is built in ``tmp_path`` and given to the command line in a subprocess
+under a 1 GB address-space limit and a wall-clock timeout, so a regression fails instead
+of taking the machine; the seams that make the work cheap (numpy coverage of regions, the
+region painter) are proven equal to the plain way here too.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from engine.grid import Grid
+from engine.mapmodel import MapModel, MapObject
+from engine.terrain import Terrain
+from engine.tiled import coverage, objects
+from engine.tiled.coverage import Coverage, Painter
+
+#: Address space each command may use (numpy and the engine need about 400 MB of it).
+MEMORY_LIMIT = 1 << 30
+#: Wall-clock seconds each command may take (the issue's bound is 10 s on 2 cores).
+TIMEOUT = 20
+CHASE_TMX = ROOT / "maps" / "chase.tmx"
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def cli(*args: str, cwd: Path = ROOT) -> tuple[int, str, str, float]:
+    """``tacgrid ARGS`` in a subprocess under the memory limit: (rc, stdout, stderr, s)."""
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    start = time.monotonic()
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "engine.cli", *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=TIMEOUT,
+            preexec_fn=_limit_memory,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"tacgrid {' '.join(args)[:200]}: no answer within {TIMEOUT} s")
+    return p.returncode, p.stdout, p.stderr, time.monotonic() - start
+
+
+def one_line(rc: int, out: str, err: str, expect: str) -> str:
+    assert "Traceback" not in err, err[-2000:]
+    assert rc == 2, (rc, err[-2000:])
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err[:2000]
+    assert expect in lines[0], lines[0]
+    return lines[0]
+
+
+TILESET = (
+    '<tileset firstgid="1" name="t" tilewidth="32" tileheight="32" tilecount="1" columns="1">'
+    '<tile id="0"><properties><property name="move" value="walk"/></properties></tile>'
+    "</tileset>"
+)
+
+
+def tmx(body: str, width: int = 64, height: int = 64) -> str:
+    data = ",".join(["1"] * (width * height))
+    return (
+        '<?xml version="1.0"?><map version="1.10" orientation="orthogonal" '
+        f'renderorder="right-down" width="{width}" height="{height}" tilewidth="32" '
+        f'tileheight="32" infinite="0">{TILESET}<layer id="1" name="ground" width="{width}" '
+        f'height="{height}"><data encoding="csv">{data}</data></layer>{body}</map>'
+    )
+
+
+# --------------------------------------------------------------------------- regions' cost
+
+
+GRIDS = {
+    "orthogonal": Grid("orthogonal", 40, 30, 32, 32),
+    "isometric": Grid("isometric", 30, 30, 64, 32),
+    "hex-y-odd": Grid("hexagonal", 30, 30, 32, 28, "y", "odd", 16),
+    "hex-x-even": Grid("hexagonal", 30, 30, 28, 32, "x", "even", 14),
+    "staggered": Grid("staggered", 30, 30, 64, 32, "y", "odd"),
+}
+
+
+def _random_object(rng: random.Random, shape: str, span: float) -> MapObject:
+    pts: tuple[tuple[float, float], ...] = ()
+    if shape == "polygon":
+        n = rng.randint(3, 40)
+        pts = tuple(
+            (rng.uniform(-span / 2, span / 2), rng.uniform(-span / 2, span / 2)) for _ in range(n)
+        )
+    return MapObject(
+        id=1,
+        name="r",
+        cls="",
+        shape=shape,
+        x=rng.uniform(0, span),
+        y=rng.uniform(0, span),
+        width=rng.choice([0.0, rng.uniform(1, span / 2), 64.0]),
+        height=rng.choice([rng.uniform(1, span / 2), 32.0]),
+        rotation=rng.choice([0.0, 0.0, 45.0, rng.uniform(-360, 360)]),
+        points=pts,
+        properties={},
+    )
+
+
+def _cover(grid: Grid, obj: MapObject, *, plain: bool) -> list[tuple[int, int]]:
+    cover = Coverage("m.tmx", grid, objects._contains)
+    cols, rows = cover.cells(
+        obj,
+        lambda x, y: objects._object_cell(grid, x, y),
+        lambda cell: objects._object_space_center(grid, cell),
+    )
+    assert isinstance(cols, list) == plain or not len(cols)  # no box: nothing to test
+    return [(int(c), int(r)) for c, r in zip(cols, rows, strict=True)]
+
+
+@pytest.mark.parametrize("name", sorted(GRIDS))
+def test_numpy_coverage_equals_the_plain_test(name: str, monkeypatch) -> None:
+    """The numpy seam gives the cells the plain per-cell test gives, in the same order,
+    on every orientation, for rotated rectangles, ellipses and self-crossing polygons."""
+    grid = GRIDS[name]
+    span = float(max(grid.pixel_size()))
+    rng = random.Random(name)
+    for _ in range(60):
+        obj = _random_object(rng, rng.choice(["rectangle", "ellipse", "polygon", "text"]), span)
+        monkeypatch.setattr(coverage, "SMALL_OBJECT", 1 << 30)
+        plain = _cover(grid, obj, plain=True)
+        monkeypatch.setattr(coverage, "SMALL_OBJECT", -1)
+        monkeypatch.setattr(coverage, "BLOCK_CELLS", 97)  # several blocks
+        monkeypatch.setattr(coverage, "BLOCK_PAIRS", 53)
+        assert _cover(grid, obj, plain=False) == plain, obj
+
+
+def test_every_candidate_box_holds_every_covered_cell() -> None:
+    """The rotated bounding box misses no cell the shape covers (against all cells)."""
+    grid = GRIDS["hex-y-odd"]
+    rng = random.Random(7)
+    for _ in range(30):
+        obj = _random_object(rng, rng.choice(["rectangle", "ellipse", "polygon"]), 600.0)
+        every = [
+            (c, r)
+            for r in range(grid.height)
+            for c in range(grid.width)
+            if objects._contains(obj, *objects._object_space_center(grid, (c, r)))
+        ]
+        assert _cover(grid, obj, plain=True) == every
+
+
+def test_painter_equals_with_terrain() -> None:
+    """Regions painted by the painter (lists and numpy arrays) make the same terrain ids
+    and records as MapModel.with_terrain."""
+    import numpy as np
+
+    grid = Grid("orthogonal", 20, 15, 32, 32)
+    rng = random.Random(3)
+    regions = []
+    for _ in range(40):
+        cells = sorted({(rng.randrange(20), rng.randrange(15)) for _ in range(rng.randint(0, 60))})
+        override = rng.choice([{"move": "swim"}, {"cost": rng.choice([2.0, 3.0])}, {"name": "x"}])
+        regions.append((cells, override))
+    plain = MapModel.uniform(grid, Terrain())
+    painted = MapModel.uniform(grid, Terrain())
+    painter = Painter(painted)
+    for i, (cells, override) in enumerate(regions):
+        plain.with_terrain(cells, override)
+        cols, rows = [c for c, _ in cells], [r for _, r in cells]
+        if i % 2:
+            painter.paint(np.asarray(cols, dtype=int), np.asarray(rows, dtype=int), override)
+        else:
+            painter.paint(cols, rows, override)
+    painter.finish()
+    assert painted.terrains == plain.terrains
+    assert (painted.terrain_ids == plain.terrain_ids).all()
+
+
+def _ellipses(n: int) -> str:
+    rng = random.Random(1)
+    objs = "".join(
+        f'<object id="{i + 2}" name="r{i}" x="{rng.randint(0, 8000)}" y="{rng.randint(0, 8000)}" '
+        f'width="2000" height="1500" rotation="{rng.randint(1, 359)}"><properties>'
+        f'<property name="cost" value="{i % 7 + 2}"/></properties><ellipse/></object>'
+        for i in range(n)
+    )
+    return tmx(f'<objectgroup id="2" name="o">{objs}</objectgroup>', 256, 256)
+
+
+def _polygon(points: int, radius: float = 3000.0) -> str:
+    pts = " ".join(
+        f"{4000 + radius * math.cos(k * 2 * math.pi / points):.2f},"
+        f"{4000 + radius * math.sin(k * 2 * math.pi / points):.2f}"
+        for k in range(points)
+    )
+    return tmx(
+        '<objectgroup id="2" name="o"><object id="2" name="p" x="0" y="0"><properties>'
+        f'<property name="move" value="swim"/></properties><polygon points="{pts}"/></object>'
+        "</objectgroup>",
+        256,
+        256,
+    )
+
+
+def test_ten_thousand_rotated_ellipses_are_refused_in_one_line(tmp_path: Path) -> None:
+    """1.8 MB of rotated ellipse regions: more than 60 s before; refused at the budget."""
+    (tmp_path / "m.tmx").write_text(_ellipses(10_000))
+    rc, out, err, s = cli("info", str(tmp_path / "m.tmx"))
+    one_line(rc, out, err, "cell tests to place")
+    assert s < 10
+
+
+def test_a_polygon_of_100k_points_is_placed_in_its_band(tmp_path: Path) -> None:
+    """One 100 000-point polygon region (a circle of radius 3000 px on 32 px cells): more
+    than 60 s before; its cells, the plain count of a disc, in a second or so."""
+    (tmp_path / "m.tmx").write_text(_polygon(100_000))
+    rc, out, err, s = cli("info", str(tmp_path / "m.tmx"), "--json")
+    assert rc == 0, err
+    modes = json.loads(out)["modes"] if "modes" in json.loads(out) else json.loads(out)
+    assert "27624" in json.dumps(modes)
+    assert s < 10
+
+
+def test_object_points_are_capped_before_they_are_parsed(tmp_path: Path) -> None:
+    (tmp_path / "m.tmx").write_text(_polygon(objects.MAX_OBJECT_POINTS + 1, 300.0))
+    rc, out, err, _ = cli("info", str(tmp_path / "m.tmx"))
+    one_line(rc, out, err, f"more than {objects.MAX_OBJECT_POINTS} polygon and polyline points")
+
+
+# --------------------------------------------------------------------------- world patterns
+
+
+def _world(folder: Path, regexp: str) -> Path:
+    doc = {
+        "maps": [],
+        "patterns": [
+            {"regexp": regexp, "multiplierX": 1, "multiplierY": 1, "offsetX": 0, "offsetY": 0}
+        ],
+        "type": "world",
+    }
+    (folder / "w.world").write_text(json.dumps(doc))
+    return folder / "w.world"
+
+
+def test_a_backtracking_world_pattern_is_stopped_at_its_time_bound(tmp_path: Path) -> None:
+    from engine.tiled.world import MATCH_SECONDS
+
+    (tmp_path / ("a" * 60)).write_text("")
+    rc, out, err, s = cli("info", str(_world(tmp_path, "(a+)+b")))
+    one_line(rc, out, err, "backtracks")
+    assert s < MATCH_SECONDS + 5
+
+
+def test_world_patterns_still_place_their_maps(tmp_path: Path) -> None:
+    from engine.tiled.world import read_world
+
+    for name in ("m_1_2.tmx", "m_3_4.tmx", "other.txt", "\udcff_9_9.tmx"[1:]):
+        (tmp_path / name).write_text("")
+    maps = read_world(str(_world(tmp_path, r"m_(\d+)_(\d+)\.tmx")))
+    assert sorted((m.name, m.x, m.y) for m in maps) == [("m_1_2", 1, 2), ("m_3_4", 3, 4)]
+
+
+# --------------------------------------------------------------------------- scenario numbers
+
+
+def _scenario(folder: Path, turns: object = 30, tokens: int = 2, extra: str = "") -> Path:
+    toks = "".join(
+        f"  - {{id: t{i}, side: {'quarry' if i == 0 else 'pursuer'}, "
+        f"policy: {'idle' if i == 0 else 'pursuer'}{'' if i == 0 else ', target: t0'}, "
+        f"cell: [{i % 40}, {i // 40 + 1}], stats: {{speed: {30 if i == 0 else 0}}}}}\n"
+        for i in range(tokens)
+    )
+    text = (
+        f"map: {CHASE_TMX}\nsystem: generic\nruns: 1\nturns: {turns}\n{extra}"
+        f"goals: {{capture: 1}}\ntokens:\n{toks}"
+    )
+    (folder / "s.yaml").write_text(text)
+    return folder / "s.yaml"
+
+
+@pytest.mark.parametrize(
+    ("turns", "tokens", "extra", "expect"),
+    [
+        ("1000000000", 2, "", "turns: 1000000000 is more than tacgrid allows"),
+        ("100000000000000000000", 2, "", "turns: 100000000000000000000 is more than"),
+        ("1e20", 2, "", "turns: '1e20' is not a whole number"),
+        ("30", 101, "", "101 tokens; a scenario has at most 100"),
+        ("30", 2, "runs: 100000000000\n", "runs: 100000000000 is more than"),
+    ],
+)
+def test_scenario_numbers_are_bounded(
+    tmp_path: Path, turns: str, tokens: int, extra: str, expect: str
+) -> None:
+    path = _scenario(tmp_path, turns, tokens)
+    if extra:
+        path.write_text(path.read_text().replace("runs: 1\n", extra))
+    rc, out, err, s = cli("run", str(path), "--out", str(tmp_path / "o"), "--quiet")
+    one_line(rc, out, err, expect)
+    assert not (tmp_path / "o").exists()
