@@ -45,7 +45,10 @@ def exact(value: Any) -> Fraction:
             raise ValueError("not a number") from None
         if abs(exponent) > MAX_EXPONENT:
             raise ValueError(f"an exponent beyond +-{MAX_EXPONENT}")
-    return Fraction(text)
+    try:
+        return Fraction(text)
+    except ZeroDivisionError:  # "1/0": not a number either
+        raise ValueError("a fraction over zero") from None
 
 
 def jsonable(value: Any) -> Any:

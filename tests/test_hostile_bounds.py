@@ -311,3 +311,184 @@ def test_scenario_numbers_are_bounded(
     rc, out, err, s = cli("run", str(path), "--out", str(tmp_path / "o"), "--quiet")
     one_line(rc, out, err, expect)
     assert not (tmp_path / "o").exists()
+
+
+# --------------------------------------------------------------------------- writes in --out
+
+
+def _sweep(folder: Path) -> Path:
+    path = _scenario(folder, 3)
+    path.write_text(path.read_text() + "sweep:\n  vary: {turns: [2, 3]}\n  runs: 2\n")
+    return path
+
+
+@pytest.mark.parametrize("where", ["points", "a point's folder"])
+def test_a_sweep_writes_nothing_through_a_symlinked_subfolder(tmp_path: Path, where: str) -> None:
+    """``DIR/points`` (or a point's folder) linked elsewhere: refused, and nothing is
+    written where the link points."""
+    from engine.batch.sweep import sweep_spec
+
+    if where != "points":
+        where = (
+            "points/" + sweep_spec(str(_sweep(tmp_path)), None, None, None)["points"][1]["point"]
+        )
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / where).parent.mkdir(parents=True)
+    (out / where).symlink_to(elsewhere)
+    rc, o, err, _ = cli("sweep", str(_sweep(tmp_path)), "--out", str(out))
+    one_line(rc, o, err, "is a symbolic link; tacgrid writes only inside --out")
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_out_folder_makes_real_folders_only(tmp_path: Path) -> None:
+    from engine.batch.control import out_folder
+    from engine.errors import ArgumentError
+
+    assert out_folder(str(tmp_path / "o"), "points", "p-1") == str(tmp_path / "o/points/p-1")
+    assert (tmp_path / "o/points/p-1").is_dir()
+    (tmp_path / "o/file").write_text("")
+    for parts in (("file",), ("..",), ("a/b",)):
+        with pytest.raises(ArgumentError):
+            out_folder(str(tmp_path / "o"), *parts)
+
+
+# --------------------------------------------------------------------------- tracebacks
+
+
+@pytest.fixture(scope="module")
+def batch_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("batch")
+    rc, _, err, _ = cli(
+        "run", str(_scenario(folder, 3)), "--out", str(folder / "out"), "--quiet", "--no-plots"
+    )
+    assert rc == 0, err
+    return folder / "out"
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda s: {"runs": 3, "outcomes": {"capture": 1}},
+        lambda s: {**s, "rates": {"capture": "x"}},
+        lambda s: {**s, "ci95": {k: [0] for k in s["outcomes"]}},
+        lambda s: {**s, "turns": {"mean": None}},
+        lambda s: {**s, "turns_by_outcome": {k: {"mean": "a"} for k in s["outcomes"]}},
+        lambda s: {**s, "outcomes": {"capture": 1.5}},
+        lambda s: [s],
+    ],
+)
+def test_report_on_a_damaged_summary_is_one_line(batch_dir: Path, tmp_path: Path, damage) -> None:
+    import shutil
+
+    from engine.cli import main
+
+    out = tmp_path / "out"
+    shutil.copytree(batch_dir, out)
+    summary = json.loads((out / "summary.json").read_text())
+    assert main(["report", str(out), "--json"]) == 0  # whole, it reads
+    (out / "summary.json").write_text(json.dumps(damage(summary)))
+    for extra in ([], ["--json"]):
+        rc, o, err, _ = cli("report", str(out), *extra)
+        one_line(rc, o, err, "summary.json: damaged")
+
+
+def test_a_summary_is_read_within_its_size_cap(batch_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from engine.batch import control
+
+    out = tmp_path / "out"
+    shutil.copytree(batch_dir, out)
+    path = out / "summary.json"
+    assert control.read_document(str(path)) is not None
+    with path.open("r+b") as fh:
+        fh.truncate(control.MAX_SUMMARY_BYTES + 1)
+    assert control.read_document(str(path)) is None
+    rc, o, err, _ = cli("report", str(out))
+    one_line(rc, o, err, "damaged")
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+    import pygame
+
+    from engine.viewer.app import Viewer
+    from engine.viewer.launch import open_source
+    from engine.viewer.session import save_session
+
+    path = tmp_path_factory.mktemp("session") / "s.tacgrid"
+    try:
+        save_session(Viewer(open_source(str(ROOT / "scenarios" / "chase.yaml"))), str(path))
+    finally:
+        pygame.quit()
+    return json.loads(path.read_text())
+
+
+def _camera(c: list) -> object:
+    return lambda d: d["view"].__setitem__("camera", c)
+
+
+def _progress(d: dict) -> None:
+    next(iter(d["present"]["tokens"].values()))["state"]["progress"] = "1/0"
+
+
+@pytest.mark.parametrize(
+    ("change", "expect"),
+    [
+        (_camera([1e308, 1e308, 1.0]), "off the map"),
+        (_camera([0, 0, 0]), "zoom 0 is not above 0"),
+        (_camera([0, 0, -3]), "zoom -3 is not above 0"),
+        (_camera([0, 0, 1e308]), None),  # the viewer's largest zoom
+        (_progress, "a fraction over zero"),
+    ],
+)
+def test_a_damaged_session_view_is_one_line(
+    session: dict, tmp_path: Path, change, expect: str | None
+) -> None:
+    doc = json.loads(json.dumps(session))
+    change(doc)
+    path = tmp_path / "s.tacgrid"
+    path.write_text(json.dumps(doc))
+    rc, o, err, _ = cli("view", str(path), "--frames", "2")
+    if expect is None:
+        assert rc == 0, err
+        return
+    one_line(rc, o, err, expect)
+
+
+def test_exact_reads_a_fraction_over_zero_as_no_number() -> None:
+    from engine.exact import exact
+
+    with pytest.raises(ValueError, match="over zero"):
+        exact("1/0")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("values", 5), ("values", [1, 2]), ("valuesAsFlags", "yes"), ("members", 7)],
+)
+def test_a_project_type_of_the_wrong_shape_is_one_line(
+    tmp_path: Path, field: str, value: object
+) -> None:
+    mode = {"id": 1, "name": "Mode", "type": "enum", "storageType": "int", "values": ["a"]}
+    terrain = {"id": 2, "name": "Terrain", "type": "class", "members": []}
+    (mode if field != "members" else terrain)[field] = value
+    (tmp_path / "p.tiled-project").write_text(json.dumps({"propertyTypes": [mode, terrain]}))
+    prop = (
+        '<property name="move" type="int" propertytype="Mode" value="0"/>'
+        if field != "members"
+        else '<property name="t" type="class" propertytype="Terrain"><properties/></property>'
+    )
+    (tmp_path / "m.tmx").write_text(
+        tmx(
+            f'<objectgroup id="2" name="o"><object id="1" name="r" x="0" y="0" width="64" '
+            f'height="64"><properties>{prop}</properties></object></objectgroup>',
+            4,
+            4,
+        )
+    )
+    rc, o, err, _ = cli("info", str(tmp_path / "m.tmx"))
+    one_line(rc, o, err, f"'{field}' is not")

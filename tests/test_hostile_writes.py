@@ -69,11 +69,13 @@ WRITERS = [
 #: memory (engine.report.charts.save_figure; PNGs are encoded in memory by
 #: engine.viewer.png); the batch's worker pool writes to the sockets and the wake-up pipe
 #: it made itself (engine.batch.pool._write_all, engine.batch.control._Stop.handler),
-#: descriptors no path names.
+#: descriptors no path names; a world's pattern matcher (engine.tiled.world) sends its
+#: answer down the pipe its parent made.
 IN_MEMORY = {
     "engine/report/charts.py": {"fig.savefig(buf, format=fmt, metadata=meta)"},
     "engine/batch/control.py": {'os.write(self.wake, b"\\0")'},
     "engine/batch/pool.py": {"view = view[os.write(fd, view) :]"},
+    "engine/tiled/world.py": {"view = view[os.write(wfd, view) :]"},
 }
 
 

@@ -7,12 +7,70 @@ import contextlib
 import gc
 import os
 import signal
+import stat
 import threading
 from collections.abc import Iterator
 from typing import Any
 
-from engine.errors import ArgumentError, Stopped, literal
+from engine.errors import ArgumentError, Stopped, TacgridError, literal
 from engine.safeio import open_lock, write_pid
+
+
+def out_folder(out_dir: str, *parts: str) -> str:
+    """The folder ``out_dir/parts...`` that a batch or sweep writes in, made as needed: the
+    one place that makes output folders, so every write resolves inside ``--out``.
+
+    ``out_dir`` is the folder the user named (made with its parents); each of ``parts``
+    below it must be a real folder, not a symbolic link (nor a file): a link there would
+    send the files written under it anywhere (``DIR/points`` linked to another folder).
+    Refused in one line naming ``--out``."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ArgumentError(
+            role="out", given=out_dir, problem="is a file, not a folder; give a folder"
+        )
+    path = out_dir
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        for part in parts:
+            if not part or part in (".", "..") or os.sep in part:
+                raise ArgumentError(
+                    role="out", given=out_dir, problem=f"cannot hold a folder named {part!r}"
+                )
+            path = os.path.join(path, part)
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                os.mkdir(path)
+                st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+                what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a folder"
+                raise ArgumentError(
+                    role="out",
+                    given=out_dir,
+                    problem=f"{path} is {what}; tacgrid writes only inside {{out}}, in folders "
+                    "of its own: remove it or give another {out}",
+                    others=("out",),
+                )
+    except OSError as exc:
+        raise ArgumentError(
+            role="out", given=out_dir, problem=f"cannot create the folder {path} ({exc.strerror})"
+        ) from None
+    return path
+
+
+#: The largest summary.json (a batch's or a sweep's) or sweep.json read.
+MAX_SUMMARY_BYTES = 64 << 20
+
+
+def read_document(path: str) -> Any:
+    """A summary written by a batch or sweep, at most :data:`MAX_SUMMARY_BYTES`, read as
+    any input is (a regular file, strict JSON); None where it cannot be read."""
+    from engine.sources import load_json, read_bytes
+
+    try:
+        return load_json(read_bytes(path, "summary", MAX_SUMMARY_BYTES), path)
+    except TacgridError:
+        return None
 
 
 class BatchStopped(Stopped):

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from engine.batch.control import out_folder
 from engine.batch.runner import ProgressFn, run_batch
 from engine.batch.work import CHUNK, ChunkFn, Executor
 from engine.errors import Wording
@@ -98,7 +99,7 @@ def run_point(
     """Run one point (``{"point", "params", "seed"}`` of a sweep spec) into
     ``out_dir/points/POINT`` and return its batch summary: ``work.runs`` runs, or with
     ``work.until`` steps (:func:`next_step`) until its capture interval is narrow enough."""
-    folder = os.path.join(work.out_dir, "points", point["point"])
+    folder = out_folder(work.out_dir, "points", point["point"])  # no link followed
     runs, resume = work.runs, work.resume
     if work.until is not None and resume:
         # A point stopped half-way through a step finishes that step first.

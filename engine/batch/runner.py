@@ -11,7 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 from engine import version
-from engine.batch.control import BatchStopped, _FolderLock, _signals_held, _Stop, _stop_on_signals
+from engine.batch.control import (
+    BatchStopped,
+    _FolderLock,
+    _signals_held,
+    _Stop,
+    _stop_on_signals,
+    out_folder,
+)
 from engine.batch.dask import (
     DaskCluster,
     _check_address,
@@ -120,17 +127,8 @@ def run_batch(
             problem="{resume} and {force}: give one (complete the batch, or replace it)",
             others=("resume", "force"),
         )
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise ArgumentError(
-            role="out", given=out_dir, problem="is a file, not a folder; give a folder"
-        )
     address = _check_address(scheduler) if scheduler else None
-    try:
-        os.makedirs(out_dir, exist_ok=True)
-    except OSError as exc:
-        raise ArgumentError(
-            role="out", given=out_dir, problem=f"cannot create the folder ({exc.strerror})"
-        ) from None
+    out_folder(out_dir)
     lock = _FolderLock(out_dir)
     client = None
     try:

@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from engine import version
-from engine.batch.control import BatchStopped, _FolderLock
+from engine.batch.control import BatchStopped, _FolderLock, out_folder
 from engine.batch.dask import (
     DaskPoints,
     PointSpec,
@@ -393,16 +393,7 @@ def run_sweep(
             problem="{resume} and {force}: give one (complete the sweep, or replace it)",
             others=("resume", "force"),
         )
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise ArgumentError(
-            role="out", given=out_dir, problem="is a file, not a folder; give a folder"
-        )
-    try:
-        os.makedirs(os.path.join(out_dir, "points"), exist_ok=True)
-    except OSError as exc:
-        raise ArgumentError(
-            role="out", given=out_dir, problem=f"cannot create the folder ({exc.strerror})"
-        ) from None
+    out_folder(out_dir, "points")
     lock = _FolderLock(out_dir)
     try:
         meta_path = os.path.join(out_dir, SWEEP_META)

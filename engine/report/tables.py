@@ -31,6 +31,11 @@ def load_results(out_dir: str, against: str = "first") -> dict[str, Any]:
                 f"report {out_dir}: the sweep there has not finished; run the same sweep "
                 "command with --resume"
             )
+        if not _is_sweep(doc):
+            raise ArgumentError(
+                f"report {os.path.join(out_dir, 'summary.json')}: damaged; run the sweep "
+                "again with --force"
+            )
         return with_paired(out_dir, doc, against)
     path = os.path.join(out_dir, "summary.json")
     if not os.path.isfile(path):
@@ -44,7 +49,7 @@ def load_results(out_dir: str, against: str = "first") -> dict[str, Any]:
         summary = read_json_file(path, "summary", ArgumentError)
     except ArgumentError:
         summary = None
-    if not isinstance(summary, dict) or not isinstance(summary.get("outcomes"), dict):
+    if not _is_batch(summary):
         raise ArgumentError(f"report {path}: damaged; run the batch again with --force")
     return {"kind": "batch", "summary": summary}
 
@@ -61,6 +66,63 @@ def with_paired(out_dir: str, doc: dict[str, Any], against: str) -> dict[str, An
     if isinstance(kept, dict) and kept.get("against") == against:
         return doc
     return {**doc, "paired": paired_block(out_dir, doc, against)}
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _interval_ok(v: Any) -> bool:
+    return isinstance(v, list) and len(v) == 2 and all(_number(x) for x in v)
+
+
+def _is_batch(s: Any) -> bool:
+    """Whether a batch summary holds every field the report reads, of its type."""
+    if not isinstance(s, dict) or not isinstance(s.get("outcomes"), dict):
+        return False
+    outcomes, rates, ci95 = s["outcomes"], s.get("rates"), s.get("ci95")
+    by = s.get("turns_by_outcome", {})
+    turns = s.get("turns")
+    return (
+        isinstance(rates, dict)
+        and isinstance(ci95, dict)
+        and isinstance(by, dict)
+        and isinstance(turns, dict)
+        and all(_number(turns.get(k)) for k in ("mean", "p50", "p90"))
+        and all(
+            isinstance(n, int)
+            and _number(rates.get(o))
+            and _interval_ok(ci95.get(o))
+            and (not by.get(o) or (isinstance(by[o], dict) and _number(by[o].get("mean"))))
+            for o, n in outcomes.items()
+        )
+        and all(isinstance(s.get(k), int) and not isinstance(s.get(k), bool) for k in ("runs",))
+        and "scenario" in s
+        and "seed" in s
+    )
+
+
+def _is_sweep(doc: dict[str, Any]) -> bool:
+    """Whether a sweep summary holds every field the report reads, of its type."""
+    params, points = doc.get("params"), doc.get("points")
+    if not (isinstance(params, list) and isinstance(points, list)):
+        return False
+    if not all(isinstance(p, dict) and isinstance(p.get("name"), str) for p in params):
+        return False
+    names = [p["name"] for p in params]
+    return all(k in doc for k in ("scenario", "runs", "seed")) and all(
+        isinstance(p, dict)
+        and isinstance(p.get("params"), dict)
+        and all(n in p["params"] for n in names)
+        and "runs" in p
+        and isinstance(p.get("rates"), dict)
+        and all(_number(v) for v in p["rates"].values())
+        and isinstance(p.get("ci95"), dict)
+        and all(_interval_ok(v) for v in p["ci95"].values())
+        and isinstance(p.get("turns"), dict)
+        and _number(p["turns"].get("mean"))
+        for p in points
+    )
 
 
 def _pct(rate: float) -> str:

@@ -77,11 +77,35 @@ class PropertyTypes:
             raise fail(self.map_path, f"project file: {exc}") from None
         types = doc.get("propertyTypes") if isinstance(doc, dict) else None
         out: dict[str, dict[str, Any]] = {}
-        for t in types if isinstance(types, list) else []:
+        for i, t in enumerate(types if isinstance(types, list) else []):
             if isinstance(t, dict) and isinstance(t.get("name"), str):
+                self._check(path, i, t)
                 out.setdefault(t["name"], t)
                 out.setdefault(t["name"].lower(), t)
         return out
+
+    def _check(self, path: str, i: int, t: dict[str, Any]) -> None:
+        """A property type holds each field the reader uses, of its kind (what Tiled
+        writes): an enum's ``values`` a list of names, a class's ``members`` a list of
+        mappings. One line naming the project file otherwise."""
+        where = f"propertyTypes[{i}] '{clip(t['name'])}'"
+        problem = ""
+        if t.get("type") == "enum":
+            values = t.get("values", [])
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                problem = "'values' is not a list of names"
+            elif not isinstance(t.get("valuesAsFlags", False), bool):
+                problem = "'valuesAsFlags' is not true or false"
+        elif t.get("type") == "class":
+            members = t.get("members", [])
+            if not isinstance(members, list) or not all(isinstance(m, dict) for m in members):
+                problem = "'members' is not a list of members"
+        if problem:
+            raise fail(
+                self.map_path,
+                f"project file {clip(path, 200)}: {where}: {problem}",
+                "define the type again in Tiled's Custom Types Editor",
+            )
 
 
 def resolve_properties(path: str, root: ET.Element, notes: list[str]) -> None:

@@ -35,5 +35,6 @@ ZOOM_STEPS = 32
 
 def snap_zoom(zoom: float) -> float:
     """``zoom`` rounded down to a multiple of 1/ZOOM_STEPS, within 1/ZOOM_STEPS .. 8."""
+    zoom = min(max(zoom, 0.0), 8.0)  # first: 1e308 steps would overflow an int's float
     steps = max(1, min(8 * ZOOM_STEPS, int(zoom * ZOOM_STEPS + 1e-9)))
     return steps / ZOOM_STEPS

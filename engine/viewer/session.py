@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import os
 import zlib
 from dataclasses import dataclass, field, replace
@@ -479,8 +480,7 @@ def apply_session(viewer: Any, data: dict[str, Any], scenario: Scenario) -> None
     viewer.undo, viewer.redo = undo, redo
     view = data.get("view") or {}
     if view.get("camera"):
-        x, y, z = view["camera"]
-        viewer.camera.x, viewer.camera.y, viewer.camera.zoom = float(x), float(y), float(z)
+        viewer.camera.x, viewer.camera.y, viewer.camera.zoom = _camera(view["camera"])
     sel = view.get("selected")
     viewer.selected = sel if sel in sim.tokens else (sim.order[0] if sim.order else None)
     sb = view.get("safe_below")
@@ -510,6 +510,23 @@ def replay_paint(scenario: Scenario, doc: Any) -> tuple[list[Any], list[Any]]:
     return done, undone
 
 
+#: The farthest a saved camera may look from the map's origin, in map pixels (the largest
+#: map with its offsets lies within it).
+MAX_CAMERA = 1 << 25
+
+
+def _camera(value: Any) -> tuple[float, float, float]:
+    """A saved camera ``[x, y, zoom]``: a place near the map, a zoom the viewer has."""
+    from engine.viewer.camera import snap_zoom
+
+    x, y, z = (float(v) for v in value)
+    if not all(math.isfinite(v) for v in (x, y, z)) or max(abs(x), abs(y)) > MAX_CAMERA:
+        raise ValueError(f"its camera [{x:g}, {y:g}] is off the map")
+    if z <= 0:
+        raise ValueError(f"its zoom {z:g} is not above 0")
+    return x, y, snap_zoom(z)
+
+
 def load_session(path: str) -> tuple[dict[str, Any], Scenario]:
     """Read a session file and its scenario; anything wrong is one line naming the file."""
     data = read_session(path)
@@ -517,7 +534,7 @@ def load_session(path: str) -> tuple[dict[str, Any], Scenario]:
         return data, session_scenario(data, path)
     except TacgridError:
         raise
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError) as exc:
         raise ArgumentError(
             f"{path}: a damaged session ({type(exc).__name__}: {clip(str(exc))}); open its "
             f"autosave ({os.path.basename(autosave_path(path))}) or start from the scenario"
@@ -536,6 +553,7 @@ def checked_apply(viewer: Any, data: dict[str, Any], scenario: Scenario, path: s
         ValueError,
         IndexError,
         AttributeError,
+        ArithmeticError,
         zlib.error,
         binascii.Error,
     ) as exc:
