@@ -48,10 +48,13 @@ from engine.grid import Cell, Grid
 from engine.lazy import numpy as np
 from engine.mapmodel import MapModel, Wall
 
-#: Most sample points along every wall of one map together (each a cell-sized piece of a
-#: wall): bounds the work a hostile map can ask for (a 4096 x 4096 map's every grid line
-#: walled is ~33 million samples; a battle map's walls are a few thousand).
-MAX_WALL_SAMPLES = 8_000_000
+#: Most sample points along every wall of one map together (each a half-cell piece of a
+#: wall): bounds the work a hostile map can ask for. Each sample is some fifty candidate
+#: steps tested (the cells around it, each way out of them): 400 000 samples, 200 000 cells
+#: of wall, are about 8 s of CPU; a battle map's walls are a few thousand.
+MAX_WALL_SAMPLES = 400_000
+#: (segment, cell) pairs whose candidate steps are tested at once (about 100 MB of arrays).
+WALL_BLOCK_PAIRS = 1 << 16
 
 Segment = tuple[float, float, float, float]
 
@@ -363,9 +366,8 @@ def _near_pairs(grid: Grid, segs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @lru_cache(maxsize=8)
 def _wall_bits(grid: Grid, walls: tuple[Wall, ...]) -> np.ndarray:
     """Slots blocked by ``walls`` alone (both directions of every blocked step): the rules
-    of the module docstring, for every (segment, step) pair near a wall at once."""
+    of the module docstring, for every (segment, step) pair near a wall, a block at a time."""
     n = grid.width * grid.height
-    w, h = grid.width, grid.height
     bits = np.zeros(n, dtype=np.uint16)
     segs, prev, nxt = _segment_arrays(walls)
     if not len(segs):
@@ -373,6 +375,44 @@ def _wall_bits(grid: Grid, walls: tuple[Wall, ...]) -> np.ndarray:
         return bits
     seg_of, cell_of = _near_pairs(grid, segs)
     tables, back = _tables(grid)
+    diag_bits = np.zeros(n, dtype=np.uint16)
+    corners: list[np.ndarray] = []
+    # A block of (segment, cell) pairs at a time: each pair makes up to eight candidate
+    # steps of some twenty arrays, so a long wall's pairs at once took gigabytes.
+    for lo in range(0, len(seg_of), WALL_BLOCK_PAIRS):
+        a, k, b, blocked, diag = _blocked_steps(
+            grid,
+            segs,
+            prev,
+            nxt,
+            seg_of[lo : lo + WALL_BLOCK_PAIRS],
+            cell_of[lo : lo + WALL_BLOCK_PAIRS],
+            tables,
+        )
+        side = blocked & ~diag
+        _set_bits(grid, bits, a[side], k[side], b[side], back)
+        # Diagonals: crossed, or walls both ways round their corner (side steps only).
+        crossed = blocked & diag
+        _set_bits(grid, diag_bits, a[crossed], k[crossed], b[crossed], back)
+        corners.append(np.unique(a[diag]))
+    diag_bits |= _both_ways_closed(grid, bits, np.unique(np.concatenate(corners)), tables)
+    bits |= diag_bits
+    bits.flags.writeable = False
+    return bits
+
+
+def _blocked_steps(
+    grid: Grid,
+    segs: np.ndarray,
+    prev: np.ndarray,
+    nxt: np.ndarray,
+    seg_of: np.ndarray,
+    cell_of: np.ndarray,
+    tables: list[list[tuple[int, int, bool]]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For (segment, cell) pairs: every step (cell ``a``, slot ``k``, neighbour ``b``) on
+    the map, whether the segment blocks it, and whether it is a diagonal."""
+    w, h = grid.width, grid.height
     # Every (segment, cell a, slot k) with the neighbour b on the map.
     cand_s: list[np.ndarray] = []
     cand_a: list[np.ndarray] = []
@@ -428,16 +468,7 @@ def _wall_bits(grid: Grid, walls: tuple[Wall, ...]) -> np.ndarray:
             hit = np.zeros(len(sid), dtype=bool)
             hit[np.nonzero(pick)[0]] = (s_far != 0) & (s_far == -other[pick])
             blocked |= hit
-    side = blocked & ~diag
-    _set_bits(grid, bits, a[side], k[side], b[side], back)
-    # Diagonals: crossed, or walls both ways round their corner (side steps only).
-    crossed = blocked & diag
-    diag_bits = np.zeros(n, dtype=np.uint16)
-    _set_bits(grid, diag_bits, a[crossed], k[crossed], b[crossed], back)
-    diag_bits |= _both_ways_closed(grid, bits, np.unique(a[diag]), tables)
-    bits |= diag_bits
-    bits.flags.writeable = False
-    return bits
+    return a, k, b, blocked, diag
 
 
 def _set_bits(

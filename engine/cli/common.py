@@ -10,7 +10,7 @@ from fractions import Fraction
 from typing import Any, NoReturn
 
 from engine.errors import ArgumentError, printable
-from engine.report import to_json
+from engine.report import json_chunks
 
 #: The flag that names each argument role an engine message names (engine.errors:
 #: TacgridError.role, Wording).
@@ -56,8 +56,25 @@ class _Parser(argparse.ArgumentParser):
         raise ArgumentError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
+#: Characters of a JSON document gathered before each write to stdout.
+JSON_WRITE_CHARS = 1 << 16
+
+
 def _print_json(doc: Any) -> None:
-    sys.stdout.write(to_json(doc))  # json escapes every control and non-ASCII character
+    """Print ``doc`` as :func:`engine.report.to_json` makes it, streamed: the encoder's
+    pieces are written a block at a time, so a long path's document (hundreds of MB of
+    text, millions of pieces) is never held whole. json escapes every control and
+    non-ASCII character."""
+    out: list[str] = []
+    size = 0
+    for chunk in json_chunks(doc):
+        out.append(chunk)
+        size += len(chunk)
+        if size >= JSON_WRITE_CHARS:
+            sys.stdout.write("".join(out))
+            out.clear()
+            size = 0
+    sys.stdout.write("".join(out))
 
 
 def say(text: str) -> None:

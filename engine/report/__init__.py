@@ -20,13 +20,21 @@ never prints. This file imports nothing, so loading one report loads only what i
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
+
+
+def json_chunks(doc: Any) -> Iterator[str]:
+    """:func:`to_json`'s text in pieces, as the encoder makes them (a long path's document
+    is printed as it is made, never held whole)."""
+    yield from json.JSONEncoder(indent=2, allow_nan=False).iterencode(finite(doc))
+    yield "\n"
 
 
 def to_json(doc: Any) -> str:
     """The one JSON document a ``--json`` command prints, with its final newline: JSON
     itself, a number that is not finite (NaN, infinity) written as ``null``."""
-    return json.dumps(finite(doc), indent=2, sort_keys=False, allow_nan=False) + "\n"
+    return "".join(json_chunks(doc))
 
 
 def finite(doc: Any) -> Any:

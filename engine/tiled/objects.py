@@ -28,7 +28,9 @@ MAX_OBJECT_POINTS = 250_000
 def read_objects(path: str, root: ET.Element) -> list[MapObject]:
     """Every object of every object layer, templates merged; tile objects' gids made
     plain for pytmx (it cannot decode the hex rotation bit)."""
-    template_cache: dict[str, ET.Element] = {}
+    template_cache: dict[str, tuple[ET.Element, dict[str, Any]]] = {}
+    # A template's shape is shared by every object that uses it: its points parsed once.
+    parsed: dict[str, tuple[tuple[float, float], ...]] = {}
     objects: list[MapObject] = []
     points = 0
     for og in _object_layers(root):
@@ -42,7 +44,7 @@ def read_objects(path: str, root: ET.Element) -> list[MapObject]:
                     f"points (object {clip(obj.get('id', '?'))} passes it)",
                     "simplify the shapes (fewer points)",
                 )
-            objects.append(_read_object(path, obj))
+            objects.append(_read_object(path, obj, parsed))
     for obj_el in root.iter("object"):
         if obj_el.get("gid"):
             g = int_attr(path, obj_el, "gid")
@@ -75,7 +77,9 @@ def _object_layers(root: ET.Element) -> list[ET.Element]:
     return out
 
 
-def _merge_template(map_path: str, obj: ET.Element, cache: dict[str, ET.Element]) -> None:  # noqa: C901
+def _merge_template(  # noqa: C901
+    map_path: str, obj: ET.Element, cache: dict[str, tuple[ET.Element, dict[str, Any]]]
+) -> None:
     """Merge a template (.tx) into an object: the object's own attributes win."""
     src = obj.get("template")
     if not src:
@@ -93,13 +97,12 @@ def _merge_template(map_path: str, obj: ET.Element, cache: dict[str, ET.Element]
         tobj = tx.find("object")
         if tobj is None:
             raise fail(map_path, f"object template '{src}' has no <object>")
-        cache[tx_path] = tobj
-    tobj = cache[tx_path]
+        cache[tx_path] = (tobj, properties(tobj))  # read once, whatever uses it
+    tobj, tprops = cache[tx_path]
     for k, v in tobj.attrib.items():
         if k not in obj.attrib and k not in ("id", "gid"):
             obj.set(k, v)
     # Template properties first, object's own override.
-    tprops = properties(tobj)
     oprops = properties(obj)
     if tprops:
         merged = {**tprops, **oprops}
@@ -125,7 +128,9 @@ def _merge_template(map_path: str, obj: ET.Element, cache: dict[str, ET.Element]
     del obj.attrib["template"]
 
 
-def _read_object(path: str, el: ET.Element) -> MapObject:
+def _read_object(
+    path: str, el: ET.Element, parsed: dict[str, tuple[tuple[float, float], ...]]
+) -> MapObject:
     shape = "rectangle"
     points: tuple[tuple[float, float], ...] = ()
     for tag in ("ellipse", "point", "polygon", "polyline", "text"):
@@ -133,16 +138,10 @@ def _read_object(path: str, el: ET.Element) -> MapObject:
         if sub is not None:
             shape = tag
             if tag in ("polygon", "polyline"):
-                pts = []
-                for pair in (sub.get("points") or "").split():
-                    try:
-                        x, y = pair.split(",")
-                        pt = (float(x), float(y))
-                    except ValueError:
-                        continue
-                    if math.isfinite(pt[0]) and math.isfinite(pt[1]):
-                        pts.append(pt)
-                points = tuple(pts)
+                text = sub.get("points") or ""
+                if text not in parsed:
+                    parsed[text] = _points(text)
+                points = parsed[text]
             break
     if el.get("gid"):
         shape = "tile"
@@ -163,6 +162,21 @@ def _read_object(path: str, el: ET.Element) -> MapObject:
         points=points,
         properties=properties(el),
     )
+
+
+def _points(text: str) -> tuple[tuple[float, float], ...]:
+    """A polygon's or polyline's ``points`` attribute: pairs that are no finite pair of
+    numbers are left out."""
+    pts = []
+    for pair in text.split():
+        try:
+            x, y = pair.split(",")
+            pt = (float(x), float(y))
+        except ValueError:
+            continue
+        if math.isfinite(pt[0]) and math.isfinite(pt[1]):
+            pts.append(pt)
+    return tuple(pts)
 
 
 def _object_space_center(grid: Grid, cell: Cell) -> tuple[float, float]:
