@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from engine.errors import ArgumentError, Stopped, TacgridError, literal
+from engine.errors import ArgumentError, Stopped, literal
 from engine.safeio import open_lock, write_pid
 
 
@@ -56,21 +56,6 @@ def out_folder(out_dir: str, *parts: str) -> str:
             role="out", given=out_dir, problem=f"cannot create the folder {path} ({exc.strerror})"
         ) from None
     return path
-
-
-#: The largest summary.json (a batch's or a sweep's) or sweep.json read.
-MAX_SUMMARY_BYTES = 64 << 20
-
-
-def read_document(path: str) -> Any:
-    """A summary written by a batch or sweep, at most :data:`MAX_SUMMARY_BYTES`, read as
-    any input is (a regular file, strict JSON); None where it cannot be read."""
-    from engine.sources import load_json, read_bytes
-
-    try:
-        return load_json(read_bytes(path, "summary", MAX_SUMMARY_BYTES), path)
-    except TacgridError:
-        return None
 
 
 class BatchStopped(Stopped):
