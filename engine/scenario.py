@@ -217,28 +217,19 @@ def _err(path: str, where: str, problem: str, fix: str = "") -> ScenarioError:
     return ScenarioError(f"{path}: {where}: {problem}" + (f"; {fix}" if fix else ""))
 
 
-#: The most turns a run may last: each turn is work for every token (a run that cannot end
-#: sooner would otherwise play on for hours), and a longer chase is no tactical question.
-MAX_TURNS = 10_000
-#: The most runs a scenario may ask for (``run --runs`` may give more, as its own argument).
-MAX_RUNS = 10_000_000
-#: The most tokens a scenario may place: each one is a field, a policy and a turn of work
-#: for every other, per turn.
-MAX_TOKENS = 100
-#: The largest capture distance (cells) or capture altitude (metres).
-MAX_GOAL = 100_000
+#: Bounds on a scenario's numbers, each of them work: turns a run may last (one that cannot
+#: end sooner would play on for hours), runs it asks for (``--runs`` is its own argument),
+#: tokens it places (each a field, a policy and a turn of work per turn), and the capture
+#: distance (cells) or altitude (metres).
+MAX_TURNS, MAX_RUNS, MAX_TOKENS, MAX_GOAL = 10_000, 10_000_000, 100, 100_000
 
 
 def _int(path: str, where: str, value: Any, minimum: int = 0, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise _err(path, where, f"{clip(repr(value))} is not a whole number >= {minimum}")
     if maximum is not None and value > maximum:
-        raise _err(
-            path,
-            where,
-            f"{clip(repr(value))} is more than tacgrid allows",
-            f"give a whole number from {minimum} to {maximum}",
-        )
+        fix = f"give a whole number from {minimum} to {maximum}"
+        raise _err(path, where, f"{clip(repr(value))} is more than tacgrid allows", fix)
     return value
 
 
@@ -292,13 +283,8 @@ def load_scenario(
     _check_targets(path, tokens)
     _apply_order(path, data, tokens)
     capture, escape, exit_cells = _read_goals(path, data, model)
-    capture_altitude = _int(
-        path,
-        "goals.capture_altitude",
-        (data.get("goals") or {}).get("capture_altitude", 0),
-        0,
-        MAX_GOAL,
-    )
+    altitude = (data.get("goals") or {}).get("capture_altitude", 0)
+    capture_altitude = _int(path, "goals.capture_altitude", altitude, 0, MAX_GOAL)
     return Scenario(
         path=path,
         name=str(data.get("name") or os.path.splitext(os.path.basename(path))[0]),
@@ -416,12 +402,8 @@ def _read_tokens(path: str, data: dict[str, Any], model: MapModel, system: Any) 
     if not isinstance(raw_tokens, list) or not raw_tokens:
         raise _err(path, "tokens", "expected a list of tokens", "see scenarios/ for examples")
     if len(raw_tokens) > MAX_TOKENS:
-        raise _err(
-            path,
-            "tokens",
-            f"{len(raw_tokens)} tokens; a scenario has at most {MAX_TOKENS}",
-            "split the scene into several scenarios",
-        )
+        too_many = f"{len(raw_tokens)} tokens; a scenario has at most {MAX_TOKENS}"
+        raise _err(path, "tokens", too_many, "split the scene into several scenarios")
     tokens: list[TokenSpec] = []
     for i, t in enumerate(raw_tokens):
         tokens.append(_read_token(path, i, t, tokens, model, system, spawns))
