@@ -218,10 +218,10 @@ def _err(path: str, where: str, problem: str, fix: str = "") -> ScenarioError:
 
 
 #: Bounds on a scenario's numbers, each of them work: turns a run may last (one that cannot
-#: end sooner would play on for hours), runs it asks for (``--runs`` is its own argument),
+#: end sooner would play on for hours), runs it asks for (a batch's own bound, 10**9),
 #: tokens it places (each a field, a policy and a turn of work per turn), and the capture
 #: distance (cells) or altitude (metres).
-MAX_TURNS, MAX_RUNS, MAX_TOKENS, MAX_GOAL = 10_000, 10_000_000, 100, 100_000
+MAX_TURNS, MAX_RUNS, MAX_TOKENS, MAX_GOAL = 10_000, 10**9, 100, 100_000
 
 
 def _int(path: str, where: str, value: Any, minimum: int = 0, maximum: int | None = None) -> int:
