@@ -675,3 +675,21 @@ def test_a_half_transparent_picture_is_premultiplied_in_bands() -> None:
     finally:
         images._cache.clear()
         pygame.quit()
+
+
+def test_a_spawn_after_a_region_reads_the_painted_terrain(tmp_path: Path) -> None:
+    """Regions are painted through the painter's table; a spawn area placed after one
+    reads the cells' records as painted (its first open cell)."""
+    from engine.tiled import load_map
+
+    wall = (
+        '<object id="2" name="w" x="0" y="0" width="64" height="32"><properties>'
+        '<property name="move" value="blocked"/></properties></object>'
+    )
+    spawn = '<object id="3" name="a" type="spawn" x="0" y="0" width="96" height="32"/>'
+    (tmp_path / "m.tmx").write_text(
+        tmx(f'<objectgroup id="2" name="o">{wall}{spawn}</objectgroup>', 8, 8)
+    )
+    model = load_map(str(tmp_path / "m.tmx"))
+    assert [t.move for t in model.terrains] == ["walk", "blocked"]
+    assert {s.id: s.cell for s in model.spawns} == {"a": (2, 0)}

@@ -261,7 +261,13 @@ class Painter:
 
     def paint(self, cols: Any, rows: Any, override: dict[str, Any]) -> None:
         """Paint the cells ``(cols[i], rows[i])`` (lists or numpy arrays); the model's
-        table of records is set by :meth:`finish`."""
+        table of records follows whenever the painting made new ones (a spawn placed
+        between two regions reads the cells' terrain)."""
+        self._paint(cols, rows, override)
+        if len(self.table) != len(self.model.terrains):
+            self.model.terrains = tuple(self.table)
+
+    def _paint(self, cols: Any, rows: Any, override: dict[str, Any]) -> None:
         remap: dict[int, int] = {}
         if isinstance(cols, list):
             ids = held(self.model, "terrain_ids")
