@@ -693,3 +693,25 @@ def test_a_spawn_after_a_region_reads_the_painted_terrain(tmp_path: Path) -> Non
     model = load_map(str(tmp_path / "m.tmx"))
     assert [t.move for t in model.terrains] == ["walk", "blocked"]
     assert {s.id: s.cell for s in model.spawns} == {"a": (2, 0)}
+
+
+def test_only_spawns_and_exits_count_as_listed_cells(tmp_path: Path, monkeypatch) -> None:
+    """A region's cells (region edits, sweeps) are not held to the spawns' and exits' list
+    budget; an exit past it is refused in one line."""
+    from engine.errors import MapError
+    from engine.tiled import load_map
+    from engine.tiled.objects import region_cells
+
+    monkeypatch.setattr(coverage, "MAX_LISTED_CELLS", 4)
+    ford = (
+        '<object id="2" name="ford" x="0" y="0" width="128" height="128"><properties>'
+        '<property name="move" value="swim"/></properties></object>'
+    )
+    (tmp_path / "m.tmx").write_text(tmx(f'<objectgroup id="2" name="o">{ford}</objectgroup>', 8, 8))
+    assert len(region_cells(load_map(str(tmp_path / "m.tmx")), "ford")) == 16
+    exit_ = '<object id="3" name="e" type="exit" x="0" y="0" width="128" height="128"/>'
+    (tmp_path / "m.tmx").write_text(
+        tmx(f'<objectgroup id="2" name="o">{exit_}</objectgroup>', 8, 8)
+    )
+    with pytest.raises(MapError, match="spawns and exits cover more than 4 cells"):
+        load_map(str(tmp_path / "m.tmx"))

@@ -177,7 +177,7 @@ def block_objects(
     """The ``objects`` convention: cells whose centre a collision layer's shape covers.
     ``shift``: map pixels to take off (an infinite map's cropped origin)."""
     from engine.tiled.coverage import Coverage
-    from engine.tiled.objects import _cells_in, _contains
+    from engine.tiled.objects import _contains, _covered
 
     cover = Coverage(model.path or "the map", model.grid, _contains)  # one budget for all
     per_layer: dict[str, set[tuple[int, int]]] = {}
@@ -187,7 +187,10 @@ def block_objects(
             continue
         if shift != (0.0, 0.0):
             obj = MapObject(**{**obj.__dict__, "x": obj.x - shift[0], "y": obj.y - shift[1]})
-        per_layer.setdefault(name, set()).update(_cells_in(cover, model.grid, obj))
+        cols, rows = _covered(cover, model.grid, obj)
+        per_layer.setdefault(name, set()).update(
+            (int(c), int(r)) for c, r in zip(cols, rows, strict=True)
+        )
     return [
         block_mask(model, sorted(cells, key=lambda c: (c[1], c[0])), name, "objects")
         for name, cells in per_layer.items()

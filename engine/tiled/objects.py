@@ -247,8 +247,8 @@ def _covered(cover: Coverage, grid: Grid, obj: MapObject) -> tuple[Any, Any]:
 
 
 def _cells_in(cover: Coverage, grid: Grid, obj: MapObject) -> list[Cell]:
-    """:func:`_covered` as a list of cells (spawns, exits, a region's cells: counted
-    against the budget of listed cells)."""
+    """:func:`_covered` as a list of cells (spawns, exits: counted against the budget of
+    listed cells)."""
     cols, rows = _covered(cover, grid, obj)
     cover.charge_listed(len(cols), obj)
     return [(int(c), int(r)) for c, r in zip(cols, rows, strict=True)]
@@ -425,5 +425,6 @@ def region_cells(model: MapModel, name: str) -> list[Cell]:
         if obj.name == name and is_region(obj):
             if (px, py) != (0.0, 0.0):
                 obj = MapObject(**{**obj.__dict__, "x": obj.x - px, "y": obj.y - py})
-            cells.update(_cells_in(cover, grid, obj))
+            cols, rows = _covered(cover, grid, obj)
+            cells.update((int(c), int(r)) for c, r in zip(cols, rows, strict=True))
     return sorted(cells, key=lambda c: (c[1], c[0]))
