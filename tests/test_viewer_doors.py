@@ -105,3 +105,18 @@ def test_a_session_keeps_its_doors(viewer: Viewer, tmp_path: Path) -> None:
     assert w.sim.door_open(2) and w.sim.events == v.sim.events
     w.do_undo()
     assert not w.sim.door_open(2)
+
+
+def test_a_door_beside_a_token_is_clicked_not_the_token(viewer: Viewer) -> None:
+    v = viewer
+    assert v.move_selected((2, 2))  # the walker stands right beside the door
+    x, y = door_point(v)
+    # the click falls on the door's line, in the token's cell
+    assert v.cell_at_screen(x - 2, y) == (2, 2)
+    click(v, (x - 2, y))
+    assert v.sim.door_open(2) and v.message == "gate opened"
+    assert v.selected == "w" and v.sim.tokens["w"].state.cell == (2, 2)
+    # the token's middle still picks the token (a second token selected, then back)
+    v.select(None)
+    click(v, v.cell_screen((2, 2)))
+    assert v.selected == "w" and v.sim.door_open(2)

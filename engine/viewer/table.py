@@ -15,7 +15,7 @@
 * risk: where the quickest and the safest path differ, hover draws both (the safest
   dashed) and the panel gives both; ``,`` and ``.`` set "prefer safe below p = X", and a
   click follows the chosen one;
-* doors: a click on a door (its line, away from a token) opens or closes it; walls, windows
+* doors: a click on a door's line (even beside a token) opens or closes it; walls, windows
   and doors are drawn over the map (doors brown when shut, dashed when open);
 * sessions: Ctrl+S saves the table (:mod:`engine.viewer.session`), Ctrl+O reopens the saved
   file, a session file dropped on the window opens; after each event the table is
@@ -160,7 +160,11 @@ class GMTable:
         if pos[0] >= v.view_size[0]:
             return None
         wx, wy = v.camera.to_world(*pos)
-        return door_at(v.sim.model, wx, wy, DOOR_PICK / v.camera.zoom)
+        # Within DOOR_PICK screen pixels, but never past a quarter of a cell: a click on a
+        # token's middle still picks the token, one on the door's line the door.
+        g = v.model.grid
+        within = min(DOOR_PICK / v.camera.zoom, min(g.tile_width, g.tile_height) / 4)
+        return door_at(v.sim.model, wx, wy, within)
 
     def toggle_door(self, door: Wall) -> None:
         """Open a shut door or shut an open one: event ``door``, undoable."""
@@ -408,12 +412,13 @@ class GMTable:
                 self.waypoints, self.measure_drag = [], True
                 self.version += 1
                 return True
+            # A click on a door's line wins over the token beside it: doors are opened
+            # from the next cell, where the token stands.
+            door = self.door_near(ev.pos)
+            if door is not None:
+                self.toggle_door(door)
+                return True
             tid = v.token_at(cell)
-            if tid is None:
-                door = self.door_near(ev.pos)
-                if door is not None:
-                    self.toggle_door(door)
-                    return True
             self.drag = (tid, cell) if tid is not None else None
             return False
         if ev.type == pygame.MOUSEMOTION and self.measure_drag and self.measure_from is not None:
