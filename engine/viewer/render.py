@@ -496,7 +496,9 @@ class TileCache:
         self.images = TileImages(tmx)
         self._stamps: dict[tuple[int, int, bool, int, Tint], Stamp | None] = {}
         # Scaled copies, per scale (the few most recent scales only).
-        self._scaled: dict[float, dict[tuple[int, int, int], tuple[Stamp, Stamp]]] = {}
+        self._scaled: dict[
+            float, dict[tuple[int, int, int, tuple[int, int]], tuple[Stamp, Stamp]]
+        ] = {}
         # How far a tile image can reach from its cell: twice the largest tile (a turned
         # hex tile grows), plus the largest tile offset.
         big, off = 0, 0
@@ -508,14 +510,17 @@ class TileCache:
                 continue
         self.margin = 2 * big + off
 
-    def scaled(self, stamp: Stamp, scale: float, qx: int, qy: int) -> Stamp:
-        """``stamp`` drawn at ``scale`` with sub-pixel phase ``(qx, qy)`` (see :func:`_bilinear`)."""
+    def scaled(
+        self, stamp: Stamp, scale: float, qx: int, qy: int, grow: tuple[int, int] = (0, 0)
+    ) -> Stamp:
+        """``stamp`` drawn at ``scale`` with sub-pixel phase ``(qx, qy)``, ``grow`` pixels
+        wider and taller than that phase makes it (see :func:`_bilinear`)."""
         table = self._scaled.get(scale)
         if table is None:
             if len(self._scaled) >= 4:
                 self._scaled.pop(next(iter(self._scaled)))
             table = self._scaled[scale] = {}
-        key = (id(stamp.surface), qx, qy)  # the entry keeps ``stamp`` alive: ids stay unique
+        key = (id(stamp.surface), qx, qy, grow)  # the entry keeps ``stamp`` alive: ids stay unique
         entry = table.get(key)
         if entry is None:
             if scale.is_integer():
@@ -524,7 +529,7 @@ class TileCache:
                 surface = pygame.transform.scale(stamp.surface, (w * k, h * k))
                 got = Stamp(surface, 0, 0, stamp.opaque, stamp.partial)
             else:
-                got = _bilinear(stamp, scale, qx, qy)
+                got = _bilinear(stamp, scale, qx, qy, grow)
             entry = table[key] = (stamp, got)
         return entry[1]
 
@@ -1152,16 +1157,27 @@ def _scale_stamps(
     step = PHASES // view.phases
     qx = np.rint((ix - fx) * view.phases).astype(np.int64) * step
     qy = np.rint((iy - fy) * view.phases).astype(np.int64) * step
-    del fx, fy
-    combo = (idx.astype(np.int64) * span + (qx + PHASES)) * span + (qy + PHASES)
-    del qx, qy
+    # A tile covers the output pixels between its rounded corners, exactly; a phase kept
+    # to a quarter pixel can make its copy a pixel narrower or wider than that, which
+    # left a seam (or an overlap) beside the next tile: the difference, -1, 0 or 1, is
+    # part of the copy's key.
+    tw = np.array([st.surface.get_width() for st in ready], dtype=np.float64)[idx] * s
+    th = np.array([st.surface.get_height() for st in ready], dtype=np.float64)[idx] * s
+    gx = np.floor(fx + tw + 0.5) - ix - np.floor(tw - qx / PHASES + 0.5)
+    gy = np.floor(fy + th + 0.5) - iy - np.floor(th - qy / PHASES + 0.5)
+    grow = (np.clip(gx, -1, 1).astype(np.int64) + 1) * 3 + np.clip(gy, -1, 1).astype(np.int64) + 1
+    del fx, fy, tw, th, gx, gy
+    combo = ((idx.astype(np.int64) * span + (qx + PHASES)) * span + (qy + PHASES)) * 9 + grow
+    del qx, qy, grow
     ucombo, new_idx = np.unique(combo, return_inverse=True)
     del combo
     out: list[Stamp] = []
     for c in ucombo.tolist():
+        gxv, gyv = (c % 9) // 3 - 1, c % 3 - 1
+        c //= 9
         qyv = c % span - PHASES
         qxv = (c // span) % span - PHASES
-        out.append(view.cache.scaled(ready[c // span // span], s, qxv, qyv))
+        out.append(view.cache.scaled(ready[c // span // span], s, qxv, qyv, (gxv, gyv)))
     return (
         new_idx.reshape(-1),
         ix.astype(np.int64) - rect.x,
@@ -1170,16 +1186,17 @@ def _scale_stamps(
     )
 
 
-def _bilinear(stamp: Stamp, s: float, qx: int, qy: int) -> Stamp:
+def _bilinear(stamp: Stamp, s: float, qx: int, qy: int, grow: tuple[int, int] = (0, 0)) -> Stamp:
     """A stamp drawn at scale ``s`` with its top-left corner ``q / PHASES`` of a pixel left
     of (above) the output pixel grid line it rounds to, as Qt's bilinear image filler does:
     each covered output pixel centre maps back into the tile, sampled between its four
-    nearest pixels (premultiplied), edges clamped."""
+    nearest pixels (premultiplied), edges clamped. ``grow``: pixels more (or fewer) than
+    the phase covers, where the phase was rounded (:func:`_scale_stamps`)."""
     surface = stamp.surface
     w, h = surface.get_size()
     ex, ey = qx / PHASES, qy / PHASES  # output grid line minus the exact scaled corner
-    nx = max(0, math.floor(w * s - ex + 0.5))
-    ny = max(0, math.floor(h * s - ey + 0.5))
+    nx = max(0, math.floor(w * s - ex + 0.5) + grow[0])
+    ny = max(0, math.floor(h * s - ey + 0.5) + grow[1])
     if nx == 0 or ny == 0:
         return Stamp(pygame.Surface((1, 1), pygame.SRCALPHA, 32), 0, 0, partial=False)
     rgb = pygame.surfarray.array3d(surface).astype(np.float32)  # (w, h, 3)
