@@ -97,7 +97,9 @@ def test_overlay_tints_the_terrain_and_outlines_the_bands(viewer: Viewer) -> Non
     v.step()
     plain = rgb(v, x, y)
     diff = max(abs(a - b) for a, b in zip(shown, plain, strict=True))
-    assert 0 < diff <= 40, (shown, plain)  # tinted, not painted over
+    # tinted so a GM sees it at a glance (issue 40: a faint tint of about 10 levels was
+    # invisible), not painted over: the terrain keeps more than half its weight
+    assert 30 <= diff <= 120, (shown, plain)
     # Each band's outer edge is an outline in the band's colour (where the outlines of
     # several bands and contours coincide, along walls, the last drawn shows).
     v.select("quarry")
@@ -280,3 +282,69 @@ def test_a_large_token_is_drawn_over_its_footprint(viewer: Viewer) -> None:
     x, y, r = v.token_screen["ogre"]
     assert (x, y) == tuple(round(c) for c in v.camera.to_screen(21 * 32, 21 * 32))
     assert r > v.token_screen["quarry"][2] * 1.5
+
+
+def _lab(rgb: np.ndarray) -> np.ndarray:
+    """sRGB (0-255) to CIE L*a*b* (D65), for colour differences as a person sees them."""
+    c = np.asarray(rgb, dtype=np.float64) / 255
+    c = np.where(c > 0.04045, ((c + 0.055) / 1.055) ** 2.4, c / 12.92)
+    m = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]])
+    xyz = c @ m.T / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16 / 116)
+    return np.stack(
+        [116 * f[..., 1] - 16, 500 * (f[..., 0] - f[..., 1]), 200 * (f[..., 1] - f[..., 2])], -1
+    )
+
+
+def _band_shifts(v: Viewer) -> dict[str, np.ndarray]:
+    """Per band, how the tint moves each of its cells' centre pixel (L*a*b*, one row a cell)."""
+    tid = v.selected
+    assert tid is not None
+    rep = v.reach_of(tid).answer
+    v.hover = None
+    v.step()
+    tinted = pygame.surfarray.array3d(v.screen).copy()
+    v.select(None)
+    v.step()
+    plain = pygame.surfarray.array3d(v.screen)
+    out: dict[str, list[np.ndarray]] = {}
+    for cell, _, band in rep.cells:
+        if band in rep.bands and v.token_at(cell) is None:
+            x, y = (round(t) for t in v.cell_screen(cell))
+            out.setdefault(band, []).append(_lab(tinted[x, y]) - _lab(plain[x, y]))
+    return {band: np.array(rows) for band, rows in out.items()}
+
+
+@pytest.mark.parametrize(
+    ("source", "token", "n_bands"),
+    [(HEX_HUNT, None, 3), (str(ROOT / "maps" / "vtt_room.dd2vtt"), "speed=15", 1)],
+)
+def test_every_reach_band_is_seen_at_a_glance(source: str, token: str | None, n_bands: int) -> None:
+    """On a shipped hex map and on the dark VTT room, each band's tint moves its cells'
+    colour by a ΔE of 20 or more (it was about 7), and two bands' tints differ by as much
+    (orange and red went the same brown)."""
+    v = Viewer(open_source(source, token=token, window=True), size=(1280, 800))
+    shifts = _band_shifts(v)
+    pygame.quit()
+    assert len(shifts) >= n_bands
+    means = {band: rows.mean(0) for band, rows in shifts.items()}
+    for band, rows in shifts.items():
+        assert float(np.linalg.norm(rows, axis=1).mean()) >= 20, band
+    names = sorted(means)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            assert float(np.linalg.norm(means[a] - means[b])) >= 20, (a, b)
+
+
+def test_the_four_band_tints_stay_apart_on_light_and_dark_ground() -> None:
+    """Every band colour at the fill's alpha over grass, water, sand and a dark floor:
+    each moves the ground by ΔE >= 20 and no two land within ΔE 20 of each other."""
+    a = draw.BAND_FILL_ALPHA / 255
+    for ground in [(112, 170, 84), (58, 120, 204), (176, 150, 110), (40, 38, 36)]:
+        g = np.array(ground, dtype=np.float64)
+        mixed = [_lab(g * (1 - a) + np.array(c) * a) for c in draw.BAND_COLOURS]
+        for m in mixed:
+            assert float(np.linalg.norm(m - _lab(g))) >= 20, ground
+        for i, m in enumerate(mixed):
+            for n in mixed[i + 1 :]:
+                assert float(np.linalg.norm(m - n)) >= 20, ground

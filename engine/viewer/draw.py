@@ -34,10 +34,13 @@ DOOR_SEAM = (70, 40, 16)
 DOOR_OPEN = (235, 200, 140)
 
 #: Reach band colours (fastest pace last), 2-/3-turn contour colours, overlay alphas.
-BAND_COLOURS: list[Colour] = [(70, 200, 110), (240, 210, 70), (245, 140, 50), (220, 70, 70)]
+#: Hues far apart (green, yellow, orange, magenta): at the fill's alpha each band moves a
+#: cell's colour by a ΔE of 20 or more on grass, water and a dark VTT floor, and no two
+#: bands land on the same colour (an orange and a red both went brown over green).
+BAND_COLOURS: list[Colour] = [(30, 220, 90), (255, 230, 0), (255, 120, 0), (235, 20, 150)]
 CONTOUR_COLOURS: dict[int, Colour] = {2: (120, 190, 255), 3: (190, 140, 255)}
-#: A band's cells are tinted this lightly (the terrain stays readable) and outlined.
-BAND_FILL_ALPHA = 34
+#: A band's cells are tinted (the terrain still shows through) and outlined.
+BAND_FILL_ALPHA = 110
 BAND_EDGE_ALPHA = 255
 LABEL_MAX = 4
 #: The side panel's text: its lines, and the quieter ones (the window's and the GM table's).
