@@ -348,3 +348,42 @@ def test_the_four_band_tints_stay_apart_on_light_and_dark_ground() -> None:
         for i, m in enumerate(mixed):
             for n in mixed[i + 1 :]:
                 assert float(np.linalg.norm(m - n)) >= 20, ground
+
+
+def test_the_panel_scrolls_to_the_turn_order_and_dice_log_at_1024x600() -> None:
+    """Issue 40: the turn order and dice log fell off the panel; the wheel over the panel
+    now brings every line into view (posted events), and the wheel over the map zooms."""
+    v = Viewer(open_source(CHASE), size=(1024, 600))
+    try:
+        v.auto_round()
+        v.auto_round()
+        v.hover = (12, 18)  # a long hover path: its step list fills the panel
+        v.step()
+        assert v.panel_content > 600
+        texts = [t for t, _ in v.panel_text]
+        last = texts[-1]
+        assert "dice log" in texts and last == "H: help"
+
+        def shown() -> list[str]:
+            return [t for t, r in v.panel_text if r.top >= 0 and r.bottom <= 600]
+
+        assert last not in shown()
+        zoom = v.camera.zoom
+        post(pygame.MOUSEMOTION, pos=(v.view_size[0] + 100, 300), rel=(0, 0), buttons=(0, 0, 0))
+        v.step()
+        v.hover = (12, 18)
+        for _ in range(10):
+            post(pygame.MOUSEWHEEL, x=0, y=-1, flipped=False, precise_x=0.0, precise_y=-1.0)
+            v.step()
+        assert v.camera.zoom == zoom  # the panel scrolled, the map did not zoom
+        assert {"dice log", "turn order (PgUp/PgDn, D delays)", last} <= set(shown())
+        for _ in range(10):
+            post(pygame.MOUSEWHEEL, x=0, y=1, flipped=False, precise_x=0.0, precise_y=1.0)
+            v.step()
+        assert v.panel_scroll == 0 and v.scenario.name in shown()
+        post(pygame.MOUSEMOTION, pos=(200, 300), rel=(0, 0), buttons=(0, 0, 0))
+        post(pygame.MOUSEWHEEL, x=0, y=1, flipped=False, precise_x=0.0, precise_y=1.0)
+        v.step()
+        assert v.camera.zoom > zoom
+    finally:
+        pygame.quit()

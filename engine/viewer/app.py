@@ -35,7 +35,7 @@ from engine.viewer.camera import ZOOM_STEPS, Camera, snap_zoom
 from engine.viewer.draw import CONTOUR_COLOURS
 from engine.viewer.measure import Reached
 from engine.viewer.overlay import Overlay, draw_flight, draw_path, reach_overlay
-from engine.viewer.panel import HELP, PANEL_W, draw_help, draw_panel
+from engine.viewer.panel import HELP, PANEL_W, draw_help, draw_panel, scroll_panel
 from engine.viewer.render import MapChunks, SurfaceLRU, load_for_render, render_source
 from engine.viewer.session import Checkpoint
 from engine.viewer.table import GMTable
@@ -129,6 +129,9 @@ class Viewer:
         self._plan: Any = None
         self._mtime = self._map_mtime()
         self._last_poll = 0.0
+        self.panel_scroll = 0  # the side panel scrolls with the wheel over it
+        self.panel_content = 0
+        self.pointer: tuple[int, int] = (0, 0)
         self.fit()
         self.table = GMTable(self)  # the GM's tools: tokens, order, measure, sessions
         self.brush = Brush(self)  # the terrain brush (B)
@@ -529,6 +532,7 @@ class Viewer:
                 self.camera.y -= dy / self.camera.zoom
                 self.dragging = ev.pos
             self.hover = self.cell_at_screen(*ev.pos)
+            self.pointer = ev.pos
         elif ev.type == pygame.MOUSEBUTTONDOWN:
             if ev.button == 1:
                 cell = self.cell_at_screen(*ev.pos)
@@ -543,6 +547,8 @@ class Viewer:
                     self.move_selected(cell)
             elif ev.button in (2, 3):
                 self.dragging = ev.pos
+            elif ev.button in (4, 5) and ev.pos[0] >= self.view_size[0]:
+                pass  # the wheel's own event (MOUSEWHEEL) scrolls the panel
             elif ev.button == 4:
                 self.camera.zoom_at(ev.pos[0], ev.pos[1], 1.15)
                 self._scaled = None
@@ -552,7 +558,10 @@ class Viewer:
         elif ev.type == pygame.MOUSEBUTTONUP and ev.button in (2, 3):
             self.dragging = None
         elif ev.type == pygame.MOUSEWHEEL:
-            pos = pygame.mouse.get_pos()
+            pos = self.pointer  # where the last motion left the mouse
+            if pos[0] >= self.view_size[0]:  # over the panel: scroll it
+                scroll_panel(self, ev.y)
+                return
             self.camera.zoom_at(*pos, 1.15**ev.y)
             self._scaled = None
         elif ev.type == pygame.KEYDOWN:
@@ -700,10 +709,11 @@ class Viewer:
             tuple(sorted((k, v.key()) for k, v in self.flying.items())),
             self.table.version,
             tuple(self.sim.order),
+            self.panel_scroll,
         )
         if key == self._panel_key and self._panel is not None:
             return self._panel
-        panel, self.panel_text = draw_panel(self)
+        panel, self.panel_text, self.panel_content = draw_panel(self)
         self._panel, self._panel_key = panel, key
         return panel
 

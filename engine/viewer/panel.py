@@ -36,20 +36,43 @@ HELP = [
 ]
 
 
-def draw_panel(v: Window) -> tuple[pygame.Surface, list[tuple[str, pygame.Rect]]]:
-    """The panel for the window's height, and each line of text on it with its place."""
+#: The tallest the panel's content is drawn (a window shows part of it, scrolled).
+PANEL_MAX_H = 4000
+#: Pixels one wheel step scrolls the panel.
+SCROLL_STEP = 48
+
+
+def scroll_panel(v: Any, steps: int) -> None:
+    """Scroll the viewer's panel by wheel ``steps`` (up positive, as pygame's wheel), no
+    further than its last drawn content goes."""
     h = v.screen.get_height()
-    panel = pygame.Surface((PANEL_W, h))
+    top = panel_top(v.panel_scroll, v.panel_content, h)
+    v.panel_scroll = max(0, min(top - steps * SCROLL_STEP, v.panel_content - h))
+
+
+def panel_top(scroll: int, content: int, h: int) -> int:
+    """The panel's first shown pixel: the scroll, within the content drawn."""
+    return max(0, min(scroll, content - h))
+
+
+def draw_panel(v: Window) -> tuple[pygame.Surface, list[tuple[str, pygame.Rect]], int]:
+    """The panel for the window's height, each line of text on it with its place (panel
+    pixels: lines scrolled out of view lie above or below it), and the content's height. What does not fit
+    the window's height scrolls with the wheel over the panel; a bar on its edge says
+    where the view is."""
+    h = v.screen.get_height()
+    panel = pygame.Surface((PANEL_W, PANEL_MAX_H))
     panel.fill(PANEL_BG)
     y = 10
     placed: list[tuple[str, pygame.Rect]] = []
+    full = PANEL_MAX_H
 
     def line(text: str, colour: tuple[int, int, int] = TEXT, font: Any = None) -> None:
         """One entry, wrapped to the panel's width (continuations indented)."""
         nonlocal y
         f = font or v.font
         for part in draw.wrap(f, text, PANEL_W - 20):
-            if y > h - 16:
+            if y > full - 16:
                 return
             surf = f.render(part, True, colour)
             panel.blit(surf, (10, y))
@@ -176,7 +199,35 @@ def draw_panel(v: Window) -> tuple[pygame.Surface, list[tuple[str, pygame.Rect]]
         else:
             line(f"{e['token']}: {e['what']} -> {e['degree']}", TEXT, v.small)
     line("H: help", DIM, v.small)
-    return panel, placed
+    out, shown = _window(v, panel, placed, y + 6, h)
+    return out, shown, y + 6
+
+
+def _window(
+    v: Window,
+    panel: pygame.Surface,
+    placed: list[tuple[str, pygame.Rect]],
+    content: int,
+    h: int,
+) -> tuple[pygame.Surface, list[tuple[str, pygame.Rect]]]:
+    """The part of the drawn panel the window's height shows, at the scroll clamped to
+    the content, with a scroll bar and a hint where more lies below."""
+    top = panel_top(v.panel_scroll, content, h)
+    out = pygame.Surface((PANEL_W, h))
+    out.fill(PANEL_BG)
+    out.blit(panel, (0, -top))
+    if content > h:
+        bar_h = max(24, h * h // content)
+        bar_y = (h - bar_h) * top // max(1, content - h)
+        pygame.draw.rect(out, (70, 74, 84), (PANEL_W - 6, 0, 6, h))
+        pygame.draw.rect(out, (150, 156, 166), (PANEL_W - 6, bar_y, 6, bar_h))
+        if top < content - h:
+            hint = v.small.render("more below: wheel over the panel", True, DIM)
+            strip = pygame.Rect(0, h - hint.get_height() - 6, PANEL_W - 6, hint.get_height() + 6)
+            out.fill(PANEL_BG, strip)
+            pygame.draw.line(out, (70, 74, 84), strip.topleft, strip.topright)
+            out.blit(hint, (10, strip.top + 3))
+    return out, [(text, rect.move(0, -top)) for text, rect in placed]
 
 
 def draw_help(v: Window, screen: pygame.Surface) -> pygame.Rect:
