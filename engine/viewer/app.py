@@ -680,6 +680,7 @@ class Viewer:
                 if overlay.touches(z, i, j, c):
                     view.blit(self._overlay_chunk(overlay, z, i, j), (i * c - ox, j * c - oy))
         self.brush.draw(view)
+        self.table.threat.draw(self, view)
         self.table.draw_walls(view)
         if self.selected in self.flying:
             draw_flight(self, view)
@@ -729,7 +730,7 @@ class Viewer:
         bands = list(rep.answer.bands)
         if rep.answer.pace in bands:
             bands = bands[: bands.index(rep.answer.pace) + 1]
-        return draw.legend_entries(bands, contours)
+        return draw.legend_entries(bands, contours) + self.table.threat.legend(self)
 
     def dice_events(self) -> list[dict[str, Any]]:
         """The events the dice log lists (rolls and checks among them)."""

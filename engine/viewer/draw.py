@@ -95,6 +95,25 @@ def dashed(
             t = t1 + off
 
 
+def boundary(grid: Any, cells: set[Cell]) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """Edges between cells in ``cells`` and cells outside it (or off the map)."""
+
+    def key(p: tuple[float, float]) -> tuple[float, float]:
+        return (round(p[0], 3), round(p[1], 3))
+
+    out = []
+    for cell in cells:
+        corners = grid.cell_corners(cell)
+        inside = [
+            {key(p) for p in grid.cell_corners(n)} for n in grid.neighbours(cell) if n in cells
+        ]
+        for a, b in zip(corners, corners[1:] + corners[:1], strict=True):
+            ka, kb = key(a), key(b)
+            if not any(ka in ring and kb in ring for ring in inside):
+                out.append((a, b))
+    return out
+
+
 # --------------------------------------------------------------------------- tokens
 
 
@@ -293,6 +312,14 @@ def draw_legend(
         elif kind == "path":
             pygame.draw.line(panel, colour, (sw.left, sw.centery), (sw.right, sw.centery), 3)
             pygame.draw.line(panel, (20, 20, 20), (sw.left, sw.centery), (sw.right, sw.centery), 1)
+        elif kind == "threat":  # hatched and outlined, as engine.viewer.threat draws it
+            pygame.draw.rect(panel, (90, 140, 70), sw)
+            clip = panel.get_clip()
+            panel.set_clip(sw)
+            for hx in range(sw.left - sw.height, sw.right, 5):
+                pygame.draw.line(panel, colour, (hx, sw.bottom), (hx + sw.height, sw.top), 2)
+            panel.set_clip(clip)
+            pygame.draw.rect(panel, colour, sw, 2)
         elif kind == "ring":
             pygame.draw.circle(panel, colour, sw.center, 6, 2)
         else:

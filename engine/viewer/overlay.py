@@ -15,7 +15,13 @@ import pygame
 
 from engine.grid import Cell
 from engine.search import ReachAnswer
-from engine.viewer.draw import BAND_COLOURS, BAND_EDGE_ALPHA, BAND_FILL_ALPHA, CONTOUR_COLOURS
+from engine.viewer.draw import (
+    BAND_COLOURS,
+    BAND_EDGE_ALPHA,
+    BAND_FILL_ALPHA,
+    CONTOUR_COLOURS,
+    boundary,
+)
 from engine.viewer.window import Window
 
 
@@ -103,25 +109,6 @@ class Overlay:
                 pb = (b[0] * zoom - ox, b[1] * zoom - oy)
                 pygame.draw.line(surf, colour, pa, pb, width)
         return surf
-
-
-def boundary(grid: Any, cells: set[Cell]) -> list[tuple[tuple[float, float], tuple[float, float]]]:
-    """Edges between cells in ``cells`` and cells outside it (or off the map)."""
-
-    def key(p: tuple[float, float]) -> tuple[float, float]:
-        return (round(p[0], 3), round(p[1], 3))
-
-    out = []
-    for cell in cells:
-        corners = grid.cell_corners(cell)
-        inside = [
-            {key(p) for p in grid.cell_corners(n)} for n in grid.neighbours(cell) if n in cells
-        ]
-        for a, b in zip(corners, corners[1:] + corners[:1], strict=True):
-            ka, kb = key(a), key(b)
-            if not any(ka in ring and kb in ring for ring in inside):
-                out.append((a, b))
-    return out
 
 
 def draw_path(v: Window, view: pygame.Surface) -> None:

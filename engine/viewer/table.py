@@ -4,6 +4,8 @@
   every stat of the system), E edits the selected token's stats, side and conditions,
   Delete removes it, dragging a token with the left button puts it on another cell; C
   gives it acts, actions besides moving taken every turn (:mod:`engine.viewer.acts`);
+* threat: K hatches the cells any token of another side reaches this turn
+  (:mod:`engine.viewer.threat`);
 * turn order: shown in the panel; PageUp/PageDown move the selected token earlier or
   later, D delays it to the end of the round's order;
 * measuring: M, then drag between two cells (or Shift+drag at any time): distance, time,
@@ -41,6 +43,7 @@ from engine.viewer.acts import ActPicker
 from engine.viewer.draw import DIM, TEXT, dashed, draw_walls
 from engine.viewer.measure import RiskChoice, measure, risk_choice
 from engine.viewer.pace import next_pace
+from engine.viewer.threat import ThreatView
 from engine.viewer.tokens_edit import TokenForm, add_form, apply_form, edit_form
 from engine.walls import door_at
 
@@ -63,6 +66,7 @@ HELP = [
     ("V", "the selected token's next pace"),
     ("click a door", "open / close it"),
     ("PgUp/PgDn, D", "turn order: earlier / later, delay"),
+    ("K", "threat: cells any opposing token reaches this turn"),
     (", .", "prefer safe below p = X (down / up)"),
     ("Ctrl+S / Ctrl+O", "save the session / reopen it"),
     ("B, then drag", "terrain brush: paint (1-9, [ ] pick; Ctrl+Z undo a stroke)"),
@@ -77,6 +81,8 @@ class GMTable:
         self.form: TokenForm | None = None
         #: The chooser of the selected token's acts (C): actions besides moving.
         self.acts = ActPicker(viewer)
+        #: The enemy-threat view (K): what the other sides reach this turn.
+        self.threat = ThreatView()
         self.measuring = False
         self.measure_from: Cell | None = None
         self.measure_to: Cell | None = None
@@ -495,6 +501,13 @@ class GMTable:
             v.message = "measure: drag between two cells (M again: off)" if self.measuring else ""
         elif k == pygame.K_v:
             next_pace(v)
+        elif k == pygame.K_k:
+            self.threat.on = not self.threat.on
+            v.message = (
+                "threat: cells any opposing token reaches this turn (K again: off)"
+                if self.threat.on
+                else ""
+            )
         elif k == pygame.K_PAGEUP:
             self.reorder(-1)
         elif k == pygame.K_PAGEDOWN:
