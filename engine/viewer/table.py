@@ -14,6 +14,8 @@
   through them is priced as one plan as the mouse moves; Space then walks the selected token
   along it from its cell (:meth:`Viewer.walk_selected`: the turn loop's walk, checks rolled),
   the rest of a route the turn cuts short left measured for the next turn;
+  and the straight line's length with the walls and blocked cells that cut it
+  (:mod:`engine.sight`);
 * risk: where the quickest and the safest path differ, hover draws both (the safest
   dashed) and the panel gives both; ``,`` and ``.`` set "prefer safe below p = X", and a
   click follows the chosen one;
@@ -37,7 +39,9 @@ import pygame
 
 from engine.grid import Cell
 from engine.mapmodel import Wall
+from engine.movement import map_cell
 from engine.search import PathAnswer
+from engine.sight import Sightline, sightline
 from engine.viewer import session as sessions
 from engine.viewer.acts import ActPicker
 from engine.viewer.draw import DIM, TEXT, dashed, draw_walls
@@ -100,6 +104,8 @@ class GMTable:
         self._saved_key: Any = self._event_key()
         self._risk_key: Any = None
         self._risk: RiskChoice | None = None
+        self._sight_key: Any = None
+        self._sight: Sightline | None = None
         self._rest_cell: Cell | None = None
         self._rest_frames = 0
 
@@ -250,6 +256,20 @@ class GMTable:
             self.waypoints = [g.goal for g in m.legs[:-1] if g.step > at]
             self.do_measure(end, cells[-1])
         return True
+
+    def sight(self) -> Sightline | None:
+        """The measure's straight line and what cuts it (:mod:`engine.sight`), on the map
+        with its doors as they stand; cached per end cells and event."""
+        a, b = self.measure_from, self.measure_to
+        if a is None or b is None or a == b:
+            return None
+        v = self.v
+        key = (a, b, len(v.sim.events))
+        if key != self._sight_key:
+            model = v.sim.model
+            size, unit = map_cell(model, v.sim.system)
+            self._sight, self._sight_key = sightline(model, a, b, size, unit), key
+        return self._sight
 
     # ----------------------------------------------------------------- risk
 
@@ -606,6 +626,9 @@ class GMTable:
                     out.append(("  Space or right click: a waypoint here", DIM))
                 elif v.selected is not None and v.sim.tokens[v.selected].state.cell == a:
                     out.append(("  Space: walk it", DIM))
+            line = self.sight()
+            if line is not None:
+                out.append((f"  {line.text()}", MEASURE if line.clear else ERROR))
         risk = self.risk(compute=False)
         if risk is not None:
             quick, safe = risk.fast, risk.safe
@@ -647,6 +670,21 @@ class GMTable:
             width = max(2, round(4 * v.camera.zoom))
             draw_walls(view, walls, v.camera.to_screen, width, (x0, y0, x1, y1))
 
+    def _draw_sight(
+        self, view: pygame.Surface, a: tuple[float, float], b: tuple[float, float]
+    ) -> None:
+        """The measure's straight line: dashed, red where something cuts it, the first
+        blocked cell crossed out."""
+        line = self.sight()
+        if line is None:
+            return
+        dashed(view, (10, 10, 10), [a, b], 4)
+        dashed(view, MEASURE if line.clear else ERROR, [a, b], 2)
+        for cell in line.blocked[:1]:
+            x, y = self.v.cell_screen(cell)
+            pygame.draw.line(view, ERROR, (x - 6, y - 6), (x + 6, y + 6), 3)
+            pygame.draw.line(view, ERROR, (x - 6, y + 6), (x + 6, y - 6), 3)
+
     def draw(self, view: pygame.Surface) -> None:
         """The measure line and the safest path (dashed) over the map."""
         v = self.v
@@ -665,6 +703,7 @@ class GMTable:
             if len(pts) > 1:
                 pygame.draw.lines(view, (10, 10, 10), False, pts, 5)
                 pygame.draw.lines(view, MEASURE, False, pts, 3)
+            self._draw_sight(view, pts[0], pts[-1])
             for p in (pts[0], pts[-1]):
                 pygame.draw.circle(view, MEASURE, p, 6, 2)
             for cell in self.waypoints:
