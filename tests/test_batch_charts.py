@@ -7,11 +7,13 @@ import os
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pygame
 from matplotlib.colors import to_rgba
 
 from engine.report import charts
 from engine.viewer import plots
+from engine.viewer.render import output_size
 
 ROOT = Path(__file__).resolve().parent.parent
 CHASE_MAP = str(ROOT / "maps" / "chase.tmx")
@@ -54,8 +56,68 @@ def test_run_writes_the_turns_chart_and_the_outcome_map_in_one_colour_table(
 
     grid = load_map(CHASE_MAP).grid
     image = pygame.image.load(files[1])
-    scale = min(1.0, 1400 / max(grid.pixel_size()))  # outcome_heatmap's max_px
-    x, y = grid.cell_center((4, 6))
-    centre = (round(x * scale), round(y * scale))
+    layout = plots.heatmap_layout(grid, 1400, plots.header_height())  # the map's place
+    assert image.get_size() == layout.size
+    x, y = layout.at(grid, (4, 6))
+    centre = (round(x), round(y))
     assert tuple(image.get_at(centre))[:3] == charts.outcome_rgb("capture")
     assert charts.outcome_rgb("escape") == (60, 130, 230)  # the map's colours as they were
+
+
+def test_the_outcome_map_has_whole_discs_a_legend_and_no_seams(tmp_path: Path) -> None:
+    """Issue 40: white seams, discs cut in half at the top edge, no legend, timeouts left
+    out. On a map of 70-pixel tiles drawn at a scale that is no simple fraction, every map
+    pixel is a (veiled) tile's; a disc on the top row lies whole on the canvas; the legend
+    shows all three outcomes' colours, timeouts included."""
+    pygame.display.init()
+    t, n = 70, 12
+    img = pygame.Surface((2 * t, t), pygame.SRCALPHA)
+    img.fill((200, 60, 60, 255), (0, 0, t, t))
+    img.fill((60, 60, 200, 255), (t, 0, t, t))
+    pygame.image.save(img, str(tmp_path / "tiles.png"))
+    rows = ",\n".join(",".join(str(1 + (r + c) % 2) for c in range(n)) for r in range(n))
+    (tmp_path / "m.tmx").write_text(
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<map version="1.10" orientation="orthogonal" '
+        f'renderorder="right-down" width="{n}" height="{n}" tilewidth="{t}" tileheight="{t}" '
+        f'infinite="0" nextlayerid="2" nextobjectid="1">\n'
+        f'<tileset firstgid="1" name="t" tilewidth="{t}" tileheight="{t}" tilecount="2" '
+        f'columns="2"><image source="tiles.png" width="{2 * t}" height="{t}"/></tileset>\n'
+        f'<layer id="1" name="g" width="{n}" height="{n}"><data encoding="csv">\n{rows}\n'
+        "</data></layer>\n</map>\n",
+        encoding="utf-8",
+    )
+    rows_ = [{"outcome": "capture", "turns": 2, "cell": [5, 0]}] * 9 + [
+        {"outcome": "escape", "turns": 3, "cell": [11, 11]},
+        {"outcome": "timeout", "turns": 9, "cell": None},
+    ]
+    out = plots.outcome_heatmap(rows_, str(tmp_path / "m.tmx"), str(tmp_path / "o.png"), 680)
+    image = pygame.image.load(out)
+    from engine.tiled import load_map
+
+    grid = load_map(str(tmp_path / "m.tmx")).grid
+    layout = plots.heatmap_layout(grid, 680, plots.header_height())
+    assert image.get_size() == layout.size and max(layout.size) <= 680
+    assert layout.scale not in (0.5, 0.25, 1.0)  # a scale that seamed
+    rgb = pygame.surfarray.array3d(image).astype(int)
+    x0, y0 = layout.origin
+    w, h = output_size(grid, layout.scale)
+    # the map's pixels away from the discs are the veiled tiles' only: no seam shows
+    xs, ys = np.meshgrid(np.arange(x0, x0 + w), np.arange(y0, y0 + h), indexing="ij")
+    away = np.ones(xs.shape, dtype=bool)
+    for cell in ((5, 0), (11, 11)):
+        cx, cy = layout.at(grid, cell)
+        away &= (xs - cx) ** 2 + (ys - cy) ** 2 > (layout.biggest + 2) ** 2
+    away[[0, -1], :] = away[:, [0, -1]] = False  # the map's thin frame
+    pixels = rgb[x0 : x0 + w, y0 : y0 + h][away]
+    veiled = np.array(
+        [[round(c * (1 - 140 / 255) + 140) for c in k] for k in ((200, 60, 60), (60, 60, 200))]
+    )
+    off = np.abs(pixels[:, None, :] - veiled[None]).max(-1).min(-1)
+    assert int((off > 2).sum()) == 0
+    cx, cy = layout.at(grid, (5, 0))
+    r = layout.biggest
+    assert cy - r > plots.header_height()  # the disc's top lies on the canvas, under the legend
+    assert tuple(image.get_at((round(cx), round(cy - r + 2))))[:3] == charts.outcome_rgb("capture")
+    header = rgb[:, : plots.header_height()].reshape(-1, 3).tolist()
+    for outcome in ("capture", "escape", "timeout"):
+        assert list(charts.outcome_rgb(outcome)) in header, outcome

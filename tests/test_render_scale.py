@@ -274,7 +274,7 @@ def test_plots_of_a_1024_map_under_1_gb(map1024: Path, tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     img = pygame.image.load(str(tmp_path / "outcomes_map.png"))
-    assert img.get_size() == (1400, 1400)
+    assert max(img.get_size()) == 1400  # the plot's pixels, not the map's
     assert (tmp_path / "turns.png").exists()
 
 
