@@ -387,3 +387,44 @@ def test_the_panel_scrolls_to_the_turn_order_and_dice_log_at_1024x600() -> None:
         assert v.camera.zoom > zoom
     finally:
         pygame.quit()
+
+
+def test_spawns_are_marked_unlike_tokens_and_o_hides_them() -> None:
+    """Issue 40: Tiled's grey pins at spawns looked like ghost tokens. The window draws a
+    spawn as corner brackets in its cell where no token stands (none under a token), no
+    pin; O hides them with the other objects."""
+    from engine.viewer.render import render_map
+    from engine.viewer.table import SPAWN
+
+    v = Viewer(open_source(str(ROOT / "maps" / "encounter.tmx")), size=(1280, 800))
+    try:
+        at_zoom_1(v)
+        spawn = next(s for s in v.model.spawns if s.id == "pc1")
+        assert v.token_at(spawn.cell) == "pc1"
+        v.select("pc1")
+        v.step()
+        g = v.model.grid
+        corner = v.camera.to_screen(*g.cell_corners(spawn.cell)[0])
+        cx, cy = v.cell_screen(spawn.cell)
+        bracket = (corner[0] + (cx - corner[0]) * 0.18 + 1, corner[1] + (cy - corner[1]) * 0.18)
+
+        def shows_bracket() -> bool:
+            x, y = (round(t) for t in bracket)
+            patch = pygame.surfarray.array3d(v.screen)[x - 1 : x + 3, y - 1 : y + 2]
+            return SPAWN in {tuple(p) for p in patch.reshape(-1, 3).tolist()}
+
+        assert not shows_bracket()  # a token stands there
+        assert v.move_selected((spawn.cell[0] + 3, spawn.cell[1]))
+        v.select(None)
+        for _ in range(30):
+            v.step()
+        assert shows_bracket()
+        # no Tiled pin: its disc 20 map pixels above the point is the map's own pixel
+        plain = render_map(v.model, v.map_surface.tiled, objects=False, walls=False)
+        px, py = cx, cy - 20  # the spawn is a point at its cell's centre
+        assert rgb(v, px, py) == tuple(plain.get_at((round(px), round(py))))[:3]
+        key(v, pygame.K_o)
+        v.step()
+        assert not shows_bracket()
+    finally:
+        pygame.quit()

@@ -680,6 +680,7 @@ class Viewer:
                 if overlay.touches(z, i, j, c):
                     view.blit(self._overlay_chunk(overlay, z, i, j), (i * c - ox, j * c - oy))
         self.brush.draw(view)
+        self.table.draw_spawns(view)
         self.table.threat.draw(self, view)
         self.table.draw_walls(view)
         if self.selected in self.flying:

@@ -71,7 +71,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -802,6 +802,7 @@ def render_map(  # noqa: C901
     phases: int = PHASES,
     objects: bool = True,
     walls: bool = True,
+    spawns: bool = True,
 ) -> pygame.Surface:
     """Draw every visible tile layer of the map onto a new surface.
 
@@ -822,6 +823,8 @@ def render_map(  # noqa: C901
     tile layers, as Tiled does (:mod:`engine.viewer.mapobjects`); ``False`` leaves them out.
     ``walls`` draws the walls and doors that are no Tiled object (a UVTT file's) on top, as
     the viewer does (a Tiled map's wall objects are drawn with the objects, as in Tiled).
+    ``spawns=False`` leaves the spawn objects out of the objects (the viewer marks spawns
+    its own way, unlike its tokens).
 
     The result has straight (not premultiplied) alpha; tile images and their transformed,
     premultiplied (and scaled) copies are cached per pytmx map, so drawing the same map
@@ -854,6 +857,11 @@ def render_map(  # noqa: C901
         layers = [_AllCells(np.ones((grid.height, grid.width), dtype=np.uint8))]
     root = None if tiled is None else tiled.root
     groups = object_layers(model, tmx, root) if objects else []
+    if not spawns:
+        groups = [
+            replace(g, objects=tuple(o for o in g.objects if o.cls.lower() != "spawn"))
+            for g in groups
+        ]
     for n, layer in enumerate(layers):
         for picture in model.images:  # pictures (a UVTT map image) in their place
             if picture.after == n:
@@ -1429,6 +1437,7 @@ class MapChunks:
             phases=4,
             objects=self.objects,
             walls=False,  # the viewer draws walls and doors over the map, as they stand
+            spawns=False,  # and spawns as marks unlike its tokens (engine.viewer.table)
         )
         if pygame.display.get_init() and pygame.display.get_surface() is not None:
             alpha = pygame.surfarray.pixels_alpha(surface)  # a view: no copy

@@ -44,7 +44,7 @@ from engine.search import PathAnswer
 from engine.sight import Sightline, sightline
 from engine.viewer import session as sessions
 from engine.viewer.acts import ActPicker
-from engine.viewer.draw import DIM, TEXT, dashed, draw_walls
+from engine.viewer.draw import DIM, TEXT, dashed, draw_walls, outlined
 from engine.viewer.measure import RiskChoice, measure, risk_choice
 from engine.viewer.pace import next_pace
 from engine.viewer.threat import ThreatView
@@ -55,6 +55,8 @@ FORM = (255, 220, 120)
 ERROR = (255, 120, 110)
 MEASURE = (120, 255, 200)
 SAFE = (90, 200, 255)
+#: Spawn points' corner brackets and names.
+SPAWN = (245, 235, 200)
 #: How near (screen pixels) a click must fall to a door's line to open or close it.
 DOOR_PICK = 7
 
@@ -684,6 +686,35 @@ class GMTable:
             x, y = self.v.cell_screen(cell)
             pygame.draw.line(view, ERROR, (x - 6, y - 6), (x + 6, y + 6), 3)
             pygame.draw.line(view, ERROR, (x - 6, y + 6), (x + 6, y - 6), 3)
+
+    def draw_spawns(self, view: pygame.Surface) -> None:
+        """The map's spawn points (with its objects, O) as corner brackets in the cell and
+        the spawn's name: a place, unlike a token's disc (Tiled's pin looked like a ghost
+        token); left out where a token stands."""
+        v = self.v
+        if not v.map_surface.objects:
+            return
+        vw, vh = view.get_size()
+        grid = v.model.grid
+        width = max(1, min(3, round(2 * v.camera.zoom)))
+        for spawn in v.model.spawns:
+            if v.token_at(spawn.cell) is not None:
+                continue
+            x, y = v.cell_screen(spawn.cell)
+            if not (-64 <= x <= vw + 64 and -64 <= y <= vh + 64):
+                continue
+            corners = [v.camera.to_screen(*p) for p in grid.cell_corners(spawn.cell)]
+            inset = [(cx + (x - cx) * 0.18, cy + (y - cy) * 0.18) for cx, cy in corners]
+            n = len(inset)
+            for i, (px, py) in enumerate(inset):
+                for qx, qy in (inset[i - 1], inset[(i + 1) % n]):
+                    end = (px + (qx - px) * 0.3, py + (qy - py) * 0.3)
+                    pygame.draw.line(view, (20, 20, 20), (px, py), end, width + 2)
+                    pygame.draw.line(view, SPAWN, (px, py), end, width)
+            size = abs(inset[0][0] - inset[n // 2][0]) + abs(inset[0][1] - inset[n // 2][1])
+            if size >= 24:
+                label = outlined(v.small, spawn.id[:10], SPAWN, (0, 0, 0))
+                view.blit(label, label.get_rect(center=(x, y)))
 
     def draw(self, view: pygame.Surface) -> None:
         """The measure line and the safest path (dashed) over the map."""
