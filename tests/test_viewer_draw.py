@@ -428,3 +428,41 @@ def test_spawns_are_marked_unlike_tokens_and_o_hides_them() -> None:
         assert not shows_bracket()
     finally:
         pygame.quit()
+
+
+def test_map_labels_never_cover_each_other_nor_a_token() -> None:
+    """Issue 40: the turns label hid a goal's check odds, and the quickest and safest
+    paths' words overlapped. Every label of a frame goes where no other label or token disc
+    is; where a safest path differs, both ends are labelled and say which a click takes."""
+    from engine.viewer.measure import risk_choice
+    from engine.viewer.tokens import token_discs
+
+    v = Viewer(open_source(CHASE), size=(1280, 800))
+    try:
+        tid = v.selected
+        assert tid == "quarry"
+        rep = v.reach_of(tid)
+        start = v.sim.tokens[tid].state.cell
+        goal = next(
+            cell
+            for cell, _, band in sorted(rep.answer.cells, key=lambda c: (c[0][0], c[0][1]))
+            if band != "turn3" and risk_choice(rep.graph, start, cell, 0.99) is not None
+        )
+        key(v, pygame.K_PERIOD)  # prefer the safest path below p = 0.05 ...
+        v.table.safe_below = 0.99  # ... and up to 0.99, as repeated presses would
+        post(pygame.MOUSEMOTION, pos=v.cell_screen(goal), rel=(0, 0), buttons=(0, 0, 0))
+        for _ in range(12):
+            v.step()
+        assert v.hover == goal
+        texts = [t for t, _ in v.labels.placed]
+        assert any(t.startswith("quickest ") for t in texts), texts
+        assert any(t.startswith("safest ") and t.endswith("(click)") for t in texts), texts
+        assert any(t.endswith("%") for t in texts)  # a check's odds on the way
+        rects = [r for _, r in v.labels.placed]
+        for i, a in enumerate(rects):
+            assert a.collidelist(rects[i + 1 :]) < 0, texts
+            assert a.collidelist(token_discs(v)) < 0
+            assert v.screen.get_rect().contains(a)
+        assert any("a click takes it" in t for t, _ in v.panel_text)
+    finally:
+        pygame.quit()

@@ -39,7 +39,7 @@ from engine.viewer.panel import HELP, PANEL_W, draw_help, draw_panel, scroll_pan
 from engine.viewer.render import MapChunks, SurfaceLRU, load_for_render, render_source
 from engine.viewer.session import Checkpoint
 from engine.viewer.table import GMTable
-from engine.viewer.tokens import SIDE_COLOURS, draw_tokens
+from engine.viewer.tokens import SIDE_COLOURS, draw_tokens, token_discs
 
 #: The camera, the panel's width and keys, and the sides' colours live in their own
 #: modules (camera, panel, tokens); still importable from here. The commands' doors
@@ -132,6 +132,7 @@ class Viewer:
         self.panel_scroll = 0  # the side panel scrolls with the wheel over it
         self.panel_content = 0
         self.pointer: tuple[int, int] = (0, 0)
+        self.labels = draw.LabelPlacer(pygame.Rect(0, 0, 1, 1))
         self.fit()
         self.table = GMTable(self)  # the GM's tools: tokens, order, measure, sessions
         self.brush = Brush(self)  # the terrain brush (B)
@@ -683,6 +684,9 @@ class Viewer:
         self.table.draw_spawns(view)
         self.table.threat.draw(self, view)
         self.table.draw_walls(view)
+        self.labels = draw.LabelPlacer(view.get_rect())  # map labels: none covers another
+        for disc in token_discs(self):
+            self.labels.block(disc)
         if self.selected in self.flying:
             draw_flight(self, view)
         else:

@@ -243,6 +243,57 @@ def tooltip(view: pygame.Surface, font: Any, text: str, pos: tuple[float, float]
     return box
 
 
+# --------------------------------------------------------------------------- labels
+
+
+class LabelPlacer:
+    """Labels on the map that never cover each other, nor a token's disc: each goes to the
+    first place about its anchor (right below, right above, left below, left above, below,
+    above, then the same further out) that is free and inside the view."""
+
+    def __init__(self, bounds: pygame.Rect) -> None:
+        self.bounds = bounds
+        self.taken: list[pygame.Rect] = []
+        #: The labels placed this frame: their text and where they went.
+        self.placed: list[tuple[str, pygame.Rect]] = []
+
+    def block(self, rect: pygame.Rect) -> None:
+        """Keep labels off ``rect`` (a token's disc, a mark)."""
+        self.taken.append(rect)
+
+    def spot(self, size: tuple[int, int], anchor: tuple[float, float], gap: int = 6) -> pygame.Rect:
+        w, h = size
+        x, y = round(anchor[0]), round(anchor[1])
+        first: pygame.Rect | None = None
+        for ring in range(5):
+            d = gap + ring * (h + 2)
+            for left, top in (
+                (x + d, y + d - 4),
+                (x + d, y - h - d + 4),
+                (x - w - d, y + d - 4),
+                (x - w - d, y - h - d + 4),
+                (x - w // 2, y + d + 4),
+                (x - w // 2, y - h - d - 4),
+            ):
+                rect = pygame.Rect(left, top, w, h)
+                if first is None:
+                    first = rect
+                if self.bounds.contains(rect) and rect.collidelist(self.taken) < 0:
+                    return rect
+        assert first is not None
+        return first.clamp(self.bounds)
+
+    def put(
+        self, view: pygame.Surface, surf: pygame.Surface, anchor: tuple[float, float], text: str
+    ) -> pygame.Rect:
+        """Blit ``surf`` (the label ``text``) at the first free spot about ``anchor``."""
+        rect = self.spot(surf.get_size(), anchor)
+        view.blit(surf, rect)
+        self.taken.append(rect)
+        self.placed.append((text, rect))
+        return rect
+
+
 # --------------------------------------------------------------------------- panel
 
 

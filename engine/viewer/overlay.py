@@ -21,6 +21,7 @@ from engine.viewer.draw import (
     BAND_FILL_ALPHA,
     CONTOUR_COLOURS,
     boundary,
+    outlined,
 )
 from engine.viewer.window import Window
 
@@ -127,13 +128,19 @@ def draw_path(v: Window, view: pygame.Surface) -> None:
                 pygame.draw.circle(view, (255, 255, 255), p, 7, 2)
             last_turn = step["turn"]
         if step["check"]:
-            label = v.small.render(
-                f"{100 * step['check']['p_success']:.0f}%", True, (255, 230, 120)
-            )
-            view.blit(label, (p[0] + 6, p[1] - 14))
-    end = pts[-1]
-    label = v.font.render(f"{float(rep.turns):.2f} t", True, (255, 255, 255), (0, 0, 0))
-    view.blit(label, (end[0] + 8, end[1] + 4))
+            text = f"{100 * step['check']['p_success']:.0f}%"
+            label = outlined(v.small, text, (255, 230, 120), (0, 0, 0))
+            v.labels.put(view, label, p, text)
+    # The turns at the end; where the safest path differs (table.draw labels it), this
+    # is the quickest's, with its odds, and says whether a click takes it.
+    risk = v.table.risk(compute=False)
+    text = f"{float(rep.turns):.2f} t"
+    if risk is not None:
+        text = f"quickest {text}, p {100 * float(risk.fast.p_no_failure):.0f}%" + (
+            " (click)" if risk.chosen == "fast" else ""
+        )
+    label = v.font.render(text, True, (255, 255, 255), (0, 0, 0))
+    v.labels.put(view, label, pts[-1], text)
 
 
 def draw_flight(v: Window, view: pygame.Surface) -> None:

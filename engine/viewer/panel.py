@@ -166,8 +166,10 @@ def draw_panel(v: Window) -> tuple[pygame.Surface, list[tuple[str, pygame.Rect]]
         )
         rep = v.hover_path()
         if rep:
+            # Where a safest path differs, the steps below are the quickest's: said so.
+            which = "quickest: " if v.table.risk(compute=False) is not None else ""
             line(
-                f"  {float(rep.turns):.3f} turns, {rep.distance} {rep.unit}, "
+                f"  {which}{float(rep.turns):.3f} turns, {rep.distance} {rep.unit}, "
                 f"p(no failure) {100 * float(rep.p_no_failure):.1f}%"
             )
             for step in rep.steps[1:12]:

@@ -638,7 +638,7 @@ class GMTable:
                 (
                     f"quickest: {float(quick.turns):.3g} t, "
                     f"p {100 * float(quick.p_no_failure):.1f}%"
-                    + (" <" if risk.chosen == "fast" else ""),
+                    + (" - a click takes it" if risk.chosen == "fast" else ""),
                     TEXT,
                 )
             )
@@ -646,7 +646,7 @@ class GMTable:
                 (
                     f"safest (dashed): {float(safe.turns):.3g} t, "
                     f"p {100 * float(safe.p_no_failure):.1f}%"
-                    + (" <" if risk.chosen == "safe" else ""),
+                    + (" - a click takes it" if risk.chosen == "safe" else ""),
                     SAFE,
                 )
             )
@@ -725,6 +725,11 @@ class GMTable:
             dashed(view, SAFE, pts, 3)
             if risk.chosen == "safe":
                 pygame.draw.circle(view, SAFE, pts[-1], 9, 2)
+            safe = risk.safe
+            text = f"safest {float(safe.turns):.2f} t, p {100 * float(safe.p_no_failure):.0f}%" + (
+                " (click)" if risk.chosen == "safe" else ""
+            )
+            v.labels.put(view, v.font.render(text, True, SAFE, (0, 0, 0)), pts[-1], text)
         if self.measure_from is not None and self.measure_to is not None:
             m = self.measured
             if isinstance(m, PathAnswer):
@@ -740,7 +745,5 @@ class GMTable:
             for cell in self.waypoints:
                 pygame.draw.circle(view, MEASURE, v.cell_screen(cell), 5)
             if isinstance(m, PathAnswer):
-                label = v.font.render(
-                    f"{m.distance} {m.unit}, {float(m.turns):.2f} t", True, MEASURE, (0, 0, 0)
-                )
-                view.blit(label, (pts[-1][0] + 8, pts[-1][1] - 20))
+                text = f"{m.distance} {m.unit}, {float(m.turns):.2f} t"
+                v.labels.put(view, v.font.render(text, True, MEASURE, (0, 0, 0)), pts[-1], text)

@@ -115,6 +115,25 @@ def draw_tokens(v: Window, view: pygame.Surface) -> TokenLayer:
     return TokenLayer(labels, screen, tooltip)
 
 
+def token_discs(v: Window) -> list[pygame.Rect]:
+    """Where this frame's token discs (with a selection ring's room) lie on screen, before
+    they are drawn: labels keep off them."""
+    g = v.model.grid
+    radius = max(11, int(min(g.tile_width, g.tile_height) * 0.38 * v.camera.zoom))
+    out = []
+    for tid in v.sim.order:
+        cell = v.sim.tokens[tid].state.cell
+        if cell is None:
+            continue
+        x, y = _token_pos(v, tid)
+        r = radius * max(1.0, v.sim.specs[tid].size * 0.9) + 7
+        if v.sim.specs[tid].size > 1:
+            dx, dy, _ = _footprint_screen(v, cell, v.sim.specs[tid].size)
+            x, y = x + dx, y + dy
+        out.append(pygame.Rect(round(x - r), round(y - r), round(2 * r), round(2 * r)))
+    return out
+
+
 def _token_pos(v: Window, tid: str) -> tuple[float, float]:
     if v.anim and v.anim[0] == tid:
         _, path, t = v.anim

@@ -17,6 +17,7 @@ from engine.scenario import Scenario
 from engine.search import PathAnswer
 from engine.sim import Simulation
 from engine.viewer.camera import Camera
+from engine.viewer.draw import LabelPlacer
 from engine.viewer.table import GMTable
 
 
@@ -61,6 +62,10 @@ class Window(Protocol):
     def message(self) -> str: ...
     @property
     def preview_error(self) -> str: ...
+    @property
+    def labels(self) -> LabelPlacer:
+        """This frame's labels on the map (none covers another, nor a token)."""
+
     @property
     def panel_scroll(self) -> int:
         """The side panel's first shown pixel (the wheel over the panel scrolls it)."""
