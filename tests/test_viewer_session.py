@@ -81,12 +81,13 @@ def test_add_token_with_the_form_validated_like_the_command_line(viewer: Viewer)
     assert form is not None and form.mode == "add"
     # Every stat of the system is a field (tacgrid systems' list).
     names = [f.name for f in form.fields]
-    assert [p.name for p in v.sim.system.stats] == names[2:-1]
+    assert names[:4] == ["id", "side", "size", "pace"] and names[-1] == "conditions"
+    assert [p.name for p in v.sim.system.stats] == names[4:-1]
     clear_field(v)  # the id field
     typed(v, "goblin")
     # Down to 'move', a bad value: the form stays, the system's error is in the panel.
-    key(v, pygame.K_DOWN)
-    key(v, pygame.K_DOWN)
+    for _ in range(4):
+        key(v, pygame.K_DOWN)
     assert form.fields[form.index].name == "move"
     clear_field(v)
     typed(v, "-3")

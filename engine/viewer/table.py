@@ -48,7 +48,7 @@ from engine.viewer.draw import DIM, TEXT, dashed, draw_walls, outlined
 from engine.viewer.measure import RiskChoice, measure, risk_choice
 from engine.viewer.pace import next_pace
 from engine.viewer.threat import ThreatView
-from engine.viewer.tokens_edit import TokenForm, add_form, apply_form, edit_form
+from engine.viewer.tokens_edit import CHOICES, TokenForm, add_form, apply_form, edit_form
 from engine.walls import door_at
 
 FORM = (255, 220, 120)
@@ -57,6 +57,9 @@ MEASURE = (120, 255, 200)
 SAFE = (90, 200, 255)
 #: Spawn points' corner brackets and names.
 SPAWN = (245, 235, 200)
+#: The form's buttons, a panel line each: a click on one does it.
+FORM_APPLY = "[apply: Enter]"
+FORM_CANCEL = "[cancel: Esc]"
 #: How near (screen pixels) a click must fall to a door's line to open or close it.
 DOOR_PICK = 7
 
@@ -429,6 +432,9 @@ class GMTable:
         if ev.type == pygame.KEYDOWN:
             return self._key(ev)
         if ev.type == pygame.MOUSEBUTTONDOWN and ev.button == 1:
+            if self.form is not None and ev.pos[0] >= v.view_size[0]:
+                self._form_click(ev.pos[0] - v.view_size[0], ev.pos[1])
+                return True
             cell = v.cell_at_screen(*ev.pos)
             if cell is None:
                 return False
@@ -545,6 +551,30 @@ class GMTable:
         self.version += 1
         return True
 
+    def _form_click(self, x: int, y: int) -> None:
+        """A click on the panel while the form is open: a field's line picks it (on a
+        choice, the left half steps back, the right half on), a button does its deed."""
+        form = self.form
+        assert form is not None
+        for text, rect in getattr(self.v, "panel_text", []):
+            if not rect.collidepoint(x, y):
+                continue
+            if text == FORM_APPLY:
+                if apply_form(self.v, form):
+                    self.form = None
+                break
+            if text == FORM_CANCEL:
+                self.form = None
+                break
+            name = text[2:].split(":", 1)[0]
+            if text[:2] in ("> ", "  ") and any(f.name == name for f in form.fields):
+                was = form.fields[form.index].name
+                form.pick(name)
+                if name in CHOICES and was == name:
+                    form.cycle_side(-1 if x < rect.left + rect.width // 2 else 1)
+                break
+        self.version += 1
+
     def _form_key(self, ev: Any) -> None:
         form = self.form
         assert form is not None
@@ -579,15 +609,20 @@ class GMTable:
         form = self.form
         if form is not None:
             title = "new token" if form.mode == "add" else f"edit {form.tid}"
-            out.append((f"{title} (Enter apply, Esc cancel)", FORM))
+            out.append((f"{title} (click a field, or Up/Down)", FORM))
             for i, f in enumerate(form.fields):
                 mark = ">" if i == form.index else " "
+                value = f.value or ("default" if f.name == "pace" else "")
+                if f.name in CHOICES:
+                    value = f"< {value} >"
                 out.append(
                     (
-                        f"{mark} {f.name}: {f.value}" + ("_" if i == form.index else ""),
+                        f"{mark} {f.name}: {value}" + ("_" if i == form.index else ""),
                         TEXT if i == form.index else DIM,
                     )
                 )
+            out.append((FORM_APPLY, FORM))
+            out.append((FORM_CANCEL, FORM))
             cur = form.fields[form.index]
             if cur.help:
                 out.append((f"  {cur.help[:48]}", DIM))
