@@ -625,7 +625,7 @@ class GMTable:
             out.append((FORM_CANCEL, FORM))
             cur = form.fields[form.index]
             if cur.help:
-                out.append((f"  {cur.help[:48]}", DIM))
+                out.append((f"  {cur.help[:120]}", DIM))
             if form.error:
                 for i in range(0, min(len(form.error), 180), 45):
                     out.append((form.error[i : i + 45], ERROR))
@@ -715,8 +715,8 @@ class GMTable:
         line = self.sight()
         if line is None:
             return
-        dashed(view, (10, 10, 10), [a, b], 4)
-        dashed(view, MEASURE if line.clear else ERROR, [a, b], 2)
+        dashed(view, (10, 10, 10), [a, b], 5)
+        dashed(view, MEASURE if line.clear else ERROR, [a, b], 3)
         for cell in line.blocked[:1]:
             x, y = self.v.cell_screen(cell)
             pygame.draw.line(view, ERROR, (x - 6, y - 6), (x + 6, y + 6), 3)
@@ -771,7 +771,8 @@ class GMTable:
                 pts = [v.cell_screen(c) for c in m.cells]
             else:
                 pts = [v.cell_screen(self.measure_from), v.cell_screen(self.measure_to)]
-            if len(pts) > 1:
+            line = self.sight()
+            if len(pts) > 1 and (isinstance(m, PathAnswer) or line is None):
                 pygame.draw.lines(view, (10, 10, 10), False, pts, 5)
                 pygame.draw.lines(view, MEASURE, False, pts, 3)
             self._draw_sight(view, pts[0], pts[-1])
