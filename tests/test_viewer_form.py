@@ -146,3 +146,23 @@ def test_rename_keeps_the_place_in_the_turn_order_and_undoes(viewer: Viewer) -> 
     key(v, pygame.K_RETURN)
     assert v.table.form is not None and "taken" in v.table.form.error
     assert len(v.sim.events) == n and v.sim.order == order
+
+
+def test_a_pace_edit_is_the_loops_token_pace_in_one_undo_step(viewer: Viewer) -> None:
+    v = viewer
+    v.select("pursuer1")
+    paces = list(v.sim.system.paces)
+    key(v, pygame.K_e)
+    click_line(v, "pace:")
+    click_line(v, "pace:", "left")  # one pace back: a pace of the system's, not the default
+    form = v.table.form
+    assert form is not None
+    want = form.value("pace")
+    assert want in paces and want != v.sim.pace_of("pursuer1")
+    n = len(v.sim.events)
+    key(v, pygame.K_RETURN)
+    assert v.table.form is None and v.sim.specs["pursuer1"].pace == want
+    assert [e["type"] for e in v.sim.events[n:]] == ["token_edit", "token_pace"]
+    assert v.sim.pace_of("pursuer1") == want
+    key(v, pygame.K_z, pygame.KMOD_CTRL)
+    assert len(v.sim.events) == n and v.sim.specs["pursuer1"].pace != want

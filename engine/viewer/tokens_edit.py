@@ -13,14 +13,16 @@ paces, Enter applies, Esc cancels. The mouse: a click on a field picks it (on ``
 and ``pace`` a click on the left half steps back, on the right half forward), a click on
 ``[apply]`` or ``[cancel]`` does that.
 
-Editing a token's id, size or pace puts it back under its new spec at its cell (events
-``token_remove``, ``token_add``, ``order``: one undo step), its stats, conditions, acts
-and place in the turn order kept; the rest is one ``token_edit``.
+Editing a token's id or size puts it back under its new spec at its cell (events
+``token_remove``, ``token_add``, ``order``: one undo step), its stats, conditions, acts,
+pace and place in the turn order kept; the rest is one ``token_edit``, with the loop's
+``token_pace`` where the pace changes.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -279,17 +281,22 @@ def _apply_edit(
     size: int,
     pace: str | None,
 ) -> None:
-    """One undo step: a ``token_edit``, or where the id, size or pace change the token
-    put back under its new spec at its cell, in its place in the turn order."""
+    """One undo step: a ``token_edit`` (and a ``token_pace`` where the pace changes: the
+    loop's own edits), or where the id or size change the token put back under its new
+    spec at its cell, in its place in the turn order."""
     sim = viewer.sim
     old = form.tid
     assert old is not None
     spec = sim.specs[old]
     tid = form.value("id").strip()
-    if tid == old and size == spec.size and pace == spec.pace:
-        viewer.table.record(
-            lambda: sim.edit_token(old, stats=stats, conditions=conditions, side=side)
-        )
+    if tid == old and size == spec.size:
+
+        def edit() -> None:
+            sim.edit_token(old, stats=stats, conditions=conditions, side=side)
+            if pace != spec.pace:
+                sim.set_pace(old, pace)
+
+        _one_step(viewer, edit)
         viewer.message = f"edited {old}"
         return
     if tid != old:
@@ -311,20 +318,29 @@ def _apply_edit(
     )
     order = [tid if t == old else t for t in sim.order]
 
-    point = viewer._checkpoint()
-    try:
+    def readd() -> None:
         sim.remove_token(old)
         sim.add_token(new)
         sim.set_order(order, "reorder")
-    except (TacgridError, ValueError):
-        viewer._restore(point)  # nothing kept of a refused edit: events and order too
-        raise
-    viewer.undo.append(point)
-    viewer.redo.clear()
-    viewer._invalidate()
-    viewer.table.version += 1
+
+    _one_step(viewer, readd)
     if old in viewer.moved:
         viewer.moved.discard(old)
         viewer.moved.add(tid)
     viewer.select(tid)
     viewer.message = f"edited {tid}" if tid == old else f"renamed {old} to {tid}"
+
+
+def _one_step(viewer: Any, change: Callable[[], None]) -> None:
+    """``change`` as one undo step; where it raises, nothing of it is kept (its events
+    included) and the error goes on."""
+    point = viewer._checkpoint()
+    try:
+        change()
+    except (TacgridError, ValueError):
+        viewer._restore(point)
+        raise
+    viewer.undo.append(point)
+    viewer.redo.clear()
+    viewer._invalidate()
+    viewer.table.version += 1
