@@ -166,3 +166,14 @@ def test_a_pace_edit_is_the_loops_token_pace_in_one_undo_step(viewer: Viewer) ->
     assert v.sim.pace_of("pursuer1") == want
     key(v, pygame.K_z, pygame.KMOD_CTRL)
     assert len(v.sim.events) == n and v.sim.specs["pursuer1"].pace != want
+
+
+def test_backspace_outside_a_form_removes_nothing(viewer: Viewer) -> None:
+    """TABLE-NOTES: Backspace with no form open removed the selected token (the help says
+    Delete); now only Delete does."""
+    v = viewer
+    v.select("pursuer1")
+    key(v, pygame.K_BACKSPACE)
+    assert "pursuer1" in v.sim.tokens
+    key(v, pygame.K_DELETE)
+    assert "pursuer1" not in v.sim.tokens

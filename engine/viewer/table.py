@@ -520,7 +520,7 @@ class GMTable:
             self.form = edit_form(v, v.selected)
         elif k == pygame.K_c:
             self.acts.toggle()
-        elif k in (pygame.K_DELETE, pygame.K_BACKSPACE) and v.selected is not None:
+        elif k == pygame.K_DELETE and v.selected is not None:  # as the help says: not Backspace
             self.remove_selected()
         elif k == pygame.K_m and v.selected not in v.flying:
             self.measuring = not self.measuring
