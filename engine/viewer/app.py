@@ -16,7 +16,6 @@ lets the scenario's policies play a round, ``Ctrl+Z``/``Ctrl+Y`` undo and redo.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Any
 
 import pygame
@@ -33,6 +32,7 @@ from engine.viewer import draw
 from engine.viewer.brush import Brush
 from engine.viewer.camera import ZOOM_STEPS, Camera, snap_zoom
 from engine.viewer.draw import CONTOUR_COLOURS
+from engine.viewer.flying import FlightControls
 from engine.viewer.measure import Reached
 from engine.viewer.overlay import Overlay, draw_flight, draw_path, reach_overlay
 from engine.viewer.panel import HELP, PANEL_W, draw_help, draw_panel, scroll_panel
@@ -64,7 +64,7 @@ BG = (24, 26, 30)
 map_scenario = Scenario.for_map
 
 
-class Viewer:
+class Viewer(FlightControls):
     """One window on one scenario (or bare map)."""
 
     def __init__(
@@ -368,120 +368,11 @@ class Viewer:
 
     # ----------------------------------------------------------------- flight
 
-    def flight_rules(self, tid: str) -> Any:
-        """The system's flight rules for this token (None: it cannot fly)."""
-        key = (tid, tuple(sorted(self.sim.tokens[tid].stats.items())), id(self.model))
-        if key not in self._rules:
-            hook = getattr(self.sim.system, "flight", None)
-            self._rules[key] = hook(self.sim.tokens[tid], self.model) if hook else None
-        return self._rules[key]
-
     def toggle_objects(self) -> None:
         """Show or hide the map's object layers (drawn as Tiled draws them)."""
         show = not self.map_surface.objects
         self.map_surface.show_objects(show)
         self.message = "map objects shown" if show else "map objects hidden (O shows them)"
-
-    def toggle_flight(self) -> None:
-        """G: the selected flier takes to the air (or, stopped, goes back to walking)."""
-        tid = self.selected
-        if tid is None:
-            return
-        rules = self.flight_rules(tid)
-        if rules is None:
-            self.message = f"{tid} cannot fly ({self.sim.system.name})"
-            return
-        if tid in self.flying:
-            if self.flying[tid].speed and not self.flying[tid].landed:
-                self.message = "land first (L, then Space)"
-                return
-            del self.flying[tid]
-            self.message = f"{tid} walks"
-        else:
-            cell = self.sim.tokens[tid].state.cell
-            heading = self.facing.get(tid, 0)
-            heading -= heading % rules.geo.step
-            self.flying[tid] = rules.start_state(cell, heading, 0)
-            self.pending = FlightChoice(take_off=True)
-            self.message = (
-                f"{tid}: flight mode (W/S speed, [ ] turn, T take off, L land, Space fly)"
-            )
-        self._invalidate()
-
-    def edit_choice(self, **change: Any) -> None:
-        self.pending = replace(self.pending, **change)
-        self._preview_key = None
-
-    def flight_preview(self) -> tuple[Any, Any] | None:
-        """The selected flier's next turn under the pending choice: (state, record)."""
-        tid = self.selected
-        if tid is None or tid not in self.flying:
-            return None
-        key = (self.flying[tid].key(), self.pending)
-        if key != self._preview_key:
-            from engine.errors import TacgridError
-
-            try:
-                self._preview = self.flight_rules(tid).step(self.flying[tid], self.pending)
-                self.preview_error = ""
-            except TacgridError as exc:
-                self._preview = None
-                self.preview_error = str(exc)
-            self._preview_key = key
-        return self._preview
-
-    def flight_suggestion(self) -> Any:
-        """The planner's plan from the flier to the hovered cell (cached per state and cell)."""
-        tid = self.selected
-        if tid is None or tid not in self.flying or self.hover is None:
-            return None
-        key = (self.flying[tid].key(), self.hover)
-        if key != self._plan_key:
-            from engine.flight import plan
-
-            self._plan = plan(
-                self.model,
-                self.flight_rules(tid),
-                self.flying[tid],
-                self.hover,
-                max_turns=12,
-                max_states=20_000,
-            )
-            self._plan_key = key
-        return self._plan
-
-    def fly_turn(self) -> bool:
-        """Space: fly the pending choice for the selected flier (its turn)."""
-        tid = self.selected
-        got = self.flight_preview()
-        if tid is None or got is None:
-            if self.preview_error:
-                self.message = self.preview_error
-            return False
-        state, record = got
-        self.undo.append(self._checkpoint())
-        self.redo.clear()
-        self.sim._emit({"type": "flight", "token": tid, **record.to_dict()})
-        token = self.sim.tokens[tid].moved(
-            cell=state.cell,
-            mode="walk" if state.landed else "air",
-            flight=None if state.landed else state,
-        )
-        self.sim.tokens[tid] = token
-        self.sim._emit({"type": "state", "token": tid, "state": token.state.to_dict()})
-        self.facing[tid] = state.heading
-        if record.cells:
-            self.anim = (tid, [record.before.cell, *record.cells], 0.0)
-        if state.landed:
-            self.flying.pop(tid, None)
-            self.message = f"{tid} landed"
-        else:
-            self.flying[tid] = state
-            self.message = "; ".join(str(e.get("type")) for e in record.events[1:]) or ""
-        self.pending = FlightChoice(maintain=True)
-        self.moved.add(tid)
-        self._invalidate()
-        return True
 
     def do_undo(self) -> None:
         if self.undo:
@@ -613,35 +504,6 @@ class Viewer:
             dy = {pygame.K_UP: -step, pygame.K_DOWN: step}.get(k, 0)
             self.camera.x += dx
             self.camera.y += dy
-
-    def _flight_key(self, k: int) -> None:
-        c = self.pending
-        step = self.flight_rules(self.selected).geo.step  # type: ignore[arg-type]
-        turned = sum(d for _, d in c.turns)
-        if k == pygame.K_w:
-            self.edit_choice(accelerate=c.accelerate + 1, decelerate=0, maintain=False)
-        elif k == pygame.K_s:
-            if c.accelerate:
-                self.edit_choice(accelerate=c.accelerate - 1)
-            else:
-                self.edit_choice(decelerate=c.decelerate + 1, maintain=False)
-        elif k == pygame.K_m:
-            self.edit_choice(maintain=not c.maintain, accelerate=0, decelerate=0)
-        elif k in (pygame.K_LEFTBRACKET, pygame.K_RIGHTBRACKET):
-            turned += step if k == pygame.K_RIGHTBRACKET else -step
-            turned = max(-180, min(180, turned))
-            self.edit_choice(turns=((0, turned),) if turned else ())
-        elif k == pygame.K_t:
-            # T arms the take-off of a flier on the ground (G already armed it: pressing T
-            # as the hint says keeps it armed); in the air there is nothing to take off from.
-            if self.flying[self.selected].landed:  # type: ignore[index]
-                self.edit_choice(take_off=True)
-            else:
-                self.message = "already flying: L lands, Space flies the turn"
-        elif k == pygame.K_l:
-            self.edit_choice(land=not c.land)
-        elif k == pygame.K_SPACE:
-            self.fly_turn()
 
     # ----------------------------------------------------------------- drawing
 
