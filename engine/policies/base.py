@@ -134,6 +134,25 @@ class TurnView(Protocol):
         """Where the mover can catch ``quarry`` soonest along its predicted route."""
         ...
 
+    def reach(self, tid: str) -> Cell | None:
+        """Where ``tid`` is reached (caught, or in the way): its cell, or for a climber
+        partway up the cell it climbs to (docs/rules.md "Climbers in play")."""
+        ...
+
+    def turns_of(self, tid: str, cell: Cell) -> np.ndarray:
+        """Turns from ``cell`` to every cell for ``tid`` as it stands now, at its scenario
+        pace (as :meth:`times_from` reads it from its own cell)."""
+        ...
+
+    def moves(self) -> np.ndarray:
+        """Turns from the mover's cell to every cell on the profile it moves on this turn
+        (its pace this turn: a D6 runner one speed level short of its chosen one)."""
+        ...
+
+    def taken(self) -> frozenset[Cell]:
+        """The cells the mover may not end its move on (other tokens stand there)."""
+        ...
+
     def flee_cell(self) -> Cell | None:
         """The cell the mover reaches this turn that keeps most turns from any pursuer."""
         ...

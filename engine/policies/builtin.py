@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from engine.flight.model import FlightState
 from engine.footprint import covering, fits
 from engine.grid import Cell
 from engine.policies.base import CELLS, DISTANCES, QUARRY_ODDS, STAY, Aim, Goal, Policy, TurnView
+from engine.policies.region import EPS, frontier_choice
 from engine.systems.base import Token
 from engine.tokenspec import TokenSpec
 
@@ -46,8 +49,15 @@ class Quarry(Policy):
 
 
 class Pursuer(Policy):
-    """Cut across to the first cell of its quarry's predicted route that it reaches no later
-    than the quarry does (its ``target``, else the nearest quarry)."""
+    """Hunt its quarry (its ``target``, else the nearest quarry) as one of a team. Any
+    pursuer that reaches the quarry this turn catches it where it is reached; else the one
+    that reaches it soonest (by its own turns; ties: the first in turn order) goes for it,
+    cutting across to the first cell of the quarry's predicted route to its exit that it
+    reaches no later than the quarry does (straight for the quarry where it makes for no
+    exit). Every other pursuer shrinks the quarry's safe region, the cells the quarry
+    reaches before any pursuer (:func:`engine.policies.region.frontier_choice`): it makes
+    for the safe exit, else the cell of that region, it comes nearest to claiming, so no
+    hunter idles behind another while the quarry keeps a way out."""
 
     name = "pursuer"
     reads = frozenset({CELLS, DISTANCES, QUARRY_ODDS})
@@ -62,7 +72,19 @@ class Pursuer(Policy):
         quarry = spec.target or view.nearest(cell, view.quarries)
         if quarry is None:
             return STAY
-        at = view.intercept(quarry)
+        at = view.reach(quarry)
+        if at is None:
+            return STAY
+        i_at = view.grid.index(at)
+        # It catches the quarry where it stands if it gets there this turn (at this turn's
+        # pace; its chosen pace first, no slower, so a far quarry asks no field of it).
+        if view.times_from(spec.id)[i_at] <= 1 + EPS and view.moves()[i_at] <= 1 + EPS:
+            return self._to(view, spec, at)
+        if _chaser(view, quarry) == spec.id:
+            return self._to(view, spec, view.intercept(quarry))
+        return Goal((_shrink(view, spec, quarry, at),))
+
+    def _to(self, view: TurnView, spec: TokenSpec, at: Cell) -> Goal:
         if spec.size > 1:  # any anchor whose footprint covers the cell
             grid = view.grid
             near = tuple(a for a in covering(grid, at, spec.size) if fits(grid, a, spec.size))
@@ -117,6 +139,44 @@ class Human(Policy):
     """Moved by a person (the viewer, or ``play_turn``'s moves); on its own it stays."""
 
     name = "human"
+
+
+def _chaser(view: TurnView, quarry: str) -> str | None:
+    """The pursuer of ``quarry`` (those whose target it is, or that name none) that reaches
+    it soonest by its own turns; ties: the first in turn order."""
+    at = view.reach(quarry)
+    if at is None:
+        return None
+    i = view.grid.index(at)
+    specs = view.specs
+    best: tuple[float, str] | None = None
+    for pid in view.pursuers:
+        target = specs[pid].target
+        if target is not None and target != quarry:
+            continue
+        if view.tokens[pid].state.flight is not None:
+            continue
+        t = float(view.times_from(pid)[i])
+        if best is None or t < best[0]:
+            best = (t, pid)
+    return None if best is None else best[1]
+
+
+def _shrink(view: TurnView, spec: TokenSpec, quarry: str, at: Cell) -> Cell:
+    """:class:`Pursuer`'s cell for a pursuer that does not go for the quarry itself
+    (:func:`~engine.policies.region.frontier_choice`; where the quarry keeps no region,
+    where it is reached)."""
+    grid = view.grid
+    mine = view.times_from(spec.id)
+    others = np.full(len(mine), np.inf)
+    for pid in view.pursuers:
+        tok = view.tokens[pid]
+        if pid == spec.id or tok.state.cell is None or tok.state.flight is not None:
+            continue
+        np.minimum(others, view.times_from(pid), out=others)
+    exits = np.array(sorted(grid.index(c) for c in view.exits), dtype=np.int64)
+    got = frontier_choice(mine, others, view.turns_of(quarry, at), exits)
+    return at if got is None else grid.cell_of_index(got)
 
 
 def safe_exit(view: TurnView, token: Token) -> Cell | None:

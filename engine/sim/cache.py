@@ -13,6 +13,7 @@ from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
 from engine.occupancy import Occupancy, gap_steps, token_graph, with_blocked
+from engine.policies.region import reached_safely
 from engine.scenario import Scenario, TokenSpec
 from engine.sim.fields import (
     INF,
@@ -211,17 +212,33 @@ class FieldCache:
             got = out
         return got
 
-    def safest_exit(self, mine: np.ndarray, threat: np.ndarray) -> Cell | None:
+    def safest_exit(
+        self,
+        mine: np.ndarray,
+        threat: np.ndarray,
+        prof: Profile | None = None,
+        cell: Cell | None = None,
+    ) -> Cell | None:
         """The exit cell reached soonest (``mine``: turns from the quarry) among those
-        reached before every pursuer (``threat``), ties to the lower cell; None if none."""
+        reached before every pursuer (``threat``), ties to the lower cell; None if none.
+        With the quarry's profile ``prof`` and ``cell``, only one it reaches by a way whose
+        every cell it reaches before every pursuer
+        (:func:`~engine.policies.region.reached_safely`): an exit behind the pursuers is no
+        way out."""
         got = self._exits.get((mine, threat), None, MISSING)
         if got is MISSING:
             exits, index = self._exit_index()
             m = mine[index].tolist()
             t = threat[index].tolist()
+            ok = [True] * len(exits)
+            if prof is not None and cell is not None:
+                g = prof.graph
+                start = g.grid.index(cell)
+                inside = reached_safely(prof.indptr, prof.indices, g.n, start, mine < threat)
+                ok = inside[index].tolist()
             best = None
             for k, c in enumerate(exits):
-                if m[k] < t[k] and (best is None or (m[k], c) < best):
+                if ok[k] and m[k] < t[k] and (best is None or (m[k], c) < best):
                     best = (m[k], c)
             got = None if best is None else best[1]
             self._exits.put((mine, threat), None, got)
@@ -535,7 +552,7 @@ def flee_choice(
     crossing under way (``crossing``: the cell and the share done) is priced by what is
     left of it, ``(1 - progress)`` of its time, so the quarry goes on with the climb it
     started rather than another as good. One greedy look at the fields, not a plan: the
-    way there is not weighed, only where it ends (issue 39 reworks the policies)."""
+    way there is not weighed, only where it ends."""
     ok = mine <= 1 + 1e-12
     if taken:
         ok[[g.grid.index(c) for c in taken]] = False

@@ -16,7 +16,7 @@ import numpy as np
 
 from engine.flight.model import FlightRules
 from engine.grid import Cell, Grid
-from engine.occupancy import Occupancy
+from engine.occupancy import Occupancy, reach_cell
 from engine.scenario import Scenario
 from engine.sim.cache import FieldCache
 from engine.sim.fields import Profile
@@ -113,20 +113,40 @@ class SimView:
 
     def intercept(self, quarry: str) -> Cell:
         """The first cell of the quarry's route to its exit (risk-weighted, as it runs)
-        that the mover reaches no later than the quarry does; where it stands if it has no
-        exit to make for."""
+        that the mover reaches no later than the quarry does; where it is reached
+        (:func:`~engine.occupancy.reach_cell`: a climber partway up on the cell it climbs
+        to) if it has no exit to make for."""
         run = self._run
-        qcell = run.tokens[quarry].state.cell
-        assert qcell is not None and self._token.state.cell is not None
+        qtok = run.tokens[quarry]
+        qcell = qtok.state.cell
+        at = reach_cell(qtok)
+        assert qcell is not None and at is not None and self._token.state.cell is not None
         qprof = run.profile_now(quarry)
         if not run.scenario.exit_cells:
-            return qcell
+            return at
         goal = quarry_goal(run, quarry)
         if goal is None:
-            return qcell
+            return at
         qfield = qprof.field_to((goal,), risk=True)
         route = qfield.route(qprof, qprof.graph.node(qcell), 4)
         return run.fields.meet(times_from(run, self._tid), route)
+
+    def reach(self, tid: str) -> Cell | None:
+        return reach_cell(self._run.tokens[tid])
+
+    def turns_of(self, tid: str, cell: Cell) -> np.ndarray:
+        return self._run.profile_now(tid).turns_from(cell)
+
+    def moves(self) -> np.ndarray:
+        cell = self._token.state.cell
+        assert cell is not None
+        prof = self._prof
+        return times_from(self._run, self._tid) if prof is None else prof.turns_from(cell)
+
+    def taken(self) -> frozenset[Cell]:
+        occ = self._occ
+        cell = self._token.state.cell
+        return (occ.blocked | occ.no_stop) - {cell} if occ else frozenset()
 
     def flee_cell(self) -> Cell | None:
         """The cell the mover reaches this turn that keeps the most turns between it and
@@ -199,12 +219,15 @@ def times_from(run: RunState, tid: str) -> np.ndarray:
 
 def quarry_goal(run: RunState, quarry: str) -> Cell | None:
     """The exit cell the quarry reaches soonest among those it reaches before every
-    pursuer; None when no exit is safe (then it flees)."""
+    pursuer by a way it reaches first all along (the surest exit,
+    :meth:`FieldCache.safest_exit`); None when no exit is safe (then it flees)."""
     if not run.scenario.exit_cells:
         return None
     mine = times_from(run, quarry)
     threat = run.fields.threat([times_from(run, pid) for pid in run.pursuers])
-    return run.fields.safest_exit(mine, threat)
+    return run.fields.safest_exit(
+        mine, threat, run.profile_now(quarry), run.tokens[quarry].state.cell
+    )
 
 
 def solve_run(run: RunState, max_states: int | None = None) -> Any:

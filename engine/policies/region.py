@@ -1,0 +1,76 @@
+"""The quarry's safe region and the moves that shrink or keep it (the pursuer and quarry
+policies beyond what an exact solution covers).
+
+The *safe region* of a quarry is the set of cells it reaches before any pursuer does:
+``quarry_turns < threat`` cell by cell, where ``threat`` is the least of the pursuers'
+turns. Pursuers that shrink it every turn close on the quarry whatever its speed lets it
+reach, without any of them idling while another stands in the way; a quarry makes only for
+an exit it reaches by a way inside it. Both are pure functions of turn arrays (one value per
+cell index, +inf where a token cannot go), so a choice is replayable from the fields alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: A choice's slack in turns: a cell reached "within a turn" at 1 + float rounding.
+EPS = 1e-9
+
+
+def safe_mask(quarry: np.ndarray, threat: np.ndarray, lead: float = 0.0) -> np.ndarray:
+    """Cells the quarry reaches more than ``lead`` turns before every pursuer."""
+    with np.errstate(invalid="ignore"):
+        return quarry + lead < threat
+
+
+def frontier_choice(
+    mine: np.ndarray, others: np.ndarray, quarry: np.ndarray, exits: np.ndarray
+) -> int | None:
+    """The cell a pursuer makes for to shrink the quarry's safe region: of the region the
+    quarry keeps against every pursuer (``others``: the other pursuers' least turns,
+    ``mine``: the mover's own), its safe exits if it has any (where it must come out),
+    else all of it, the cell the mover comes nearest to claiming (the least of its turns
+    there less the quarry's: the frontier it can claim soonest), then the one the quarry
+    reaches soonest, then the lowest index. None where the quarry keeps no cell but
+    where it stands (the pursuers close on it).
+
+    One array each, no field from any other cell: a choice costs no more than the
+    fields the turn already holds."""
+    threat = np.minimum(mine, others)
+    region = safe_mask(quarry, threat) & (quarry > 0)
+    if len(exits) and region[exits].any():
+        cells = exits[region[exits]]
+    else:
+        cells = np.flatnonzero(region)
+    if not len(cells):
+        return None
+    late = mine[cells] - quarry[cells]
+    order = np.lexsort((cells, quarry[cells], late))
+    return int(cells[order[0]])
+
+
+def reached_safely(
+    indptr: np.ndarray, indices: np.ndarray, n: int, start: int, region: np.ndarray
+) -> np.ndarray:
+    """The cells of ``region`` (a mask over the ``n`` cells) the quarry reaches from cell
+    ``start`` without leaving it, over a movement graph's edges (CSR ``indptr`` and
+    ``indices`` over its nodes, node ``k`` on cell ``k % n``): a cell it reaches first
+    only by a way through cells a pursuer reaches first is no refuge, nor an exit behind
+    them a safe one."""
+    seen = np.zeros(len(indptr) - 1, dtype=bool)
+    out = np.zeros(n, dtype=bool)
+    states = (len(indptr) - 1) // n
+    todo = [start + s * n for s in range(states)]
+    for node in todo:
+        seen[node] = True
+    out[start] = True
+    while todo:
+        nxt = []
+        for node in todo:
+            for m in indices[indptr[node] : indptr[node + 1]].tolist():
+                if not seen[m] and region[m % n]:
+                    seen[m] = True
+                    out[m % n] = True
+                    nxt.append(m)
+        todo = nxt
+    return out
