@@ -149,10 +149,6 @@ class TurnView(Protocol):
         (its pace this turn: a D6 runner one speed level short of its chosen one)."""
         ...
 
-    def taken(self) -> frozenset[Cell]:
-        """The cells the mover may not end its move on (other tokens stand there)."""
-        ...
-
     def flee_cell(self) -> Cell | None:
         """The cell the mover reaches this turn that keeps most turns from any pursuer."""
         ...

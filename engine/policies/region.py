@@ -1,5 +1,5 @@
-"""The quarry's safe region and the moves that shrink or keep it (the pursuer and quarry
-policies beyond what an exact solution covers).
+"""The quarry's safe region and the moves that shrink it (the pursuer and quarry policies
+beyond what an exact solution covers).
 
 The *safe region* of a quarry is the set of cells it reaches before any pursuer does:
 ``quarry_turns < threat`` cell by cell, where ``threat`` is the least of the pursuers'
@@ -17,10 +17,10 @@ import numpy as np
 EPS = 1e-9
 
 
-def safe_mask(quarry: np.ndarray, threat: np.ndarray, lead: float = 0.0) -> np.ndarray:
-    """Cells the quarry reaches more than ``lead`` turns before every pursuer."""
+def safe_mask(quarry: np.ndarray, threat: np.ndarray) -> np.ndarray:
+    """The safe region as a mask: cells the quarry reaches before every pursuer."""
     with np.errstate(invalid="ignore"):
-        return quarry + lead < threat
+        return quarry < threat
 
 
 def frontier_choice(

@@ -143,11 +143,6 @@ class SimView:
         prof = self._prof
         return times_from(self._run, self._tid) if prof is None else prof.turns_from(cell)
 
-    def taken(self) -> frozenset[Cell]:
-        occ = self._occ
-        cell = self._token.state.cell
-        return (occ.blocked | occ.no_stop) - {cell} if occ else frozenset()
-
     def flee_cell(self) -> Cell | None:
         """The cell the mover reaches this turn that keeps the most turns between it and
         its nearest pursuer (ties: the nearer cell, then the lower index), or a cell
