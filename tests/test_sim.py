@@ -352,7 +352,7 @@ def _fields_held(fields: FieldCache) -> int:  # noqa: C901
                 add(f.dist)
                 add(f._steps)
             for a in (
-                *prof.shared.base_to.values(),
+                *(dist for _, dist in prof.shared.base_to.values()),
                 *prof.shared.from_.values(),
                 *prof.shared.turns.values(),
             ):

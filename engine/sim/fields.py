@@ -439,15 +439,15 @@ class Profile:
             if like is not None:  # another profile's on the same graph: the same distances
                 got = cache[idx] = Field(like.dist, like)
             else:
-                base = None if shared is None or risk else shared.base_to.get(idx)
-                if base is not None:  # the same ways at another speed: times the scale
-                    dist = base * self.scale if self.scale != 1.0 else base.copy()
+                kept = None if shared is None or risk else shared.base_to.get(idx)
+                if kept is not None:  # the same ways at another speed: times the scale
+                    base = kept[1] / kept[0]
+                    dist = base * self.scale if self.scale != 1.0 else base
                 else:
                     nodes = [i + s * g.n for i in idx for s in range(g.n_states)]
                     dist = self._dijkstra("rev_risk" if risk else "rev", nodes)
                     if shared is not None and not risk:
-                        shared.keep_base_to(idx, dist / self.scale)
-                        self.weight.used += dist.nbytes
+                        shared.keep_base_to(idx, (self.scale, dist))
                 got = cache[idx] = Field(dist)
                 self.weight.used += got.nbytes()
                 if shared is not None:
@@ -605,7 +605,9 @@ class _Distances:
     exactly (sums of whole numbers far below 2**53 are exact in floating point, in
     Dijkstra's sums as in this product). Fields to cells are kept per scale (``to``: their
     next steps name the profile's own ticks), and by their whole-number distances over the
-    scale (``base_to``, not risk-weighted); fields from cells by the latter (``from_``)."""
+    scale (``base_to``: the first field made of those cells, not risk-weighted, with its
+    scale, divided by it when asked, so that a field is kept once, not twice); fields from
+    cells by the latter (``from_``)."""
 
     __slots__ = ("to", "base_to", "from_", "turns", "_risks", "compiled")
 
@@ -614,7 +616,7 @@ class _Distances:
 
     def __init__(self) -> None:
         self.to: dict[tuple[Any, ...], Field] = {}
-        self.base_to: dict[tuple[int, ...], np.ndarray] = {}
+        self.base_to: dict[tuple[int, ...], tuple[float, np.ndarray]] = {}
         self.from_: dict[Cell, np.ndarray] = {}
         #: Turns from cells (Profile.turns_from) by (scale, denominator, cell).
         self.turns: dict[tuple[Any, ...], np.ndarray] = {}
@@ -643,7 +645,7 @@ class _Distances:
             self.to.clear()
         self.to[key] = got
 
-    def keep_base_to(self, idx: tuple[int, ...], dist: np.ndarray) -> None:
+    def keep_base_to(self, idx: tuple[int, ...], dist: tuple[float, np.ndarray]) -> None:
         if len(self.base_to) >= self.KEPT:
             self.base_to.clear()
         self.base_to[idx] = dist
