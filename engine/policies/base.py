@@ -149,6 +149,12 @@ class TurnView(Protocol):
         (its pace this turn: a D6 runner one speed level short of its chosen one)."""
         ...
 
+    def odds_turns(self, cell: Cell) -> float:
+        """Turns from the mover's cell to ``cell`` on the profile it moves on this turn, by
+        the way a goal of that cell walks, each check on it priced by its odds as a
+        ``risk=True`` goal prices it (entering a check cell costs ``1 - p`` turns more)."""
+        ...
+
     def flee_cell(self) -> Cell | None:
         """The cell the mover reaches this turn that keeps most turns from any pursuer."""
         ...

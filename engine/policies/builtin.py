@@ -50,14 +50,17 @@ class Quarry(Policy):
 
 class Pursuer(Policy):
     """Hunt its quarry (its ``target``, else the nearest quarry) as one of a team. Any
-    pursuer that reaches the quarry this turn catches it where it is reached; else the one
-    that reaches it soonest (by its own turns; ties: the first in turn order) goes for it,
-    cutting across to the first cell of the quarry's predicted route to its exit that it
-    reaches no later than the quarry does (straight for the quarry where it makes for no
-    exit). Every other pursuer shrinks the quarry's safe region, the cells the quarry
-    reaches before any pursuer (:func:`engine.policies.region.frontier_choice`): it makes
-    for the safe exit, else the cell of that region, it comes nearest to claiming, so no
-    hunter idles behind another while the quarry keeps a way out."""
+    pursuer that reaches the quarry this turn, the checks on its way priced by their odds
+    (:meth:`TurnView.odds_turns`: a swim it will likely fail is no catch this turn),
+    catches it where it is reached; else the one that reaches it soonest (counted from the
+    mover's turn, :func:`_chaser`) goes for it, cutting across to the first cell of the
+    quarry's predicted route to its exit that it reaches no later than the quarry does
+    (straight for the quarry where it makes for no exit). Every other pursuer shrinks the
+    quarry's safe region, the cells the quarry reaches before any pursuer
+    (:func:`engine.policies.region.frontier_choice`): it makes for the safe exit, else the
+    cell of that region, it comes nearest to claiming, by the way that weighs its checks'
+    odds (``risk=True``), so no hunter idles behind another while the quarry keeps a way
+    out, nor follows it blindly into water it swims worse."""
 
     name = "pursuer"
     reads = frozenset({CELLS, DISTANCES, QUARRY_ODDS})
@@ -78,11 +81,15 @@ class Pursuer(Policy):
         i_at = view.grid.index(at)
         # It catches the quarry where it stands if it gets there this turn (at this turn's
         # pace; its chosen pace first, no slower, so a far quarry asks no field of it).
-        if view.times_from(spec.id)[i_at] <= 1 + EPS and view.moves()[i_at] <= 1 + EPS:
+        if (
+            view.times_from(spec.id)[i_at] <= 1 + EPS
+            and view.moves()[i_at] <= 1 + EPS
+            and view.odds_turns(at) <= 1 + EPS
+        ):
             return self._to(view, spec, at)
-        if _chaser(view, quarry) == spec.id:
+        if _chaser(view, quarry, spec.id) == spec.id:
             return self._to(view, spec, view.intercept(quarry))
-        return Goal((_shrink(view, spec, quarry, at),))
+        return Goal((_shrink(view, spec, quarry, at),), risk=True)
 
     def _to(self, view: TurnView, spec: TokenSpec, at: Cell) -> Goal:
         if spec.size > 1:  # any anchor whose footprint covers the cell
@@ -141,25 +148,31 @@ class Human(Policy):
     name = "human"
 
 
-def _chaser(view: TurnView, quarry: str) -> str | None:
+def _chaser(view: TurnView, quarry: str, mover: str) -> str | None:
     """The pursuer of ``quarry`` (those whose target it is, or that name none) that reaches
-    it soonest by its own turns; ties: the first in turn order."""
+    it soonest, counted from ``mover``'s turn: a pursuer before the mover in the turn order
+    has moved this round and moves again only next round, a turn later (so two pursuers
+    that plan one after the other agree on who goes for it); ties: the mover, then the
+    next in turn order."""
     at = view.reach(quarry)
     if at is None:
         return None
     i = view.grid.index(at)
     specs = view.specs
-    best: tuple[float, str] | None = None
-    for pid in view.pursuers:
+    order = view.pursuers
+    me = order.index(mover) if mover in order else 0
+    best: tuple[float, int, str] | None = None
+    for k, pid in enumerate(order):
         target = specs[pid].target
         if target is not None and target != quarry:
             continue
         if view.tokens[pid].state.flight is not None:
             continue
-        t = float(view.times_from(pid)[i])
-        if best is None or t < best[0]:
-            best = (t, pid)
-    return None if best is None else best[1]
+        after = (k - me) % len(order)
+        t = float(view.times_from(pid)[i]) + (1.0 if k < me else 0.0)
+        if best is None or (t, after) < best[:2]:
+            best = (t, after, pid)
+    return None if best is None else best[2]
 
 
 def _shrink(view: TurnView, spec: TokenSpec, quarry: str, at: Cell) -> Cell:

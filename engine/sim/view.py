@@ -19,7 +19,7 @@ from engine.grid import Cell, Grid
 from engine.occupancy import Occupancy, reach_cell
 from engine.scenario import Scenario
 from engine.sim.cache import FieldCache
-from engine.sim.fields import Profile
+from engine.sim.fields import INF, Profile
 from engine.systems.base import Token
 from engine.tokenspec import TokenSpec
 
@@ -142,6 +142,25 @@ class SimView:
         assert cell is not None
         prof = self._prof
         return times_from(self._run, self._tid) if prof is None else prof.turns_from(cell)
+
+    def odds_turns(self, cell: Cell) -> float:
+        prof = self._prof
+        mine = self._token.state.cell
+        assert prof is not None and mine is not None
+        g = prof.graph
+        field = prof.field_to((cell,))  # the way a Goal of the cell walks: no other field
+        node = g.node(mine)
+        ticks = float(field.dist[node])
+        penalty = prof.penalty
+        for _ in range(g.n * g.n_states):
+            if not ticks < INF or field.left(node) <= 0:
+                break
+            step = field.step(prof, node)
+            if step is None:
+                break
+            node = step[0]
+            ticks += float(penalty[node])
+        return ticks / g.denominator
 
     def flee_cell(self) -> Cell | None:
         """The cell the mover reaches this turn that keeps the most turns between it and
