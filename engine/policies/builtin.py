@@ -102,7 +102,7 @@ class Pursuer(Policy):
         quarry = spec.target or view.nearest(state.cell, view.quarries)
         if quarry is None:
             return None
-        qcell = view.tokens[quarry].state.cell
+        qcell = view.reach(quarry)  # a climber partway up is caught where it climbs to
         assert qcell is not None
         catch = qcell if view.low_enough(quarry) else None
         return Aim(view.predict(quarry), catch, view.capture)
