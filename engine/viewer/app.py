@@ -31,6 +31,7 @@ from engine.tiled import TiledFile, is_map_source
 from engine.viewer import draw
 from engine.viewer.brush import Brush
 from engine.viewer.camera import ZOOM_STEPS, Camera, snap_zoom
+from engine.viewer.collayer import CollisionView
 from engine.viewer.draw import CONTOUR_COLOURS
 from engine.viewer.flying import FlightControls
 from engine.viewer.measure import Reached
@@ -96,6 +97,8 @@ class Viewer(FlightControls):
         self.sim = Simulation(scenario, scenario.seed if seed is None else seed)
         self.sim.begin_turn()
         self.camera = Camera()
+        #: The map's collision layers: hidden, their cells hatched, or as drawn (I).
+        self.collision = CollisionView()
         self._load_map(scenario.model)
         self.selected: str | None = scenario.tokens[0].id if scenario.tokens else None
         self.hover: Cell | None = None
@@ -155,6 +158,7 @@ class Viewer(FlightControls):
         self.model: MapModel = model
         # The map in chunks drawn on demand per zoom (a big map is never drawn whole).
         self.map_surface = MapChunks(model, tiled)
+        self.collision.apply(self.map_surface)
         self._overlay_chunks = SurfaceLRU(32 << 20)
 
     def reload_if_changed(self) -> bool:
@@ -496,6 +500,8 @@ class Viewer(FlightControls):
             self.toggle_flight()
         elif k == pygame.K_o and not ctrl:
             self.toggle_objects()
+        elif k == pygame.K_i and not ctrl:
+            self.collision.toggle(self)
         elif self.selected in self.flying:
             self._flight_key(k)
         elif k in (pygame.K_LEFT, pygame.K_RIGHT, pygame.K_UP, pygame.K_DOWN):
@@ -542,6 +548,7 @@ class Viewer(FlightControls):
             for i, j in chunks:
                 if overlay.touches(z, i, j, c):
                     view.blit(self._overlay_chunk(overlay, z, i, j), (i * c - ox, j * c - oy))
+        self.collision.draw(self, view)
         self.brush.draw(view)
         self.table.draw_spawns(view)
         self.table.threat.draw(self, view)
@@ -578,6 +585,7 @@ class Viewer(FlightControls):
             self.table.version,
             tuple(self.sim.order),
             self.panel_scroll,
+            self.collision.drawn,
         )
         if key == self._panel_key and self._panel is not None:
             return self._panel
@@ -588,7 +596,10 @@ class Viewer(FlightControls):
     def legend(self) -> list[tuple[str, Any, str]]:
         """What the overlay on the map means, for the panel: the selected token's bands
         (its system's paces up to the one it moves at), the 2-/3-turn contours and the hover
-        path's marks."""
+        path's marks, the threat view's) and the map's collision layers'."""
+        return self._reach_legend() + self.collision.legend(self)
+
+    def _reach_legend(self) -> list[tuple[str, Any, str]]:
         if self.selected is None or self.selected in self.flying:
             return []
         rep = self.reach_of(self.selected)

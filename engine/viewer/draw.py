@@ -339,6 +339,43 @@ def legend_entries(bands: Sequence[str], contours: Iterable[int]) -> list[tuple[
     return out
 
 
+def _swatch(panel: pygame.Surface, font: Any, kind: str, colour: Any, sw: pygame.Rect) -> None:
+    """A legend entry's swatch in ``sw``, drawn as the overlay it names is."""
+    if kind == "band":
+        tint = pygame.Surface(sw.size, pygame.SRCALPHA)
+        tint.fill((*colour, 110))
+        pygame.draw.rect(panel, (90, 140, 70), sw)  # a grass-like ground to tint
+        panel.blit(tint, sw)
+        pygame.draw.rect(panel, colour, sw, 2)
+    elif kind == "contour":
+        pygame.draw.line(panel, colour, (sw.left, sw.centery), (sw.right, sw.centery), 2)
+    elif kind == "path":
+        pygame.draw.line(panel, colour, (sw.left, sw.centery), (sw.right, sw.centery), 3)
+        pygame.draw.line(panel, (20, 20, 20), (sw.left, sw.centery), (sw.right, sw.centery), 1)
+    elif kind == "threat":  # hatched and outlined, as engine.viewer.threat draws it
+        pygame.draw.rect(panel, (90, 140, 70), sw)
+        clip = panel.get_clip()
+        panel.set_clip(sw)
+        for hx in range(sw.left - sw.height, sw.right, 5):
+            pygame.draw.line(panel, colour, (hx, sw.bottom), (hx + sw.height, sw.top), 2)
+        panel.set_clip(clip)
+        pygame.draw.rect(panel, colour, sw, 2)
+    elif kind == "blocked":  # shaded and hatched, as engine.viewer.collayer draws it
+        pygame.draw.rect(panel, (60, 95, 50), sw)
+        clip = panel.get_clip()
+        panel.set_clip(sw)
+        for hx in range(sw.left, sw.right + sw.height, 5):
+            pygame.draw.line(panel, colour, (hx - sw.height, sw.top), (hx, sw.bottom), 2)
+        panel.set_clip(clip)
+    elif kind == "layer":  # a map layer drawn as its tiles are: an empty frame
+        pygame.draw.rect(panel, colour, sw, 1)
+    elif kind == "ring":
+        pygame.draw.circle(panel, colour, sw.center, 6, 2)
+    else:
+        label = font.render("%", True, colour)
+        panel.blit(label, label.get_rect(center=sw.center))
+
+
 def draw_legend(
     panel: pygame.Surface,
     font: Any,
@@ -351,31 +388,7 @@ def draw_legend(
     from ``x``; returns the height used."""
     top = y
     for kind, colour, text in entries:
-        sw = pygame.Rect(x, y + 1, 22, 12)
-        if kind == "band":
-            tint = pygame.Surface(sw.size, pygame.SRCALPHA)
-            tint.fill((*colour, 110))
-            pygame.draw.rect(panel, (90, 140, 70), sw)  # a grass-like ground to tint
-            panel.blit(tint, sw)
-            pygame.draw.rect(panel, colour, sw, 2)
-        elif kind == "contour":
-            pygame.draw.line(panel, colour, (sw.left, sw.centery), (sw.right, sw.centery), 2)
-        elif kind == "path":
-            pygame.draw.line(panel, colour, (sw.left, sw.centery), (sw.right, sw.centery), 3)
-            pygame.draw.line(panel, (20, 20, 20), (sw.left, sw.centery), (sw.right, sw.centery), 1)
-        elif kind == "threat":  # hatched and outlined, as engine.viewer.threat draws it
-            pygame.draw.rect(panel, (90, 140, 70), sw)
-            clip = panel.get_clip()
-            panel.set_clip(sw)
-            for hx in range(sw.left - sw.height, sw.right, 5):
-                pygame.draw.line(panel, colour, (hx, sw.bottom), (hx + sw.height, sw.top), 2)
-            panel.set_clip(clip)
-            pygame.draw.rect(panel, colour, sw, 2)
-        elif kind == "ring":
-            pygame.draw.circle(panel, colour, sw.center, 6, 2)
-        else:
-            label = font.render("%", True, colour)
-            panel.blit(label, label.get_rect(center=sw.center))
+        _swatch(panel, font, kind, colour, pygame.Rect(x, y + 1, 22, 12))
         for k, part in enumerate(wrap(font, text, width - 30)):
             surf = font.render(part, True, (200, 204, 212))
             panel.blit(surf, (x + 30, y))

@@ -69,6 +69,7 @@ class ObjectLayer:
     opacity: float = 1.0
     offset: Point = (0.0, 0.0)
     after: int = -1  # drawn after this many tile layers (-1: after all of them)
+    name: str = ""  # the layer's name (the viewer hides its collision layers by name)
 
 
 def parse_colour(text: str | None) -> tuple[int, int, int, int] | None:
@@ -177,6 +178,7 @@ def _read_layers(model: MapModel, tmx: Any, root: ET.Element | None) -> list[Obj
                 min(1.0, max(0.0, opacity)),
                 offset,
                 after if tiles == len(model.layers) else -1,
+                el.get("name", ""),
             )
         )
     return out
@@ -207,7 +209,10 @@ def _pytmx_layers(
             offset = (float(layer.offsetx or 0), float(layer.offsety or 0))
         except (TypeError, ValueError):
             opacity, offset = 1.0, (0.0, 0.0)
-        out.append(ObjectLayer(tuple(objs), colour[:3] if colour else GREY, opacity, offset))
+        name = str(getattr(layer, "name", "") or "")
+        out.append(
+            ObjectLayer(tuple(objs), colour[:3] if colour else GREY, opacity, offset, name=name)
+        )
     return out
 
 

@@ -28,6 +28,7 @@ HELP = [
     ("G", "flight mode for a flier (W/S speed, [ ] turn)"),
     ("T / L, Space", "take off / land, fly the turn"),
     ("O", "show / hide the map's objects (exits, regions, spawns)"),
+    ("I", "collision layer: blocked cells hatched / as Tiled draws it"),
     ("Ctrl+Z / Ctrl+Y", "undo / redo"),
     *GM_HELP,
     ("P or F12", "save a screenshot"),

@@ -69,7 +69,7 @@ import math
 import os
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -803,6 +803,8 @@ def render_map(  # noqa: C901
     objects: bool = True,
     walls: bool = True,
     spawns: bool = True,
+    hide: Collection[str] = (),
+    show: Collection[str] = (),
 ) -> pygame.Surface:
     """Draw every visible tile layer of the map onto a new surface.
 
@@ -824,7 +826,9 @@ def render_map(  # noqa: C901
     ``walls`` draws the walls and doors that are no Tiled object (a UVTT file's) on top, as
     the viewer does (a Tiled map's wall objects are drawn with the objects, as in Tiled).
     ``spawns=False`` leaves the spawn objects out of the objects (the viewer marks spawns
-    its own way, unlike its tokens).
+    its own way, unlike its tokens). ``hide``: names of tile and object layers left out;
+    ``show``: names of tile layers drawn even where the file hides them (the viewer's
+    collision layers, :mod:`engine.viewer.collayer`; ``render`` passes neither).
 
     The result has straight (not premultiplied) alpha; tile images and their transformed,
     premultiplied (and scaled) copies are cached per pytmx map, so drawing the same map
@@ -862,6 +866,8 @@ def render_map(  # noqa: C901
             replace(g, objects=tuple(o for o in g.objects if o.cls.lower() != "spawn"))
             for g in groups
         ]
+    if hide:
+        groups = [g for g in groups if g.name not in hide]
     for n, layer in enumerate(layers):
         for picture in model.images:  # pictures (a UVTT map image) in their place
             if picture.after == n:
@@ -871,7 +877,8 @@ def render_map(  # noqa: C901
             if group.after == n:
                 partial |= draw_object_layer(out, grid, group, float(scale), rect)
                 view.blank = False
-        if layer.visible:
+        name = getattr(layer, "name", "")
+        if (layer.visible or name in show) and name not in hide:
             partial |= _draw_layer(out, layer, view, renderorder)
     for picture in model.images:
         if picture.after >= len(layers):
@@ -1392,6 +1399,15 @@ class MapChunks:
         self.cache = SurfaceLRU(max_bytes)
         #: Draw the map's object layers (exits, regions, spawns) as Tiled does.
         self.objects = True
+        #: Layers left out, and tile layers drawn though the file hides them (by name).
+        self.hide: frozenset[str] = frozenset()
+        self.show: frozenset[str] = frozenset()
+
+    def show_layers(self, hide: frozenset[str], show: frozenset[str]) -> None:
+        """Leave the ``hide`` layers out and draw the ``show`` ones from the next chunk on."""
+        if (hide, show) != (self.hide, self.show):
+            self.hide, self.show = hide, show
+            self.cache.clear()
 
     def show_objects(self, show: bool) -> None:
         """Draw the object layers, or not, from the next chunk on (chunks are redrawn)."""
@@ -1417,11 +1433,11 @@ class MapChunks:
         return [(i, j) for j in range(y0, y1 // c + 1) for i in range(x0, x1 // c + 1)]
 
     def cached(self, zoom: float, i: int, j: int) -> bool:
-        return self.cache.get((zoom, self.objects, i, j)) is not None
+        return self.cache.get((zoom, self.objects, self.hide, self.show, i, j)) is not None
 
     def chunk(self, zoom: float, i: int, j: int) -> pygame.Surface:
         """Chunk (i, j) at ``zoom``: its top-left is output pixel (i, j) times CHUNK."""
-        key = (zoom, self.objects, i, j)
+        key = (zoom, self.objects, self.hide, self.show, i, j)
         got = self.cache.get(key)
         if got is not None:
             return got
@@ -1438,6 +1454,8 @@ class MapChunks:
             objects=self.objects,
             walls=False,  # the viewer draws walls and doors over the map, as they stand
             spawns=False,  # and spawns as marks unlike its tokens (engine.viewer.table)
+            hide=self.hide,
+            show=self.show,
         )
         if pygame.display.get_init() and pygame.display.get_surface() is not None:
             alpha = pygame.surfarray.pixels_alpha(surface)  # a view: no copy
