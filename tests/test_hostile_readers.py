@@ -194,7 +194,10 @@ def test_an_image_layer_bomb_renders_without_it_in_bounded_memory(
     write(tmp_path / name, BOMBS[name])
     res = _execute(render_args(tmp_path, image_layer(name)), tmp_path)  # 1 GB, 20 s
     assert res.rc == 0, res.stderr
-    assert (tmp_path / "out.png").exists() and res.stderr == ""
+    assert (tmp_path / "out.png").exists()
+    # The picture left out is said once, in one note line, never a traceback.
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tacgrid: note: image '" + name + "'"), lines
 
 
 @pytest.mark.parametrize("name", sorted(BOMBS))
@@ -685,3 +688,72 @@ def test_run_seed_with_a_fifo_batch_json_plays_the_run(
         rc = main(["run", str(CHASE), "--run-seed", "3", "--out", str(out), "--json"])
     assert rc == 0
     assert json.loads(capsys.readouterr().out)["outcome"]
+
+
+# --------------------------------------------------------------------------- notes of a drawing
+
+
+def sheet(source: str) -> str:
+    """A tileset cut from the picture ``source`` (four 32 px tiles)."""
+    return (
+        '<tileset firstgid="1" name="t" tilewidth="32" tileheight="32" tilecount="4" '
+        f'columns="2"><image source="{source}" width="64" height="64"/></tileset>'
+    )
+
+
+def notes_of(capsys: pytest.CaptureFixture[str], args: list[str]) -> list[str]:
+    """``main(args)`` succeeds; its stderr lines (each note once, one line each)."""
+    pytest.importorskip("pygame")
+    with alarm(60):
+        rc = main(args)
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    lines = err.splitlines()
+    assert all(line.isprintable() for line in lines), lines
+    assert len(lines) == len(set(lines)), lines  # once per note
+    return lines
+
+
+def test_render_says_a_tile_picture_refused_from_its_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path / "bomb.tga", BOMBS["bomb.tga"])
+    args = render_args(tmp_path, "", tileset=sheet("bomb.tga"))
+    lines = notes_of(capsys, args)
+    assert (tmp_path / "out.png").exists()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("tacgrid: note: tileset 't' image 'bomb.tga' is a TGA picture")
+    assert "21000x21000" in lines[0] and lines[0].endswith(": drawn in terrain colours")
+
+
+def test_render_and_view_say_a_picture_that_cannot_be_decoded_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A PNG whose header is fine and whose pixels are not: refused by the decoder while
+    # the map is drawn, where no reader's note said so before.
+    write(tmp_path / "bad.png", png_header(64, 64) + b"not pixels" * 8)
+    m = write(tmp_path / "m.tmx", tmx(csv_layer(), tileset=sheet("bad.png")))
+    s = write(
+        tmp_path / "s.yaml",
+        "map: m.tmx\nsystem: generic\nruns: 1\n"
+        "tokens:\n  - id: a\n    cell: [1, 1]\n    stats: {speed: 30}\n",
+    )
+    said = "tacgrid: note: image 'bad.png' cannot be decoded: drawn without it"
+    for source in (m, s):
+        out = tmp_path / f"{source.stem}.png"
+        assert notes_of(capsys, ["render", str(source), "--out", str(out)]) == [said]
+        assert out.exists()
+        shot = tmp_path / f"view-{source.stem}.png"
+        args = ["view", str(source), "--frames", "1", "--screenshot", str(shot)]
+        assert notes_of(capsys, args) == [said]
+        assert shot.exists()
+
+
+def test_a_note_naming_a_picture_stays_one_escaped_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = "bad\u2028\x85x.png"  # a line separator and NEL in the file's name
+    write(tmp_path / name, png_header(64, 64) + b"not pixels" * 8)
+    lines = notes_of(capsys, render_args(tmp_path, "", tileset=sheet(name)))
+    assert len(lines) == 1 and "cannot be decoded" in lines[0], lines
+    assert "\u2028" not in lines[0] and "\x85" not in lines[0]

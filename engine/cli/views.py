@@ -27,6 +27,11 @@ def read_event_log(path: str, *, viewer: bool = False) -> list[dict[str, Any]]:
     return read_log(path, viewer=viewer)
 
 
+def _note(text: str) -> None:
+    """A note of the map's drawing (a picture left out): one escaped line on stderr."""
+    tell(text, "tacgrid: note: ")
+
+
 def _add_replay(sub: argparse._SubParsersAction[_Parser]) -> None:
     s = sub.add_parser("replay", help="step through a recorded run")
     s.add_argument("log", help="an event log (tacgrid run SCENARIO --run-seed N --log FILE)")
@@ -112,6 +117,7 @@ def cmd_view(args: argparse.Namespace) -> int:
         frames=args.frames,
         screenshot=args.screenshot,
         safe_below=args.safe_below,
+        note=_note,
     )
 
 
@@ -145,13 +151,18 @@ def cmd_render(args: argparse.Namespace) -> int:
         from engine.viewer.launch import render_scenario
 
         w, h = render_scenario(
-            args.source, args.out, system=args.system, scale=args.scale, walls=args.walls
+            args.source,
+            args.out,
+            system=args.system,
+            scale=args.scale,
+            walls=args.walls,
+            note=_note,
         )
     else:
         # A bare map needs only the renderer, not the window's imports (sim, search, flight).
         from engine.viewer.render import render_to_file
 
-        w, h = render_to_file(args.source, args.out, scale=args.scale, walls=args.walls)
+        w, h = render_to_file(args.source, args.out, scale=args.scale, walls=args.walls, note=_note)
     if args.json:
         _print_json({"out": args.out, "width": w, "height": h})
     else:

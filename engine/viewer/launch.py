@@ -3,13 +3,21 @@ or a saved session) and `tacgrid render` of a scenario (its map and tokens, no w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pygame
 
 from engine.tiled import is_map_source
 from engine.viewer.app import Viewer, open_source
-from engine.viewer.render import check_output, check_scale, render_banded, render_source, save_png
+from engine.viewer.render import (
+    check_output,
+    check_scale,
+    picture_notes,
+    render_banded,
+    render_source,
+    save_png,
+)
 from engine.viewer.tokens import draw_scenario_tokens
 
 
@@ -22,10 +30,16 @@ def view(
     frames: int | None = None,
     screenshot: str | None = None,
     safe_below: float | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> int:
     """`tacgrid view`: open the window (``frames``: draw that many, save, exit) on a
-    scenario, a bare map, or a saved session (:mod:`engine.viewer.session`)."""
+    scenario, a bare map, or a saved session (:mod:`engine.viewer.session`). ``note`` is
+    told once each of what the map's drawing leaves out (a picture refused or undecodable:
+    :func:`engine.viewer.render.picture_notes`)."""
     viewer = open_table(source, system=system, sets=sets, token=token, safe_below=safe_below)
+    if note is not None:
+        for text in picture_notes(viewer.model, viewer.map_surface.tiled):
+            note(text)
     if frames is not None:
         # An automated run (--frames: tests, scripts) draws and exits: no autosave file
         # left behind in the working folder, no recovery offered.
@@ -79,23 +93,30 @@ def render_scenario(
     system: str | None = None,
     scale: float = 1.0,
     walls: bool = True,
+    note: Callable[[str], None] | None = None,
 ) -> tuple[int, int]:
     """`tacgrid render`: the map (and a scenario's tokens) to a PNG, no window.
 
     The image is drawn at ``scale`` directly (tokens too), and always written as a PNG,
     whatever ``out``'s name ends in; an image over the renderer's budget is refused.
+    ``note`` is told once each of what the drawing left out (a picture refused or
+    undecodable: :func:`engine.viewer.render.picture_notes`).
     """
     if is_map_source(source):  # .tmx, .tmj/.json, WORLD.world#NAME
         from engine.viewer.render import render_to_file
 
-        return render_to_file(source, out, scale=scale, walls=walls)
+        return render_to_file(source, out, scale=scale, walls=walls, note=note)
     scale = check_scale(scale, "--scale")
     scenario = open_source(source, system)
     pygame.font.init()
     model = scenario.model
     g = model.grid
     check_output(g, scale)
-    surf = render_banded(model, render_source(model, scenario.tiled), scale=scale, walls=walls)
+    drawn = render_source(model, scenario.tiled)
+    surf = render_banded(model, drawn, scale=scale, walls=walls)
     draw_scenario_tokens(surf, scenario, scale)
     save_png(surf, out)
+    if note is not None:
+        for text in picture_notes(model, drawn):
+            note(text)
     return surf.get_size()

@@ -81,6 +81,7 @@ import pygame
 from engine.errors import ArgumentError
 from engine.grid import Grid
 from engine.mapmodel import MODES, WALL_KINDS, MapModel
+from engine.sources import clip, picture_check
 from engine.tiled import TiledFile, read_tiled
 from engine.tiled.uvtt import is_uvtt
 from engine.viewer import images
@@ -246,6 +247,29 @@ def load_for_render(path: str | os.PathLike[str]) -> tuple[MapModel, TiledFile]:
     return tf.model, tf
 
 
+def picture_notes(model: MapModel, tiled: TiledFile | None) -> list[str]:
+    """What the drawing of ``model`` (with ``tiled`` from :func:`render_source`) leaves
+    out, one note each, in the wording of the map reader's own notes: the reader's notes,
+    then each tile picture, tile image or map picture that the header check refused or
+    that could not be decoded (drawn in terrain colours). Pictures already decoded are
+    answered from the cache; a refused one is checked again to say why."""
+    notes = dict.fromkeys(model.notes)
+    if tiled is not None:  # the map read again for drawing, with its pictures
+        notes.update(dict.fromkeys(tiled.model.notes))
+    where = os.path.dirname(os.path.abspath(model.path or "."))
+    if tiled is not None and tiled.tmx is not None:
+        for path, trans in TileImages(tiled.tmx).pictures().items():
+            if load_image(path, trans) is None:
+                why = picture_check(path)[0] or "cannot be decoded"
+                notes[f"image '{clip(os.path.relpath(path, where))}' {why}: drawn without it"] = (
+                    None
+                )
+    for layer in model.images:
+        if layer.visible and images.decoded(layer)[0] is None:
+            notes[f"picture '{clip(layer.name)}' cannot be decoded: drawn without it"] = None
+    return list(notes)
+
+
 def render_source(model: MapModel, tiled: TiledFile | None = None) -> TiledFile | None:
     """The Tiled file to draw an already loaded ``model`` with: ``tiled`` when ``model``
     was read with pytmx's map in it (a scenario loaded for drawing keeps its file as read,
@@ -296,6 +320,16 @@ class TileImages:
                 first = to_tiled.get(getattr(frames[0], "gid", None))
                 if first is not None and int(first) != int(tgid):
                     self._frames[int(tgid)] = int(first)
+
+    def pictures(self) -> dict[str, str | None]:
+        """Every picture file the tiles are cut from (path -> transparent colour)."""
+        out: dict[str, str | None] = {}
+        for ts in self._tilesets:
+            if getattr(ts, "source", None):
+                out.setdefault(os.path.join(self._base, ts.source), getattr(ts, "trans", None))
+        for src, trans in self._sources.values():
+            out.setdefault(os.path.join(self._base, src), trans)
+        return out
 
     def tilesets_of(self, gids: np.ndarray) -> list[Any]:
         """The pytmx tilesets that these gids belong to."""
@@ -1305,9 +1339,10 @@ def render_to_file(
     *,
     scale: float = 1.0,
     walls: bool = True,
+    note: Callable[[str], None] | None = None,
 ) -> tuple[int, int]:
     """Load a map, draw it and save it as a PNG (whatever the name's ending); returns the
-    image size in pixels.
+    image size in pixels. ``note`` is told each of :func:`picture_notes` once.
 
     ``scale`` draws at that size directly (see :func:`render_map`): whole numbers >= 2 with
     crisp repeated pixels, anything else bilinearly as Tiled does. An image over the budget
@@ -1320,6 +1355,9 @@ def render_to_file(
     size = check_output(model.grid, scale)
     surface = render_banded(model, tiled, scale=scale, walls=walls)
     save_png(surface, path_out)
+    if note is not None:
+        for text in picture_notes(model, tiled):
+            note(text)
     return size
 
 
