@@ -667,13 +667,11 @@ def test_every_printer_of_the_command_line_escapes() -> None:
             if "printable(" in text or fixed or rel == "engine/cli/common.py":
                 continue
             found.append(f"{rel}: {text}")
-    # The three left print no file's text unescaped: the error line (its msg went through
-    # printable just above it), an exception's class name and a signal's name.
+    # The two left print no file's text unescaped: the error line (its msg went through
+    # printable just above it) and a signal's name.
     assert found == [
         'engine/cli/__init__.py: sys.stderr.write(f"tacgrid: {msg}\\n" if not msg.startswith('
         '"tacgrid") else f"{msg}\\n")',
-        'engine/cli/__init__.py: sys.stderr.write(f"tacgrid: input too large or nested too '
-        'deeply ({type(exc).__name__})\\n")',
         'engine/cli/__init__.py: sys.stderr.write(f"tacgrid: stopped by {name}\\n")',
     ]
 
@@ -757,3 +755,45 @@ def test_a_note_naming_a_picture_stays_one_escaped_line(
     lines = notes_of(capsys, render_args(tmp_path, "", tileset=sheet(name)))
     assert len(lines) == 1 and "cannot be decoded" in lines[0], lines
     assert "\u2028" not in lines[0] and "\x85" not in lines[0]
+
+
+# --------------------------------------------------------------------------- the last guard
+
+
+@pytest.mark.parametrize("error", [MemoryError, RecursionError])
+@pytest.mark.parametrize("command", ["info", "replay"])
+def test_out_of_memory_or_stack_names_the_file_being_read(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    error: type[BaseException],
+    command: str,
+) -> None:
+    """Readers cap sizes and nesting first; where a machine still runs out, the line names
+    the command's input (escaped) and the fix, not just "input too large"."""
+    from engine.cli import info, views
+
+    def exhausted(*_: Any, **__: Any) -> int:
+        raise error
+
+    monkeypatch.setattr(info, "cmd_info", exhausted)
+    monkeypatch.setattr(views, "cmd_replay", exhausted)
+    name = tmp_path / "deep\x1b[2Jfile.tmx"  # an escape in the name stays escaped
+    write(name, tmx(csv_layer()))
+    line = one_line(capsys, [command, str(name)], "deep", "file.tmx", error.__name__)
+    assert "\x1b" not in line and line.startswith(f"tacgrid: {tmp_path}")
+    assert "the file is too large or too deeply nested for this machine" in line
+    assert "give a smaller or flatter file" in line
+
+
+def test_out_of_memory_before_a_command_is_read_says_so_without_a_file(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import engine.cli as cli
+
+    def exhausted(*_: Any, **__: Any) -> Any:
+        raise MemoryError
+
+    monkeypatch.setattr(cli, "build_parser", exhausted)
+    line = one_line(capsys, ["info", "x.tmx"], "the input is too large", "MemoryError")
+    assert "x.tmx" not in line  # nothing was read yet

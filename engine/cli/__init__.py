@@ -133,6 +133,25 @@ def _sigterm_stops() -> Any:
     return signal.signal(signal.SIGTERM, _raise_stopped)
 
 
+#: The argument each command reads its input from, in the order looked for: what a
+#: MemoryError or RecursionError line names.
+READ_ARGUMENTS = ("source", "map", "scenario", "log", "dir")
+
+
+def _too_much(args: Any, exc: BaseException) -> str:
+    """The last guard's line for running out of memory or stack: it names the command's
+    input (its main path argument) where the command was parsed, and says what to do."""
+    said = (
+        "too large or too deeply nested for this machine; give a smaller or flatter file, "
+        f"or run tacgrid where more memory is free ({type(exc).__name__})"
+    )
+    for name in READ_ARGUMENTS:
+        value = getattr(args, name, None)
+        if isinstance(value, (str, os.PathLike)) and os.fspath(value):
+            return f"tacgrid: {os.fspath(value)[:200]}: the file is {said}"
+    return f"tacgrid: the input is {said}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of `tacgrid` and `python main.py`."""
     old = _sigterm_stops()
@@ -153,6 +172,7 @@ def _main(argv: Sequence[str] | None) -> int:
     # numpy is not imported yet: engine.lazy defers it to first use.
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    args: Any = None  # the parsed command, once parsed: names what it read on a last guard
     try:
         parser = build_parser()
         if not argv or argv == ["--debug"]:
@@ -191,7 +211,7 @@ def _main(argv: Sequence[str] | None) -> int:
             import traceback
 
             traceback.print_exc()
-        sys.stderr.write(f"tacgrid: input too large or nested too deeply ({type(exc).__name__})\n")
+        sys.stderr.write(printable(_too_much(args, exc)) + "\n")
         return 2
     except KeyboardInterrupt as exc:
         # Ctrl-C, or SIGTERM (Stopped): a command with more to say caught it already.
