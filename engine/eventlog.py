@@ -11,6 +11,7 @@ from typing import Any
 
 from engine.errors import ArgumentError, TacgridError
 from engine.flight.model import state_from_dict
+from engine.grid import Grid
 from engine.scenario import Scenario
 from engine.sources import MAX_LOG_BYTES, clip, load_json, read_bytes, regular_file
 from engine.systems.base import TokenState, exact
@@ -105,6 +106,43 @@ def replay_doors(events: list[dict[str, Any]]) -> dict[int, bool]:
         if ev.get("type") == "door":
             doors[int(ev["door"])] = bool(ev["open"])
     return doors
+
+
+def _placed(ev: dict[str, Any]) -> list[tuple[Any, Any]]:
+    """(token, cell) for each cell an event puts a token on (the cells a move passes
+    through included); read with the same readers as :func:`replay_states`."""
+    kind, tid = ev.get("type"), ev.get("token")
+    states: list[tuple[Any, TokenState]] = []
+    if kind == "start":
+        states = [(t, token_state_from_dict(s)) for t, s in ev["tokens"].items()]
+    elif kind in ("state", "token_add", "token_edit"):
+        states = [(tid, token_state_from_dict(ev["state"]))]
+    elif kind == "move":
+        return [(tid, tuple(c)) for c in ev["path"]]
+    elif kind == "flight":
+        return [(tid, state_from_dict(ev["state"]).cell)]
+    elif kind == "place":
+        return [(tid, tuple(ev["cell"]))]
+    out: list[tuple[Any, Any]] = []
+    for t, st in states:
+        out.append((t, st.cell))
+        if st.flight is not None:
+            out.append((t, st.flight.cell))
+    return out
+
+
+def check_log_cells(events: list[dict[str, Any]], path: str, grid: Grid) -> None:
+    """Every cell an event log puts a token on lies on ``grid`` (the map of the scenario it
+    replays on): a damaged log would draw and move tokens nowhere. ArgumentError names the
+    first event, token and cell that do not."""
+    for n, ev in enumerate(events, 1):
+        for tid, cell in _placed(ev):
+            if cell is not None and not grid.in_bounds(cell):
+                raise ArgumentError(
+                    f"{path}: event {n}: token {clip(str(tid))} at {cell[0]},{cell[1]} is off "
+                    f"the map ({grid.width} x {grid.height}); a damaged log: write it again "
+                    "with `tacgrid run SCENARIO --run-seed N --log FILE`"
+                )
 
 
 #: Keys each kind of event must carry for `replay` (other kinds are skipped).

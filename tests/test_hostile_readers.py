@@ -797,3 +797,69 @@ def test_out_of_memory_before_a_command_is_read_says_so_without_a_file(
     monkeypatch.setattr(cli, "build_parser", exhausted)
     line = one_line(capsys, ["info", "x.tmx"], "the input is too large", "MemoryError")
     assert "x.tmx" not in line  # nothing was read yet
+
+
+# --------------------------------------------------------------------------- tokens off the map
+
+
+def damaged_log(tmp_path: Path, damage: Any) -> Path:
+    """A log of a chase run (on the shipped files, so its digests hold), one event damaged
+    by ``damage(events)``; the scenario's digest covers the scenario, not the log."""
+    log = tmp_path / "run.jsonl"
+    assert main(["run", str(CHASE), "--run-seed", "1", "--log", str(log)]) == 0
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    damage(events)
+    write(log, "".join(json.dumps(e) + "\n" for e in events))
+    return log
+
+
+def test_a_log_token_off_the_map_is_refused_before_the_window_draws(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("pygame")
+
+    def start_off(events: list[dict[str, Any]]) -> None:
+        events[0]["tokens"]["quarry"]["cell"] = [700, 18]
+
+    def move_off(events: list[dict[str, Any]]) -> Any:
+        n, ev = next((n, e) for n, e in enumerate(events, 1) if e["type"] == "move")
+        ev["path"][-1] = [5, 999]
+        return n, ev["token"]
+
+    log = damaged_log(tmp_path, start_off)
+    shot = tmp_path / "shot.png"
+    args = ["replay", str(log), "--frames", "1", "--screenshot", str(shot)]
+    capsys.readouterr()
+    one_line(capsys, args, f"{log}: event 1: token quarry at 700,18 is off the map (48 x 36)")
+    assert not shot.exists()
+    said: dict[str, Any] = {}
+    log = damaged_log(tmp_path, lambda events: said.update(at=move_off(events)))
+    capsys.readouterr()
+    n, tid = said["at"]
+    one_line(capsys, args, f"{log}: event {n}: token {tid} at 5,999 is off the map (48 x 36)")
+    assert not shot.exists()
+
+
+def test_a_simulation_refuses_a_token_off_the_map(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from engine.errors import ScenarioError
+    from engine.scenario import load_scenario
+    from engine.sim.loop import Simulation
+
+    sc = load_scenario(CHASE)
+    first = sc.tokens[0]
+    off = replace(sc, tokens=(replace(first, cell=(48, 3)), *sc.tokens[1:]))
+    with pytest.raises(ScenarioError) as info:
+        Simulation(off, seed=1)
+    text = str(info.value)
+    assert f"token {first.id} at 48,3 is off the map (48 x 36)" in text
+    assert text.startswith(str(sc.path)) and "\n" not in text
+    # The GM's edits in play: refused, and nothing changes or is logged.
+    sim = Simulation(sc, seed=1)
+    before = (dict(sim.tokens), list(sim.order), len(sim.events))
+    with pytest.raises(ScenarioError, match=r"token gm at -1,0 is off the map \(48 x 36\)"):
+        sim.add_token(replace(first, id="gm", cell=(-1, 0)))
+    with pytest.raises(ScenarioError, match=rf"token {first.id} at 3,36 is off the map"):
+        sim.place_token(first.id, (3, 36))
+    assert (dict(sim.tokens), list(sim.order), len(sim.events)) == before

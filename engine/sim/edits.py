@@ -7,14 +7,29 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Protocol
 
-from engine.errors import StatError
+from engine.errors import ScenarioError, StatError
 from engine.flight.model import FlightRules
 from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.scenario import TokenSpec
 from engine.sim.crossing import mode_at
 from engine.sim.flight import start_flight
+from engine.sources import clip
 from engine.systems.base import RuleSystem, Token, jsonable
+
+
+def on_the_map(model: MapModel, tid: str, cell: Cell | None, source: str = "") -> None:
+    """A token is put only on a cell of the map (``None``: not on the table): a token
+    off it would be drawn nowhere and moved from nowhere. ScenarioError names the token
+    and the cell (and ``source``, the scenario file, where there is one)."""
+    grid = model.grid
+    if cell is not None and not grid.in_bounds(cell):
+        where = f"{clip(source, 200)}: " if source else ""
+        raise ScenarioError(
+            f"{where}token {clip(str(tid))} at {cell[0]},{cell[1]} is off the map "
+            f"({grid.width} x {grid.height}); give a cell from 0,0 to "
+            f"{grid.width - 1},{grid.height - 1}"
+        )
 
 
 class Table(Protocol):
@@ -48,6 +63,7 @@ class TokenEdits:
         changes); event ``token_add`` with its spec and state."""
         if spec.id in self.specs:
             raise ValueError(f"token id '{spec.id}' is taken; give another")
+        on_the_map(self.model, spec.id, spec.cell)
         tok = self.system.token(spec.stats, token_id=spec.id)
         tok = replace(
             tok,
@@ -173,6 +189,7 @@ class TokenEdits:
 
     def place_token(self: Table, tid: str, cell: Cell) -> None:
         """The GM puts a token on a cell (no move, no checks); event ``place``."""
+        on_the_map(self.model, tid, cell)
         self.tokens[tid] = self.tokens[tid].moved(cell=cell, mode=mode_at(self.model, cell))
         self._emit({"type": "place", "token": tid, "cell": list(cell)})
         self._check_goals(tid)

@@ -16,7 +16,7 @@ from engine.occupancy import Occupancy, reach_cell
 from engine.scenario import Scenario, TokenSpec
 from engine.sim.cache import FieldCache
 from engine.sim.crossing import kept_share, mode_at
-from engine.sim.edits import TokenEdits
+from engine.sim.edits import TokenEdits, on_the_map
 from engine.sim.fields import Profile, TurnPlan, Walk
 from engine.sim.flight import choose, fly_turn, rules_for, start_flight
 from engine.sim.idmemo import MISSING
@@ -111,6 +111,7 @@ class Simulation(TokenEdits):
         #: Whether the last start of a turn (:meth:`_turn_start`) is one kept in the cache.
         self._kept_start = False
         for spec in scenario.tokens:
+            on_the_map(scenario.model, spec.id, spec.cell, str(scenario.path or ""))
             self.tokens[spec.id] = self.fields.start_token(spec, lambda s: self._start_token(s))
         self.pursuers: list[str] = []
         self.quarries: list[str] = []
@@ -138,7 +139,7 @@ class Simulation(TokenEdits):
         state = replace(
             tok.state, cell=spec.cell, conditions=tok.state.conditions | set(spec.conditions)
         )
-        if spec.cell is not None and self.scenario.model.grid.in_bounds(spec.cell):
+        if spec.cell is not None:  # on the map: checked as the run is built
             state = state.changed(mode=mode_at(self.scenario.model, spec.cell))
         rules = self.flight_rules(tok)
         if rules is not None:

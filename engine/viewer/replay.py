@@ -7,7 +7,7 @@ from typing import Any
 
 import pygame
 
-from engine.eventlog import read_log, replay_doors, replay_states
+from engine.eventlog import check_log_cells, read_log, replay_doors, replay_states
 from engine.grid import Cell
 from engine.scenario import TokenSpec
 from engine.systems.base import TokenState
@@ -25,6 +25,7 @@ class ReplayViewer(Viewer):
         self.events = read_log(log_path)
         start = self.events[0]
         scenario = load_scenario(scenario_path or start["scenario"], for_render=True)
+        check_log_cells(self.events, log_path, scenario.model.grid)  # before anything is drawn
         super().__init__(scenario, seed=start.get("seed"), **kw)
         self.table.read_only = True  # a replay is read from its log, not edited
         self.turn_starts = [i for i, e in enumerate(self.events) if e["type"] == "turn"]
