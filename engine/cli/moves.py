@@ -111,7 +111,7 @@ def cmd_path(args: argparse.Namespace) -> int:
             say(f"no path: {exc}")
         return 1
     if args.json:
-        _print_json(path_json(rep))
+        _print_json(path_json(rep, streamed=True))
     else:
         say(format_path(rep, model, system, start, goal))
     return 0

@@ -20,15 +20,125 @@ never prints. This file imports nothing, so loading one report loads only what i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import json.encoder
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+
+class Streamed:
+    """A JSON array that :func:`json_chunks` writes an item at a time, never holding it
+    whole: each of ``items`` (a sequence, read again for each document written) passed
+    through ``make`` where given. A long path's steps, cells and plan are written so."""
+
+    __slots__ = ("items", "make")
+
+    def __init__(self, items: Sequence[Any], make: Callable[[Any], Any] | None = None) -> None:
+        self.items = items
+        self.make = make
+
+    def __iter__(self) -> Iterator[Any]:
+        make = self.make
+        return iter(self.items) if make is None else (make(x) for x in self.items)
+
+
+_ascii = json.encoder.encode_basestring_ascii
 
 
 def json_chunks(doc: Any) -> Iterator[str]:
     """:func:`to_json`'s text in pieces, as the encoder makes them (a long path's document
-    is printed as it is made, never held whole)."""
-    yield from json.JSONEncoder(indent=2, allow_nan=False).iterencode(finite(doc))
+    is printed as it is made, never held whole). A :class:`Streamed` array, at the top or
+    in dicts, is written an item at a time: each item encoded alone and indented to its
+    depth, the same text the encoder gives the whole list."""
+    enc = json.JSONEncoder(indent=2, allow_nan=False)
+    if _streams(doc):
+        yield from _chunks(doc, enc, 0)
+    else:
+        yield from enc.iterencode(finite(doc))
     yield "\n"
+
+
+def _streams(doc: Any) -> bool:
+    if isinstance(doc, Streamed):
+        return True
+    return isinstance(doc, dict) and any(_streams(v) for v in doc.values())
+
+
+def _chunks(value: Any, enc: json.JSONEncoder, level: int) -> Iterator[str]:
+    """``value`` at nesting ``level`` (indent 2, as the encoder writes it)."""
+    if not _streams(value):
+        # An item alone: its own lines indented to the depth it is written at (JSON text
+        # has no raw newline inside a string, so every newline is a line of the layout).
+        yield enc.encode(finite(value)).replace("\n", "\n" + "  " * level)
+        return
+    pad = "\n" + "  " * (level + 1)
+    first = True
+    if isinstance(value, Streamed):
+        for item in value:
+            yield ("[" if first else ",") + pad + _text(item, pad)
+            first = False
+        yield "[]" if first else "\n" + "  " * level + "]"
+        return
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise TypeError(f"a streamed document's keys are text, not {key!r}")
+        yield ("{" if first else ",") + pad + enc.encode(key) + ": "
+        yield from _chunks(item, enc, level + 1)
+        first = False
+    yield "{}" if first else "\n" + "  " * level + "}"
+
+
+def _text(value: Any, nl: str) -> str:
+    """``value`` as the encoder writes it (indent 2, ``finite``: NaN and infinities null)
+    at the depth whose line start is ``nl``: one item of a :class:`Streamed` array. The
+    encoder's own pure-Python writer (the only one that indents) makes a generator per
+    level of every item, most of a long path's time; this builds each item's string
+    directly (tests/test_long_path.py proves the text the same)."""
+    inner = nl + "  "
+    if isinstance(value, list | tuple):
+        if not value:
+            return "[]"
+        return "[" + ",".join(inner + _text(v, inner) for v in value) + nl + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        return (
+            "{"
+            + ",".join(inner + _key(k) + ": " + _text(v, inner) for k, v in value.items())
+            + nl
+            + "}"
+        )
+    return _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, str):
+        return _ascii(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return float.__repr__(value) if value - value == 0 else "null"
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _key(key: Any) -> str:
+    """A dict key as the encoder writes it (text; a number, true, false or null as text)."""
+    if isinstance(key, str):
+        return _ascii(key)
+    if isinstance(key, float):
+        if key - key != 0:
+            raise ValueError(f"Out of range float values are not JSON compliant: {key!r}")
+        return _ascii(float.__repr__(key))
+    if key is True or key is False or key is None:
+        return _ascii(json.dumps(key))
+    if isinstance(key, int):
+        return _ascii(int.__repr__(key))
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
 
 
 def to_json(doc: Any) -> str:

@@ -13,32 +13,38 @@ from typing import Any
 
 from engine.exact import jsonable
 from engine.grid import Cell
+from engine.report import Streamed
 from engine.report.maptext import band_glyphs, draw_cells, turn_mark
 from engine.search import PathAnswer, ReachAnswer
 
 
-def path_json(path: PathAnswer) -> dict[str, Any]:
-    """CONTRACT.md's ``path`` document of ``path`` (``tacgrid path --json``). Its steps and
-    plan are the answer's own records, already in the contract's words, not copies (a query
-    context answers many paths a second; copying every step would be a real part of each).
+def path_json(path: PathAnswer, *, streamed: bool = False) -> dict[str, Any]:
+    """CONTRACT.md's ``path`` document of ``path`` (``tacgrid path --json``): its steps and
+    plan as the answer's records. ``streamed``: its cells, steps and plan as
+    :class:`engine.report.Streamed` arrays, each record made as it is written (a maze's
+    path has millions of steps), for :func:`engine.report.json_chunks` to print; the
+    printed text is the same.
     """
+    cells: Any = Streamed(path.cells, list) if streamed else [list(c) for c in path.cells]
+    steps: Any = Streamed(path.steps) if streamed else list(path.steps)
+    plan: Any = Streamed(path.plan) if streamed else list(path.plan)
     out: dict[str, Any] = {
         "system": path.system,
         "pace": path.pace,
         "prefer": path.prefer,
-        "cells": [list(c) for c in path.cells],
+        "cells": cells,
         "distance": jsonable(path.distance),
         "distance_cells": jsonable(path.distance_cells),
         "unit": path.unit,
         "turns": float(path.turns),
         "turns_exact": jsonable(path.turns),
-        "steps": list(path.steps),
+        "steps": steps,
         "p_no_failure": float(path.p_no_failure),
         "p_no_failure_exact": jsonable(path.p_no_failure),
         "p_within_turns": float(path.p_within_turns),
         "p_within_turns_exact": jsonable(path.p_within_turns),
         "on_failure": list(path.on_failure),
-        "plan": list(path.plan),
+        "plan": plan,
         "acts": list(path.acts),
     }
     if path.pareto:

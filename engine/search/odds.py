@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ import numpy as np
 from engine.grid import Cell
 from engine.movement import MovementGraph
 from engine.search.results import PathAnswer
+from engine.search.steps import PlanTable, StepTable
 from engine.search.tree import NoPath, _cells
 from engine.systems.base import CellCheck, ClimbOdds, exact, jsonable
 from engine.timed import Timeline, timeline
@@ -43,15 +45,8 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> PathAnswer:
     if walked is None:
         raise NoPath("the given path takes a step this token cannot take")
     nodes, edge_ticks = walked
-    steps: list[dict[str, Any]] = [
-        {
-            "cell": list(cells[0]),
-            "mode": graph.model.terrain_at(cells[0]).move,
-            "turns": 0.0,
-            "time": 0.0,
-            "check": None,
-        }
-    ]
+    steps = StepTable()
+    steps.append(cells[0], graph.model.terrain_at(cells[0]).move, "", 0.0, 0.0, 0)
     total: float = 0
     distance_cells: float = 0
     p_ok = Fraction(1)
@@ -134,25 +129,22 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> PathAnswer:
                 p_ok *= cost.check.p_success
                 asked.append((len(steps), cost.check))
             prev_key, prev_move = key, move
-            step: dict[str, Any] = {
-                "cell": list(b),
-                "mode": cost.terrain.move,
-                "terrain": cost.terrain.name,
-                "turns": as_turns(total),
-                "time": as_turns(t + pending),
-                "turn": turn,
-                "check": check,
-            }
+            terrain = cost.terrain
+            at = steps.append(
+                b, terrain.move, terrain.name, as_turns(total), as_turns(t + pending), turn
+            )
+            if check is not None:
+                steps.checks[at] = check
             if jump is not None and k == jump.gap_at:
-                step["jump"] = {
+                steps.extra_of(at)["jump"] = {
                     ("width" if jump.kind == "gap" else "rise"): jsonable(jump.width),
                     "run_up": jump.run_up,
                     "to": list(g.cell_of_index(parts[-1][0])),
                 }
             if changes:
-                step["first"] = changes  # state changes in place before the step (standing up)
+                # State changes in place before the step (standing up).
+                steps.extra_of(at)["first"] = changes
             pending, changes = 0, []
-            steps.append(step)
     turns = graph.turns(total)
     per_turn = _turn_checks(graph, tl, steps, spans)
     if per_turn is not None:
@@ -166,16 +158,16 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> PathAnswer:
         system=graph.system.name,
         pace=graph.pace,
         prefer="fast",
-        cells=tuple((c[0], c[1]) for c in cells),
+        cells=tuple(c if type(c) is tuple else (c[0], c[1]) for c in cells),
         distance=graph.cell_size * exact_cells(distance_cells),
         distance_cells=exact_cells(distance_cells),
         unit=graph.unit,
         turns=turns,
-        steps=tuple(steps),
+        steps=steps,
         p_no_failure=p_ok,
         p_within_turns=odds.p_within,
         on_failure=tuple(odds.on_failure),
-        plan=tuple(plan),
+        plan=plan,
         ticks=total,
         den=den,
     )
@@ -184,7 +176,7 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> PathAnswer:
 def _turn_checks(
     graph: MovementGraph,
     tl: Timeline | None,
-    steps: list[dict[str, Any]],
+    steps: StepTable,
     spans: list[tuple[Any, Any, int, int]],
 ) -> Fraction | None:
     """Checks asked per turn (:meth:`RuleSystem.turn_checks`, D6's one roll a round at the
@@ -202,8 +194,7 @@ def _turn_checks(
         last = max(first, math.ceil(t1 / den) - 1)
         for k in range(first, last + 1):
             by_turn.setdefault(k, []).append(i)
-    for step in steps:
-        step["check"] = None
+    steps.checks.clear()
     p_ok = Fraction(1)
     terrains = graph.model.terrains
     for k, idxs in sorted(by_turn.items()):
@@ -220,11 +211,11 @@ def _turn_checks(
                 ),
                 idxs[0],
             )
-            step = steps[at + 1]
-            if step["check"] is None:
-                step["check"] = check.to_dict()
+            held = steps.checks.get(at + 1)
+            if held is None:
+                steps.checks[at + 1] = check.to_dict()
             else:
-                step.setdefault("checks", [step["check"]]).append(check.to_dict())
+                steps.extra_of(at + 1).setdefault("checks", [held]).append(check.to_dict())
     return p_ok
 
 
@@ -294,7 +285,7 @@ def _climb_pmf(odds: ClimbOdds, n: int, horizon: int, exact_: bool) -> list[Any]
 
 def _price_climbs(
     graph: MovementGraph,
-    steps: list[dict[str, Any]],
+    steps: StepTable,
     spans: list[tuple[Any, Any, int, int]],
     asked: list[tuple[int, CellCheck]],
     turns: Fraction,
@@ -324,10 +315,12 @@ def _price_climbs(
     for i, asked_check in asked:
         if i not in climbing and system.on_failure(asked_check) != "delay":
             p_ok *= asked_check.p_success
-    for i, step in enumerate(steps):
-        if step.get("check") is not None and i not in climbing:
+    for i in sorted(steps.checks):
+        if i not in climbing:
             found = next((c for j, c in asked if j == i), None)
-            step["on_failure"] = system.on_failure(found) if found is not None else "stop"
+            steps.extra_of(i)["on_failure"] = (
+                system.on_failure(found) if found is not None else "stop"
+            )
     delta: dict[int, Fraction] = {}  # step -> expected time added by whole successes, slips
     expected = Fraction(0)
     chains: list[tuple[ClimbOdds, int, Fraction]] = []
@@ -354,18 +347,18 @@ def _price_climbs(
             delta[i] = t_new - (graph.turns(spans[i - 1][1]) - graph.turns(spans[i - 1][0]))
             expected += t_new
             if i != idxs[0]:
-                steps[i]["check"] = None
+                steps.checks.pop(i, None)
         if odds.whole_turns:
             # Each roll takes a whole turn: the climb starts at the turn boundary after what
             # the path did since the last such climb ended (on a boundary) or since its start.
             since = graph.turns(spans[idxs[0] - 1][0]) - anchor
             delta[idxs[0]] += math.ceil(since) - since
             anchor = graph.turns(spans[idxs[-1] - 1][1])
-        first = steps[idxs[0]]
+        first = steps.extra_of(idxs[0])
         first_check = next((c for j, c in asked if j == idxs[0]), None)
-        if first["check"] is None and first_check is not None:
-            first["check"] = first_check.to_dict()
-        if first["check"] is not None:
+        if steps.check(idxs[0]) is None and first_check is not None:
+            steps.checks[idxs[0]] = first_check.to_dict()
+        if steps.check(idxs[0]) is not None:
             first["on_failure"] = "delay"
         first["climb"] = {
             "successes": n,
@@ -382,14 +375,15 @@ def _price_climbs(
         for i in range(1, len(steps)):
             if i in delta:
                 shift += delta[i]
-                steps[i]["time"] = float(Fraction(steps[i]["time"]) + delta[i])
+                steps.time[i] = float(Fraction(steps.time[i]) + delta[i])
             now = graph.turns(spans[i - 1][1]) + shift
-            steps[i]["turns"] = float(now)
-            steps[i]["turn"] = math.ceil(now) if now else 0
+            steps.turns[i] = float(now)
+            steps.turn[i] = math.ceil(now) if now else 0
     total = turns + shift
-    for step in steps:
-        if step.get("check") is not None and step.get("on_failure") not in (None, *effects):
-            effects.append(step["on_failure"])
+    for i in sorted(steps.checks):
+        effect = steps.extra.get(i, {}).get("on_failure")
+        if effect is not None and effect not in effects:
+            effects.append(effect)
     if p_fixed is not None:
         p_ok = p_fixed
     # The chance to be through within the turns shown: the climbs' whole turns against what
@@ -426,7 +420,7 @@ def exact_cells(x: float) -> Fraction:
 MAX_PLAN_TURNS = 1000
 
 
-def turn_plan(steps: list[dict[str, Any]], total: Fraction) -> list[dict[str, Any]]:
+def turn_plan(steps: StepTable, total: Fraction) -> PlanTable:
     """Where the token stands at the end of each turn, and what that turn spent.
 
     Every turn is listed up to :data:`MAX_PLAN_TURNS` turns; a longer move (a very slow
@@ -435,32 +429,24 @@ def turn_plan(steps: list[dict[str, Any]], total: Fraction) -> list[dict[str, An
     """
     eps = 1e-12
     n_turns = math.ceil(total) if total else 0
-    done = [s["turns"] for s in steps]  # non-decreasing
+    done = steps.turns  # non-decreasing
     if n_turns <= MAX_PLAN_TURNS:
         wanted: Iterable[int] = range(1, n_turns + 1)
     else:
         ks = {n_turns}
-        for t in done[1:]:
+        for t in itertools.islice(done, 1, None):
             ks.update(k for k in (math.ceil(t - eps), math.ceil(t)) if 1 <= k <= n_turns)
         wanted = sorted(ks)
-    plan: list[dict[str, Any]] = []
+    plan = PlanTable(steps)
     for k in wanted:
         # steps[1:] entered in turn k: k - 1 < turns <= k (+eps); the last done: <= k (+eps).
         lo = max(1, bisect.bisect_right(done, k - 1))
         hi = bisect.bisect_right(done, k + eps)
-        entered = steps[lo:hi]
-        if n_turns > MAX_PLAN_TURNS and not entered and k != n_turns:
+        if n_turns > MAX_PLAN_TURNS and lo >= hi and k != n_turns:
             continue
         # Every turn before the last is spent whole (total > n_turns - 1 >= k).
         spent = 1.0 if k < n_turns else float(min(Fraction(1), total - (k - 1)))
-        plan.append(
-            {
-                "turn": k,
-                "end": steps[hi - 1]["cell"],
-                "cells": [s["cell"] for s in entered],
-                "spent": spent,
-            }
-        )
+        plan.append(k, lo, hi, spent)
     return plan
 
 

@@ -8,7 +8,7 @@ made from these by :mod:`engine.report.movement` (``path_json``, ``reach_json``)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -63,11 +63,13 @@ class PathAnswer:
     distance_cells: Fraction
     unit: str
     turns: Fraction
-    steps: tuple[Step, ...]
+    #: A :class:`engine.search.steps.StepTable` where :func:`evaluate_path` priced it: a
+    #: sequence of records made on reading, held as columns (a maze path has millions).
+    steps: Sequence[Step]
     p_no_failure: Fraction
     p_within_turns: Fraction
     on_failure: tuple[str, ...]
-    plan: tuple[PlanTurn, ...]
+    plan: Sequence[PlanTurn]
     ticks: float
     den: int
     pareto: tuple[PathOption, ...] = ()

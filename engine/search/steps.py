@@ -1,0 +1,176 @@
+"""A path's steps and turn plan held as columns, read as the contract's records.
+
+A long path (a maze's millions of cells) priced as one Python dict a step held several GB;
+here each field is one typed array (``array.array``: cell column and row, the terrain's
+kind, cumulative turns, the step's time, its turn) and what only some steps carry (a
+check, a jump, standing up first, a climb) sits in a table keyed by step. Indexing
+(:class:`StepTable`, :class:`PlanTable`) makes the record CONTRACT.md's ``path`` words,
+key for key and in the same order as the plain dicts the pricing built before, so the JSON
+streamed from them is the same text (tests/test_long_path.py proves it byte for byte).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import Any, overload
+
+
+class StepTable(Sequence[dict[str, Any]]):
+    """The steps of a path (CONTRACT.md ``path`` ``steps``), a column per field.
+
+    Step 0 is the start: ``cell``, ``mode``, ``turns``, ``time``, ``check`` only. Every
+    later step has ``terrain`` and ``turn`` too, then its optional parts in the order the
+    pricing gives them (``jump``, ``first``, ``checks``, ``on_failure``, ``climb``)."""
+
+    __slots__ = (
+        "cols", "rows", "kind", "turns", "time", "turn", "kinds", "_kind_of", "checks", "extra",
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        self.cols = array("i")
+        self.rows = array("i")
+        self.kind = array("i")  # index into ``kinds``
+        self.turns = array("d")
+        self.time = array("d")
+        self.turn = array("q")
+        self.kinds: list[tuple[str, str]] = []  # (mode, terrain name)
+        self._kind_of: dict[tuple[str, str], int] = {}
+        #: Step -> its check's record (a step not listed has ``check`` None).
+        self.checks: dict[int, dict[str, Any]] = {}
+        #: Step -> its optional parts, in the order they were added.
+        self.extra: dict[int, dict[str, Any]] = {}
+
+    def append(
+        self, cell: tuple[int, int], mode: str, terrain: str, turns: float, time: float, turn: int
+    ) -> int:
+        """Add a step (its check and optional parts none yet); its index."""
+        key = (mode, terrain)
+        k = self._kind_of.get(key)
+        if k is None:
+            k = self._kind_of[key] = len(self.kinds)
+            self.kinds.append(key)
+        self.cols.append(cell[0])
+        self.rows.append(cell[1])
+        self.kind.append(k)
+        self.turns.append(turns)
+        self.time.append(time)
+        self.turn.append(turn)
+        return len(self.cols) - 1
+
+    def extra_of(self, i: int) -> dict[str, Any]:
+        """Step ``i``'s optional parts, to add to (in the contract's order)."""
+        found = self.extra.get(i)
+        if found is None:
+            found = self.extra[i] = {}
+        return found
+
+    def check(self, i: int) -> dict[str, Any] | None:
+        return self.checks.get(i)
+
+    def cell(self, i: int) -> list[int]:
+        return [self.cols[i], self.rows[i]]
+
+    def __len__(self) -> int:
+        return len(self.cols)
+
+    def _record(self, i: int) -> dict[str, Any]:
+        mode, terrain = self.kinds[self.kind[i]]
+        out: dict[str, Any] = {"cell": [self.cols[i], self.rows[i]], "mode": mode}
+        if i:
+            out["terrain"] = terrain
+        out["turns"] = self.turns[i]
+        out["time"] = self.time[i]
+        if i:
+            out["turn"] = self.turn[i]
+        out["check"] = self.checks.get(i)
+        more = self.extra.get(i)
+        if more:
+            out.update(more)
+        return out
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(i, slice):
+            return [self._record(j) for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("step index out of range")
+        return self._record(i)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (self._record(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"StepTable({len(self)} steps)"
+
+
+class PlanTable(Sequence[dict[str, Any]]):
+    """A path's turn plan (CONTRACT.md ``path`` ``plan``): per listed turn its number, the
+    steps ``lo``..``hi`` it enters and what it spent; the cells read off the steps."""
+
+    __slots__ = ("steps", "k", "lo", "hi", "spent")
+
+    def __init__(self, steps: StepTable) -> None:
+        self.steps = steps
+        self.k = array("q")
+        self.lo = array("q")
+        self.hi = array("q")
+        self.spent = array("d")
+
+    def append(self, k: int, lo: int, hi: int, spent: float) -> None:
+        self.k.append(k)
+        self.lo.append(lo)
+        self.hi.append(hi)
+        self.spent.append(spent)
+
+    def __len__(self) -> int:
+        return len(self.k)
+
+    def _record(self, i: int) -> dict[str, Any]:
+        s = self.steps
+        return {
+            "turn": self.k[i],
+            "end": s.cell(self.hi[i] - 1),
+            "cells": [s.cell(j) for j in range(self.lo[i], self.hi[i])],
+            "spent": self.spent[i],
+        }
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(i, slice):
+            return [self._record(j) for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("plan index out of range")
+        return self._record(i)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (self._record(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PlanTable({len(self)} turns)"
