@@ -19,7 +19,7 @@ import numpy as np
 from engine.grid import Cell
 from engine.movement import MovementGraph
 from engine.search.results import PathAnswer
-from engine.search.steps import PlanTable, StepTable
+from engine.search.steps import PlanTable, SpanTable, StepTable
 from engine.search.tree import NoPath, _cells
 from engine.systems.base import CellCheck, ClimbOdds, exact, jsonable
 from engine.timed import Timeline, timeline
@@ -56,7 +56,7 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> PathAnswer:
     changes: list[str] = []
     names = graph.search.names
     tl = timeline(graph)
-    spans: list[tuple[Any, Any, int, int]] = []  # each step's (start, end, terrain, state)
+    spans = SpanTable()  # each step's (start, end, terrain, state)
     asked: list[tuple[int, CellCheck]] = []  # (step, check) of each check asked
     # Integer ticks (neither euclid nor a timed pace): turns by integer division, which is
     # what the Fractions give, without making one per figure (a long path has thousands).
@@ -81,10 +81,15 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> PathAnswer:
     # Each node's terrain and run key, read in one pass (not a numpy scalar a step).
     at_nodes = np.array(nodes, dtype=np.int64) % graph.n
     node_tid = graph.model.terrain_ids.ravel()[at_nodes].tolist()
-    key_of = dict(zip(at_nodes.tolist(), graph.run_key[at_nodes].tolist(), strict=True))
+    node_key = graph.run_key[at_nodes].tolist()
     diagonal = [{(dc, dr): bool(d) for dc, dr, d in g.offsets(par)} for par in (0, 1)]
     w, n = g.width, graph.n
-    for i, (u, v, t) in enumerate(zip(nodes[:-1], nodes[1:], edge_ticks, strict=True)):
+    # The node pairs read in place (slices of a maze path's node list are 100s of MB).
+    pairs = zip(
+        itertools.islice(nodes, len(nodes) - 1), itertools.islice(nodes, 1, None), edge_ticks,
+        strict=True,
+    )  # fmt: skip
+    for i, (u, v, t) in enumerate(pairs):
         jump = graph.jump_at.get((u, v)) if graph.jump_at else None
         if jump is None:
             ua, va = u % n, v % n
@@ -103,12 +108,13 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> PathAnswer:
             diag = diagonal[g.parity(a)].get((b[0] - a[0], b[1] - a[1]), False)
             length = graph.step_length(diag, graph.parity_of(u))
             parts = [(va, node_tid[i + 1], t, length)]
+            key = node_key[i + 1]
         else:
             # A jump: one edge, listed cell by cell (the run-up step, the gap, the landing).
             parts = list(jump.parts)
         state = v // per_layer
         for k, (idx, tid, t, length) in enumerate(parts):
-            spans.append((total, total + t, tid, state))
+            spans.append(total, total + t, tid, state)
             total += t
             distance_cells += length
             b = g.cell_of_index(idx)
@@ -116,7 +122,8 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> PathAnswer:
             turn = turn_of(total) if total else 0
             period = graph.check_period[tid]
             move = None if period is None else (move_of(total, period) if total else 0)
-            key = key_of[idx] if idx in key_of else int(graph.run_key[idx])
+            if jump is not None:
+                key = int(graph.run_key[idx])
             check = None
             over_gap = jump is not None and jump.kind == "gap" and jump.gap_at < k < len(parts) - 1
             if jump is not None and (k == jump.gap_at or over_gap):
@@ -177,7 +184,7 @@ def _turn_checks(
     graph: MovementGraph,
     tl: Timeline | None,
     steps: StepTable,
-    spans: list[tuple[Any, Any, int, int]],
+    spans: SpanTable,
 ) -> Fraction | None:
     """Checks asked per turn (:meth:`RuleSystem.turn_checks`, D6's one roll a round at the
     hardest cell crossed): each turn's checks over the cells its move crosses (a cell split
@@ -286,7 +293,7 @@ def _climb_pmf(odds: ClimbOdds, n: int, horizon: int, exact_: bool) -> list[Any]
 def _price_climbs(
     graph: MovementGraph,
     steps: StepTable,
-    spans: list[tuple[Any, Any, int, int]],
+    spans: SpanTable,
     asked: list[tuple[int, CellCheck]],
     turns: Fraction,
     p_fixed: Fraction | None,

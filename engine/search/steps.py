@@ -174,3 +174,44 @@ class PlanTable(Sequence[dict[str, Any]]):
 
     def __repr__(self) -> str:
         return f"PlanTable({len(self)} turns)"
+
+
+class SpanTable(Sequence[tuple[Any, Any, int, int]]):
+    """Each step's ``(start, end, terrain, state)`` as the pricing walks it: the start and
+    end in the graph's ticks (ints held in typed arrays; a timed or euclidean pace's
+    Fractions or floats, where they come, in lists), terrain and search state as ints."""
+
+    __slots__ = ("start", "end", "tid", "state")
+
+    def __init__(self) -> None:
+        self.start: array[int] | list[Any] = array("q")
+        self.end: array[int] | list[Any] = array("q")
+        self.tid = array("i")
+        self.state = array("i")
+
+    def append(self, start: Any, end: Any, tid: int, state: int) -> None:
+        if type(start) is not int or type(end) is not int:
+            # A tick count that is not an int (a Fraction, a float) is kept as it is.
+            if isinstance(self.start, array):
+                self.start, self.end = list(self.start), list(self.end)
+        self.start.append(start)
+        self.end.append(end)
+        self.tid.append(tid)
+        self.state.append(state)
+
+    def __len__(self) -> int:
+        return len(self.tid)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[Any, Any, int, int]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[Any, Any, int, int]]: ...
+    def __getitem__(
+        self, i: int | slice
+    ) -> tuple[Any, Any, int, int] | list[tuple[Any, Any, int, int]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return (self.start[i], self.end[i], self.tid[i], self.state[i])
+
+    def __iter__(self) -> Iterator[tuple[Any, Any, int, int]]:
+        return zip(self.start, self.end, self.tid, self.state, strict=True)
