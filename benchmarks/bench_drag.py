@@ -64,8 +64,11 @@ def main() -> int:
     starts = [(int(i % SIZE), int(i // SIZE)) for i in rng.sample(walkable.tolist(), args.starts)]
     ctx.reach(starts[-1], pace="walk")  # the graph's arrays are made once per graph
 
+    # The window's reach in cells, worked out once (not per start: the reference times
+    # tcod's search on the window, not a scan of the whole map).
+    r = den // int(cost[cost > 0].min()) + 1
+
     def window(start: tuple[int, int]) -> int:
-        r = den // int(cost[cost > 0].min()) + 1
         c0, r0 = max(0, start[0] - r), max(0, start[1] - r)
         win = cost[r0 : start[1] + r + 1, c0 : start[0] + r + 1]
         dist = np.full(win.shape, far, dtype=np.int32)
