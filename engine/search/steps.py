@@ -16,7 +16,42 @@ from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 
-class StepTable(Sequence[dict[str, Any]]):
+class _Records(Sequence[dict[str, Any]]):
+    """A table read as a sequence of records (``_record(i)``, made when asked): index,
+    slice, iteration and ``==`` with any sequence of the same records."""
+
+    __slots__ = ()
+    _what = "record"
+
+    def _record(self, i: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(i, slice):
+            return [self._record(j) for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"{self._what} index out of range")
+        return self._record(i)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (self._record(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class StepTable(_Records):
     """The steps of a path (CONTRACT.md ``path`` ``steps``), a column per field.
 
     Step 0 is the start: ``cell``, ``mode``, ``turns``, ``time``, ``check`` only. Every
@@ -26,6 +61,7 @@ class StepTable(Sequence[dict[str, Any]]):
     __slots__ = (
         "cols", "rows", "kind", "turns", "time", "turn", "kinds", "_kind_of", "checks", "extra",
     )  # fmt: skip
+    _what = "step"
 
     def __init__(self) -> None:
         self.cols = array("i")
@@ -89,39 +125,16 @@ class StepTable(Sequence[dict[str, Any]]):
             out.update(more)
         return out
 
-    @overload
-    def __getitem__(self, i: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(i, slice):
-            return [self._record(j) for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("step index out of range")
-        return self._record(i)
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return (self._record(i) for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
-
     def __repr__(self) -> str:
         return f"StepTable({len(self)} steps)"
 
 
-class PlanTable(Sequence[dict[str, Any]]):
+class PlanTable(_Records):
     """A path's turn plan (CONTRACT.md ``path`` ``plan``): per listed turn its number, the
     steps ``lo``..``hi`` it enters and what it spent; the cells read off the steps."""
 
     __slots__ = ("steps", "k", "lo", "hi", "spent")
+    _what = "plan"
 
     def __init__(self, steps: StepTable) -> None:
         self.steps = steps
@@ -147,30 +160,6 @@ class PlanTable(Sequence[dict[str, Any]]):
             "cells": [s.cell(j) for j in range(self.lo[i], self.hi[i])],
             "spent": self.spent[i],
         }
-
-    @overload
-    def __getitem__(self, i: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(i, slice):
-            return [self._record(j) for j in range(*i.indices(len(self)))]
-        n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("plan index out of range")
-        return self._record(i)
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return (self._record(i) for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"PlanTable({len(self)} turns)"
