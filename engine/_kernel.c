@@ -604,6 +604,95 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(reach_within_doc,
+             "reach_within(indptr, indices, starts, allowed, out) -> nodes reached\n\n"
+             "Which cells a token reaches over a CSR graph (indptr and indices int64) whose "
+             "node k stands on cell k % n, n = len(out), from the nodes starts (int64), "
+             "entering only nodes whose cell is allowed (allowed: uint8 or bool, one a "
+             "cell): sets out[cell] (uint8 or bool, zeroed by the caller) for every cell of "
+             "a node reached, the start nodes' cells included. Returns the nodes reached. "
+             "Called by engine.policies.region.reached_safely, whose Python loop it equals.");
+
+static PyObject *reach_within(PyObject *self, PyObject *args) {
+    PyObject *o_indptr, *o_indices, *o_starts, *o_allowed, *o_out;
+    if (!PyArg_ParseTuple(args, "OOOOO", &o_indptr, &o_indices, &o_starts, &o_allowed, &o_out))
+        return NULL;
+    Buf bufs[5];
+    for (int i = 0; i < 5; i++) bufs[i].held = 0;
+    PyObject *result = NULL;
+    int64_t *stack = NULL;
+    uint8_t *seen = NULL;
+    if (get_buf(o_indptr, &bufs[0], 0, 8, "indptr") < 0 ||
+        get_buf(o_indices, &bufs[1], 0, 8, "indices") < 0 ||
+        get_buf(o_starts, &bufs[2], 0, 8, "starts") < 0 ||
+        get_buf(o_allowed, &bufs[3], 0, 1, "allowed") < 0 ||
+        get_buf(o_out, &bufs[4], 1, 1, "out") < 0)
+        goto done;
+    if (!bufs[0].held || !bufs[1].held || !bufs[2].held || !bufs[3].held || !bufs[4].held) {
+        PyErr_SetString(PyExc_TypeError, "reach_within: no argument may be None");
+        goto done;
+    }
+    const int64_t *indptr = bufs[0].b.buf, *indices = bufs[1].b.buf, *starts = bufs[2].b.buf;
+    const uint8_t *allowed = bufs[3].b.buf;
+    uint8_t *out = bufs[4].b.buf;
+    Py_ssize_t nodes = bufs[0].b.len / 8 - 1, m = bufs[1].b.len / 8;
+    Py_ssize_t n = bufs[4].b.len, n_start = bufs[2].b.len / 8;
+    if (nodes < 0 || n <= 0 || bufs[3].b.len != n || nodes % n != 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "reach_within: indptr, allowed and out disagree (nodes a whole "
+                        "multiple of the cells)");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i <= nodes; i++) {
+        if (indptr[i] < 0 || indptr[i] > m || (i && indptr[i] < indptr[i - 1])) {
+            PyErr_SetString(PyExc_ValueError, "reach_within: indptr out of order");
+            goto done;
+        }
+    }
+    seen = calloc((size_t)nodes + 1, 1);
+    stack = malloc(((size_t)nodes + 1) * sizeof(int64_t));
+    if (!seen || !stack) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t top = 0, reached = 0;
+    for (Py_ssize_t k = 0; k < n_start; k++) {
+        int64_t v = starts[k];
+        if (v < 0 || v >= nodes) {
+            PyErr_SetString(PyExc_ValueError, "reach_within: a start out of range");
+            goto done;
+        }
+        if (!seen[v]) {
+            seen[v] = 1;
+            out[v % n] = 1;
+            stack[top++] = v;
+            reached++;
+        }
+    }
+    while (top) {
+        int64_t v = stack[--top];
+        for (int64_t j = indptr[v]; j < indptr[v + 1]; j++) {
+            int64_t w = indices[j];
+            if (w < 0 || w >= nodes) {
+                PyErr_SetString(PyExc_ValueError, "reach_within: an index out of range");
+                goto done;
+            }
+            if (!seen[w] && allowed[w % n]) {
+                seen[w] = 1;
+                out[w % n] = 1;
+                stack[top++] = w;
+                reached++;
+            }
+        }
+    }
+    result = PyLong_FromSsize_t(reached);
+done:
+    free(stack);
+    free(seen);
+    for (int i = 0; i < 5; i++) release(&bufs[i]);
+    return result;
+}
+
 PyDoc_STRVAR(csv_u32_doc,
              "csv_u32(text, out) -> count or -1\n\n"
              "Parse a Tiled csv layer's text (an ASCII str) of plain whole numbers into out, a "
@@ -652,6 +741,7 @@ static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"field", field, METH_VARARGS, field_doc},
     {"csv_u32", csv_u32, METH_VARARGS, csv_u32_doc},
+    {"reach_within", reach_within, METH_VARARGS, reach_within_doc},
     {NULL, NULL, 0, NULL},
 };
 

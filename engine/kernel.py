@@ -40,6 +40,16 @@ def available() -> bool:
     return enabled and _BUILT is not None
 
 
+#: :func:`reach_within` in the built module: False for a module built from an older
+#: engine/_kernel.c (a checkout updated without reinstalling), whose users then run their twin.
+_HAS_REACH = _BUILT is not None and hasattr(_BUILT, "reach_within")
+
+
+def reach_available() -> bool:
+    """Whether :func:`reach_within` runs (:func:`available`, and built with it)."""
+    return available() and _HAS_REACH
+
+
 def state() -> str:
     """The kernel in a word, for ``tacgrid --version``: ``"active"`` (:func:`available`),
     ``"off"`` (built, switched off by ``TACGRID_NO_KERNEL``) or ``"not built"`` (no C
@@ -194,6 +204,15 @@ def field(
     it; ``steps`` (int32, or None): each edge as a whole multiple of ``step``, for a bucket
     queue instead of a heap. Only where :func:`available`."""
     _BUILT.field(indptr, indices, data, sources, dist, steps, step)
+
+
+def reach_within(indptr: Any, indices: Any, starts: Any, allowed: Any, out: Any) -> int:
+    """engine/_kernel.c's ``reach_within``: the cells reached over a CSR graph (int64
+    ``indptr`` and ``indices``; node ``k`` on cell ``k % n``, ``n = len(out)``) from the
+    nodes ``starts`` (int64), entering only nodes on ``allowed`` cells (bool, one a cell),
+    marked in ``out`` (bool, zeroed); returns the nodes reached. Only where
+    :func:`reach_available`."""
+    return int(_BUILT.reach_within(indptr, indices, starts, allowed, out))
 
 
 def csv_u32(text: str, out: Any) -> int:

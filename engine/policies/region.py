@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine import kernel
+
 #: A choice's slack in turns: a cell reached "within a turn" at 1 + float rounding.
 EPS = 1e-9
 
@@ -57,13 +59,32 @@ def reached_safely(
     ``indices`` over its nodes, node ``k`` on cell ``k % n``): a cell it reaches first
     only by a way through cells a pursuer reaches first is no refuge, nor an exit behind
     them a safe one."""
+    states = (len(indptr) - 1) // n
+    starts = np.arange(states, dtype=np.int64) * n + start
+    if kernel.reach_available():
+        out = np.zeros(n, dtype=bool)
+        kernel.reach_within(
+            np.ascontiguousarray(indptr, dtype=np.int64),
+            np.ascontiguousarray(indices, dtype=np.int64),
+            starts,
+            np.ascontiguousarray(region, dtype=bool),
+            out,
+        )
+        return out
+    return reached_safely_plain(indptr, indices, n, starts, region)
+
+
+def reached_safely_plain(
+    indptr: np.ndarray, indices: np.ndarray, n: int, starts: np.ndarray, region: np.ndarray
+) -> np.ndarray:
+    """:func:`reached_safely`'s twin without the compiled kernel (its breadth-first search
+    in Python, node by node): the same cells."""
     seen = np.zeros(len(indptr) - 1, dtype=bool)
     out = np.zeros(n, dtype=bool)
-    states = (len(indptr) - 1) // n
-    todo = [start + s * n for s in range(states)]
+    todo = starts.tolist()
     for node in todo:
         seen[node] = True
-    out[start] = True
+        out[node % n] = True
     while todo:
         nxt = []
         for node in todo:
