@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import networkx as nx  # noqa: E402
+from timing import child_json  # noqa: E402
 
 from engine.batch import run_chunk, run_seeds  # noqa: E402
 from engine.scenario import load_scenario  # noqa: E402
@@ -170,18 +171,10 @@ def cpu_child(mode: str, runs: int) -> None:
 
 
 def _cpu_of(mode: str) -> dict[str, float] | None:
-    got = subprocess.run(
-        [sys.executable, __file__, "--cpu-child", mode, str(CPU_RUNS)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    lines = [line for line in got.stdout.splitlines() if line.startswith("{")]
-    if got.returncode or not lines:
-        print(f"batch CPU ({mode}): failed\n{got.stderr[-2000:]}")
-        return None
-    return json.loads(lines[-1])  # type: ignore[no-any-return]
+    got, err = child_json(__file__, ["--cpu-child", mode, str(CPU_RUNS)], ROOT)
+    if got is None:
+        print(f"batch CPU ({mode}): failed\n{err}")
+    return got
 
 
 def batch_cpu() -> bool:

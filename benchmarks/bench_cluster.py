@@ -40,6 +40,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))  # timing, where this file is loaded by path
+
+from timing import child_json  # noqa: E402
 
 SCENARIO = str(ROOT / "scenarios" / "chase.yaml")
 POINTS = 40
@@ -254,20 +257,12 @@ def _task_stream_picture(data: list[dict[str, Any]], path: str) -> None:
 
 
 def _measure(kind: str, mode: str, stream: str | None = None) -> dict[str, Any]:
-    cmd = [sys.executable, __file__, "--child", kind, mode]
-    if stream:
-        cmd += ["--task-stream", stream]
-    got = subprocess.run(
-        cmd,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    got, err = child_json(
+        __file__, ["--child", kind, mode, *(["--task-stream", stream] if stream else [])], ROOT
     )
-    lines = [line for line in got.stdout.splitlines() if line.startswith("{")]
-    if got.returncode or not lines:
-        raise RuntimeError(f"{kind} on {mode} failed:\n{got.stderr[-2000:]}")
-    return json.loads(lines[-1])  # type: ignore[no-any-return]
+    if got is None:
+        raise RuntimeError(f"{kind} on {mode} failed:\n{err}")
+    return got
 
 
 def main() -> int:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def best(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
@@ -52,3 +57,20 @@ def run_compiled(root: Path) -> None:
             "an install does: this machine writes no bytecode on import)",
             flush=True,
         )
+
+
+def child_json(script: str, args: list[str], root: Path) -> tuple[dict[str, Any] | None, str]:
+    """Run ``script`` with ``args`` in a fresh Python process (``root`` on its path) and
+    take the last line of its output that is a JSON object: what a benchmark measured in a
+    process of its own. (None, the tail of its stderr) where it failed or printed none."""
+    got = subprocess.run(
+        [sys.executable, script, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    lines = [line for line in got.stdout.splitlines() if line.startswith("{")]
+    if got.returncode or not lines:
+        return None, got.stderr[-2000:]
+    return json.loads(lines[-1]), ""
