@@ -37,7 +37,6 @@ from engine.batch.results import (
     tables_available,
     write_runs_table,
 )
-from engine.batch.runstable import IN_MEMORY_RUNS, RunsTable
 from engine.batch.tally import Tally
 from engine.batch.work import (
     CHUNK,
@@ -341,9 +340,6 @@ def _run(
     tally = plan.tally
     write_path = plan.runs_path + ".new" if plan.staged else plan.runs_path
     appender: AppendFile | None = None
-    # A batch from its first run, in order: its table is made as the runs come in.
-    fresh = plan.prefix == 0 and not plan.extra and plan.ordered
-    table = RunsTable() if fresh and plan.n <= IN_MEMORY_RUNS and tables_available() else None
     try:
         if progress:
             progress(tally.n, plan.n, dict(tally.counts))
@@ -368,8 +364,6 @@ def _run(
                         plan.staged = False
                     for r in results:
                         tally.add(r)
-                if table is not None:
-                    table.add(results)
                 if progress:
                     progress(tally.n, plan.n, dict(tally.counts))
     except BatchStopped as stopped:
@@ -389,9 +383,7 @@ def _run(
             results_path=plan.runs_path,
         )
         _write_atomic(plan.summary_path, json.dumps(summary, indent=2, sort_keys=True) + "\n")
-        if table is not None:
-            table.write(os.path.join(plan.out_dir, RUNS_TABLE))
-        elif tables_available():  # else the analysis extra is missing: runs.jsonl alone
+        if tables_available():  # else the analysis extra is missing: runs.jsonl alone
             write_runs_table(plan.runs_path, os.path.join(plan.out_dir, RUNS_TABLE))
         if stop is not None:
             stop.done = True  # from here a stop would find the batch whole: it waits
