@@ -156,7 +156,8 @@ class TurnView(Protocol):
         ...
 
     def flee_cell(self) -> Cell | None:
-        """The cell the mover reaches this turn that keeps most turns from any pursuer."""
+        """The cell the mover reaches this turn from which it holds the largest region
+        (ties: the most turns from any pursuer), or a refuge further off."""
         ...
 
     def predict(self, quarry: str) -> Cell:

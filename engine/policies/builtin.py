@@ -14,12 +14,14 @@ from engine.tokenspec import TokenSpec
 
 
 class Quarry(Policy):
-    """Make for the exit it reaches soonest among those it reaches before every pursuer;
-    with none safe, flee to the cell of this turn farthest (in turns) from them, or to a
-    cell further off that keeps it safer: the one of the largest margin (the nearest
-    pursuer's turns to it less its own, by its field's expected time: a climb at its
-    expected whole turns, one under way at what is left of it), where that margin beats
-    every cell of this turn's (:func:`engine.sim.cache.flee_choice`). It reads the other
+    """Make for the surest exit: the one it reaches soonest among those it reaches before
+    every pursuer by a way it reaches first all along; with none safe, flee to the cell of
+    this turn from which it holds the largest region (the cells it gets to a whole turn
+    before any pursuer; ties: the farthest from them), or to a refuge further off: a cell
+    of the largest margin (the nearest pursuer's turns to it less its own, by its field's
+    expected time: a climb at its expected whole turns, one under way at what is left of
+    it), where that margin beats every cell of this turn's and the cell is a crossing over
+    turns or holds no less (:func:`engine.sim.cache.flee_choice`). It reads the other
     tokens' cells (where they stand in its way: a climber partway up at the cell it climbs
     to) and their distances; its own crossing under way is part of the key its ways are
     kept by (:func:`engine.sim.ways.way_key`). A greedy look at where it would end, not a

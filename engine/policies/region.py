@@ -11,6 +11,10 @@ cell index, +inf where a token cannot go), so a choice is replayable from the fi
 
 from __future__ import annotations
 
+import heapq
+import math
+from collections.abc import Sequence
+
 import numpy as np
 
 from engine import kernel
@@ -95,3 +99,47 @@ def reached_safely_plain(
                     nxt.append(m)
         todo = nxt
     return out
+
+
+def held_region(
+    indptr: Sequence[int],
+    indices: Sequence[int],
+    data: Sequence[float],
+    n: int,
+    start: int,
+    deadline: Sequence[float] | np.ndarray,
+    denominator: int,
+) -> int:
+    """How many cells the quarry holds from node ``start`` of a movement graph (CSR
+    ``indptr``, ``indices`` and ``data`` in ticks over its nodes, node ``k`` on cell
+    ``k % n``, ``denominator`` ticks a turn): the cells it reaches, by a way each of whose
+    nodes it reaches sooner than that cell's ``deadline`` (turns, one a cell; +inf where no
+    pursuer comes), each timed along such a way.
+
+    A Dijkstra that never settles nor passes a node at or past its cell's deadline: it
+    stops at the region's frontier, so it costs the region's edges, not the map's (no field
+    is made or kept). The plain way (every field over the whole graph, cut down to the
+    nodes reached in time until nothing more is cut) gives the same cells
+    (tests/test_policies_region.py)."""
+    best: dict[int, float] = {start: 0.0}
+    if not 0.0 < deadline[start % n]:
+        return 0
+    heap = [(0.0, start)]
+    done: set[int] = set()
+    cells: set[int] = set()
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        d, v = pop(heap)
+        if v in done:
+            continue
+        done.add(v)
+        cells.add(v % n)
+        for j in range(indptr[v], indptr[v + 1]):
+            w = indices[j]
+            nd = d + data[j]
+            if w in done or not nd < best.get(w, math.inf):
+                continue
+            if nd / denominator < deadline[w % n]:
+                best[w] = nd
+                push(heap, (nd, w))
+    return len(cells)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
@@ -13,7 +14,7 @@ from engine.grid import Cell
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
 from engine.occupancy import Occupancy, gap_steps, token_graph, with_blocked
-from engine.policies.region import reached_safely
+from engine.policies.region import held_region, reached_safely
 from engine.scenario import Scenario, TokenSpec
 from engine.sim.fields import (
     INF,
@@ -252,15 +253,20 @@ class FieldCache:
         threat: np.ndarray,
         taken: frozenset[Cell],
         crossing: tuple[Cell, Fraction] | None = None,
+        prof: Profile | None = None,
     ) -> Cell | None:
         """:meth:`SimView.flee_cell`'s choice (:func:`flee_choice`) from ``mine`` (turns
         from the quarry, a kept array), ``threat`` (:meth:`threat`), the cells ``taken`` by
-        other tokens and the quarry's ``crossing`` under way (its ``state.toward`` and
-        ``progress``; None: none); kept."""
-        plain = taken if crossing is None else (taken, crossing)
+        other tokens, the quarry's ``crossing`` under way (its ``state.toward`` and
+        ``progress``; None: none) and its profile ``prof`` (the regions it holds are
+        searched on its graph: the one ``mine`` was made on, at the same scale, so ``mine``
+        keys it); kept."""
+        plain: Any = taken if crossing is None else (taken, crossing)
+        if prof is None:
+            plain = (plain, None)
         got = self._flee.get((mine, threat), plain, MISSING)
         if got is MISSING:
-            got = flee_choice(g, cell, mine, threat, taken, crossing)
+            got = flee_choice(g, cell, mine, threat, taken, crossing, prof)
             self._flee.put((mine, threat), plain, got)
         return got
 
@@ -537,28 +543,39 @@ def flee_choice(
     threat: np.ndarray,
     taken: frozenset[Cell],
     crossing: tuple[Cell, Fraction] | None = None,
+    prof: Profile | None = None,
 ) -> Cell | None:
     """Where a quarry with no safe exit flees (the quarry policy; None: it stays), from
     ``mine`` (turns from it to every cell, its field's expected time: a climb priced at
     its expected whole turns), ``threat`` (the nearest pursuer's turns) and the cells
     ``taken`` by other tokens (never chosen).
 
+    Of the cells it reaches this turn (``mine`` <= 1) it takes, given its profile ``prof``
+    (the graph ``mine`` was made on), the one from which it holds the largest region
+    (:func:`held_cell`: the cells it gets to a whole turn before the pursuers), then the
+    one farthest from the pursuers (the most threat), then the least time, then the
+    lowest index; without ``prof``, the one farthest from the pursuers.
+
     The margin of a cell is ``threat - mine``: how many turns it would hold there before
-    the first pursuer could come. Of the cells it reaches this turn (``mine`` <= 1) it
-    takes the one farthest from the pursuers (the most threat, then the least time, then
-    the lowest index). A cell further off is taken instead where its margin is larger
-    than that of every cell of this turn (the largest margin, then the least time, then
-    the lowest index): a cliff the pursuers cannot climb, a lake they swim slowly. A
-    crossing under way (``crossing``: the cell and the share done) is priced by what is
-    left of it, ``(1 - progress)`` of its time, so the quarry goes on with the climb it
-    started rather than another as good. One greedy look at the fields, not a plan: the
-    way there is not weighed, only where it ends."""
+    the first pursuer could come. A cell further off is taken instead where its margin is
+    larger than that of every cell of this turn (the largest margin, then the least time,
+    then the lowest index): a cliff the pursuers cannot climb, a lake they swim slowly.
+    Given ``prof``, only a refuge of the terrain (:func:`_slow_to_enter`: a cell no way
+    enters in less than a turn), or a cell from which it holds, once there (the pursuers
+    having moved as long as it took), no smaller a region than from this turn's choice:
+    the far corner of a dead end is no refuge. A crossing under way (``crossing``: the cell and the share
+    done) is priced by what is left of it, ``(1 - progress)`` of its time, so the quarry
+    goes on with the climb it started rather than another as good. One greedy look at the
+    fields, not a plan: the way there is not weighed, only where it ends."""
     ok = mine <= 1 + 1e-12
     if taken:
         ok[[g.grid.index(c) for c in taken]] = False
     near = np.flatnonzero(ok)
     best: int | None = None
-    if len(near):
+    held = 0
+    if len(near) and prof is not None:
+        best, held = held_cell(prof, cell, near, mine, threat)
+    elif len(near):
         # The most threat, then the least time, then the lowest index (near is in index
         # order, so the first of a tie is the lowest).
         far = threat[near]
@@ -568,12 +585,103 @@ def flee_choice(
             pick = pick[t == t.min()]
         best = int(pick[0])
     beyond = _beyond_margin(g, mine, threat, taken, crossing, near)
-    if beyond is not None:
-        best = beyond
+    if beyond is not None and (
+        prof is None
+        or best is None
+        or _slow_to_enter(prof, beyond[0])
+        or _held_from(prof, beyond[0], threat, beyond[1]) >= held
+    ):
+        best = beyond[0]
     if best is None:
         return None
     got = g.grid.cell_of_index(best)
     return None if got == cell else got
+
+
+#: How many of the cells a quarry reaches this turn :func:`held_cell` weighs by the region
+#: each holds: one search each, bounded by its region, so a flight costs a few of those and
+#: never a field per cell.
+FLEE_CANDIDATES = 4
+
+#: Cells up to which a deadline is handed to :func:`held_region` as a list (read per node,
+#: a list is several times quicker; beyond, the array is read as it is).
+LIST_CELLS = 1 << 16
+
+
+def _slow_to_enter(prof: Profile, i: int) -> bool:
+    """Whether every edge into cell index ``i`` (any of its nodes) on ``prof``'s graph
+    takes more than a turn: a crossing over turns (a climb, a slow swim), not a cell that
+    is only far."""
+    g = prof.graph
+    rev = prof.rev
+    least = math.inf
+    for s in range(g.n_states):
+        v = i + s * g.n
+        row = rev.data[rev.indptr[v] : rev.indptr[v + 1]]
+        if len(row):
+            least = min(least, float(row.min()))
+    return least > g.denominator
+
+
+def _held_from(prof: Profile, i: int, threat: np.ndarray, after: float = 0.0) -> int:
+    """The cells the quarry holds from cell index ``i`` (:func:`held_region`) reached
+    ``after`` turns from now: each cell's deadline is the pursuers' ``threat`` less a
+    turn (having ended its move there, it lets every pursuer move once before it moves
+    again) less ``after``."""
+    g = prof.graph
+    late = threat - (1.0 + after)
+    deadline = late.tolist() if g.n <= LIST_CELLS else late
+    lists = prof.lists()
+    indptr, indices, data = lists if lists is not None else (prof.indptr, prof.indices, prof.data)
+    start = g.node(g.grid.cell_of_index(i))
+    return held_region(indptr, indices, data, g.n, start, deadline, g.denominator)
+
+
+def held_cell(
+    prof: Profile, cell: Cell, near: np.ndarray, mine: np.ndarray, threat: np.ndarray
+) -> tuple[int, int]:
+    """Of ``near`` (the indexes of the cells the quarry on ``cell`` reaches this turn, on
+    ``prof``), the one from which it holds the most cells (:func:`_held_from`), ties to
+    the most ``threat``, the least ``mine``, the lowest index; and how many it holds.
+
+    It holds a cell where it gets there a whole turn before the pursuers, so a cell a
+    pursuer reaches in its next move holds nothing: the quarry never steps into a
+    pursuer's reach for the room behind it.
+
+    Only a few cells are weighed, each by a search bounded by the region it holds: in
+    each direction from ``cell`` (the grid's face headings, by the angle between the
+    cells' centres), the cell farthest along it (the most ``mine``, then the most
+    ``threat``) of those no pursuer reaches in its next move, and ``cell`` itself; of
+    those, the :data:`FLEE_CANDIDATES` farthest from the pursuers. So a room beyond the
+    pursuers' way is weighed against the dead end away from them. Where every cell is
+    within a pursuer's next move, none holds anything: the one farthest from them."""
+    grid = prof.graph.grid
+    safe = near[threat[near] > 1 + 1e-9]
+    if not len(safe):
+        order = near[np.lexsort((near, mine[near], -threat[near]))]
+        return int(order[0]), 0
+    sectors = len(grid.face_headings())
+    ox, oy = grid.cell_center(cell)
+    here = grid.index(cell)
+    picks: dict[int, tuple[float, float, int]] = {}
+    for i in safe.tolist():
+        if i == here:
+            sector = -1
+        else:
+            x, y = grid.cell_center(grid.cell_of_index(i))
+            turn = math.atan2(y - oy, x - ox) / (2 * math.pi) + 0.5 / sectors
+            sector = int(turn * sectors) % sectors
+        key = (float(mine[i]), float(threat[i]), -i)
+        if sector not in picks or key > picks[sector]:
+            picks[sector] = key
+    ranked = sorted(picks.values(), key=lambda k: (-k[1], k[0], -k[2]))
+    best: tuple[int, float, float, int] | None = None
+    for m, t, neg in ranked[:FLEE_CANDIDATES]:
+        weighed = (_held_from(prof, -neg, threat), t, -m, neg)
+        if best is None or weighed > best:
+            best = weighed
+    assert best is not None
+    return -best[3], best[0]
 
 
 def _beyond_margin(
@@ -583,9 +691,10 @@ def _beyond_margin(
     taken: frozenset[Cell],
     crossing: tuple[Cell, Fraction] | None,
     near: np.ndarray,
-) -> int | None:
+) -> tuple[int, float] | None:
     """:func:`flee_choice`'s cell beyond this turn: the index of the cell of the largest
-    margin where that beats every cell reached this turn; None where none does."""
+    margin where that beats every cell reached this turn, and its time (a crossing under
+    way priced by what is left of it); None where none does."""
     cost = mine
     if crossing is not None:
         toward, progress = crossing
@@ -608,4 +717,4 @@ def _beyond_margin(
     if len(cand) > 1:
         t = cost[cand]
         cand = cand[t == t.min()]
-    return int(cand[0])
+    return int(cand[0]), float(cost[cand[0]])

@@ -163,11 +163,11 @@ class SimView:
         return ticks / g.denominator
 
     def flee_cell(self) -> Cell | None:
-        """The cell the mover reaches this turn that keeps the most turns between it and
-        its nearest pursuer (ties: the nearer cell, then the lower index), or a cell
-        further off whose margin (the pursuers' turns less its own) beats every one of
-        this turn's, a climb it has started priced by what is left of it
-        (:func:`~engine.sim.cache.flee_choice`); never one another token stands on."""
+        """The cell the mover reaches this turn from which it holds the largest region
+        (ties: the most turns between it and its nearest pursuer, the nearer cell, the
+        lower index), or a refuge further off whose margin (the pursuers' turns less its
+        own) beats every one of this turn's, a climb it has started priced by what is left
+        of it (:func:`~engine.sim.cache.flee_choice`); never one another token stands on."""
         run = self._run
         if not run.pursuers:
             return None
@@ -182,7 +182,7 @@ class SimView:
         taken = (occ.blocked | occ.no_stop) - {cell} if occ else frozenset()
         st = self._token.state
         crossing = None if st.toward is None else (st.toward, st.progress)
-        return run.fields.flee_cell(g, cell, mine, threat, taken, crossing)
+        return run.fields.flee_cell(g, cell, mine, threat, taken, crossing, prof)
 
     def predict(self, quarry: str) -> Cell:
         """Where the quarry will be after its next turn: a flier on its heading at its speed
