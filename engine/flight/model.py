@@ -242,6 +242,12 @@ class FlightRules:
     def landable(self, cell: Cell) -> bool:
         return self.model.terrain_at(cell).move not in UNLANDABLE
 
+    def flies_odds(self, events: tuple[dict[str, Any], ...]) -> float:
+        """The chance that a turn whose rules' events are ``events`` (:meth:`step`'s) is
+        flown as chosen: the checks the system rolls for it (RuleSystem.flight_rolls)
+        passed. Default: 1 (a flight that rolls nothing)."""
+        return 1.0
+
     # ----------------------------------------------------------------- rules
 
     def start_state(

@@ -228,8 +228,16 @@ def _best_move(
     catches = _catches(grid, aim)
     if aim.catch is not None:
         catching = [m for m in moves if catches(m.cell) and m.altitude <= cap_alt]
-        if catching:  # a stoop (a dive faster than is safe) only where no safe move catches
-            return min(catching, key=lambda m: (m.risky, m.actions, m.speed)).choice
+        sure = [m for m in catching if not m.risky]
+        if sure:
+            return min(sure, key=lambda m: (m.actions, m.speed)).choice
+        if catching:  # only stoops (dives faster than is safe): weighed against waiting
+            p, _, _, _, stoop = min(
+                (-_odds(rules, state, m), m.actions, m.speed, k, m) for k, m in enumerate(catching)
+            )
+            safe = [m for m in moves if not m.risky]
+            if -p >= _wait_odds(rules, safe, aim, grid, cap_alt):
+                return stoop.choice
     moves = [m for m in moves if not m.risky] or moves
     if aim.goal is None:  # fleeing
         threats = aim.threats
@@ -268,6 +276,36 @@ def _best_move(
                 if catches(m2.cell) and m2.altitude <= cap_alt:
                     return m.choice
     return ranked[0].choice
+
+
+def _odds(rules: FlightRules, state: FlightState, m: Move) -> float:
+    """The chance that move ``m`` from ``state`` is flown as chosen (its checks passed:
+    a stoop's falling roll, :meth:`FlightRules.flies_odds`)."""
+    return rules.flies_odds(flown(rules, state, m.choice).events) if m.risky else 1.0
+
+
+def _wait_odds(rules: FlightRules, safe: list[Move], aim: Aim, grid: Grid, cap_alt: int) -> float:
+    """What a pursuer that could catch only by a stoop gets by waiting instead: of the
+    :data:`LOOKAHEAD` safe moves that end nearest the quarry's predicted cell
+    (``aim.goal``, else where it is), the best chance of a catch there next turn (1 for a
+    move ending on it within reach and low enough that asks no roll, else the best
+    stoop's odds; 0 where none catches). A stoop is flown where its own odds are no
+    worse: a sure catch next turn is worth more than an even stoop now, an even stoop
+    next turn no more than one now."""
+    target = aim.goal if aim.goal is not None else aim.catch
+    if target is None or not safe:
+        return 0.0
+    aim2 = Aim(target, target, aim.reach)
+    catches = _catches(grid, aim2)
+    best = 0.0
+    for m in sorted(safe, key=lambda m: (grid.steps(m.cell, target), m.actions))[:LOOKAHEAD]:
+        nxt = FlightState(m.cell, m.heading, m.speed, m.altitude, False, m.face)
+        for m2 in _moves(rules, nxt, exact=True, target=target, reach=aim.reach):
+            if catches(m2.cell) and m2.altitude <= cap_alt:
+                best = max(best, _odds(rules, nxt, m2))
+                if best >= 1.0:
+                    return best
+    return best
 
 
 def _catches(grid: Any, aim: Aim) -> Any:

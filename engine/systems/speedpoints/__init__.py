@@ -1484,6 +1484,27 @@ class Speedpoints(RuleSystem):
             flies = flies and success
         return token, flies
 
+    def dive_odds(self, token: Token, events: tuple[dict[str, Any], ...]) -> Fraction:
+        """The exact chance that :meth:`flight_rolls` flies a turn of ``events`` as chosen:
+        each falling roll it makes succeeds (1 where it rolls nothing)."""
+        if self.config["dive_fall"] != "roll":
+            return Fraction(1)
+        p = Fraction(1)
+        for ev in events:
+            if ev.get("event") != "fall":
+                continue
+            check = FallCheck(
+                exact(ev["height_m"]),
+                fall_ability(token),
+                str(ev.get("surface", "hard")),
+                FALL_DIFFICULTY,
+                self.config["resolver"],
+                self.config["landing"],
+            )
+            if check.band != "safe":
+                p *= check.roll_check.p_success()
+        return p
+
     def flight_refusal(self, token: Token) -> str | None:
         """Why this token cannot fly (None when it can)."""
         enc = token_encumbrance(token)

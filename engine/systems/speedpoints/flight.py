@@ -51,6 +51,8 @@ class SpeedpointsRules(Protocol):
 
     def fall_outcome(self, token: Token, height_m: Fraction | int, surface: str = ...) -> Any: ...
 
+    def dive_odds(self, token: Token, events: tuple[dict[str, Any], ...]) -> Fraction: ...
+
 
 # State (engine/flight.py's FlightState): cell, heading, altitude in metres, the airspeed
 # modifier; ``speed`` is the current airspeed (airspeed + modifier), the spaces the flier may
@@ -126,6 +128,12 @@ class SpeedpointsFlight(FlightRules):
 
     def with_model(self, model: MapModel) -> SpeedpointsFlight:
         return SpeedpointsFlight(self.system, self.token, model)
+
+    def flies_odds(self, events: tuple[dict[str, Any], ...]) -> float:
+        """A dive faster than is safe (a ``fall`` event) is flown where its falling roll
+        succeeds (:meth:`SpeedpointsRules.flight_rolls`): the roll's chance, 1 for a fall
+        softened to safe or where setting ``dive_fall`` rolls nothing."""
+        return float(self.system.dive_odds(self.token, events))
 
     def passable(self, cell: Cell) -> bool:
         return self.rank.get(cell, -1) < len(self.levels)
