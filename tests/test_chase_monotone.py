@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RUNS = 24
 
 #: Per shipped chase: (the token's speed stat, three values, +1 for a pursuer, -1 for a
-#: quarry): each system's speed (D6 Move, Mythmaster Adaptability for Base Move, generic
-#: speed, Speedpoints running and airspeed).
+#: quarry): each system's speed (D6 Move, Mythmaster Adaptability for Base Move,
+#: Speedpoints running and airspeed).
 SPEEDS = {
     "chase": [
         ("pursuer1.stats.move", (8, 12, 14), 1),
@@ -35,8 +35,8 @@ SPEEDS = {
         ("beast.stats.adaptability", (12, 16, 20), -1),
     ],
     "flier": [
-        ("hawk.stats.speed", (15, 20, 30), 1),
-        ("runner.stats.speed", (10, 20, 30), -1),
+        ("hawk.stats.airspeed", (3, 5, 8), 1),
+        ("runner.stats.running", (4, 6, 10), -1),
     ],
     "griffon": [
         ("griffon.stats.adaptability", (7, 9, 13), 1),

@@ -222,7 +222,7 @@ def _momentum_scenarios() -> list[Path]:
 
 
 def test_the_flying_scenarios_are_found() -> None:
-    assert {"griffon.yaml", "stoop.yaml"} <= {p.name for p in _momentum_scenarios()}
+    assert {"flier.yaml", "griffon.yaml", "stoop.yaml"} <= {p.name for p in _momentum_scenarios()}
 
 
 @pytest.mark.parametrize("path", _momentum_scenarios(), ids=lambda p: p.stem)
@@ -230,8 +230,8 @@ def test_a_100_run_batch_of_each_flying_scenario_has_runs_that_differ(
     path: Path, tmp_path: Path
 ) -> None:
     """Issue 39: a batch of a shipped flying scenario must answer a question, so its runs
-    differ in outcome, turn or cell (stoop: the falcon's falling roll; griffon: the
-    runner's climbing roll, seed 002 giving its fliers none)."""
+    differ in outcome, turn or cell (stoop and flier: the falcon's and the hawk's falling
+    rolls; griffon: the runner's climbing roll, seed 002 giving its fliers none)."""
     run_batch(str(path), runs=100, workers=1, out_dir=str(tmp_path / "b"))
     lines = (tmp_path / "b" / "runs.jsonl").read_text(encoding="utf-8").splitlines()
     runs = [json.loads(line) for line in lines]

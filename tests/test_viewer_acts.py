@@ -201,11 +201,17 @@ def test_help_and_viewer_doc_name_the_acts_key(viewer: Viewer) -> None:
     assert "| `C`, then `1`-`9` / `0` | acts for the selected token" in doc
 
 
-def test_a_system_without_acts_says_so() -> None:
+def test_a_system_without_acts_says_so(tmp_path: Path) -> None:
     """RULES.md 5: "Speed in map units per turn ... This is the system for a table that
     plays something else": the generic turn has no actions besides its move, and C says so
     and opens nothing."""
-    v = Viewer(open_source(str(ROOT / "scenarios" / "flier.yaml")), size=(900, 600))
+    path = tmp_path / "generic.yaml"
+    path.write_text(
+        f"map: {ROOT / 'maps' / 'hex_pointy.tmx'}\nsystem: generic\n"
+        "tokens:\n  - {id: hawk, cell: [24, 4], stats: {speed: 30, fly: true}}\n",
+        encoding="utf-8",
+    )
+    v = Viewer(open_source(str(path)), size=(900, 600))
     try:
         key(v, pygame.K_c)
         assert not v.table.acts.open
