@@ -17,7 +17,7 @@ from engine.sim.cache import FieldCache
 from engine.sim.loop import Simulation
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNS = 24
+RUNS = 64
 
 #: Per shipped chase: (the token's speed stat, three values, +1 for a pursuer, -1 for a
 #: quarry): each system's speed (D6 Move, Mythmaster Adaptability for Base Move,

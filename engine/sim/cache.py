@@ -94,6 +94,9 @@ class FieldCache:
         self._exits: IdMemo[Cell | None] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
         self._exit_cells: tuple[list[Cell], np.ndarray] | None = None
         self._flee: IdMemo[Cell | None] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
+        #: A graph's CSR ``indptr`` and ``indices`` as int64 (the kernel's safe reach reads
+        #: them so), by the very ``indptr`` array.
+        self._csr64: IdMemo[tuple[np.ndarray, np.ndarray]] = IdMemo(self.BLOCKED_KEPT)
         self._meets: IdMemo[Cell] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
         self._gaps: dict[tuple[Cell, int, Cell, int], int] = {}
         self._turns_json: dict[tuple[MovementGraph, float], Any] = {}
@@ -189,6 +192,7 @@ class FieldCache:
             prof.forget_fields()
         for memo in (self._threats, self._exits, self._flee, self._meets, self._blocked):
             memo.clear()
+        self._csr64.clear()
         weight.used = 0
 
     #: How many threat maps and safe exits are kept (the oldest half goes beyond this).
@@ -235,7 +239,8 @@ class FieldCache:
             if prof is not None and cell is not None:
                 g = prof.graph
                 start = g.grid.index(cell)
-                inside = reached_safely(prof.indptr, prof.indices, g.n, start, mine < threat)
+                indptr, indices = self._int64_csr(prof)
+                inside = reached_safely(indptr, indices, g.n, start, mine < threat)
                 ok = inside[index].tolist()
             best = None
             for k, c in enumerate(exits):
@@ -243,6 +248,19 @@ class FieldCache:
                     best = (m[k], c)
             got = None if best is None else best[1]
             self._exits.put((mine, threat), None, got)
+        return got
+
+    def _int64_csr(self, prof: Profile) -> tuple[np.ndarray, np.ndarray]:
+        """``prof``'s ``indptr`` and ``indices`` as int64, made once per graph (kept by the
+        very array; counted in :attr:`weight`)."""
+        got = self._csr64.one(prof.indptr)
+        if got is None:
+            got = (
+                np.ascontiguousarray(prof.indptr, dtype=np.int64),
+                np.ascontiguousarray(prof.indices, dtype=np.int64),
+            )
+            self.weight.used += got[0].nbytes + got[1].nbytes
+            self._csr64.put_one(prof.indptr, None, got)
         return got
 
     def flee_cell(
@@ -623,18 +641,27 @@ def _slow_to_enter(prof: Profile, i: int) -> bool:
     return least > g.denominator
 
 
-def _held_from(prof: Profile, i: int, threat: np.ndarray, after: float = 0.0) -> int:
+def _held_from(
+    prof: Profile, i: int, threat: np.ndarray, after: float = 0.0, late: Any = None
+) -> int:
     """The cells the quarry holds from cell index ``i`` (:func:`held_region`) reached
     ``after`` turns from now: each cell's deadline is the pursuers' ``threat`` less a
     turn (having ended its move there, it lets every pursuer move once before it moves
-    again) less ``after``."""
+    again) less ``after`` (``late``: those deadlines, made already)."""
     g = prof.graph
-    late = threat - (1.0 + after)
-    deadline = late.tolist() if g.n <= LIST_CELLS else late
+    if late is None:
+        late = _deadlines(g.n, threat, after)
     lists = prof.lists()
     indptr, indices, data = lists if lists is not None else (prof.indptr, prof.indices, prof.data)
     start = g.node(g.grid.cell_of_index(i))
-    return held_region(indptr, indices, data, g.n, start, deadline, g.denominator)
+    return held_region(indptr, indices, data, g.n, start, late, g.denominator)
+
+
+def _deadlines(n: int, threat: np.ndarray, after: float) -> Any:
+    """:func:`_held_from`'s deadlines: ``threat - 1 - after``, as a list on a map of up to
+    :data:`LIST_CELLS` cells."""
+    late = threat - (1.0 + after)
+    return late.tolist() if n <= LIST_CELLS else late
 
 
 def held_cell(
@@ -651,11 +678,13 @@ def held_cell(
     Only a few cells are weighed, each by a search bounded by the region it holds: in
     each direction from ``cell`` (the grid's face headings, by the angle between the
     cells' centres), the cell farthest along it (the most ``mine``, then the most
-    ``threat``) of those no pursuer reaches in its next move, and ``cell`` itself; of
-    those, the :data:`FLEE_CANDIDATES` farthest from the pursuers. So a room beyond the
-    pursuers' way is weighed against the dead end away from them. Where every cell is
-    within a pursuer's next move, none holds anything: the one farthest from them."""
-    grid = prof.graph.grid
+    ``threat``, then the lowest index) of those no pursuer reaches in its next move, and
+    ``cell`` itself; of those, the :data:`FLEE_CANDIDATES` farthest from the pursuers. So a
+    room beyond the pursuers' way is weighed against the dead end away from them. Where
+    every cell is within a pursuer's next move, none holds anything: the one farthest
+    from them."""
+    g = prof.graph
+    grid = g.grid
     safe = near[threat[near] > 1 + 1e-9]
     if not len(safe):
         order = near[np.lexsort((near, mine[near], -threat[near]))]
@@ -663,21 +692,22 @@ def held_cell(
     sectors = len(grid.face_headings())
     ox, oy = grid.cell_center(cell)
     here = grid.index(cell)
-    picks: dict[int, tuple[float, float, int]] = {}
-    for i in safe.tolist():
-        if i == here:
-            sector = -1
-        else:
-            x, y = grid.cell_center(grid.cell_of_index(i))
-            turn = math.atan2(y - oy, x - ox) / (2 * math.pi) + 0.5 / sectors
-            sector = int(turn * sectors) % sectors
-        key = (float(mine[i]), float(threat[i]), -i)
-        if sector not in picks or key > picks[sector]:
-            picks[sector] = key
-    ranked = sorted(picks.values(), key=lambda k: (-k[1], k[0], -k[2]))
+    centres = [grid.cell_center(grid.cell_of_index(i)) for i in safe.tolist()]
+    xy = np.array(centres, dtype=np.float64).reshape(-1, 2)
+    turn = np.arctan2(xy[:, 1] - oy, xy[:, 0] - ox) / (2 * np.pi) + 0.5 / sectors
+    sector = np.floor(turn * sectors).astype(np.int64) % sectors
+    sector[safe == here] = sectors  # staying is a direction of its own
+    # The best of each direction: sorted by (direction, -mine, -threat, index), the first.
+    order = np.lexsort((safe, -threat[safe], -mine[safe], sector))
+    s_sorted = sector[order]
+    first = order[np.r_[True, s_sorted[1:] != s_sorted[:-1]]]
+    picks = safe[first]
+    # The farthest from the pursuers first (then the least time, the lowest index).
+    picks = picks[np.lexsort((picks, mine[picks], -threat[picks]))][:FLEE_CANDIDATES]
+    late = _deadlines(g.n, threat, 0.0)
     best: tuple[int, float, float, int] | None = None
-    for m, t, neg in ranked[:FLEE_CANDIDATES]:
-        weighed = (_held_from(prof, -neg, threat), t, -m, neg)
+    for i in picks.tolist():
+        weighed = (_held_from(prof, i, threat, late=late), float(threat[i]), -float(mine[i]), -i)
         if best is None or weighed > best:
             best = weighed
     assert best is not None
