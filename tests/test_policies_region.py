@@ -125,4 +125,10 @@ def test_the_bounded_search_holds_what_the_plain_way_holds(seed: int, tmp_path: 
                 prof.indptr, prof.indices, prof.data, g.n, start, deadline, g.denominator
             )
             listed = held_region(*prof.lists(), g.n, start, deadline.tolist(), g.denominator)  # type: ignore[misc]
-            assert got == listed == _plain(prof, start, deadline)
+            plain = _plain(prof, start, deadline)
+            assert got == listed == plain
+            for cap in (1, 5, 40):
+                capped = held_region(
+                    prof.indptr, prof.indices, prof.data, g.n, start, deadline, g.denominator, cap
+                )
+                assert capped == min(plain, cap)

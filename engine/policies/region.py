@@ -109,6 +109,7 @@ def held_region(
     start: int,
     deadline: Sequence[float] | np.ndarray,
     denominator: int,
+    cap: int | None = None,
 ) -> int:
     """How many cells the quarry holds from node ``start`` of a movement graph (CSR
     ``indptr``, ``indices`` and ``data`` in ticks over its nodes, node ``k`` on cell
@@ -118,8 +119,10 @@ def held_region(
 
     A Dijkstra that never settles nor passes a node at or past its cell's deadline: it
     stops at the region's frontier, so it costs the region's edges, not the map's (no field
-    is made or kept). The plain way (every field over the whole graph, cut down to the
-    nodes reached in time until nothing more is cut) gives the same cells
+    is made or kept); with ``cap``, also once it holds ``cap`` cells (a region that large
+    counts as ``cap``: on a big open map the search stays a few hundred cells). The plain
+    way (every field over the whole graph, cut down to the nodes reached in time until
+    nothing more is cut) gives the same cells, or ``cap`` of them
     (tests/test_policies_region.py)."""
     best: dict[int, float] = {start: 0.0}
     if not 0.0 < deadline[start % n]:
@@ -134,6 +137,8 @@ def held_region(
             continue
         done.add(v)
         cells.add(v % n)
+        if cap is not None and len(cells) >= cap:
+            return cap
         for j in range(indptr[v], indptr[v + 1]):
             w = indices[j]
             nd = d + data[j]

@@ -94,9 +94,6 @@ class FieldCache:
         self._exits: IdMemo[Cell | None] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
         self._exit_cells: tuple[list[Cell], np.ndarray] | None = None
         self._flee: IdMemo[Cell | None] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
-        #: A graph's CSR ``indptr`` and ``indices`` as int64 (the kernel's safe reach reads
-        #: them so), by the very ``indptr`` array.
-        self._csr64: IdMemo[tuple[np.ndarray, np.ndarray]] = IdMemo(self.BLOCKED_KEPT)
         self._meets: IdMemo[Cell] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
         self._gaps: dict[tuple[Cell, int, Cell, int], int] = {}
         self._turns_json: dict[tuple[MovementGraph, float], Any] = {}
@@ -192,7 +189,6 @@ class FieldCache:
             prof.forget_fields()
         for memo in (self._threats, self._exits, self._flee, self._meets, self._blocked):
             memo.clear()
-        self._csr64.clear()
         weight.used = 0
 
     #: How many threat maps and safe exits are kept (the oldest half goes beyond this).
@@ -239,8 +235,7 @@ class FieldCache:
             if prof is not None and cell is not None:
                 g = prof.graph
                 start = g.grid.index(cell)
-                indptr, indices = self._int64_csr(prof)
-                inside = reached_safely(indptr, indices, g.n, start, mine < threat)
+                inside = reached_safely(prof.indptr, prof.indices, g.n, start, mine < threat)
                 ok = inside[index].tolist()
             best = None
             for k, c in enumerate(exits):
@@ -248,19 +243,6 @@ class FieldCache:
                     best = (m[k], c)
             got = None if best is None else best[1]
             self._exits.put((mine, threat), None, got)
-        return got
-
-    def _int64_csr(self, prof: Profile) -> tuple[np.ndarray, np.ndarray]:
-        """``prof``'s ``indptr`` and ``indices`` as int64, made once per graph (kept by the
-        very array; counted in :attr:`weight`)."""
-        got = self._csr64.one(prof.indptr)
-        if got is None:
-            got = (
-                np.ascontiguousarray(prof.indptr, dtype=np.int64),
-                np.ascontiguousarray(prof.indices, dtype=np.int64),
-            )
-            self.weight.used += got[0].nbytes + got[1].nbytes
-            self._csr64.put_one(prof.indptr, None, got)
         return got
 
     def flee_cell(
@@ -621,6 +603,12 @@ def flee_choice(
 #: never a field per cell.
 FLEE_CANDIDATES = 4
 
+#: The most cells :func:`held_cell` counts of a region (:func:`held_region`'s ``cap``): a
+#: region that large holds the quarry for turns to come, so larger ones are alike (the
+#: tie goes to the cell farthest from the pursuers), and a flight costs a few searches of
+#: at most that many cells, whatever the map's size.
+HELD_CAP = 256
+
 #: Cells up to which a deadline is handed to :func:`held_region` as a list (read per node,
 #: a list is several times quicker; beyond, the array is read as it is).
 LIST_CELLS = 1 << 16
@@ -654,7 +642,7 @@ def _held_from(
     lists = prof.lists()
     indptr, indices, data = lists if lists is not None else (prof.indptr, prof.indices, prof.data)
     start = g.node(g.grid.cell_of_index(i))
-    return held_region(indptr, indices, data, g.n, start, late, g.denominator)
+    return held_region(indptr, indices, data, g.n, start, late, g.denominator, HELD_CAP)
 
 
 def _deadlines(n: int, threat: np.ndarray, after: float) -> Any:
