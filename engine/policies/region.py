@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -124,9 +124,11 @@ def held_region(
     way (every field over the whole graph, cut down to the nodes reached in time until
     nothing more is cut) gives the same cells, or ``cap`` of them
     (tests/test_policies_region.py)."""
-    best: dict[int, float] = {start: 0.0}
     if not 0.0 < deadline[start % n]:
         return 0
+    row = _rows(indptr, indices, data)
+    late = deadline.item if isinstance(deadline, np.ndarray) else deadline.__getitem__
+    best: dict[int, float] = {start: 0.0}
     heap = [(0.0, start)]
     done: set[int] = set()
     cells: set[int] = set()
@@ -139,12 +141,33 @@ def held_region(
         cells.add(v % n)
         if cap is not None and len(cells) >= cap:
             return cap
-        for j in range(indptr[v], indptr[v + 1]):
-            w = indices[j]
-            nd = d + data[j]
+        for w, step in zip(*row(v), strict=True):
+            nd = d + step
             if w in done or not nd < best.get(w, math.inf):
                 continue
-            if nd / denominator < deadline[w % n]:
+            if nd / denominator < late(w % n):
                 best[w] = nd
                 push(heap, (nd, w))
     return len(cells)
+
+
+def _rows(
+    indptr: Sequence[int], indices: Sequence[int], data: Sequence[float]
+) -> Callable[[int], tuple[list[int], list[float]]]:
+    """:func:`held_region`'s reader of a node's edges (heads and ticks) as lists: from
+    lists, slices; from arrays (a graph too big to keep as lists), each row sliced at once,
+    not an element at a time through numpy."""
+    if isinstance(indptr, np.ndarray):
+        ip, ix, dt = indptr, np.asarray(indices), np.asarray(data)
+
+        def from_arrays(v: int) -> tuple[list[int], list[float]]:
+            a, b = int(ip[v]), int(ip[v + 1])
+            return ix[a:b].tolist(), dt[a:b].tolist()
+
+        return from_arrays
+
+    def from_lists(v: int) -> tuple[list[int], list[float]]:
+        a, b = indptr[v], indptr[v + 1]
+        return list(indices[a:b]), list(data[a:b])
+
+    return from_lists
