@@ -693,6 +693,129 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(held_region_doc,
+             "held_region(indptr, indices, data, start, deadline, denominator, cap) -> cells\n\n"
+             "How many cells a token holds from node start of a CSR graph (indptr and "
+             "indices int32 or int64, data float64 ticks >= 0) whose node k stands on cell "
+             "k % n, n = len(deadline) (float64 turns, one a cell): a Dijkstra from start "
+             "that enters a node only at a time (ticks / denominator) before its cell's "
+             "deadline, counting the cells of the nodes it settles; 0 where start's own "
+             "deadline is not above 0; with cap > 0, at most cap. Float sums as Python's, "
+             "so the cells are engine.policies.region.held_region's twin's, exactly.");
+
+/* An index array's element: indptr and indices come as int32 (scipy's) or int64. */
+static inline int64_t index_at(const void *a, int wide, int64_t i) {
+    return wide ? ((const int64_t *)a)[i] : (int64_t)((const int32_t *)a)[i];
+}
+
+static int index_buf(PyObject *obj, Buf *out, const char *what, int *wide) {
+    out->held = 0;
+    if (PyObject_GetBuffer(obj, &out->b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    out->held = 1;
+    if (out->b.itemsize != 4 && out->b.itemsize != 8) {
+        PyErr_Format(PyExc_TypeError, "%s: int32 or int64 items expected", what);
+        return -1;
+    }
+    *wide = out->b.itemsize == 8;
+    return 0;
+}
+
+static PyObject *held_region(PyObject *self, PyObject *args) {
+    PyObject *o_indptr, *o_indices, *o_data, *o_deadline;
+    long long start_arg, cap;
+    double denominator;
+    if (!PyArg_ParseTuple(args, "OOOLOdL", &o_indptr, &o_indices, &o_data, &start_arg,
+                          &o_deadline, &denominator, &cap))
+        return NULL;
+    Buf bufs[4];
+    for (int i = 0; i < 4; i++) bufs[i].held = 0;
+    PyObject *result = NULL;
+    Heap heap = {NULL, 0, 0};
+    double *best = NULL;
+    uint8_t *done = NULL, *held = NULL;
+    int wide_p = 1, wide_i = 1;
+    if (index_buf(o_indptr, &bufs[0], "indptr", &wide_p) < 0 ||
+        index_buf(o_indices, &bufs[1], "indices", &wide_i) < 0 ||
+        get_buf(o_data, &bufs[2], 0, 8, "data") < 0 ||
+        get_buf(o_deadline, &bufs[3], 0, 8, "deadline") < 0)
+        goto done;
+    if (!bufs[2].held || !bufs[3].held) {
+        PyErr_SetString(PyExc_TypeError, "held_region: data and deadline are needed");
+        goto done;
+    }
+    const void *indptr = bufs[0].b.buf, *indices = bufs[1].b.buf;
+    const double *data = bufs[2].b.buf, *deadline = bufs[3].b.buf;
+    Py_ssize_t nodes = bufs[0].b.len / bufs[0].b.itemsize - 1;
+    Py_ssize_t m = bufs[1].b.len / bufs[1].b.itemsize, n = bufs[3].b.len / 8;
+    if (nodes < 0 || n <= 0 || nodes % n != 0 || bufs[2].b.len / 8 != m ||
+        nodes >= INT32_MAX || !(denominator > 0.0)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "held_region: indptr, indices, data and deadline disagree");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i <= nodes; i++) {
+        int64_t a = index_at(indptr, wide_p, i);
+        if (a < 0 || a > m || (i && a < index_at(indptr, wide_p, i - 1))) {
+            PyErr_SetString(PyExc_ValueError, "held_region: indptr out of order");
+            goto done;
+        }
+    }
+    if (start_arg < 0 || start_arg >= nodes) {
+        PyErr_SetString(PyExc_ValueError, "held_region: start out of range");
+        goto done;
+    }
+    int64_t start = (int64_t)start_arg;
+    if (!(0.0 < deadline[start % n])) {
+        result = PyLong_FromLong(0);
+        goto done;
+    }
+    best = malloc((size_t)nodes * sizeof(double));
+    done = calloc((size_t)nodes, 1);
+    held = calloc((size_t)n, 1);
+    if (!best || !done || !held) goto nomem;
+    for (Py_ssize_t i = 0; i < nodes; i++) best[i] = INFINITY;
+    best[start] = 0.0;
+    if (heap_push(&heap, key_of(0.0), (int32_t)start) < 0) goto nomem;
+    long long count = 0;
+    while (heap.size) {
+        Entry e = heap_pop(&heap);
+        int64_t v = e.node;
+        double d = distance_of(e.key);
+        if (done[v] || d > best[v]) continue;
+        done[v] = 1;
+        if (!held[v % n]) {
+            held[v % n] = 1;
+            count++;
+            if (cap > 0 && count >= cap) break;
+        }
+        int64_t lo = index_at(indptr, wide_p, v), hi = index_at(indptr, wide_p, v + 1);
+        for (int64_t j = lo; j < hi; j++) {
+            int64_t w = index_at(indices, wide_i, j);
+            if (w < 0 || w >= nodes) {
+                PyErr_SetString(PyExc_ValueError, "held_region: an index out of range");
+                goto done;
+            }
+            double nd = d + data[j];
+            if (done[w] || !(nd < best[w])) continue;
+            if (nd / denominator < deadline[w % n]) {
+                best[w] = nd;
+                if (heap_push(&heap, key_of(nd), (int32_t)w) < 0) goto nomem;
+            }
+        }
+    }
+    result = PyLong_FromLongLong(count);
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(heap.items);
+    free(best);
+    free(done);
+    free(held);
+    for (int i = 0; i < 4; i++) release(&bufs[i]);
+    return result;
+}
+
 PyDoc_STRVAR(csv_u32_doc,
              "csv_u32(text, out) -> count or -1\n\n"
              "Parse a Tiled csv layer's text (an ASCII str) of plain whole numbers into out, a "
@@ -742,6 +865,7 @@ static PyMethodDef methods[] = {
     {"field", field, METH_VARARGS, field_doc},
     {"csv_u32", csv_u32, METH_VARARGS, csv_u32_doc},
     {"reach_within", reach_within, METH_VARARGS, reach_within_doc},
+    {"held_region", held_region, METH_VARARGS, held_region_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -43,6 +43,7 @@ def available() -> bool:
 #: :func:`reach_within` in the built module: False for a module built from an older
 #: engine/_kernel.c (a checkout updated without reinstalling), whose users then run their twin.
 _HAS_REACH = _BUILT is not None and hasattr(_BUILT, "reach_within")
+_HAS_HELD = _BUILT is not None and hasattr(_BUILT, "held_region")
 
 
 def reach_available() -> bool:
@@ -204,6 +205,22 @@ def field(
     it; ``steps`` (int32, or None): each edge as a whole multiple of ``step``, for a bucket
     queue instead of a heap. Only where :func:`available`."""
     _BUILT.field(indptr, indices, data, sources, dist, steps, step)
+
+
+def held_available() -> bool:
+    """Whether :func:`held_region` runs (:func:`available`, and built with it)."""
+    return available() and _HAS_HELD
+
+
+def held_region(
+    indptr: Any, indices: Any, data: Any, start: int, deadline: Any, denominator: float, cap: int
+) -> int:
+    """engine/_kernel.c's ``held_region``: how many cells a token holds from node
+    ``start`` of a CSR graph (int32 or int64 ``indptr`` and ``indices``, float64 ``data``
+    in ticks; node ``k`` on cell ``k % n``, ``n = len(deadline)``), entering a node only
+    before its cell's ``deadline`` (float64 turns, ticks / ``denominator``); at most
+    ``cap`` (0: no cap). Only where :func:`held_available`."""
+    return int(_BUILT.held_region(indptr, indices, data, start, deadline, denominator, cap))
 
 
 def reach_within(indptr: Any, indices: Any, starts: Any, allowed: Any, out: Any) -> int:

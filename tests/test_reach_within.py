@@ -87,3 +87,45 @@ def test_without_the_kernels_function_the_twin_runs(monkeypatch) -> None:
     indices = np.array([1, 2], dtype=np.int64)
     got = region.reached_safely(indptr, indices, 3, 0, np.array([True, True, False]))
     assert got.tolist() == [True, True, False]
+
+
+@needs_kernel
+def test_held_region_in_the_kernel_counts_as_its_twin() -> None:
+    if not kernel.held_available():
+        pytest.skip("kernel built without held_region")
+    rng = np.random.default_rng(17)
+    for trial in range(400):
+        n, states = int(rng.integers(1, 60)), int(rng.integers(1, 4))
+        indptr, indices = _graph(rng, n, states, np.int64 if trial % 2 else np.int32)
+        data = rng.integers(1, 9, len(indices)).astype(np.float64) * (0.5 if trial % 3 else 1.0)
+        denominator = int(rng.integers(1, 12))
+        deadline = rng.random(n) * 4 - 0.5
+        deadline[rng.random(n) < 0.2] = np.inf
+        start = int(rng.integers(0, n * states))
+        cap = None if trial % 4 == 0 else int(rng.integers(1, 30))
+        got = region.held_region(indptr, indices, data, n, start, deadline, denominator, cap)
+        plain = region.held_region_plain(
+            indptr.tolist(), indices.tolist(), data.tolist(), n, start, deadline.tolist(),
+            denominator, cap,
+        )  # fmt: skip
+        assert got == plain, trial
+
+
+@needs_kernel
+def test_held_region_refuses_what_disagrees() -> None:
+    if not kernel.held_available():
+        pytest.skip("kernel built without held_region")
+    indptr = np.array([0, 1, 1], dtype=np.int64)
+    data = np.ones(1)
+    late = np.full(2, 9.0)
+    with pytest.raises(ValueError, match="out of range"):
+        kernel.held_region(indptr, np.array([7]), data, 0, late, 1.0, 0)
+    with pytest.raises(ValueError, match="start out of range"):
+        kernel.held_region(indptr, np.array([1]), data, 5, late, 1.0, 0)
+    with pytest.raises(ValueError, match="disagree"):
+        kernel.held_region(indptr, np.array([1]), data, 0, np.full(3, 9.0), 1.0, 0)
+    with pytest.raises(TypeError):
+        kernel.held_region(indptr, np.array([1], dtype=np.int16), data, 0, late, 1.0, 0)
+    assert kernel.held_region(indptr, np.array([1]), data, 0, late, 1.0, 0) == 2
+    assert kernel.held_region(indptr, np.array([1]), data, 0, late, 1.0, 1) == 1
+    assert kernel.held_region(indptr, np.array([1]), data, 0, np.array([0.0, 9.0]), 1.0, 0) == 0

@@ -123,7 +123,41 @@ def held_region(
     counts as ``cap``: on a big open map the search stays a few hundred cells). The plain
     way (every field over the whole graph, cut down to the nodes reached in time until
     nothing more is cut) gives the same cells, or ``cap`` of them
-    (tests/test_policies_region.py)."""
+    (tests/test_policies_region.py).
+
+    Given arrays, it runs in the compiled kernel where it is built (engine/_kernel.c
+    ``held_region``); :func:`held_region_plain` is its twin, the same count
+    (tests/test_reach_within.py)."""
+    if (
+        kernel.held_available()
+        and isinstance(indptr, np.ndarray)
+        and isinstance(indices, np.ndarray)
+        and isinstance(deadline, np.ndarray)
+    ):
+        return kernel.held_region(
+            indptr,
+            indices,
+            np.ascontiguousarray(data, dtype=np.float64),
+            start,
+            np.ascontiguousarray(deadline, dtype=np.float64),
+            float(denominator),
+            cap or 0,
+        )
+    return held_region_plain(indptr, indices, data, n, start, deadline, denominator, cap)
+
+
+def held_region_plain(
+    indptr: Sequence[int],
+    indices: Sequence[int],
+    data: Sequence[float],
+    n: int,
+    start: int,
+    deadline: Sequence[float] | np.ndarray,
+    denominator: int,
+    cap: int | None = None,
+) -> int:
+    """:func:`held_region` in Python (a heap of node times, a node's edges read as lists):
+    the twin where the kernel is not built, or is handed lists."""
     if not 0.0 < deadline[start % n]:
         return 0
     row = _rows(indptr, indices, data)
