@@ -1,7 +1,9 @@
-"""The quarry's safe reach (engine.policies.region.reached_safely) in the compiled kernel
-(engine/_kernel.c ``reach_within``) equals its Python twin (``reached_safely_plain``), on
-random graphs of one to three states a cell and on the shipped scenarios' own graphs; a
-kernel switched off, or built without the function, runs the twin."""
+"""The quarry's safe reach (engine.policies.region.reached_safely) and held region
+(``held_region``) in the compiled kernel (engine/_kernel.c ``reach_within``,
+``held_region``) equal their Python twins (``reached_safely_plain``,
+``held_region_plain``), on random graphs of one to three states a cell and on a shipped
+scenario's own graphs; a kernel switched off, or built without the function, runs the
+twin."""
 
 from __future__ import annotations
 
