@@ -38,6 +38,19 @@ def cmd_solve(args: argparse.Namespace) -> int:
         return 0
     game = solution.game
     outcome, turns = doc["outcome"], doc["turns"]
+    if doc["dice"]:
+        p = doc["p"]
+        say(
+            f"{scenario.name}: with dice, played perfectly by both: P(capture) "
+            f"{p['capture']:.6g}, P(escape) {p['escape']:.6g}, P(timeout) {p['timeout']:.6g}; "
+            f"the run ends in round {turns:.6g} on average"
+        )
+        say(
+            f"  {doc['states']:,} states solved ({int(game.stand_p.sum())} pursuer cells x "
+            f"{int(game.stand_q.sum())} quarry cells x {game.turns} turns), the checks' "
+            "exact odds, values in float64"
+        )
+        return 0
     how = {
         "capture": f"{game.pursuer.tid} catches {game.quarry.tid} in round {turns}",
         "escape": f"{game.quarry.tid} escapes in round {turns}",

@@ -524,7 +524,7 @@ class Simulation(TokenEdits):
             return self._turn_start_made(tid, spec)
         fields = self.fields
         order, tokens, specs = self.order, self.tokens, self.specs
-        plain = (tid, self.door_key())
+        plain = (tid, self.door_key(), self.turn if self.scenario.solve == "auto" else 0)
         objects = (*map(tokens.get, order), *map(specs.__getitem__, order))
         got = fields.starts.get(objects, plain)
         if got is not None:

@@ -35,6 +35,8 @@ class RunState(Protocol):
     quarries: list[str]
     waypoint: dict[str, int]
     order: list[str]
+    #: The round under way (1 in the first).
+    turn: int
 
     def door_key(self) -> tuple[tuple[int, bool], ...]: ...
 
@@ -252,14 +254,37 @@ def solve_run(run: RunState, max_states: int | None = None) -> Any:
     from engine.solve import MAX_STATES, Mover, Unsolvable, solve
 
     movers = []
+    profs: dict[str, Profile] = {}
     for t in run.order:
         cell = run.tokens[t].state.cell
         if cell is None:
             raise Unsolvable(f"{run.scenario.path}: token {t} is off the map; place it first")
         side = "pursuer" if t in run.pursuers else "quarry" if t in run.quarries else "other"
-        movers.append(Mover(t, side, run.profile_now(t).graph, cell))
+        profs[side] = run.profile_now(t)
+        movers.append(Mover(t, side, profs[side].graph, cell))
     limit = MAX_STATES if max_states is None else max_states
-    return solve(run.scenario, movers, run.scenario.system, limit)
+    ways = SolveWays(run.fields, profs, run.scenario.tokens_block != "none")
+    return solve(run.scenario, movers, run.scenario.system, limit, ways)
+
+
+class SolveWays:
+    """The turn loop's way for a solved move (:class:`engine.solve.Ways`): the field
+    cache's descent to the one cell a solved policy aims at (its goal, as
+    :meth:`Simulation._find_way` asks it), the other token in the way as the loop's
+    occupancy has it (a pursuer's quarry never blocks it)."""
+
+    def __init__(self, fields: FieldCache, profs: dict[str, Profile], block: bool) -> None:
+        self.fields, self.profs, self.block = fields, profs, block
+
+    def way(
+        self, side: str, src: Cell, dst: Cell, blocker: Cell | None
+    ) -> tuple[Any, list[tuple[int, int, float]], bool]:
+        occ = Occupancy()
+        if blocker is not None and self.block and side == "quarry":
+            occ = Occupancy(frozenset({blocker}), frozenset())
+        prof, walk, k = self.fields.descent(self.profs[side], (dst,), False, src, occ)
+        beyond = walk.after is not None and k == len(walk.edges)
+        return prof.graph, walk.edges[:k], beyond
 
 
 def solved_move(run: RunState, tid: str) -> Cell | None:
@@ -290,7 +315,8 @@ def solved_move(run: RunState, tid: str) -> Cell | None:
     q = run.tokens[solution.game.quarry.tid].state.cell
     if p is None or q is None or tid not in (solution.game.pursuer.tid, solution.game.quarry.tid):
         return None
-    return solution.move("pursuer" if tid == solution.game.pursuer.tid else "quarry", p, q)
+    side = "pursuer" if tid == solution.game.pursuer.tid else "quarry"
+    return solution.move(side, p, q, run.turn)
 
 
 def low_enough(token: Token, capture_altitude: int) -> bool:

@@ -95,6 +95,8 @@ def way_key(
     own = run.tokens[tid].state
     if own.toward is not None:
         values.append(("crossing", own.toward, own.progress))
+    if run.scenario.solve == "auto":  # a solved move with dice depends on the round
+        values.append(("round", run.turn))
     return (tid, per_turn, doors, *values), kept
 
 
@@ -112,6 +114,8 @@ def start_key(run: RunState, tid: str) -> tuple[tuple[Any, ...], tuple[Any, ...]
     if seen is None:
         return None
     values, objects = seen
+    if run.scenario.solve == "auto":  # a solved move with dice depends on the round
+        values.append(("round", run.turn))
     kept = (run.tokens.get(tid), *map(run.specs.__getitem__, run.order), *objects)
     return (tid, doors, *values), kept
 

@@ -7,7 +7,12 @@ limit) and solves it by retrograde analysis (:mod:`.retro`). The :class:`Solutio
 ``tacgrid solve`` (:meth:`Solution.to_dict`) and tells the pursuer and quarry policies the
 solved move (:meth:`Solution.move`), a pure function of where the two tokens stand.
 
-Layers: this module > retro > game.
+With dice (a move that meets a check of a cell), the game is a stochastic one: each move
+is a distribution over the cells it ends on with the checks' exact odds (:mod:`.chance`,
+the turn loop's ways through the :class:`Ways` seam), solved by backward induction over
+the rounds (:mod:`.expect`): a :class:`DiceSolution`.
+
+Layers: this module > expect | retro > chance > game.
 """
 
 from __future__ import annotations
@@ -19,10 +24,27 @@ import numpy as np
 
 from engine.grid import Cell
 from engine.scenario import Scenario
+from engine.solve.chance import Degrees, Ways, build_chance
+from engine.solve.expect import Expecti, side_of, steps_between
 from engine.solve.game import MAX_POSITIONS, MAX_STATES, Game, Mover, Unsolvable, build_game
 from engine.solve.retro import Retro, solve_retro
 
-__all__ = ["MAX_POSITIONS", "MAX_STATES", "Game", "Mover", "Solution", "Unsolvable", "solve"]
+__all__ = [
+    "MAX_DICE_VALUES",
+    "MAX_POSITIONS",
+    "MAX_STATES",
+    "DiceSolution",
+    "Game",
+    "Mover",
+    "Solution",
+    "Unsolvable",
+    "Ways",
+    "solve",
+]
+
+#: The most positions x (rounds + 1) a solve with dice holds: its values of every round,
+#: two float64 arrays of them kept for play (about 400 MB at the limit).
+MAX_DICE_VALUES = 25_000_000
 
 
 @dataclass(frozen=True)
@@ -82,9 +104,10 @@ class Solution:
         v = self.values[p, q]
         return self.arrive(v - np.sign(v), p, q)
 
-    def move(self, side: str, p_cell: Cell, q_cell: Cell) -> Cell:
+    def move(self, side: str, p_cell: Cell, q_cell: Cell, turn: int | None = None) -> Cell:
         """The solved move of ``side`` (``pursuer`` or ``quarry``) with the tokens on these
-        cells, at its turn in the round (first or second, as the game's order). Of its best
+        cells, at its turn in the round (first or second, as the game's order; ``turn``,
+        the round, changes nothing without dice: the move is as good in any). Of its best
         moves (all as good under perfect play), the one that ends nearest the other token
         (the pursuer) or farthest from it (the quarry), in grid steps: a pursuer that cannot
         force a capture still closes in rather than idles; then its own cell, then the
@@ -132,11 +155,68 @@ def _own_first(moves: np.ndarray, own: int) -> np.ndarray:
     return np.concatenate(([own], rest)) if len(rest) < len(moves) else rest
 
 
+@dataclass(frozen=True)
+class DiceSolution:
+    """A solved :class:`Game` with dice (:class:`~engine.solve.expect.Expecti`): the
+    chances of each outcome at the start and the expected round, float64."""
+
+    game: Game
+    expecti: Expecti
+
+    def start(self) -> np.ndarray:
+        g = self.game
+        return self.expecti.values[0][:, g.index(g.pursuer.cell), g.index(g.quarry.cell)]
+
+    def outcome(self) -> tuple[str, float]:
+        """The likeliest outcome (a capture, then an escape, on equal chances) and the
+        expected round the run ends in (the turn limit for a timeout)."""
+        pc, _, pe, rr = self.start().tolist()
+        pt = max(0.0, 1.0 - pc - pe)
+        best = max((pc, 2, "capture"), (pe, 1, "escape"), (pt, 0, "timeout"))
+        return best[2], rr
+
+    def to_dict(self) -> dict[str, Any]:
+        """``tacgrid solve --json`` (docs/commands.md)."""
+        pc, _, pe, _ = self.start().tolist()
+        outcome, turns = self.outcome()
+        return {
+            "kind": "solve",
+            "outcome": outcome,
+            "turns": round(turns, 9),
+            "p": {
+                "capture": round(pc, 12),
+                "escape": round(pe, 12),
+                "timeout": round(max(0.0, 1.0 - pc - pe), 12),
+            },
+            "states": self.game.states,
+            "rounds_solved": self.game.turns,
+            "dice": True,
+            "arithmetic": "float64",
+        }
+
+    def move(self, side: str, p_cell: Cell, q_cell: Cell, turn: int | None = None) -> Cell:
+        """The solved move of ``side`` in round ``turn`` (default 1) with the tokens on
+        these cells (:meth:`Expecti.move`: the best by the chance of a capture, then
+        the tie-break; then nearest the other token or farthest from it, its own cell,
+        the lowest cell index)."""
+        g = self.game
+        got = self.expecti.move(side, g.index(p_cell), g.index(q_cell), turn or 1)
+        return g.quarry.graph.grid.cell_of_index(got)
+
+
 def solve(
-    scenario: Scenario, movers: list[Mover], system: Any, max_states: int = MAX_STATES
-) -> Solution:
-    """Solve one pursuer against one quarry (``movers`` in turn order)."""
-    game = build_game(scenario, movers, system, max_states)
+    scenario: Scenario,
+    movers: list[Mover],
+    system: Any,
+    max_states: int = MAX_STATES,
+    ways: Ways | None = None,
+) -> Solution | DiceSolution:
+    """Solve one pursuer against one quarry (``movers`` in turn order); with ``ways``
+    (the turn loop's, :class:`Ways`) a map whose cells ask checks too."""
+    game = build_game(scenario, movers, system, max_states, dice=ways is not None)
+    if game.dice:
+        assert ways is not None
+        return _solve_dice(scenario, game, system, ways)
     retro = solve_retro(game)
     big = game.turns + 2
     values = np.where(
@@ -145,3 +225,43 @@ def solve(
         np.where(retro.escape_in > 0, retro.escape_in - big, 0),
     ).astype(np.int32)
     return Solution(game, retro, values)
+
+
+def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> DiceSolution:
+    n = game.n
+    held = n * n * (game.turns + 1)
+    if held > MAX_DICE_VALUES:
+        raise Unsolvable(
+            f"{scenario.path}: {held:,} values with dice ({n} cells squared x "
+            f"{game.turns + 1} rounds) is more than the limit {MAX_DICE_VALUES:,} held in "
+            "memory; solve a smaller map or turn limit"
+        )
+    name = scenario.path
+    pm, qm = game.pursuer, game.quarry
+    every = [(c, c, None) for c in range(n)]
+    chance_p = build_chance(
+        game, "pursuer", game.reach_p.of, every, ways, Degrees(name, pm.tid, system)
+    )
+    dq = Degrees(name, qm.tid, system)
+    chance_q = build_chance(game, "quarry", game.reach_q.of, every, ways, dq)
+    b = game.blocked
+    blocked = None
+    bp = bq = np.zeros(0, dtype=np.int64)
+    if b is not None and len(b.p):
+        bp, bq = b.p, b.q
+        pairs = [(k, int(bq[k]), int(bp[k])) for k in range(len(bp))]
+        chance_b = build_chance(
+            game, "quarry", lambda k: b.idx[b.ptr[k] : b.ptr[k + 1]], pairs, ways, dq
+        )
+        blocked = side_of(chance_b, n)
+    ex = Expecti(
+        game,
+        side_of(chance_p, n),
+        side_of(chance_q, n),
+        blocked,
+        bp,
+        bq,
+        steps_between(game),
+    )
+    ex.solve()
+    return DiceSolution(game, ex)

@@ -98,6 +98,8 @@ class Game:
     #: The cells each side can stand on (its start, and every cell a move may end on).
     stand_p: np.ndarray
     stand_q: np.ndarray
+    #: Whether a move may meet a check (solved with dice: engine.solve.expect).
+    dice: bool = False
 
     @property
     def states(self) -> int:
@@ -117,8 +119,11 @@ class Game:
         return self.reach_q.of(q)
 
 
-def check_scenario(scenario: Scenario, movers: list[Mover], system: Any) -> None:
-    """Refuse, in one line, what the game does not model (docs/solve.md)."""
+def check_scenario(
+    scenario: Scenario, movers: list[Mover], system: Any, dice: bool = False
+) -> None:
+    """Refuse, in one line, what the game does not model (docs/solve.md); ``dice``: the
+    checks of cells are modelled (engine.solve.chance), given the turn loop's ways."""
     name = scenario.path
     sides = sorted(m.side for m in movers)
     if sides != ["pursuer", "quarry"]:
@@ -137,7 +142,11 @@ def check_scenario(scenario: Scenario, movers: list[Mover], system: Any) -> None
             why = f"changes pace over its first turns (pace {g.pace})"
         elif _turn_rolls(g, token, system):
             why = f"rolls once a turn at pace {g.pace} on this map"
-        elif _has_checks(g):
+        elif _climbs(g):
+            why = "climbs over turns in whole successes on this map (a climb's progress)"
+        elif _jump_checks(g):
+            why = "jumps with a check on this map (a failure falls into the gap)"
+        elif not dice and _has_checks(g):
             why = "meets checks on this map (terrain, jumps or climbs)"
         if why is not None:
             raise Unsolvable(
@@ -172,12 +181,29 @@ def _has_checks(g: MovementGraph) -> bool:
     return any(g.system.climb_odds(token, g.model.terrains[t], g.pace) for t in present)
 
 
+def _climbs(g: MovementGraph) -> bool:
+    """Whether a run of terrain on ``g``'s map is one climb priced in whole successes
+    (:meth:`RuleSystem.climb_odds`: Mythmaster's skill climbs, over turns)."""
+    present = np.unique(g.model.terrain_ids).tolist()
+    token = g.search.tokens[g.search.start]
+    return any(g.system.climb_odds(token, g.model.terrains[t], g.pace) for t in present)
+
+
+def _jump_checks(g: MovementGraph) -> bool:
+    return any(j.check is not None and j.check.check is not None for j in g.jumps)
+
+
 def build_game(
-    scenario: Scenario, movers: list[Mover], system: Any, max_states: int = MAX_STATES
+    scenario: Scenario,
+    movers: list[Mover],
+    system: Any,
+    max_states: int = MAX_STATES,
+    dice: bool = False,
 ) -> Game:
     """The game of ``movers`` (in turn order) on ``scenario``; :class:`Unsolvable` where it
-    is not modelled or has more than ``max_states`` states."""
-    check_scenario(scenario, movers, system)
+    is not modelled or has more than ``max_states`` states. ``dice``: cells' checks are
+    modelled (the game's ``dice`` says whether a move meets one)."""
+    check_scenario(scenario, movers, system, dice)
     pm = next(m for m in movers if m.side == "pursuer")
     qm = next(m for m in movers if m.side == "quarry")
     grid = scenario.model.grid
@@ -232,6 +258,7 @@ def build_game(
         blocked=blocked,
         stand_p=stand_p,
         stand_q=stand_q,
+        dice=dice and any(_has_checks(m.graph) for m in (pm, qm)),
     )
 
 

@@ -1,0 +1,252 @@
+"""Moves with dice: each move of a turn as a distribution over the cells it ends on, with
+the exact odds of the checks on its way, as the turn loop walks it.
+
+A token moving to a cell walks the way the turn loop takes there (:class:`Ways`: the
+policy's goal is that one cell, the way the field cache's descent down a plain field to it,
+around the other token where it stands in the way). On that way the loop rolls a cell's
+check where the token enters a new run of terrain, or a run in a new move as the system
+counts moves (:meth:`~engine.systems.base.RuleSystem.check_period`);
+a degree that does not let it on (:meth:`~engine.systems.base.RuleSystem.goes_on`) keeps it
+out of that cell: the move ends on the cell before, the rest of the turn lost. That is all
+a move is here, so what a degree does to the token must leave nothing that lasts
+(:func:`probe_checks`): a degree that lets it on must not change it (the loop would price
+the rest of its move again), and one that stops it must leave the token as the end of the
+turn would have left it anyway. Anything else is refused in one line naming it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Protocol
+
+import numpy as np
+
+from engine.dice import Dice
+from engine.grid import Cell
+from engine.movement import MovementGraph
+from engine.solve.game import Game, Unsolvable
+
+#: One edge of a way: (node, next node, ticks).
+Edge = tuple[int, int, float]
+
+
+class Ways(Protocol):
+    """The turn loop's way for a move (a seam: :func:`engine.sim.view.solve_run` gives the
+    field cache's): the graph walked and the edges of the turn walked on the way from
+    ``src`` to ``dst`` (cut as the loop cuts them), ``blocker`` the other token's cell
+    where it stands in the mover's way (None: nobody), and whether the way goes on into a
+    crossing of more than a turn."""
+
+    def way(
+        self, side: str, src: Cell, dst: Cell, blocker: Cell | None
+    ) -> tuple[MovementGraph, list[Edge], bool]: ...
+
+
+@dataclass(frozen=True)
+class Chance:
+    """One side's moves with their outcomes: move ``m`` (``src[m]`` to ``dst[m]``) ends on
+    ``end[optr[m]:optr[m + 1]]`` with the chances ``prob[...]`` (float64 of the exact
+    odds, which sum to 1); the moves of the ``i``-th pair asked are ``gptr[i]:gptr[i + 1]``."""
+
+    gptr: np.ndarray
+    src: np.ndarray
+    dst: np.ndarray
+    optr: np.ndarray
+    end: np.ndarray
+    prob: np.ndarray
+
+
+def own_first(moves: np.ndarray, own: int) -> np.ndarray:
+    """``moves`` in the order ties are broken in: its own cell, then by cell index."""
+    rest = np.sort(moves[moves != own])
+    return np.concatenate(([own], rest)).astype(np.int64) if len(rest) < len(moves) else rest
+
+
+def check_cells(g: MovementGraph) -> np.ndarray:
+    """Per cell index, whether entering it may ask a check (its terrain has one in some
+    layer of the token's search)."""
+    asks = np.zeros(len(g.model.terrains), dtype=bool)
+    for layer in g.state_costs:
+        for t in range(len(asks)):
+            cost = layer[t]
+            if cost.check is not None and cost.check.check is not None:
+                asks[t] = True
+    return asks[np.asarray(g.model.terrain_ids).ravel()]
+
+
+def _token(g: MovementGraph) -> Any:
+    return g.search.tokens[g.search.start]
+
+
+def _lasting(before: Any, after: Any) -> str:
+    """What differs between two token states beyond the cell and mode, in words ('':
+    nothing)."""
+    a, b = before.state, after.state
+    parts = [f"condition {c}" for c in sorted(b.conditions - a.conditions)]
+    ca = {k: v for k, v in a.counters if v}
+    cb = {k: v for k, v in b.counters if v}
+    parts += [f"{k} {cb.get(k, 0)}" for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)]
+    if a.progress != b.progress or a.toward != b.toward:
+        parts.append("a crossing under way")
+    if a.encumbrance != b.encumbrance:
+        parts.append(f"encumbrance {b.encumbrance}")
+    return ", ".join(parts)
+
+
+class Degrees:
+    """Per check asked on a map, the chance that a roll lets the token on, exact, with
+    every degree's effect probed once (:func:`probe_checks`)."""
+
+    def __init__(self, name: str, tid: str, system: Any) -> None:
+        self.name, self.tid, self.system = name, tid, system
+        self._kept: dict[tuple[str, str, str], Fraction] = {}
+
+    def go_on(self, token: Any, cell_check: Any) -> Fraction:
+        key = (cell_check.what, str(cell_check.target), str(cell_check.check))
+        got = self._kept.get(key)
+        if got is None:
+            got = self._kept[key] = self._probe(token, cell_check)
+        return got
+
+    def _probe(self, token: Any, cc: Any) -> Fraction:
+        system = self.system
+        odds: dict[str, Fraction] = cc.check.outcomes()
+        p_success = cc.check.p_success()
+        go, upto = Fraction(0), Fraction(0)
+        plain = system.end_turn(token, Dice(0))
+        for degree, p in odds.items():
+            success = upto < p_success  # the successes come first (engine.checks)
+            upto += p
+            if not p:
+                continue
+            after = system.apply_check(token, cc.what, degree)
+            if success or system.goes_on(cc, degree, success):
+                changed = _lasting(token, after)
+                if changed:
+                    raise Unsolvable(
+                        f"{self.name}: token {self.tid}'s {cc.what} at {degree} changes it "
+                        f"on the way ({changed}: the rest of its move priced again); solve "
+                        "models checks that let a token on unchanged or stop it "
+                        "(docs/solve.md): give it a map without this check"
+                    )
+                go += p
+                continue
+            dice = Dice(0)
+            ended = system.end_turn(after, dice)
+            changed = _lasting(plain, ended)
+            if dice.log or changed:
+                what = changed or "a roll at the end of the turn"
+                raise Unsolvable(
+                    f"{self.name}: token {self.tid}'s failed {cc.what} ({degree}) leaves "
+                    f"{what} after its turn, which solve does not carry (docs/solve.md); "
+                    "give it a map without this check"
+                )
+        return go
+
+
+def outcomes(
+    g: MovementGraph, edges: list[Edge], src: int, degrees: Degrees
+) -> list[tuple[int, Fraction]]:
+    """Where a move along ``edges`` (from cell index ``src``) ends, with its chances: the
+    turn loop's walk (:meth:`engine.sim.walking.Walker._enter`): a check rolled where a
+    new run of terrain, or a run in a new move, is entered; a stop ends it on the cell
+    before."""
+    n = g.n
+    token = _token(g)
+    key = (int(g.run_key[src]), 0)
+    here, spent = src, 0.0
+    left = Fraction(1)
+    out: list[tuple[int, Fraction]] = []
+    tids = np.asarray(g.model.terrain_ids).ravel()
+    for node, nxt, w in edges:
+        j = nxt % n
+        if j != node % n:
+            t = int(tids[j])
+            period = g.check_period[t]
+            move = 0 if period is None else math.ceil(g.turns(spent + w) / period)
+            run_key = (int(g.run_key[j]), move)
+            cost = g.state_costs[g.state_of(nxt)][t]
+            if cost.check is not None and cost.check.check is not None and run_key != key:
+                go = degrees.go_on(token, cost.check)
+                if go < 1:
+                    out.append((here, left * (1 - go)))
+                    left *= go
+            key = run_key
+        spent += w
+        here = j
+    out.append((here, left))
+    merged: dict[int, Fraction] = {}
+    for c, p in out:
+        if p:
+            merged[c] = merged.get(c, Fraction(0)) + p
+    return sorted(merged.items())
+
+
+def build_chance(
+    game: Game,
+    side: str,
+    moves_of: Callable[[int], np.ndarray],
+    pairs: Sequence[tuple[int, int, int | None]],
+    ways: Ways,
+    degrees: Degrees,
+) -> Chance:
+    """The outcomes of ``side``'s moves from each source of ``pairs`` (``(key, source
+    cell index, the other token's cell index where it is in the way, else None)``, the
+    moves ``moves_of(key)``), in the order ties are broken in (:func:`own_first`). A move
+    from a cell whose turn reaches no check cell ends where it goes."""
+    mover = game.pursuer if side == "pursuer" else game.quarry
+    g = mover.graph
+    grid = g.grid
+    asks = check_cells(g)
+    srcs: list[int] = []
+    dsts: list[int] = []
+    counts: list[int] = []
+    ends: list[int] = []
+    probs: list[float] = []
+    per: list[int] = []
+    for key, src, other in pairs:
+        blocker = None if other is None else grid.cell_of_index(other)
+        moves = own_first(moves_of(key), src)
+        chancy = bool(asks[moves].any())
+        per.append(len(moves))
+        for dst in moves.tolist():
+            srcs.append(src)
+            dsts.append(dst)
+            if not chancy or dst == src:
+                counts.append(1)
+                ends.append(dst)
+                probs.append(1.0)
+                continue
+            wg, edges, beyond = ways.way(
+                side, grid.cell_of_index(src), grid.cell_of_index(dst), blocker
+            )
+            if beyond:
+                raise Unsolvable(
+                    f"{degrees.name}: token {mover.tid}'s way to {grid.cell_of_index(dst)} "
+                    "goes into a crossing of more than a turn, which solve does not carry "
+                    "(docs/solve.md)"
+                )
+            if any((a, b) in wg.jump_at for a, b, _ in edges) if wg.jump_at else False:
+                raise Unsolvable(
+                    f"{degrees.name}: token {mover.tid} jumps on its way; solve models no "
+                    "jumps with dice (docs/solve.md): give it a map without gaps to jump"
+                )
+            got = outcomes(wg, edges, src, degrees)
+            counts.append(len(got))
+            ends.extend(c for c, _ in got)
+            probs.extend(float(p) for _, p in got)
+    optr = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=optr[1:])
+    gptr = np.zeros(len(per) + 1, dtype=np.int64)
+    np.cumsum(per, out=gptr[1:])
+    return Chance(
+        gptr,
+        np.array(srcs, dtype=np.int64),
+        np.array(dsts, dtype=np.int64),
+        optr,
+        np.array(ends, dtype=np.int64),
+        np.array(probs, dtype=np.float64),
+    )

@@ -1,0 +1,241 @@
+"""The stochastic game with dice: backward induction over the rounds (exact value iteration
+over a finite horizon) on the moves' outcome distributions (:mod:`.chance`), in float64.
+
+A position's value is four expectations under the solved play from there: ``pc`` the
+chance of a capture, ``u`` the tie-break (``big - r`` for a capture in round ``r``,
+``r - big`` for an escape, 0 for a timeout: sooner captures, later escapes), ``pe`` the
+chance of an escape and ``rr`` the round the run ends in (the turn limit for a timeout).
+The pursuer maximises ``(pc, u)`` in that order, the quarry minimises it; of moves as good
+(within :data:`EPS`) the one ending nearest the other token (the pursuer) or farthest
+from it (the quarry), in grid steps, then its own cell, then the lowest cell index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from engine.grid import Cell
+from engine.solve.chance import Chance
+from engine.solve.game import Game
+
+#: Two values this close are as good (float64 sums of the same chances in another order).
+EPS = 1e-12
+
+#: Moves x columns of values worked out at once (four float64 arrays of it).
+CHUNK = 1 << 20
+
+#: Rounds whose values after the first mover's move are kept for :meth:`Expecti.move`.
+MIDS_KEPT = 4
+
+#: Values a position holds: pc, u, pe, rr.
+PC, U, PE, RR = range(4)
+
+
+def _sparse(ch: Chance, n: int) -> Any:
+    from scipy.sparse import csr_array
+
+    return csr_array((ch.prob, ch.end, ch.optr), shape=(len(ch.src), n))
+
+
+@dataclass
+class Side:
+    """One side's moves for the value iteration: ``chance`` grouped by source (``ptr``),
+    as a sparse matrix of outcome chances (moves x cells)."""
+
+    chance: Chance
+    ptr: np.ndarray
+    mat: Any
+
+
+def side_of(ch: Chance, n: int) -> Side:
+    return Side(ch, ch.gptr, _sparse(ch, n))
+
+
+def pick(
+    vals: np.ndarray, near: np.ndarray, ptr: np.ndarray, maximise: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Of each group of moves (rows ``ptr[i]:ptr[i + 1]``), per column, the best by
+    ``(pc, u)`` (the largest where ``maximise``, else the smallest), then the smallest
+    ``near``, then the first: the values it gives (4 x groups x columns) and its row."""
+    sign = 1.0 if maximise else -1.0
+    starts = ptr[:-1]
+    grp = np.repeat(np.arange(len(starts)), np.diff(ptr))
+    pc, u = sign * vals[PC], sign * vals[U]
+    best = np.maximum.reduceat(pc, starts, axis=0)
+    cand = pc >= best[grp] - EPS
+    um = np.where(cand, u, -np.inf)
+    best_u = np.maximum.reduceat(um, starts, axis=0)
+    cand &= u >= best_u[grp] - EPS
+    big = np.int64(np.iinfo(np.int64).max)
+    nm = np.where(cand, near.astype(np.int64), big)
+    best_n = np.minimum.reduceat(nm, starts, axis=0)
+    cand &= near == best_n[grp]
+    rows = np.arange(len(grp))[:, None]
+    first = np.minimum.reduceat(np.where(cand, rows, big), starts, axis=0)
+    cols = np.arange(vals.shape[2])[None, :]
+    return vals[:, first, cols], first
+
+
+@dataclass
+class Expecti:
+    """The solved stochastic game: ``after[r]`` the values (4 x n x n, pursuer cell x
+    quarry cell) at the start of round ``r + 1`` (index 0: round 1, the start; index
+    ``turns``: past the limit)."""
+
+    game: Game
+    pursuer: Side
+    quarry: Side
+    #: The quarry's moves where the pursuer is in its way: pair ``k`` (``bp[k]``, ``bq[k]``)
+    #: has the moves of ``blocked`` with ``src == k``.
+    blocked: Side | None
+    bp: np.ndarray
+    bq: np.ndarray
+    steps: np.ndarray
+    values: list[np.ndarray] = field(default_factory=list)
+    _mid: dict[int, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def big(self) -> int:
+        return self.game.turns + 2
+
+    def arrive(self, v: np.ndarray, rnd: int) -> np.ndarray:
+        """Values on ending a move in round ``rnd`` on each position, ``v`` those of going
+        on from there: a capture, else an escape, at once (the turn loop's check)."""
+        g, big = self.game, self.big
+        out = v.copy()
+        esc = np.broadcast_to(g.exit[None, :], g.cap.shape) & ~g.cap
+        for k, (cv, ev) in enumerate(((1.0, 0.0), (big - rnd, rnd - big), (0.0, 1.0), (rnd, rnd))):
+            out[k][g.cap] = cv
+            out[k][esc] = ev
+        return out
+
+    def ply(self, side: str, a: np.ndarray) -> np.ndarray:
+        """The values (4 x n x n) before ``side`` moves, ``a`` those after its move ends,
+        worked out a few columns (the other token's cells) at a time."""
+        n = self.game.n
+        moves = len((self.pursuer if side == "pursuer" else self.quarry).chance.src)
+        width = max(1, CHUNK // max(moves, 1))
+        out = np.empty_like(a)
+        for lo in range(0, n, width):
+            cols = np.arange(lo, min(n, lo + width))
+            got = self.ply_cols(side, a, cols)
+            if side == "pursuer":
+                out[:, :, cols] = got
+            else:
+                out[:, cols, :] = got
+        return out
+
+    def ply_cols(self, side: str, a: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """:meth:`ply` for the other token on ``cols`` (sorted): 4 x n x cols for the
+        pursuer's move, 4 x cols x n for the quarry's."""
+        n = self.game.n
+        if side == "pursuer":
+            s = self.pursuer
+            near = self.steps[s.chance.dst][:, cols]
+            vals = np.stack([s.mat @ a[k][:, cols] for k in range(4)])
+            best, _ = pick(vals, near, s.ptr, True)
+            return best
+        s = self.quarry
+        near = -self.steps[s.chance.dst][:, cols]
+        vals = np.stack([s.mat @ a[k].T[:, cols] for k in range(4)])
+        best, _ = pick(vals, near, s.ptr, False)
+        out = np.ascontiguousarray(best.transpose(0, 2, 1))  # 4 x cols x n (pursuer rows)
+        b = self.blocked
+        if b is not None and len(self.bp):
+            mask = np.isin(self.bp, cols)
+            if mask.any():
+                bv, _ = self._blocked(a, np.flatnonzero(mask))
+                at = np.searchsorted(cols, self.bp[mask]) if len(cols) < n else self.bp[mask]
+                out[:, at, self.bq[mask]] = bv
+        return out
+
+    def _blocked(self, a: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The quarry's best over its moves in the way of the pursuer for pairs ``ks``:
+        values (4 x len(ks)) and the chosen move (an index into ``blocked.chance``)."""
+        b = self.blocked
+        assert b is not None
+        ch, n = b.chance, self.game.n
+        lo, hi = b.ptr[ks], b.ptr[ks + 1]
+        rows = np.concatenate([np.arange(x, y) for x, y in zip(lo, hi, strict=True)])
+        gptr = np.zeros(len(ks) + 1, dtype=np.int64)
+        np.cumsum(hi - lo, out=gptr[1:])
+        counts = np.diff(ch.optr)[rows]
+        oi = np.concatenate([np.arange(ch.optr[r], ch.optr[r + 1]) for r in rows])
+        owner = np.repeat(np.arange(len(rows)), counts)
+        p_of = np.repeat(self.bp[np.repeat(ks, hi - lo)], counts)
+        flat = p_of * n + ch.end[oi]
+        vals = np.stack(
+            [np.bincount(owner, ch.prob[oi] * a[k].ravel()[flat], len(rows)) for k in range(4)]
+        )[:, :, None]
+        near = -self.steps[self.bp[np.repeat(ks, hi - lo)], ch.dst[rows]][:, None]
+        best, first = pick(vals, near, gptr, False)
+        return best[:, :, 0], rows[first[:, 0]]
+
+    def solve(self) -> None:
+        """Backward induction from past the turn limit to round 1."""
+        g, n = self.game, self.game.n
+        first, second = ("pursuer", "quarry") if g.pursuer_first else ("quarry", "pursuer")
+        v = np.zeros((4, n, n))
+        v[RR] = g.turns
+        self.values = [v]
+        for rnd in range(g.turns, 0, -1):
+            mid = self.ply(second, self.arrive(v, rnd))
+            v = self.ply(first, self.arrive(mid, rnd))
+            self.values.append(v)
+        self.values.reverse()
+
+    def after(self, rnd: int) -> np.ndarray:
+        """The values at the start of round ``rnd + 1`` (past the limit: a timeout)."""
+        return self.values[min(max(rnd, 1), self.game.turns)]
+
+    def move(self, side: str, p: int, q: int, rnd: int) -> int:
+        """The solved move of ``side`` at round ``rnd`` with the tokens on cell indices
+        ``p`` and ``q`` (its turn first or second in the round, as the game's order): the
+        cell index it goes to."""
+        g = self.game
+        rnd = min(max(rnd, 1), g.turns)
+        first = (side == "pursuer") == g.pursuer_first
+        a = self.arrive(self.after(rnd), rnd)
+        if first:
+            got = self._mid.get(rnd)
+            if got is None:
+                other = "quarry" if side == "pursuer" else "pursuer"
+                got = self._mid[rnd] = self.arrive(self.ply(other, a), rnd)
+                if len(self._mid) > MIDS_KEPT:
+                    self._mid.pop(next(iter(self._mid)))
+            a = got
+        if side == "pursuer":
+            s = self.pursuer
+            rows = np.arange(s.ptr[p], s.ptr[p + 1])
+            vals = np.stack([s.mat[rows] @ a[k][:, [q]] for k in range(4)])
+            near = self.steps[s.chance.dst[rows]][:, [q]]
+            _, at = pick(vals, near, np.array([0, len(rows)]), True)
+            return int(s.chance.dst[rows[at[0, 0]]])
+        b = self.blocked
+        if b is not None:
+            k = np.flatnonzero((self.bp == p) & (self.bq == q))
+            if len(k):
+                _, chosen = self._blocked(a, k[:1])
+                return int(b.chance.dst[chosen[0]])
+        s = self.quarry
+        rows = np.arange(s.ptr[q], s.ptr[q + 1])
+        vals = np.stack([s.mat[rows] @ a[k].T[:, [p]] for k in range(4)])
+        near = -self.steps[s.chance.dst[rows]][:, [p]]
+        _, at = pick(vals, near, np.array([0, len(rows)]), False)
+        return int(s.chance.dst[rows[at[0, 0]]])
+
+
+def steps_between(game: Game) -> np.ndarray:
+    """Grid steps between every two cells either token may stand on (int32; 0 elsewhere)."""
+    n = game.n
+    grid = game.quarry.graph.grid
+    out = np.zeros((n, n), dtype=np.int32)
+    cells = np.flatnonzero(game.stand_p | game.stand_q).tolist()
+    at: list[Cell] = [grid.cell_of_index(c) for c in cells]
+    for i, a in zip(cells, at, strict=True):
+        for j, b in zip(cells, at, strict=True):
+            out[i, j] = grid.steps(a, b)
+    return out
