@@ -13,7 +13,12 @@ Rows (exit status 1 if a target is missed):
   process; both give the same answer (checked): target <= 1x;
 * a 12x10 chase solved whole, as a ratio to a plain-Python minimax over the same map
   (memoised recursion over pursuer cell, quarry cell, mover and round; its own moves by a
-  plain Dijkstra over the drawing), which must give the same outcome and round.
+  plain Dijkstra over the drawing), which must give the same outcome and round;
+* a chase with dice (Mythmaster on a 16x12 drawing with water, both tokens swimmers who
+  roll a Swimming 21C entering it, an exit beyond the water; 10 rounds) solved whole in a
+  fresh process, CPU seconds and peak memory, as a ratio to the same chase without dice
+  (the same tokens untrained at swimming: they roll nothing), solved the same way: target
+  the whole solve <= 20 s CPU, <= 1 GB.
 
 Run: python benchmarks/bench_solve.py
 """
@@ -70,6 +75,38 @@ def write_chase(
         f"  - {{id: q, side: quarry, policy: quarry, cell: [{w - 5}, {h - 5}], "
         "stats: {speed: 25}}\n"
         "  - {id: p, side: pursuer, policy: pursuer, cell: [2, 2], stats: {speed: 30}}\n"
+    )
+    path = folder / "chase.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def write_dice_chase(folder: Path, swimmers: bool) -> Path:
+    """A Mythmaster chase on a 16x12 drawing of open ground, water and walls, the exits
+    on the far column; ``swimmers``: both tokens roll to swim (else they roll nothing)."""
+    w, h = 16, 12
+    rng = np.random.default_rng(5)
+    pick = rng.choice(np.array(list("......~~#")), size=(h, w))
+    pick[1, 1] = pick[h - 2, w - 5] = "."
+    pick[:, w - 3] = "~"
+    exits = "".join(
+        f'<object id="{r + 1}" name="e{r}" type="exit" x="{(w - 1) * 32}" y="{r * 32}" '
+        'width="32" height="32"/>'
+        for r in range(h)
+    )
+    tmxtext.write(
+        folder / "m.tmx",
+        ["".join(r) for r in pick.tolist()],
+        properties={"diagonals": "equal"},
+        objects=f'<objectgroup name="o">{exits}</objectgroup>',
+    )
+    swim = ", swimming: 6" if swimmers else ""
+    text = (
+        "map: m.tmx\nsystem: mythmaster\nturns: 10\ngoals: {capture: 1}\ntokens:\n"
+        f"  - {{id: q, side: quarry, policy: quarry, pace: walk, cell: [{w - 5}, {h - 2}], "
+        f"stats: {{adaptability: 13, physical: 12{swim}}}}}\n"
+        "  - {id: p, side: pursuer, policy: pursuer, pace: walk, cell: [1, 1], "
+        f"stats: {{adaptability: 14, physical: 12{swim}}}}}\n"
     )
     path = folder / "chase.yaml"
     path.write_text(text, encoding="utf-8")
@@ -287,6 +324,23 @@ def main() -> int:
             f"{got['cpu'] / plain:.3f}x (same outcome and round: {same})"
         )
         if not same:
+            ok = False
+            print("   TARGET MISSED")
+        wet, dry = Path(tmp) / "wet", Path(tmp) / "dry"
+        wet.mkdir()
+        dry.mkdir()
+        dice = run_child("whole", write_dice_chase(wet, True))
+        plain = run_child("whole", write_dice_chase(dry, False))
+        p = dice["p"]
+        print(
+            f"16x12 chase with dice: {dice['cpu']:.2f} s CPU, peak {dice['rss_mb']:.0f} MB; "
+            f"P(capture) {p['capture']:.4f}, P(escape) {p['escape']:.4f}, expected round "
+            f"{dice['turns']:.3f}; without dice (the same map, nobody rolls) "
+            f"{plain['cpu']:.2f} s CPU, peak {plain['rss_mb']:.0f} MB, {plain['outcome']} in "
+            f"round {plain['turns']}: {dice['cpu'] / max(plain['cpu'], 1e-9):.1f}x "
+            f"(targets <= {MAX_CPU_S:.0f} s CPU, <= {MAX_RSS_MB:.0f} MB)"
+        )
+        if not dice["dice"] or dice["cpu"] > MAX_CPU_S or dice["rss_mb"] > MAX_RSS_MB:
             ok = False
             print("   TARGET MISSED")
     return 0 if ok else 1

@@ -24,7 +24,7 @@ import numpy as np
 
 from engine.grid import Cell
 from engine.scenario import Scenario
-from engine.solve.chance import Degrees, Ways, build_chance
+from engine.solve.chance import Degrees, Walked, Ways, build_chance
 from engine.solve.expect import Expecti, side_of, steps_between
 from engine.solve.game import MAX_POSITIONS, MAX_STATES, Game, Mover, Unsolvable, build_game
 from engine.solve.retro import Retro, solve_retro
@@ -240,10 +240,11 @@ def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> Dice
     pm, qm = game.pursuer, game.quarry
     every = [(c, c, None) for c in range(n)]
     chance_p = build_chance(
-        game, "pursuer", game.reach_p.of, every, ways, Degrees(name, pm.tid, system)
+        game, "pursuer", game.reach_p.of, every, ways, Degrees(name, pm.tid, system), {}
     )
     dq = Degrees(name, qm.tid, system)
-    chance_q = build_chance(game, "quarry", game.reach_q.of, every, ways, dq)
+    kept: dict[tuple[int, int], Walked] = {}
+    chance_q = build_chance(game, "quarry", game.reach_q.of, every, ways, dq, kept)
     b = game.blocked
     blocked = None
     bp = bq = np.zeros(0, dtype=np.int64)
@@ -251,7 +252,7 @@ def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> Dice
         bp, bq = b.p, b.q
         pairs = [(k, int(bq[k]), int(bp[k])) for k in range(len(bp))]
         chance_b = build_chance(
-            game, "quarry", lambda k: b.idx[b.ptr[k] : b.ptr[k + 1]], pairs, ways, dq
+            game, "quarry", lambda k: b.idx[b.ptr[k] : b.ptr[k + 1]], pairs, ways, dq, kept
         )
         blocked = side_of(chance_b, n)
     ex = Expecti(

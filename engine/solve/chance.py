@@ -147,6 +147,15 @@ class Degrees:
         return go
 
 
+def _move_of(g: MovementGraph, ticks: float, period: Fraction) -> int:
+    """``ceil(g.turns(ticks) / period)``: the move (as the system counts them) a step
+    ending ``ticks`` into the turn is in; in whole numbers where the ticks are whole."""
+    if ticks.is_integer():
+        a = int(ticks) * period.denominator
+        return -(-a // (g.denominator * period.numerator))
+    return math.ceil(g.turns(ticks) / period)
+
+
 def outcomes(
     g: MovementGraph, edges: list[Edge], src: int, degrees: Degrees
 ) -> list[tuple[int, Fraction]]:
@@ -166,7 +175,7 @@ def outcomes(
         if j != node % n:
             t = int(tids[j])
             period = g.check_period[t]
-            move = 0 if period is None else math.ceil(g.turns(spent + w) / period)
+            move = 0 if period is None else _move_of(g, spent + w, period)
             run_key = (int(g.run_key[j]), move)
             cost = g.state_costs[g.state_of(nxt)][t]
             if cost.check is not None and cost.check.check is not None and run_key != key:
@@ -185,6 +194,39 @@ def outcomes(
     return sorted(merged.items())
 
 
+#: A move's outcomes (the cells it ends on, their chances in float64) and the cell
+#: indices its way enters.
+Walked = tuple[np.ndarray, np.ndarray, frozenset[int]]
+
+
+def _walked(
+    ways: Ways,
+    side: str,
+    tid: str,
+    grid: Any,
+    src: int,
+    dst: int,
+    blocker: Cell | None,
+    degrees: Degrees,
+) -> Walked:
+    """A move's outcomes, worked out on the turn loop's way (:func:`outcomes`)."""
+    wg, edges, beyond = ways.way(side, grid.cell_of_index(src), grid.cell_of_index(dst), blocker)
+    if beyond:
+        raise Unsolvable(
+            f"{degrees.name}: token {tid}'s way to {grid.cell_of_index(dst)} goes into a "
+            "crossing of more than a turn, which solve does not carry (docs/solve.md)"
+        )
+    if wg.jump_at and any((a, b) in wg.jump_at for a, b, _ in edges):
+        raise Unsolvable(
+            f"{degrees.name}: token {tid} jumps on its way; solve models no jumps with dice "
+            "(docs/solve.md): give it a map without gaps to jump"
+        )
+    entered = frozenset(nxt % wg.n for _, nxt, _ in edges)
+    got = outcomes(wg, edges, src, degrees)
+    cells = np.array([c for c, _ in got], dtype=np.int64)
+    return cells, np.array([float(p) for _, p in got]), entered
+
+
 def build_chance(
     game: Game,
     side: str,
@@ -192,61 +234,62 @@ def build_chance(
     pairs: Sequence[tuple[int, int, int | None]],
     ways: Ways,
     degrees: Degrees,
+    kept: dict[tuple[int, int], Walked],
 ) -> Chance:
     """The outcomes of ``side``'s moves from each source of ``pairs`` (``(key, source
     cell index, the other token's cell index where it is in the way, else None)``, the
     moves ``moves_of(key)``), in the order ties are broken in (:func:`own_first`). A move
-    from a cell whose turn reaches no check cell ends where it goes."""
+    from a cell whose turn reaches no check cell ends where it goes. ``kept``: the moves
+    worked out with nobody in the way, by (source, destination), added to as they are
+    worked out; a move with the other token in the way is the same where that way does
+    not enter its cell (the loop's descent then walks the same way)."""
     mover = game.pursuer if side == "pursuer" else game.quarry
     g = mover.graph
     grid = g.grid
     asks = check_cells(g)
-    srcs: list[int] = []
-    dsts: list[int] = []
-    counts: list[int] = []
-    ends: list[int] = []
-    probs: list[float] = []
+    srcs: list[np.ndarray] = []
+    dsts: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    ends: list[np.ndarray] = []
+    probs: list[np.ndarray] = []
     per: list[int] = []
     for key, src, other in pairs:
         blocker = None if other is None else grid.cell_of_index(other)
         moves = own_first(moves_of(key), src)
-        chancy = bool(asks[moves].any())
         per.append(len(moves))
+        srcs.append(np.full(len(moves), src, dtype=np.int64))
+        dsts.append(moves)
+        if not asks[moves].any():  # no check within its turn: every move ends where it goes
+            counts.append(np.ones(len(moves), dtype=np.int64))
+            ends.append(moves)
+            probs.append(np.ones(len(moves)))
+            continue
         for dst in moves.tolist():
-            srcs.append(src)
-            dsts.append(dst)
-            if not chancy or dst == src:
-                counts.append(1)
-                ends.append(dst)
-                probs.append(1.0)
-                continue
-            wg, edges, beyond = ways.way(
-                side, grid.cell_of_index(src), grid.cell_of_index(dst), blocker
-            )
-            if beyond:
-                raise Unsolvable(
-                    f"{degrees.name}: token {mover.tid}'s way to {grid.cell_of_index(dst)} "
-                    "goes into a crossing of more than a turn, which solve does not carry "
-                    "(docs/solve.md)"
-                )
-            if any((a, b) in wg.jump_at for a, b, _ in edges) if wg.jump_at else False:
-                raise Unsolvable(
-                    f"{degrees.name}: token {mover.tid} jumps on its way; solve models no "
-                    "jumps with dice (docs/solve.md): give it a map without gaps to jump"
-                )
-            got = outcomes(wg, edges, src, degrees)
-            counts.append(len(got))
-            ends.extend(c for c, _ in got)
-            probs.extend(float(p) for _, p in got)
-    optr = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=optr[1:])
+            if dst == src:
+                got: Walked = (np.array([dst]), np.ones(1), frozenset())
+            else:
+                got = kept.get((src, dst)) if other is not None else None  # type: ignore[assignment]
+                if got is None or other in got[2]:
+                    got = _walked(ways, side, mover.tid, grid, src, dst, blocker, degrees)
+                    if other is None:
+                        kept[(src, dst)] = got
+            counts.append(np.array([len(got[0])]))
+            ends.append(got[0])
+            probs.append(got[1])
+    optr = np.zeros(sum(len(c) for c in counts) + 1, dtype=np.int64)
+    if counts:
+        np.cumsum(np.concatenate(counts), out=optr[1:])
     gptr = np.zeros(len(per) + 1, dtype=np.int64)
     np.cumsum(per, out=gptr[1:])
+
+    def joined(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+
     return Chance(
         gptr,
-        np.array(srcs, dtype=np.int64),
-        np.array(dsts, dtype=np.int64),
+        joined(srcs, np.int64),
+        joined(dsts, np.int64),
         optr,
-        np.array(ends, dtype=np.int64),
-        np.array(probs, dtype=np.float64),
+        joined(ends, np.int64),
+        joined(probs, np.float64),
     )

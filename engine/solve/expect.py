@@ -126,12 +126,15 @@ class Expecti:
                 out[:, :, cols] = got
             else:
                 out[:, cols, :] = got
+        if side == "quarry" and self.blocked is not None and len(self.bp):
+            got, _ = self._blocked(a, np.arange(len(self.bp)))
+            out[:, self.bp, self.bq] = got
         return out
 
     def ply_cols(self, side: str, a: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """:meth:`ply` for the other token on ``cols`` (sorted): 4 x n x cols for the
-        pursuer's move, 4 x cols x n for the quarry's."""
-        n = self.game.n
+        pursuer's move, 4 x cols x n for the quarry's (its moves with the pursuer in its
+        way apart: :meth:`_blocked`)."""
         if side == "pursuer":
             s = self.pursuer
             near = self.steps[s.chance.dst][:, cols]
@@ -142,15 +145,7 @@ class Expecti:
         near = -self.steps[s.chance.dst][:, cols]
         vals = np.stack([s.mat @ a[k].T[:, cols] for k in range(4)])
         best, _ = pick(vals, near, s.ptr, False)
-        out = np.ascontiguousarray(best.transpose(0, 2, 1))  # 4 x cols x n (pursuer rows)
-        b = self.blocked
-        if b is not None and len(self.bp):
-            mask = np.isin(self.bp, cols)
-            if mask.any():
-                bv, _ = self._blocked(a, np.flatnonzero(mask))
-                at = np.searchsorted(cols, self.bp[mask]) if len(cols) < n else self.bp[mask]
-                out[:, at, self.bq[mask]] = bv
-        return out
+        return np.ascontiguousarray(best.transpose(0, 2, 1))  # 4 x cols x n (pursuer rows)
 
     def _blocked(self, a: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The quarry's best over its moves in the way of the pursuer for pairs ``ks``:
@@ -159,11 +154,11 @@ class Expecti:
         assert b is not None
         ch, n = b.chance, self.game.n
         lo, hi = b.ptr[ks], b.ptr[ks + 1]
-        rows = np.concatenate([np.arange(x, y) for x, y in zip(lo, hi, strict=True)])
+        rows = _ranges(lo, hi)
         gptr = np.zeros(len(ks) + 1, dtype=np.int64)
         np.cumsum(hi - lo, out=gptr[1:])
         counts = np.diff(ch.optr)[rows]
-        oi = np.concatenate([np.arange(ch.optr[r], ch.optr[r + 1]) for r in rows])
+        oi = _ranges(ch.optr[rows], ch.optr[rows + 1])
         owner = np.repeat(np.arange(len(rows)), counts)
         p_of = np.repeat(self.bp[np.repeat(ks, hi - lo)], counts)
         flat = p_of * n + ch.end[oi]
@@ -226,6 +221,13 @@ class Expecti:
         near = -self.steps[s.chance.dst[rows]][:, [p]]
         _, at = pick(vals, near, np.array([0, len(rows)]), False)
         return int(s.chance.dst[rows[at[0, 0]]])
+
+
+def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The integers of ``lo[i]:hi[i]`` for every ``i``, in order (one array)."""
+    lens = hi - lo
+    starts = np.repeat(lo - np.cumsum(lens) + lens, lens)
+    return starts + np.arange(int(lens.sum()))
 
 
 def steps_between(game: Game) -> np.ndarray:
