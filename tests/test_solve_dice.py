@@ -260,3 +260,36 @@ def test_too_many_values_refused(tmp_path: Path) -> None:
             solve_run(Simulation(sc, seed=0, record=False))
     finally:
         solve_mod.MAX_DICE_VALUES = old
+
+
+def test_speedpoints_ladder_batch_within_the_interval(tmp_path: Path) -> None:
+    # A Speedpoints climbing roll on each ladder (difficulty 0): a failure loses the grip
+    # below it (a fall of 2 m onto hard ground: no roll, ``fell`` until the next turn,
+    # which changes no profile); the quarry climbs two ladders to its exit.
+    row = "..........H.H..."
+    objs = (
+        '<objectgroup name="o"><object id="1" name="e" type="exit" x="480" y="0" '
+        'width="32" height="32"/></objectgroup>'
+    )
+    tmxtext.write(tmp_path / "m.tmx", [row], properties={"diagonals": "none"}, objects=objs)
+    text = (
+        "map: m.tmx\nsystem: speedpoints\nturns: 4\nsolve: auto\ngoals: {capture: 1}\n"
+        "tokens:\n"
+        "  - {id: q, side: quarry, policy: quarry, cell: [8, 0], "
+        "stats: {running: 4, climbing: 1}}\n"
+        "  - {id: p, side: pursuer, policy: pursuer, cell: [0, 0], "
+        "stats: {running: 6, climbing: 1}}\n"
+    )
+    (tmp_path / "c.yaml").write_text(text, encoding="utf-8")
+    sc = load_scenario(str(tmp_path / "c.yaml"))
+    fields = FieldCache(sc)
+    solution = solve_run(Simulation(sc, seed=0, fields=fields, record=False))
+    assert isinstance(solution, DiceSolution)
+    doc = solution.to_dict()
+    want = doc["p"]["capture"]
+    assert 0.2 < want < 0.8 and doc["p"]["escape"] > 0.2
+    runs = 400
+    got = [Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(runs)]
+    rate = sum(r.outcome == "capture" for r in got) / runs
+    half = 1.96 * math.sqrt(want * (1 - want) / runs)
+    assert abs(rate - want) <= half, (rate, want, half)

@@ -255,15 +255,17 @@ def solve_run(run: RunState, max_states: int | None = None) -> Any:
 
     movers = []
     profs: dict[str, Profile] = {}
+    sizes: dict[str, int] = {}
     for t in run.order:
         cell = run.tokens[t].state.cell
         if cell is None:
             raise Unsolvable(f"{run.scenario.path}: token {t} is off the map; place it first")
         side = "pursuer" if t in run.pursuers else "quarry" if t in run.quarries else "other"
-        profs[side] = run.profile_now(t)
+        profs[side], sizes[side] = run.profile_now(t), run.specs[t].size
         movers.append(Mover(t, side, profs[side].graph, cell))
     limit = MAX_STATES if max_states is None else max_states
-    ways = SolveWays(run.fields, profs, run.scenario.tokens_block != "none")
+    block = run.scenario.tokens_block != "none"
+    ways = SolveWays(run.fields, profs, sizes, run.door_key(), block)
     return solve(run.scenario, movers, run.scenario.system, limit, ways)
 
 
@@ -273,8 +275,16 @@ class SolveWays:
     :meth:`Simulation._find_way` asks it), the other token in the way as the loop's
     occupancy has it (a pursuer's quarry never blocks it)."""
 
-    def __init__(self, fields: FieldCache, profs: dict[str, Profile], block: bool) -> None:
-        self.fields, self.profs, self.block = fields, profs, block
+    def __init__(
+        self,
+        fields: FieldCache,
+        profs: dict[str, Profile],
+        sizes: dict[str, int],
+        doors: tuple[tuple[int, bool], ...],
+        block: bool,
+    ) -> None:
+        self.fields, self.profs, self.sizes = fields, profs, sizes
+        self.doors, self.block = doors, block
 
     def way(
         self, side: str, src: Cell, dst: Cell, blocker: Cell | None
@@ -285,6 +295,11 @@ class SolveWays:
         prof, walk, k = self.fields.descent(self.profs[side], (dst,), False, src, occ)
         beyond = walk.after is not None and k == len(walk.edges)
         return prof.graph, walk.edges[:k], beyond
+
+    def same_profile(self, side: str, a: Token, b: Token) -> bool:
+        pace, size = self.profs[side].graph.pace, self.sizes[side]
+        got = [self.fields.profile(t, pace, size, self.doors) for t in (a, b)]
+        return got[0] is got[1]
 
 
 def solved_move(run: RunState, tid: str) -> Cell | None:

@@ -240,9 +240,15 @@ def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> Dice
     pm, qm = game.pursuer, game.quarry
     every = [(c, c, None) for c in range(n)]
     chance_p = build_chance(
-        game, "pursuer", game.reach_p.of, every, ways, Degrees(name, pm.tid, system), {}
+        game,
+        "pursuer",
+        game.reach_p.of,
+        every,
+        ways,
+        Degrees(name, pm.tid, "pursuer", system, ways),
+        {},
     )
-    dq = Degrees(name, qm.tid, system)
+    dq = Degrees(name, qm.tid, "quarry", system, ways)
     kept: dict[tuple[int, int], Walked] = {}
     chance_q = build_chance(game, "quarry", game.reach_q.of, every, ways, dq, kept)
     b = game.blocked

@@ -44,6 +44,11 @@ class Ways(Protocol):
         self, side: str, src: Cell, dst: Cell, blocker: Cell | None
     ) -> tuple[MovementGraph, list[Edge], bool]: ...
 
+    def same_profile(self, side: str, a: Any, b: Any) -> bool:
+        """Whether tokens ``a`` and ``b`` of ``side`` move on the same profile (the one
+        object the turn loop keeps for both): what the other token's solved move reads."""
+        ...
+
 
 @dataclass(frozen=True)
 class Chance:
@@ -100,8 +105,8 @@ class Degrees:
     """Per check asked on a map, the chance that a roll lets the token on, exact, with
     every degree's effect probed once (:func:`probe_checks`)."""
 
-    def __init__(self, name: str, tid: str, system: Any) -> None:
-        self.name, self.tid, self.system = name, tid, system
+    def __init__(self, name: str, tid: str, side: str, system: Any, ways: Ways) -> None:
+        self.name, self.tid, self.side, self.system, self.ways = name, tid, side, system, ways
         self._kept: dict[tuple[str, str, str], Fraction] = {}
 
     def go_on(self, token: Any, cell_check: Any) -> Fraction:
@@ -134,17 +139,32 @@ class Degrees:
                     )
                 go += p
                 continue
-            dice = Dice(0)
-            ended = system.end_turn(after, dice)
-            changed = _lasting(plain, ended)
-            if dice.log or changed:
-                what = changed or "a roll at the end of the turn"
-                raise Unsolvable(
-                    f"{self.name}: token {self.tid}'s failed {cc.what} ({degree}) leaves "
-                    f"{what} after its turn, which solve does not carry (docs/solve.md); "
-                    "give it a map without this check"
-                )
+            self._stops(token, cc, degree, after, plain)
         return go
+
+    def _stops(self, token: Any, cc: Any, degree: str, after: Any, plain: Any) -> None:
+        """Refuse a stopping ``degree`` that leaves more than the stop: a roll at the end
+        of the turn or the next one's start, a token the other one sees on another
+        profile until then, or anything that lasts into its next turn."""
+        system = self.system
+        dice = Dice(0)
+        ended = system.end_turn(after, dice)
+        left = _lasting(plain, ended)
+        why = ""
+        if dice.log:
+            why = "a roll at the end of its turn"
+        elif left and not self.ways.same_profile(self.side, plain, ended):
+            why = f"{left} until its next turn, moving on another profile"
+        else:
+            again = Dice(0)
+            why = _lasting(system.start_turn(plain, Dice(0)), system.start_turn(ended, again))
+            if again.log:
+                why = "a roll as its next turn starts"
+        if why:
+            raise Unsolvable(
+                f"{self.name}: token {self.tid}'s failed {cc.what} ({degree}) leaves {why}, "
+                "which solve does not carry (docs/solve.md); give it a map without this check"
+            )
 
 
 def _move_of(g: MovementGraph, ticks: float, period: Fraction) -> int:
