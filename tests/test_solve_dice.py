@@ -315,3 +315,49 @@ def test_speedpoints_ladder_batch_within_the_interval(tmp_path: Path) -> None:
     rate = sum(r.outcome == "capture" for r in got) / runs
     half = 1.96 * math.sqrt(want * (1 - want) / runs)
     assert abs(rate - want) <= half, (rate, want, half)
+
+
+def test_open_ground_batch_within_the_interval(tmp_path: Path) -> None:
+    # Open ground with diagonals, walls and water, the pursuer in the quarry's way
+    # (tokens_block: enemies): the quarry swims the water column to the exits beyond it.
+    rows = [
+        "........~.",
+        ".#......~.",
+        "..~...#.~.",
+        "...#....~.",
+        "........~.",
+        "..~~#...~.",
+        "........~.",
+        "....#...~.",
+    ]
+    objs = "".join(
+        f'<object id="{r + 1}" name="e{r}" type="exit" x="288" y="{r * 32}" width="32" '
+        'height="32"/>'
+        for r in range(len(rows))
+    )
+    tmxtext.write(
+        tmp_path / "m.tmx",
+        rows,
+        properties={"diagonals": "equal"},
+        objects=f'<objectgroup name="o">{objs}</objectgroup>',
+    )
+    text = (
+        "map: m.tmx\nsystem: mythmaster\nturns: 6\nsolve: auto\ngoals: {capture: 1}\n"
+        "tokens:\n"
+        "  - {id: q, side: quarry, policy: quarry, pace: run, cell: [6, 6], "
+        "stats: {adaptability: 13, physical: 12, swimming: 6}}\n"
+        "  - {id: p, side: pursuer, policy: pursuer, pace: run, cell: [0, 0], "
+        "stats: {adaptability: 14, physical: 12, swimming: 6}}\n"
+    )
+    (tmp_path / "c.yaml").write_text(text, encoding="utf-8")
+    sc = load_scenario(str(tmp_path / "c.yaml"))
+    fields = FieldCache(sc)
+    solution = solve_run(Simulation(sc, seed=0, fields=fields, record=False))
+    assert isinstance(solution, DiceSolution)
+    want = solution.to_dict()["p"]["capture"]
+    assert 0.1 < want < 0.9
+    runs = 400
+    got = [Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(runs)]
+    rate = sum(r.outcome == "capture" for r in got) / runs
+    half = 1.96 * math.sqrt(want * (1 - want) / runs)
+    assert abs(rate - want) <= half, (rate, want, half)

@@ -81,9 +81,9 @@ def pick(
 
 @dataclass
 class Expecti:
-    """The solved stochastic game: ``after[r]`` the values (4 x n x n, pursuer cell x
-    quarry cell) at the start of round ``r + 1`` (index 0: round 1, the start; index
-    ``turns``: past the limit)."""
+    """The solved stochastic game: ``values[r]`` the values (pursuer cell x quarry cell)
+    at the start of round ``r + 1`` (index 0: round 1, the start, all four; after it
+    ``pc`` and ``u`` only, what play reads; index ``turns``: past the limit)."""
 
     game: Game
     pursuer: Side
@@ -107,14 +107,15 @@ class Expecti:
         g, big = self.game, self.big
         out = v.copy()
         esc = np.broadcast_to(g.exit[None, :], g.cap.shape) & ~g.cap
-        for k, (cv, ev) in enumerate(((1.0, 0.0), (big - rnd, rnd - big), (0.0, 1.0), (rnd, rnd))):
+        ends = ((1.0, 0.0), (big - rnd, rnd - big), (0.0, 1.0), (rnd, rnd))
+        for k, (cv, ev) in enumerate(ends[: len(v)]):
             out[k][g.cap] = cv
             out[k][esc] = ev
         return out
 
     def ply(self, side: str, a: np.ndarray) -> np.ndarray:
-        """The values (4 x n x n) before ``side`` moves, ``a`` those after its move ends,
-        worked out a few columns (the other token's cells) at a time."""
+        """The values (k x n x n, as ``a``) before ``side`` moves, ``a`` those after its
+        move ends, worked out a few columns (the other token's cells) at a time."""
         n = self.game.n
         moves = len((self.pursuer if side == "pursuer" else self.quarry).chance.src)
         width = max(1, CHUNK // max(moves, 1))
@@ -138,12 +139,12 @@ class Expecti:
         if side == "pursuer":
             s = self.pursuer
             near = self.steps[s.chance.dst][:, cols]
-            vals = np.stack([s.mat @ a[k][:, cols] for k in range(4)])
+            vals = np.stack([s.mat @ a[k][:, cols] for k in range(len(a))])
             best, _ = pick(vals, near, s.ptr, True)
             return best
         s = self.quarry
         near = -self.steps[s.chance.dst][:, cols]
-        vals = np.stack([s.mat @ a[k].T[:, cols] for k in range(4)])
+        vals = np.stack([s.mat @ a[k].T[:, cols] for k in range(len(a))])
         best, _ = pick(vals, near, s.ptr, False)
         return np.ascontiguousarray(best.transpose(0, 2, 1))  # 4 x cols x n (pursuer rows)
 
@@ -163,7 +164,7 @@ class Expecti:
         p_of = np.repeat(self.bp[np.repeat(ks, hi - lo)], counts)
         flat = p_of * n + ch.end[oi]
         vals = np.stack(
-            [np.bincount(owner, ch.prob[oi] * a[k].ravel()[flat], len(rows)) for k in range(4)]
+            [np.bincount(owner, ch.prob[oi] * a[k].ravel()[flat], len(rows)) for k in range(len(a))]
         )[:, :, None]
         near = -self.steps[self.bp[np.repeat(ks, hi - lo)], ch.dst[rows]][:, None]
         best, first = pick(vals, near, gptr, False)
@@ -181,6 +182,8 @@ class Expecti:
             v = self.ply(first, self.arrive(mid, rnd))
             self.values.append(v)
         self.values.reverse()
+        # Play reads the chance of a capture and the tie-break only (:meth:`move`).
+        self.values[1:] = [np.ascontiguousarray(x[:2]) for x in self.values[1:]]
 
     def after(self, rnd: int) -> np.ndarray:
         """The values at the start of round ``rnd + 1`` (past the limit: a timeout)."""
@@ -205,7 +208,7 @@ class Expecti:
         if side == "pursuer":
             s = self.pursuer
             rows = np.arange(s.ptr[p], s.ptr[p + 1])
-            vals = np.stack([s.mat[rows] @ a[k][:, [q]] for k in range(4)])
+            vals = np.stack([s.mat[rows] @ a[k][:, [q]] for k in range(len(a))])
             near = self.steps[s.chance.dst[rows]][:, [q]]
             _, at = pick(vals, near, np.array([0, len(rows)]), True)
             return int(s.chance.dst[rows[at[0, 0]]])
@@ -217,7 +220,7 @@ class Expecti:
                 return int(b.chance.dst[chosen[0]])
         s = self.quarry
         rows = np.arange(s.ptr[q], s.ptr[q + 1])
-        vals = np.stack([s.mat[rows] @ a[k].T[:, [p]] for k in range(4)])
+        vals = np.stack([s.mat[rows] @ a[k].T[:, [p]] for k in range(len(a))])
         near = -self.steps[s.chance.dst[rows]][:, [p]]
         _, at = pick(vals, near, np.array([0, len(rows)]), False)
         return int(s.chance.dst[rows[at[0, 0]]])
