@@ -361,3 +361,19 @@ def test_open_ground_batch_within_the_interval(tmp_path: Path) -> None:
     rate = sum(r.outcome == "capture" for r in got) / runs
     half = 1.96 * math.sqrt(want * (1 - want) / runs)
     assert abs(rate - want) <= half, (rate, want, half)
+
+
+def test_too_many_moves_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "........~.", quarry=7, pursuer=0, q_swim=6, p_swim_skill=6,
+                 turns=1, exits=(9,))  # fmt: skip
+    sc = load_scenario(str(path))
+    import engine.solve as solve_mod
+
+    old = solve_mod.MAX_DICE_MOVES
+    solve_mod.MAX_DICE_MOVES = 10
+    try:
+        with pytest.raises(Unsolvable, match="moves with dice") as err:
+            solve_run(Simulation(sc, seed=0, record=False))
+        assert "\n" not in str(err.value) and "limit 10" in str(err.value)
+    finally:
+        solve_mod.MAX_DICE_MOVES = old

@@ -30,6 +30,7 @@ from engine.solve.game import MAX_POSITIONS, MAX_STATES, Game, Mover, Unsolvable
 from engine.solve.retro import Retro, solve_retro
 
 __all__ = [
+    "MAX_DICE_MOVES",
     "MAX_DICE_VALUES",
     "MAX_POSITIONS",
     "MAX_STATES",
@@ -45,6 +46,11 @@ __all__ = [
 #: The most positions x (rounds + 1) a solve with dice holds: its values of every round,
 #: two float64 arrays of them kept for play (about 400 MB at the limit).
 MAX_DICE_VALUES = 25_000_000
+
+#: The most moves (both sides', and the quarry's again around the pursuer) a solve with
+#: dice works out with their outcomes: some 500 bytes each at its peak, with the ways kept
+#: to build them and a ply's arrays (about 1 GB at the limit).
+MAX_DICE_MOVES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -236,6 +242,14 @@ def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> Dice
             f"{game.turns + 1} rounds) is more than the limit {MAX_DICE_VALUES:,} held in "
             "memory; solve a smaller map or turn limit"
         )
+    b = game.blocked
+    moves = len(game.reach_p.idx) + len(game.reach_q.idx) + (0 if b is None else len(b.idx))
+    if moves > MAX_DICE_MOVES:
+        raise Unsolvable(
+            f"{scenario.path}: {moves:,} moves with dice (both tokens' moves a turn from every "
+            f"cell, and the quarry's around the pursuer) is more than the limit "
+            f"{MAX_DICE_MOVES:,} worked out in memory; solve a smaller map or slower tokens"
+        )
     name = scenario.path
     pm, qm = game.pursuer, game.quarry
     every = [(c, c, None) for c in range(n)]
@@ -251,7 +265,6 @@ def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> Dice
     dq = Degrees(name, qm.tid, "quarry", system, ways)
     kept: dict[tuple[int, int], Walked] = {}
     chance_q = build_chance(game, "quarry", game.reach_q.of, every, ways, dq, kept)
-    b = game.blocked
     blocked = None
     bp = bq = np.zeros(0, dtype=np.int64)
     if b is not None and len(b.p):
