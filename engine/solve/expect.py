@@ -25,7 +25,7 @@ from engine.solve.game import Game
 EPS = 1e-12
 
 #: Moves x columns of values worked out at once (four float64 arrays of it).
-CHUNK = 1 << 20
+CHUNK = 1 << 18
 
 #: Rounds whose values after the first mover's move are kept for :meth:`Expecti.move`.
 MIDS_KEPT = 4
