@@ -142,10 +142,16 @@ def check_scenario(
             why = f"changes pace over its first turns (pace {g.pace})"
         elif _turn_rolls(g, token, system):
             why = f"rolls once a turn at pace {g.pace} on this map"
-        elif _climbs(g):
-            why = "climbs over turns in whole successes on this map (a climb's progress)"
-        elif _jump_checks(g):
-            why = "jumps with a check on this map (a failure falls into the gap)"
+        elif _climbs(g) or _jump_checks(g):
+            what = (
+                "climbs over turns in whole successes on this map (a climb's progress)"
+                if _climbs(g)
+                else "jumps with a check on this map (a failure falls into the gap)"
+            )
+            raise Unsolvable(
+                f"{name}: token {m.tid} {what}; solve carries the checks that stop a token "
+                "and leave nothing after its turn (docs/solve.md): give it a map without these"
+            )
         elif not dice and _has_checks(g):
             why = "meets checks on this map (terrain, jumps or climbs)"
         if why is not None:
