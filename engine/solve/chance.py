@@ -228,8 +228,10 @@ def _walked(
     dst: int,
     blocker: Cell | None,
     degrees: Degrees,
+    asks: np.ndarray,
 ) -> Walked:
-    """A move's outcomes, worked out on the turn loop's way (:func:`outcomes`)."""
+    """A move's outcomes, worked out on the turn loop's way (:func:`outcomes`); ``asks``:
+    per cell index, whether entering it may ask a check (:func:`check_cells`)."""
     wg, edges, beyond = ways.way(side, grid.cell_of_index(src), grid.cell_of_index(dst), blocker)
     if beyond:
         raise Unsolvable(
@@ -242,6 +244,9 @@ def _walked(
             "(docs/solve.md): give it a map without gaps to jump"
         )
     entered = frozenset(nxt % wg.n for _, nxt, _ in edges)
+    if not asks[list(entered)].any():  # no cell of the way asks a check: it ends there
+        end = edges[-1][1] % wg.n if edges else src
+        return np.array([end], dtype=np.int64), np.ones(1), entered
     got = outcomes(wg, edges, src, degrees)
     cells = np.array([c for c, _ in got], dtype=np.int64)
     return cells, np.array([float(p) for _, p in got]), entered
@@ -290,7 +295,7 @@ def build_chance(
             else:
                 got = kept.get((src, dst)) if other is not None else None  # type: ignore[assignment]
                 if got is None or other in got[2]:
-                    got = _walked(ways, side, mover.tid, grid, src, dst, blocker, degrees)
+                    got = _walked(ways, side, mover.tid, grid, src, dst, blocker, degrees, asks)
                     if other is None:
                         kept[(src, dst)] = got
             counts.append(np.array([len(got[0])]))
