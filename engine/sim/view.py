@@ -304,10 +304,11 @@ class SolveWays:
 
 def solved_move(run: RunState, tid: str) -> Cell | None:
     """Where ``tid`` moves in the solved game (engine.solve), where its scenario says
-    ``solve: auto``, the game fits (one pursuer, one quarry, no dice, within
+    ``solve: auto``, the game fits (one pursuer, one quarry, dice it carries, within
     :data:`engine.solve.MAX_STATES`) and both tokens still move on the profiles and in the
     turn order it was solved for; else None (the policy's own heuristics). A pure function
-    of the two tokens' cells (docs/solve.md)."""
+    of the two tokens' cells (and, with dice, the round: the best move depends on the
+    rounds left; docs/solve.md)."""
     if run.scenario.solve != "auto" or len(run.order) != 2:
         return None
     from engine.solve import Unsolvable
