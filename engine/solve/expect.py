@@ -96,6 +96,7 @@ class Expecti:
     steps: np.ndarray
     values: list[np.ndarray] = field(default_factory=list)
     _mid: dict[int, np.ndarray] = field(default_factory=dict)
+    _every: tuple[np.ndarray, ...] | None = None
 
     @property
     def big(self) -> int:
@@ -128,7 +129,7 @@ class Expecti:
             else:
                 out[:, cols, :] = got
         if side == "quarry" and self.blocked is not None and len(self.bp):
-            got, _ = self._blocked(a, np.arange(len(self.bp)))
+            got, _ = self._blocked(a, None)
             out[:, self.bp, self.bq] = got
         return out
 
@@ -148,9 +149,27 @@ class Expecti:
         best, _ = pick(vals, near, s.ptr, False)
         return np.ascontiguousarray(best.transpose(0, 2, 1))  # 4 x cols x n (pursuer rows)
 
-    def _blocked(self, a: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The quarry's best over its moves in the way of the pursuer for pairs ``ks``:
-        values (4 x len(ks)) and the chosen move (an index into ``blocked.chance``)."""
+    def _blocked(self, a: np.ndarray, ks: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The quarry's best over its moves in the way of the pursuer for pairs ``ks``
+        (None: every pair, its arrays made once): values (k x len(ks)) and the chosen move
+        (an index into ``blocked.chance``)."""
+        if ks is None:
+            if self._every is None:
+                self._every = self._pairs(np.arange(len(self.bp)))
+            prep = self._every
+        else:
+            prep = self._pairs(ks)
+        rows, gptr, owner, flat, prob, near = prep
+        vals = np.stack(
+            [np.bincount(owner, prob * a[k].ravel()[flat], len(rows)) for k in range(len(a))]
+        )[:, :, None]
+        best, first = pick(vals, near, gptr, False)
+        return best[:, :, 0], rows[first[:, 0]]
+
+    def _pairs(self, ks: np.ndarray) -> tuple[np.ndarray, ...]:
+        """What :meth:`_blocked` reads of pairs ``ks``: their moves (rows of
+        ``blocked.chance``), grouped by pair, each outcome's move, its position (pursuer
+        cell x quarry cell, raveled) and chance, and each move's distance key."""
         b = self.blocked
         assert b is not None
         ch, n = b.chance, self.game.n
@@ -161,14 +180,10 @@ class Expecti:
         counts = np.diff(ch.optr)[rows]
         oi = _ranges(ch.optr[rows], ch.optr[rows + 1])
         owner = np.repeat(np.arange(len(rows)), counts)
-        p_of = np.repeat(self.bp[np.repeat(ks, hi - lo)], counts)
-        flat = p_of * n + ch.end[oi]
-        vals = np.stack(
-            [np.bincount(owner, ch.prob[oi] * a[k].ravel()[flat], len(rows)) for k in range(len(a))]
-        )[:, :, None]
-        near = -self.steps[self.bp[np.repeat(ks, hi - lo)], ch.dst[rows]][:, None]
-        best, first = pick(vals, near, gptr, False)
-        return best[:, :, 0], rows[first[:, 0]]
+        p_row = self.bp[np.repeat(ks, hi - lo)]
+        flat = np.repeat(p_row, counts) * n + ch.end[oi]
+        near = -self.steps[p_row, ch.dst[rows]][:, None]
+        return rows, gptr, owner, flat, ch.prob[oi], near
 
     def solve(self) -> None:
         """Backward induction from past the turn limit to round 1."""
