@@ -16,16 +16,21 @@ estimated from the pairs, not from two independent samples:
 Runs pair by their index, over the runs both points have (a point run longer by
 ``--until-ci`` pairs its first runs only); a pair whose two seeds differ is not a pair at
 all (points seeded per point), and :func:`pair_points` says so instead of a number.
+
+A sweep's points are paired from their runs tables (:func:`pair_runs`: each point's
+``runs.parquet``, columns, not runs.jsonl parsed again); :func:`pair_points` is the same
+comparison record by record from two runs.jsonl files (a test holds the two equal).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from engine.batch.results import iter_runs
+from engine.batch.results import PAIR_COLUMNS, iter_runs, runs_table_of
 from engine.batch.tally import wilson
 
 #: The standard normal's 97.5% point: a 95% two-sided interval.
@@ -100,10 +105,12 @@ def paired_t(n: int, sum_d: float, sum_d2: float) -> tuple[float, float | None, 
     mean = sum_d / n
     if n < 2:
         return (mean, None, None)
-    from scipy.stats import t
+    # Student's t quantile: scipy.stats.t.ppf is this function (its _ppf), and importing
+    # scipy.stats costs about a second at the end of a sweep.
+    from scipy.special import stdtrit
 
     var = max(0.0, (sum_d2 - n * mean * mean) / (n - 1))
-    half = float(t.ppf(0.975, n - 1)) * math.sqrt(var / n)
+    half = float(stdtrit(n - 1, 0.975)) * math.sqrt(var / n)
     return (mean, mean - half, mean + half)
 
 
@@ -111,6 +118,10 @@ def _pairs(ref_path: str, point_path: str) -> Iterator[tuple[dict[str, Any], dic
     """Runs of two points' runs.jsonl (each in run order) paired by run index, up to the
     shorter one."""
     yield from zip(iter_runs(ref_path), iter_runs(point_path), strict=False)
+
+
+#: Why two points' runs do not pair.
+UNPAIRED = "the two points' runs have different seeds"
 
 
 def pair_points(ref_path: str, point_path: str, outcome: str = "capture") -> dict[str, Any]:
@@ -121,8 +132,63 @@ def pair_points(ref_path: str, point_path: str, outcome: str = "capture") -> dic
     tally = PairTally()
     for ra, rb in _pairs(ref_path, point_path):
         if ra["run"] != rb["run"] or ra.get("seed") != rb.get("seed"):
-            return {"pairs": 0, "unpaired": "the two points' runs have different seeds"}
+            return {"pairs": 0, "unpaired": UNPAIRED}
         tally.add(ra, rb, outcome)
+    return _compared(tally, outcome)
+
+
+class PointRuns(NamedTuple):
+    """A point's runs as the columns that pair them (numpy arrays, in run order): run
+    index, run seed, whether it ended in the compared outcome, turns."""
+
+    run: Any
+    seed: Any
+    hit: Any
+    turns: Any
+
+
+def point_runs(folder: str, outcome: str = "capture") -> PointRuns:
+    """A finished point's :class:`PointRuns`: from its runs table (``runs.parquet``), else
+    from its runs.jsonl."""
+    import numpy as np
+
+    table = runs_table_of(folder, columns=PAIR_COLUMNS)
+    if table is not None:
+        cols = {c: table.column(c).to_numpy() for c in PAIR_COLUMNS}
+        hit = cols["outcome"] == outcome
+    else:
+        rows = [[r["run"], r.get("seed"), r["outcome"] == outcome, r["turns"]]
+                for r in iter_runs(os.path.join(folder, "runs.jsonl"))]  # fmt: skip
+        cols = {
+            "run": np.array([r[0] for r in rows], dtype=np.int64),
+            "seed": np.array([r[1] for r in rows], dtype=object),
+            "turns": np.array([r[3] for r in rows], dtype=np.int64),
+        }
+        hit = np.array([r[2] for r in rows], dtype=bool)
+    return PointRuns(cols["run"], cols["seed"], hit, cols["turns"])
+
+
+def pair_runs(ref: PointRuns, point: PointRuns, outcome: str = "capture") -> dict[str, Any]:
+    """:func:`pair_points` of two points' runs columns: the same document."""
+    n = min(len(ref.run), len(point.run))
+    if not ((ref.run[:n] == point.run[:n]).all() and (ref.seed[:n] == point.seed[:n]).all()):
+        return {"pairs": 0, "unpaired": UNPAIRED}
+    a, b = ref.hit[:n], point.hit[:n]
+    # Turns are at most 10 000 (engine.scenario.MAX_TURNS) and runs 10**9: int64 sums hold.
+    d = point.turns[:n].astype("int64") - ref.turns[:n].astype("int64")
+    tally = PairTally(
+        both=int((a & b).sum()),
+        only_ref=int((a & ~b).sum()),
+        only_point=int((~a & b).sum()),
+        neither=int((~a & ~b).sum()),
+        sum_d=int(d.sum()),
+        sum_d2=int((d * d).sum()),
+    )
+    return _compared(tally, outcome)
+
+
+def _compared(tally: PairTally, outcome: str) -> dict[str, Any]:
+    """The comparison document of a tally of pairs."""
     diff, lo, hi = newcombe_paired(tally.both, tally.only_ref, tally.only_point, tally.neither)
     tdiff, tlo, thi = paired_t(tally.pairs, tally.sum_d, tally.sum_d2)
     return {
@@ -183,22 +249,29 @@ def paired_block(
     out_dir: str, doc: dict[str, Any], against: str = "first", outcome: str = "capture"
 ) -> dict[str, Any]:
     """The ``paired`` part of a sweep's summary: each point against its reference
-    (:func:`reference_of`), from the points' runs.jsonl in ``out_dir/points``."""
-    import os
-
+    (:func:`reference_of`), from the points' runs tables in ``out_dir/points``
+    (:func:`point_runs`), each read once."""
     points = doc["points"]
     refs = reference_of(doc["params"], points, against)
+    # A reference's runs are held from its turn until its last point (a point's reference
+    # comes before it in the grid): a point or two at a time, whatever the sweep's size.
+    last = {ref: i for i, ref in enumerate(refs) if ref is not None}
+    held: dict[int, PointRuns] = {}
     rows = []
-    for p, ref in zip(points, refs, strict=True):
-        if ref is None:
+    for i, (p, ref) in enumerate(zip(points, refs, strict=True)):
+        if ref is None and i not in last:
             continue
-        r = points[ref]
-        got = pair_points(
-            os.path.join(out_dir, "points", r["point"], "runs.jsonl"),
-            os.path.join(out_dir, "points", p["point"], "runs.jsonl"),
-            outcome,
-        )
-        rows.append({"point": p["point"], "reference": r["point"], **got})
+        runs = point_runs(os.path.join(out_dir, "points", p["point"]), outcome)
+        if i in last:
+            held[i] = runs
+        if ref is not None:
+            r = points[ref]
+            if ref not in held:  # not before it: points listed out of grid order
+                held[ref] = point_runs(os.path.join(out_dir, "points", r["point"]), outcome)
+            got = pair_runs(held[ref], runs, outcome)
+            rows.append({"point": p["point"], "reference": r["point"], **got})
+            if last[ref] <= i:
+                del held[ref]
     return {
         "against": against,
         "outcome": outcome,

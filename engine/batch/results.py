@@ -253,6 +253,117 @@ def write_table(path: str, schema: Any, batches: Iterable[Any]) -> str:
     return replace_with(path, write, "out")
 
 
+#: Runs a batch holds as table batches while it plays (:class:`RunsTable`, some 70 bytes a
+#: run): a larger batch makes its table from runs.jsonl at the end, in bounded memory.
+TABLE_HELD = 1 << 18
+
+
+class RunsTable:
+    """A new batch's ``runs.parquet`` made from its records as they are appended to
+    runs.jsonl, in the file's order, so that the table needs no second reading of the file:
+    the very record batches :func:`write_runs_table` makes from the file (a test holds the
+    bytes equal). Where a record is not as runs.jsonl gives it back (a cell that is not a
+    list, measures that are not a mapping) or the batch passes ``held`` runs, it gives up
+    (:attr:`whole` false) and the table is made from the file (:func:`finish_runs_table`)."""
+
+    def __init__(self, held: int = TABLE_HELD) -> None:
+        self.held = held
+        self.whole = True
+        self.measures: tuple[str, ...] | None = None
+        self.batches: list[Any] = []
+        self.rows: list[dict[str, Any]] = []
+        self.n = 0
+
+    def add(self, records: list[dict[str, Any]]) -> None:
+        """The next records of runs.jsonl, in its order."""
+        if not self.whole:
+            return
+        for r in records:
+            cell, got = r.get("cell"), r.get("measures")
+            if not (cell is None or isinstance(cell, list)) or not (
+                got is None or isinstance(got, dict)
+            ):
+                self.drop()
+                return
+        if self.measures is None and records:
+            first = records[0].get("measures")
+            self.measures = ordered(first) if isinstance(first, dict) else ()
+        self.n += len(records)
+        if self.n > self.held:
+            self.drop()
+            return
+        self.rows += records
+        while len(self.rows) >= TABLE_CHUNK:
+            self._batch(self.rows[:TABLE_CHUNK])
+            del self.rows[:TABLE_CHUNK]
+
+    def drop(self) -> None:
+        """Give up: the table is made from runs.jsonl."""
+        self.whole = False
+        self.batches, self.rows = [], []
+
+    def _batch(self, rows: list[dict[str, Any]]) -> None:
+        import pyarrow as pa
+
+        measures = self.measures or ()
+        self.batches.append(
+            pa.RecordBatch.from_pydict(
+                run_columns(rows, measures), schema=pa.schema(run_fields(measures))
+            )
+        )
+
+    def write(self, table_path: str) -> str:
+        """``runs.parquet`` of the records added (all of runs.jsonl's)."""
+        import pyarrow as pa
+
+        if self.rows:
+            self._batch(self.rows)
+            self.rows = []
+        schema = pa.schema(run_fields(self.measures or ()))
+        return write_table(table_path, schema, self.batches)
+
+
+def finish_runs_table(table: RunsTable | None, runs_path: str, table_path: str) -> str:
+    """A finished batch's ``runs.parquet``: from ``table`` where it holds every run of
+    runs.jsonl, else from the file (:func:`write_runs_table`)."""
+    if table is not None and table.whole:
+        return table.write(table_path)
+    return write_runs_table(runs_path, table_path)
+
+
+#: The columns of a runs table that pair two points' runs (engine.batch.paired).
+PAIR_COLUMNS = ("run", "seed", "outcome", "turns")
+
+
+def runs_table_of(
+    folder: str, measures: tuple[str, ...] | None = None, columns: tuple[str, ...] | None = None
+) -> Any | None:
+    """A finished batch's runs as a pyarrow table, read from its ``runs.parquet`` (written
+    with its runs.jsonl, from the same records, and removed before that file changes): the
+    :func:`run_fields` columns for ``measures`` (any measures where None), or ``columns``
+    of them alone. None where the folder has no such table: then read its runs.jsonl."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = os.path.join(folder, RUNS_TABLE)
+    if not os.path.isfile(path) or os.path.islink(path):
+        return None
+    try:
+        table = pq.ParquetFile(path)
+        schema = table.schema_arrow
+        base = pa.schema(run_fields(()))
+        if measures is not None and schema != pa.schema(run_fields(measures)):
+            return None
+        if list(schema.names[: len(base)]) != base.names or not all(
+            schema.field(f.name).type == f.type for f in base
+        ):
+            return None
+        got = table.read(columns=list(columns) if columns is not None else None)
+    except (OSError, pa.ArrowException):
+        return None
+    return got
+
+
 def write_runs_table(runs_path: str, table_path: str) -> str:
     """``runs.parquet`` from a finished batch's runs.jsonl: the :func:`run_fields` columns,
     a row per run in run order. Made from the file alone, so a batch stopped and resumed

@@ -29,13 +29,14 @@ from engine.batch.dask import (
 from engine.batch.pool import LocalPool
 from engine.batch.results import (
     RUNS_TABLE,
+    RunsTable,
     _line,
     _remove,
     _sort_file,
     _write_atomic,
+    finish_runs_table,
     iter_runs,
     tables_available,
-    write_runs_table,
 )
 from engine.batch.tally import Tally
 from engine.batch.work import (
@@ -340,6 +341,8 @@ def _run(
     tally = plan.tally
     write_path = plan.runs_path + ".new" if plan.staged else plan.runs_path
     appender: AppendFile | None = None
+    # A new batch's table is made from its records as they come, not read back from the file.
+    table = RunsTable() if plan.staged and tables_available() else None
     try:
         if progress:
             progress(tally.n, plan.n, dict(tally.counts))
@@ -364,6 +367,8 @@ def _run(
                         plan.staged = False
                     for r in results:
                         tally.add(r)
+                if table is not None:
+                    table.add(results)
                 if progress:
                     progress(tally.n, plan.n, dict(tally.counts))
     except BatchStopped as stopped:
@@ -384,7 +389,7 @@ def _run(
         )
         _write_atomic(plan.summary_path, json.dumps(summary, indent=2, sort_keys=True) + "\n")
         if tables_available():  # else the analysis extra is missing: runs.jsonl alone
-            write_runs_table(plan.runs_path, os.path.join(plan.out_dir, RUNS_TABLE))
+            finish_runs_table(table, plan.runs_path, os.path.join(plan.out_dir, RUNS_TABLE))
         if stop is not None:
             stop.done = True  # from here a stop would find the batch whole: it waits
     except BatchStopped as stopped:

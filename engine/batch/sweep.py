@@ -60,7 +60,14 @@ from engine.batch.dask import (
 from engine.batch.measures import ordered
 from engine.batch.paired import paired_block
 from engine.batch.point import UNTIL_MAX_RUNS, PointWork, run_point
-from engine.batch.results import iter_runs, need_tables, run_columns, run_fields, write_table
+from engine.batch.results import (
+    iter_runs,
+    need_tables,
+    run_columns,
+    run_fields,
+    runs_table_of,
+    write_table,
+)
 from engine.batch.runner import MAX_RUNS, ProgressFn, _check_runs, _check_version
 from engine.batch.work import ChunkFn
 from engine.errors import ArgumentError, ScenarioError, Wording, literal, stop_signal
@@ -679,32 +686,39 @@ def points_schema(spec: dict[str, Any]) -> Any:
 
 
 def _run_batches(spec: dict[str, Any], schema: Any, out_dir: str) -> Iterator[Any]:
-    """``runs.parquet``'s record batches, point by point, read from each runs.jsonl."""
+    """``runs.parquet``'s record batches, point by point, each point's runs from its own
+    runs table (engine.batch.results.runs_table_of), else read from its runs.jsonl."""
     import pyarrow as pa
 
     names = [p["name"] for p in spec["params"]]
+    measures = tuple(spec.get("measures", ()))
     for p in spec["points"]:
-        path = os.path.join(out_dir, "points", p["point"], "runs.jsonl")
-        rows: list[dict[str, Any]] = []
+        folder = os.path.join(out_dir, "points", p["point"])
 
-        def batch(rows: list[dict[str, Any]], p: dict[str, Any] = p) -> Any:
-            n = len(rows)
-            cols: dict[str, list[Any]] = {"point": [p["point"]] * n}
+        def batch(runs: dict[str, Any], n: int, p: dict[str, Any] = p) -> Any:
+            cols: dict[str, Any] = {"point": [p["point"]] * n}
             for name in names:
                 kind = schema.field(name).type
                 cols[name] = _param_column([p["params"][name]] * n, kind)
             cols["point_seed"] = [p["seed"]] * n
-            # the columns of a batch's runs.parquet
-            cols.update(run_columns(rows, tuple(spec.get("measures", ()))))
+            cols.update(runs)  # the columns of a batch's runs.parquet
             return pa.RecordBatch.from_pydict(cols, schema=schema)
 
-        for r in iter_runs(path):
+        table = runs_table_of(folder, measures)
+        if table is not None:
+            arrays = {name: table.column(name).combine_chunks() for name in table.column_names}
+            for start in range(0, table.num_rows, ROWS_PER_BATCH):
+                part = {name: a.slice(start, ROWS_PER_BATCH) for name, a in arrays.items()}
+                yield batch(part, min(ROWS_PER_BATCH, table.num_rows - start))
+            continue
+        rows: list[dict[str, Any]] = []
+        for r in iter_runs(os.path.join(folder, "runs.jsonl")):
             rows.append(r)
             if len(rows) == ROWS_PER_BATCH:
-                yield batch(rows)
+                yield batch(run_columns(rows, measures), len(rows))
                 rows = []
         if rows:
-            yield batch(rows)
+            yield batch(run_columns(rows, measures), len(rows))
 
 
 def write_tables(out_dir: str, spec: dict[str, Any], summaries: list[dict[str, Any]]) -> list[str]:
