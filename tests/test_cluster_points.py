@@ -145,3 +145,54 @@ def test_until_ci_steps_on_the_cluster_equal_a_local_sweeps(tmp_path: Path, clus
     for move in (8, 11):
         assert _runs(tmp_path / "l", move) == _runs(tmp_path / "d", move)
     assert _summary(tmp_path / "l") == _summary(tmp_path / "d")
+
+
+def test_points_are_written_as_they_finish(tmp_path: Path, monkeypatch: Any) -> None:
+    """Two workers, the first point a long one: the sweep writes the short points as their
+    tasks finish, before the first, and tells of them in grid order; every file is a local
+    sweep's."""
+    from distributed import LocalCluster
+
+    from engine.batch.sweeptables import SweepTables
+
+    # The first point's runs last (about 1.4 s of play), the others' end after a turn or
+    # two (about 0.1 and 0.3 s): the second ends while the first plays, on the other worker.
+    vary = ["turns=1000,1,2"]
+    kw: dict[str, Any] = {"vary": vary, "runs": 200, "seed": 4}
+    run_sweep(CHASE, out_dir=str(tmp_path / "l"), **kw)
+    order: list[int] = []
+    real = SweepTables.point_written
+
+    def written(self: SweepTables, i: int) -> None:
+        order.append(i)
+        real(self, i)
+
+    monkeypatch.setattr(SweepTables, "point_written", written)
+    told: list[int] = []
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+        processes=True,
+    ) as c:  # fmt: skip
+        from distributed import Client
+
+        with Client(c.scheduler_address, set_as_default=False) as client:
+            client.run(_import_engine)  # the workers started, as a cluster's are
+        run_sweep(
+            CHASE, out_dir=str(tmp_path / "d"), scheduler=c.scheduler_address,
+            point_done=lambda i, n, p, s: told.append(i), **kw,
+        )  # fmt: skip
+    assert sorted(order) == told == list(range(3))
+    assert order[0] != 0, order  # a short point was written while the long one played
+    for p in json.loads((tmp_path / "l" / "sweep.json").read_text())["points"]:
+        for name in ("runs.jsonl", "runs.parquet", "summary.json"):
+            path = Path("points") / p["point"] / name
+            local, dask = ((tmp_path / d / path).read_bytes() for d in "ld")
+            assert local.replace(b"/l/", b"/d/") == dask, path
+    assert _summary(tmp_path / "l") == _summary(tmp_path / "d")
+    for name in ("runs.parquet", "points.parquet"):
+        assert (tmp_path / "l" / name).read_bytes() == (tmp_path / "d" / name).read_bytes()
+
+
+def _import_engine() -> None:
+    import engine.batch.work  # noqa: F401
+    import engine.sim  # noqa: F401

@@ -104,9 +104,9 @@ def _no_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
 
     import engine.batch.paired
     import engine.batch.runner
-    import engine.batch.sweep
+    import engine.batch.sweeptables
 
-    for module in (results, engine.batch.paired, engine.batch.runner, engine.batch.sweep):
+    for module in (results, engine.batch.paired, engine.batch.runner, engine.batch.sweeptables):
         monkeypatch.setattr(module, "iter_runs", parsed)
 
 
@@ -197,3 +197,30 @@ def test_a_resumed_point_makes_its_table_from_its_file(tmp_path: Path) -> None:
     for name in ("runs.parquet", "points.parquet", f"points/{point_dir({MOVE: 12})}/runs.parquet"):
         assert (cut / name).read_bytes() == (whole / name).read_bytes(), name
     assert sweep_spec(CHASE, vary, 40, 4)["points"][1]["point"] == point_dir({MOVE: 12})
+
+
+@pytest.mark.parametrize("held", [10**6, 100], ids=["held", "read-again"])
+def test_points_written_in_any_order_make_the_same_tables(tmp_path: Path, held: int) -> None:
+    """On a cluster points are written as their tasks finish: :class:`SweepTables` told of
+    them in any order (a point before its reference, too) makes the paired block and the
+    tables the sweep makes from its folders, with its rows held or read again."""
+    from engine.batch.sweeptables import SweepTables
+
+    out = tmp_path / "s"
+    vary = [f"{MOVE}=8,12,16", "settings.wild_one=complication,none"]
+    doc = run_sweep(CHASE, vary=vary, runs=30, seed=5, out_dir=str(out))
+    spec = json.loads((out / "sweep.json").read_text())
+    summaries = [json.loads((out / "points" / p["point"] / "summary.json").read_text())
+                 for p in spec["points"]]  # fmt: skip
+    made = {n: (out / n).read_bytes() for n in ("runs.parquet", "points.parquet")}
+    for order in ([5, 3, 0, 1, 4, 2], [2, 1, 0, 5, 4, 3]):
+        tables = SweepTables(spec, str(out), paired=True, held=held)
+        for i in order:
+            tables.point_written(i)
+        assert len(tables.refruns) + len(tables.waiting) == 0  # all paired, none held
+        assert tables.paired(doc) == doc["paired"] == paired_block(str(out), doc)
+        for name in made:
+            (out / name).unlink()
+        tables.write(summaries)
+        for name, data in made.items():
+            assert (out / name).read_bytes() == data, name

@@ -385,6 +385,24 @@ class DaskPoints:
 
         return bytes(_dask_call(until_done, self.scheduler, plan))
 
+    def next_point(self, first: int) -> int:
+        """The point the sweep writes next, ``first`` being the first it has not written:
+        the first whose task has finished (its folder is written while the cluster plays
+        the others; points finish out of grid order), else ``first`` where it has no task
+        (it plays as a batch on the cluster), else the first to finish."""
+
+        def pick() -> int:
+            while True:
+                self.top_up()
+                done = [i for i, f in self.futures.items() if f.done()]
+                if done:
+                    return min(done)
+                if first not in self.futures:
+                    return first
+                next(self.finished)  # the next point to finish
+
+        return int(_dask_call(pick, self.scheduler, None))
+
     def executor(self, index: int) -> PointExecutor:
         """The executor of point ``index``'s batch."""
         return PointExecutor(self, index)

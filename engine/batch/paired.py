@@ -147,12 +147,13 @@ class PointRuns(NamedTuple):
     turns: Any
 
 
-def point_runs(folder: str, outcome: str = "capture") -> PointRuns:
-    """A finished point's :class:`PointRuns`: from its runs table (``runs.parquet``), else
-    from its runs.jsonl."""
+def point_runs(folder: str, outcome: str = "capture", table: Any | None = None) -> PointRuns:
+    """A finished point's :class:`PointRuns`: from its runs table (``table`` where the
+    caller has read it, else its ``runs.parquet``), else from its runs.jsonl."""
     import numpy as np
 
-    table = runs_table_of(folder, columns=PAIR_COLUMNS)
+    if table is None:
+        table = runs_table_of(folder, columns=PAIR_COLUMNS)
     if table is not None:
         cols = {c: table.column(c).to_numpy() for c in PAIR_COLUMNS}
         hit = cols["outcome"] == outcome
@@ -272,6 +273,11 @@ def paired_block(
             rows.append({"point": p["point"], "reference": r["point"], **got})
             if last[ref] <= i:
                 del held[ref]
+    return block_of(rows, against, outcome)
+
+
+def block_of(rows: list[dict[str, Any]], against: str, outcome: str) -> dict[str, Any]:
+    """The ``paired`` block of a sweep's summary with its ``rows`` (grid order)."""
     return {
         "against": against,
         "outcome": outcome,

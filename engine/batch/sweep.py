@@ -44,7 +44,7 @@ import hashlib
 import itertools
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from engine import version
@@ -58,17 +58,18 @@ from engine.batch.dask import (
     _connect,
 )
 from engine.batch.measures import ordered
-from engine.batch.paired import paired_block
 from engine.batch.point import UNTIL_MAX_RUNS, PointWork, run_point
-from engine.batch.results import (
-    iter_runs,
-    need_tables,
-    run_columns,
-    run_fields,
-    runs_table_of,
-    write_table,
-)
+from engine.batch.results import need_tables
 from engine.batch.runner import MAX_RUNS, ProgressFn, _check_runs, _check_version
+
+# The sweep's tables, where callers of this module (and engine.sweep) have found them.
+from engine.batch.sweeptables import OUTCOMES as OUTCOMES
+from engine.batch.sweeptables import POINTS_TABLE as POINTS_TABLE
+from engine.batch.sweeptables import RUNS_TABLE as RUNS_TABLE
+from engine.batch.sweeptables import SweepTables
+from engine.batch.sweeptables import points_schema as points_schema
+from engine.batch.sweeptables import runs_schema as runs_schema
+from engine.batch.sweeptables import write_tables as write_tables
 from engine.batch.work import ChunkFn
 from engine.errors import ArgumentError, ScenarioError, Wording, literal, stop_signal
 from engine.safeio import write_text
@@ -76,15 +77,9 @@ from engine.sources import read_json_file
 
 #: The most points one sweep may have (each is a batch folder).
 MAX_POINTS = 10_000
-#: Runs read from runs.jsonl per Parquet record batch (bounded memory on large points).
-ROWS_PER_BATCH = 1024
-#: The outcomes every summary reports, found or not.
-OUTCOMES = ("capture", "escape", "timeout")
-#: Files of a sweep folder.
+#: Files of a sweep folder (its tables: engine.batch.sweeptables).
 SWEEP_META = "sweep.json"
 SWEEP_SUMMARY = "summary.json"
-RUNS_TABLE = "runs.parquet"
-POINTS_TABLE = "points.parquet"
 
 #: How a sweep's points are seeded: common random numbers, or a seed per point.
 SEEDINGS = ("common", "per-point")
@@ -468,12 +463,13 @@ def run_sweep(
             note=note,
             chunk_fn=chunk_fn,
         )
-        summaries = _run_points(work, spec, point_done)
+        tables = SweepTables(spec, out_dir, paired=spec["seeds"] == "common")
+        summaries = _run_points(work, spec, point_done, tables.point_written)
         doc = sweep_summary(spec, summaries)
         try:
             if spec["seeds"] == "common":
-                doc["paired"] = paired_block(out_dir, doc)
-            write_tables(out_dir, spec, summaries)
+                doc["paired"] = tables.paired(doc)
+            tables.write(summaries)
             write_text(
                 os.path.join(out_dir, SWEEP_SUMMARY),
                 json.dumps(doc, indent=2, sort_keys=True) + "\n",
@@ -520,15 +516,21 @@ def _resume_settings(
 
 
 def _run_points(
-    work: PointWork, spec: dict[str, Any], point_done: PointFn | None
+    work: PointWork,
+    spec: dict[str, Any],
+    point_done: PointFn | None,
+    written: Callable[[int], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every point, in order (:func:`engine.batch.point.run_point`); each point's summary.
-    On a cluster, one connection serves the sweep and each point is one task
-    (:class:`DaskPoints`), the cluster playing the next points while this process writes
-    one; a point's later ``--until-ci`` steps run on the same connection."""
+    """Every point (:func:`engine.batch.point.run_point`); each point's summary, in grid
+    order. Each point is written in its folder, then ``written(index)``; ``point_done`` is
+    told of the points in grid order. On a cluster, one connection serves the sweep and
+    each point is one task (:class:`DaskPoints`): this process writes each point as its task
+    finishes, whatever its place in the grid, while the cluster plays the next ones; a
+    point's later ``--until-ci`` steps run on the same connection."""
     client = None
     points: DaskPoints | None = None
     address = _check_address(work.scheduler) if work.scheduler else None
+    n = len(spec["points"])
     try:
         with _cluster_logs_quiet(address is not None):
             if address is not None and work.chunk_fn is None:
@@ -539,14 +541,20 @@ def _run_points(
                     work.scenario_path,
                     [_point_task(spec, p, work.out_dir, work.resume) for p in spec["points"]],
                 )
-            summaries = []
-            for i, p in enumerate(spec["points"]):
+            summaries: dict[int, dict[str, Any]] = {}
+            first = told = 0  # the first point not written; the first not told of
+            while first < n:
+                i = points.next_point(first) if points is not None else first
                 executor = points.executor(i) if points is not None else None
-                summary = run_point(work, p, executor)
-                summaries.append(summary)
-                if point_done:
-                    point_done(i, len(spec["points"]), p, summary)
-            return summaries
+                summaries[i] = run_point(work, spec["points"][i], executor)
+                if written:
+                    written(i)
+                while first < n and first in summaries:
+                    first += 1
+                while point_done and told < first:
+                    point_done(told, n, spec["points"][told], summaries[told])
+                    told += 1
+            return [summaries[i] for i in range(n)]
     finally:
         if points is not None:
             points.close()
@@ -617,140 +625,6 @@ def sweep_summary(spec: dict[str, Any], summaries: list[dict[str, Any]]) -> dict
         "params": spec["params"],
         "points": points,
     }
-
-
-# --------------------------------------------------------------------------- Parquet
-
-
-def _arrow_type(values: list[Any]) -> Any:
-    import pyarrow as pa
-
-    if all(isinstance(v, bool) for v in values):
-        return pa.bool_()
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        return pa.int64()
-    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
-        return pa.float64()
-    return pa.string()
-
-
-def _param_column(values: list[Any], kind: Any) -> list[Any]:
-    import pyarrow as pa
-
-    if kind == pa.string():
-        return [v if isinstance(v, str) else json.dumps(v) for v in values]
-    if kind == pa.float64():
-        return [float(v) for v in values]
-    return values
-
-
-def runs_schema(spec: dict[str, Any]) -> Any:
-    """``runs.parquet``: the point, every varied parameter, then the run's record."""
-    import pyarrow as pa
-
-    fields = [pa.field("point", pa.string(), nullable=False)]
-    for p in spec["params"]:
-        fields.append(pa.field(p["name"], _arrow_type(p["values"]), nullable=False))
-    fields += [
-        pa.field("point_seed", pa.int64(), nullable=False),
-        *run_fields(tuple(spec.get("measures", ()))),
-    ]
-    return pa.schema(fields)
-
-
-def points_schema(spec: dict[str, Any]) -> Any:
-    """``points.parquet``: the point, its parameters, runs, and per outcome its count,
-    rate and 95% Wilson interval; the turns' mean, median and 90th percentile."""
-    import pyarrow as pa
-
-    fields = [pa.field("point", pa.string(), nullable=False)]
-    for p in spec["params"]:
-        fields.append(pa.field(p["name"], _arrow_type(p["values"]), nullable=False))
-    fields += [
-        pa.field("point_seed", pa.int64(), nullable=False),
-        pa.field("runs", pa.int64(), nullable=False),
-    ]
-    for o in OUTCOMES:
-        fields += [
-            pa.field(o, pa.int64(), nullable=False),
-            pa.field(f"{o}_rate", pa.float64(), nullable=False),
-            pa.field(f"{o}_lo", pa.float64(), nullable=False),
-            pa.field(f"{o}_hi", pa.float64(), nullable=False),
-        ]
-    fields += [
-        pa.field("turns_mean", pa.float64(), nullable=False),
-        pa.field("turns_p50", pa.float64(), nullable=False),
-        pa.field("turns_p90", pa.float64(), nullable=False),
-    ]
-    return pa.schema(fields)
-
-
-def _run_batches(spec: dict[str, Any], schema: Any, out_dir: str) -> Iterator[Any]:
-    """``runs.parquet``'s record batches, point by point, each point's runs from its own
-    runs table (engine.batch.results.runs_table_of), else read from its runs.jsonl."""
-    import pyarrow as pa
-
-    names = [p["name"] for p in spec["params"]]
-    measures = tuple(spec.get("measures", ()))
-    for p in spec["points"]:
-        folder = os.path.join(out_dir, "points", p["point"])
-
-        def batch(runs: dict[str, Any], n: int, p: dict[str, Any] = p) -> Any:
-            cols: dict[str, Any] = {"point": [p["point"]] * n}
-            for name in names:
-                kind = schema.field(name).type
-                cols[name] = _param_column([p["params"][name]] * n, kind)
-            cols["point_seed"] = [p["seed"]] * n
-            cols.update(runs)  # the columns of a batch's runs.parquet
-            return pa.RecordBatch.from_pydict(cols, schema=schema)
-
-        table = runs_table_of(folder, measures)
-        if table is not None:
-            arrays = {name: table.column(name).combine_chunks() for name in table.column_names}
-            for start in range(0, table.num_rows, ROWS_PER_BATCH):
-                part = {name: a.slice(start, ROWS_PER_BATCH) for name, a in arrays.items()}
-                yield batch(part, min(ROWS_PER_BATCH, table.num_rows - start))
-            continue
-        rows: list[dict[str, Any]] = []
-        for r in iter_runs(os.path.join(folder, "runs.jsonl")):
-            rows.append(r)
-            if len(rows) == ROWS_PER_BATCH:
-                yield batch(run_columns(rows, measures), len(rows))
-                rows = []
-        if rows:
-            yield batch(run_columns(rows, measures), len(rows))
-
-
-def write_tables(out_dir: str, spec: dict[str, Any], summaries: list[dict[str, Any]]) -> list[str]:
-    """``runs.parquet`` and ``points.parquet`` in ``out_dir``, each whole or not at all
-    (streamed: a sweep of many large points holds one record batch at a time)."""
-    import pyarrow as pa
-
-    schema = runs_schema(spec)
-    runs_path = os.path.join(out_dir, RUNS_TABLE)
-    write_table(runs_path, schema, _run_batches(spec, schema, out_dir))
-    pschema = points_schema(spec)
-    cols: dict[str, list[Any]] = {f.name: [] for f in pschema}
-    for p, s in zip(spec["points"], summaries, strict=True):
-        cols["point"].append(p["point"])
-        for prm in spec["params"]:
-            cols[prm["name"]].append(p["params"][prm["name"]])
-        cols["point_seed"].append(p["seed"])
-        cols["runs"].append(s["runs"])
-        for o in OUTCOMES:
-            cols[o].append(s["outcomes"].get(o, 0))
-            cols[f"{o}_rate"].append(float(s["rates"].get(o, 0.0)))
-            lo, hi = s["ci95"].get(o, (0.0, 1.0))
-            cols[f"{o}_lo"].append(float(lo))
-            cols[f"{o}_hi"].append(float(hi))
-        for k in ("mean", "p50", "p90"):
-            cols[f"turns_{k}"].append(float(s["turns"][k]))
-    for prm in spec["params"]:
-        cols[prm["name"]] = _param_column(cols[prm["name"]], pschema.field(prm["name"]).type)
-    table = pa.RecordBatch.from_pydict(cols, schema=pschema)
-    points_path = os.path.join(out_dir, POINTS_TABLE)
-    write_table(points_path, pschema, [table])
-    return [runs_path, points_path]
 
 
 def read_sweep(out_dir: str) -> dict[str, Any] | None:
