@@ -57,6 +57,19 @@ def test_a_point_played_whole_is_its_batch_of_chunks() -> None:
     assert len(play_point(CHASE, ((MOVE, 9),), 11, 1500)) < 64 * 1024
 
 
+def test_a_workers_points_of_one_seed_make_their_run_seeds_once() -> None:
+    from engine.batch import work
+
+    work._point_items.cache_clear()
+    first = fragment_records(play_point(CHASE, ((MOVE, 9),), 11, 60))
+    second = fragment_records(play_point(CHASE, ((MOVE, 10),), 11, 60))
+    assert work._point_items.cache_info().hits == 1
+    seeds = [(i, run_seed(11, i)) for i in range(60)]
+    assert list(work._point_items(11, 60)) == work._items(11, 60) == seeds
+    assert [(r["run"], r["seed"]) for r in first] == [(r["run"], r["seed"]) for r in second]
+    assert second == WorkerCache().run_chunk(CHASE, ((MOVE, 10),), seeds)
+
+
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[Any]:
     from distributed import LocalCluster

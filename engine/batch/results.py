@@ -21,8 +21,12 @@ def _write_atomic(path: str, text: str) -> None:
     write_text(path, text, "out")
 
 
+#: The encoder ``json.dumps(record, sort_keys=True)`` makes on each call, made once.
+_ENCODER = json.JSONEncoder(sort_keys=True)
+
+
 def _line(record: dict[str, Any]) -> str:
-    return json.dumps(record, sort_keys=True) + "\n"
+    return _ENCODER.encode(record) + "\n"
 
 
 def iter_runs(path: str, *, repair: bool = False) -> Iterator[dict[str, Any]]:

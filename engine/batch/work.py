@@ -197,6 +197,21 @@ def run_chunk(path: str, overrides: tuple[tuple[str, Any], ...], items: Chunk) -
     return WORKER_CACHE.run_chunk(path, overrides, items)
 
 
+#: Runs of a point whose seeds a worker keeps (:func:`_point_items`): with common seeds (a
+#: sweep's default) every point of a sweep plays the same run seeds, made once a worker.
+POINT_SEEDS_KEPT = 1 << 16
+
+
+def _items(seed: int, runs: int) -> list[tuple[int, int]]:
+    return [(i, run_seed(seed, i)) for i in range(runs)]
+
+
+@functools.lru_cache(maxsize=2)
+def _point_items(seed: int, runs: int) -> tuple[tuple[int, int], ...]:
+    """:func:`_items`, kept for the next point of the same seed and size."""
+    return tuple(_items(seed, runs))
+
+
 def play_point(path: str, overrides: tuple[tuple[str, Any], ...], seed: int, runs: int) -> bytes:
     """A whole batch of ``runs`` runs of ``seed`` played in this process from its
     :data:`WORKER_CACHE` (one field cache for all of them, warmed once), sent back as one
@@ -204,10 +219,10 @@ def play_point(path: str, overrides: tuple[tuple[str, Any], ...], seed: int, run
     Dask task (engine.batch.dask.DaskPoints)."""
     from engine.batch.results import runs_fragment
 
-    items = [(i, run_seed(seed, i)) for i in range(runs)]
+    items = _point_items(seed, runs) if runs <= POINT_SEEDS_KEPT else _items(seed, runs)
     records: Records = []
     for start in range(0, runs, CHUNK):
-        records += WORKER_CACHE.run_chunk(path, overrides, items[start : start + CHUNK])
+        records += WORKER_CACHE.run_chunk(path, overrides, list(items[start : start + CHUNK]))
     return runs_fragment(records)
 
 
