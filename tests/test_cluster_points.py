@@ -209,3 +209,50 @@ def test_points_are_written_as_they_finish(tmp_path: Path, monkeypatch: Any) -> 
 def _import_engine() -> None:
     import engine.batch.work  # noqa: F401
     import engine.sim  # noqa: F401
+
+
+def test_a_fragments_columns_are_pyarrows_own() -> None:
+    """The columns a fragment is made of (engine.batch.results.arrow_column) equal
+    pa.array's, nulls, text and edge values included; what it does not take exactly goes
+    through pa.array."""
+    import random
+
+    import pyarrow as pa
+
+    from engine.batch.results import arrow_column
+
+    rng = random.Random(5)
+    words = ["capture", "", "pursuer1", "héron", "鷹", None]
+    cases: list[tuple[list[Any], Any]] = [
+        ([rng.choice(words) for _ in range(300)], pa.string()),
+        ([rng.choice([None, 0, -1, 2**63 - 1, -(2**63), rng.getrandbits(40)]) for _ in range(300)],
+         pa.int64()),
+        ([rng.choice([None, 0.0, -2.5, 1e300, 7, 2**53, 0.1]) for _ in range(300)], pa.float64()),
+        ([], pa.int64()), ([], pa.string()), ([None, None], pa.string()), ([3], pa.float64()),
+        ([1, 2.5], pa.float64()), ([2**53 + 1, 1.0], pa.float64()), ([True, 2], pa.int64()),
+    ]  # fmt: skip
+    for values, kind in cases:
+        try:
+            want = pa.array(values, type=kind)
+        except (pa.ArrowException, TypeError, ValueError) as exc:
+            with pytest.raises(type(exc)):
+                arrow_column(values, kind)
+            continue
+        got = arrow_column(values, kind)
+        assert got.equals(want), (values[:5], kind)
+        assert got.null_count == want.null_count
+
+
+def test_a_fragment_is_made_without_pandas() -> None:
+    """A new worker's first point imports no pandas (pyarrow's list conversion would)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from engine.batch.work import play_point; "
+        f"play_point({CHASE!r}, (), 3, 30); print('pandas' in sys.modules)"
+    )
+    got = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert got.stdout.strip() == "False"

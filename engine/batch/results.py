@@ -198,9 +198,57 @@ def runs_fragment(records: list[dict[str, Any]]) -> bytes:
             raise ValueError(f"a run record with other keys than a runs table's: {sorted(r)}")
     schema = pa.schema(run_fields(measures))
     sink = pa.BufferOutputStream()
-    table = pa.Table.from_pydict(run_columns(records, measures), schema=schema)
+    cols = run_columns(records, measures)
+    table = pa.Table.from_arrays(
+        [arrow_column(cols[f.name], f.type) for f in schema], schema=schema
+    )
     pq.write_table(table, sink, compression="zstd")
     return bytes(sink.getvalue().to_pybytes())
+
+
+#: The most characters of a string column :func:`arrow_column` makes itself (32-bit offsets).
+_STRING_BYTES = 2**31 - 1
+
+
+def arrow_column(values: list[Any], kind: Any) -> Any:
+    """``pa.array(values, type=kind)`` for a runs table's int64, float64 and string columns
+    (None a null), made from numpy buffers: pyarrow's conversion of a Python list first asks
+    whether it holds pandas objects, which imports pandas, about 0.2 s of CPU in the first
+    task of every new Dask worker. Values it does not take exactly as pa.array does (a
+    float or bool in an int64 column, an int past 2**53 in a float64 one, not text in a
+    string one) go through pa.array. A test holds the two equal."""
+    import numpy as np
+    import pyarrow as pa
+
+    present = [v for v in values if v is not None]
+    if kind == pa.string():
+        ok = all(type(v) is str for v in present)
+    elif kind == pa.int64():
+        ok = all(type(v) is int and -(2**63) <= v < 2**63 for v in present)
+    elif kind == pa.float64():
+        ok = all(type(v) is float or (type(v) is int and abs(v) <= 2**53) for v in present)
+    else:
+        ok = False
+    if not ok:
+        return pa.array(values, type=kind)
+    n = len(values)
+    nulls = n - len(present)
+    validity = None
+    if nulls:
+        valid = np.fromiter((v is not None for v in values), dtype=bool, count=n)
+        validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    if kind == pa.string():
+        data = [b"" if v is None else v.encode() for v in values]
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum([len(d) for d in data], out=offsets[1:])
+        if offsets[-1] > _STRING_BYTES:
+            return pa.array(values, type=kind)
+        buffers = [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(data))]
+    else:
+        dtype = np.float64 if kind == pa.float64() else np.int64
+        filled = np.array([0 if v is None else v for v in values], dtype=dtype)
+        buffers = [validity, pa.py_buffer(filled)]
+    return pa.Array.from_buffers(kind, n, buffers, null_count=nulls)
 
 
 def fragment_records(data: bytes) -> list[dict[str, Any]]:
