@@ -715,3 +715,125 @@ def test_only_spawns_and_exits_count_as_listed_cells(tmp_path: Path, monkeypatch
     )
     with pytest.raises(MapError, match="spawns and exits cover more than 4 cells"):
         load_map(str(tmp_path / "m.tmx"))
+
+
+# --------------------------------------------------------------------------- many tokens
+
+
+def _many_tokens(folder: Path, n: int = 40, tokens: int = 30, seed: int = 3) -> Path:
+    """A random ``n``-square map (rough ground, walls and water, an exit column) with one
+    quarry and ``tokens - 1`` pursuers at two speeds, some hunting no one in particular."""
+    import tmxtext
+
+    rnd = random.Random(seed)
+    rows = ["".join(rnd.choice("......,,#~") for _ in range(n)) for _ in range(n)]
+    cells = [(x, y) for y in range(n) for x in range(n - 1) if rows[y][x] == "."]
+    picked = rnd.sample(cells, tokens)
+    exit_ = (
+        '<objectgroup id="2" name="regions"><object id="1" name="exit_east" type="exit" '
+        f'x="{(n - 1) * 32}" y="0" width="32" height="{n * 32}"/></objectgroup>'
+    )
+    tmxtext.write(folder / "many.tmx", rows, objects=exit_)
+    toks = [
+        f"  - {{id: q, side: quarry, policy: quarry, cell: {list(picked[0])}, stats: {{speed: 30}}}}"
+    ]
+    for i, c in enumerate(picked[1:]):
+        target = ", target: q" if i % 3 else ""
+        speed = rnd.choice((30, 40))
+        toks.append(
+            f"  - {{id: p{i}, side: pursuer, policy: pursuer{target}, cell: {list(c)}, "
+            f"stats: {{speed: {speed}}}}}"
+        )
+    (folder / "many.yaml").write_text(
+        "map: many.tmx\nsystem: generic\nruns: 4\nseed: 11\nturns: 30\n"
+        "goals: {capture: 1, escape: [exit_east]}\ntokens:\n" + "\n".join(toks) + "\n"
+    )
+    return folder / "many.yaml"
+
+
+def test_many_tokens_play_the_same_with_every_shortcut(tmp_path: Path) -> None:
+    """The shortcuts that keep a run of many tokens cheap play exactly as the plain way, on a
+    random many-token map and on the shipped chase: the threat map made by parts (one part
+    made again when one token moved, FieldCache.threat) against one least over all, and
+    fields dropped at every turn's start (the turns from where the tokens stand kept,
+    FieldCache.trim) against none dropped: the same events, the same results."""
+    from engine.batch import run_seeds
+    from engine.scenario import load_scenario
+    from engine.sim import FieldCache, Simulation
+
+    class Plain(FieldCache):
+        THREAT_PART = 1 << 30
+        FIELD_BYTES = 1 << 40
+
+    class Tight(FieldCache):
+        THREAT_PART = 2
+        FIELD_BYTES = 1 << 20
+
+    for path in (_many_tokens(tmp_path), ROOT / "scenarios" / "chase.yaml"):
+        sc = load_scenario(str(path))
+        plain, tight = Plain(sc), Tight(sc)
+        for run, seed in enumerate(run_seeds(sc.seed, 4)):
+            a = Simulation(sc, seed, fields=plain, run=run)
+            b = Simulation(sc, seed, fields=tight, run=run)
+            a.run()
+            b.run()
+            assert a.events[1:] == b.events[1:], (path.name, run)
+            assert a.result().to_dict() == b.result().to_dict()
+        assert tight.weight.used <= Tight.FIELD_BYTES + (8 << 20)
+
+
+def test_least_times_is_the_least_of_each_tokens_times(tmp_path: Path) -> None:
+    """SimView.least_times (the threat map by parts) is the plain elementwise least of
+    every token's turns, for any subset of the tokens, after any token moved."""
+    import numpy as np
+
+    from engine.scenario import load_scenario
+    from engine.sim import FieldCache, Simulation
+    from engine.sim.view import SimView, times_from
+
+    sc = load_scenario(str(_many_tokens(tmp_path)))
+
+    class Small(FieldCache):
+        THREAT_PART = 3
+
+    sim = Simulation(sc, 5, fields=Small(sc))
+    rnd = random.Random(1)
+    for _ in range(3):
+        view = SimView(sim, "q", sim.tokens["q"], sim.profile_now("q"))
+        for k in (0, 1, 3, 4, 7, len(sim.pursuers)):
+            ids = tuple(rnd.sample(sim.pursuers, k))
+            plain = np.full(view.grid.width * view.grid.height, np.inf)
+            for t in ids:
+                np.minimum(plain, times_from(sim, t), out=plain)
+            assert np.array_equal(view.least_times(ids), plain)
+        sim.play_turn()
+        if sim.outcome is not None:
+            break
+
+
+def test_a_run_of_many_tokens_on_a_big_map_is_bounded(tmp_path: Path) -> None:
+    """100 tokens on an open 512^2 map: one run within the memory limit (issue 42)."""
+    import tmxtext
+
+    n = 512
+    tmxtext.write(tmp_path / "open.tmx", ["." * n] * n)
+    rnd = random.Random(5)
+    cells = {(n // 2, n // 2)}
+    toks = [
+        f"  - {{id: q, side: quarry, policy: quarry, cell: [{n // 2}, {n // 2}], stats: {{speed: 30}}}}"
+    ]
+    while len(cells) < 100:
+        c = (rnd.randrange(n), rnd.randrange(n))
+        if c not in cells:
+            cells.add(c)
+            toks.append(
+                f"  - {{id: p{len(cells)}, side: pursuer, policy: pursuer, target: q, "
+                f"cell: [{c[0]}, {c[1]}], stats: {{speed: {rnd.choice([30, 40])}}}}}"
+            )
+    (tmp_path / "s.yaml").write_text(
+        "map: open.tmx\nsystem: generic\nruns: 1\nseed: 1\nturns: 2\n"
+        "goals: {capture: 1}\ntokens:\n" + "\n".join(toks) + "\n"
+    )
+    rc, out, err, _ = cli("run", str(tmp_path / "s.yaml"), "--run-seed", "1")
+    assert rc == 0, err[-2000:]
+    assert "timeout after 2 turns" in out or "after" in out, out

@@ -126,6 +126,11 @@ class TurnView(Protocol):
         """Turns from ``tid``'s cell to every cell, as it stands now."""
         ...
 
+    def least_times(self, ids: tuple[str, ...]) -> np.ndarray:
+        """The least of :meth:`times_from` over ``ids``, cell by cell (+inf where ``ids``
+        is empty): kept between turns, so one token's move costs one part of it again."""
+        ...
+
     def quarry_goal(self, quarry: str) -> Cell | None:
         """The exit ``quarry`` reaches soonest of those it reaches before every pursuer."""
         ...

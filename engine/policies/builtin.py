@@ -183,12 +183,16 @@ def _shrink(view: TurnView, spec: TokenSpec, quarry: str, at: Cell) -> Cell:
     where it is reached)."""
     grid = view.grid
     mine = view.times_from(spec.id)
-    others = np.full(len(mine), np.inf)
-    for pid in view.pursuers:
-        tok = view.tokens[pid]
-        if pid == spec.id or tok.state.cell is None or tok.state.flight is not None:
-            continue
-        np.minimum(others, view.times_from(pid), out=others)
+    # Every pursuer on the ground, the mover too: frontier_choice takes the least of its
+    # own turns and these, the same with it as without it.
+    tokens = view.tokens
+    ground = tuple(
+        pid
+        for pid in view.pursuers
+        if pid == spec.id
+        or (tokens[pid].state.cell is not None and tokens[pid].state.flight is None)
+    )
+    others = view.least_times(ground)
     exits = np.array(sorted(grid.index(c) for c in view.exits), dtype=np.int64)
     got = frontier_choice(mine, others, view.turns_of(quarry, at), exits)
     return at if got is None else grid.cell_of_index(got)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
@@ -176,24 +177,34 @@ class FieldCache:
     #: (one per goal and profile) would otherwise grow without bound over a long batch.
     FIELD_BYTES = 256 << 20
 
-    def trim(self) -> None:
+    def trim(self, cells: Iterable[Cell | None] = ()) -> None:
         """Past :attr:`FIELD_BYTES` of fields and policy maps (:class:`FieldBytes`), drop
-        them all: every profile's fields, those shared between profiles, the policies'
-        memos that hold them (threat maps, safe exits, flee cells, meeting cells) and the
+        them: every profile's fields, those shared between profiles, the policies' memos
+        that hold them (threat maps, safe exits, flee cells, meeting cells) and the
         profiles with tokens in the way (each a copy of its graph's arrays). Each is a pure
         function of the map and the profile, made again when next asked: the runs are the
-        same, only slower for a while (tested). Called at the start of a round."""
+        same, only slower for a while (tested). The turns from ``cells`` (where
+        the tokens stand: every policy asks for them again at once) stay where they weigh
+        no more than the budget. Called at the start of every turn."""
         weight = self.weight
         if weight.used <= self.FIELD_BYTES:
             return
+        keep, kept = frozenset(c for c in cells if c is not None), 0
+        if keep:
+            kept = sum(d.kept_bytes(keep) for ds in self._by_csr.values() for _, d in ds)
+            if kept > self.FIELD_BYTES:
+                keep, kept = frozenset(), 0
         for prof in self._shared.values():
-            prof.forget_fields()
+            prof.forget_fields(keep)
         for memo in (self._threats, self._exits, self._flee, self._meets, self._blocked):
             memo.clear()
-        weight.used = 0
+        weight.used = kept
 
     #: How many threat maps and safe exits are kept (the oldest half goes beyond this).
     POLICY_KEPT = 4096
+
+    #: How many turn arrays one part of a threat map takes (:meth:`threat`).
+    THREAT_PART = 16
 
     def threat(self, times: list[np.ndarray], n: int | None = None) -> np.ndarray:
         """The elementwise least of ``times`` (turns from each pursuer), +inf where there are
@@ -201,9 +212,15 @@ class FieldCache:
         are."""
         got = self._threats.get(times, n)
         if got is None:
-            if times:
-                out = times[0].copy()
-                for t in times[1:]:
+            parts = times
+            if len(times) > self.THREAT_PART:
+                # By parts, each kept: a list that differs from one asked before in one
+                # token's turns (the token that moved since) makes one part again, not all.
+                k = self.THREAT_PART
+                parts = [self.threat(times[i : i + k], n) for i in range(0, len(times), k)]
+            if parts:
+                out = parts[0].copy()
+                for t in parts[1:]:
                     np.minimum(out, t, out=out)
             else:
                 grid = self.scenario.model.grid

@@ -307,8 +307,11 @@ class Profile:
                     for s in range(graph.n_states):
                         penalty[cells + s * n] = extra
         self.penalty = penalty
-        self.rev_risk = self.rev.copy()
-        self.rev_risk.data = self.rev_risk.data + np.repeat(penalty, np.diff(self.rev.indptr))
+        if penalty.any():
+            self.rev_risk = self.rev.copy()
+            self.rev_risk.data = self.rev_risk.data + np.repeat(penalty, np.diff(self.rev.indptr))
+        else:  # no check anywhere: the risk-weighted graph is the reverse graph itself
+            self.rev_risk = self.rev
         self._to: dict[tuple[int, ...], Field] = {}
         self._to_risk: dict[tuple[int, ...], Field] = {}
         #: The same fields by the cells as asked (a tuple or a frozenset of them).
@@ -372,6 +375,8 @@ class Profile:
         self._kernel_arrays = kernel
         if np.array_equal(self.penalty, penalty):
             self.penalty, self.rev_risk, self._kernel_risk = penalty, rev_risk, kernel_risk
+        elif not self.penalty.any():
+            self.rev_risk = rev
 
     #: Most edges of a graph :meth:`lists` gives as lists (beyond: None, numpy serves).
     LIST_EDGES = 1 << 18
@@ -459,17 +464,20 @@ class Profile:
 
     def compiled_bytes(self) -> int:
         """What its compiled arrays weigh (forward, reverse and risk-weighted graphs)."""
+        graphs = (self.csr, self.rev) + (() if self.rev_risk is self.rev else (self.rev_risk,))
         return int(self.penalty.nbytes) + sum(
-            m.data.nbytes + m.indices.nbytes + m.indptr.nbytes
-            for m in (self.csr, self.rev, self.rev_risk)
+            m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in graphs
         )
 
-    def forget_fields(self) -> None:
-        """Drop every field kept (:meth:`FieldCache.trim`); they are made again when asked."""
-        for kept in (self._to, self._to_risk, self._to_cells, self._from, self._turns_from):
-            kept.clear()
+    def forget_fields(self, keep: frozenset[Cell] = frozenset()) -> None:
+        """Drop every field kept (:meth:`FieldCache.trim`) but the turns from the cells of
+        ``keep``; they are made again when asked."""
+        kept = {c: a for c, a in self._turns_from.items() if c in keep}
+        for memo in (self._to, self._to_risk, self._to_cells, self._from, self._turns_from):
+            memo.clear()
+        self._turns_from.update(kept)
         if self.shared is not None:
-            self.shared.forget()
+            self.shared.forget(keep)
 
     def turns_from(self, cell: Cell) -> np.ndarray:
         """:meth:`field_from` in turns (ticks / the denominator), cached (read-only).
@@ -501,6 +509,8 @@ class Profile:
         sooner (a chase makes hundreds of these fields)."""
         from engine import kernel
 
+        if which == "rev_risk" and self.rev_risk is self.rev:
+            which = "rev"  # (one graph: one set of kernel arrays)
         matrix = getattr(self, which)
         if not kernel.available():
             from scipy.sparse.csgraph import dijkstra
@@ -625,12 +635,19 @@ class _Distances:
         #: others at that scale share them (:meth:`Profile.share_compiled`).
         self.compiled: dict[float, tuple[Any, ...]] = {}
 
-    def forget(self) -> None:
-        """Drop every field kept (:meth:`FieldCache.trim`)."""
+    def forget(self, keep: frozenset[Cell] = frozenset()) -> None:
+        """Drop every field kept (:meth:`FieldCache.trim`) but the turns from the cells of
+        ``keep``."""
         self.to.clear()
         self.base_to.clear()
         self.from_.clear()
+        kept = {k: a for k, a in self.turns.items() if k[2] in keep}
         self.turns.clear()
+        self.turns.update(kept)
+
+    def kept_bytes(self, keep: frozenset[Cell]) -> int:
+        """What the turns from the cells of ``keep`` weigh (what :meth:`forget` keeps)."""
+        return sum(a.nbytes for k, a in self.turns.items() if k[2] in keep)
 
     def risk_key(self, penalty: np.ndarray) -> int:
         """A small number for a profile's risk penalties (equal arrays, equal numbers)."""

@@ -272,8 +272,6 @@ class Simulation(TokenEdits):
 
     def begin_turn(self) -> None:
         """Start the next round (the viewer calls this, then moves tokens one by one)."""
-        if self.fields.weight.used > self.fields.FIELD_BYTES:
-            self.fields.trim()
         self.turn += 1
         self._emit({"type": "turn", "turn": self.turn})
 
@@ -283,6 +281,7 @@ class Simulation(TokenEdits):
             self._finish("timeout", None, None)
 
     def take_turn(self, tid: str, path: list[Cell] | None = None) -> None:
+        self.fields.trim(t.state.cell for t in self.tokens.values())
         spec = self.specs[tid]
         if path is None:
             start = self._turn_start(tid, spec)

@@ -110,6 +110,11 @@ class SimView:
     def times_from(self, tid: str) -> np.ndarray:
         return times_from(self._run, tid)
 
+    def least_times(self, ids: tuple[str, ...]) -> np.ndarray:
+        run = self._run
+        grid = self.grid
+        return run.fields.threat([times_from(run, t) for t in ids], grid.width * grid.height)
+
     def quarry_goal(self, quarry: str) -> Cell | None:
         return quarry_goal(self._run, quarry)
 
