@@ -440,7 +440,7 @@ static int bucket_push(Bucket *b, int64_t node) {
  * heap's entries (all at 0). A node's distance is its steps times step: the whole-number
  * sums the heap would make, exactly, while they stay below 2**53 (the caller's check).
  * Returns the nodes settled, -1 out of memory, -2 a bad index or step (the error set). */
-static long long dial(const int64_t *indptr, const int64_t *indices, const int32_t *steps,
+static long long dial(const int64_t *indptr, const int32_t *indices, const int32_t *steps,
                       Py_ssize_t n, double step, double *dist, Heap *sources) {
     Py_ssize_t m = indptr[n];
     int32_t span = 0;
@@ -510,7 +510,7 @@ out:
 
 PyDoc_STRVAR(field_doc,
              "field(indptr, indices, data, sources, dist[, steps, step]) -> settled\n\n"
-             "Dijkstra over a CSR graph (indptr and indices int64, data float64 ticks >= 0) "
+             "Dijkstra over a CSR graph (indptr int64, indices int32, data float64 ticks >= 0) "
              "from every node of sources (int64) at once: writes into dist (float64, one a "
              "node, filled with inf by the caller) each node's least ticks from the nearest "
              "source, as scipy.sparse.csgraph.dijkstra(min_only=True) gives them. Floating "
@@ -531,16 +531,17 @@ static PyObject *field(PyObject *self, PyObject *args) {
     PyObject *result = NULL;
     Heap heap = {NULL, 0, 0};
     if (get_buf(o_indptr, &bufs[0], 0, 8, "indptr") < 0 ||
-        get_buf(o_indices, &bufs[1], 0, 8, "indices") < 0 ||
+        get_buf(o_indices, &bufs[1], 0, 4, "indices") < 0 ||
         get_buf(o_data, &bufs[2], 0, 8, "data") < 0 ||
         get_buf(o_sources, &bufs[3], 0, 8, "sources") < 0 ||
         get_buf(o_dist, &bufs[4], 1, 8, "dist") < 0 ||
         get_buf(o_steps, &bufs[5], 0, 4, "steps") < 0)
         goto done;
-    const int64_t *indptr = bufs[0].b.buf, *indices = bufs[1].b.buf, *sources = bufs[3].b.buf;
+    const int64_t *indptr = bufs[0].b.buf, *sources = bufs[3].b.buf;
+    const int32_t *indices = bufs[1].b.buf;
     const double *data = bufs[2].b.buf;
     double *dist = bufs[4].b.buf;
-    Py_ssize_t n = bufs[4].b.len / 8, m = bufs[1].b.len / 8;
+    Py_ssize_t n = bufs[4].b.len / 8, m = bufs[1].b.len / 4;
     Py_ssize_t n_src = bufs[3].b.len / 8;
     if (bufs[0].b.len / 8 != n + 1 || bufs[2].b.len / 8 != m ||
         (bufs[5].held && bufs[5].b.len / 4 != m)) {

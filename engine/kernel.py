@@ -199,7 +199,7 @@ def field(
     steps: Any = None,
     step: float = 1.0,
 ) -> None:
-    """engine/_kernel.c's ``field``: a Dijkstra over a CSR graph (int64 ``indptr`` and
+    """engine/_kernel.c's ``field``: a Dijkstra over a CSR graph (int64 ``indptr``, int32
     ``indices``, float64 ``data``) from every node of ``sources`` (int64) at once into
     ``dist`` (float64, inf where not reached), as scipy's ``dijkstra(min_only=True)`` gives
     it; ``steps`` (int32, or None): each edge as a whole multiple of ``step``, for a bucket

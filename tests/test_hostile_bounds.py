@@ -39,7 +39,7 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
-def cli(*args: str, cwd: Path = ROOT) -> tuple[int, str, str, float]:
+def cli(*args: str, cwd: Path = ROOT, timeout: int = TIMEOUT) -> tuple[int, str, str, float]:
     """``tacgrid ARGS`` in a subprocess under the memory limit: (rc, stdout, stderr, s)."""
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
     start = time.monotonic()
@@ -51,11 +51,11 @@ def cli(*args: str, cwd: Path = ROOT) -> tuple[int, str, str, float]:
             capture_output=True,
             text=True,
             errors="replace",
-            timeout=TIMEOUT,
+            timeout=timeout,
             preexec_fn=_limit_memory,
         )
     except subprocess.TimeoutExpired:
-        pytest.fail(f"tacgrid {' '.join(args)[:200]}: no answer within {TIMEOUT} s")
+        pytest.fail(f"tacgrid {' '.join(args)[:200]}: no answer within {timeout} s")
     return p.returncode, p.stdout, p.stderr, time.monotonic() - start
 
 
@@ -812,7 +812,10 @@ def test_least_times_is_the_least_of_each_tokens_times(tmp_path: Path) -> None:
 
 
 def test_a_run_of_many_tokens_on_a_big_map_is_bounded(tmp_path: Path) -> None:
-    """100 tokens on an open 512^2 map: one run within the memory limit (issue 42)."""
+    """100 tokens on an open 512^2 map: a round of one run within the memory limit (issue
+    42; the address space of two profiles' graphs, their kernel arrays and a round's
+    fields: 1.8 GB of resident memory before). One round is some ten seconds of CPU; the
+    guard against a hang allows for a loaded machine."""
     import tmxtext
 
     n = 512
@@ -831,9 +834,9 @@ def test_a_run_of_many_tokens_on_a_big_map_is_bounded(tmp_path: Path) -> None:
                 f"cell: [{c[0]}, {c[1]}], stats: {{speed: {rnd.choice([30, 40])}}}}}"
             )
     (tmp_path / "s.yaml").write_text(
-        "map: open.tmx\nsystem: generic\nruns: 1\nseed: 1\nturns: 2\n"
+        "map: open.tmx\nsystem: generic\nruns: 1\nseed: 1\nturns: 1\n"
         "goals: {capture: 1}\ntokens:\n" + "\n".join(toks) + "\n"
     )
-    rc, out, err, _ = cli("run", str(tmp_path / "s.yaml"), "--run-seed", "1")
+    rc, out, err, _ = cli("run", str(tmp_path / "s.yaml"), "--run-seed", "1", timeout=120)
     assert rc == 0, err[-2000:]
-    assert "timeout after 2 turns" in out or "after" in out, out
+    assert out.startswith("run seed 1: timeout after 1 turns"), out

@@ -493,7 +493,7 @@ class Profile:
             if got is None:
                 ticks = self._from.get(cell)
                 if ticks is None:
-                    ticks = self._dist_from(cell)  # the turns are kept, not the ticks too
+                    ticks = self._dist_from(cell, keep=False)  # the turns are kept, not ticks
                 got = ticks / self.graph.denominator
                 got.setflags(write=False)
                 self.weight.used += got.nbytes
@@ -526,7 +526,10 @@ class Profile:
         kernel.field(indptr, indices, data, np.asarray(sources, np.int64), dist, steps, float(step))
         return dist
 
-    def _dist_from(self, cell: Cell) -> np.ndarray:
+    def _dist_from(self, cell: Cell, keep: bool = True) -> np.ndarray:
+        """Ticks from ``cell`` (best parity), from the shared fields where they hold them;
+        ``keep``: kept there for the other profiles on the same graph (:meth:`turns_from`
+        keeps its turns instead: a field a token's cell, twice the bytes)."""
         shared = self.shared
         scale = self.scale
         if shared is not None:
@@ -542,8 +545,9 @@ class Profile:
         dist = self._dijkstra("csr", [g.node(cell)])
         got = dist.reshape(g.n_states, g.n).min(axis=0)
         got.setflags(write=False)
-        self.weight.used += got.nbytes
-        if shared is not None:
+        if keep:
+            self.weight.used += got.nbytes
+        if shared is not None and keep:
             base = got if scale == 1.0 else got / scale
             base.setflags(write=False)
             shared.keep_from(cell, base)
@@ -585,9 +589,10 @@ def _whole_ticks(data: np.ndarray, nodes: int) -> tuple[np.ndarray, int] | None:
 
 
 def _kernel_csr(matrix: Any) -> tuple[Any, ...]:
-    """A CSR matrix as engine/_kernel.c's field() reads it: indptr and indices (int64), the
-    ticks (float64), and where every tick is a whole multiple of one step (the usual case)
-    the ticks in steps (int32) and the step, so a bucket queue runs; else None and 1."""
+    """A CSR matrix as engine/_kernel.c's field() reads it: indptr (int64), indices (int32:
+    the matrix's own where they are, as scipy makes them below 2**31 edges), the ticks
+    (float64), and where every tick is a whole multiple of one step (the usual case) the
+    ticks in steps (int32) and the step, so a bucket queue runs; else None and 1."""
     data = np.ascontiguousarray(matrix.data, dtype=np.float64)
     steps, step = None, 1.0
     whole = _whole_ticks(data, matrix.shape[0])
@@ -595,7 +600,7 @@ def _kernel_csr(matrix: Any) -> tuple[Any, ...]:
         steps, step = (whole[0] // whole[1]).astype(np.int32), float(whole[1])
     return (
         np.ascontiguousarray(matrix.indptr, dtype=np.int64),
-        np.ascontiguousarray(matrix.indices, dtype=np.int64),
+        np.ascontiguousarray(matrix.indices, dtype=np.int32),
         data,
         steps,
         step,
