@@ -131,18 +131,62 @@ def _placed(ev: dict[str, Any]) -> list[tuple[Any, Any]]:
     return out
 
 
-def check_log_cells(events: list[dict[str, Any]], path: str, grid: Grid) -> None:
+def check_log_cells(events: list[dict[str, Any]], path: str, grid: Grid | tuple[int, int]) -> None:
     """Every cell an event log puts a token on lies on ``grid`` (the map of the scenario it
-    replays on): a damaged log would draw and move tokens nowhere. ArgumentError names the
-    first event, token and cell that do not."""
+    replays on, or its ``(width, height)``): a damaged log would draw and move tokens
+    nowhere. ArgumentError names the first event, token and cell that do not."""
+    width, height = grid if isinstance(grid, tuple) else (grid.width, grid.height)
     for n, ev in enumerate(events, 1):
         for tid, cell in _placed(ev):
-            if cell is not None and not grid.in_bounds(cell):
+            if cell is not None and not (0 <= cell[0] < width and 0 <= cell[1] < height):
                 raise ArgumentError(
                     f"{path}: event {n}: token {clip(str(tid))} at {cell[0]},{cell[1]} is off "
-                    f"the map ({grid.width} x {grid.height}); a damaged log: write it again "
+                    f"the map ({width} x {height}); a damaged log: write it again "
                     "with `tacgrid run SCENARIO --run-seed N --log FILE`"
                 )
+
+
+#: The bytes of a .tmx map read for its size (its root element comes first).
+_TMX_HEAD = 1 << 16
+
+
+def log_map_size(scenario: str) -> tuple[int, int]:
+    """The size in cells of the map of ``scenario`` (a scenario file that
+    :func:`check_log_sources` found and checked), for :func:`check_log_cells` where nothing
+    else of the map is needed (``replay --text`` and ``--json``): a finite .tmx map's from
+    its root element's attributes (the first 64 KB of the file), any other map's by loading
+    the scenario (its errors are one line, as ``run``'s)."""
+    import re
+    import xml.etree.ElementTree as ET
+
+    from engine.sources import peek_bytes, read_head
+
+    map_path = _scenario_map(scenario, peek_bytes(scenario, "scenario", 1 << 20))
+    head = None
+    if map_path is not None and map_path.lower().endswith(".tmx"):
+        head = read_head(map_path, _TMX_HEAD)
+    if head is not None:
+        if b"<!ENTITY" not in head:  # (the map's reader refuses those: load it to say so)
+            parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start",))
+            root: ET.Element | None = None
+            try:
+                parser.feed(head)
+                for event in parser.read_events():
+                    el = event[-1]
+                    root = el if isinstance(el, ET.Element) else None
+                    break
+            except ET.ParseError:
+                root = None
+            if root is not None and root.tag == "map":
+                attrs = root.attrib
+                size = [attrs.get("width", ""), attrs.get("height", "")]
+                whole = all(re.fullmatch(r"[1-9][0-9]{0,5}", v) for v in size)
+                if whole and attrs.get("infinite", "0") == "0":
+                    return int(size[0]), int(size[1])
+    from engine.scenario import load_scenario
+
+    grid = load_scenario(scenario).model.grid
+    return grid.width, grid.height
 
 
 #: Keys each kind of event must carry for `replay` (other kinds are skipped).

@@ -840,3 +840,65 @@ def test_a_run_of_many_tokens_on_a_big_map_is_bounded(tmp_path: Path) -> None:
     rc, out, err, _ = cli("run", str(tmp_path / "s.yaml"), "--run-seed", "1", timeout=120)
     assert rc == 0, err[-2000:]
     assert out.startswith("run seed 1: timeout after 1 turns"), out
+
+
+# --------------------------------------------------------------------------- replay's token cells
+
+
+def _damaged_log(folder: Path, cell: list[int], where: str) -> Path:
+    """A log of a chase run on the shipped files (its digests hold) with one token put at
+    ``cell``: in the start event, or at the end of the first move's path."""
+    log = folder / "run.jsonl"
+    rc, _, err, _ = cli(
+        "run", str(ROOT / "scenarios" / "chase.yaml"), "--run-seed", "1", "--log", str(log)
+    )
+    assert rc == 0, err
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    if where == "start":
+        events[0]["tokens"]["quarry"]["cell"] = cell
+    else:
+        next(e for e in events if e["type"] == "move")["path"][-1] = cell
+    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return log
+
+
+@pytest.mark.parametrize("how", ["--text", "--json"])
+@pytest.mark.parametrize(
+    ("cell", "where"), [([700, 18], "start"), ([5, 999], "move"), ([-1, 0], "move")]
+)
+def test_replay_text_and_json_refuse_tokens_off_the_map(
+    tmp_path: Path, how: str, cell: list[int], where: str
+) -> None:
+    """Every replay path refuses a log whose tokens stand off its map in one line (the
+    window did; ``--text`` and ``--json`` printed them), reading only the map's size."""
+    log = _damaged_log(tmp_path, cell, where)
+    rc, out, err, _ = cli("replay", str(log), how)
+    line = one_line(rc, out, err, "is off the map (48 x 36)")
+    assert f"at {cell[0]},{cell[1]}" in line and str(log) in line
+    good = _damaged_log(tmp_path, [3, 3], where)
+    rc, out, err, _ = cli("replay", str(good), how)
+    assert rc == 0 and out, err
+
+
+def test_log_map_size_reads_a_tmx_root_and_loads_any_other_map(tmp_path: Path) -> None:
+    """The size replay --text/--json check a log against: a finite .tmx map's from its root
+    element alone (the same as the loaded map's grid, on every shipped scenario), any other
+    map (JSON, UVTT, infinite) by loading the scenario."""
+    from engine.eventlog import log_map_size
+    from engine.scenario import load_scenario
+
+    for path in sorted((ROOT / "scenarios").glob("*.yaml")):
+        grid = load_scenario(str(path)).model.grid
+        assert log_map_size(str(path)) == (grid.width, grid.height), path.name
+    body = tmx("")
+    head, _, _ = body.partition("<tileset")
+    # Only the root is read: a body the map reader would refuse does not matter here.
+    (tmp_path / "m.tmx").write_text(head + "<tileset" + "x" * (1 << 17))
+    (tmp_path / "s.yaml").write_text("map: m.tmx\nsystem: generic\n")
+    assert log_map_size(str(tmp_path / "s.yaml")) == (64, 64)
+    (tmp_path / "hex.yaml").write_text(
+        f"map: {ROOT / 'maps' / 'hex_flat.tmj'}\nsystem: generic\n"
+        "tokens:\n  - {id: a, side: quarry, policy: idle, cell: [1, 1], stats: {speed: 30}}\n"
+    )
+    grid = load_scenario(str(tmp_path / "hex.yaml")).model.grid
+    assert log_map_size(str(tmp_path / "hex.yaml")) == (grid.width, grid.height)

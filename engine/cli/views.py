@@ -64,6 +64,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return int(
             view_replay(args.log, frames=args.frames, screenshot=args.screenshot, scenario=scenario)
         )
+    if scenario is not None:  # tokens off its map: one line, as the window says it
+        from engine.eventlog import check_log_cells, log_map_size
+
+        check_log_cells(events, args.log, log_map_size(scenario))
     if args.json:
         _print_json(replay_report(events))
     else:
