@@ -902,3 +902,195 @@ def test_log_map_size_reads_a_tmx_root_and_loads_any_other_map(tmp_path: Path) -
     )
     grid = load_scenario(str(tmp_path / "hex.yaml")).model.grid
     assert log_map_size(str(tmp_path / "hex.yaml")) == (grid.width, grid.height)
+
+
+# --------------------------------------------------------------------------- JSON maps, templates
+
+
+def _tmj(folder: Path, kind: str) -> Path:
+    """A Tiled JSON map of one of the shapes a big JSON map takes: ``zlib`` (8 base64+zlib
+    layers of 2048^2, the cell cap), ``array`` (a 2048^2 layer as a JSON array of numbers),
+    ``chunks`` (an infinite map of 100^2 chunks), ``properties`` (one object with nearly
+    the cap of properties) and ``too_many`` (more JSON objects than the cap)."""
+    import base64
+    import zlib
+
+    import numpy as np
+    import tmxtext
+
+    from engine.tiled.common import MAX_XML_ELEMENTS
+
+    tiles = [
+        {
+            "id": i,
+            "type": tmxtext.LEGEND[ch]["terrain"],
+            "properties": [{"name": "move", "type": "string", "value": tmxtext.LEGEND[ch]["move"]}],
+        }
+        for i, ch in enumerate(tmxtext.CHARS)
+    ]
+    ts = {
+        "firstgid": 1,
+        "name": "t",
+        "tilewidth": 32,
+        "tileheight": 32,
+        "tilecount": len(tiles),
+        "columns": len(tiles),
+        "tiles": tiles,
+    }
+    gids = np.random.default_rng(1).choice(np.array([1, 1, 1, 2, 4], np.uint32), 2048 * 2048)
+    w = h = 2048
+    layers: list[dict] = []
+    if kind == "zlib":
+        data = base64.b64encode(zlib.compress(gids.astype("<u4").tobytes())).decode()
+        layers = [
+            {
+                "id": i + 1,
+                "name": f"l{i}",
+                "type": "tilelayer",
+                "width": w,
+                "height": h,
+                "encoding": "base64",
+                "compression": "zlib",
+                "data": data,
+            }
+            for i in range(8)
+        ]
+    elif kind == "array":
+        layers = [
+            {
+                "id": 1,
+                "name": "l",
+                "type": "tilelayer",
+                "width": w,
+                "height": h,
+                "data": gids.tolist(),
+            }
+        ]
+    elif kind == "chunks":
+        w = h = 1600
+        chunk = gids[:256].tolist()
+        chunks = [
+            {"x": x * 16, "y": y * 16, "width": 16, "height": 16, "data": chunk}
+            for y in range(100)
+            for x in range(100)
+        ]
+        layers = [
+            {
+                "id": 1,
+                "name": "l",
+                "type": "tilelayer",
+                "width": w,
+                "height": h,
+                "startx": 0,
+                "starty": 0,
+                "chunks": chunks,
+            }
+        ]
+    else:
+        w = h = 64
+        n = MAX_XML_ELEMENTS - 1000 if kind == "properties" else MAX_XML_ELEMENTS + 1000
+        props = [{"name": str(j), "value": ""} for j in range(n)]
+        layers = [
+            {
+                "id": 1,
+                "name": "l",
+                "type": "tilelayer",
+                "width": w,
+                "height": h,
+                "data": gids[: w * h].tolist(),
+            },
+            {
+                "id": 2,
+                "name": "o",
+                "type": "objectgroup",
+                "objects": [{"id": 1, "x": 0, "y": 0, "properties": props}],
+            },
+        ]
+    doc = {
+        "type": "map",
+        "orientation": "orthogonal",
+        "width": w,
+        "height": h,
+        "tilewidth": 32,
+        "tileheight": 32,
+        "infinite": kind == "chunks",
+        "layers": layers,
+        "tilesets": [ts],
+    }
+    path = folder / f"{kind}.tmj"
+    path.write_text(json.dumps(doc, separators=(",", ":")))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["zlib", "array", "chunks", "properties"])
+def test_a_big_json_map_loads_within_the_memory_limit(tmp_path: Path, kind: str) -> None:
+    """Issue 42's "a 30 MB JSON map uses 1.5 GB", tried in every shape (15-36 MB files):
+    each loads under the 1 GB address-space limit (measured: 280-640 MB peak RSS, 1-4 s)."""
+    path = _tmj(tmp_path, kind)
+    rc, out, err, _ = cli("info", str(path), timeout=60)
+    assert rc == 0, err[-2000:]
+    assert "cells by movement mode" in out
+
+
+def test_a_json_map_of_too_many_objects_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    """More JSON objects than the element cap: one line, counted in the bytes before
+    ``json.loads`` (a 77 MB map of 1.1 million properties took 1 GB and 7 s to be refused
+    once converted; under the 1 GB limit it failed)."""
+    path = _tmj(tmp_path, "too_many")
+    rc, out, err, _ = cli("info", str(path), timeout=60)
+    one_line(
+        rc, out, err, "JSON objects (layers, objects, properties, tiles); tacgrid reads at most"
+    )
+
+
+def test_json_objects_are_counted_outside_strings_and_points() -> None:
+    """The count before parsing: braces in strings and polygon points left out."""
+    from engine.tiled.source import _json_objects
+
+    doc = {"a": [{"x": 1, "y": -2.5e3}, {"x": 0, "y": 0}], "s": '{{"{', "o": [{}, {"k": {}}]}
+    text = json.dumps(doc).encode()
+    assert text.count(b"{") == 9
+    assert _json_objects(text, 4) == 4  # the map, "o"'s two and "k"'s
+    assert _json_objects(text, 2) == 3  # (counting stops past the cap)
+
+
+def _templated(folder: Path, template: str, shape: str) -> Path:
+    import tmxtext
+
+    (folder / "t.tx").write_text(
+        f'<?xml version="1.0" encoding="UTF-8"?><template>{template}</template>'
+    )
+    objs = "".join(
+        f'<object id="{k + 1}" template="t.tx" x="{(k % 50) * 32}" y="{(k // 50) * 32 + 32}"/>'
+        for k in range(300)
+    )
+    return tmxtext.write(
+        folder / f"{shape}.tmx",
+        ["." * 64] * 64,
+        objects=f'<objectgroup id="2" name="o">{objs}</objectgroup>',
+    )
+
+
+def test_three_hundred_objects_share_one_large_template(tmp_path: Path) -> None:
+    """Issue 42's "300 objects sharing one large template re-parse it each (3 GB)": a 4.9 MB
+    template (an embedded tileset of 4000 tiles, 20 properties each) used by 300 objects,
+    and a template naming another, read once: info and render well within the limit
+    (measured 75-95 MB, under a second)."""
+    tiles = "".join(
+        f'<tile id="{i}"><properties>'
+        + "".join(f'<property name="p{j}" value="{"v" * 30}"/>' for j in range(20))
+        + "</properties></tile>"
+        for i in range(4000)
+    )
+    big = (
+        f'<tileset firstgid="1" name="big" tilewidth="32" tileheight="32" tilecount="4000" '
+        f'columns="100">{tiles}</tileset><object gid="1" width="32" height="32"/>'
+    )
+    path = _templated(tmp_path, big, "tset")
+    for args in (["info", str(path)], ["render", str(path), "--out", str(tmp_path / "t.png")]):
+        rc, out, err, _ = cli(*args)
+        assert rc == 0, err[-2000:]
+    (tmp_path / "inner.tx").write_text((tmp_path / "t.tx").read_text())
+    path = _templated(tmp_path, '<object template="inner.tx" name="c"/>', "chain")
+    rc, out, err, _ = cli("info", str(path))
+    assert rc == 0, err[-2000:]

@@ -4,6 +4,7 @@ parses it."""
 
 from __future__ import annotations
 
+import re
 from xml.etree import ElementTree as ET
 
 import engine.tiled.jsondoc as jsondoc
@@ -28,6 +29,13 @@ def read_document(path: str, what: str = "map", firstgid: str = "1") -> ET.Eleme
     head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
     if not head.startswith((b"{", b"[")):
         return read_xml(path, what, data)
+    if _json_objects(data) > MAX_XML_ELEMENTS:  # refused before json.loads makes them
+        raise fail(
+            path,
+            f"has more than {MAX_XML_ELEMENTS} JSON objects (layers, objects, properties, "
+            f"tiles); tacgrid reads at most {MAX_XML_ELEMENTS}",
+            "split the map",
+        )
     doc = load_json(data, clip(path, 200), MapError)
     if what == "map":
         root = jsondoc.map_from_json(path, doc)
@@ -46,6 +54,34 @@ def read_document(path: str, what: str = "map", firstgid: str = "1") -> ET.Eleme
     if _depth(root) > MAX_DEPTH:
         raise fail(path, f"nested deeper than {MAX_DEPTH} levels", "flatten its groups in Tiled")
     return root
+
+
+#: For :func:`_json_objects`: a JSON string (its escapes included), a polygon's point
+#: ``{"x": X, "y": Y}`` (the points are one element, and held to their own budget), or an
+#: object's opening brace.
+_NUMBER = rb"\s*-?[0-9][0-9.eE+-]*\s*"
+_JSON_STRING_OR_BRACE = re.compile(
+    rb'"(?:[^"\\]|\\.)*"|\{\s*"[xy]"\s*:' + _NUMBER + rb',\s*"[xy]"\s*:' + _NUMBER + rb"\}|\{"
+)
+
+
+def _json_objects(data: bytes, most: int = MAX_XML_ELEMENTS) -> int:
+    """How many JSON objects (``{...}``) a document holds, counted in its bytes before
+    it is parsed (braces inside strings and polygon points left out; counting stops past
+    ``most``): every layer, object, property, chunk and tile of a Tiled
+    JSON file is one and becomes an element, so a file of more is refused before
+    ``json.loads`` builds them all. The braces alone are counted first: most files have
+    fewer than the cap however counted."""
+    braces = data.count(b"{")
+    if braces <= most:
+        return braces
+    count = 0
+    for m in _JSON_STRING_OR_BRACE.finditer(data):  # one match at a time: no copy made
+        if m.end() - m.start() == 1:
+            count += 1
+            if count > most:
+                break
+    return count
 
 
 def read_xml(path: str, what: str = "map", data: bytes | None = None) -> ET.Element:
