@@ -8,6 +8,7 @@ also runs reach searches (:func:`_kernel_tree`), keeping its arrays between quer
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -18,7 +19,8 @@ from engine import kernel
 from engine.grid import Cell
 from engine.kernel import NO_GUIDE, AStarArgs, AStarTables, Estimate, Guide
 from engine.movement import MovementGraph
-from engine.search.tree import SearchTree, _cells
+from engine.search.cellpath import CellPath
+from engine.search.tree import SearchTree, node_cells
 from engine.timed import timeline
 
 
@@ -117,19 +119,34 @@ class Frontier:
 
     def nodes_to(self, node: int) -> list[int]:
         """The graph nodes from the start to graph node ``node``."""
+        return self.node_array(node).tolist()
+
+    def node_array(self, node: int) -> np.ndarray:
+        """:meth:`nodes_to` as an int64 array: the predecessor chain walked through a
+        memoryview into a typed array (a maze's path has millions of nodes: as a list of
+        Python ints they were most of the command's memory)."""
         g = self.graph
         tab = g.step_tables()
         w, n = g.grid.width, g.n
         cur = tab.frame(node, w, n)
-        chain = []
-        pred = self.pred.tolist() if self.pred.size <= 1 << 16 else self.pred
+        chain = array("q")
+        add = chain.append
+        pred = self.pred.data
         while cur >= 0:
-            chain.append(cur)
-            cur = int(pred[cur])
-        framed = np.array(chain[::-1], dtype=np.int64)
+            add(cur)
+            cur = pred[cur]
+        framed = np.frombuffer(chain, dtype=np.int64)[::-1]
         layer, cell = np.divmod(framed, tab.pn)
-        r, c = np.divmod(cell, tab.pw)
-        return (layer * n + (r - tab.pad) * w + c - tab.pad).tolist()
+        del framed, chain
+        r, cell = np.divmod(cell, tab.pw)
+        cell -= tab.pad
+        r -= tab.pad
+        r *= w
+        cell += r
+        del r
+        layer *= n
+        layer += cell
+        return layer
 
     def field(self) -> np.ndarray:
         """Distances per graph node (:data:`UNREACHED` where not reached)."""
@@ -474,13 +491,15 @@ def kernel_search(
     return kernel.astar(args)
 
 
-def frontier_path(graph: MovementGraph, start: Cell, goal: Cell) -> list[Cell] | None:
+def frontier_path(graph: MovementGraph, start: Cell, goal: Cell) -> CellPath | None:
     """Best path by :func:`frontier_search` (A* to the goal): the same total as
     :func:`dijkstra` and :func:`compiled_path`."""
     found = frontier_search(graph, start, goal)
     if found.end is None:
         return None
-    return _cells(graph, found.nodes_to(found.end))
+    nodes = found.node_array(found.end)
+    del found  # its distance and predecessor arrays are a whole map's
+    return node_cells(graph, nodes)
 
 
 #: "Cannot get there" in landmark fields (above any real total on such a graph).

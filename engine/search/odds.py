@@ -9,7 +9,7 @@ import bisect
 import heapq
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -18,6 +18,8 @@ import numpy as np
 
 from engine.grid import Cell
 from engine.movement import MovementGraph
+from engine.search.cellpath import CellPath
+from engine.search.columns import Priced, priced_columns
 from engine.search.results import PathAnswer
 from engine.search.steps import PlanTable, SpanTable, StepTable
 from engine.search.tree import NoPath, _cells
@@ -29,7 +31,9 @@ def _fmt_time(t: Fraction) -> float:
     return float(t)
 
 
-def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> PathAnswer:
+def evaluate_path(
+    graph: MovementGraph, cells: Sequence[Cell], *, columns: bool = True
+) -> PathAnswer:
     """Step-by-step times, checks and the turn plan of a path (exact), as the quickest way
     (``prefer="fast"``; :func:`engine.search.find_path` weighs the others).
 
@@ -38,10 +42,50 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> PathAnswer:
     charged it. A check is asked on entering the first cell of a run of the same mode and
     difficulty, and again whenever a new move starts on the run, as the system counts
     moves (:meth:`RuleSystem.check_period`: a Move action, a turn, or once per climb).
+    ``columns``: price the steps in numpy where the graph allows
+    (:func:`engine.search.columns.priced_columns`, the same answer); False walks them a
+    step at a time (the plain way it is tested against).
     """
+    den = graph.denominator
+    priced = priced_columns(graph, cells) if columns else None
+    if priced is None:
+        priced = _priced_plain(graph, cells)
+    steps, spans, asked = priced.steps, priced.spans, priced.asked
+    total, distance_cells, p_ok = priced.total, priced.distance_cells, priced.p_ok
+    tl = timeline(graph)
+    turns = graph.turns(total)
+    per_turn = _turn_checks(graph, tl, steps, spans)
+    if per_turn is not None:
+        p_ok = per_turn
+    odds = _price_climbs(graph, steps, spans, asked, turns, None if per_turn is None else p_ok)
+    turns, p_ok = odds.turns, odds.p_no_failure
+    if odds.extra:
+        total = float(turns * den)
+    plan = turn_plan(steps, turns)
+    return PathAnswer(
+        system=graph.system.name,
+        pace=graph.pace,
+        prefer="fast",
+        cells=CellPath.of(cells, graph.grid.width),
+        distance=graph.cell_size * exact_cells(distance_cells),
+        distance_cells=exact_cells(distance_cells),
+        unit=graph.unit,
+        turns=turns,
+        steps=steps,
+        p_no_failure=p_ok,
+        p_within_turns=odds.p_within,
+        on_failure=tuple(odds.on_failure),
+        plan=plan,
+        ticks=total,
+        den=den,
+    )
+
+
+def _priced_plain(graph: MovementGraph, cells: Sequence[Cell]) -> Priced:
+    """The steps of ``cells`` priced a step at a time (see :func:`evaluate_path`)."""
     g = graph.grid
     den = graph.denominator
-    walked = graph.walk(cells)
+    walked = graph.walk(list(cells))
     if walked is None:
         raise NoPath("the given path takes a step this token cannot take")
     nodes, edge_ticks = walked
@@ -152,32 +196,7 @@ def evaluate_path(graph: MovementGraph, cells: list[Cell]) -> PathAnswer:
                 # State changes in place before the step (standing up).
                 steps.extra_of(at)["first"] = changes
             pending, changes = 0, []
-    turns = graph.turns(total)
-    per_turn = _turn_checks(graph, tl, steps, spans)
-    if per_turn is not None:
-        p_ok = per_turn
-    odds = _price_climbs(graph, steps, spans, asked, turns, None if per_turn is None else p_ok)
-    turns, p_ok = odds.turns, odds.p_no_failure
-    if odds.extra:
-        total = float(turns * den)
-    plan = turn_plan(steps, turns)
-    return PathAnswer(
-        system=graph.system.name,
-        pace=graph.pace,
-        prefer="fast",
-        cells=tuple(c if type(c) is tuple else (c[0], c[1]) for c in cells),
-        distance=graph.cell_size * exact_cells(distance_cells),
-        distance_cells=exact_cells(distance_cells),
-        unit=graph.unit,
-        turns=turns,
-        steps=steps,
-        p_no_failure=p_ok,
-        p_within_turns=odds.p_within,
-        on_failure=tuple(odds.on_failure),
-        plan=plan,
-        ticks=total,
-        den=den,
-    )
+    return Priced(steps, spans, asked, total, distance_cells, p_ok)
 
 
 def _turn_checks(
@@ -290,6 +309,40 @@ def _climb_pmf(odds: ClimbOdds, n: int, horizon: int, exact_: bool) -> list[Any]
     return out
 
 
+def climb_runs(graph: MovementGraph, spans: SpanTable) -> list[tuple[ClimbOdds, list[int]]]:
+    """Each run of steps (indices from 1) climbing on the same mode, difficulty and state,
+    with its odds (:meth:`RuleSystem.climb_odds`, asked once per terrain and state: a
+    long path asks it of its few kinds of step, not of every step)."""
+    tids = np.frombuffer(spans.tid, dtype=np.int32)
+    states = np.frombuffer(spans.state, dtype=np.int32)
+    n_t = len(graph.model.terrains)
+    code = states.astype(np.int64) * n_t + tids
+    odds_of: dict[int, ClimbOdds] = {}
+    for c in np.unique(code).tolist():
+        state, tid = divmod(c, n_t)
+        odds = graph.system.climb_odds(
+            graph.search.tokens[state], graph.model.terrains[tid], graph.pace
+        )
+        if odds is not None:
+            odds_of[c] = odds
+    runs: list[tuple[ClimbOdds, list[int]]] = []  # each climb: its odds, its step indices
+    if not odds_of:
+        return runs
+    climbing = np.flatnonzero(np.isin(code, np.array(list(odds_of), dtype=np.int64)))
+    terrains = graph.model.terrains
+    last: tuple[int, Any] = (-1, None)  # the last climbing step and its key
+    for k in climbing.tolist():
+        i, c = k + 1, int(code[k])
+        terrain = terrains[c % n_t]
+        key = (terrain.move, terrain.difficulty, c // n_t)
+        if last == (i - 1, key):
+            runs[-1][1].append(i)
+        else:
+            runs.append((odds_of[c], [i]))
+        last = (i, key)
+    return runs
+
+
 def _price_climbs(
     graph: MovementGraph,
     steps: StepTable,
@@ -305,17 +358,7 @@ def _price_climbs(
     ``p_fixed``: the system's own per-turn odds (D6), kept as they are."""
     system = graph.system
     terrains = graph.model.terrains
-    runs: list[tuple[ClimbOdds, list[int]]] = []  # each climb: its odds, its step indices
-    last_key: Any = None
-    for i, (_, _, tid, state) in enumerate(spans, start=1):
-        terrain = terrains[tid]
-        odds = system.climb_odds(graph.search.tokens[state], terrain, graph.pace)
-        key = None if odds is None else (terrain.move, terrain.difficulty, state)
-        if odds is not None and key == last_key and runs and runs[-1][1][-1] == i - 1:
-            runs[-1][1].append(i)
-        elif odds is not None:
-            runs.append((odds, [i]))
-        last_key = key
+    runs = climb_runs(graph, spans)
     climbing = {i for _, idxs in runs for i in idxs}
     effects: list[str] = []
     p_ok = Fraction(1)
@@ -427,13 +470,48 @@ def exact_cells(x: float) -> Fraction:
 MAX_PLAN_TURNS = 1000
 
 
-def turn_plan(steps: StepTable, total: Fraction) -> PlanTable:
+def turn_plan(steps: StepTable, total: Fraction, *, columns: bool = True) -> PlanTable:
     """Where the token stands at the end of each turn, and what that turn spent.
 
     Every turn is listed up to :data:`MAX_PLAN_TURNS` turns; a longer move (a very slow
     token) lists the turns in which it enters a cell and the last one, so the plan stays
-    as long as the path, not as long as the wait.
+    as long as the path, not as long as the wait. ``columns``: the turns found in numpy
+    (searches over the steps' cumulative turns, the same bounds as :mod:`bisect`'s);
+    False: a turn at a time (the plain way it is tested against).
     """
+    if not columns:
+        return _turn_plan_plain(steps, total)
+    eps = 1e-12
+    n_turns = math.ceil(total) if total else 0
+    done = np.frombuffer(steps.turns, dtype=np.float64)  # non-decreasing
+    if n_turns <= MAX_PLAN_TURNS:
+        ks = np.arange(1, n_turns + 1, dtype=np.int64)
+    else:
+        later = done[1:]
+        found = np.concatenate(
+            [np.ceil(later - eps), np.ceil(later), np.array([n_turns], dtype=np.float64)]
+        )
+        ks = np.unique(found[(found >= 1) & (found <= n_turns)]).astype(np.int64)
+    # steps[1:] entered in turn k: k - 1 < turns <= k (+eps); the last done: <= k (+eps).
+    lo = np.maximum(1, np.searchsorted(done, (ks - 1).astype(np.float64), side="right"))
+    hi = np.searchsorted(done, ks + eps, side="right")
+    if n_turns > MAX_PLAN_TURNS:
+        keep = (lo < hi) | (ks == n_turns)
+        ks, lo, hi = ks[keep], lo[keep], hi[keep]
+    # Every turn before the last is spent whole (total > n_turns - 1 >= k).
+    spent = np.ones(ks.size, dtype=np.float64)
+    if ks.size and ks[-1] == n_turns:
+        spent[-1] = float(min(Fraction(1), total - (n_turns - 1)))
+    plan = PlanTable(steps)
+    plan.k.frombytes(ks.astype(np.int64).tobytes())
+    plan.lo.frombytes(lo.astype(np.int64).tobytes())
+    plan.hi.frombytes(hi.astype(np.int64).tobytes())
+    plan.spent.frombytes(spent.tobytes())
+    return plan
+
+
+def _turn_plan_plain(steps: StepTable, total: Fraction) -> PlanTable:
+    """:func:`turn_plan` a turn at a time, with :mod:`bisect`."""
     eps = 1e-12
     n_turns = math.ceil(total) if total else 0
     done = steps.turns  # non-decreasing

@@ -5,6 +5,7 @@ path and reach functions, and the checks of their arguments.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import cast
 
@@ -102,7 +103,7 @@ def find_path(
 
 def _quickest(
     graph: MovementGraph, start: Cell, goal: Cell, prefer: str, guide: Landmarks | None, engine: str
-) -> list[Cell]:
+) -> Sequence[Cell]:
     """The arguments of :func:`find_path` checked, and the quickest way's cells."""
     check_engine(engine, graph)
     check_cell(graph, start, "start")
@@ -126,13 +127,13 @@ def best_cells(
     prefer: str = "fast",
     guide: Landmarks | None = None,
     engine: str = "compiled",
-) -> list[Cell]:
+) -> Sequence[Cell]:
     """The cells of :func:`find_path`'s answer, without pricing it where nothing is to
     weigh (the quickest way on a graph without checks): a route prices its legs once,
     joined (:func:`engine.search.find_route`)."""
     if prefer == "fast" and not any(c.check is not None for c in graph.costs):
         return _quickest(graph, start, goal, prefer, guide, engine)
-    return list(find_path(graph, start, goal, prefer=prefer, guide=guide, engine=engine).cells)
+    return find_path(graph, start, goal, prefer=prefer, guide=guide, engine=engine).cells
 
 
 def search_tree(
@@ -168,7 +169,7 @@ def _fast_cells(
     goal: Cell,
     guide: Landmarks | None = None,
     engine: str = "compiled",
-) -> list[Cell] | None:
+) -> Sequence[Cell] | None:
     if engine == "networkx":
         return nx_tree(graph, start).path_to(goal) or None
     if timeline(graph) is not None:

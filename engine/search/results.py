@@ -32,7 +32,7 @@ class PathOption:
 
     turns: Fraction
     p_no_failure: Fraction
-    cells: tuple[Cell, ...]
+    cells: Sequence[Cell]
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,9 @@ class PathAnswer:
     system: str
     pace: str
     prefer: str
-    cells: tuple[Cell, ...]
+    #: A :class:`engine.search.cellpath.CellPath` where :func:`evaluate_path` priced it:
+    #: the cells held as one typed array, read as the tuple of ``(col, row)`` cells.
+    cells: Sequence[Cell]
     distance: Fraction | float
     distance_cells: Fraction
     unit: str

@@ -15,6 +15,8 @@ from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
+import numpy as np
+
 
 class _Records(Sequence[dict[str, Any]]):
     """A table read as a sequence of records (``_record(i)``, made when asked): index,
@@ -93,6 +95,47 @@ class StepTable(_Records):
         self.time.append(time)
         self.turn.append(turn)
         return len(self.cols) - 1
+
+    @classmethod
+    def of_columns(
+        cls,
+        start: tuple[Any, Any],
+        start_mode: str,
+        cols: np.ndarray,
+        rows: np.ndarray,
+        tid: np.ndarray,
+        kind_of_tid: Sequence[tuple[str, str]],
+        total: np.ndarray,
+        cost: np.ndarray,
+        den: int,
+    ) -> StepTable:
+        """The table :meth:`append` makes of a start (``start``, on terrain of
+        ``start_mode``) and the steps after it, given as arrays: their cells, terrain ids
+        (``kind_of_tid``: each id's mode and terrain name), cumulative ``total`` and own
+        ``cost`` in ticks (``den`` to a turn; int64); ``turns`` and ``time`` are the
+        ticks over ``den`` as Python divides two ints, ``turn`` the ceiling (0 at 0)."""
+        table = cls()
+        table.append((int(start[0]), int(start[1])), start_mode, "", 0.0, 0.0, 0)
+        # Kinds numbered in the order the steps first meet them, as append numbers them.
+        firsts = np.unique(tid, return_index=True)
+        lut = np.zeros(len(kind_of_tid), dtype=np.int32)
+        for t in firsts[0][np.argsort(firsts[1])].tolist():
+            key = kind_of_tid[t]
+            k = table._kind_of.get(key)
+            if k is None:
+                k = table._kind_of[key] = len(table.kinds)
+                table.kinds.append(key)
+            lut[t] = k
+        table.cols.frombytes(np.ascontiguousarray(cols, dtype=np.int32).tobytes())
+        table.rows.frombytes(np.ascontiguousarray(rows, dtype=np.int32).tobytes())
+        table.kind.frombytes(lut[tid].tobytes())
+        # An int64 over an int is the correctly rounded quotient, as Python's int / int
+        # (both exact in a double: the graph keeps totals under 2**53).
+        table.turns.frombytes((total / den).tobytes())
+        table.time.frombytes((cost / den).tobytes())
+        turn = -(-total // den)
+        table.turn.frombytes(turn.astype(np.int64).tobytes())
+        return table
 
     def extra_of(self, i: int) -> dict[str, Any]:
         """Step ``i``'s optional parts, to add to (in the contract's order)."""
@@ -177,6 +220,20 @@ class SpanTable(Sequence[tuple[Any, Any, int, int]]):
         self.end: array[int] | list[Any] = array("q")
         self.tid = array("i")
         self.state = array("i")
+
+    @classmethod
+    def of_columns(
+        cls, start: np.ndarray, end: np.ndarray, tid: np.ndarray, state: int
+    ) -> SpanTable:
+        """The table of steps given as int64 arrays of start and end ticks and terrain
+        ids, all in search state ``state``."""
+        table = cls()
+        assert isinstance(table.start, array) and isinstance(table.end, array)
+        table.start.frombytes(np.ascontiguousarray(start, dtype=np.int64).tobytes())
+        table.end.frombytes(np.ascontiguousarray(end, dtype=np.int64).tobytes())
+        table.tid.frombytes(np.ascontiguousarray(tid, dtype=np.int32).tobytes())
+        table.state.frombytes(np.full(len(tid), state, dtype=np.int32).tobytes())
+        return table
 
     def append(self, start: Any, end: Any, tid: int, state: int) -> None:
         if type(start) is not int or type(end) is not int:

@@ -12,6 +12,7 @@ import numpy as np
 from engine.errors import TacgridError
 from engine.grid import Cell
 from engine.movement import MovementGraph
+from engine.search.cellpath import CellPath
 
 
 class NoPath(TacgridError):
@@ -149,3 +150,19 @@ def _cells(graph: MovementGraph, nodes: list[int]) -> list[Cell]:
         if not out or out[-1] != cell:
             out.append(cell)
     return out
+
+
+def node_cells(graph: MovementGraph, nodes: np.ndarray) -> CellPath:
+    """:func:`_cells` of a node path given as an array, as a :class:`CellPath`: each node's
+    cell, a state change in place (the same cell again) dropped, read in numpy where the
+    graph has no jumps (a jump lists its cells: the plain way)."""
+    if graph.jump_at:
+        return CellPath.of(_cells(graph, nodes.tolist()), graph.grid.width)
+    idx = nodes % graph.n
+    if idx.size > 1:
+        keep = np.empty(idx.size, dtype=bool)
+        keep[0] = True
+        np.not_equal(idx[1:], idx[:-1], out=keep[1:])
+        if not keep.all():
+            idx = idx[keep]
+    return CellPath(idx, graph.grid.width)
