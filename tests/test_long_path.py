@@ -173,3 +173,44 @@ def test_a_long_maze_path_runs_within_half_a_gb(tmp_path: Path) -> None:
         head = f.read(4096)
     assert head.startswith('{\n  "system": "generic"')
     assert out.stat().st_size > 150_000_000
+
+
+#: Address space the 2048 x 2048 maze's path may take (the map, its graph, the search and
+#: the priced path): main's code before the cells and steps were arrays ran out of memory
+#: under it (its predecessor walk alone made a list of 2M Python ints); the arrays need
+#: under 500 MB.
+ARRAY_PATH_LIMIT = 640 << 20
+
+
+def _limit_array_path() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ARRAY_PATH_LIMIT, ARRAY_PATH_LIMIT))
+
+
+def test_a_2048_maze_path_is_priced_within_640_mb(tmp_path: Path) -> None:
+    """The 2048 x 2048 serpentine maze's 2M-step path found and priced (cells, steps, plan)
+    by the API in a process under a 640 MB address-space limit; its figures read off the
+    columns are the maze's own."""
+    n = 2048
+    maze(n, tmp_path / "m.tmx")
+    code = (
+        "import sys\n"
+        "from engine import systems\n"
+        "from engine.query import Query\n"
+        "from engine.tiled import load_map\n"
+        "rules = systems.create('generic', {})\n"
+        "found = Query(load_map(sys.argv[1]), rules, rules.token('speed=30')).path(\n"
+        f"    (0, 0), ({n - 1}, {n - 2}))\n"
+        "print(len(found.cells), len(found.steps), len(found.plan), found.turns,\n"
+        "      found.cells[-1], found.steps[-1]['turn'], found.plan[-1]['end'],\n"
+        "      found.cells[1024 * 1000], found.steps[123457]['turns'])\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "m.tmx")], cwd=ROOT, capture_output=True,
+        text=True, timeout=120, preexec_fn=_limit_array_path,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-2000:]
+    # What main's lists answered, without the limit (the same search, the same pricing).
+    assert p.stdout.split() == [
+        "2094083", "2094083", "349184", "349184", "(2047,", "2046)", "349184", "[2047,",
+        "2046]", "(500,", "1000)", "20586.166666666668",
+    ]  # fmt: skip
