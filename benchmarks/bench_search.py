@@ -12,7 +12,11 @@ Needs the ``bench`` extra (``pip install -e '.[bench]'``: python-tcod).
   seeded random pairs on one 256^2 map **<= 2 ms** a query, beside tcod's in-process
   ``Pathfinder`` on the same cost array; ``reach`` for 30 movement points on 512^2 **<= 0.5
   ms**, beside tcod's ``dijkstra2d`` on the window the move can reach;
-* a hover lookup on a cached search tree: <= 0.1 ms.
+* a hover lookup on a cached search tree: <= 0.1 ms;
+* the long path: the whole ``tacgrid path --json`` on a serpentine maze (``--maze N``,
+  default 1024: a path through every other row, N^2 / 2 steps, every step and turn
+  written) against the whole ref_path.py on it: CPU (user + system of the child) **<= 8x**,
+  peak memory **<= 1x**; the same cost.
 
 Maps are generated deterministically into benchmarks/data/ (benchmarks/mapgen.py).
 
@@ -203,6 +207,73 @@ def api_rows(report: Report, queries: int) -> None:
     )
 
 
+def maze_file(n: int) -> Path:
+    """A serpentine ``n`` x ``n`` maze (tests/test_long_path.py's): open rows joined at
+    alternate ends, so the path from 0,0 to the far end passes every row (n^2 / 2 steps)."""
+    path = mapgen.DATA / f"bench-maze-{n}.tmx"
+    if not path.exists():
+        sys.path.insert(0, str(ROOT / "tests"))
+        from test_long_path import maze  # noqa: PLC0415
+
+        mapgen.DATA.mkdir(parents=True, exist_ok=True)
+        maze(n, path.with_suffix(".part"))
+        path.with_suffix(".part").replace(path)
+    return path
+
+
+def run_cpu(argv: list[str]) -> tuple[float, int, bytes]:
+    """CPU seconds (user + system), peak RSS (KB) and the first 64 KB of stdout of a child
+    whose output goes to a file, read back only for its head (a maze path's JSON is 100s
+    of MB)."""
+    import tempfile  # noqa: PLC0415
+
+    with tempfile.TemporaryFile() as sink:
+        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.DEVNULL, env=ENV)
+        _, status, usage = os.wait4(proc.pid, 0)
+        if status != 0:
+            raise SystemExit(f"{argv} failed with status {status}")
+        sink.seek(0)
+        head = sink.read(1 << 16)
+        size = sink.seek(0, 2)
+        if b'"turns_exact"' not in head and size > 1 << 16:
+            # tacgrid's document: cells first, then the figures; find turns_exact.
+            sink.seek(0)
+            for line in sink:
+                if line.lstrip().startswith(b'"turns_exact"'):
+                    head = line
+                    break
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss, head
+
+
+def long_path(report: Report, n: int, main_py: str) -> None:
+    """The whole ``tacgrid path --json`` on the ``n``^2 serpentine maze (a path of n^2 / 2
+    steps: every cell, step and turn written) against ref_path.py on the same maze: CPU
+    and peak memory, the same cost."""
+    path = maze_file(n)
+    goal = f"{n - 1},{n - 2}"
+    ours = [sys.executable, main_py, "path", str(path), "--system", "generic"]
+    ours += ["--token", "speed=30", "--from", "0,0", "--to", goal, "--json"]
+    ref = [sys.executable, str(ROOT / "benchmarks" / "ref_path.py"), str(path), "0,0", goal]
+    run_cpu(ref)  # warm: bytecode, the file in the page cache
+    c_ours, m_ours, head = run_cpu(ours)
+    c_ref, m_ref, _ = run_cpu(ref)
+    ref_out = run_timed(ref)[2]
+    turns = next(ln for ln in head.decode().splitlines() if '"turns_exact"' in ln)
+    got = Fraction(turns.split(":", 1)[1].strip().strip(",").strip('"')) * CELLS_PER_TURN
+    want = json.loads(ref_out)["cost"]
+    label = f"long path {n}^2 maze (CPU, peak)"
+    if got != want:
+        report(label, False, f"cost {got} != tcod's {want}")
+        return
+    ratio, mem = c_ours / c_ref, m_ours / m_ref
+    report(
+        label,
+        ratio <= 8.0 and mem <= 1.0,
+        f"{c_ours:.2f} s CPU vs tcod {c_ref:.2f} s -> {ratio:.2f}x (<= 8x); "
+        f"{m_ours / 1024:.0f} MB vs {m_ref / 1024:.0f} MB -> {mem:.2f}x (<= 1x)",
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="256,512,1024,2048")
@@ -210,6 +281,7 @@ def main() -> int:
     ap.add_argument("--queries", type=int, default=1000)
     ap.add_argument("--no-commands", action="store_true")
     ap.add_argument("--no-api", action="store_true")
+    ap.add_argument("--maze", type=int, default=1024, help="the long path's maze side (0: none)")
     ap.add_argument(
         "--main", default=str(ROOT / "main.py"), help="the main.py of another checkout to time"
     )
@@ -218,6 +290,8 @@ def main() -> int:
     report = Report()
     if not args.no_commands:
         commands(report, [int(s) for s in args.sizes.split(",")], args.repeat, args.main)
+    if args.maze:
+        long_path(report, args.maze, args.main)
     if not args.no_api:
         api_rows(report, args.queries)
     return 0 if report.ok else 1

@@ -98,10 +98,12 @@ BENCHES: tuple[Bench, ...] = (
     Bench(
         "bench_search.py",
         "whole `tacgrid path` corner to corner, 256^2 to 2048^2 (equal, alternate, hex) and "
-        "its peak memory; `api.Context.path` and `.reach`; a hover lookup",
+        "its peak memory; `api.Context.path` and `.reach`; a hover lookup; the long path: "
+        "whole `path --json` on a 1024^2 serpentine maze, its CPU and peak memory",
         "the whole benchmarks/ref_path.py (ElementTree parse, python-tcod's Pathfinder); "
         "tcod's in-process Pathfinder and dijkstra2d",
-        "<= 1.0x time, <= 2x memory; <= 2 ms a path, <= 0.5 ms a reach, <= 0.1 ms a hover",
+        "<= 1.0x time, <= 2x memory; <= 2 ms a path, <= 0.5 ms a reach, <= 0.1 ms a hover; "
+        "long path <= 8x CPU, <= 1x memory",
     ),
     Bench(
         "bench_solve.py",

@@ -51,7 +51,7 @@ def _index_of(graph: MovementGraph, cells: Sequence[Cell]) -> np.ndarray | None:
     """The cells' row-major indices (int64), None where one is off the map."""
     g = graph.grid
     if isinstance(cells, CellPath) and cells.width == g.width:
-        return cells.flat.astype(np.int64)
+        return cells.flat
     arr = np.array([(c[0], c[1]) for c in cells], dtype=np.int64).reshape(-1, 2)
     if arr.size and not (
         (arr[:, 0] >= 0).all()
@@ -73,6 +73,9 @@ def priced_columns(graph: MovementGraph, cells: Sequence[Cell]) -> Priced | None
     idx = _index_of(graph, cells)
     if idx is None:
         return None
+    # Cell indices and their offsets in 32 bits where the map allows (a maze's path has
+    # millions of steps: each such column is one more copy of it).
+    idx = idx.astype(np.int32 if graph.n < 2**31 else np.int64, copy=False)
     if idx.size > 1:
         # A cell given twice in a row is no step (the walk skips it).
         keep = np.empty(idx.size, dtype=bool)
@@ -102,7 +105,7 @@ def priced_columns(graph: MovementGraph, cells: Sequence[Cell]) -> Priced | None
     code = (dcol + reach) * span + drow + reach
     del dcol, drow
     if g.kind == "square":
-        par_src = np.zeros(src.size, dtype=np.int64)
+        par_src = np.zeros(src.size, dtype=np.int8)
     else:
         par_src = (r_src if g.stagger_axis == "y" else c_src) & 1
     del c_src, r_src
@@ -117,7 +120,7 @@ def priced_columns(graph: MovementGraph, cells: Sequence[Cell]) -> Priced | None
         if ((bits >> slot) & 1).any():
             return None
     if graph.cut:
-        pairs = src * n + dst
+        pairs = src.astype(np.int64) * n + dst
         cut = np.array([a * n + b for a, b in graph.cut], dtype=np.int64)
         if np.isin(pairs, cut).any():
             return None
@@ -138,7 +141,7 @@ def priced_columns(graph: MovementGraph, cells: Sequence[Cell]) -> Priced | None
     distance = int(dst.size + np.count_nonzero(second))
     del second, diag
     total = np.cumsum(cost, dtype=np.int64)
-    tid = graph.model.terrain_ids.ravel()[dst].astype(np.int64)
+    tid = graph.model.terrain_ids.ravel()[dst].astype(np.int32)
     costs = graph.state_costs[s]
     n_t = len(costs)
     # Checks: where the terrain asks one and the run key or the move changes.

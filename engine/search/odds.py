@@ -503,10 +503,9 @@ def turn_plan(steps: StepTable, total: Fraction, *, columns: bool = True) -> Pla
     if ks.size and ks[-1] == n_turns:
         spent[-1] = float(min(Fraction(1), total - (n_turns - 1)))
     plan = PlanTable(steps)
-    plan.k.frombytes(ks.astype(np.int64).tobytes())
-    plan.lo.frombytes(lo.astype(np.int64).tobytes())
-    plan.hi.frombytes(hi.astype(np.int64).tobytes())
-    plan.spent.frombytes(spent.tobytes())
+    for column, values in ((plan.k, ks), (plan.lo, lo), (plan.hi, hi)):
+        column.frombytes(values.astype(np.int64).data.cast("B"))
+    plan.spent.frombytes(spent.data.cast("B"))
     return plan
 
 

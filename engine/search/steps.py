@@ -18,6 +18,12 @@ from typing import Any, overload
 import numpy as np
 
 
+def _fill(column: array[Any], values: np.ndarray, dtype: Any) -> None:
+    """Append ``values`` to ``column`` (a typed array of ``dtype``'s kind) by their bytes,
+    without a bytes copy in between."""
+    column.frombytes(np.ascontiguousarray(values, dtype=dtype).data.cast("B"))
+
+
 class _Records(Sequence[dict[str, Any]]):
     """A table read as a sequence of records (``_record(i)``, made when asked): index,
     slice, iteration and ``==`` with any sequence of the same records."""
@@ -126,15 +132,15 @@ class StepTable(_Records):
                 k = table._kind_of[key] = len(table.kinds)
                 table.kinds.append(key)
             lut[t] = k
-        table.cols.frombytes(np.ascontiguousarray(cols, dtype=np.int32).tobytes())
-        table.rows.frombytes(np.ascontiguousarray(rows, dtype=np.int32).tobytes())
-        table.kind.frombytes(lut[tid].tobytes())
+        _fill(table.cols, cols, np.int32)
+        _fill(table.rows, rows, np.int32)
+        _fill(table.kind, lut[tid], np.int32)
         # An int64 over an int is the correctly rounded quotient, as Python's int / int
         # (both exact in a double: the graph keeps totals under 2**53).
-        table.turns.frombytes((total / den).tobytes())
-        table.time.frombytes((cost / den).tobytes())
+        _fill(table.turns, total / den, np.float64)
+        _fill(table.time, cost / den, np.float64)
         turn = -(-total // den)
-        table.turn.frombytes(turn.astype(np.int64).tobytes())
+        _fill(table.turn, turn, np.int64)
         return table
 
     def extra_of(self, i: int) -> dict[str, Any]:
@@ -229,10 +235,10 @@ class SpanTable(Sequence[tuple[Any, Any, int, int]]):
         ids, all in search state ``state``."""
         table = cls()
         assert isinstance(table.start, array) and isinstance(table.end, array)
-        table.start.frombytes(np.ascontiguousarray(start, dtype=np.int64).tobytes())
-        table.end.frombytes(np.ascontiguousarray(end, dtype=np.int64).tobytes())
-        table.tid.frombytes(np.ascontiguousarray(tid, dtype=np.int32).tobytes())
-        table.state.frombytes(np.full(len(tid), state, dtype=np.int32).tobytes())
+        _fill(table.start, start, np.int64)
+        _fill(table.end, end, np.int64)
+        _fill(table.tid, tid, np.int32)
+        _fill(table.state, np.full(len(tid), state, dtype=np.int32), np.int32)
         return table
 
     def append(self, start: Any, end: Any, tid: int, state: int) -> None:
