@@ -91,7 +91,7 @@ def priced_columns(graph: MovementGraph, cells: Sequence[Cell]) -> Priced | None
     # of every (dcol, drow) a step can make.
     reach = max(max(abs(o[0]), abs(o[1])) for par in (0, 1) for o in g.offsets(par))
     span = 2 * reach + 1
-    slot_lut = np.full((2, span * span), -1, dtype=np.int64)
+    slot_lut = np.full((2, span * span), -1, dtype=np.int8)
     diag_lut = np.zeros((2, span * span), dtype=bool)
     for par in (0, 1):
         for k, (oc, orow, d) in enumerate(g.offsets(par)):
