@@ -122,9 +122,10 @@ class Frontier:
         return self.node_array(node).tolist()
 
     def node_array(self, node: int) -> np.ndarray:
-        """:meth:`nodes_to` as an int64 array: the predecessor chain walked through a
-        memoryview into a typed array (a maze's path has millions of nodes: as a list of
-        Python ints they were most of the command's memory)."""
+        """:meth:`nodes_to` as an integer array (int32 where the graph's nodes fit it): the
+        predecessor chain walked through a memoryview into a typed array (a maze's path has
+        millions of nodes: as a list of Python ints they were most of the command's
+        memory), then read back as graph nodes in place."""
         g = self.graph
         tab = g.step_tables()
         w, n = g.grid.width, g.n
@@ -135,9 +136,11 @@ class Frontier:
         while cur >= 0:
             add(cur)
             cur = pred[cur]
-        framed = np.frombuffer(chain, dtype=np.int64)[::-1]
+        small = tab.pn * g.n_states < 2**31 and n * g.n_states < 2**31
+        framed = np.frombuffer(chain, dtype=np.int64)[::-1].astype(np.int32 if small else np.int64)
+        del chain
         layer, cell = np.divmod(framed, tab.pn)
-        del framed, chain
+        del framed
         r, cell = np.divmod(cell, tab.pw)
         cell -= tab.pad
         r -= tab.pad
