@@ -605,9 +605,26 @@ done:
     return result;
 }
 
+/* An index array's element: indptr and indices come as int32 (scipy's) or int64. */
+static inline int64_t index_at(const void *a, int wide, int64_t i) {
+    return wide ? ((const int64_t *)a)[i] : (int64_t)((const int32_t *)a)[i];
+}
+
+static int index_buf(PyObject *obj, Buf *out, const char *what, int *wide) {
+    out->held = 0;
+    if (PyObject_GetBuffer(obj, &out->b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    out->held = 1;
+    if (out->b.itemsize != 4 && out->b.itemsize != 8) {
+        PyErr_Format(PyExc_TypeError, "%s: int32 or int64 items expected", what);
+        return -1;
+    }
+    *wide = out->b.itemsize == 8;
+    return 0;
+}
+
 PyDoc_STRVAR(reach_within_doc,
              "reach_within(indptr, indices, starts, allowed, out) -> nodes reached\n\n"
-             "Which cells a token reaches over a CSR graph (indptr and indices int64) whose "
+             "Which cells a token reaches over a CSR graph (indptr and indices int32 or int64) whose "
              "node k stands on cell k % n, n = len(out), from the nodes starts (int64), "
              "entering only nodes whose cell is allowed (allowed: uint8 or bool, one a "
              "cell): sets out[cell] (uint8 or bool, zeroed by the caller) for every cell of "
@@ -623,8 +640,9 @@ static PyObject *reach_within(PyObject *self, PyObject *args) {
     PyObject *result = NULL;
     int64_t *stack = NULL;
     uint8_t *seen = NULL;
-    if (get_buf(o_indptr, &bufs[0], 0, 8, "indptr") < 0 ||
-        get_buf(o_indices, &bufs[1], 0, 8, "indices") < 0 ||
+    int wide_p = 1, wide_i = 1;
+    if (index_buf(o_indptr, &bufs[0], "indptr", &wide_p) < 0 ||
+        index_buf(o_indices, &bufs[1], "indices", &wide_i) < 0 ||
         get_buf(o_starts, &bufs[2], 0, 8, "starts") < 0 ||
         get_buf(o_allowed, &bufs[3], 0, 1, "allowed") < 0 ||
         get_buf(o_out, &bufs[4], 1, 1, "out") < 0)
@@ -633,10 +651,12 @@ static PyObject *reach_within(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "reach_within: no argument may be None");
         goto done;
     }
-    const int64_t *indptr = bufs[0].b.buf, *indices = bufs[1].b.buf, *starts = bufs[2].b.buf;
+    const void *indptr = bufs[0].b.buf, *indices = bufs[1].b.buf;
+    const int64_t *starts = bufs[2].b.buf;
     const uint8_t *allowed = bufs[3].b.buf;
     uint8_t *out = bufs[4].b.buf;
-    Py_ssize_t nodes = bufs[0].b.len / 8 - 1, m = bufs[1].b.len / 8;
+    Py_ssize_t nodes = bufs[0].b.len / bufs[0].b.itemsize - 1;
+    Py_ssize_t m = bufs[1].b.len / bufs[1].b.itemsize;
     Py_ssize_t n = bufs[4].b.len, n_start = bufs[2].b.len / 8;
     if (nodes < 0 || n <= 0 || bufs[3].b.len != n || nodes % n != 0) {
         PyErr_SetString(PyExc_ValueError,
@@ -645,7 +665,8 @@ static PyObject *reach_within(PyObject *self, PyObject *args) {
         goto done;
     }
     for (Py_ssize_t i = 0; i <= nodes; i++) {
-        if (indptr[i] < 0 || indptr[i] > m || (i && indptr[i] < indptr[i - 1])) {
+        int64_t at = index_at(indptr, wide_p, i);
+        if (at < 0 || at > m || (i && at < index_at(indptr, wide_p, i - 1))) {
             PyErr_SetString(PyExc_ValueError, "reach_within: indptr out of order");
             goto done;
         }
@@ -672,8 +693,9 @@ static PyObject *reach_within(PyObject *self, PyObject *args) {
     }
     while (top) {
         int64_t v = stack[--top];
-        for (int64_t j = indptr[v]; j < indptr[v + 1]; j++) {
-            int64_t w = indices[j];
+        int64_t hi = index_at(indptr, wide_p, v + 1);
+        for (int64_t j = index_at(indptr, wide_p, v); j < hi; j++) {
+            int64_t w = index_at(indices, wide_i, j);
             if (w < 0 || w >= nodes) {
                 PyErr_SetString(PyExc_ValueError, "reach_within: an index out of range");
                 goto done;
@@ -703,23 +725,6 @@ PyDoc_STRVAR(held_region_doc,
              "deadline, counting the cells of the nodes it settles; 0 where start's own "
              "deadline is not above 0; with cap > 0, at most cap. Float sums as Python's, "
              "so the cells are engine.policies.region.held_region's twin's, exactly.");
-
-/* An index array's element: indptr and indices come as int32 (scipy's) or int64. */
-static inline int64_t index_at(const void *a, int wide, int64_t i) {
-    return wide ? ((const int64_t *)a)[i] : (int64_t)((const int32_t *)a)[i];
-}
-
-static int index_buf(PyObject *obj, Buf *out, const char *what, int *wide) {
-    out->held = 0;
-    if (PyObject_GetBuffer(obj, &out->b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
-    out->held = 1;
-    if (out->b.itemsize != 4 && out->b.itemsize != 8) {
-        PyErr_Format(PyExc_TypeError, "%s: int32 or int64 items expected", what);
-        return -1;
-    }
-    *wide = out->b.itemsize == 8;
-    return 0;
-}
 
 static PyObject *held_region(PyObject *self, PyObject *args) {
     PyObject *o_indptr, *o_indices, *o_data, *o_deadline;

@@ -224,8 +224,8 @@ def held_region(
 
 
 def reach_within(indptr: Any, indices: Any, starts: Any, allowed: Any, out: Any) -> int:
-    """engine/_kernel.c's ``reach_within``: the cells reached over a CSR graph (int64
-    ``indptr`` and ``indices``; node ``k`` on cell ``k % n``, ``n = len(out)``) from the
+    """engine/_kernel.c's ``reach_within``: the cells reached over a CSR graph (int32 or
+    int64 ``indptr`` and ``indices``; node ``k`` on cell ``k % n``, ``n = len(out)``) from the
     nodes ``starts`` (int64), entering only nodes on ``allowed`` cells (bool, one a cell),
     marked in ``out`` (bool, zeroed); returns the nodes reached. Only where
     :func:`reach_available`."""

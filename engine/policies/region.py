@@ -68,8 +68,8 @@ def reached_safely(
     if kernel.reach_available():
         out = np.zeros(n, dtype=bool)
         kernel.reach_within(
-            np.ascontiguousarray(indptr, dtype=np.int64),
-            np.ascontiguousarray(indices, dtype=np.int64),
+            np.ascontiguousarray(indptr),
+            np.ascontiguousarray(indices),
             starts,
             np.ascontiguousarray(region, dtype=bool),
             out,
