@@ -208,12 +208,12 @@ def api_rows(report: Report, queries: int) -> None:
 
 
 def maze_file(n: int) -> Path:
-    """A serpentine ``n`` x ``n`` maze (tests/test_long_path.py's): open rows joined at
+    """A serpentine ``n`` x ``n`` maze (tests/tmxtext.py's): open rows joined at
     alternate ends, so the path from 0,0 to the far end passes every row (n^2 / 2 steps)."""
     path = mapgen.DATA / f"bench-maze-{n}.tmx"
     if not path.exists():
         sys.path.insert(0, str(ROOT / "tests"))
-        from test_long_path import maze  # noqa: PLC0415
+        from tmxtext import maze  # noqa: PLC0415
 
         mapgen.DATA.mkdir(parents=True, exist_ok=True)
         maze(n, path.with_suffix(".part"))

@@ -587,27 +587,12 @@ def test_a_template_shape_is_parsed_once(tmp_path: Path) -> None:
 def test_a_long_path_json_is_streamed_and_the_same(tmp_path: Path) -> None:
     """The path document printed in blocks is byte for byte the one to_json makes; a
     128 x 128 serpentine maze (2.5 MB of JSON) runs under the memory limit."""
+    import tmxtext
+
     from engine.report import to_json
 
     n = 128
-    rows = []
-    for r in range(n):
-        row = ["1"] * n
-        if r % 2:
-            row = ["2"] * n
-            row[n - 1 if (r // 2) % 2 == 0 else 0] = "1"
-        rows.append(",".join(row))
-    ts = (
-        '<tileset firstgid="1" name="t" tilewidth="8" tileheight="8" tilecount="2" columns="2">'
-        '<tile id="0"><properties><property name="move" value="walk"/></properties></tile>'
-        '<tile id="1"><properties><property name="move" value="blocked"/></properties></tile>'
-        "</tileset>"
-    )
-    (tmp_path / "m.tmx").write_text(
-        f'<?xml version="1.0"?><map version="1.10" orientation="orthogonal" width="{n}" '
-        f'height="{n}" tilewidth="8" tileheight="8" infinite="0">{ts}<layer id="1" name="g" '
-        f'width="{n}" height="{n}"><data encoding="csv">{",".join(rows)}</data></layer></map>'
-    )
+    tmxtext.maze(n, tmp_path / "m.tmx")
     rc, out, err, _ = cli(
         "path", str(tmp_path / "m.tmx"), "--from", "0,0", "--to", f"{n - 1},{n - 2}",
         "--system", "generic", "--token", "speed=30", "--json",

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
+from tmxtext import maze
 
 from engine import systems
 from engine.query import Query
@@ -101,28 +102,6 @@ def test_streamed_items_are_written_as_the_encoder_writes_them() -> None:
     assert json.loads(text)["rows"][0]["a"][4] is None
     with pytest.raises(TypeError):
         "".join(json_chunks({"rows": Streamed([object()])}))
-
-
-def maze(n: int, path: Path) -> None:
-    """A serpentine maze: open rows joined at alternate ends, a path through every one."""
-    rows = []
-    for r in range(n):
-        row = ["1"] * n
-        if r % 2:
-            row = ["2"] * n
-            row[n - 1 if (r // 2) % 2 == 0 else 0] = "1"
-        rows.append(",".join(row))
-    ts = (
-        '<tileset firstgid="1" name="t" tilewidth="8" tileheight="8" tilecount="2" columns="2">'
-        '<tile id="0"><properties><property name="move" value="walk"/></properties></tile>'
-        '<tile id="1"><properties><property name="move" value="blocked"/></properties></tile>'
-        "</tileset>"
-    )
-    path.write_text(
-        f'<?xml version="1.0"?><map version="1.10" orientation="orthogonal" width="{n}" '
-        f'height="{n}" tilewidth="8" tileheight="8" infinite="0">{ts}<layer id="1" name="g" '
-        f'width="{n}" height="{n}"><data encoding="csv">{",".join(rows)}</data></layer></map>'
-    )
 
 
 def test_a_maze_path_streams_the_plain_text(tmp_path: Path) -> None:

@@ -122,3 +122,26 @@ def tmx(
 def write(path: Path, rows: list[str], **kwargs: Any) -> Path:
     path.write_text(tmx(rows, **kwargs), encoding="utf-8")
     return path
+
+
+def maze(n: int, path: Path) -> None:
+    """A serpentine ``n`` x ``n`` maze (walk and blocked cells, csv): open rows joined at
+    alternate ends, so a path from 0,0 to the far end passes through every row."""
+    rows = []
+    for r in range(n):
+        row = ["1"] * n
+        if r % 2:
+            row = ["2"] * n
+            row[n - 1 if (r // 2) % 2 == 0 else 0] = "1"
+        rows.append(",".join(row))
+    ts = (
+        '<tileset firstgid="1" name="t" tilewidth="8" tileheight="8" tilecount="2" columns="2">'
+        '<tile id="0"><properties><property name="move" value="walk"/></properties></tile>'
+        '<tile id="1"><properties><property name="move" value="blocked"/></properties></tile>'
+        "</tileset>"
+    )
+    path.write_text(
+        f'<?xml version="1.0"?><map version="1.10" orientation="orthogonal" width="{n}" '
+        f'height="{n}" tilewidth="8" tileheight="8" infinite="0">{ts}<layer id="1" name="g" '
+        f'width="{n}" height="{n}"><data encoding="csv">{",".join(rows)}</data></layer></map>'
+    )
