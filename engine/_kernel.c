@@ -866,12 +866,168 @@ done:
     return PyLong_FromLongLong(written);
 }
 
+/* ------------------------------------------------------- turnstate: fields of any ticks */
+
+/* Dinitz's buckets: a Dijkstra over float ticks whose least edge is at least twice the
+ * bucket width. A node's bucket is floor(distance / width); an edge reaches at least one
+ * bucket further, so every node of the bucket under way holds its least distance when
+ * taken, in whatever order, and each distance is the sum the heap would make (the least of
+ * fl(d[u] + t) over final d[u]): scipy's distances, bit for bit. */
+
+typedef struct {
+    int32_t *items;
+    Py_ssize_t size, cap;
+} NodeList;
+
+static int nodes_push(NodeList *b, int32_t node) {
+    if (b->size == b->cap) {
+        Py_ssize_t cap = b->cap ? b->cap * 2 : 32;
+        int32_t *items = realloc(b->items, (size_t)cap * sizeof(int32_t));
+        if (!items) return -1;
+        b->items = items;
+        b->cap = cap;
+    }
+    b->items[b->size++] = node;
+    return 0;
+}
+
+/* The most buckets a field's distances may number (width and nodes checked against it):
+ * far below 2**53, so a bucket's number is exact and the margin of one bucket an edge holds
+ * under rounding. */
+#define SPREAD_MOST_BUCKETS 1099511627776.0 /* 2**40 */
+
+PyDoc_STRVAR(field_spread_doc,
+             "field_spread(indptr, indices, data, sources, dist, width) -> settled\n\n"
+             "field()'s distances where the ticks are not whole multiples of one step: a "
+             "Dijkstra over a CSR graph (indptr int64, indices int32, data float64 ticks) from "
+             "every node of sources (int64) at once into dist (float64, one a node, filled "
+             "with inf by the caller), by buckets of width ticks (Dinitz's): every tick must "
+             "be finite and at least 2 * width > 0, and nodes * (largest tick / width) "
+             "below 2**40 (ValueError otherwise). The same distances as "
+             "scipy.sparse.csgraph.dijkstra(min_only=True), bit for bit. Returns the nodes "
+             "settled. Called by engine.sim.Profile (engine.sim.spread).");
+
+static PyObject *field_spread(PyObject *self, PyObject *args) {
+    PyObject *o_indptr, *o_indices, *o_data, *o_sources, *o_dist;
+    double width;
+    if (!PyArg_ParseTuple(args, "OOOOOd", &o_indptr, &o_indices, &o_data, &o_sources, &o_dist,
+                          &width))
+        return NULL;
+    Buf bufs[5];
+    for (int i = 0; i < 5; i++) bufs[i].held = 0;
+    PyObject *result = NULL;
+    NodeList *buckets = NULL;
+    uint8_t *taken = NULL;
+    Py_ssize_t nb = 0;
+    if (get_buf(o_indptr, &bufs[0], 0, 8, "indptr") < 0 ||
+        get_buf(o_indices, &bufs[1], 0, 4, "indices") < 0 ||
+        get_buf(o_data, &bufs[2], 0, 8, "data") < 0 ||
+        get_buf(o_sources, &bufs[3], 0, 8, "sources") < 0 ||
+        get_buf(o_dist, &bufs[4], 1, 8, "dist") < 0)
+        goto done;
+    for (int i = 0; i < 5; i++) {
+        if (!bufs[i].held) {
+            PyErr_SetString(PyExc_TypeError, "field_spread: no argument may be None");
+            goto done;
+        }
+    }
+    const int64_t *indptr = bufs[0].b.buf, *sources = bufs[3].b.buf;
+    const int32_t *indices = bufs[1].b.buf;
+    const double *data = bufs[2].b.buf;
+    double *dist = bufs[4].b.buf;
+    Py_ssize_t n = bufs[4].b.len / 8, m = bufs[1].b.len / 4;
+    Py_ssize_t n_src = bufs[3].b.len / 8;
+    if (bufs[0].b.len / 8 != n + 1 || bufs[2].b.len / 8 != m) {
+        PyErr_SetString(PyExc_ValueError, "field_spread: indptr, indices, data and dist disagree");
+        goto done;
+    }
+    if (n >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "field_spread: more nodes than it numbers");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        if (indptr[i] < 0 || indptr[i] > m || (i && indptr[i] < indptr[i - 1])) {
+            PyErr_SetString(PyExc_ValueError, "field_spread: indptr out of order");
+            goto done;
+        }
+    }
+    double most = 0.0;
+    int short_edge = !(width > 0.0) || !(width - width == 0.0); /* (inf - inf: NaN) */
+    for (Py_ssize_t j = 0; j < m; j++) {
+        double t = data[j];
+        short_edge |= !(t >= 2.0 * width) || !(t - t == 0.0);
+        if (t > most) most = t;
+    }
+    if (short_edge || (double)(n + 1) * (most / width + 2.0) >= SPREAD_MOST_BUCKETS) {
+        PyErr_SetString(PyExc_ValueError,
+                        "field_spread: a tick under twice the width, not finite, or too many "
+                        "buckets");
+        goto done;
+    }
+    nb = 1;
+    while ((double)nb <= most / width + 2.0) nb <<= 1; /* a power of two: the bucket by a mask */
+    const int64_t mask = nb - 1;
+    buckets = calloc((size_t)nb, sizeof(NodeList));
+    taken = calloc((size_t)(n ? n : 1), 1);
+    if (!buckets || !taken) goto nomem;
+    Py_ssize_t pending = 0;
+    for (Py_ssize_t k = 0; k < n_src; k++) {
+        int64_t v = sources[k];
+        if (v < 0 || v >= n) {
+            PyErr_SetString(PyExc_ValueError, "field_spread: a source out of range");
+            goto done;
+        }
+        if (dist[v] > 0.0) {
+            dist[v] = 0.0;
+            if (nodes_push(&buckets[0], (int32_t)v) < 0) goto nomem;
+            pending++;
+        }
+    }
+    long long settled = 0;
+    for (int64_t cur = 0; pending; cur++) {
+        NodeList *b = &buckets[cur & mask];
+        while (b->size) {
+            int32_t v = b->items[--b->size];
+            pending--;
+            if (taken[v]) continue; /* reached sooner, and taken from an earlier bucket */
+            taken[v] = 1;
+            settled++;
+            double at = dist[v];
+            for (int64_t j = indptr[v]; j < indptr[v + 1]; j++) {
+                int32_t w = indices[j];
+                if (w < 0 || w >= n) {
+                    PyErr_SetString(PyExc_ValueError, "field_spread: an index out of range");
+                    goto done;
+                }
+                double nd = at + data[j];
+                if (nd < dist[w]) {
+                    dist[w] = nd;
+                    if (nodes_push(&buckets[(int64_t)(nd / width) & mask], w) < 0) goto nomem;
+                    pending++;
+                }
+            }
+        }
+    }
+    result = PyLong_FromLongLong(settled);
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    if (buckets)
+        for (Py_ssize_t k = 0; k < nb; k++) free(buckets[k].items);
+    free(buckets);
+    free(taken);
+    for (int i = 0; i < 5; i++) release(&bufs[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"field", field, METH_VARARGS, field_doc},
     {"csv_u32", csv_u32, METH_VARARGS, csv_u32_doc},
     {"reach_within", reach_within, METH_VARARGS, reach_within_doc},
     {"held_region", held_region, METH_VARARGS, held_region_doc},
+    {"field_spread", field_spread, METH_VARARGS, field_spread_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -237,3 +237,23 @@ def csv_u32(text: str, out: Any) -> int:
     many it wrote, -1 where the text is not that (the caller's twin then reads it). Only
     where :func:`available`."""
     return int(_BUILT.csv_u32(text, out))
+
+
+#: :func:`field_spread` in the built module (see :data:`_HAS_REACH`).
+_HAS_SPREAD = _BUILT is not None and hasattr(_BUILT, "field_spread")
+
+
+def spread_available() -> bool:
+    """Whether :func:`field_spread` runs (:func:`available`, and built with it)."""
+    return available() and _HAS_SPREAD
+
+
+def field_spread(
+    indptr: Any, indices: Any, data: Any, sources: Any, dist: Any, width: float
+) -> int:
+    """engine/_kernel.c's ``field_spread``: :func:`field`'s distances (the same arrays and
+    sources, ``dist`` filled with inf) by buckets ``width`` ticks wide, where every tick is
+    finite and at least ``2 * width`` (:func:`engine.sim.spread.spread_width`): a graph
+    whose ticks are no whole multiples of one step (a risk-weighted one) without the heap.
+    Returns the nodes settled. Only where :func:`spread_available`."""
+    return int(_BUILT.field_spread(indptr, indices, data, sources, dist, float(width)))

@@ -10,6 +10,7 @@ import numpy as np
 
 from engine.grid import Cell
 from engine.movement import MovementGraph
+from engine.sim.spread import spread_field, spread_width
 
 # --------------------------------------------------------------------------- fields
 
@@ -523,6 +524,9 @@ class Profile:
             self.weight.used += sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
         dist = np.full(matrix.shape[0], INF)
         indptr, indices, data, steps, step = arrays
+        if steps is None:  # (step: the bucket width, engine.sim.spread; 0.0: none)
+            spread_field(indptr, indices, data, np.asarray(sources, np.int64), dist, step)
+            return dist
         kernel.field(indptr, indices, data, np.asarray(sources, np.int64), dist, steps, float(step))
         return dist
 
@@ -592,12 +596,15 @@ def _kernel_csr(matrix: Any) -> tuple[Any, ...]:
     """A CSR matrix as engine/_kernel.c's field() reads it: indptr (int64), indices (int32:
     the matrix's own where they are, as scipy makes them below 2**31 edges), the ticks
     (float64), and where every tick is a whole multiple of one step (the usual case) the
-    ticks in steps (int32) and the step, so a bucket queue runs; else None and 1."""
+    ticks in steps (int32) and the step, so a bucket queue runs; else None and the width of
+    engine.sim.spread's buckets (0.0: none, the heap)."""
     data = np.ascontiguousarray(matrix.data, dtype=np.float64)
     steps, step = None, 1.0
     whole = _whole_ticks(data, matrix.shape[0])
     if whole is not None and int(whole[0].max()) // whole[1] <= _MOST_STEPS:
         steps, step = (whole[0] // whole[1]).astype(np.int32), float(whole[1])
+    else:
+        step = spread_width(data, matrix.shape[0])
     return (
         np.ascontiguousarray(matrix.indptr, dtype=np.int64),
         np.ascontiguousarray(matrix.indices, dtype=np.int32),

@@ -1,0 +1,70 @@
+"""Distance fields over ticks that are no whole multiples of one step (a risk-weighted
+graph: each check's expected delay added to the ticks of entering its cell), by buckets
+instead of a heap (engine/_kernel.c ``field_spread``, Dinitz's buckets).
+
+The seam: :func:`spread_width` says whether a graph's ticks allow it and how wide a
+bucket is; :func:`spread_field` fills the field, by the buckets where the kernel has
+them, else by the plain Dijkstra (:func:`plain_field`: the kernel's heap, or scipy's).
+Every correct Dijkstra gives the same floating-point distances (each the least of the
+rounded sums ``d[u] + t`` over final ``d[u]``; rounding is monotone), so both ways give
+the same field bit for bit (tests/test_spread_fields.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine import kernel
+
+#: The most buckets a field may number (engine/_kernel.c ``SPREAD_MOST_BUCKETS``).
+MOST_BUCKETS = float(1 << 40)
+
+
+def spread_width(data: np.ndarray, nodes: int) -> float:
+    """The bucket width ``field_spread`` takes for a graph of ``nodes`` nodes whose edges
+    take ``data`` ticks: half the least tick, so that every edge reaches at least one
+    bucket further; 0.0 where buckets do not apply (no edge, a tick not finite or not
+    above 0, or more buckets than :data:`MOST_BUCKETS`)."""
+    if not data.size or not bool(np.all(np.isfinite(data))):
+        return 0.0
+    least, most = float(data.min()), float(data.max())
+    if not least > 0.0:
+        return 0.0
+    width = least / 2.0
+    if (nodes + 1) * (most / width + 2.0) >= MOST_BUCKETS:
+        return 0.0
+    return width
+
+
+def plain_field(
+    indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, sources: np.ndarray, dist: np.ndarray
+) -> None:
+    """The plain way: a heap's Dijkstra into ``dist`` (the kernel's ``field``, else
+    scipy's ``dijkstra(min_only=True)``)."""
+    if kernel.available():
+        kernel.field(indptr, indices, data, sources, dist)
+        return
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import dijkstra
+
+    n = len(dist)
+    graph = csr_array((data, indices, indptr), shape=(n, n))
+    if len(sources):
+        dist[:] = dijkstra(graph, indices=sources.tolist(), min_only=True)
+
+
+def spread_field(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    sources: np.ndarray,
+    dist: np.ndarray,
+    width: float,
+) -> None:
+    """Ticks from the nearest of ``sources`` (int64 nodes) to every node into ``dist``
+    (float64, filled with inf) over the CSR arrays (``indptr`` int64, ``indices`` int32,
+    ``data`` float64), ``width`` being :func:`spread_width`'s: by buckets where the kernel
+    has them and ``width`` > 0, else :func:`plain_field`; the same distances either way."""
+    if width > 0.0 and kernel.spread_available():
+        kernel.field_spread(indptr, indices, data, sources, dist, width)
+    else:
+        plain_field(indptr, indices, data, sources, dist)
