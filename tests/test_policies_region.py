@@ -132,3 +132,37 @@ def test_the_bounded_search_holds_what_the_plain_way_holds(seed: int, tmp_path: 
                     prof.indptr, prof.indices, prof.data, g.n, start, deadline, g.denominator, cap
                 )
                 assert capped == min(plain, cap)
+
+
+@pytest.mark.parametrize("name", ["chase", "hex_hunt"])
+def test_kept_centres_choose_as_the_cells_own_centres(name: str) -> None:
+    """held_cell reads its cells' directions from the grid's centres kept by the field
+    cache (cache.cell_centres) where it has them: each the grid's own cell_center, and
+    the same flight from every pair of cells the quarry and a pursuer may stand on."""
+    from engine.sim.cache import cell_centres
+
+    sc = load_scenario(str(ROOT / "scenarios" / f"{name}.yaml"))
+    fields = FieldCache(sc)
+    grid = sc.model.grid
+    centres = cell_centres(grid)
+    for i in range(0, grid.width * grid.height, 7):
+        assert tuple(centres[i]) == grid.cell_center(grid.cell_of_index(i))
+    assert fields.centres(grid) is fields.centres(grid)
+    sim = Simulation(sc, 1, fields=fields, record=False)
+    prof = sim.profile_now(sim.quarries[0])
+    hunter = sim.profile_now(sim.pursuers[0])
+    g = prof.graph
+    rng = np.random.default_rng(4)
+    every = (grid.cell_of_index(i) for i in range(g.n))
+    cells = [c for c in every if np.isfinite(prof.turns_from(c)).sum() > 1]
+    weighed = 0
+    for _ in range(60):
+        here, there = (cells[int(k)] for k in rng.integers(0, len(cells), 2))
+        mine = prof.turns_from(here)
+        threat = hunter.turns_from(there)
+        taken = frozenset({there})
+        plain = flee_choice(g, here, mine, threat, taken, prof=prof)
+        kept = flee_choice(g, here, mine, threat, taken, prof=prof, centres=centres)
+        assert kept == plain, (here, there)
+        weighed += plain is not None
+    assert weighed > 10

@@ -12,7 +12,7 @@ import numpy as np
 
 from engine import kernel
 from engine.eventlog import log_sources
-from engine.grid import Cell
+from engine.grid import Cell, Grid
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
 from engine.occupancy import Occupancy, gap_steps, token_graph, with_blocked
@@ -98,6 +98,8 @@ class FieldCache:
         self._flee: IdMemo[Cell | None] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
         self._meets: IdMemo[Cell] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
         self._gaps: dict[tuple[Cell, int, Cell, int], int] = {}
+        #: The cells' centres of a grid (:meth:`centres`), with the grid.
+        self._centres: tuple[Grid, np.ndarray] | None = None
         self._turns_json: dict[tuple[MovementGraph, float], Any] = {}
         #: The scenario's tokens as every run starts them (:meth:`start_token`).
         self._start: IdMemo[Token] = IdMemo()
@@ -284,9 +286,18 @@ class FieldCache:
             plain = (plain, None)
         got = self._flee.get((mine, threat), plain, MISSING)
         if got is MISSING:
-            got = flee_choice(g, cell, mine, threat, taken, crossing, prof)
+            centres = self.centres(g.grid)
+            got = flee_choice(g, cell, mine, threat, taken, crossing, prof, centres)
             self._flee.put((mine, threat), plain, got)
         return got
+
+    def centres(self, grid: Grid) -> np.ndarray:
+        """:func:`cell_centres` of ``grid``, kept for the last grid asked (a scenario's
+        profiles share its map's grid)."""
+        kept = self._centres
+        if kept is None or kept[0] is not grid:
+            kept = self._centres = (grid, cell_centres(grid))
+        return kept[1]
 
     #: How many capture distances and move times are kept (all go beyond this).
     SMALL_KEPT = 65536
@@ -562,6 +573,7 @@ def flee_choice(
     taken: frozenset[Cell],
     crossing: tuple[Cell, Fraction] | None = None,
     prof: Profile | None = None,
+    centres: np.ndarray | None = None,
 ) -> Cell | None:
     """Where a quarry with no safe exit flees (the quarry policy; None: it stays), from
     ``mine`` (turns from it to every cell, its field's expected time: a climb priced at
@@ -584,7 +596,9 @@ def flee_choice(
     the far corner of a dead end is no refuge. A crossing under way (``crossing``: the cell and the share
     done) is priced by what is left of it, ``(1 - progress)`` of its time, so the quarry
     goes on with the climb it started rather than another as good. One greedy look at the
-    fields, not a plan: the way there is not weighed, only where it ends."""
+    fields, not a plan: the way there is not weighed, only where it ends. ``centres``:
+    :func:`cell_centres` of the grid, where the caller keeps them (else worked out for the
+    cells weighed: the same numbers)."""
     ok = mine <= 1 + 1e-12
     if taken:
         ok[[g.grid.index(c) for c in taken]] = False
@@ -592,7 +606,7 @@ def flee_choice(
     best: int | None = None
     held = 0
     if len(near) and prof is not None:
-        best, held = held_cell(prof, cell, near, mine, threat)
+        best, held = held_cell(prof, cell, near, mine, threat, centres)
     elif len(near):
         # The most threat, then the least time, then the lowest index (near is in index
         # order, so the first of a tie is the lowest).
@@ -671,8 +685,21 @@ def _deadlines(n: int, threat: np.ndarray, after: float) -> Any:
     return late.tolist() if n <= LIST_CELLS and not kernel.held_available() else late
 
 
+def cell_centres(grid: Grid) -> np.ndarray:
+    """Every cell's centre (:meth:`Grid.cell_center`) by cell index, as float64 rows
+    ``(x, y)``: :func:`held_cell` reads the directions of the cells it weighs from them."""
+    n = grid.width * grid.height
+    flat = [v for i in range(n) for v in grid.cell_center(grid.cell_of_index(i))]
+    return np.array(flat, dtype=np.float64).reshape(n, 2)
+
+
 def held_cell(
-    prof: Profile, cell: Cell, near: np.ndarray, mine: np.ndarray, threat: np.ndarray
+    prof: Profile,
+    cell: Cell,
+    near: np.ndarray,
+    mine: np.ndarray,
+    threat: np.ndarray,
+    centres: np.ndarray | None = None,
 ) -> tuple[int, int]:
     """Of ``near`` (the indexes of the cells the quarry on ``cell`` reaches this turn, on
     ``prof``), the one from which it holds the most cells (:func:`_held_from`), ties to
@@ -689,7 +716,8 @@ def held_cell(
     ``cell`` itself; of those, the :data:`FLEE_CANDIDATES` farthest from the pursuers. So a
     room beyond the pursuers' way is weighed against the dead end away from them. Where
     every cell is within a pursuer's next move, none holds anything: the one farthest
-    from them."""
+    from them. ``centres``: :func:`cell_centres` of the grid, where the caller keeps them
+    (else the centres of the cells weighed are worked out here: the same numbers)."""
     g = prof.graph
     grid = g.grid
     safe = near[threat[near] > 1 + 1e-9]
@@ -699,8 +727,12 @@ def held_cell(
     sectors = len(grid.face_headings())
     ox, oy = grid.cell_center(cell)
     here = grid.index(cell)
-    centres = [grid.cell_center(grid.cell_of_index(i)) for i in safe.tolist()]
-    xy = np.array(centres, dtype=np.float64).reshape(-1, 2)
+    if centres is None:
+        xy = np.array(
+            [grid.cell_center(grid.cell_of_index(i)) for i in safe.tolist()], dtype=np.float64
+        ).reshape(-1, 2)
+    else:
+        xy = centres[safe]
     turn = np.arctan2(xy[:, 1] - oy, xy[:, 0] - ox) / (2 * np.pi) + 0.5 / sectors
     sector = np.floor(turn * sectors).astype(np.int64) % sectors
     sector[safe == here] = sectors  # staying is a direction of its own
