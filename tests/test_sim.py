@@ -377,7 +377,7 @@ def test_the_fields_a_cache_keeps_stay_within_its_budget(tmp_path: Path) -> None
     for tid, cell in (("quarry", "[64, 64]"), ("pursuer1", "[40, 40]"), ("pursuer2", "[90, 80]")):
         text = text.replace(f"  - id: {tid}\n", f"  - id: {tid}\n    cell: {cell}\n")
     (tmp_path / "open.yaml").write_text(text)
-    for path, budget in ((tmp_path / "open.yaml", 4 << 20), (Path(CHASE), 1 << 20)):
+    for path, budget in ((tmp_path / "open.yaml", 2 << 20), (Path(CHASE), 1 << 20)):
         sc = load_scenario(path)
         seeds = run_seeds(sc.seed, 40)
         free, tight = FieldCache(sc), FieldCache(sc)

@@ -20,6 +20,10 @@ INF = float("inf")
 #: Most nodes of a field whose distances :class:`Field` also keeps as a list of floats.
 _LIST_NODES = 1 << 15
 
+#: Steps down a field (:meth:`Field.step`, kept) after which it takes its distances as a
+#: list of floats (0: at once, the plain way): before, its walks read the array.
+LIST_AFTER_STEPS = 48
+
 
 class Field:
     """Distances (ticks) from every node to a target, and the best next step per node.
@@ -36,18 +40,27 @@ class Field:
         self.dist = dist
         self._hops: dict[int, tuple[int, float] | None] = {} if like is None else like._hops
         # The distances as Python floats for the walks' lookups (several times quicker than
-        # numpy's one by one); on a large graph the array itself (a list of floats weighs
-        # four times the array).
-        self._steps: Any = (
-            like._steps if like is not None else dist.tolist() if dist.size <= _LIST_NODES else dist
-        )
+        # numpy's one by one), made once the walks have taken LIST_AFTER_STEPS steps (most
+        # fields are walked for a turn or two: a list of every node would cost more than
+        # those reads); on a large graph the array itself (a list of floats weighs four
+        # times the array).
+        self._steps: Any = like._steps if like is not None else dist
+        if type(self._steps) is not list and len(self._hops) >= LIST_AFTER_STEPS:
+            self._list()
         self._walks: dict[int, Walk] = {}
         self._enters: dict[int, frozenset[int]] = {}
         self._routes: dict[tuple[int, int], Route] = {}
 
     def nbytes(self) -> int:
-        """What its distances weigh (with their list of floats where it keeps one)."""
-        return self.dist.nbytes * (5 if type(self._steps) is list else 1)
+        """What its distances weigh (with the list of floats it keeps or makes once walked
+        enough, where the graph is small enough for one)."""
+        return self.dist.nbytes * (5 if self.dist.size <= _LIST_NODES else 1)
+
+    def _list(self) -> None:
+        """Take the distances as a list of floats for the walks' lookups, where the graph
+        is small enough (:data:`_LIST_NODES`)."""
+        if self.dist.size <= _LIST_NODES:
+            self._steps = self.dist.tolist()
 
     def walk(self, prof: Profile, node: int) -> Walk:
         """One turn's way down the field from ``node`` (:func:`plan_turn`), kept."""
@@ -106,6 +119,9 @@ class Field:
         lo, hi = indptr[node], indptr[node + 1]
         best: tuple[int, float] | None = None
         if lo < hi:
+            if type(self._steps) is not list and len(hops) >= LIST_AFTER_STEPS:
+                self._list()
+            # (a list's floats, or the array's own: the same sums and comparisons)
             steps = self._steps
             k = lo
             low = data[lo] + steps[indices[lo]]
