@@ -166,3 +166,42 @@ def test_kept_centres_choose_as_the_cells_own_centres(name: str) -> None:
         assert kept == plain, (here, there)
         weighed += plain is not None
     assert weighed > 10
+
+
+def test_the_safest_exit_searches_only_where_an_exit_is_ahead() -> None:
+    """FieldCache.safest_exit searches the quarry's safe way (reached_safely) only where
+    some exit is reached before every pursuer: the same exit as the plain way, which
+    searches every time, from random cells of the quarry and the two pursuers."""
+    from engine.policies.region import reached_safely
+
+    sc = load_scenario(str(ROOT / "scenarios" / "chase.yaml"))
+    fields = FieldCache(sc)
+    sim = Simulation(sc, 1, fields=fields, record=False)
+    prof = sim.profile_now("quarry")
+    hunters = [sim.profile_now(p) for p in sim.pursuers]
+    g = prof.graph
+    grid = g.grid
+    exits = sorted(sc.exit_cells)
+    index = np.array([grid.index(c) for c in exits], dtype=np.int64)
+
+    def plain(mine: np.ndarray, threat: np.ndarray, cell: tuple[int, int]) -> object:
+        inside = reached_safely(prof.indptr, prof.indices, g.n, grid.index(cell), mine < threat)
+        best = None
+        for k, c in enumerate(exits):
+            i = int(index[k])
+            if inside[i] and mine[i] < threat[i] and (best is None or (mine[i], c) < best):
+                best = (mine[i], c)
+        return None if best is None else best[1]
+
+    every = (grid.cell_of_index(i) for i in range(g.n))
+    cells = [c for c in every if np.isfinite(prof.turns_from(c)).sum() > 1]
+    rng = np.random.default_rng(8)
+    found = 0
+    for _ in range(200):
+        q, a, b = (cells[int(k)] for k in rng.integers(0, len(cells), 3))
+        mine = prof.turns_from(q)
+        threat = fields.threat([hunters[0].turns_from(a), hunters[1].turns_from(b)])
+        got = fields.safest_exit(mine, threat, prof, q)
+        assert got == plain(mine, threat, q), (q, a, b)
+        found += got is not None
+    assert 10 < found < 190  # both cases, many times

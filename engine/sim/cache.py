@@ -252,7 +252,10 @@ class FieldCache:
             m = mine[index].tolist()
             t = threat[index].tolist()
             ok = [True] * len(exits)
-            if prof is not None and cell is not None:
+            # Only an exit it reaches first needs the safe way there searched: with none
+            # (a quarry that flees), no search.
+            ahead = any(mk < tk for mk, tk in zip(m, t, strict=True))
+            if ahead and prof is not None and cell is not None:
                 g = prof.graph
                 start = g.grid.index(cell)
                 inside = reached_safely(prof.indptr, prof.indices, g.n, start, mine < threat)
