@@ -1,4 +1,4 @@
-"""The quarry with no safe exit keeps the largest region it holds (engine.sim.cache.held_cell),
+"""The quarry with no safe exit keeps the largest region it holds (engine.sim.flee.held_cell),
 and the bounded search that measures a region (engine.policies.region.held_region) gives
 the cells the plain way gives."""
 
@@ -16,8 +16,8 @@ from scipy.sparse.csgraph import dijkstra
 from engine.policies.region import held_region
 from engine.scenario import load_scenario
 from engine.sim import FieldCache, Simulation
-from engine.sim.cache import flee_choice
 from engine.sim.fields import Profile
+from engine.sim.flee import flee_choice
 from engine.sim.view import times_from
 
 HEX = ROOT / "scenarios" / "hex_hunt.yaml"
@@ -137,9 +137,9 @@ def test_the_bounded_search_holds_what_the_plain_way_holds(seed: int, tmp_path: 
 @pytest.mark.parametrize("name", ["chase", "hex_hunt"])
 def test_kept_centres_choose_as_the_cells_own_centres(name: str) -> None:
     """held_cell reads its cells' directions from the grid's centres kept by the field
-    cache (cache.cell_centres) where it has them: each the grid's own cell_center, and
+    cache (flee.cell_centres) where it has them: each the grid's own cell_center, and
     the same flight from every pair of cells the quarry and a pursuer may stand on."""
-    from engine.sim.cache import cell_centres
+    from engine.sim.flee import cell_centres
 
     sc = load_scenario(str(ROOT / "scenarios" / f"{name}.yaml"))
     fields = FieldCache(sc)

@@ -21,7 +21,7 @@ class Quarry(Policy):
     of the largest margin (the nearest pursuer's turns to it less its own, by its field's
     expected time: a climb at its expected whole turns, one under way at what is left of
     it), where that margin beats every cell of this turn's and the cell is a crossing over
-    turns or holds no less (:func:`engine.sim.cache.flee_choice`). It reads the other
+    turns or holds no less (:func:`engine.sim.flee.flee_choice`). It reads the other
     tokens' cells (where they stand in its way: a climber partway up at the cell it climbs
     to) and their distances; its own crossing under way is part of the key its ways are
     kept by (:func:`engine.sim.ways.way_key`). A greedy look at where it would end, not a

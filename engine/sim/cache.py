@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import replace
 from fractions import Fraction
@@ -10,13 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from engine import kernel
 from engine.eventlog import log_sources
 from engine.grid import Cell, Grid
 from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
 from engine.occupancy import Occupancy, gap_steps, token_graph, with_blocked
-from engine.policies.region import held_region, reached_safely
+from engine.policies.region import reached_safely
 from engine.scenario import Scenario, TokenSpec
 from engine.sim.fields import (
     INF,
@@ -30,6 +28,7 @@ from engine.sim.fields import (
     route_meets,
     trim_at,
 )
+from engine.sim.flee import cell_centres, flee_choice
 from engine.sim.hookmemo import HookMemo, _plain, _same_reads, _untrace, _values
 from engine.sim.idmemo import MISSING, IdMemo
 from engine.systems.base import Token, jsonable
@@ -566,227 +565,3 @@ def _descent_made(
     if stop_at or occ.no_stop:
         k = trim_at(walk, stop_at, occ.no_stop)
     return prof, walk, k
-
-
-def flee_choice(
-    g: MovementGraph,
-    cell: Cell,
-    mine: np.ndarray,
-    threat: np.ndarray,
-    taken: frozenset[Cell],
-    crossing: tuple[Cell, Fraction] | None = None,
-    prof: Profile | None = None,
-    centres: np.ndarray | None = None,
-) -> Cell | None:
-    """Where a quarry with no safe exit flees (the quarry policy; None: it stays), from
-    ``mine`` (turns from it to every cell, its field's expected time: a climb priced at
-    its expected whole turns), ``threat`` (the nearest pursuer's turns) and the cells
-    ``taken`` by other tokens (never chosen).
-
-    Of the cells it reaches this turn (``mine`` <= 1) it takes, given its profile ``prof``
-    (the graph ``mine`` was made on), the one from which it holds the largest region
-    (:func:`held_cell`: the cells it gets to a whole turn before the pursuers), then the
-    one farthest from the pursuers (the most threat), then the least time, then the
-    lowest index; without ``prof``, the one farthest from the pursuers.
-
-    The margin of a cell is ``threat - mine``: how many turns it would hold there before
-    the first pursuer could come. A cell further off is taken instead where its margin is
-    larger than that of every cell of this turn (the largest margin, then the least time,
-    then the lowest index): a cliff the pursuers cannot climb, a lake they swim slowly.
-    Given ``prof``, only a refuge of the terrain (:func:`_slow_to_enter`: a cell no way
-    enters in less than a turn), or a cell from which it holds, once there (the pursuers
-    having moved as long as it took), no smaller a region than from this turn's choice:
-    the far corner of a dead end is no refuge. A crossing under way (``crossing``: the cell and the share
-    done) is priced by what is left of it, ``(1 - progress)`` of its time, so the quarry
-    goes on with the climb it started rather than another as good. One greedy look at the
-    fields, not a plan: the way there is not weighed, only where it ends. ``centres``:
-    :func:`cell_centres` of the grid, where the caller keeps them (else worked out for the
-    cells weighed: the same numbers)."""
-    ok = mine <= 1 + 1e-12
-    if taken:
-        ok[[g.grid.index(c) for c in taken]] = False
-    near = np.flatnonzero(ok)
-    best: int | None = None
-    held = 0
-    if len(near) and prof is not None:
-        best, held = held_cell(prof, cell, near, mine, threat, centres)
-    elif len(near):
-        # The most threat, then the least time, then the lowest index (near is in index
-        # order, so the first of a tie is the lowest).
-        far = threat[near]
-        pick = near[far == far.max()]
-        if len(pick) > 1:
-            t = mine[pick]
-            pick = pick[t == t.min()]
-        best = int(pick[0])
-    beyond = _beyond_margin(g, mine, threat, taken, crossing, near)
-    if beyond is not None and (
-        prof is None
-        or best is None
-        or _slow_to_enter(prof, beyond[0])
-        or _held_from(prof, beyond[0], threat, beyond[1]) >= held
-    ):
-        best = beyond[0]
-    if best is None:
-        return None
-    got = g.grid.cell_of_index(best)
-    return None if got == cell else got
-
-
-#: How many of the cells a quarry reaches this turn :func:`held_cell` weighs by the region
-#: each holds: one search each, bounded by its region, so a flight costs a few of those and
-#: never a field per cell.
-FLEE_CANDIDATES = 4
-
-#: The most cells :func:`held_cell` counts of a region (:func:`held_region`'s ``cap``): a
-#: region that large holds the quarry for turns to come, so larger ones are alike (the
-#: tie goes to the cell farthest from the pursuers), and a flight costs a few searches of
-#: at most that many cells, whatever the map's size.
-HELD_CAP = 256
-
-#: Cells up to which a deadline is handed to :func:`held_region` as a list (read per node,
-#: a list is several times quicker; beyond, the array is read as it is).
-LIST_CELLS = 1 << 16
-
-
-def _slow_to_enter(prof: Profile, i: int) -> bool:
-    """Whether every edge into cell index ``i`` (any of its nodes) on ``prof``'s graph
-    takes more than a turn: a crossing over turns (a climb, a slow swim), not a cell that
-    is only far."""
-    g = prof.graph
-    rev = prof.rev
-    least = math.inf
-    for s in range(g.n_states):
-        v = i + s * g.n
-        row = rev.data[rev.indptr[v] : rev.indptr[v + 1]]
-        if len(row):
-            least = min(least, float(row.min()))
-    return least > g.denominator
-
-
-def _held_from(
-    prof: Profile, i: int, threat: np.ndarray, after: float = 0.0, late: Any = None
-) -> int:
-    """The cells the quarry holds from cell index ``i`` (:func:`held_region`) reached
-    ``after`` turns from now: each cell's deadline is the pursuers' ``threat`` less a
-    turn (having ended its move there, it lets every pursuer move once before it moves
-    again) less ``after`` (``late``: those deadlines, made already)."""
-    g = prof.graph
-    if late is None:
-        late = _deadlines(g.n, threat, after)
-    lists = None if isinstance(late, np.ndarray) else prof.lists()
-    indptr, indices, data = lists if lists is not None else (prof.indptr, prof.indices, prof.data)
-    start = g.node(g.grid.cell_of_index(i))
-    return held_region(indptr, indices, data, g.n, start, late, g.denominator, HELD_CAP)
-
-
-def _deadlines(n: int, threat: np.ndarray, after: float) -> Any:
-    """:func:`_held_from`'s deadlines: ``threat - 1 - after``; as a list on a map of up to
-    :data:`LIST_CELLS` cells where the search runs in Python (no kernel), whose reads of a
-    list are several times quicker."""
-    late = threat - (1.0 + after)
-    return late.tolist() if n <= LIST_CELLS and not kernel.held_available() else late
-
-
-def cell_centres(grid: Grid) -> np.ndarray:
-    """Every cell's centre (:meth:`Grid.cell_center`) by cell index, as float64 rows
-    ``(x, y)``: :func:`held_cell` reads the directions of the cells it weighs from them."""
-    n = grid.width * grid.height
-    flat = [v for i in range(n) for v in grid.cell_center(grid.cell_of_index(i))]
-    return np.array(flat, dtype=np.float64).reshape(n, 2)
-
-
-def held_cell(
-    prof: Profile,
-    cell: Cell,
-    near: np.ndarray,
-    mine: np.ndarray,
-    threat: np.ndarray,
-    centres: np.ndarray | None = None,
-) -> tuple[int, int]:
-    """Of ``near`` (the indexes of the cells the quarry on ``cell`` reaches this turn, on
-    ``prof``), the one from which it holds the most cells (:func:`_held_from`), ties to
-    the most ``threat``, the least ``mine``, the lowest index; and how many it holds.
-
-    It holds a cell where it gets there a whole turn before the pursuers, so a cell a
-    pursuer reaches in its next move holds nothing: the quarry never steps into a
-    pursuer's reach for the room behind it.
-
-    Only a few cells are weighed, each by a search bounded by the region it holds: in
-    each direction from ``cell`` (the grid's face headings, by the angle between the
-    cells' centres), the cell farthest along it (the most ``mine``, then the most
-    ``threat``, then the lowest index) of those no pursuer reaches in its next move, and
-    ``cell`` itself; of those, the :data:`FLEE_CANDIDATES` farthest from the pursuers. So a
-    room beyond the pursuers' way is weighed against the dead end away from them. Where
-    every cell is within a pursuer's next move, none holds anything: the one farthest
-    from them. ``centres``: :func:`cell_centres` of the grid, where the caller keeps them
-    (else the centres of the cells weighed are worked out here: the same numbers)."""
-    g = prof.graph
-    grid = g.grid
-    safe = near[threat[near] > 1 + 1e-9]
-    if not len(safe):
-        order = near[np.lexsort((near, mine[near], -threat[near]))]
-        return int(order[0]), 0
-    sectors = len(grid.face_headings())
-    ox, oy = grid.cell_center(cell)
-    here = grid.index(cell)
-    if centres is None:
-        xy = np.array(
-            [grid.cell_center(grid.cell_of_index(i)) for i in safe.tolist()], dtype=np.float64
-        ).reshape(-1, 2)
-    else:
-        xy = centres[safe]
-    turn = np.arctan2(xy[:, 1] - oy, xy[:, 0] - ox) / (2 * np.pi) + 0.5 / sectors
-    sector = np.floor(turn * sectors).astype(np.int64) % sectors
-    sector[safe == here] = sectors  # staying is a direction of its own
-    # The best of each direction: sorted by (direction, -mine, -threat, index), the first.
-    order = np.lexsort((safe, -threat[safe], -mine[safe], sector))
-    s_sorted = sector[order]
-    first = order[np.r_[True, s_sorted[1:] != s_sorted[:-1]]]
-    picks = safe[first]
-    # The farthest from the pursuers first (then the least time, the lowest index).
-    picks = picks[np.lexsort((picks, mine[picks], -threat[picks]))][:FLEE_CANDIDATES]
-    late = _deadlines(g.n, threat, 0.0)
-    best: tuple[int, float, float, int] | None = None
-    for i in picks.tolist():
-        weighed = (_held_from(prof, i, threat, late=late), float(threat[i]), -float(mine[i]), -i)
-        if best is None or weighed > best:
-            best = weighed
-    assert best is not None
-    return -best[3], best[0]
-
-
-def _beyond_margin(
-    g: MovementGraph,
-    mine: np.ndarray,
-    threat: np.ndarray,
-    taken: frozenset[Cell],
-    crossing: tuple[Cell, Fraction] | None,
-    near: np.ndarray,
-) -> tuple[int, float] | None:
-    """:func:`flee_choice`'s cell beyond this turn: the index of the cell of the largest
-    margin where that beats every cell reached this turn, and its time (a crossing under
-    way priced by what is left of it); None where none does."""
-    cost = mine
-    if crossing is not None:
-        toward, progress = crossing
-        i = g.grid.index(toward)
-        if np.isfinite(mine[i]):
-            cost = mine.copy()
-            cost[i] = mine[i] * float(1 - progress)
-    reach = np.isfinite(cost) & (mine > 1 + 1e-12)
-    if taken:
-        reach[[g.grid.index(c) for c in taken]] = False
-    cand = np.flatnonzero(reach)
-    if not len(cand):
-        return None
-    with np.errstate(invalid="ignore"):
-        margin = threat[cand] - cost[cand]
-    top = margin.max()
-    if len(near) and not top > (threat[near] - mine[near]).max():
-        return None
-    cand = cand[margin == top]
-    if len(cand) > 1:
-        t = cost[cand]
-        cand = cand[t == t.min()]
-    return int(cand[0]), float(cost[cand[0]])

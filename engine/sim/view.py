@@ -174,7 +174,7 @@ class SimView:
         (ties: the most turns between it and its nearest pursuer, the nearer cell, the
         lower index), or a refuge further off whose margin (the pursuers' turns less its
         own) beats every one of this turn's, a climb it has started priced by what is left
-        of it (:func:`~engine.sim.cache.flee_choice`); never one another token stands on."""
+        of it (:func:`~engine.sim.flee.flee_choice`); never one another token stands on."""
         run = self._run
         if not run.pursuers:
             return None
