@@ -1021,6 +1021,254 @@ done:
     return result;
 }
 
+/* ---- json_rows: a table's rows as JSON text in one block (the longpath lane) ----
+ *
+ * A long path's --json document is millions of records of the same few shapes. Each shape
+ * is a template: literal pieces of text between the values of some columns (the record's
+ * keys, brackets and indentation as the standard library's encoder writes them). Writing
+ * a block of rows here, rather than each record through the encoder, is what makes a maze
+ * path's gigabytes of text affordable. engine.report.blocktext builds the templates and
+ * holds a Python twin (rows_plain) that tests/test_long_path.py holds equal to this. */
+
+typedef struct {
+    Py_ssize_t n_refs;
+    const char **part;
+    Py_ssize_t *len;
+    const unsigned char *ref;
+    Py_ssize_t bound; /* the longest a row of this template can be */
+} RowTemplate;
+
+typedef struct {
+    Buf buf;
+    int is_double;
+    Py_ssize_t itemsize;
+    uint64_t last_bits; /* a one-entry memo of the last double written */
+    char last[40];
+    Py_ssize_t last_len;
+} RowColumn;
+
+static Py_ssize_t put_int(char *p, int64_t v) {
+    char tmp[24];
+    Py_ssize_t n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    Py_ssize_t k = 0;
+    if (v < 0) p[k++] = '-';
+    while (n) p[k++] = tmp[--n];
+    return k;
+}
+
+/* As float.__repr__ (the shortest text that reads back the same, ".0" added to a whole
+ * number), "null" where the value is not finite (engine.report.finite's rule). */
+static Py_ssize_t put_double(char *p, RowColumn *col, double v) {
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    if (col->last_len && bits == col->last_bits) {
+        memcpy(p, col->last, (size_t)col->last_len);
+        return col->last_len;
+    }
+    Py_ssize_t n;
+    if (!isfinite(v)) {
+        memcpy(col->last, "null", 4);
+        n = 4;
+    } else {
+        char *s = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (!s) return -1;
+        n = (Py_ssize_t)strlen(s);
+        if (n >= (Py_ssize_t)sizeof(col->last)) {
+            PyMem_Free(s);
+            PyErr_SetString(PyExc_ValueError, "json_rows: a float's text is too long");
+            return -1;
+        }
+        memcpy(col->last, s, (size_t)n);
+        PyMem_Free(s);
+    }
+    col->last_bits = bits;
+    col->last_len = n;
+    memcpy(p, col->last, (size_t)n);
+    return n;
+}
+
+static int64_t int_at(const RowColumn *c, Py_ssize_t i) {
+    const char *b = c->buf.b.buf;
+    switch (c->itemsize) {
+    case 1: return ((const int8_t *)b)[i];
+    case 2: return ((const int16_t *)b)[i];
+    case 4: return ((const int32_t *)b)[i];
+    default: return ((const int64_t *)b)[i];
+    }
+}
+
+static int column_kind(RowColumn *c, Py_ssize_t need) {
+    const char *f = c->buf.b.format ? c->buf.b.format : "B";
+    char k = f[strlen(f) - 1];
+    if (f[0] == '>' || f[0] == '!' || c->buf.b.ndim > 1) k = 0;
+    c->itemsize = c->buf.b.itemsize;
+    c->is_double = k == 'd' && c->itemsize == 8;
+    if (!c->is_double && !(strchr("bhilq", k) && k &&
+                           (c->itemsize == 1 || c->itemsize == 2 || c->itemsize == 4 ||
+                            c->itemsize == 8))) {
+        PyErr_Format(PyExc_TypeError, "json_rows: a column of signed ints or float64 expected, "
+                     "not format '%s'", f);
+        return -1;
+    }
+    if (c->buf.b.len / c->itemsize < need) {
+        PyErr_SetString(PyExc_ValueError, "json_rows: a column is shorter than the rows asked");
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(json_rows_doc,
+             "json_rows(templates, kind, columns, lo, hi) -> str\n\n"
+             "Rows lo..hi of a table as text: row i is written by template kind[i] (kind: a "
+             "buffer of signed ints, or None: template 0 for every row). A template is a "
+             "pair (parts, refs): parts a tuple of ASCII str, refs a bytes of column numbers, "
+             "len(parts) == len(refs) + 1; the row is parts[0], the value of column refs[0] "
+             "at row i, parts[1], ... parts[-1]. A column is a buffer of signed ints (written "
+             "in decimal) or of float64 (as float.__repr__, null where not finite). "
+             "engine.report.blocktext.rows_plain is its Python twin.");
+
+static PyObject *json_rows(PyObject *self, PyObject *args) {
+    PyObject *o_templates, *o_kind, *o_cols;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "O!OO!nn", &PyTuple_Type, &o_templates, &o_kind, &PyTuple_Type,
+                          &o_cols, &lo, &hi))
+        return NULL;
+    Py_ssize_t n_t = PyTuple_GET_SIZE(o_templates), n_c = PyTuple_GET_SIZE(o_cols);
+    PyObject *result = NULL;
+    RowTemplate *tpl = NULL;
+    RowColumn *cols = NULL;
+    Buf kind;
+    kind.held = 0;
+    char *out = NULL;
+    Py_ssize_t kind_size = 0;
+    if (lo < 0 || hi < lo || n_t < 1) {
+        PyErr_SetString(PyExc_ValueError, "json_rows: rows lo..hi with 0 <= lo <= hi, and a template");
+        return NULL;
+    }
+    tpl = calloc((size_t)n_t, sizeof(RowTemplate));
+    cols = calloc((size_t)(n_c ? n_c : 1), sizeof(RowColumn));
+    if (!tpl || !cols) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t c = 0; c < n_c; c++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(o_cols, c), &cols[c].buf.b,
+                               PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+            goto done;
+        cols[c].buf.held = 1;
+        if (column_kind(&cols[c], hi) < 0) goto done;
+    }
+    Py_ssize_t bound = 0;
+    for (Py_ssize_t t = 0; t < n_t; t++) {
+        PyObject *pair = PyTuple_GET_ITEM(o_templates, t), *parts, *refs;
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 ||
+            !PyTuple_Check(parts = PyTuple_GET_ITEM(pair, 0)) ||
+            !PyBytes_Check(refs = PyTuple_GET_ITEM(pair, 1)) ||
+            PyTuple_GET_SIZE(parts) != PyBytes_GET_SIZE(refs) + 1) {
+            PyErr_SetString(PyExc_TypeError, "json_rows: a template is (parts, refs) with "
+                            "len(parts) == len(refs) + 1");
+            goto done;
+        }
+        RowTemplate *T = &tpl[t];
+        T->n_refs = PyBytes_GET_SIZE(refs);
+        T->ref = (const unsigned char *)PyBytes_AS_STRING(refs);
+        T->part = calloc((size_t)T->n_refs + 1, sizeof(char *));
+        T->len = calloc((size_t)T->n_refs + 1, sizeof(Py_ssize_t));
+        if (!T->part || !T->len) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j <= T->n_refs; j++) {
+            PyObject *s = PyTuple_GET_ITEM(parts, j);
+            if (!PyUnicode_Check(s) || !PyUnicode_IS_ASCII(s)) {
+                PyErr_SetString(PyExc_TypeError, "json_rows: a template's parts are ASCII str");
+                goto done;
+            }
+            T->part[j] = (const char *)PyUnicode_DATA(s);
+            T->len[j] = PyUnicode_GET_LENGTH(s);
+            T->bound += T->len[j];
+        }
+        for (Py_ssize_t j = 0; j < T->n_refs; j++) {
+            if (T->ref[j] >= n_c) {
+                PyErr_SetString(PyExc_ValueError, "json_rows: a template names a column not given");
+                goto done;
+            }
+            T->bound += 40;
+        }
+        if (T->bound > bound) bound = T->bound;
+    }
+    if (o_kind != Py_None) {
+        if (PyObject_GetBuffer(o_kind, &kind.b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto done;
+        kind.held = 1;
+        RowColumn probe;
+        probe.buf = kind;
+        if (column_kind(&probe, hi) < 0 || probe.is_double) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "json_rows: kind is a buffer of signed ints");
+            goto done;
+        }
+        kind_size = probe.itemsize;
+    }
+    if (hi > lo && bound > PY_SSIZE_T_MAX / (hi - lo)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out = malloc((size_t)(bound * (hi - lo)) + 1);
+    if (!out) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t at = 0;
+    RowColumn kcol;
+    kcol.buf = kind;
+    kcol.itemsize = kind_size;
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        int64_t k = kind_size ? int_at(&kcol, i) : 0;
+        if (k < 0 || k >= n_t) {
+            PyErr_SetString(PyExc_ValueError, "json_rows: a row's kind names no template");
+            goto done;
+        }
+        const RowTemplate *T = &tpl[k];
+        for (Py_ssize_t j = 0; j < T->n_refs; j++) {
+            memcpy(out + at, T->part[j], (size_t)T->len[j]);
+            at += T->len[j];
+            RowColumn *c = &cols[T->ref[j]];
+            Py_ssize_t w;
+            if (c->is_double) {
+                w = put_double(out + at, c, ((const double *)c->buf.b.buf)[i]);
+                if (w < 0) goto done;
+            } else {
+                w = put_int(out + at, int_at(c, i));
+            }
+            at += w;
+        }
+        memcpy(out + at, T->part[T->n_refs], (size_t)T->len[T->n_refs]);
+        at += T->len[T->n_refs];
+    }
+    result = PyUnicode_New(at, 127);
+    if (result) memcpy(PyUnicode_DATA(result), out, (size_t)at);
+done:
+    free(out);
+    if (tpl) {
+        for (Py_ssize_t t = 0; t < n_t; t++) {
+            free((void *)tpl[t].part);
+            free(tpl[t].len);
+        }
+    }
+    free(tpl);
+    if (cols)
+        for (Py_ssize_t c = 0; c < n_c; c++) release(&cols[c].buf);
+    free(cols);
+    release(&kind);
+    return result;
+}
+
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"field", field, METH_VARARGS, field_doc},
@@ -1028,6 +1276,7 @@ static PyMethodDef methods[] = {
     {"reach_within", reach_within, METH_VARARGS, reach_within_doc},
     {"held_region", held_region, METH_VARARGS, held_region_doc},
     {"field_spread", field_spread, METH_VARARGS, field_spread_doc},
+    {"json_rows", json_rows, METH_VARARGS, json_rows_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -257,3 +257,23 @@ def field_spread(
     whose ticks are no whole multiples of one step (a risk-weighted one) without the heap.
     Returns the nodes settled. Only where :func:`spread_available`."""
     return int(_BUILT.field_spread(indptr, indices, data, sources, dist, float(width)))
+
+
+_HAS_JSON_ROWS = _BUILT is not None and hasattr(_BUILT, "json_rows")
+
+
+def json_rows_available() -> bool:
+    """Whether :func:`json_rows` runs (:func:`available`, and built with it)."""
+    return available() and _HAS_JSON_ROWS
+
+
+def json_rows(
+    templates: tuple[Any, ...], kind: Any, columns: tuple[Any, ...], lo: int, hi: int
+) -> str:
+    """engine/_kernel.c's ``json_rows``: rows ``lo``..``hi`` of a table as text, row ``i``
+    by template ``kind[i]`` (``kind`` None: template 0), a template ``(parts, refs)``: the
+    ASCII ``parts`` with, between them, the values of the columns ``refs`` (a bytes of
+    column numbers) names, ints in decimal and float64 as ``float.__repr__`` (``null``
+    where not finite). Only where :func:`json_rows_available`;
+    :func:`engine.report.blocktext.rows_plain` is its twin."""
+    return str(_BUILT.json_rows(templates, kind, columns, lo, hi))

@@ -12,16 +12,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import ROOT
 from tmxtext import maze
 
-from engine import systems
+from engine import kernel, systems
 from engine.query import Query
-from engine.report import Streamed, json_chunks, to_json
+from engine.report import Streamed, blocktext, finite, json_chunks, to_json
 from engine.report.movement import path_json
 from engine.search import NoPath
-from engine.search.steps import StepTable
+from engine.search.cellpath import CellPath
+from engine.search.steps import PlanTable, StepTable
 from engine.tiled import load_map
 
 SHIPPED = sorted(p for p in (ROOT / "maps").iterdir() if p.suffix in (".tmx", ".tmj"))
@@ -102,6 +104,138 @@ def test_streamed_items_are_written_as_the_encoder_writes_them() -> None:
     assert json.loads(text)["rows"][0]["a"][4] is None
     with pytest.raises(TypeError):
         "".join(json_chunks({"rows": Streamed([object()])}))
+
+
+needs_json_rows = pytest.mark.skipif(not kernel.json_rows_available(), reason="kernel not built")
+
+
+def _random_rows(rng: np.random.Generator) -> tuple[tuple[Any, ...], Any, tuple[Any, ...]]:
+    """Random templates over random columns: every int width, floats of every kind."""
+    n = int(rng.integers(0, 300))
+    specials = [0.0, -0.0, 1e300, -1e-300, 5e-324, 1e16, 1e15 + 0.5, 0.1, 1 / 3, 2.5e-7,
+                float("nan"), float("inf"), -float("inf"), 123456789.0, 2.0**63]  # fmt: skip
+    floats = rng.standard_normal(n) * 10.0 ** rng.integers(-20, 20, n)
+    pick = rng.random(n) < 0.3
+    floats[pick] = rng.choice(specials, int(pick.sum()))
+    ints = [
+        rng.integers(-(2**7), 2**7, n).astype(np.int8),
+        rng.integers(-(2**15), 2**15, n).astype(np.int16),
+        rng.integers(-(2**31), 2**31, n).astype(np.int32),
+        rng.integers(-(2**63), 2**63 - 1, n, dtype=np.int64, endpoint=True),
+    ]
+    ints[3][: min(n, 2)] = [-(2**63), 2**63 - 1][: min(n, 2)]
+    columns = (*ints, floats, np.repeat(floats[:1], n) if n else floats)
+    alphabet = list(' \n{}[],:"abc\\') + ["\n    ", '"key": ']
+    templates = []
+    for _ in range(int(rng.integers(1, 5))):
+        refs = bytes(rng.integers(0, len(columns), int(rng.integers(0, 6))).tolist())
+        parts = tuple(
+            "".join(rng.choice(alphabet, int(rng.integers(0, 4))).tolist())
+            for _ in range(len(refs) + 1)
+        )
+        templates.append((parts, refs))
+    kind = rng.integers(0, len(templates), n).astype(np.int32) if rng.random() < 0.8 else None
+    return tuple(templates), kind, columns
+
+
+@needs_json_rows
+def test_the_kernels_rows_are_its_twins() -> None:
+    """engine/_kernel.c's json_rows writes what rows_plain writes (the encoder's own
+    ints and floats), on random templates, kinds, columns and row ranges."""
+    rng = np.random.default_rng(42)
+    for trial in range(300):
+        templates, kind, columns = _random_rows(rng)
+        n = len(columns[0])
+        lo = int(rng.integers(0, n + 1))
+        hi = int(rng.integers(lo, n + 1))
+        got = kernel.json_rows(templates, kind, columns, lo, hi)
+        assert got == blocktext.rows_plain(templates, kind, columns, lo, hi), trial
+    floats = np.array([0.1, float("nan"), -0.0, 1e22, 1e-7])
+    assert blocktext.rows_plain(((("", ","), b"\x00"),), None, (floats,), 0, 5) == (
+        "0.1,null,-0.0,1e+22,1e-07,"
+    )
+
+
+@needs_json_rows
+def test_the_kernel_refuses_what_its_rows_cannot_write() -> None:
+    ok = np.arange(4, dtype=np.int32)
+    one = ((("a", "b"), b"\x00"),)
+    with pytest.raises(ValueError, match="shorter"):
+        kernel.json_rows(one, None, (ok,), 0, 5)
+    with pytest.raises(TypeError, match="ASCII"):
+        kernel.json_rows(((("\xe9", "b"), b"\x00"),), None, (ok,), 0, 4)
+    with pytest.raises(TypeError, match="signed ints or float64"):
+        kernel.json_rows(one, None, (ok.astype(np.uint32),), 0, 4)
+    with pytest.raises(ValueError, match="names a column"):
+        kernel.json_rows(((("a", "b"), b"\x01"),), None, (ok,), 0, 4)
+    with pytest.raises(ValueError, match="names no template"):
+        kernel.json_rows(one, np.array([0, 1, 0, 0], dtype=np.int8), (ok,), 0, 4)
+    with pytest.raises(TypeError, match="len\\(parts\\)"):
+        kernel.json_rows(((("a",), b"\x00"),), None, (ok,), 0, 4)
+
+
+def _tables(rng: np.random.Generator, n: int) -> tuple[CellPath, StepTable, PlanTable]:
+    """A random path's cells, steps (some with checks and optional parts, one at the
+    end) and plan (turns of no cells among them)."""
+    width = 1000
+    flat = rng.integers(0, width * 700, n + 1)
+    steps = StepTable()
+    kinds = [("walk", ""), ("walk", "open"), ("swim", 'water \u00e9"'), ("climb", "wall")]
+    steps.append((int(flat[0] % width), int(flat[0] // width)), "walk", "", 0.0, 0.0, 0)
+    done = 0.0
+    for i in range(1, n + 1):
+        mode, terrain = kinds[int(rng.integers(1, len(kinds)))]
+        cost = float(rng.choice([1 / 6, 0.5, 1 / 3, float("inf")], p=[0.6, 0.2, 0.19, 0.01]))
+        done += cost if cost != float("inf") else 0.0
+        cell = (int(flat[i] % width), int(flat[i] // width))
+        steps.append(cell, mode, terrain, done, cost, int(np.ceil(done)))
+    for i in rng.choice(np.arange(1, n + 1), min(n, 6), replace=False).tolist() + [n]:
+        if rng.random() < 0.5:
+            steps.checks[i] = {"what": "swim", "target": 10, "p_success": 0.55}
+        if rng.random() < 0.5:
+            steps.extra_of(i)["on_failure"] = "stop"
+    steps.extra_of(1)  # asked for, left empty: a step like any other
+    plan = PlanTable(steps)
+    at = 1
+    for k in range(1, 40):
+        hi = min(n + 1, at + int(rng.integers(0, 5)))
+        plan.append(k, at, hi, 1.0 if k < 39 else 0.25)
+        at = hi
+    return CellPath(flat, width), steps, plan
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_tables_are_written_in_blocks_as_the_encoder_writes_them(
+    compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cells, steps and plan written by their block writers (blocks of 7 rows: runs
+    cut at every block's edge and around every step written as a record), at two
+    depths, through the kernel or its twin: the plain encoder's text of the records."""
+    if compiled and not kernel.json_rows_available():
+        pytest.skip("kernel not built")
+    monkeypatch.setattr(kernel, "_HAS_JSON_ROWS", compiled and kernel._HAS_JSON_ROWS)
+    monkeypatch.setattr(blocktext, "BLOCK_ROWS", 7)
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 2, 6, 7, 8, 50, 200):
+        cells, steps, plan = _tables(rng, n)
+        writers = (
+            blocktext.cells_writer(cells),
+            blocktext.steps_writer(steps),
+            blocktext.plan_writer(plan),
+        )
+        streamed = {
+            "cells": Streamed(cells, list, writers[0]),
+            "deeper": {"steps": Streamed(steps, None, writers[1])},
+            "plan": Streamed(plan, None, writers[2]),
+        }
+        plain = {
+            "cells": [list(c) for c in cells],
+            "deeper": {"steps": list(steps)},
+            "plan": list(plan),
+        }
+        text = "".join(json_chunks(streamed))
+        assert text == plain_text(finite(plain)) == to_json(plain), n
+    assert blocktext.steps_writer([{"cell": [0, 0]}]) is None  # not a table: record by record
 
 
 def test_a_maze_path_streams_the_plain_text(tmp_path: Path) -> None:

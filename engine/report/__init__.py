@@ -28,13 +28,24 @@ from typing import Any
 class Streamed:
     """A JSON array that :func:`json_chunks` writes an item at a time, never holding it
     whole: each of ``items`` (a sequence, read again for each document written) passed
-    through ``make`` where given. A long path's steps, cells and plan are written so."""
+    through ``make`` where given. A long path's steps, cells and plan are written so.
 
-    __slots__ = ("items", "make")
+    ``blocks``: where given, what writes the items instead, a block of them at a time
+    (:mod:`engine.report.blocktext`): called with the line start of the array's items
+    (a newline and their indentation), it yields the same text as the items written one
+    at a time, "[" before the first and "," before each other, up to the closing line."""
 
-    def __init__(self, items: Sequence[Any], make: Callable[[Any], Any] | None = None) -> None:
+    __slots__ = ("items", "make", "blocks")
+
+    def __init__(
+        self,
+        items: Sequence[Any],
+        make: Callable[[Any], Any] | None = None,
+        blocks: Callable[[str], Iterator[str]] | None = None,
+    ) -> None:
         self.items = items
         self.make = make
+        self.blocks = blocks
 
     def __iter__(self) -> Iterator[Any]:
         make = self.make
@@ -73,7 +84,10 @@ def _chunks(value: Any, enc: json.JSONEncoder, level: int) -> Iterator[str]:
     pad = "\n" + "  " * (level + 1)
     first = True
     if isinstance(value, Streamed):
-        for item in value:
+        if value.blocks is not None and len(value.items):
+            yield from value.blocks(pad)
+            first = False
+        for item in value if first else ():
             yield ("[" if first else ",") + pad + _text(item, pad)
             first = False
         yield "[]" if first else "\n" + "  " * level + "]"

@@ -14,6 +14,7 @@ from typing import Any
 from engine.exact import jsonable
 from engine.grid import Cell
 from engine.report import Streamed
+from engine.report.blocktext import cells_writer, plan_writer, steps_writer
 from engine.report.maptext import band_glyphs, draw_cells, turn_mark
 from engine.search import PathAnswer, ReachAnswer
 
@@ -25,9 +26,12 @@ def path_json(path: PathAnswer, *, streamed: bool = False) -> dict[str, Any]:
     path has millions of steps), for :func:`engine.report.json_chunks` to print; the
     printed text is the same.
     """
-    cells: Any = Streamed(path.cells, list) if streamed else [list(c) for c in path.cells]
-    steps: Any = Streamed(path.steps) if streamed else list(path.steps)
-    plan: Any = Streamed(path.plan) if streamed else list(path.plan)
+    if streamed:
+        cells: Any = Streamed(path.cells, list, cells_writer(path.cells))
+        steps: Any = Streamed(path.steps, None, steps_writer(path.steps))
+        plan: Any = Streamed(path.plan, None, plan_writer(path.plan))
+    else:
+        cells, steps, plan = [list(c) for c in path.cells], list(path.steps), list(path.plan)
     out: dict[str, Any] = {
         "system": path.system,
         "pace": path.pace,
