@@ -1269,6 +1269,64 @@ done:
 }
 
 
+PyDoc_STRVAR(pred_chain_doc,
+             "pred_chain(pred, node, out) -> length\n\n"
+             "The chain of predecessors from node back to the start (pred: int32 or int64, "
+             "-1 at the start): its length, nodes counted from node to the start inclusive; "
+             "with out (a writable int32 or int64 buffer of exactly that length, or None: "
+             "only counted), written start first. A chain longer than pred (a cycle) is a "
+             "ValueError. engine.search.frontier.chain_plain is its Python twin.");
+
+static PyObject *pred_chain(PyObject *self, PyObject *args) {
+    PyObject *o_pred, *o_out;
+    long long node;
+    if (!PyArg_ParseTuple(args, "OLO", &o_pred, &node, &o_out)) return NULL;
+    Buf bufs[2];
+    bufs[0].held = bufs[1].held = 0;
+    PyObject *result = NULL;
+    int wide_p = 1, wide_o = 1;
+    if (index_buf(o_pred, &bufs[0], "pred", &wide_p) < 0) goto done;
+    if (o_out != Py_None) {
+        if (PyObject_GetBuffer(o_out, &bufs[1].b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
+            goto done;
+        bufs[1].held = 1;
+        if (bufs[1].b.itemsize != 4 && bufs[1].b.itemsize != 8) {
+            PyErr_SetString(PyExc_TypeError, "pred_chain: out of int32 or int64 expected");
+            goto done;
+        }
+        wide_o = bufs[1].b.itemsize == 8;
+    }
+    const void *pred = bufs[0].b.buf;
+    int64_t size = bufs[0].b.len / bufs[0].b.itemsize, length = 0;
+    for (int64_t v = node; v >= 0; v = index_at(pred, wide_p, v)) {
+        if (v >= size || length > size) {
+            PyErr_SetString(PyExc_ValueError, "pred_chain: a node out of range, or a cycle");
+            goto done;
+        }
+        length++;
+    }
+    if (bufs[1].held) {
+        if (bufs[1].b.len / bufs[1].b.itemsize != length) {
+            PyErr_SetString(PyExc_ValueError, "pred_chain: out is not the chain's length");
+            goto done;
+        }
+        int64_t at = length;
+        for (int64_t v = node; v >= 0; v = index_at(pred, wide_p, v)) {
+            at--;
+            if (wide_o)
+                ((int64_t *)bufs[1].b.buf)[at] = v;
+            else
+                ((int32_t *)bufs[1].b.buf)[at] = (int32_t)v;
+        }
+    }
+    result = PyLong_FromLongLong(length);
+done:
+    release(&bufs[0]);
+    release(&bufs[1]);
+    return result;
+}
+
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"field", field, METH_VARARGS, field_doc},
@@ -1277,6 +1335,7 @@ static PyMethodDef methods[] = {
     {"held_region", held_region, METH_VARARGS, held_region_doc},
     {"field_spread", field_spread, METH_VARARGS, field_spread_doc},
     {"json_rows", json_rows, METH_VARARGS, json_rows_doc},
+    {"pred_chain", pred_chain, METH_VARARGS, pred_chain_doc},
     {NULL, NULL, 0, NULL},
 };
 

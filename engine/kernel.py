@@ -277,3 +277,19 @@ def json_rows(
     where not finite). Only where :func:`json_rows_available`;
     :func:`engine.report.blocktext.rows_plain` is its twin."""
     return str(_BUILT.json_rows(templates, kind, columns, lo, hi))
+
+
+_HAS_PRED_CHAIN = _BUILT is not None and hasattr(_BUILT, "pred_chain")
+
+
+def pred_chain_available() -> bool:
+    """Whether :func:`pred_chain` runs (:func:`available`, and built with it)."""
+    return available() and _HAS_PRED_CHAIN
+
+
+def pred_chain(pred: Any, node: int, out: Any = None) -> int:
+    """engine/_kernel.c's ``pred_chain``: the length of the chain of predecessors from
+    ``node`` back to the start (``pred``: int32 or int64, -1 at the start); with ``out``
+    (int32 or int64, exactly that long) the chain written into it, start first. Only where
+    :func:`pred_chain_available`; :func:`engine.search.frontier.chain_plain` is its twin."""
+    return int(_BUILT.pred_chain(pred, node, out))

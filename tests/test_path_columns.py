@@ -133,13 +133,15 @@ def test_the_turn_plan_in_numpy_is_the_bisected_plan() -> None:
                 total = answer.turns * scale
                 steps = answer.steps
                 if scale != 1:
-                    for i in range(len(steps.turns)):
-                        steps.turns[i] *= scale
+                    for i in range(len(steps)):
+                        turns, time, turn = steps.timing(i)
+                        steps.retime(i, turns * scale, time, turn)
                 fast, plain = turn_plan(steps, total), turn_plan(steps, total, columns=False)
                 assert list(fast) == list(plain), label
                 if scale != 1:
-                    for i in range(len(steps.turns)):
-                        steps.turns[i] /= scale
+                    for i in range(len(steps)):
+                        turns, time, turn = steps.timing(i)
+                        steps.retime(i, turns / scale, time, turn)
 
 
 def test_a_cell_path_reads_as_the_tuple_it_replaces() -> None:
@@ -182,3 +184,60 @@ def test_the_searched_nodes_read_as_cells_as_the_list_walk_does() -> None:
         nodes = found.node_array(found.end)
         assert nodes.dtype.kind == "i"
         assert node_cells(graph, nodes) == tuple(_cells(graph, nodes.tolist())), label
+
+
+def test_columns_priced_in_small_chunks_are_priced_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pricing a few steps at a time (what carries between chunks: the diagonals'
+    parity, the running total, the last run key and move) and the plan's turns found a
+    few steps at a time: the same answers as the plain loop, on paths with checks."""
+    from engine.search import columns, odds
+
+    monkeypatch.setattr(columns, "CHUNK_STEPS", 3)
+    monkeypatch.setattr(odds, "CHUNK_TURNS", 2)
+    monkeypatch.setattr(odds, "MAX_PLAN_TURNS", 2)  # the plan of entered turns, too
+    rng = random.Random(3)
+    priced = checked = 0
+    for label, graph in GRAPHS:
+        w, h = graph.grid.width, graph.grid.height
+        paths: list[Any] = [random_walk(graph, rng, rng.randint(0, 40))]
+        if supports_frontier(graph):
+            found = frontier_path(graph, (0, 0), (w - 1, h - 1))
+            paths += [found] if found is not None else []
+        for cells in paths:
+            try:
+                plain = evaluate_path(graph, cells, columns=False)
+            except NoPath:
+                continue
+            same_answer(evaluate_path(graph, cells), plain)
+            if priced_columns(graph, cells) is not None:
+                priced += 1
+                checked += sum(1 for s in plain.steps if s["check"])
+            assert label
+    assert priced > 100 and checked > 50
+
+
+def test_the_kernels_predecessor_walk_is_its_twins() -> None:
+    """engine/_kernel.c's pred_chain counts and writes the chain chain_plain walks, on
+    random predecessor forests (int32 and int64); a cycle is refused."""
+    from engine import kernel
+    from engine.search.frontier import chain_plain
+
+    if not kernel.pred_chain_available():
+        pytest.skip("kernel not built")
+    rng = np.random.default_rng(9)
+    for trial in range(200):
+        n = int(rng.integers(1, 300))
+        # Each node's predecessor is an earlier node (or -1): a forest, no cycle.
+        pred = np.array([-1] + [int(rng.integers(-1, i)) for i in range(1, n)])
+        pred = pred.astype(np.int32 if trial % 2 else np.int64)
+        node = int(rng.integers(0, n))
+        want = chain_plain(pred, node)
+        length = kernel.pred_chain(pred, node)
+        out = np.empty(length, dtype=np.int64 if trial % 3 else np.int32)
+        assert kernel.pred_chain(pred, node, out) == length == want.size
+        assert out.tolist() == want.tolist() and want[-1] == node and pred[want[0]] == -1
+    cycle = np.array([1, 2, 0], dtype=np.int64)
+    with pytest.raises(ValueError, match="cycle"):
+        kernel.pred_chain(cycle, 0)
+    with pytest.raises(ValueError, match="length"):
+        kernel.pred_chain(np.array([-1, 0]), 1, np.empty(3, dtype=np.int64))

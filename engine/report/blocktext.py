@@ -10,7 +10,7 @@ Python twin.
 
 The seam is :class:`engine.report.Streamed`'s ``blocks``: :func:`cells_writer`,
 :func:`steps_writer` and :func:`plan_writer` give the writer of a
-:class:`~engine.search.cellpath.CellPath`, :class:`~engine.search.steps.StepTable` or
+:class:`~engine.search.cellpath.CellPath`, :class:`~engine.search.steps.Steps` or
 :class:`~engine.search.steps.PlanTable` (None for any other sequence: it is written a
 record at a time). A step with a check or optional parts, and the start, are written as
 records (they are few). tests/test_long_path.py holds the text byte for byte equal to the
@@ -27,7 +27,7 @@ import numpy as np
 from engine import kernel
 from engine.report import _ascii, _text
 from engine.search.cellpath import CellPath
-from engine.search.steps import PlanTable, StepTable
+from engine.search.steps import PlanTable, Steps
 
 #: A record's shape: its literal pieces, and between each two the number of the column
 #: whose value goes there (``len(parts) == len(refs) + 1``).
@@ -114,21 +114,22 @@ def _step_template(mode: str, terrain: str, pad: str) -> Template:
 
 
 def steps_writer(steps: Sequence[Any]) -> Writer | None:
-    """The writer of a path's steps, for a :class:`StepTable`: the start and every step
-    with a check or optional parts as records, the runs between them in blocks."""
-    if not isinstance(steps, StepTable):
+    """The writer of a path's steps, for a table of :class:`Steps`: the start and every
+    step with a check or optional parts as records, the runs between them in blocks."""
+    if not isinstance(steps, Steps):
         return None
 
     def write(pad: str) -> Iterator[str]:
         n = len(steps)
-        templates = tuple(_step_template(m, t, pad) for m, t in steps.kinds)
-        cols = (steps.cols, steps.rows, steps.turns, steps.time, steps.turn)
+        templates = tuple(_step_template(m, t, pad) for m, t in steps.kinds_of())
         odd = {0, *steps.checks, *(i for i, more in steps.extra.items() if more)}
         marks = sorted(i for i in odd if 0 <= i < n)
         at = 0
         for i in [*marks, n]:
             for lo in range(at, i, BLOCK_ROWS):
-                yield rows_text(templates, steps.kind, cols, lo, min(i, lo + BLOCK_ROWS))
+                b = steps.block(lo, min(i, lo + BLOCK_ROWS))
+                cols = (b.cols, b.rows, b.turns, b.time, b.turn)
+                yield rows_text(templates, b.kind, cols, 0, b.kind.size)
             if i < n:
                 yield ("[" if i == 0 else ",") + pad + _text(steps[i], pad)
             at = i + 1
@@ -162,8 +163,6 @@ def plan_writer(plan: Sequence[Any]) -> Writer | None:
             (("]," + in1 + spent, pad + "}"), b"\x03"),  # 5: the end of a turn of none
         )
         s = plan.steps
-        cols_of = np.frombuffer(s.cols, dtype=np.int32)
-        rows_of = np.frombuffer(s.rows, dtype=np.int32)
         k_all = np.frombuffer(plan.k, dtype=np.int64)
         lo_all = np.frombuffer(plan.lo, dtype=np.int64)
         hi_all = np.frombuffer(plan.hi, dtype=np.int64)
@@ -187,8 +186,7 @@ def plan_writer(plan: Sequence[Any]) -> Writer | None:
             step[start + width - 1] = hi - 1
             cols = (
                 np.repeat(k_all[a : a + items], width),
-                cols_of[step],
-                rows_of[step],
+                *s.cells_at(step),
                 np.repeat(spent_all[a : a + items], width),
             )
             yield rows_text(templates, kind, cols, 0, total)

@@ -122,34 +122,8 @@ class Frontier:
         return self.node_array(node).tolist()
 
     def node_array(self, node: int) -> np.ndarray:
-        """:meth:`nodes_to` as an integer array (int32 where the graph's nodes fit it): the
-        predecessor chain walked through a memoryview into a typed array (a maze's path has
-        millions of nodes: as a list of Python ints they were most of the command's
-        memory), then read back as graph nodes in place."""
-        g = self.graph
-        tab = g.step_tables()
-        w, n = g.grid.width, g.n
-        cur = tab.frame(node, w, n)
-        chain = array("q")
-        add = chain.append
-        pred = self.pred.data
-        while cur >= 0:
-            add(cur)
-            cur = pred[cur]
-        small = tab.pn * g.n_states < 2**31 and n * g.n_states < 2**31
-        framed = np.frombuffer(chain, dtype=np.int64)[::-1].astype(np.int32 if small else np.int64)
-        del chain
-        layer, cell = np.divmod(framed, tab.pn)
-        del framed
-        r, cell = np.divmod(cell, tab.pw)
-        cell -= tab.pad
-        r -= tab.pad
-        r *= w
-        cell += r
-        del r
-        layer *= n
-        layer += cell
-        return layer
+        """:meth:`nodes_to` as an integer array (:func:`chain_nodes`)."""
+        return chain_nodes(self.graph, self.pred, node)
 
     def field(self) -> np.ndarray:
         """Distances per graph node (:data:`UNREACHED` where not reached)."""
@@ -161,6 +135,50 @@ class Frontier:
         out = framed.astype(np.int64).ravel()
         out[framed.ravel() == np.iinfo(self.dist.dtype).max] = UNREACHED
         return out
+
+
+def chain_plain(pred: np.ndarray, node: int) -> np.ndarray:
+    """The predecessor chain from ``node`` (``pred``, -1 at the start), start first, as
+    int64: the walk a node at a time through a memoryview into a typed array."""
+    chain = array("q")
+    add = chain.append
+    back = pred.data
+    cur = node
+    while cur >= 0:
+        add(cur)
+        cur = back[cur]
+    return np.frombuffer(chain, dtype=np.int64)[::-1]
+
+
+def chain_nodes(graph: MovementGraph, pred: np.ndarray, node: int) -> np.ndarray:
+    """The graph nodes from the start to graph node ``node`` along the framed
+    predecessors ``pred`` (a search's), as an integer array (int32 where the graph's nodes
+    fit it): walked by engine/_kernel.c's ``pred_chain`` (counted, then written start
+    first into an array of its length) or by :func:`chain_plain`, then read back as graph
+    nodes in place (a maze's path has millions of nodes)."""
+    tab = graph.step_tables()
+    w, n = graph.grid.width, graph.n
+    cur = tab.frame(node, w, n)
+    small = tab.pn * graph.n_states < 2**31 and n * graph.n_states < 2**31
+    kind: Any = np.int32 if small else np.int64
+    layer: np.ndarray
+    if kernel.pred_chain_available():
+        layer = np.empty(kernel.pred_chain(pred, cur), dtype=kind)
+        kernel.pred_chain(pred, cur, layer)
+    else:
+        layer = chain_plain(pred, cur).astype(kind)
+    cell = np.empty_like(layer)
+    np.divmod(layer, tab.pn, out=(layer, cell))
+    r = np.empty_like(cell)
+    np.divmod(cell, tab.pw, out=(r, cell))
+    cell -= tab.pad
+    r -= tab.pad
+    r *= w
+    cell += r
+    del r
+    layer *= n
+    layer += cell
+    return layer
 
 
 #: "Not reached" in :meth:`Frontier.field`.
@@ -500,8 +518,10 @@ def frontier_path(graph: MovementGraph, start: Cell, goal: Cell) -> CellPath | N
     found = frontier_search(graph, start, goal)
     if found.end is None:
         return None
-    nodes = found.node_array(found.end)
-    del found  # its distance and predecessor arrays are a whole map's
+    pred, end = found.pred, found.end
+    del found  # its distances are a whole map's, and not needed for the walk
+    nodes = chain_nodes(graph, pred, end)
+    del pred
     return node_cells(graph, nodes)
 
 

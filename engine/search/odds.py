@@ -21,7 +21,7 @@ from engine.movement import MovementGraph
 from engine.search.cellpath import CellPath
 from engine.search.columns import Priced, priced_columns
 from engine.search.results import PathAnswer
-from engine.search.steps import PlanTable, SpanTable, StepTable
+from engine.search.steps import PlanTable, Spans, SpanTable, Steps, StepTable
 from engine.search.tree import NoPath, _cells
 from engine.systems.base import CellCheck, ClimbOdds, exact, jsonable
 from engine.timed import Timeline, timeline
@@ -202,8 +202,8 @@ def _priced_plain(graph: MovementGraph, cells: Sequence[Cell]) -> Priced:
 def _turn_checks(
     graph: MovementGraph,
     tl: Timeline | None,
-    steps: StepTable,
-    spans: SpanTable,
+    steps: Steps,
+    spans: Spans,
 ) -> Fraction | None:
     """Checks asked per turn (:meth:`RuleSystem.turn_checks`, D6's one roll a round at the
     hardest cell crossed): each turn's checks over the cells its move crosses (a cell split
@@ -309,16 +309,16 @@ def _climb_pmf(odds: ClimbOdds, n: int, horizon: int, exact_: bool) -> list[Any]
     return out
 
 
-def climb_runs(graph: MovementGraph, spans: SpanTable) -> list[tuple[ClimbOdds, list[int]]]:
+def climb_runs(graph: MovementGraph, spans: Spans) -> list[tuple[ClimbOdds, list[int]]]:
     """Each run of steps (indices from 1) climbing on the same mode, difficulty and state,
     with its odds (:meth:`RuleSystem.climb_odds`, asked once per terrain and state: a
     long path asks it of its few kinds of step, not of every step)."""
-    tids = np.frombuffer(spans.tid, dtype=np.int32)
-    states = np.frombuffer(spans.state, dtype=np.int32)
     n_t = len(graph.model.terrains)
-    code = states.astype(np.int64) * n_t + tids
+    code = spans.states().astype(np.int64)
+    code *= n_t
+    code += spans.tids()
     odds_of: dict[int, ClimbOdds] = {}
-    for c in np.unique(code).tolist():
+    for c in np.flatnonzero(np.bincount(code)).tolist():
         state, tid = divmod(c, n_t)
         odds = graph.system.climb_odds(
             graph.search.tokens[state], graph.model.terrains[tid], graph.pace
@@ -345,8 +345,8 @@ def climb_runs(graph: MovementGraph, spans: SpanTable) -> list[tuple[ClimbOdds, 
 
 def _price_climbs(
     graph: MovementGraph,
-    steps: StepTable,
-    spans: SpanTable,
+    steps: Steps,
+    spans: Spans,
     asked: list[tuple[int, CellCheck]],
     turns: Fraction,
     p_fixed: Fraction | None,
@@ -423,12 +423,12 @@ def _price_climbs(
     if delta:
         # Re-time every step from the first climb on: its time, cumulative turns, turn.
         for i in range(1, len(steps)):
+            time = steps.timing(i)[1]
             if i in delta:
                 shift += delta[i]
-                steps.time[i] = float(Fraction(steps.time[i]) + delta[i])
+                time = float(Fraction(time) + delta[i])
             now = graph.turns(spans[i - 1][1]) + shift
-            steps.turns[i] = float(now)
-            steps.turn[i] = math.ceil(now) if now else 0
+            steps.retime(i, float(now), time, math.ceil(now) if now else 0)
     total = turns + shift
     for i in sorted(steps.checks):
         effect = steps.extra.get(i, {}).get("on_failure")
@@ -470,7 +470,7 @@ def exact_cells(x: float) -> Fraction:
 MAX_PLAN_TURNS = 1000
 
 
-def turn_plan(steps: StepTable, total: Fraction, *, columns: bool = True) -> PlanTable:
+def turn_plan(steps: Steps, total: Fraction, *, columns: bool = True) -> PlanTable:
     """Where the token stands at the end of each turn, and what that turn spent.
 
     Every turn is listed up to :data:`MAX_PLAN_TURNS` turns; a longer move (a very slow
@@ -483,15 +483,11 @@ def turn_plan(steps: StepTable, total: Fraction, *, columns: bool = True) -> Pla
         return _turn_plan_plain(steps, total)
     eps = 1e-12
     n_turns = math.ceil(total) if total else 0
-    done = np.frombuffer(steps.turns, dtype=np.float64)  # non-decreasing
+    done = steps.turns_array()  # non-decreasing
     if n_turns <= MAX_PLAN_TURNS:
         ks = np.arange(1, n_turns + 1, dtype=np.int64)
     else:
-        later = done[1:]
-        found = np.concatenate(
-            [np.ceil(later - eps), np.ceil(later), np.array([n_turns], dtype=np.float64)]
-        )
-        ks = np.unique(found[(found >= 1) & (found <= n_turns)]).astype(np.int64)
+        ks = _entered_turns(done, n_turns, eps)
     # steps[1:] entered in turn k: k - 1 < turns <= k (+eps); the last done: <= k (+eps).
     lo = np.maximum(1, np.searchsorted(done, (ks - 1).astype(np.float64), side="right"))
     hi = np.searchsorted(done, ks + eps, side="right")
@@ -509,11 +505,32 @@ def turn_plan(steps: StepTable, total: Fraction, *, columns: bool = True) -> Pla
     return plan
 
 
-def _turn_plan_plain(steps: StepTable, total: Fraction) -> PlanTable:
+def _entered_turns(done: np.ndarray, n_turns: int, eps: float) -> np.ndarray:
+    """The turns (int64, sorted) of ceil(t - eps) and ceil(t) for the cumulative turns
+    ``t`` of every step after the start, and ``n_turns``, those from 1 to ``n_turns``:
+    each of the two is non-decreasing with ``t``, so each chunk's distinct values are
+    found in order, and only those are sorted together."""
+    found = [np.array([n_turns], dtype=np.float64)]
+    for lo in range(1, done.size, CHUNK_TURNS):
+        later = done[lo : lo + CHUNK_TURNS]
+        for ks in (np.ceil(later - eps), np.ceil(later)):
+            keep = np.empty(ks.size, dtype=bool)
+            keep[0] = True
+            np.not_equal(ks[1:], ks[:-1], out=keep[1:])
+            found.append(ks[keep])
+    ks = np.concatenate(found)
+    return np.unique(ks[(ks >= 1) & (ks <= n_turns)]).astype(np.int64)
+
+
+#: Steps whose turns :func:`_entered_turns` reads at a time.
+CHUNK_TURNS = 1 << 20
+
+
+def _turn_plan_plain(steps: Steps, total: Fraction) -> PlanTable:
     """:func:`turn_plan` a turn at a time, with :mod:`bisect`."""
     eps = 1e-12
     n_turns = math.ceil(total) if total else 0
-    done = steps.turns  # non-decreasing
+    done = steps.turns_array().tolist()  # non-decreasing
     if n_turns <= MAX_PLAN_TURNS:
         wanted: Iterable[int] = range(1, n_turns + 1)
     else:
