@@ -1061,8 +1061,77 @@ static Py_ssize_t put_int(char *p, int64_t v) {
     return k;
 }
 
+/* The digits after the point of a float v from 1 to 2**52, whole part q: the values that
+ * read back to v lie strictly between q and q + 1, so float.__repr__ writes q's digits,
+ * ".", then the fewest digits of a fraction in that interval (the nearest of them), which
+ * depend only on v's fraction (v - q, exact) and the interval's width (v's binary
+ * exponent), not on q (q is an even number of v's units, so whether the interval's ends
+ * count is the fraction's). A long path's cumulative turns are a few fractions (ticks over
+ * a turn's ticks) over millions of whole turns: their digits are kept here by (fraction,
+ * exponent), found once by PyOS_double_to_string. */
+#define FRACTION_SLOTS 4096
+typedef struct {
+    uint64_t frac_bits;
+    int exponent; /* 0: an empty slot */
+    int len;
+    char digits[24];
+} FractionDigits;
+static FractionDigits fraction_digits[FRACTION_SLOTS];
+
+static Py_ssize_t put_repr(char *p, double v) {
+    char *s = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    if (!s) return -1;
+    Py_ssize_t n = (Py_ssize_t)strlen(s);
+    if (n >= 40) {
+        PyMem_Free(s);
+        PyErr_SetString(PyExc_ValueError, "json_rows: a float's text is too long");
+        return -1;
+    }
+    memcpy(p, s, (size_t)n);
+    PyMem_Free(s);
+    return n;
+}
+
 /* As float.__repr__ (the shortest text that reads back the same, ".0" added to a whole
- * number), "null" where the value is not finite (engine.report.finite's rule). */
+ * number), where p has room for 40 characters. */
+static Py_ssize_t put_float(char *p, double v) {
+    if (!(v >= 1.0 && v < 4503599627370496.0)) return put_repr(p, v); /* 1 <= v < 2**52 */
+    double q = floor(v), frac = v - q;
+    int exponent;
+    frexp(v, &exponent);
+    /* Below 2**52 a fraction is a whole number of the float's units (at most half a
+     * unit), so the interval, half a unit each side, never reaches q or q + 1. */
+    uint64_t bits;
+    memcpy(&bits, &frac, 8);
+    uint64_t h = bits + (uint64_t)exponent * 0x9E3779B97F4A7C15ull; /* splitmix64's mix */
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
+    FractionDigits *slot = &fraction_digits[(h ^ (h >> 31)) % FRACTION_SLOTS];
+    Py_ssize_t k = put_int(p, (int64_t)q);
+    p[k++] = '.';
+    if (slot->exponent == exponent && slot->frac_bits == bits) {
+        memcpy(p + k, slot->digits, (size_t)slot->len);
+        return k + slot->len;
+    }
+    Py_ssize_t n = put_repr(p, v);
+    if (n < 0) return -1;
+    /* The text is q's digits and a point where the reasoning above holds; else it is kept
+     * as written, and not remembered. */
+    if (n > k && n - k < (Py_ssize_t)sizeof(slot->digits) && p[k - 1] == '.') {
+        char head[24];
+        Py_ssize_t hk = put_int(head, (int64_t)q);
+        if (hk == k - 1 && memcmp(head, p, (size_t)hk) == 0) {
+            slot->frac_bits = bits;
+            slot->exponent = exponent;
+            slot->len = (int)(n - k);
+            memcpy(slot->digits, p + k, (size_t)(n - k));
+        }
+    }
+    return n;
+}
+
+/* put_float, "null" where the value is not finite (engine.report.finite's rule); a
+ * column's last value is remembered (a step's own time is the same for most steps). */
 static Py_ssize_t put_double(char *p, RowColumn *col, double v) {
     uint64_t bits;
     memcpy(&bits, &v, 8);
@@ -1072,23 +1141,15 @@ static Py_ssize_t put_double(char *p, RowColumn *col, double v) {
     }
     Py_ssize_t n;
     if (!isfinite(v)) {
-        memcpy(col->last, "null", 4);
+        memcpy(p, "null", 4);
         n = 4;
     } else {
-        char *s = PyOS_double_to_string(v, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
-        if (!s) return -1;
-        n = (Py_ssize_t)strlen(s);
-        if (n >= (Py_ssize_t)sizeof(col->last)) {
-            PyMem_Free(s);
-            PyErr_SetString(PyExc_ValueError, "json_rows: a float's text is too long");
-            return -1;
-        }
-        memcpy(col->last, s, (size_t)n);
-        PyMem_Free(s);
+        n = put_float(p, v);
+        if (n < 0) return -1;
     }
     col->last_bits = bits;
     col->last_len = n;
-    memcpy(p, col->last, (size_t)n);
+    memcpy(col->last, p, (size_t)n);
     return n;
 }
 

@@ -157,6 +157,28 @@ def test_the_kernels_rows_are_its_twins() -> None:
 
 
 @needs_json_rows
+def test_the_kernels_floats_are_reprs_of_every_magnitude() -> None:
+    """Whole numbers and fractions of a few ticks a turn, from 1 to past 2**52, the same
+    fractions over many whole parts (the kernel keeps their digits by fraction and
+    exponent), next to whole numbers and to 2**52: each written as float.__repr__."""
+    rng = np.random.default_rng(5)
+    values = []
+    for den in (1, 2, 3, 6, 7, 12, 30, 60, 97, 1000, 1 << 20):
+        q = rng.integers(1, 2**53 // den, 4000, dtype=np.int64)
+        for top in (2**10, 2**30, 2**53 // den):
+            whole = q % top + 1
+            values.append((whole * den + rng.integers(0, den, whole.size)) / den)
+    edges = [2.0**52 - 0.5, 2.0**52, 2.0**52 + 1, 1.0, 1 + 2**-52, 2 - 2**-52, 3 - 2**-51]
+    near = np.arange(1, 2000, dtype=np.float64)
+    values += [np.array(edges), near + 1e-9, near - 1e-9, near + 0.1, np.nextafter(near, 0)]
+    floats = np.concatenate(values)
+    template = ((("", ","), b"\x00"),)
+    got = kernel.json_rows(template, None, (floats,), 0, floats.size).split(",")[:-1]
+    assert got == [float.__repr__(x) for x in floats.tolist()]
+    assert blocktext.rows_plain(template, None, (floats,), 0, floats.size).split(",")[:-1] == got
+
+
+@needs_json_rows
 def test_the_kernel_refuses_what_its_rows_cannot_write() -> None:
     ok = np.arange(4, dtype=np.int32)
     one = ((("a", "b"), b"\x00"),)
