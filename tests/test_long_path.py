@@ -9,6 +9,7 @@ import os
 import resource
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,8 @@ from tmxtext import maze
 from engine import kernel, systems
 from engine.query import Query
 from engine.report import Streamed, blocktext, finite, json_chunks, to_json
-from engine.report.movement import path_json
+from engine.report.maptext import CellMarks, draw_cells
+from engine.report.movement import format_path, path_json
 from engine.search import NoPath
 from engine.search.cellpath import CellPath
 from engine.search.steps import PlanTable, StepTable
@@ -34,7 +36,8 @@ def plain_text(doc: Any) -> str:
     return json.dumps(doc, indent=2, allow_nan=False) + "\n"
 
 
-def shipped_paths() -> list[Any]:
+def shipped_answers() -> list[tuple[Any, Any, Any]]:
+    """Each shipped map's paths under every system, with the map and the rules."""
     out = []
     for path in SHIPPED:
         model = load_map(str(path))
@@ -44,10 +47,14 @@ def shipped_paths() -> list[Any]:
             query = Query(model, rules, rules.token(""))
             for goal in ((w - 1, h - 1), (w // 2, h - 1)):
                 try:
-                    out.append(query.path((0, 0), goal))
+                    out.append((model, rules, query.path((0, 0), goal)))
                 except NoPath:
                     pass
     return out
+
+
+def shipped_paths() -> list[Any]:
+    return [answer for _, _, answer in shipped_answers()]
 
 
 def test_shipped_paths_stream_the_plain_text() -> None:
@@ -349,3 +356,36 @@ def test_a_2048_maze_path_is_priced_within_640_mb(tmp_path: Path) -> None:
         "2094083", "2094083", "349184", "349184", "(2047,", "2046)", "349184", "[2047,",
         "2046]", "(500,", "1000)", "20586.166666666668",
     ]  # fmt: skip
+
+
+def test_marks_as_arrays_draw_as_the_dict_of_them() -> None:
+    """Every shipped map (square, hexes of either stagger axis): random marks, cells marked
+    twice (the later mark wins), none (the whole map), drawn from CellMarks are the text
+    the dict of the same marks draws."""
+    rng = np.random.default_rng(3)
+    for path in SHIPPED:
+        model = load_map(str(path))
+        w, h = model.grid.width, model.grid.height
+        for count in (0, 1, 5, 60, 400):
+            flat = rng.integers(0, w * h, count)
+            if count:
+                flat = flat[rng.integers(0, count, count)]  # repeats
+            codes = rng.choice(np.frombuffer(b"SG123az@", dtype=np.uint8), count)
+            plain = {(int(f % w), int(f // w)): chr(c) for f, c in zip(flat, codes, strict=True)}
+            text = draw_cells(model, CellMarks(flat, codes, w))
+            assert text == draw_cells(model, plain), (path.name, count)
+            if count == 5:
+                assert text.startswith("   cols ") and len(text.splitlines()) > 1
+
+
+def test_the_path_text_read_off_the_columns_is_the_records_text() -> None:
+    """format_path of every shipped path (checks, turn plans, hex maps) is the same text
+    from the answer's columns as from its steps and plan as plain lists of records."""
+    checks = 0
+    for model, rules, p in shipped_answers():
+        start, goal = p.cells[0], p.cells[-1]
+        plain = replace(p, steps=list(p.steps), plan=list(p.plan))
+        text = format_path(p, model, rules, start, goal)
+        assert text == format_path(plain, model, rules, start, goal)
+        checks += text.count("   check at ")
+    assert checks > 0

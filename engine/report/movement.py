@@ -9,14 +9,18 @@ The search itself is :mod:`engine.search`, asked through the query front
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from engine.exact import jsonable
 from engine.grid import Cell
 from engine.report import Streamed
 from engine.report.blocktext import cells_writer, plan_writer, steps_writer
-from engine.report.maptext import band_glyphs, draw_cells, turn_mark
+from engine.report.maptext import TURN_MARKS, CellMarks, band_glyphs, draw_cells, turn_mark
 from engine.search import PathAnswer, ReachAnswer
+from engine.search.steps import PlanTable, Steps
 
 
 def path_json(path: PathAnswer, *, streamed: bool = False) -> dict[str, Any]:
@@ -106,31 +110,31 @@ def _short_exact(value: object) -> str:
 
 def format_path(path: PathAnswer, model: Any, system: Any, start: Cell, goal: Cell) -> str:
     """The ``path`` text: a summary line, the path on the map, checks, turns, options."""
-    rep = path_json(path)
-    marks: dict[tuple[int, int], str] = {}
-    for step in rep["steps"][1:]:
-        marks[tuple(step["cell"])] = turn_mark(step["turn"])
-    marks[start], marks[goal] = "S", "G"
+    rep = path_json(path, streamed=True)  # the figures; the long lists read as columns
     lines = [
         f"{system.name} path {start[0]},{start[1]} -> {goal[0]},{goal[1]} at "
         f"{rep['pace']}{_with_acts(path.acts)}: "
         f"{_short_exact(rep['turns_exact'])} turns ({rep['turns']:.3g}), "
         f"{rep['distance']} {rep['unit']}, "
-        f"{len(rep['cells']) - 1} steps, p(no failure) {rep['p_no_failure']:.4f}",
-        draw_cells(model, marks),
+        f"{len(path.cells) - 1} steps, p(no failure) {rep['p_no_failure']:.4f}",
+        draw_cells(model, _path_marks(path.steps, model.grid.width, start, goal)),
         "   S start, G goal, 1-9 a-z: the turn each cell is entered in",
     ]
-    for step in rep["steps"]:
+    steps = path.steps
+    checked = (
+        sorted(i for i, c in steps.checks.items() if c and 0 <= i < len(steps))
+        if isinstance(steps, Steps)
+        else range(len(steps))
+    )
+    for i in checked:
+        step = steps[i]
         if step["check"]:
             ch = step["check"]
             lines.append(
                 f"   check at {step['cell'][0]},{step['cell'][1]}: {ch['what']} {ch['target']} "
                 f"-> {100 * ch['p_success']:.2f}%"
             )
-    for turn in rep["plan"]:
-        lines.append(
-            f"   turn {turn['turn']}: ends at {turn['end'][0]},{turn['end'][1]}, {len(turn['cells'])} cells"
-        )
+    lines += _plan_lines(path.plan)
     for leg in rep.get("legs", []):
         a, b = leg["from"], leg["to"]
         lines.append(f"   leg {a[0]},{a[1]} -> {b[0]},{b[1]}: {leg['turns']:.3g} turns")
@@ -139,6 +143,54 @@ def format_path(path: PathAnswer, model: Any, system: Any, start: Cell, goal: Ce
             f"   option: {alt['turns']:.3g} turns, p(no failure) {alt['p_no_failure']:.4f}"
         )
     return "\n".join(lines)
+
+
+def _path_marks(
+    steps: Sequence[Any], width: int, start: Cell, goal: Cell
+) -> dict[Cell, str] | CellMarks:
+    """Each cell the path enters marked with the turn it is entered in (a later step's
+    over an earlier one's), the start ``S`` and the goal ``G`` over those: read off the
+    columns of :class:`Steps` a block at a time, else off the records."""
+    if not isinstance(steps, Steps):
+        marks: dict[Cell, str] = {}
+        for step in steps[1:]:
+            marks[tuple(step["cell"])] = turn_mark(step["turn"])
+        marks[start], marks[goal] = "S", "G"
+        return marks
+    codes = np.frombuffer(TURN_MARKS.encode("ascii"), dtype=np.uint8)
+    flat: list[np.ndarray] = []
+    chars: list[np.ndarray] = []
+    for lo in range(1, len(steps), 1 << 20):
+        b = steps.block(lo, min(len(steps), lo + (1 << 20)))
+        flat.append(b.rows.astype(np.int64) * width + b.cols)
+        # turn_mark's index, min(turn, len) - 1, read from the end where it is -1.
+        at = np.minimum(b.turn, len(TURN_MARKS)) - 1
+        chars.append(codes[np.where(at < 0, at + len(TURN_MARKS), at)])
+    flat.append(np.array([start[1] * width + start[0], goal[1] * width + goal[0]], np.int64))
+    chars.append(np.array([ord("S"), ord("G")], dtype=np.uint8))
+    return CellMarks(np.concatenate(flat), np.concatenate(chars), width)
+
+
+def _plan_lines(plan: Sequence[Any]) -> list[str]:
+    """A line per turn of the plan: where it ends, how many cells it enters."""
+    if not isinstance(plan, PlanTable):
+        return [
+            f"   turn {t['turn']}: ends at {t['end'][0]},{t['end'][1]}, {len(t['cells'])} cells"
+            for t in plan
+        ]
+    lo = np.frombuffer(plan.lo, dtype=np.int64)
+    hi = np.frombuffer(plan.hi, dtype=np.int64)
+    cols, rows = plan.steps.cells_at(hi - 1)
+    return [
+        f"   turn {k}: ends at {c},{r}, {n} cells"
+        for k, c, r, n in zip(
+            plan.k.tolist(),
+            cols.tolist(),
+            rows.tolist(),
+            np.maximum(hi - lo, 0).tolist(),
+            strict=True,
+        )
+    ]
 
 
 def format_reach(
