@@ -389,3 +389,47 @@ def test_the_path_text_read_off_the_columns_is_the_records_text() -> None:
         assert text == format_path(plain, model, rules, start, goal)
         checks += text.count("   check at ")
     assert checks > 0
+
+
+#: Address space the 2048 x 2048 maze's whole ``path`` command may take, printing its
+#: 683 MB of JSON or its 18 MB of text: main's code before the tables wrote themselves ran
+#: out of memory under each (a record per step; a dict of 2M marks, 2.4 GB); now they
+#: take about 350 and 450 MB.
+PRINT_LIMITS = {"--json": 448 << 20, "": 640 << 20}
+
+
+@pytest.mark.parametrize(
+    ("flag", "size", "digest"),
+    [
+        ("--json", 683065764, "4f08f548e8fd0ffe0ee9c005b29304ee97c2681763152eef4f6ec1cb23ff1f7a"),
+        ("", 18731911, "73a2c8d8876b9193573cf5b44129f42d22403fbc705639b253b54ef900131eea"),
+    ],
+)
+def test_a_2048_maze_path_prints_within_its_bound(
+    tmp_path: Path, flag: str, size: int, digest: str
+) -> None:
+    """The 2048 x 2048 maze's ``path --json`` and ``path`` text under an address-space
+    limit: byte for byte what main's record-by-record code printed (its size and sha256,
+    taken before the tables wrote themselves)."""
+    import hashlib
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (PRINT_LIMITS[flag], PRINT_LIMITS[flag]))
+
+    n = 2048
+    maze(n, tmp_path / "m.tmx")
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
+    argv = [sys.executable, "-m", "engine.cli", "path", str(tmp_path / "m.tmx"), "--from",
+            "0,0", "--to", f"{n - 1},{n - 2}", "--system", "generic", "--token", "speed=30"]  # fmt: skip
+    proc = subprocess.Popen(
+        argv + ([flag] if flag else []), cwd=ROOT, env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, preexec_fn=limit,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    sha, got = hashlib.sha256(), 0
+    while block := proc.stdout.read(1 << 20):
+        sha.update(block)
+        got += len(block)
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err[-2000:]
+    assert (got, sha.hexdigest()) == (size, digest)
