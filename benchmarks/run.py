@@ -103,7 +103,7 @@ BENCHES: tuple[Bench, ...] = (
         "the whole benchmarks/ref_path.py (ElementTree parse, python-tcod's Pathfinder); "
         "tcod's in-process Pathfinder and dijkstra2d",
         "<= 1.0x time, <= 2x memory; <= 2 ms a path, <= 0.5 ms a reach, <= 0.1 ms a hover; "
-        "long path <= 8x CPU, <= 1x memory",
+        "long path <= 1x CPU, <= 1x memory",
     ),
     Bench(
         "bench_solve.py",

@@ -110,6 +110,7 @@ def cmd_path(args: argparse.Namespace) -> int:
         else:
             say(f"no path: {exc}")
         return 1
+    del query  # its movement graphs (a maze's hundreds of MB) are not needed to print
     if args.json:
         _print_json(path_json(rep, streamed=True))
     else:

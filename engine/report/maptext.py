@@ -81,25 +81,29 @@ def _draw_canvas(model: Any, marks: CellMarks, margin: int) -> str:
     if marks.width != g.width:
         raise ValueError(f"marks of a map {marks.width} wide drawn on one {g.width} wide")
     flat = marks.flat
+    rows = cols = flat
     if flat.size:
         rows, cols = np.divmod(flat, g.width)
         c0, c1 = max(0, int(cols.min()) - margin), min(g.width - 1, int(cols.max()) + margin)
         r0, r1 = max(0, int(rows.min()) - margin), min(g.height - 1, int(rows.max()) + margin)
-        del rows, cols
     else:
         c0, c1, r0, r1 = 0, g.width - 1, 0, g.height - 1
     # A terrain whose mode has no glyph is 0 here: a KeyError, as the plain way, if drawn.
     lut = np.array([ord(GLYPHS.get(t.move, "\0")) for t in model.terrains], dtype=np.uint8)
     canvas = lut[model.terrain_ids[r0 : r1 + 1, c0 : c1 + 1]]
     if flat.size:
-        # Each cell's last mark: the greatest mark number written on it (an assignment
-        # through repeated indices has no promised order).
-        at = flat - (r0 * g.width + c0)
-        row_of, at = np.divmod(at, g.width)
-        at += row_of * (c1 - c0 + 1)
-        del row_of
-        last = np.full(canvas.size, -1, dtype=np.int64)
-        np.maximum.at(last, at, np.arange(flat.size, dtype=np.int64))
+        # Each mark's place on the canvas (in the marks' own integer type: the map's cells
+        # fit it), then each cell's last mark: the greatest mark number written on it (an
+        # assignment through repeated indices has no promised order).
+        at = rows
+        at -= r0
+        at *= c1 - c0 + 1
+        cols -= c0
+        at += cols
+        del rows, cols
+        kind = np.int32 if flat.size < 2**31 else np.int64
+        last = np.full(canvas.size, -1, dtype=kind)
+        np.maximum.at(last, at, np.arange(flat.size, dtype=kind))
         del at
         marked = np.flatnonzero(last >= 0)
         canvas.ravel()[marked] = marks.codes[last[marked]]

@@ -117,7 +117,7 @@ def format_path(path: PathAnswer, model: Any, system: Any, start: Cell, goal: Ce
         f"{_short_exact(rep['turns_exact'])} turns ({rep['turns']:.3g}), "
         f"{rep['distance']} {rep['unit']}, "
         f"{len(path.cells) - 1} steps, p(no failure) {rep['p_no_failure']:.4f}",
-        draw_cells(model, _path_marks(path.steps, model.grid.width, start, goal)),
+        draw_cells(model, _path_marks(path.steps, model.grid, start, goal)),
         "   S start, G goal, 1-9 a-z: the turn each cell is entered in",
     ]
     steps = path.steps
@@ -146,7 +146,7 @@ def format_path(path: PathAnswer, model: Any, system: Any, start: Cell, goal: Ce
 
 
 def _path_marks(
-    steps: Sequence[Any], width: int, start: Cell, goal: Cell
+    steps: Sequence[Any], grid: Any, start: Cell, goal: Cell
 ) -> dict[Cell, str] | CellMarks:
     """Each cell the path enters marked with the turn it is entered in (a later step's
     over an earlier one's), the start ``S`` and the goal ``G`` over those: read off the
@@ -157,16 +157,21 @@ def _path_marks(
             marks[tuple(step["cell"])] = turn_mark(step["turn"])
         marks[start], marks[goal] = "S", "G"
         return marks
+    width = grid.width
+    kind = np.int32 if width * grid.height < 2**31 else np.int64
     codes = np.frombuffer(TURN_MARKS.encode("ascii"), dtype=np.uint8)
     flat: list[np.ndarray] = []
     chars: list[np.ndarray] = []
     for lo in range(1, len(steps), 1 << 20):
         b = steps.block(lo, min(len(steps), lo + (1 << 20)))
-        flat.append(b.rows.astype(np.int64) * width + b.cols)
+        at: np.ndarray = b.rows.astype(kind)
+        at *= width
+        at += b.cols
+        flat.append(at)
         # turn_mark's index, min(turn, len) - 1, read from the end where it is -1.
         at = np.minimum(b.turn, len(TURN_MARKS)) - 1
         chars.append(codes[np.where(at < 0, at + len(TURN_MARKS), at)])
-    flat.append(np.array([start[1] * width + start[0], goal[1] * width + goal[0]], np.int64))
+    flat.append(np.array([start[1] * width + start[0], goal[1] * width + goal[0]], kind))
     chars.append(np.array([ord("S"), ord("G")], dtype=np.uint8))
     return CellMarks(np.concatenate(flat), np.concatenate(chars), width)
 
