@@ -203,6 +203,34 @@ tokens:
         load_scenario(tmp_path / "s.yaml")
 
 
+def test_a_flier_given_no_flight_starts_on_ground_it_has(tmp_path: Path, capsys) -> None:
+    """A momentum flier with no ``flight`` starts on the ground, as the turn loop starts it:
+    over open air that is refused when the scenario loads, in one line naming the file (it
+    used to load and then fail in the first run with the command line's ``--from``)."""
+    text = (ROOT / "scenarios" / "flier.yaml").read_text(encoding="utf-8")
+    text = text.replace("../maps/", str(ROOT / "maps") + "/")
+    grounded = "\n".join(
+        line for line in text.splitlines() if not line.strip().startswith("flight:")
+    )
+    assert grounded != text
+    (tmp_path / "s.yaml").write_text(grounded)
+    with pytest.raises(
+        ScenarioError,
+        match=r"s\.yaml: tokens\[1\] \(hawk\)\.flight: not given, so this flier starts on "
+        r"the ground; cell 16,12: .*open air",
+    ):
+        load_scenario(tmp_path / "s.yaml")
+    assert main(["run", str(tmp_path / "s.yaml"), "--run-seed", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--from" not in err, err
+    # On a cell with ground the same flier loads and plays from the ground.
+    (tmp_path / "s.yaml").write_text(grounded.replace("cell: [16, 12]", "cell: [12, 14]"))
+    sc = load_scenario(tmp_path / "s.yaml")
+    assert sc.tokens[1].flight is None
+    sc.turns = 2
+    assert Simulation(sc, 1).run().outcome in ("capture", "escape", "timeout")
+
+
 def test_undo_and_fork_keep_the_flight() -> None:
     sc = load_scenario(GRIFFON)
     sim = Simulation(sc, 7)
