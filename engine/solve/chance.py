@@ -216,7 +216,7 @@ def outcomes(
 
 #: A move's outcomes (the cells it ends on, their chances in float64) and the cell
 #: indices its way enters.
-Walked = tuple[np.ndarray, np.ndarray, frozenset[int]]
+Walked = tuple[tuple[int, ...], tuple[float, ...], frozenset[int]]
 
 
 def _walked(
@@ -246,10 +246,9 @@ def _walked(
     entered = frozenset(nxt % wg.n for _, nxt, _ in edges)
     if not asks[list(entered)].any():  # no cell of the way asks a check: it ends there
         end = edges[-1][1] % wg.n if edges else src
-        return np.array([end], dtype=np.int64), np.ones(1), entered
+        return (end,), (1.0,), entered
     got = outcomes(wg, edges, src, degrees)
-    cells = np.array([c for c, _ in got], dtype=np.int64)
-    return cells, np.array([float(p) for _, p in got]), entered
+    return tuple(c for c, _ in got), tuple(float(p) for _, p in got), entered
 
 
 def build_chance(
@@ -274,9 +273,11 @@ def build_chance(
     asks = check_cells(g)
     srcs: list[np.ndarray] = []
     dsts: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
-    ends: list[np.ndarray] = []
-    probs: list[np.ndarray] = []
+    # Per move the count of its outcomes, and the outcomes' cells and chances, in plain
+    # lists: a move is a few entries, and a small array each would cost more than it holds.
+    counts: list[int] = []
+    ends: list[int] = []
+    probs: list[float] = []
     per: list[int] = []
     for key, src, other in pairs:
         blocker = None if other is None else grid.cell_of_index(other)
@@ -284,37 +285,39 @@ def build_chance(
         per.append(len(moves))
         srcs.append(np.full(len(moves), src, dtype=np.int64))
         dsts.append(moves)
+        listed = moves.tolist()
         if not asks[moves].any():  # no check within its turn: every move ends where it goes
-            counts.append(np.ones(len(moves), dtype=np.int64))
-            ends.append(moves)
-            probs.append(np.ones(len(moves)))
+            counts.extend([1] * len(listed))
+            ends.extend(listed)
+            probs.extend([1.0] * len(listed))
             continue
-        for dst in moves.tolist():
+        for dst in listed:
             if dst == src:
-                got: Walked = (np.array([dst]), np.ones(1), frozenset())
-            else:
-                got = kept.get((src, dst)) if other is not None else None  # type: ignore[assignment]
-                if got is None or other in got[2]:
-                    got = _walked(ways, side, mover.tid, grid, src, dst, blocker, degrees, asks)
-                    if other is None:
-                        kept[(src, dst)] = got
-            counts.append(np.array([len(got[0])]))
-            ends.append(got[0])
-            probs.append(got[1])
-    optr = np.zeros(sum(len(c) for c in counts) + 1, dtype=np.int64)
-    if counts:
-        np.cumsum(np.concatenate(counts), out=optr[1:])
+                counts.append(1)
+                ends.append(dst)
+                probs.append(1.0)
+                continue
+            got = kept.get((src, dst)) if other is not None else None
+            if got is None or other in got[2]:
+                got = _walked(ways, side, mover.tid, grid, src, dst, blocker, degrees, asks)
+                if other is None:
+                    kept[(src, dst)] = got
+            counts.append(len(got[0]))
+            ends.extend(got[0])
+            probs.extend(got[1])
+    optr = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=optr[1:])
     gptr = np.zeros(len(per) + 1, dtype=np.int64)
     np.cumsum(per, out=gptr[1:])
 
-    def joined(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+    def joined(parts: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
     return Chance(
         gptr,
-        joined(srcs, np.int64),
-        joined(dsts, np.int64),
+        joined(srcs),
+        joined(dsts),
         optr,
-        joined(ends, np.int64),
-        joined(probs, np.float64),
+        np.array(ends, dtype=np.int64),
+        np.array(probs, dtype=np.float64),
     )

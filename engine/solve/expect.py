@@ -139,12 +139,12 @@ class Expecti:
         way apart: :meth:`_blocked`)."""
         if side == "pursuer":
             s = self.pursuer
-            near = self.steps[s.chance.dst][:, cols]
+            near = self.steps[:, cols][s.chance.dst]
             vals = np.stack([s.mat @ a[k][:, cols] for k in range(len(a))])
             best, _ = pick(vals, near, s.ptr, True)
             return best
         s = self.quarry
-        near = -self.steps[s.chance.dst][:, cols]
+        near = -self.steps[:, cols][s.chance.dst]
         vals = np.stack([s.mat @ a[k].T[:, cols] for k in range(len(a))])
         best, _ = pick(vals, near, s.ptr, False)
         return np.ascontiguousarray(best.transpose(0, 2, 1))  # 4 x cols x n (pursuer rows)
