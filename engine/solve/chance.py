@@ -86,13 +86,14 @@ def _token(g: MovementGraph) -> Any:
     return g.search.tokens[g.search.start]
 
 
-def _lasting(before: Any, after: Any) -> str:
+def _lasting(before: Any, after: Any, notes: frozenset[str] = frozenset()) -> str:
     """What differs between two token states beyond the cell and mode, in words ('':
-    nothing)."""
+    nothing); ``notes``: the system's notes (:attr:`RuleSystem.notes`: written for the
+    table, read by no rule), not counted."""
     a, b = before.state, after.state
-    parts = [f"condition {c}" for c in sorted(b.conditions - a.conditions)]
-    ca = {k: v for k, v in a.counters if v}
-    cb = {k: v for k, v in b.counters if v}
+    parts = [f"condition {c}" for c in sorted(b.conditions - a.conditions - notes)]
+    ca = {k: v for k, v in a.counters if v and k not in notes}
+    cb = {k: v for k, v in b.counters if v and k not in notes}
     parts += [f"{k} {cb.get(k, 0)}" for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)]
     if a.progress != b.progress or a.toward != b.toward:
         parts.append("a crossing under way")
@@ -121,7 +122,7 @@ class Degrees:
         odds: dict[str, Fraction] = cc.check.outcomes()
         p_success = cc.check.p_success()
         go, upto = Fraction(0), Fraction(0)
-        plain = system.end_turn(token, Dice(0))
+        plain = system.end_turn(token, Dice(0))  # what the end of the turn leaves anyway
         for degree, p in odds.items():
             success = upto < p_success  # the successes come first (engine.checks)
             upto += p
@@ -129,7 +130,7 @@ class Degrees:
                 continue
             after = system.apply_check(token, cc.what, degree)
             if success or system.goes_on(cc, degree, success):
-                changed = _lasting(token, after)
+                changed = _lasting(token, after, frozenset(system.notes))
                 if changed:
                     raise Unsolvable(
                         f"{self.name}: token {self.tid}'s {cc.what} at {degree} changes it "
@@ -144,22 +145,26 @@ class Degrees:
 
     def _stops(self, token: Any, cc: Any, degree: str, after: Any, plain: Any) -> None:
         """Refuse a stopping ``degree`` that leaves more than the stop: a roll at the end
-        of the turn or the next one's start, a token the other one sees on another
-        profile until then, or anything that lasts into its next turn."""
+        of the turn whose outcomes the system does not list, or one of them (a falling
+        roll's: :meth:`RuleSystem.end_turn_outcomes`) that leaves a token the other one
+        sees on another profile until its next turn, a roll as that turn starts, or
+        anything that lasts into it beyond the system's notes (read by no rule)."""
         system = self.system
-        dice = Dice(0)
-        ended = system.end_turn(after, dice)
-        left = _lasting(plain, ended)
-        why = ""
-        if dice.log:
-            why = "a roll at the end of its turn"
-        elif left and not self.ways.same_profile(self.side, plain, ended):
-            why = f"{left} until its next turn, moving on another profile"
-        else:
+        notes = frozenset(system.notes)
+        ends = system.end_turn_outcomes(after)
+        why = "a roll at the end of its turn" if ends is None else ""
+        start_plain = system.start_turn(plain, Dice(0))
+        for ended, _ in ends or ():
+            left = _lasting(plain, ended, notes)
+            if left and not self.ways.same_profile(self.side, plain, ended):
+                why = f"{left} until its next turn, moving on another profile"
+                break
             again = Dice(0)
-            why = _lasting(system.start_turn(plain, Dice(0)), system.start_turn(ended, again))
+            why = _lasting(start_plain, system.start_turn(ended, again), notes)
             if again.log:
                 why = "a roll as its next turn starts"
+            if why:
+                break
         if why:
             raise Unsolvable(
                 f"{self.name}: token {self.tid}'s failed {cc.what} ({degree}) leaves {why}, "

@@ -806,6 +806,17 @@ class RuleSystem:
     def end_turn(self, token: Token, dice: Any) -> Token:
         return token
 
+    def end_turn_outcomes(self, token: Token) -> list[tuple[Token, Fraction]] | None:
+        """What :meth:`end_turn` may make of ``token``, each with its exact chance (what a
+        failed check leaves after the turn, for ``tacgrid solve``: docs/solve.md); None
+        where it rolls and the system does not list its outcomes. The default: the one
+        token where it rolls nothing."""
+        from engine.dice import Dice
+
+        dice = Dice(0)
+        got = self.end_turn(token, dice)
+        return None if dice.log else [(got, Fraction(1))]
+
     def extra_stats(self, token: Token) -> dict[str, Any]:
         """System-specific figures added to the ``stats`` report."""
         return {}

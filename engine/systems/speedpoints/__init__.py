@@ -1400,7 +1400,36 @@ class Speedpoints(RuleSystem):
         roll in this turn's move); a token climbing out of a pit that is still in it spent
         the turn climbing: a turn's climb more, out at the rim once it has climbed the
         pit's depth (a grip lost this turn stays lost until the next turn starts)."""
-        token = self.roll_fall(token, dice)
+        return self._climbed_on(self.roll_fall(token, dice))
+
+    def end_turn_outcomes(self, token: Token) -> list[tuple[Token, Fraction]] | None:
+        """:meth:`end_turn`'s tokens with their exact chances: a fall still to roll, each
+        degree of its falling roll (:class:`FallCheck`, as :meth:`roll_fall` rolls it)."""
+        st = token.state
+        cm = st.counter("fall_cm")
+        if cm <= 0:
+            return super().end_turn_outcomes(token)
+        cleared = st
+        for name in FALL_COUNTERS:
+            cleared = cleared.set_counter(name, 0)
+        before = token.with_state(cleared)
+        check = FallCheck(
+            Fraction(cm, 100),
+            fall_ability(before),
+            surface_of(st.counter("fall_surface")),
+            st.counter("fall_difficulty"),
+            self.config["resolver"],
+            self.config["landing"],
+        )
+        return [
+            (self._climbed_on(self.fall_effect(before, degree)), p)
+            for degree, p in check.outcomes().items()
+            if p
+        ]
+
+    def _climbed_on(self, token: Token) -> Token:
+        """The rest of :meth:`end_turn` once its fall is rolled: a token climbing out of a
+        pit spent the turn climbing."""
         st = token.state
         if st.has("in_gap") and st.has("climbing_out"):
             climbed = st.counter("pit_climbed_cm") + self.pit_climb_cm(token)
