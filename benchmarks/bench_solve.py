@@ -15,7 +15,8 @@ Rows (exit status 1 if a target is missed):
   (memoised recursion over pursuer cell, quarry cell, mover and round; its own moves by a
   plain Dijkstra over the drawing), which must give the same outcome and round;
 * a chase with dice (Mythmaster on a 16x12 drawing with water, both tokens swimmers who
-  roll a Swimming 21C entering it, an exit beyond the water; 10 rounds) solved whole in a
+  roll a Swimming 21C entering it, an exit beyond the water; 10 rounds), and the same on
+  a 20x20 drawing (400 cells), each solved whole in a
   fresh process, CPU seconds and peak memory, as a ratio to the same chase without dice
   (the same tokens untrained at swimming: they roll nothing), solved the same way: target
   the whole solve <= 20 s CPU, <= 1 GB.
@@ -81,10 +82,11 @@ def write_chase(
     return path
 
 
-def write_dice_chase(folder: Path, swimmers: bool) -> Path:
-    """A Mythmaster chase on a 16x12 drawing of open ground, water and walls, the exits
-    on the far column; ``swimmers``: both tokens roll to swim (else they roll nothing)."""
-    w, h = 16, 12
+def write_dice_chase(folder: Path, swimmers: bool, size: tuple[int, int] = (16, 12)) -> Path:
+    """A Mythmaster chase on a drawing of open ground, water and walls (16x12 unless
+    ``size`` says), the exits on the far column; ``swimmers``: both tokens roll to swim
+    (else they roll nothing)."""
+    w, h = size
     rng = np.random.default_rng(5)
     pick = rng.choice(np.array(list("......~~#")), size=(h, w))
     pick[1, 1] = pick[h - 2, w - 5] = "."
@@ -326,24 +328,33 @@ def main() -> int:
         if not same:
             ok = False
             print("   TARGET MISSED")
-        wet, dry = Path(tmp) / "wet", Path(tmp) / "dry"
-        wet.mkdir()
-        dry.mkdir()
-        dice = run_child("whole", write_dice_chase(wet, True))
-        plain = run_child("whole", write_dice_chase(dry, False))
-        p = dice["p"]
-        print(
-            f"16x12 chase with dice: {dice['cpu']:.2f} s CPU, peak {dice['rss_mb']:.0f} MB; "
-            f"P(capture) {p['capture']:.4f}, P(escape) {p['escape']:.4f}, expected round "
-            f"{dice['turns']:.3f}; without dice (the same map, nobody rolls) "
-            f"{plain['cpu']:.2f} s CPU, peak {plain['rss_mb']:.0f} MB, {plain['outcome']} in "
-            f"round {plain['turns']}: {dice['cpu'] / max(plain['cpu'], 1e-9):.1f}x "
-            f"(targets <= {MAX_CPU_S:.0f} s CPU, <= {MAX_RSS_MB:.0f} MB)"
-        )
-        if not dice["dice"] or dice["cpu"] > MAX_CPU_S or dice["rss_mb"] > MAX_RSS_MB:
-            ok = False
-            print("   TARGET MISSED")
+        for w, h in ((16, 12), (20, 20)):
+            ok = dice_row(Path(tmp), (w, h)) and ok
     return 0 if ok else 1
+
+
+def dice_row(tmp: Path, size: tuple[int, int]) -> bool:
+    """The chase with dice on a ``size`` drawing beside the same chase without: whether
+    its targets are met."""
+    w, h = size
+    wet, dry = tmp / f"wet{w}x{h}", tmp / f"dry{w}x{h}"
+    wet.mkdir()
+    dry.mkdir()
+    dice = run_child("whole", write_dice_chase(wet, True, size))
+    plain = run_child("whole", write_dice_chase(dry, False, size))
+    p = dice["p"]
+    print(
+        f"{w}x{h} chase with dice: {dice['cpu']:.2f} s CPU, peak {dice['rss_mb']:.0f} MB; "
+        f"P(capture) {p['capture']:.4f}, P(escape) {p['escape']:.4f}, expected round "
+        f"{dice['turns']:.3f}; without dice (the same map, nobody rolls) "
+        f"{plain['cpu']:.2f} s CPU, peak {plain['rss_mb']:.0f} MB, {plain['outcome']} in "
+        f"round {plain['turns']}: {dice['cpu'] / max(plain['cpu'], 1e-9):.1f}x "
+        f"(targets <= {MAX_CPU_S:.0f} s CPU, <= {MAX_RSS_MB:.0f} MB)"
+    )
+    if not dice["dice"] or dice["cpu"] > MAX_CPU_S or dice["rss_mb"] > MAX_RSS_MB:
+        print("   TARGET MISSED")
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -26,6 +26,14 @@ class Mode(StrEnum):
 
 
 MODES: tuple[str, ...] = tuple(m.value for m in Mode)
+
+
+def standing_mode(move: str) -> str:
+    """The mode of a token standing on a cell of ``move``: that mode (walk on a pit's
+    floor, or where no token may go)."""
+    return "walk" if move in ("blocked", "gap") else move
+
+
 DIFFICULTIES: tuple[str, ...] = (
     "none",
     "very_easy",

@@ -14,6 +14,7 @@ from engine.mapmodel import MapModel
 from engine.movement import MovementGraph
 from engine.sim.fields import Profile, Walk
 from engine.systems.base import Token
+from engine.terrain import standing_mode
 
 
 class Replan(Protocol):
@@ -126,8 +127,7 @@ def kept_share(ticks: list[float], share: Fraction, total: float) -> int:
 
 def mode_at(model: MapModel, cell: Cell) -> str:
     """The mode of a token standing on ``cell``: its terrain's (walk on a pit's floor)."""
-    move = model.terrain_at(cell).move
-    return "walk" if move in ("blocked", "gap") else move
+    return standing_mode(model.terrain_at(cell).move)
 
 
 def hop_ticks(g: MovementGraph, a: int, b: int) -> float:

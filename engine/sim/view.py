@@ -21,6 +21,7 @@ from engine.scenario import Scenario
 from engine.sim.cache import FieldCache
 from engine.sim.fields import INF, Profile
 from engine.systems.base import Token
+from engine.terrain import standing_mode
 from engine.tokenspec import TokenSpec
 
 
@@ -293,13 +294,37 @@ class SolveWays:
 
     def way(
         self, side: str, src: Cell, dst: Cell, blocker: Cell | None
-    ) -> tuple[Any, list[tuple[int, int, float]], bool]:
-        occ = Occupancy()
-        if blocker is not None and self.block and side == "quarry":
-            occ = Occupancy(frozenset({blocker}), frozenset())
-        prof, walk, k = self.fields.descent(self.profs[side], (dst,), False, src, occ)
+    ) -> tuple[Profile, Any, list[tuple[int, int, float]], bool]:
+        prof, walk, k = self.fields.descent(
+            self.profs[side], (dst,), False, src, self._occ(side, blocker)
+        )
         beyond = walk.after is not None and k == len(walk.edges)
-        return prof.graph, walk.edges[:k], beyond
+        return prof, prof.graph, walk.edges[:k], beyond
+
+    def _occ(self, side: str, blocker: Cell | None) -> Occupancy:
+        if blocker is not None and self.block and side == "quarry":
+            return Occupancy(frozenset({blocker}), frozenset())
+        return Occupancy()
+
+    def replan(
+        self,
+        side: str,
+        token: Token,
+        current: Profile | None,
+        src: Cell,
+        dst: Cell,
+        blocker: Cell | None,
+    ) -> tuple[Profile, Any, list[tuple[int, int, float]], list[float], int] | None:
+        """As :meth:`Simulation._replan` does: the profile of ``token`` standing on ``src``
+        (in that cell's mode), None where it is ``current``, else the descent on it."""
+        graph = self.profs[side].graph
+        mode = standing_mode(graph.model.terrain_at(src).move)  # as crossing.mode_at
+        here = self.fields.hooks.moved(token, src, mode)
+        new = self.fields.profile(here, graph.pace, self.sizes[side], self.doors)
+        if new is current:
+            return None
+        prof, walk, k = self.fields.descent(new, (dst,), False, src, self._occ(side, blocker))
+        return prof, prof.graph, walk.edges, walk.spent, k
 
     def same_profile(self, side: str, a: Token, b: Token) -> bool:
         pace, size = self.profs[side].graph.pace, self.sizes[side]

@@ -35,19 +35,34 @@ Edge = tuple[int, int, float]
 
 class Ways(Protocol):
     """The turn loop's way for a move (a seam: :func:`engine.sim.view.solve_run` gives the
-    field cache's): the graph walked and the edges of the turn walked on the way from
+    field cache's): the profile and graph walked and the edges of the turn walked on the way from
     ``src`` to ``dst`` (cut as the loop cuts them), ``blocker`` the other token's cell
     where it stands in the mover's way (None: nobody), and whether the way goes on into a
     crossing of more than a turn."""
 
     def way(
         self, side: str, src: Cell, dst: Cell, blocker: Cell | None
-    ) -> tuple[MovementGraph, list[Edge], bool]: ...
+    ) -> tuple[Any, MovementGraph, list[Edge], bool]: ...
 
     def same_profile(self, side: str, a: Any, b: Any) -> bool:
         """Whether tokens ``a`` and ``b`` of ``side`` move on the same profile (the one
         object the turn loop keeps for both): what the other token's solved move reads."""
         ...
+
+    def replan(
+        self, side: str, token: Any, current: Any, src: Cell, dst: Cell, blocker: Cell | None
+    ) -> Replanned | None:
+        """The rest of a move whose token changed on the way (a check's result that
+        re-prices it: :meth:`engine.sim.loop.Simulation._replan`): ``token`` standing on
+        ``src``, its profile and the loop's way to ``dst`` on it (the descent's edges, their
+        ticks so far and its cut to a turn); None where that profile is ``current`` (the
+        profile the move walks on, as :meth:`way` or this gave it; None: none)."""
+        ...
+
+
+#: A replanned way: the profile (compared by identity), its graph, the descent's edges,
+#: the ticks spent after each and how many of them fit a turn.
+Replanned = tuple[Any, MovementGraph, list[Edge], list[float], int]
 
 
 @dataclass(frozen=True)
@@ -103,26 +118,31 @@ def _lasting(before: Any, after: Any, notes: frozenset[str] = frozenset()) -> st
 
 
 class Degrees:
-    """Per check asked on a map, the chance that a roll lets the token on, exact, with
-    every degree's effect probed once (:func:`probe_checks`)."""
+    """Per check asked on a map, its degrees' exact chances and whether each lets the
+    token on, every degree's effect probed once (:meth:`_probe`): what it leaves must not
+    outlast the turn."""
 
     def __init__(self, name: str, tid: str, side: str, system: Any, ways: Ways) -> None:
         self.name, self.tid, self.side, self.system, self.ways = name, tid, side, system, ways
-        self._kept: dict[tuple[str, str, str], Fraction] = {}
+        self._kept: dict[tuple[str, ...], tuple[tuple[str, Fraction, bool], ...]] = {}
 
-    def go_on(self, token: Any, cell_check: Any) -> Fraction:
-        key = (cell_check.what, str(cell_check.target), str(cell_check.check))
+    def degrees(self, token: Any, cc: Any, mode: str) -> tuple[tuple[str, Fraction, bool], ...]:
+        """The degrees of ``cc`` (asked by a cell of ``mode``) with a chance: (degree,
+        chance, whether it lets the token on)."""
+        key = (cc.what, str(cc.target), str(cc.check), mode)
         got = self._kept.get(key)
         if got is None:
-            got = self._kept[key] = self._probe(token, cell_check)
+            got = self._kept[key] = self._probe(token, cc, mode)
         return got
 
-    def _probe(self, token: Any, cc: Any) -> Fraction:
+    def _probe(self, token: Any, cc: Any, mode: str) -> tuple[tuple[str, Fraction, bool], ...]:
         system = self.system
+        notes = frozenset(system.notes)
         odds: dict[str, Fraction] = cc.check.outcomes()
         p_success = cc.check.p_success()
-        go, upto = Fraction(0), Fraction(0)
+        upto = Fraction(0)
         plain = system.end_turn(token, Dice(0))  # what the end of the turn leaves anyway
+        out: list[tuple[str, Fraction, bool]] = []
         for degree, p in odds.items():
             success = upto < p_success  # the successes come first (engine.checks)
             upto += p
@@ -130,18 +150,30 @@ class Degrees:
                 continue
             after = system.apply_check(token, cc.what, degree)
             if success or system.goes_on(cc, degree, success):
-                changed = _lasting(token, after, frozenset(system.notes))
+                # A result that re-prices the rest of the move (a Whisperspace swim's, for
+                # the rest of the Move action) is walked as the loop walks it; it must end
+                # with the turn.
+                # It may end the turn where it stands or in the cell it went on into.
+                changed = ""
+                for m in dict.fromkeys((token.state.mode, mode)):
+                    dice = Dice(0)
+                    was = system.end_turn(token.moved(mode=m), Dice(0))
+                    ended = system.end_turn(system.end_move(after.moved(mode=m)), dice)
+                    changed = "a roll at the end of its turn" if dice.log else ""
+                    changed = changed or _lasting(was, ended, notes)
+                    if changed:
+                        break
                 if changed:
                     raise Unsolvable(
                         f"{self.name}: token {self.tid}'s {cc.what} at {degree} changes it "
-                        f"on the way ({changed}: the rest of its move priced again); solve "
-                        "models checks that let a token on unchanged or stop it "
-                        "(docs/solve.md): give it a map without this check"
+                        f"beyond its turn ({changed}); solve models checks whose results "
+                        "end with the turn (docs/solve.md): give it a map without this check"
                     )
-                go += p
+                out.append((degree, p, True))
                 continue
             self._stops(token, cc, degree, after, plain)
-        return go
+            out.append((degree, p, False))
+        return tuple(out)
 
     def _stops(self, token: Any, cc: Any, degree: str, after: Any, plain: Any) -> None:
         """Refuse a stopping ``degree`` that leaves more than the stop: a roll at the end
@@ -172,51 +204,194 @@ class Degrees:
             )
 
 
-def _move_of(g: MovementGraph, ticks: float, period: Fraction) -> int:
-    """``ceil(g.turns(ticks) / period)``: the move (as the system counts them) a step
-    ending ``ticks`` into the turn is in; in whole numbers where the ticks are whole."""
+def _move_of(g: MovementGraph, ticks: float, period: Fraction, offset: Fraction) -> int:
+    """``ceil((offset + g.turns(ticks)) / period)``: the move (as the system counts them) a
+    step ending ``ticks`` into a leg that started ``offset`` turns into the turn is in; in
+    whole numbers where the ticks are whole."""
     if ticks.is_integer():
-        a = int(ticks) * period.denominator
-        return -(-a // (g.denominator * period.numerator))
-    return math.ceil(g.turns(ticks) / period)
+        den = g.denominator
+        a = (offset.numerator * den + int(ticks) * offset.denominator) * period.denominator
+        return -(-a // (den * offset.denominator * period.numerator))
+    return math.ceil((offset + g.turns(ticks)) / period)
+
+
+@dataclass
+class _Walk:
+    """What :func:`outcomes` walks a move with: the mover's side and goal, the other token
+    in its way, the loop's ways, the degrees and the cells it ends on (with chances) and
+    enters."""
+
+    side: str
+    dst: Cell
+    blocker: Cell | None
+    ways: Ways
+    degrees: Degrees
+    ends: dict[int, Fraction]
+    entered: set[int]
 
 
 def outcomes(
-    g: MovementGraph, edges: list[Edge], src: int, degrees: Degrees
-) -> list[tuple[int, Fraction]]:
-    """Where a move along ``edges`` (from cell index ``src``) ends, with its chances: the
-    turn loop's walk (:meth:`engine.sim.walking.Walker._enter`): a check rolled where a
-    new run of terrain, or a run in a new move, is entered; a stop ends it on the cell
-    before."""
-    n = g.n
-    token = _token(g)
+    g: MovementGraph,
+    edges: list[Edge],
+    src: int,
+    degrees: Degrees,
+    ways: Ways | None = None,
+    side: str = "",
+    dst: int = 0,
+    blocker: Cell | None = None,
+    prof: Any = None,
+) -> tuple[list[tuple[int, Fraction]], frozenset[int]]:
+    """Where a move along ``edges`` (from cell index ``src`` toward ``dst``) ends, with its
+    chances, and the cells its ways enter: the turn loop's walk
+    (:meth:`engine.sim.walking.Walker._walk_legs`): a check rolled where a new run of
+    terrain, or a run in a new move, is entered; a stop ends it on the cell before; a
+    result that changes the token's rates goes on from where it stands on the loop's way
+    for what it has become (``ways``' :meth:`Ways.replan`), up to the end of the move it
+    was rolled in, where the rest of the turn goes on at the token's own rates."""
+    grid = g.grid
+    w = _Walk(side, grid.cell_of_index(dst), blocker, ways, degrees, {}, set())  # type: ignore[arg-type]
     key = (int(g.run_key[src]), 0)
-    here, spent = src, 0.0
-    left = Fraction(1)
-    out: list[tuple[int, Fraction]] = []
+    _legs(w, _token(g), prof, g, edges, src, Fraction(0), key, None, Fraction(1))
+    got = sorted((c, p) for c, p in w.ends.items() if p)
+    return got, frozenset(w.entered)
+
+
+def _legs(
+    w: _Walk,
+    token: Any,
+    prof: Any,
+    g: MovementGraph,
+    plan: list[Edge],
+    here: int,
+    offset: Fraction,
+    key: tuple[int, int],
+    until: Fraction | None,
+    p: Fraction,
+    spent: float = 0.0,
+    rolled: bool = False,
+) -> None:
+    """Walk ``plan`` (a leg of the move on ``prof``, from cell index ``here``, ``offset``
+    turns into the turn, ``spent`` ticks into the leg) with chance ``p``, then the legs
+    after it, adding where they end to ``w.ends``; ``rolled``: the roll of the plan's
+    first step is made. ``until``: where the last result's effects end."""
+    n = g.n
     tids = np.asarray(g.model.terrain_ids).ravel()
-    for node, nxt, w in edges:
+    for i, (node, nxt, cost_w) in enumerate(plan):
         j = nxt % n
-        if j != node % n:
+        if j != node % n and not (rolled and i == 0):
+            w.entered.add(j)
             t = int(tids[j])
             period = g.check_period[t]
-            move = 0 if period is None else _move_of(g, spent + w, period)
+            move = 0 if period is None else _move_of(g, spent + cost_w, period, offset)
             run_key = (int(g.run_key[j]), move)
             cost = g.state_costs[g.state_of(nxt)][t]
             if cost.check is not None and cost.check.check is not None and run_key != key:
-                go = degrees.go_on(token, cost.check)
-                if go < 1:
-                    out.append((here, left * (1 - go)))
-                    left *= go
+                mode = g.model.terrains[t].move
+                for degree, pd, on in w.degrees.degrees(token, cost.check, mode):
+                    if not on:
+                        w.ends[here] = w.ends.get(here, Fraction(0)) + p * pd
+                        continue
+                    after = w.degrees.system.apply_check(token, cost.check.what, degree)
+                    _rolled(w, after, token, prof, g, plan[i:], here, offset, spent,
+                            run_key, until, p * pd)  # fmt: skip
+                return
             key = run_key
-        spent += w
+        spent += cost_w
         here = j
-    out.append((here, left))
-    merged: dict[int, Fraction] = {}
-    for c, p in out:
-        if p:
-            merged[c] = merged.get(c, Fraction(0)) + p
-    return sorted(merged.items())
+    _leg_over(w, token, g, here, offset + g.turns(spent), key, until, p)
+
+
+def _rolled(
+    w: _Walk,
+    after: Any,
+    before: Any,
+    prof: Any,
+    g: MovementGraph,
+    rest: list[Edge],
+    here: int,
+    offset: Fraction,
+    spent: float,
+    key: tuple[int, int],
+    until: Fraction | None,
+    p: Fraction,
+) -> None:
+    """A roll let the token (now ``after``) on into ``rest[0]``'s cell: where the result
+    changed it onto another profile, a new leg from ``here`` up to the end of the move it
+    was rolled in; else on along ``rest``."""
+    way = None
+    if after.state != before.state and w.ways is not None:
+        way = w.ways.replan(w.side, after, prof, g.grid.cell_of_index(here), w.dst, w.blocker)
+    if way is None:
+        _legs(w, after, prof, g, rest, here, offset, key, until, p, spent, rolled=True)
+        return
+    _, nxt, cost_w = rest[0]
+    ends = _move_ends(w.degrees.system, after, g, nxt, offset + g.turns(spent + cost_w))
+    new, ng, edges, ticks, k = way
+    _leg(w, after, new, ng, edges, ticks, k, here, offset + g.turns(spent), key, ends, p)
+
+
+def _leg(
+    w: _Walk,
+    token: Any,
+    prof: Any,
+    g: MovementGraph,
+    edges: list[Edge],
+    ticks: list[float],
+    k: int,
+    here: int,
+    used: Fraction,
+    key: tuple[int, int],
+    until: Fraction | None,
+    p: Fraction,
+) -> None:
+    """A new leg on ``prof`` from ``here`` at ``used`` turns: the loop's way cut to what is
+    left of the turn, or of the move up to ``until``."""
+    left = float((min(until or 1, 1) - used) * g.denominator) + 1e-9
+    while k and ticks[k - 1] > left:
+        k -= 1
+    _legs(w, token, prof, g, edges[:k], here, used, key, until, p)
+
+
+def _leg_over(
+    w: _Walk,
+    token: Any,
+    g: MovementGraph,
+    here: int,
+    used: Fraction,
+    key: tuple[int, int],
+    until: Fraction | None,
+    p: Fraction,
+) -> None:
+    """A leg's plan is walked: the move ends here, or, where the move the last roll was
+    made in ends before the turn does, its effects end and the rest of the turn goes on
+    at the token's own rates."""
+    if w.ways is None or until is None or until >= 1:
+        w.ends[here] = w.ends.get(here, Fraction(0)) + p
+        return
+    used = max(used, until)
+    system = w.degrees.system
+    token = system.end_move(token)
+    way = None
+    if used < 1:
+        way = w.ways.replan(w.side, token, None, g.grid.cell_of_index(here), w.dst, w.blocker)
+    if way is None:
+        w.ends[here] = w.ends.get(here, Fraction(0)) + p
+        return
+    new, ng, edges, ticks, k = way
+    _leg(w, token, new, ng, edges, ticks, k, here, used, key, None, p)
+
+
+def _move_ends(
+    system: Any, token: Any, g: MovementGraph, nxt: int, at: Fraction
+) -> Fraction | None:
+    """When the move a roll made ``at`` turns into the turn (entering ``nxt``) ends, as the
+    system counts moves (:meth:`engine.sim.walking.Walker._move_ends`); None: with the
+    turn."""
+    terrain = g.model.terrains[g.terrain_list()[nxt % g.n]]
+    period = system.check_period(token, terrain, g.pace)
+    if period is None or period >= 1:
+        return None
+    return math.ceil(at / period) * period
 
 
 #: A move's outcomes (the cells it ends on, their chances in float64) and the cell
@@ -237,7 +412,9 @@ def _walked(
 ) -> Walked:
     """A move's outcomes, worked out on the turn loop's way (:func:`outcomes`); ``asks``:
     per cell index, whether entering it may ask a check (:func:`check_cells`)."""
-    wg, edges, beyond = ways.way(side, grid.cell_of_index(src), grid.cell_of_index(dst), blocker)
+    prof, wg, edges, beyond = ways.way(
+        side, grid.cell_of_index(src), grid.cell_of_index(dst), blocker
+    )
     if beyond:
         raise Unsolvable(
             f"{degrees.name}: token {tid}'s way to {grid.cell_of_index(dst)} goes into a "
@@ -252,7 +429,7 @@ def _walked(
     if not asks[list(entered)].any():  # no cell of the way asks a check: it ends there
         end = edges[-1][1] % wg.n if edges else src
         return (end,), (1.0,), entered
-    got = outcomes(wg, edges, src, degrees)
+    got, entered = outcomes(wg, edges, src, degrees, ways, side, dst, blocker, prof)
     return tuple(c for c, _ in got), tuple(float(p) for _, p in got), entered
 
 
