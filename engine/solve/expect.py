@@ -60,21 +60,21 @@ def pick(
     """Of each group of moves (rows ``ptr[i]:ptr[i + 1]``), per column, the best by
     ``(pc, u)`` (the largest where ``maximise``, else the smallest), then the smallest
     ``near``, then the first: the values it gives (4 x groups x columns) and its row."""
-    sign = 1.0 if maximise else -1.0
     starts = ptr[:-1]
-    grp = np.repeat(np.arange(len(starts)), np.diff(ptr))
-    pc, u = sign * vals[PC], sign * vals[U]
+    counts = np.diff(ptr)
+    # Each group's bound spread over its rows (np.repeat of the groups' rows: one array
+    # the size of the moves, not a gather and a difference).
+    pc, u = (vals[PC], vals[U]) if maximise else (-vals[PC], -vals[U])
     best = np.maximum.reduceat(pc, starts, axis=0)
-    cand = pc >= best[grp] - EPS
-    um = np.where(cand, u, -np.inf)
-    best_u = np.maximum.reduceat(um, starts, axis=0)
-    cand &= u >= best_u[grp] - EPS
-    big = np.int64(np.iinfo(np.int64).max)
-    nm = np.where(cand, near.astype(np.int64), big)
-    best_n = np.minimum.reduceat(nm, starts, axis=0)
-    cand &= near == best_n[grp]
-    rows = np.arange(len(grp))[:, None]
-    first = np.minimum.reduceat(np.where(cand, rows, big), starts, axis=0)
+    cand = pc >= np.repeat(best - EPS, counts, axis=0)
+    best_u = np.maximum.reduceat(np.where(cand, u, -np.inf), starts, axis=0)
+    cand &= u >= np.repeat(best_u - EPS, counts, axis=0)
+    far = np.iinfo(near.dtype).max
+    best_n = np.minimum.reduceat(np.where(cand, near, far), starts, axis=0)
+    cand &= near == np.repeat(best_n, counts, axis=0)
+    rows = np.arange(len(near), dtype=np.int64)[:, None]
+    last = np.int64(len(near))
+    first = np.minimum.reduceat(np.where(cand, rows, last), starts, axis=0)
     cols = np.arange(vals.shape[2])[None, :]
     return vals[:, first, cols], first
 
