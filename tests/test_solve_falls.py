@@ -102,6 +102,7 @@ class Expectimax:
         self.running, self.odds = running, odds
         self.order = ("p", "q") if pursuer_first else ("q", "p")
         self.value = functools.cache(self._value)
+        self.ply = functools.cache(self._ply)
 
     def cost(self, who: str, cell: int) -> Fraction:
         r = self.running[who]
@@ -149,7 +150,7 @@ class Expectimax:
             return (Fraction(0), Fraction(0), Fraction(0))
         return self.ply(self.order[0], p, q, rnd, second=False)
 
-    def ply(self, who: str, p: int, q: int, rnd: int, second: bool) -> tuple[Fraction, ...]:
+    def _ply(self, who: str, p: int, q: int, rnd: int, second: bool) -> tuple[Fraction, ...]:
         best: tuple[tuple[Fraction, Fraction], tuple[Fraction, ...]] | None = None
         at, other = (p, None) if who == "p" else (q, p)
         for m in self.moves(who, at, other):

@@ -104,6 +104,7 @@ class Expectimax:
         self.order = ("p", "q") if pursuer_first else ("q", "p")
         self.value = functools.cache(self._value)
         self.outcomes = functools.cache(self._outcomes)
+        self.ply = functools.cache(self._ply)
 
     def cost(self, who: str, cell: int, pen: int) -> Fraction:
         ft = self.speed[who] - (10 * (2 + pen) if self.row[cell] == "~" else 0)
@@ -179,7 +180,7 @@ class Expectimax:
             return (Fraction(0), Fraction(0), Fraction(0))
         return self.ply(self.order[0], p, q, rnd, second=False)
 
-    def ply(self, who: str, p: int, q: int, rnd: int, second: bool) -> tuple[Fraction, ...]:
+    def _ply(self, who: str, p: int, q: int, rnd: int, second: bool) -> tuple[Fraction, ...]:
         best: tuple[tuple[Fraction, Fraction], tuple[Fraction, ...]] | None = None
         at, other = (p, None) if who == "p" else (q, p)
         for m in self.moves(who, at, other):
