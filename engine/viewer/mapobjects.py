@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -408,99 +408,230 @@ def object_paints(grid: Grid, obj: MapObject, colour: tuple[int, int, int]) -> l
 # --------------------------------------------------------------------------- raster
 
 
-def _segments(paths: Sequence[Path], fill: bool) -> list[tuple[Point, Point]]:
-    """The straight pieces of ``paths``: closed ones (and every path of a fill) closed."""
-    segs: list[tuple[Point, Point]] = []
+def _segments(paths: Sequence[Path], fill: bool) -> np.ndarray:
+    """The straight pieces of ``paths`` (closed ones, and every path of a fill, closed) as
+    rows (ax, ay, bx, by); a single point is a piece of length 0."""
+    segs: list[tuple[float, float, float, float]] = []
     for pts, closed in paths:
         if len(pts) == 1:
-            segs.append((pts[0], pts[0]))
+            segs.append((*pts[0], *pts[0]))
             continue
-        segs.extend(zip(pts, pts[1:], strict=False))
+        segs.extend((*a, *b) for a, b in zip(pts, pts[1:], strict=False))
         if (closed or fill) and len(pts) > 2:
-            segs.append((pts[-1], pts[0]))
-    return segs
+            segs.append((*pts[-1], *pts[0]))
+    return np.array(segs, dtype=np.float64).reshape(-1, 4)
 
 
-def _fill_grid(segs: list[tuple[Point, Point]], xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    """Even-odd inside test at every point of the grid ``ys`` x ``xs`` (scanlines)."""
-    inside = np.zeros((ys.size, xs.size), dtype=bool)
-    for (ax, ay), (bx, by) in segs:
-        if ay == by:
-            continue
-        lo, hi = (ay, by) if ay < by else (by, ay)
-        r0, r1 = np.searchsorted(ys, lo, "left"), np.searchsorted(ys, hi, "left")
-        if r0 >= r1:
-            continue
-        xc = ax + (ys[r0:r1] - ay) * ((bx - ax) / (by - ay))
-        inside[r0:r1] ^= xs[None, :] < xc[:, None]
-    return inside
+#: Pairs (a segment and a pixel or row) worked on at once, and samples: the passes below
+#: hold a few temporaries of this many numbers, small enough to be reused from the heap
+#: (larger ones are mapped afresh each time, and their pages cost more than the arithmetic).
+_PAIRS = 1 << 12
+_SAMPLES = 1 << 14
 
 
-def _distance_grid(
-    segs: list[tuple[Point, Point]], reach: float, xs: np.ndarray, ys: np.ndarray
-) -> np.ndarray:
-    """Distance from each grid point to the nearest segment, where under ``reach``
-    (``inf`` beyond)."""
-    dist2 = np.full((ys.size, xs.size), np.inf)
-    for (ax, ay), (bx, by) in segs:
-        c0 = np.searchsorted(xs, min(ax, bx) - reach, "left")
-        c1 = np.searchsorted(xs, max(ax, bx) + reach, "right")
-        r0 = np.searchsorted(ys, min(ay, by) - reach, "left")
-        r1 = np.searchsorted(ys, max(ay, by) + reach, "right")
-        if c0 >= c1 or r0 >= r1:
-            continue
-        d2 = _seg_d2(xs[None, c0:c1], ys[r0:r1, None], ax, ay, bx, by)
-        np.minimum(dist2[r0:r1, c0:c1], d2, out=dist2[r0:r1, c0:c1])
-    return np.sqrt(dist2)
+def _expand(
+    starts: np.ndarray, ends: np.ndarray, limit: int = _PAIRS
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Every ``(i, v)`` with ``starts[i] <= v < ends[i]``, as two arrays, in chunks of at
+    most about 2 x ``limit`` (a range longer than that is split)."""
+    sizes = np.maximum(ends - starts, 0)
+    pieces = -(-sizes // limit)
+    owner = np.repeat(np.arange(sizes.size), pieces)
+    if owner.size == 0:
+        return
+    nth = np.arange(owner.size) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    lo = starts[owner] + nth * limit
+    size = np.minimum(lo + limit, ends[owner]) - lo
+    ends_at = np.cumsum(size)
+    group = (ends_at - size) // limit
+    cuts = [0, *(np.flatnonzero(np.diff(group)) + 1).tolist(), owner.size]
+    for a, b in zip(cuts[:-1], cuts[1:], strict=False):
+        sz = size[a:b]
+        first = np.repeat(lo[a:b] - (np.cumsum(sz) - sz), sz)
+        yield np.repeat(owner[a:b], sz), first + np.arange(int(sz.sum()))
 
 
-def _seg_d2(
-    px: np.ndarray, py: np.ndarray, ax: float, ay: float, bx: float, by: float
-) -> np.ndarray:
+#: (box, rows) -> the columns (first, end) of each row that can lie near the box's segment.
+Narrow = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def _boxes(
+    r0: np.ndarray,
+    r1: np.ndarray,
+    c0: np.ndarray,
+    c1: np.ndarray,
+    limit: int = _PAIRS,
+    narrow: Narrow | None = None,
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Every cell ``(row, col)`` of each box ``[r0, r1) x [c0, c1)``, with its box's
+    number, as three arrays, in chunks of at most about 2 x ``limit``; ``narrow``: each
+    row only over the columns it gives (a long slanted segment's box is mostly far from
+    it: its cells grow with its length squared, those near it with its length)."""
+    for box, rows in _expand(r0, r1, limit):
+        lo, hi = c0[box], c1[box]
+        if narrow is not None:
+            near_lo, near_hi = narrow(box, rows)
+            lo, hi = np.maximum(lo, near_lo), np.minimum(hi, near_hi)
+        for k, cols in _expand(lo, hi, limit):
+            yield box[k], rows[k], cols
+
+
+def _x_span(segs: np.ndarray, ylo: np.ndarray, yhi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The least and greatest x of each segment (rows of ``segs``) between ``ylo`` and
+    ``yhi`` (its end nearest the band where it does not reach it)."""
+    ax, ay, bx, by = segs.T
+    dy = by - ay
+    flat = dy == 0
+    safe = np.where(flat, 1.0, dy)
+    t0, t1 = (ylo - ay) / safe, (yhi - ay) / safe
+    tlo = np.where(flat, 0.0, np.clip(np.minimum(t0, t1), 0.0, 1.0))
+    thi = np.where(flat, 1.0, np.clip(np.maximum(t0, t1), 0.0, 1.0))
+    xa, xb = ax + tlo * (bx - ax), ax + thi * (bx - ax)
+    return np.minimum(xa, xb), np.maximum(xa, xb)
+
+
+def _seg_d2(px: np.ndarray, py: np.ndarray, ax: Any, ay: Any, bx: Any, by: Any) -> np.ndarray:
+    """Squared distance from each point to its segment (arrays or numbers, broadcast)."""
     dx, dy = bx - ax, by - ay
     qx, qy = px - ax, py - ay
     l2 = dx * dx + dy * dy
-    if l2 <= 0:
-        return np.asarray(qx * qx + qy * qy)
-    t = np.clip((qx * dx + qy * dy) / l2, 0.0, 1.0)
-    return np.asarray((qx - t * dx) ** 2 + (qy - t * dy) ** 2)
+    some = l2 > 0
+    t = (qx * dx + qy * dy) / np.where(some, l2, 1.0)
+    np.clip(t, 0.0, 1.0, out=t)
+    if np.all(some):
+        return np.asarray((qx - t * dx) ** 2 + (qy - t * dy) ** 2)
+    return np.asarray(np.where(some, (qx - t * dx) ** 2 + (qy - t * dy) ** 2, qx * qx + qy * qy))
 
 
-def _fill_points(segs: list[tuple[Point, Point]], px: np.ndarray, py: np.ndarray) -> np.ndarray:
-    """Even-odd inside test at each pixel's samples (``px``, ``py``: (pixels, SS, SS))."""
-    inside = np.zeros(px.shape, dtype=bool)
-    top = py[:, 0, 0]
-    for (ax, ay), (bx, by) in segs:
-        if ay == by:
-            continue
-        lo, hi = min(ay, by), max(ay, by)
-        sel = np.flatnonzero((top < hi) & (top + 1 > lo))
-        if sel.size == 0:
-            continue
-        qy = py[sel]
-        xc = ax + (qy - ay) * ((bx - ax) / (by - ay))
-        inside[sel] ^= (qy >= lo) & (qy < hi) & (px[sel] < xc)
-    return inside
+def _fill_grid(segs: np.ndarray, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Even-odd inside test at every point of the grid ``ys`` x ``xs`` (scanlines): each
+    crossing of a row flips the points left of it, so a row's parity is counted from the
+    right over the crossings' places."""
+    segs = segs[segs[:, 1] != segs[:, 3]]
+    ax, ay, bx, by = segs.T
+    lo, hi = np.minimum(ay, by), np.maximum(ay, by)
+    slope = (bx - ax) / (by - ay)
+    flips = np.zeros(ys.size * (xs.size + 1), dtype=np.uint8)
+    r0, r1 = np.searchsorted(ys, lo, "left"), np.searchsorted(ys, hi, "left")
+    for seg, rows in _expand(r0, r1):
+        xc = ax[seg] + (ys[rows] - ay[seg]) * slope[seg]
+        np.bitwise_xor.at(flips, rows * (xs.size + 1) + np.searchsorted(xs, xc, "left"), 1)
+    grid = flips.reshape(ys.size, xs.size + 1)[:, ::-1]
+    return np.bitwise_xor.accumulate(grid, axis=1)[:, -2::-1].astype(bool)
 
 
-def _near_points(
-    segs: list[tuple[Point, Point]], half: float, px: np.ndarray, py: np.ndarray
-) -> np.ndarray:
-    """Which samples (``px``, ``py``: (pixels, SS, SS)) lie within ``half`` of a segment
-    (round caps and joins)."""
-    hit = np.zeros(px.shape, dtype=bool)
-    h2 = half * half
-    left, top = px[:, 0, 0], py[:, 0, 0]
-    for (ax, ay), (bx, by) in segs:
-        sel = np.flatnonzero(
-            (left < max(ax, bx) + half)
-            & (left + 1 > min(ax, bx) - half)
-            & (top < max(ay, by) + half)
-            & (top + 1 > min(ay, by) - half)
+def _distance_grid(segs: np.ndarray, reach: float, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Distance from each grid point to the nearest segment, where under ``reach``
+    (``inf`` beyond): each segment is measured over the points of its box widened by
+    ``reach``."""
+    dist2 = np.full((ys.size, xs.size), np.inf)
+    ax, ay, bx, by = segs.T
+    c0 = np.searchsorted(xs, np.minimum(ax, bx) - reach, "left")
+    c1 = np.searchsorted(xs, np.maximum(ax, bx) + reach, "right")
+    r0 = np.searchsorted(ys, np.minimum(ay, by) - reach, "left")
+    r1 = np.searchsorted(ys, np.maximum(ay, by) + reach, "right")
+    flat = dist2.reshape(-1)
+
+    def narrow(box: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # A point within reach of the segment lies within reach of its part in the band
+        # of rows within reach (one pixel more each way: the rest lies farther, and no
+        # distance beyond reach is used).
+        y = ys[rows]
+        xlo, xhi = _x_span(segs[box], y - reach - 1, y + reach + 1)
+        return (
+            np.searchsorted(xs, xlo - reach - 1, "left"),
+            np.searchsorted(xs, xhi + reach + 1, "right"),
         )
-        if sel.size:
-            hit[sel] |= _seg_d2(px[sel], py[sel], ax, ay, bx, by) <= h2
-    return hit
+
+    for seg, rows, cols in _boxes(r0, r1, c0, c1, narrow=narrow):
+        d2 = _seg_d2(xs[cols], ys[rows], ax[seg], ay[seg], bx[seg], by[seg])
+        np.minimum.at(flat, rows * xs.size + cols, d2)
+    return np.sqrt(dist2)
+
+
+def _packed(hit: np.ndarray) -> np.ndarray:
+    """Each pair's (ss, ss) samples as the bits of one unsigned 64-bit number."""
+    n = hit.shape[0]
+    packed = np.packbits(hit.reshape(n, hit.shape[1] * hit.shape[2]), axis=1, bitorder="little")
+    wide = np.zeros((n, 8), dtype=np.uint8)
+    wide[:, : packed.shape[1]] = packed
+    return wide.view("<u8").reshape(n)
+
+
+def _fill_samples(
+    segs: np.ndarray, x0: int, y0: int, rows: np.ndarray, cols: np.ndarray, ss: int
+) -> np.ndarray:
+    """Even-odd inside test at the ``ss`` x ``ss`` samples of each pixel ``(rows, cols)``
+    (sorted by row), as bits: each segment flips the samples left of it in its rows."""
+    sub = (np.arange(ss) + 0.5) / ss
+    segs = segs[segs[:, 1] != segs[:, 3]]
+    ax, ay, bx, by = segs.T
+    lo, hi = np.minimum(ay, by), np.maximum(ay, by)
+    slope = (bx - ax) / (by - ay)
+    top = (y0 + rows) + sub[0]
+    first = np.searchsorted(top + 1, lo, "right")
+    last = np.searchsorted(top, hi, "left")
+    bits = np.zeros(rows.size, dtype=np.uint64)
+    for seg, pix in _expand(first, last, max(1, _SAMPLES // (ss * ss))):
+        qy = ((y0 + rows[pix])[:, None] + sub[None, :])[:, :, None]  # (n, ss, 1)
+        px = ((x0 + cols[pix])[:, None] + sub[None, :])[:, None, :]  # (n, 1, ss)
+        s_lo, s_hi = lo[seg][:, None, None], hi[seg][:, None, None]
+        xc = ax[seg][:, None, None] + (qy - ay[seg][:, None, None]) * slope[seg][:, None, None]
+        hit = (qy >= s_lo) & (qy < s_hi) & (px < xc)
+        np.bitwise_xor.at(bits, pix, _packed(hit))
+    return bits
+
+
+def _near_samples(
+    segs: np.ndarray,
+    half: float,
+    x0: int,
+    y0: int,
+    border: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    ss: int,
+) -> np.ndarray:
+    """Which of the ``ss`` x ``ss`` samples of each pixel ``(rows, cols)`` (the ``border``
+    pixels) lie within ``half`` of a segment (round caps and joins), as bits; each segment
+    is tried on the pixels of its box widened by ``half``."""
+    sub = (np.arange(ss) + 0.5) / ss
+    h, w = border.shape
+    which = np.full(border.shape, -1, dtype=np.int64)
+    which[rows, cols] = np.arange(rows.size)
+    left = (x0 + np.arange(w)) + sub[0]
+    top = (y0 + np.arange(h)) + sub[0]
+    ax, ay, bx, by = segs.T
+    c0 = np.searchsorted(left + 1, np.minimum(ax, bx) - half, "right")
+    c1 = np.searchsorted(left, np.maximum(ax, bx) + half, "left")
+    r0 = np.searchsorted(top + 1, np.minimum(ay, by) - half, "right")
+    r1 = np.searchsorted(top, np.maximum(ay, by) + half, "left")
+    bits = np.zeros(rows.size, dtype=np.uint64)
+    h2 = half * half
+
+    def narrow(box: np.ndarray, rr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # A sample within half of the segment is within half of its part in the band
+        # of the pixel's rows widened by half (and a pixel more each way).
+        xlo, xhi = _x_span(segs[box], top[rr] - half - 1, top[rr] + half + 2)
+        return (
+            np.searchsorted(left + 1, xlo - half - 2, "left"),
+            np.searchsorted(left, xhi + half + 2, "right"),
+        )
+
+    for seg, r, c in _boxes(r0, r1, c0, c1, max(1, _SAMPLES // (ss * ss)), narrow):
+        pix = which[r, c]
+        keep = np.flatnonzero(pix >= 0)
+        seg, r, c, pix = seg[keep], r[keep], c[keep], pix[keep]
+        # No sample lies over 0.62 from its pixel's centre: a centre farther than
+        # half + 0.75 from the segment has none within half of it.
+        near = _seg_d2(x0 + c + 0.5, y0 + r + 0.5, ax[seg], ay[seg], bx[seg], by[seg])
+        keep = np.flatnonzero(near <= (half + 0.75) ** 2)
+        seg, r, c, pix = seg[keep], r[keep], c[keep], pix[keep]
+        qy = ((y0 + r)[:, None] + sub[None, :])[:, :, None]
+        px = ((x0 + c)[:, None] + sub[None, :])[:, None, :]
+        s = [v[seg][:, None, None] for v in (ax, ay, bx, by)]
+        np.bitwise_or.at(bits, pix, _packed(_seg_d2(px, qy, *s) <= h2))
+    return bits
 
 
 #: A pixel whose centre lies farther than this from an edge is wholly inside or outside.
@@ -511,33 +642,31 @@ def coverage(paint: Paint, x0: int, y0: int, w: int, h: int, ss: int = SS) -> np
     """The share of each pixel of the (w, h) area at (x0, y0) that ``paint`` covers.
 
     Pixels away from the shape's edges are decided at their centre; those near an edge
-    are sampled ``ss`` x ``ss`` times.
+    are sampled ``ss`` x ``ss`` times (``ss`` at most 8). Each pass works segment by pixel
+    pairs in bounded chunks, on the pixels about each segment only; a centre's distance
+    is measured only as far as it decides anything (farther ones stay infinite).
     """
+    if not 1 <= ss <= 8:
+        raise ValueError(f"coverage: {ss} samples a side; at most 8")
     fill = paint.kind == "fill"
     segs = _segments(paint.paths, fill)
     xs = x0 + np.arange(w) + 0.5
     ys = y0 + np.arange(h) + 0.5
     if fill:
         cov = _fill_grid(segs, xs, ys).astype(np.float64)
-        dist = _distance_grid(segs, _EDGE + 1, xs, ys)
+        dist = _distance_grid(segs, _EDGE, xs, ys)
         border = dist < _EDGE
     else:
-        dist = _distance_grid(segs, paint.half + _EDGE + 1, xs, ys)
+        dist = _distance_grid(segs, paint.half + _EDGE, xs, ys)
         cov = (dist <= paint.half).astype(np.float64)
         border = np.abs(dist - paint.half) < _EDGE
     rows, cols = np.nonzero(border)
     if rows.size:
-        sub = (np.arange(ss) + 0.5) / ss
-        px = (x0 + cols)[:, None, None] + sub[None, None, :]
-        py = (y0 + rows)[:, None, None] + sub[None, :, None]
-        px, py = np.broadcast_arrays(px, py)
-        for a in range(0, rows.size, 4096):  # bound the samples held at once
-            bx, by = px[a : a + 4096], py[a : a + 4096]
-            if fill:
-                hit = _fill_points(segs, bx, by)
-            else:
-                hit = _near_points(segs, paint.half, bx, by)
-            cov[rows[a : a + 4096], cols[a : a + 4096]] = hit.mean(axis=(1, 2))
+        if fill:
+            bits = _fill_samples(segs, x0, y0, rows, cols, ss)
+        else:
+            bits = _near_samples(segs, paint.half, x0, y0, border, rows, cols, ss)
+        cov[rows, cols] = np.bitwise_count(bits) / (ss * ss)
     return cov
 
 
@@ -568,20 +697,45 @@ def draw_paints(
     y1 = min(oh, math.ceil(max(ys_all) + pad))
     if x0 >= x1 or y0 >= y1:
         return False
+    boxes = []
+    for p in paints:
+        pxs = [x for pts, _ in p.paths for x, _ in pts]
+        pys = [y for pts, _ in p.paths for _, y in pts]
+        reach = p.half + 2
+        boxes.append(
+            (
+                max(x0, math.floor(min(pxs) - reach)),
+                max(y0, math.floor(min(pys) - reach)),
+                min(x1, math.ceil(max(pxs) + reach)),
+                min(y1, math.ceil(max(pys) + reach)),
+            )
+        )
     drew = False
     band = max(1, (1 << 22) // (x1 - x0))  # bound the pixels held at once
     for by0 in range(y0, y1, band):
         by1 = min(y1, by0 + band)
         canvas = np.zeros((by1 - by0, x1 - x0, 4), dtype=np.float64)  # premultiplied, 0..1
-        for p in paints:
-            cov = coverage(p, x0, by0, x1 - x0, by1 - by0, ss)
-            a = cov * (p.colour[3] / 255.0) * opacity
+        for p, (px0, py0, px1, py1) in zip(paints, boxes, strict=True):
+            # Each paint over its own box (nothing outside it is covered), within the band.
+            py0, py1 = max(py0, by0), min(py1, by1)
+            if px0 >= px1 or py0 >= py1:
+                continue
+            cov = coverage(p, px0, py0, px1 - px0, py1 - py0, ss)
+            # Only the pixels the paint touches change (elsewhere a = 0 leaves them be).
+            touched = np.flatnonzero(cov)
+            if touched.size == 0:
+                continue
+            a = cov.reshape(-1)[touched] * (p.colour[3] / 255.0) * opacity
             if not a.any():
                 continue
             src = np.array(p.colour[:3], dtype=np.float64) / 255.0
-            canvas *= (1.0 - a)[..., None]
-            canvas[..., :3] += a[..., None] * src
-            canvas[..., 3] += a
+            rr, cc = np.divmod(touched, px1 - px0)
+            rr += py0 - by0
+            cc += px0 - x0
+            under = canvas[rr, cc] * (1.0 - a)[:, None]
+            under[:, :3] += a[:, None] * src
+            under[:, 3] += a
+            canvas[rr, cc] = under
         if not canvas[..., 3].any():
             continue
         drew = True
