@@ -752,17 +752,22 @@ def cell_origins(grid: Grid, cols: np.ndarray, rows: np.ndarray) -> tuple[np.nda
     step_r = np.array(grid.cell_origin((0, 2)), dtype=np.int64) - o00
     cols = cols.astype(np.int64)
     rows = rows.astype(np.int64)
-    b = base[rows & 1, cols & 1]
-    xs = b[:, 0] + (cols >> 1) * step_c[0] + (rows >> 1) * step_r[0]
-    ys = b[:, 1] + (cols >> 1) * step_c[1] + (rows >> 1) * step_r[1]
+    parity = (rows & 1) * 2 + (cols & 1)
+    half_c, half_r = cols >> 1, rows >> 1
+    xs = base[..., 0].reshape(4)[parity] + half_c * step_c[0] + half_r * step_r[0]
+    ys = base[..., 1].reshape(4)[parity] + half_c * step_c[1] + half_r * step_r[1]
     return xs, ys
 
 
 def _draw_order(
     grid: Grid, renderorder: str, rows: np.ndarray, cols: np.ndarray, xs: np.ndarray, ys: np.ndarray
-) -> np.ndarray:
+) -> np.ndarray | None:
+    """The order to draw the cells ``rows``, ``cols`` (as ``np.nonzero`` lists them: by row,
+    then column) in; None where that is already it (an orthogonal map drawn right-down)."""
     if grid.orientation == "orthogonal":
         order = renderorder if renderorder in _ORDERS else "right-down"
+        if order == "right-down":
+            return None
         r = rows if order.endswith("down") else -rows.astype(np.int64)
         c = cols if order.startswith("right") else -cols.astype(np.int64)
         return np.lexsort((c, r))
@@ -1021,12 +1026,14 @@ def _draw_layer(out: pygame.Surface, layer: Any, view: _View, renderorder: str) 
     xs, ys = tile_anchors(grid, cols, rows, cache.images.tilesets_of(ukeys >> 4))
     order = _draw_order(grid, renderorder, rows, cols, xs, ys)
     del rows, cols
-    idx = inv[order]
+    if order is not None:
+        inv, xs, ys = inv[order], xs[order], ys[order]
+    idx = inv
     ready = [st if st is not None else Stamp(out, 0, 0) for st in stamps]  # None never drawn
     dx = np.array([st.dx for st in ready], dtype=np.int64)
     dy = np.array([st.dy for st in ready], dtype=np.int64)
-    px = xs[order] + math.floor(layer.offset[0] + 0.5) + dx[idx]
-    py = ys[order] + math.floor(layer.offset[1] + 0.5) + dy[idx]
+    px = xs + math.floor(layer.offset[0] + 0.5) + dx[idx]
+    py = ys + math.floor(layer.offset[1] + 0.5) + dy[idx]
     del xs, ys, order
     idx, px, py, ready = _scale_stamps(view, ready, idx, px, py)
     surfaces = [st.surface for st in ready]
@@ -1036,7 +1043,7 @@ def _draw_layer(out: pygame.Surface, layer: Any, view: _View, renderorder: str) 
     # which would set off the cycle collector over and over (a quarter of the draw at
     # scale 1/8); they hold no cycles, so it is paused while they are made.
     used = _unique_values(idx)
-    if not (view.blank and _paint_lattice(out, surfaces, opaque, used, idx, px, py)):
+    if not _paint_lattice(out, surfaces, opaque, used, idx, px, py, view.blank):
         with _collector_paused():
             _blit_runs(out, surfaces, opaque, idx, px, py)
     view.blank = False
@@ -1061,13 +1068,17 @@ def _paint_lattice(
     idx: np.ndarray,
     px: np.ndarray,
     py: np.ndarray,
+    blank: bool = True,
 ) -> bool:
-    """The blits of :func:`_blit_runs` onto a canvas still of one colour, made as array
-    copies where they tile it: every stamp the same size, each on its own cell of a lattice
-    of that size, none outside the canvas (a square map's tiles at a scale that keeps whole
-    pixels: 162k 4x4 tiles at 1/8 on 403^2). Each stamp is blitted once, by pygame, onto a
-    piece of the blank canvas (the pixels every blit of it would make), and the pieces are
-    copied into place. False (nothing drawn) where the blits do not tile the canvas so."""
+    """The blits of :func:`_blit_runs` made as array copies where they tile the canvas:
+    every stamp the same size, each on its own cell of a lattice of that size, none outside
+    the canvas (a square map's tiles at a scale that keeps whole pixels: 162k 4x4 tiles at
+    1/8 on 403^2). Each stamp is blitted once, by pygame, onto a piece of the canvas (the
+    pixels every blit of it would make), and the pieces are copied into place. ``blank``:
+    the canvas is still all one colour; otherwise every stamp must cover its piece whatever
+    lies under it (an opaque tile: checked, see below), and the lattice's cells without a
+    tile keep their pixels (a map's upper layers). False (nothing drawn) where the blits do
+    not tile the canvas so."""
     size = surfaces[int(used[0])].get_size()
     sw, sh = size
     if (
@@ -1083,41 +1094,99 @@ def _paint_lattice(
     if rx.any() or ry.any():
         return False
     nx, ny = int(gx.max()) + 1, int(gy.max()) + 1
-    if x0 < 0 or y0 < 0 or x0 + nx * sw > out.get_width() or y0 + ny * sh > out.get_height():
-        return False
     if nx * ny > 4 * idx.size + 1024:  # a sparse lattice: the blits are cheaper
         return False
-    cells = gy * nx + gx
-    if np.bincount(cells, minlength=nx * ny).max() > 1:
+    if np.bincount(gy * nx + gx, minlength=nx * ny).max() > 1:
         return False
-    # The pieces: each stamp as its blits would leave it on the blank canvas, and the blank
-    # piece itself (the lattice's cells without a tile), as 32-bit pixels (x, y).
-    blank = out.subsurface((0, 0, sw, sh)).copy()
-    pieces = np.empty((len(surfaces) + 1, sw, sh), dtype=np.uint32)
-    pieces[-1] = pygame.surfarray.array2d(blank)
-    for i in used.tolist():
-        piece = blank.copy()
-        piece.blit(
-            surfaces[i], (0, 0), special_flags=0 if opaque[i] else pygame.BLEND_PREMULTIPLIED
-        )
-        pieces[i] = pygame.surfarray.array2d(piece)
+    # The lattice's cells wholly on the canvas are copied; the stamps across its edge (an
+    # area's margin) are blitted, those off it dropped: no two stamps overlap, so the order
+    # between copies and blits does not matter.
+    gc0, gr0 = max(0, -(x0 // sw)), max(0, -(y0 // sh))
+    gc1 = min(nx, (out.get_width() - x0) // sw)
+    gr1 = min(ny, (out.get_height() - y0) // sh)
+    if gc0 >= gc1 or gr0 >= gr1:
+        return False
+    inside = (gx >= gc0) & (gx < gc1) & (gy >= gr0) & (gy < gr1)
+    edge = (
+        ~inside & (px < out.get_width()) & (py < out.get_height()) & (px + sw > 0) & (py + sh > 0)
+    )
+    x0, y0, nx, ny = x0 + gc0 * sw, y0 + gr0 * sh, gc1 - gc0, gr1 - gr0
+    cells = (gy[inside] - gr0) * nx + (gx[inside] - gc0)
+    across = idx[edge], px[edge], py[edge]
+    idx = idx[inside]
+    pieces = _lattice_pieces(out, surfaces, opaque, used, size, blank)
+    if pieces is None:
+        return False
     flat = np.full(nx * ny, len(surfaces), dtype=np.int64)
     flat[cells] = idx
     table = flat.reshape(ny, nx)
+    _copy_lattice(out, pieces, table, (x0, y0), blank)
+    if across[0].size:
+        with _collector_paused():
+            _blit_runs(out, surfaces, opaque, *across)
+    return True
+
+
+def _copy_lattice(
+    out: pygame.Surface, pieces: np.ndarray, table: np.ndarray, at: tuple[int, int], blank: bool
+) -> None:
+    """Copy ``pieces[table]`` (rows, columns of the lattice) onto ``out`` from ``at``, in
+    bands; where not ``blank``, the cells without a tile (the last piece) are left as they
+    are."""
+    x0, y0 = at
+    ny, nx = table.shape
+    _, sw, sh = pieces.shape
+    empty = pieces.shape[0] - 1
     canvas = pygame.surfarray.pixels2d(out)  # (width, height), locks ``out`` while it lives
     try:
         rows = max(1, _LATTICE_BAND // max(1, nx * sw * sh))
         for r0 in range(0, ny, rows):
             r1 = min(ny, r0 + rows)
-            block = pieces[table[r0:r1]]  # (rows, nx, sw, sh)
+            block = pieces[table[r0:r1]].transpose(1, 2, 0, 3)  # (nx, sw, rows, sh)
             target = canvas[x0 : x0 + nx * sw, y0 + r0 * sh : y0 + r1 * sh]
             cells4 = target.reshape(nx, sw, r1 - r0, sh)  # splits each axis: still a view
             if not np.may_share_memory(cells4, canvas):  # a copy would take the writes
                 raise AssertionError("the canvas view could not be split")
-            cells4[...] = block.transpose(1, 2, 0, 3)
+            tiled = table[r0:r1] != empty
+            if blank or tiled.all():
+                cells4[...] = block
+            else:
+                np.copyto(cells4, block, where=tiled.T[:, None, :, None])
     finally:
         del canvas
-    return True
+
+
+def _lattice_pieces(
+    out: pygame.Surface,
+    surfaces: list[pygame.Surface],
+    opaque: np.ndarray,
+    used: np.ndarray,
+    size: tuple[int, int],
+    blank: bool,
+) -> np.ndarray | None:
+    """The pieces of :func:`_paint_lattice`, as 32-bit pixels (x, y): each stamp as its
+    blits would leave it on the blank canvas, and last the blank piece itself (the
+    lattice's cells without a tile). Not ``blank``: None unless no stamp's piece depends on
+    what lies under it; blending is monotone in the pixel under it, so the same piece over
+    clear black and over opaque white means the same piece over anything."""
+    blank_piece = out.subsurface((0, 0, *size)).copy()
+    pieces = np.empty((len(surfaces) + 1, *size), dtype=np.uint32)
+    pieces[-1] = pygame.surfarray.array2d(blank_piece)
+    under = None if blank else pygame.Surface(size, pygame.SRCALPHA, 32)
+    if under is not None:
+        under.fill((255, 255, 255, 255))
+    for i in used.tolist():
+        flags = 0 if opaque[i] else pygame.BLEND_PREMULTIPLIED
+        piece = blank_piece.copy() if blank else pygame.Surface(size, pygame.SRCALPHA, 32)
+        piece.blit(surfaces[i], (0, 0), special_flags=flags)
+        pixels = pygame.surfarray.array2d(piece)
+        pieces[i] = pixels
+        if under is not None:
+            over = under.copy()
+            over.blit(surfaces[i], (0, 0), special_flags=flags)
+            if not np.array_equal(pygame.surfarray.array2d(over), pixels):
+                return None
+    return pieces
 
 
 def _unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1218,7 +1287,7 @@ def _scale_stamps(
     del fx, fy, tw, th, gx, gy
     combo = ((idx.astype(np.int64) * span + (qx + PHASES)) * span + (qy + PHASES)) * 9 + grow
     del qx, qy, grow
-    ucombo, new_idx = np.unique(combo, return_inverse=True)
+    ucombo, new_idx = _unique_inverse(combo)
     del combo
     out: list[Stamp] = []
     for c in ucombo.tolist():
