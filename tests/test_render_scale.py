@@ -384,3 +384,51 @@ def test_upper_layers_copied_as_a_lattice_are_the_pixels_their_blits_make(
             assert got == pygame.image.tobytes(blits, "RGBA"), (scale, area)
     assert any(over), "no upper layer was copied as a lattice"
     assert not all(over), "the half-transparent layer cannot be copied"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "layered",
+        "chase.tmx",
+        pytest.param("desert.tmx", marks=pytest.mark.corpus),
+        pytest.param("sewers.tmx", marks=pytest.mark.corpus),
+        pytest.param("orthogonal-outside.tmx", marks=pytest.mark.corpus),
+    ],
+)
+def test_cells_hidden_by_later_layers_are_left_out_with_the_same_pixels(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cell under an opaque stamp of the same size and place in a later layer is not
+    drawn (render._hidden_cells): the picture is byte for byte the one drawing every cell
+    makes, at several scales, whole and in an area; on the layered map (an opaque top
+    layer over half of it, a half-transparent full layer under that) cells are left out."""
+    import engine.viewer.render as render
+
+    if name == "layered":
+        path = _layered(tmp_path / "layered.tmx")
+    elif name == "chase.tmx":
+        path = CHASE_TMX
+    else:
+        path = CORPUS / "tiled-examples" / name
+    model, tmx = load_for_render(str(path))
+    left_out = 0
+    real = render._hidden_cells
+
+    def counted(*args: object) -> dict[int, np.ndarray]:
+        nonlocal left_out
+        got = real(*args)  # type: ignore[arg-type]
+        left_out += sum(int(m.sum()) for m in got.values())
+        return got
+
+    for scale in (1.0, 0.5, 0.3, 0.125):
+        w, h = output_size(model.grid, scale)
+        for area in (None, (w // 5, h // 7, max(1, w // 2), max(1, h // 3))):
+            monkeypatch.setattr(render, "_hidden_cells", counted)
+            ours = render_map(model, tmx, scale=scale, area=area)
+            monkeypatch.setattr(render, "_hidden_cells", lambda *a: {})
+            every = render_map(model, tmx, scale=scale, area=area)
+            got = pygame.image.tobytes(ours, "RGBA")
+            assert got == pygame.image.tobytes(every, "RGBA"), (scale, area)
+    if name == "layered":
+        assert left_out > 0

@@ -907,6 +907,12 @@ def render_map(  # noqa: C901
         ]
     if hide:
         groups = [g for g in groups if g.name not in hide]
+
+    def drawn(layer: Any) -> bool:
+        name = getattr(layer, "name", "")
+        return bool(layer.visible or name in show) and name not in hide
+
+    hidden = _hidden_cells(layers, view, drawn)
     for n, layer in enumerate(layers):
         for picture in model.images:  # pictures (a UVTT map image) in their place
             if picture.after == n:
@@ -916,9 +922,8 @@ def render_map(  # noqa: C901
             if group.after == n:
                 partial |= draw_object_layer(out, grid, group, float(scale), rect)
                 view.blank = False
-        name = getattr(layer, "name", "")
-        if (layer.visible or name in show) and name not in hide:
-            partial |= _draw_layer(out, layer, view, renderorder)
+        if drawn(layer):
+            partial |= _draw_layer(out, layer, view, renderorder, hidden.get(n))
     for picture in model.images:
         if picture.after >= len(layers):
             partial |= images.draw_image_layer(out, picture, float(scale), rect)
@@ -988,9 +993,78 @@ class _View:
         return r0, max(r0, r1), c0, max(c0, c1)
 
 
-def _draw_layer(out: pygame.Surface, layer: Any, view: _View, renderorder: str) -> bool:
-    """Draw one layer (premultiplied); True if it drew any half-transparent pixel."""
-    alpha = int(round(min(1.0, max(0.0, float(layer.opacity))) * 255))
+def _layer_alpha(layer: Any) -> int:
+    return int(round(min(1.0, max(0.0, float(layer.opacity))) * 255))
+
+
+def _cell_looks(
+    layer: Any, view: _View, window: tuple[int, int, int, int], looks: dict[Any, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell of ``window``: the number (in ``looks``) of its stamp's size and place
+    relative to the cell (-1: nothing drawn), and whether the stamp is opaque."""
+    r0, r1, c0, c1 = window
+    gids = layer.gids[r0:r1, c0:c1]
+    keys = (gids.astype(np.int64) << 4) | layer.flags[r0:r1, c0:c1]
+    ukeys, inv = _unique_inverse(keys.reshape(-1))
+    alpha, tint = _layer_alpha(layer), _layer_tint(getattr(layer, "tint", None))
+    look = np.full(ukeys.size, -1, dtype=np.int64)
+    opaque = np.zeros(ukeys.size, dtype=bool)
+    fallback = fallback_stamps(view.grid, alpha) if view.model is not None else None
+    for i, k in enumerate(ukeys.tolist()):
+        if k >> 4 == 0:
+            continue
+        st = view.cache.stamp(k >> 4, k & 15, view.hexagonal, alpha, tint)
+        if st is None and fallback is not None:
+            # The cell's terrain picks the stamp; all of them are one shape.
+            st = fallback[0]
+            st = replace(st, opaque=all(f.opaque for f in fallback))
+        if st is None:
+            continue
+        shape = (st.surface.get_size(), st.dx, st.dy)
+        look[i] = looks.setdefault(shape, len(looks))
+        opaque[i] = st.opaque
+    shape2d = gids.shape
+    return look[inv].reshape(shape2d), opaque[inv].reshape(shape2d)
+
+
+def _hidden_cells(layers: list[Any], view: _View, drawn: Callable[[Any], bool]) -> dict[int, Any]:
+    """Per layer (by index), the cells of its window that a later layer hides: one drawn
+    after it with an opaque stamp of the same size and place on the same cell overwrites
+    every pixel the cell's stamp would draw (a map of full layers drawn over each other).
+    Orthogonal maps, layers with the same offset (the same window) as the topmost one."""
+    if view.grid.orientation != "orthogonal" or len(layers) < 2:
+        return {}
+    hidden: dict[int, Any] = {}
+    cover: dict[int, np.ndarray] = {}
+    looks: dict[Any, int] = {}
+    top: tuple[Any, ...] | None = None
+    for n in range(len(layers) - 1, -1, -1):
+        layer = layers[n]
+        if isinstance(layer, _AllCells) or not drawn(layer) or _layer_alpha(layer) == 0:
+            continue
+        window = view.window(layer)
+        if top is None:
+            top = (window, tuple(layer.offset))
+        elif top != (window, tuple(layer.offset)):
+            break
+        look, opaque = _cell_looks(layer, view, window, looks)
+        mask = np.zeros(look.shape, dtype=bool)
+        for shape, covered in cover.items():
+            mask |= covered & (look == shape)
+        if mask.any():
+            hidden[n] = mask
+        for shape in np.unique(look[opaque]).tolist():
+            mine = opaque & (look == shape)
+            cover[shape] = cover[shape] | mine if shape in cover else mine
+    return hidden
+
+
+def _draw_layer(
+    out: pygame.Surface, layer: Any, view: _View, renderorder: str, hidden: Any = None
+) -> bool:
+    """Draw one layer (premultiplied); True if it drew any half-transparent pixel.
+    ``hidden``: the cells of its window not to draw (:func:`_hidden_cells`)."""
+    alpha = _layer_alpha(layer)
     if alpha == 0:
         return False
     # Tiled 1.8+ layer tint (group tints multiplied in), when the model carries one.
@@ -998,7 +1072,7 @@ def _draw_layer(out: pygame.Surface, layer: Any, view: _View, renderorder: str) 
     grid, cache = view.grid, view.cache
     r0, r1, c0, c1 = view.window(layer)
     gids = layer.gids[r0:r1, c0:c1]
-    rows, cols = np.nonzero(gids)
+    rows, cols = np.nonzero(gids if hidden is None else (gids != 0) & ~hidden)
     if rows.size == 0:
         return False
     keys = (gids[rows, cols].astype(np.int64) << 4) | layer.flags[r0:r1, c0:c1][rows, cols]
