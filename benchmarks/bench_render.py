@@ -7,7 +7,9 @@ Targets, as ratios to tmxrasterizer measured in the same run (never absolute tim
   square tiles) and a 512x512 pointy hex map (the shipped hex tileset, random tiles); both
   whole commands, start-up, map reading and PNG writing included;
 * memory: a 1024x1024 map at scale 1/16 (a 2048x2048 image; the map at full size would be
-  32768x32768, 4 GiB) peaks at <= 200 MB resident.
+  32768x32768, 4 GiB) peaks at <= 200 MB resident;
+* issue 42's heavy renders, time <= 1.5x as above, one run a side: 8 full base64+zlib
+  layers of 2048x2048 at scale 1/8, and 300 objects each an 800-point polygon at scale 1.
 
 Below scale 1 each side runs three times, interleaved, and its quickest run counts (one run
 of a second or less is mostly noise). Each command's peak resident memory is its own
@@ -21,6 +23,8 @@ is missed; 2 if tmxrasterizer is not installed)
 from __future__ import annotations
 
 import argparse
+import base64
+import math
 import os
 import random
 import re
@@ -28,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zlib
 from pathlib import Path
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
@@ -83,6 +88,62 @@ def chase_map(path: Path, size: int) -> Path:
         '  <data encoding="csv">\n'
         + ",\n".join(lines[r % h] for r in range(size))
         + "\n</data>\n </layer>\n</map>\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def layered_map(path: Path, size: int, layers: int, seed: int = 1) -> Path:
+    """A size x size orthogonal map of ``layers`` full tile layers (base64+zlib, as Tiled
+    writes big maps), each of random tiles of the shipped square tileset: issue 42's
+    8 layers of 2048^2 (15.6 CPU-s in blits before the upper layers were copied)."""
+    rng = np.random.default_rng(seed)
+    tileset = (ROOT / "assets" / "terrain_square.tsx").as_posix()
+    parts = []
+    for i in range(layers):
+        gids = rng.choice(np.array([1, 2, 3, 4], np.uint32), size * size).astype("<u4")
+        data = base64.b64encode(zlib.compress(gids.tobytes())).decode()
+        parts.append(
+            f'<layer id="{i + 1}" name="l{i}" width="{size}" height="{size}">'
+            f'<data encoding="base64" compression="zlib">{data}</data></layer>'
+        )
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<map version="1.8" tiledversion="1.8.2" '
+        f'orientation="orthogonal" renderorder="right-down" width="{size}" height="{size}" '
+        f'tilewidth="32" tileheight="32" infinite="0" nextlayerid="{layers + 1}" '
+        f'nextobjectid="1"><tileset firstgid="1" source="{tileset}"/>'
+        + "".join(parts)
+        + "</map>\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def polygons_map(path: Path, objects: int = 300, points: int = 800) -> Path:
+    """A 64x64 square map with ``objects`` objects, each the same ``points``-point polygon
+    (a ring of radius 100 pixels, every other point 7 pixels out): issue 42's objects
+    sharing one large polygon template (47.8 CPU-s before coverage was measured in
+    chunks). Written inline: tmxrasterizer 1.8 leaves such a template undrawn."""
+    ring = " ".join(
+        f"{100 * math.cos(2 * math.pi * k / points) + (7 if k % 2 else 0):.2f},"
+        f"{100 * math.sin(2 * math.pi * k / points):.2f}"
+        for k in range(points)
+    )
+    objs = "".join(
+        f'<object id="{k + 1}" x="{(k % 50) * 32 + 100}" y="{(k // 50) * 32 + 132}">'
+        f'<polygon points="{ring}"/></object>'
+        for k in range(objects)
+    )
+    rows = ",\n".join(",".join(str(1 + (r * 3 + c) % 4) for c in range(64)) for r in range(64))
+    tileset = (ROOT / "assets" / "terrain_square.tsx").as_posix()
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<map version="1.8" tiledversion="1.8.2" '
+        'orientation="orthogonal" renderorder="right-down" width="64" height="64" '
+        'tilewidth="32" tileheight="32" infinite="0" nextlayerid="3" '
+        f'nextobjectid="{objects + 1}"><tileset firstgid="1" source="{tileset}"/>'
+        '<layer id="1" name="t" width="64" height="64">'
+        f'<data encoding="csv">{rows}</data></layer>'
+        f'<objectgroup id="2" name="zones">{objs}</objectgroup></map>\n',
         encoding="utf-8",
     )
     return path
@@ -203,6 +264,27 @@ def main() -> int:
             f"{t_ref:.2f} s {m_ref:.0f} MB; "
             f"{100 * differing(d / 'big.png', d / 'bigref.png'):.3f}% pixels differ"
         )
+        # Issue 42's heavy renders, one run a side (each takes seconds).
+        heavy = {
+            "8 layers of 2048x2048 (zlib) scale 1/8": (layered_map(d / "l8.tmx", 2048, 8), 0.125),
+            "300 objects of 800-point polygons scale 1": (polygons_map(d / "poly.tmx"), 1.0),
+        }
+        for name, (path, s) in heavy.items():
+            ref, ours = d / "ref.png", d / "ours.png"
+            t_ref, m_ref = run([tmxr, "-s", str(s), str(path), str(ref)], qt_env)
+            t_us, m_us = run(
+                [sys.executable, "main.py", "render", str(path), "--out", str(ours),
+                 "--scale", str(s)],
+                OUR_ENV,
+            )  # fmt: skip
+            ratio = t_us / t_ref
+            hit = ratio <= TIME_RATIO
+            ok &= hit
+            print(
+                f"{name}: tacgrid {t_us:.2f} s {m_us:.0f} MB, tmxrasterizer {t_ref:.2f} s "
+                f"{m_ref:.0f} MB -> {ratio:.2f}x (target <= {TIME_RATIO:g}x) "
+                f"{'ok' if hit else 'MISSED'}; {100 * differing(ours, ref):.3f}% pixels differ"
+            )
     return 0 if ok else 1
 
 

@@ -91,7 +91,8 @@ BENCHES: tuple[Bench, ...] = (
     Bench(
         "bench_render.py",
         "whole `tacgrid render` of a 403x403 square and a 512x512 hex map at scales 1, "
-        "0.25, 0.125; peak memory at scale 1/16 on 1024x1024",
+        "0.25, 0.125; peak memory at scale 1/16 on 1024x1024; 8 zlib layers of 2048x2048 "
+        "at 1/8 and 300 objects of 800-point polygons",
         "whole `tmxrasterizer -s S` (Debian's `tiled`) on the same map",
         "<= 1.5x; <= 200 MB",
     ),
