@@ -520,11 +520,15 @@ def _fill_grid(segs: np.ndarray, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
     return np.bitwise_xor.accumulate(grid, axis=1)[:, -2::-1].astype(bool)
 
 
-def _distance_grid(segs: np.ndarray, reach: float, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+def _distance_grid(
+    segs: np.ndarray, reach: float, xs: np.ndarray, ys: np.ndarray, near: float = -1.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Distance from each grid point to the nearest segment, where under ``reach``
     (``inf`` beyond): each segment is measured over the points of its box widened by
-    ``reach``."""
+    ``reach``. And the pairs (segment, flat index of the point) at most ``near`` apart
+    (``near`` < ``reach``), as two rows."""
     dist2 = np.full((ys.size, xs.size), np.inf)
+    found: list[np.ndarray] = [np.zeros((2, 0), dtype=np.int64)]
     ax, ay, bx, by = segs.T
     c0 = np.searchsorted(xs, np.minimum(ax, bx) - reach, "left")
     c1 = np.searchsorted(xs, np.maximum(ax, bx) + reach, "right")
@@ -545,8 +549,12 @@ def _distance_grid(segs: np.ndarray, reach: float, xs: np.ndarray, ys: np.ndarra
 
     for seg, rows, cols in _boxes(r0, r1, c0, c1, narrow=narrow):
         d2 = _seg_d2(xs[cols], ys[rows], ax[seg], ay[seg], bx[seg], by[seg])
-        np.minimum.at(flat, rows * xs.size + cols, d2)
-    return np.sqrt(dist2)
+        at = rows * xs.size + cols
+        np.minimum.at(flat, at, d2)
+        if near >= 0:
+            close = np.flatnonzero(d2 <= near * near)
+            found.append(np.stack([seg[close], at[close]]))
+    return np.sqrt(dist2), np.concatenate(found, axis=1)
 
 
 def _packed(hit: np.ndarray) -> np.ndarray:
@@ -587,55 +595,55 @@ def _near_samples(
     half: float,
     x0: int,
     y0: int,
-    border: np.ndarray,
-    rows: np.ndarray,
-    cols: np.ndarray,
+    width: int,
+    pixels: tuple[np.ndarray, np.ndarray, np.ndarray],
     ss: int,
 ) -> np.ndarray:
-    """Which of the ``ss`` x ``ss`` samples of each pixel ``(rows, cols)`` (the ``border``
-    pixels) lie within ``half`` of a segment (round caps and joins), as bits; each segment
-    is tried on the pixels of its box widened by ``half``."""
+    """Which of the ``ss`` x ``ss`` samples of each pixel ``(rows, cols)`` lie within
+    ``half`` of a segment (round caps and joins), as bits. ``pixels``: rows, columns and
+    the pairs (segment, flat index of a pixel of the area ``width`` wide) whose centres
+    lie within half + :func:`_spread` (farther, no sample is within half), each tried
+    where its pixel is one of ``rows``, ``cols`` and the segment's box widened by half
+    reaches the pixel's first sample."""
+    rows, cols, pairs = pixels
     sub = (np.arange(ss) + 0.5) / ss
-    h, w = border.shape
-    which = np.full(border.shape, -1, dtype=np.int64)
-    which[rows, cols] = np.arange(rows.size)
-    left = (x0 + np.arange(w)) + sub[0]
-    top = (y0 + np.arange(h)) + sub[0]
+    which = np.full(int(pairs[1].max(initial=0)) + 1, -1, dtype=np.int64)
+    flat = rows * width + cols
+    inside = flat < which.size
+    which[flat[inside]] = np.flatnonzero(inside)
+    pix = which[pairs[1]]
+    keep = np.flatnonzero(pix >= 0)
+    seg, pix = pairs[0][keep], pix[keep]
+    r, c = rows[pix], cols[pix]
     ax, ay, bx, by = segs.T
-    c0 = np.searchsorted(left + 1, np.minimum(ax, bx) - half, "right")
-    c1 = np.searchsorted(left, np.maximum(ax, bx) + half, "left")
-    r0 = np.searchsorted(top + 1, np.minimum(ay, by) - half, "right")
-    r1 = np.searchsorted(top, np.maximum(ay, by) + half, "left")
+    left, top = (x0 + c) + sub[0], (y0 + r) + sub[0]
+    keep = np.flatnonzero(
+        (left < np.maximum(ax, bx)[seg] + half)
+        & (left + 1 > np.minimum(ax, bx)[seg] - half)
+        & (top < np.maximum(ay, by)[seg] + half)
+        & (top + 1 > np.minimum(ay, by)[seg] - half)
+    )
+    seg, pix, r, c = seg[keep], pix[keep], r[keep], c[keep]
     bits = np.zeros(rows.size, dtype=np.uint64)
     h2 = half * half
-
-    def narrow(box: np.ndarray, rr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        # A sample within half of the segment is within half of its part in the band
-        # of the pixel's rows widened by half (and a pixel more each way).
-        xlo, xhi = _x_span(segs[box], top[rr] - half - 1, top[rr] + half + 2)
-        return (
-            np.searchsorted(left + 1, xlo - half - 2, "left"),
-            np.searchsorted(left, xhi + half + 2, "right"),
-        )
-
-    for seg, r, c in _boxes(r0, r1, c0, c1, max(1, _SAMPLES // (ss * ss)), narrow):
-        pix = which[r, c]
-        keep = np.flatnonzero(pix >= 0)
-        seg, r, c, pix = seg[keep], r[keep], c[keep], pix[keep]
-        # No sample lies over 0.62 from its pixel's centre: a centre farther than
-        # half + 0.75 from the segment has none within half of it.
-        near = _seg_d2(x0 + c + 0.5, y0 + r + 0.5, ax[seg], ay[seg], bx[seg], by[seg])
-        keep = np.flatnonzero(near <= (half + 0.75) ** 2)
-        seg, r, c, pix = seg[keep], r[keep], c[keep], pix[keep]
-        qy = ((y0 + r)[:, None] + sub[None, :])[:, :, None]
-        px = ((x0 + c)[:, None] + sub[None, :])[:, None, :]
-        s = [v[seg][:, None, None] for v in (ax, ay, bx, by)]
-        np.bitwise_or.at(bits, pix, _packed(_seg_d2(px, qy, *s) <= h2))
+    step = max(1, _SAMPLES // (ss * ss))
+    for a in range(0, seg.size, step):
+        cut = slice(a, a + step)
+        qy = ((y0 + r[cut])[:, None] + sub[None, :])[:, :, None]
+        px = ((x0 + c[cut])[:, None] + sub[None, :])[:, None, :]
+        s = [v[seg[cut]][:, None, None] for v in (ax, ay, bx, by)]
+        np.bitwise_or.at(bits, pix[cut], _packed(_seg_d2(px, qy, *s) <= h2))
     return bits
 
 
 #: A pixel whose centre lies farther than this from an edge is wholly inside or outside.
 _EDGE = 0.75
+
+
+def _spread(ss: int) -> float:
+    """How far a pixel's ``ss`` x ``ss`` samples lie from its centre at most, and a hair
+    more (so that rounding never counts a sample in that is out)."""
+    return (ss - 1) / (2 * ss) * math.sqrt(2) + 1e-6
 
 
 def coverage(paint: Paint, x0: int, y0: int, w: int, h: int, ss: int = SS) -> np.ndarray:
@@ -654,18 +662,21 @@ def coverage(paint: Paint, x0: int, y0: int, w: int, h: int, ss: int = SS) -> np
     ys = y0 + np.arange(h) + 0.5
     if fill:
         cov = _fill_grid(segs, xs, ys).astype(np.float64)
-        dist = _distance_grid(segs, _EDGE, xs, ys)
+        dist, _ = _distance_grid(segs, _EDGE, xs, ys)
         border = dist < _EDGE
     else:
-        dist = _distance_grid(segs, paint.half + _EDGE, xs, ys)
+        near = paint.half + _spread(ss)
+        dist, pairs = _distance_grid(segs, paint.half + _EDGE, xs, ys, near)
         cov = (dist <= paint.half).astype(np.float64)
+        # Within half less the samples' spread every sample is covered (cov is 1 there).
         border = np.abs(dist - paint.half) < _EDGE
+        border &= dist > paint.half - _spread(ss)
     rows, cols = np.nonzero(border)
     if rows.size:
         if fill:
             bits = _fill_samples(segs, x0, y0, rows, cols, ss)
         else:
-            bits = _near_samples(segs, paint.half, x0, y0, border, rows, cols, ss)
+            bits = _near_samples(segs, paint.half, x0, y0, w, (rows, cols, pairs), ss)
         cov[rows, cols] = np.bitwise_count(bits) / (ss * ss)
     return cov
 
