@@ -27,6 +27,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1388,6 +1389,268 @@ done:
 }
 
 
+/* ---------------------------------------------------------------------- a field toward a node
+ *
+ * field_toward() is field()'s Dijkstra from the sources over a reverse graph of whole-number
+ * steps, guided toward one node (A*: a node's key is its steps plus kappa times the
+ * Chebyshev distance, on (index % width, index / width) of cells, from its cell to the
+ * start's; kappa no more than any edge's steps over its cells' distance, so the estimate is
+ * consistent and every node is settled at its exact distance). It stops once the walk down
+ * the field from the start (engine.sim.fields.Field.step, edge by edge over the forward
+ * graph: the least data + distance, ties to the first edge, while the distance is > 0) is
+ * proven to be the whole field's: every neighbour of a node on that way is settled, or
+ * its least possible distance (the open keys' least, less its estimate) already makes it
+ * worse than the step taken. Nodes not settled are left at inf. */
+
+typedef struct {
+    const int64_t *indptr;
+    const int32_t *indices, *steps;
+    Py_ssize_t n, m;
+    int64_t span, width, n_cells, kappa, goal;
+    int64_t *at;
+    uint8_t *done;
+    Heap heap;
+    double step, *dist;
+} Toward;
+
+static inline int64_t toward_h(const Toward *t, int64_t v) {
+    int64_t c = v % t->n_cells;
+    int64_t dx = iabs(c % t->width - t->goal % t->width), dy = iabs(c / t->width - t->goal / t->width);
+    return t->kappa * (dx > dy ? dx : dy);
+}
+
+/* The least key still open (stale entries dropped); INT64_MAX when none is. */
+static int64_t toward_top(Toward *t) {
+    while (t->heap.size) {
+        Entry e = t->heap.items[0];
+        if (!t->done[e.node] && t->at[e.node] + toward_h(t, e.node) == (int64_t)e.key)
+            return (int64_t)e.key;
+        heap_pop(&t->heap);
+    }
+    return INT64_MAX;
+}
+
+/* Settles nodes while the least open key is below until, or until node stop is settled.
+ * 0, -1 out of memory, -2 bad arrays (the error set). */
+static int toward_run(Toward *t, int64_t until, int64_t stop) {
+    for (;;) {
+        int64_t key = toward_top(t);
+        if (key == INT64_MAX || key >= until) return 0;
+        int64_t v = heap_pop(&t->heap).node;
+        t->done[v] = 1;
+        t->dist[v] = (double)t->at[v] * t->step;
+        int64_t lo = t->indptr[v], hi = t->indptr[v + 1], hv = toward_h(t, v);
+        if (lo < 0 || hi < lo || hi > t->m) {
+            PyErr_SetString(PyExc_ValueError, "field_toward: indptr out of order");
+            return -2;
+        }
+        for (int64_t j = lo; j < hi; j++) {
+            int64_t w = t->indices[j], s = t->steps[j];
+            if (w < 0 || w >= t->n || s < 0 || s > t->span) {
+                PyErr_SetString(PyExc_ValueError, "field_toward: an index or step out of range");
+                return -2;
+            }
+            int64_t hw = toward_h(t, w);
+            if (hv > s + hw || hw > hv + s) {
+                PyErr_SetString(PyExc_ValueError, "field_toward: kappa past an edge's steps");
+                return -2;
+            }
+            int64_t nd = t->at[v] + s;
+            if (!t->done[w] && nd < t->at[w]) {
+                t->at[w] = nd;
+                if (heap_push(&t->heap, (uint64_t)(nd + hw), (int32_t)w) < 0) return -1;
+            }
+        }
+        if (v == stop) return 0;
+    }
+}
+
+/* The key the open set must reach before the walk from start is the whole field's; -1 once
+ * it is (-2: bad forward arrays, the error set). */
+static int64_t toward_need(Toward *t, const int64_t *findptr, const int32_t *findices,
+                           const double *fdata, Py_ssize_t fm, int64_t start) {
+    int64_t node = start, top = toward_top(t);
+    for (Py_ssize_t it = 0; it < t->n; it++) {
+        if (!t->done[node]) return top == INT64_MAX ? -1 : top + 1;
+        double here = t->dist[node];
+        if (!(here > 0)) return -1;
+        int64_t lo = findptr[node], hi = findptr[node + 1];
+        if (lo < 0 || hi < lo || hi > fm) {
+            PyErr_SetString(PyExc_ValueError, "field_toward: forward indptr out of order");
+            return -2;
+        }
+        double low = INFINITY;
+        int64_t k = -1, need = -1;
+        for (int64_t j = lo; j < hi; j++) {
+            int64_t y = findices[j];
+            if (y < 0 || y >= t->n) {
+                PyErr_SetString(PyExc_ValueError, "field_toward: a forward index out of range");
+                return -2;
+            }
+            if (t->done[y]) {
+                double total = fdata[j] + t->dist[y];
+                if (total < low) low = total, k = j;
+            }
+        }
+        if (top != INT64_MAX) /* unsettled neighbours: at least (top - estimate) steps */
+            for (int64_t j = lo; j < hi; j++) {
+                int64_t y = findices[j];
+                if (t->done[y]) continue;
+                if (low == INFINITY) return INT64_MAX;
+                int64_t hy = toward_h(t, y);
+                if (fdata[j] + (double)(top - hy) * t->step > low) continue;
+                int64_t want = (int64_t)floor((low - fdata[j]) / t->step) + hy + 1;
+                if (want <= top) want = top + 1;
+                if (want > need) need = want;
+            }
+        if (need >= 0) return need;
+        if (k < 0 || !isfinite(low) || !(low <= here + 1e-9 * fmax(1.0, here))) return -1;
+        node = findices[k];
+    }
+    return -1;
+}
+
+PyDoc_STRVAR(field_toward_doc,
+             "field_toward(indptr, indices, steps, span, findptr, findices, fdata, sources, "
+             "start, width, n_cells, kappa, step, dist) -> settled\n\n"
+             "field()'s distances (steps int32 times step, span their most) from sources over "
+             "a reverse graph, settled only as far as the walk down them from node start over "
+             "the forward graph (findptr int64, findices int32, fdata float64) needs: that "
+             "walk is the whole field's, edge for edge. A* toward start's cell by kappa times "
+             "the Chebyshev distance of (cell % width, cell // width), node k on cell "
+             "k % n_cells. dist (float64, inf) gets the settled nodes' distances. "
+             "Called by engine.sim.Profile.field_toward.");
+
+static PyObject *field_toward(PyObject *self, PyObject *args) {
+    PyObject *o[8];
+    long long span, start, width, n_cells, kappa;
+    double step;
+    if (!PyArg_ParseTuple(args, "OOOLOOOOLLLLdO", &o[0], &o[1], &o[2], &span, &o[3], &o[4],
+                          &o[5], &o[6], &start, &width, &n_cells, &kappa, &step, &o[7]))
+        return NULL;
+    Buf bufs[8];
+    for (int i = 0; i < 8; i++) bufs[i].held = 0;
+    PyObject *result = NULL;
+    Toward t;
+    memset(&t, 0, sizeof t);
+    static const Py_ssize_t sizes[8] = {8, 4, 4, 8, 4, 8, 8, 8};
+    static const char *names[8] = {"indptr", "indices", "steps", "findptr",
+                                   "findices", "fdata", "sources", "dist"};
+    for (int i = 0; i < 8; i++)
+        if (get_buf(o[i], &bufs[i], i == 7, sizes[i], names[i]) < 0 || !bufs[i].held) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "field_toward: %s", names[i]);
+            goto done;
+        }
+    t.n = bufs[7].b.len / 8;
+    t.m = bufs[1].b.len / 4;
+    Py_ssize_t fm = bufs[4].b.len / 4;
+    if (bufs[0].b.len / 8 != t.n + 1 || bufs[2].b.len / 4 != t.m || bufs[3].b.len / 8 != t.n + 1 ||
+        bufs[5].b.len / 8 != fm || t.n >= INT32_MAX || width < 1 || n_cells < 1 ||
+        n_cells > t.n || width > n_cells || kappa < 0 || span < 0 || span > INT32_MAX ||
+        start < 0 || start >= t.n || !(step > 0)) {
+        PyErr_SetString(PyExc_ValueError, "field_toward: the arrays or numbers disagree");
+        goto done;
+    }
+    t.indptr = bufs[0].b.buf;
+    t.indices = bufs[1].b.buf;
+    t.steps = bufs[2].b.buf;
+    t.span = span, t.width = width, t.n_cells = n_cells, t.kappa = kappa;
+    t.goal = start % n_cells, t.step = step, t.dist = bufs[7].b.buf;
+    t.at = malloc((size_t)t.n * sizeof(int64_t));
+    t.done = calloc((size_t)t.n, 1);
+    if (!t.at || !t.done) goto nomem;
+    for (Py_ssize_t v = 0; v < t.n; v++) t.at[v] = INT64_MAX;
+    const int64_t *sources = bufs[6].b.buf;
+    for (Py_ssize_t k = 0; k < bufs[6].b.len / 8; k++) {
+        int64_t v = sources[k];
+        if (v < 0 || v >= t.n) {
+            PyErr_SetString(PyExc_ValueError, "field_toward: a source out of range");
+            goto done;
+        }
+        if (t.at[v] != 0) {
+            t.at[v] = 0;
+            if (heap_push(&t.heap, (uint64_t)toward_h(&t, v), (int32_t)v) < 0) goto nomem;
+        }
+    }
+    int rc = toward_run(&t, INT64_MAX, start);
+    for (;;) {
+        if (rc == -1) goto nomem;
+        if (rc == -2) goto done;
+        int64_t need = toward_need(&t, bufs[3].b.buf, bufs[4].b.buf, bufs[5].b.buf, fm, start);
+        if (need == -2) goto done;
+        if (need == -1) break;
+        rc = toward_run(&t, need, -1);
+    }
+    long long settled = 0;
+    for (Py_ssize_t v = 0; v < t.n; v++) settled += t.done[v];
+    result = PyLong_FromLongLong(settled);
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(t.heap.items);
+    free(t.at);
+    free(t.done);
+    for (int i = 0; i < 8; i++) release(&bufs[i]);
+    return result;
+}
+
+PyDoc_STRVAR(toward_kappa_doc,
+             "toward_kappa(indptr, indices, steps, width, n_cells) -> (kappa, span)\n\n"
+             "For field_toward on a graph (indptr int64, indices int32, steps int32 >= 0; node "
+             "k on cell k % n_cells): the most whole steps no edge falls below per cell of "
+             "Chebyshev distance between its cells' (cell % width, cell // width) (0 where an "
+             "edge's steps fall below one a cell; -1 where no edge leaves its cell), and the "
+             "most steps of an edge.");
+
+static PyObject *toward_kappa(PyObject *self, PyObject *args) {
+    PyObject *o[3];
+    long long width, n_cells;
+    if (!PyArg_ParseTuple(args, "OOOLL", &o[0], &o[1], &o[2], &width, &n_cells)) return NULL;
+    Buf bufs[3];
+    for (int i = 0; i < 3; i++) bufs[i].held = 0;
+    PyObject *result = NULL;
+    static const Py_ssize_t sizes[3] = {8, 4, 4};
+    static const char *names[3] = {"indptr", "indices", "steps"};
+    for (int i = 0; i < 3; i++)
+        if (get_buf(o[i], &bufs[i], 0, sizes[i], names[i]) < 0 || !bufs[i].held) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "toward_kappa: %s", names[i]);
+            goto done;
+        }
+    const int64_t *indptr = bufs[0].b.buf;
+    const int32_t *indices = bufs[1].b.buf, *steps = bufs[2].b.buf;
+    Py_ssize_t n = bufs[0].b.len / 8 - 1, m = bufs[1].b.len / 4;
+    if (n < 0 || bufs[2].b.len / 4 != m || width < 1 || n_cells < 1 || width > n_cells) {
+        PyErr_SetString(PyExc_ValueError, "toward_kappa: the arrays or numbers disagree");
+        goto done;
+    }
+    int64_t kappa = -1, span = 0;
+    for (Py_ssize_t v = 0; v < n; v++) {
+        int64_t lo = indptr[v], hi = indptr[v + 1];
+        if (lo < 0 || hi < lo || hi > m) {
+            PyErr_SetString(PyExc_ValueError, "toward_kappa: indptr out of order");
+            goto done;
+        }
+        int64_t a = v % n_cells;
+        for (int64_t j = lo; j < hi; j++) {
+            int64_t b = indices[j], s = steps[j];
+            if (b < 0 || b >= n || s < 0) {
+                PyErr_SetString(PyExc_ValueError, "toward_kappa: an index or step out of range");
+                goto done;
+            }
+            if (s > span) span = s;
+            b %= n_cells;
+            int64_t dx = iabs(a % width - b % width), dy = iabs(a / width - b / width);
+            int64_t far = dx > dy ? dx : dy;
+            if (far > 0 && (kappa < 0 || s / far < kappa)) kappa = s / far;
+        }
+    }
+    result = Py_BuildValue("(LL)", (long long)kappa, (long long)span);
+done:
+    for (int i = 0; i < 3; i++) release(&bufs[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"field", field, METH_VARARGS, field_doc},
@@ -1397,6 +1660,8 @@ static PyMethodDef methods[] = {
     {"field_spread", field_spread, METH_VARARGS, field_spread_doc},
     {"json_rows", json_rows, METH_VARARGS, json_rows_doc},
     {"pred_chain", pred_chain, METH_VARARGS, pred_chain_doc},
+    {"field_toward", field_toward, METH_VARARGS, field_toward_doc},
+    {"toward_kappa", toward_kappa, METH_VARARGS, toward_kappa_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -44,6 +44,9 @@ def available() -> bool:
 #: engine/_kernel.c (a checkout updated without reinstalling), whose users then run their twin.
 _HAS_REACH = _BUILT is not None and hasattr(_BUILT, "reach_within")
 _HAS_HELD = _BUILT is not None and hasattr(_BUILT, "held_region")
+_HAS_TOWARD = _BUILT is not None and all(
+    hasattr(_BUILT, f) for f in ("field_toward", "toward_kappa")
+)
 
 
 def reach_available() -> bool:
@@ -293,3 +296,45 @@ def pred_chain(pred: Any, node: int, out: Any = None) -> int:
     (int32 or int64, exactly that long) the chain written into it, start first. Only where
     :func:`pred_chain_available`; :func:`engine.search.frontier.chain_plain` is its twin."""
     return int(_BUILT.pred_chain(pred, node, out))
+
+
+def toward_available() -> bool:
+    """Whether :func:`field_toward` runs (:func:`available`, and built with it)."""
+    return available() and _HAS_TOWARD
+
+
+def field_toward(
+    rev: tuple[Any, Any, Any],
+    span: int,
+    forward: tuple[Any, Any, Any],
+    sources: Any,
+    start: int,
+    width: int,
+    n_cells: int,
+    kappa: int,
+    step: float,
+    dist: Any,
+) -> int:
+    """engine/_kernel.c's ``field_toward``: :func:`field`'s distances over the reverse graph
+    ``rev`` (int64 ``indptr``, int32 ``indices``, int32 ``steps`` of at most ``span``, each
+    a whole multiple of ``step``) from ``sources`` (int64) into ``dist`` (float64, inf),
+    settled only as far as the walk down them from node ``start`` over the ``forward``
+    graph (int64 ``indptr``, int32 ``indices``, float64 ticks) needs to be the whole
+    field's; A* toward ``start``'s cell by ``kappa`` times the Chebyshev distance of
+    ``(cell % width, cell // width)``, node ``k`` on cell ``k % n_cells``. Returns the nodes
+    settled. Only where :func:`toward_available`."""
+    return int(
+        _BUILT.field_toward(*rev, span, *forward, sources, start, width, n_cells, kappa, step, dist)
+    )
+
+
+def toward_kappa(
+    indptr: Any, indices: Any, steps: Any, width: int, n_cells: int
+) -> tuple[int, int]:
+    """engine/_kernel.c's ``toward_kappa``: for :func:`field_toward` on a graph (int64
+    ``indptr``, int32 ``indices``, int32 ``steps``; node ``k`` on cell ``k % n_cells``), the
+    most whole steps no edge falls below per cell of Chebyshev distance between its cells
+    (-1 where no edge leaves its cell) and the most steps of an edge. Only where
+    :func:`toward_available`."""
+    kappa, span = _BUILT.toward_kappa(indptr, indices, steps, width, n_cells)
+    return int(kappa), int(span)

@@ -1079,3 +1079,93 @@ def test_three_hundred_objects_share_one_large_template(tmp_path: Path) -> None:
     path = _templated(tmp_path, '<object template="inner.tx" name="c"/>', "chain")
     rc, out, err, _ = cli("info", str(path))
     assert rc == 0, err[-2000:]
+
+
+def test_a_field_toward_a_node_walks_as_the_whole_field(tmp_path: Path) -> None:
+    """Profile.field_toward (an A* settled only as far as the walk from one node needs)
+    gives that walk, its whole way and every step of it, as the whole field does, from
+    random nodes to random cells, on a random map of walls and water, with tokens in the
+    way and without; and kernel.toward_kappa's kappa never exceeds an edge's steps per
+    cell of Chebyshev distance (the plain numpy sum)."""
+    import numpy as np
+
+    from engine import kernel
+    from engine.scenario import load_scenario
+    from engine.sim import FieldCache, Simulation
+
+    if not kernel.toward_available():
+        pytest.skip("kernel not built")
+    sc = load_scenario(str(_many_tokens(tmp_path, n=60)))
+    sim = Simulation(sc, 1, fields=FieldCache(sc))
+    rnd = random.Random(7)
+    fewer = 0
+    for tid in ("q", "p0", "p1"):
+        prof = sim.profile_now(tid)
+        prof.TOWARD_NODES = 0
+        g = prof.graph
+        indptr, indices, _, steps, _ = prof._kernel_of("rev")
+        rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr)) % g.n
+        cols = indices % g.n
+        w = g.grid.width
+        cheb = np.maximum(abs(rows % w - cols % w), abs(rows // w - cols // w))
+        kappa, span = prof._toward_bound("rev")
+        assert kappa == int((steps[cheb > 0] // cheb[cheb > 0]).min()) and span == steps.max()
+        for _ in range(40):
+            cells = tuple(
+                g.grid.cell_of_index(rnd.randrange(g.n)) for _ in range(rnd.choice((1, 1, 3)))
+            )
+            node = rnd.randrange(g.n * g.n_states)
+            whole = prof.field_to(cells)
+            prof._to_cells.clear()
+            prof._to.clear()
+            if prof.shared is not None:
+                prof.shared.to.clear()
+                prof.shared.base_to.clear()
+            part = prof.field_toward(cells, node)
+            fewer += int(np.isfinite(part.dist).sum() < np.isfinite(whole.dist).sum())
+            assert part.enters(prof, node) == whole.enters(prof, node)
+            a, b = part.walk(prof, node), whole.walk(prof, node)
+            assert (a.edges, a.after) == (b.edges, b.after)
+            cur = node
+            for _ in range(g.n * g.n_states):
+                assert part.left(cur) == whole.left(cur)
+                step = whole.step(prof, cur)
+                assert part.step(prof, cur) == step
+                if whole.left(cur) <= 0 or step is None:
+                    break
+                cur = step[0]
+            settled = np.isfinite(part.dist)
+            assert np.array_equal(part.dist[settled], whole.dist[settled])
+    assert fewer > 60  # most of the 120 fields settle less than the whole field
+
+
+def test_many_tokens_play_the_same_with_fields_toward_a_node(tmp_path: Path, monkeypatch) -> None:
+    """A run of many tokens whose descents walk fields settled only toward the mover
+    (Profile.field_toward, on every graph) plays as with whole fields: the same events."""
+    from engine import kernel
+    from engine.batch import run_seeds
+    from engine.scenario import load_scenario
+    from engine.sim import FieldCache, Simulation
+    from engine.sim.fields import Profile
+
+    if not kernel.toward_available():
+        pytest.skip("kernel not built")
+    sc = load_scenario(str(_many_tokens(tmp_path)))
+    made = []
+    toward = kernel.field_toward
+    monkeypatch.setattr(kernel, "field_toward", lambda *a: made.append(1) or toward(*a))
+    logs = []
+    for nodes in (1 << 40, 0):
+        old = Profile.TOWARD_NODES
+        Profile.TOWARD_NODES = nodes
+        try:
+            fields = FieldCache(sc)
+            got = []
+            for run, seed in enumerate(run_seeds(sc.seed, 3)):
+                sim = Simulation(sc, seed, fields=fields, run=run)
+                sim.run()
+                got.append((sim.events[1:], sim.result().to_dict()))
+            logs.append(got)
+        finally:
+            Profile.TOWARD_NODES = old
+    assert logs[0] == logs[1] and made

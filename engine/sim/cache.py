@@ -24,13 +24,13 @@ from engine.sim.fields import (
     TurnPlan,
     Walk,
     _Distances,
-    _whole_ticks,
     route_meets,
     trim_at,
 )
 from engine.sim.flee import cell_centres, flee_choice
 from engine.sim.hookmemo import HookMemo, _plain, _same_reads, _untrace, _values
 from engine.sim.idmemo import MISSING, IdMemo
+from engine.sim.kernelcsr import _whole_ticks
 from engine.systems.base import Token, jsonable
 from engine.walls import with_doors
 
@@ -553,7 +553,8 @@ def _descent_made(
     or it with the blocking tokens taken away), the turn's walk down the field to
     ``cells`` from ``cell``, and how many of its edges are walked (cut before a token
     in the way and back off an ally's cell). A pure function of its arguments."""
-    target = prof.field_to(cells, risk=risk)
+    # Settled only as far as this walk needs on a big graph (the same walk, edge for edge).
+    target = prof.field_toward(cells, prof.graph.node(cell), risk=risk)
     blocked = occ.blocked - {cell}
     stop_at: frozenset[Cell] = frozenset()
     if blocked and route_meets(prof, target, cell, blocked):

@@ -10,7 +10,8 @@ import numpy as np
 
 from engine.grid import Cell
 from engine.movement import MovementGraph
-from engine.sim.spread import spread_field, spread_width
+from engine.sim.kernelcsr import _kernel_csr
+from engine.sim.spread import spread_field
 
 # --------------------------------------------------------------------------- fields
 
@@ -337,9 +338,9 @@ class Profile:
         self._turns_from: dict[Cell, np.ndarray] = {}
         self._lists: tuple[list[int], list[int], list[float]] | None = None
         #: The compiled arrays as engine/_kernel.c reads them (:meth:`_dijkstra`).
-        self._kernel_arrays: dict[str, tuple[np.ndarray, ...]] = {}
+        self._kernel_arrays: dict[str, tuple[Any, ...]] = {}
         #: The same for the risk-weighted reverse graph (its own where penalties differ).
-        self._kernel_risk: dict[str, tuple[np.ndarray, ...]] = {}
+        self._kernel_risk: dict[str, tuple[Any, ...]] = {}
         #: The distances of every profile on the same compiled graph (FieldCache), or None,
         #: and this profile's ticks over those it keeps (:class:`_Distances`).
         self.shared: _Distances | None = None
@@ -533,11 +534,7 @@ class Profile:
             from scipy.sparse.csgraph import dijkstra
 
             return dijkstra(matrix, indices=sources, min_only=True)
-        kept = self._kernel_risk if which == "rev_risk" else self._kernel_arrays
-        arrays = kept.get(which)
-        if arrays is None:
-            arrays = kept[which] = _kernel_csr(matrix)
-            self.weight.used += sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+        arrays = self._kernel_of(which)
         dist = np.full(matrix.shape[0], INF)
         indptr, indices, data, steps, step = arrays
         if steps is None:  # (step: the bucket width, engine.sim.spread; 0.0: none)
@@ -545,6 +542,86 @@ class Profile:
             return dist
         kernel.field(indptr, indices, data, np.asarray(sources, np.int64), dist, steps, float(step))
         return dist
+
+    def _kernel_of(self, which: str) -> tuple[Any, ...]:
+        """The ``csr``, ``rev`` or ``rev_risk`` arrays (``which``) as engine/_kernel.c reads
+        them (:func:`_kernel_csr`), made once (shared with the profiles of the same compiled
+        graph, :meth:`share_compiled`)."""
+        kept = self._kernel_risk if which == "rev_risk" else self._kernel_arrays
+        arrays = kept.get(which)
+        if arrays is None:
+            arrays = kept[which] = _kernel_csr(getattr(self, which))
+            self.weight.used += sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+        return arrays
+
+    #: Nodes of a graph beyond which a descent's field is settled only as far as its walk
+    #: needs (:meth:`field_toward`); a smaller graph's whole field is made once and serves
+    #: every later walk down it.
+    TOWARD_NODES = 1 << 17
+
+    def field_toward(
+        self, cells: tuple[Cell, ...] | frozenset[Cell], node: int, *, risk: bool = False
+    ) -> Field:
+        """:meth:`field_to`'s field, settled only as far as the walk down it from ``node``
+        needs: every step of that walk, its whole way, is the whole field's, edge for edge
+        (engine/_kernel.c ``field_toward``, an A* toward ``node``), so :meth:`Field.walk`,
+        :meth:`Field.enters` and :meth:`Field.step` from ``node`` and the nodes of its way
+        answer as the whole field does; other nodes read inf. On a graph of more than
+        :data:`TOWARD_NODES` nodes whose ticks are whole numbers, where the whole field is
+        not kept already; else the whole field (:meth:`field_to`). Not kept: it serves
+        walks from ``node``."""
+        from engine import kernel
+
+        g = self.graph
+        size = g.n * g.n_states
+        if size <= self.TOWARD_NODES or not kernel.toward_available() or self._kept_to(cells, risk):
+            return self.field_to(cells, risk=risk)
+        which = "rev_risk" if risk and self.rev_risk is not self.rev else "rev"
+        indptr, indices, _, steps, step = self._kernel_of(which)
+        if steps is None:
+            return self.field_to(cells, risk=risk)
+        kappa, span = self._toward_bound(which)
+        forward = self._kernel_of("csr")[:3]
+        idx = sorted({g.grid.index(c) for c in cells})
+        sources = np.array([i + s * g.n for i in idx for s in range(g.n_states)], np.int64)
+        dist = np.full(size, INF)
+        width = g.grid.width
+        kernel.field_toward(
+            (indptr, indices, steps), span, forward, sources, node, width, g.n, kappa, step, dist
+        )
+        return Field(dist)
+
+    def _kept_to(self, cells: tuple[Cell, ...] | frozenset[Cell], risk: bool) -> bool:
+        """Whether :meth:`field_to` of ``cells`` is kept (by this profile, or by the profiles
+        of its compiled graph) and so costs no Dijkstra."""
+        if (cells, risk) in self._to_cells:
+            return True
+        idx = tuple(sorted(self.graph.grid.index(c) for c in cells))
+        if idx in (self._to_risk if risk else self._to):
+            return True
+        shared = self.shared
+        if shared is None:
+            return False
+        skey = (self.scale, shared.risk_key(self.penalty) if risk else None, idx)
+        return skey in shared.to or (not risk and idx in shared.base_to)
+
+    def _toward_bound(self, which: str) -> tuple[int, int]:
+        """For :meth:`field_toward` on the ``which`` graph's kernel arrays: ``kappa``, the
+        most whole steps no edge's steps fall below per cell of Chebyshev distance between
+        its cells (0 where a jump outruns every step), and the most steps of an edge; kept
+        with the arrays."""
+        kept = self._kernel_risk if which == "rev_risk" else self._kernel_arrays
+        key = "toward " + which
+        got = kept.get(key)
+        if got is None:
+            from engine import kernel
+
+            indptr, indices, _, steps, _ = self._kernel_of(which)
+            kappa, span = kernel.toward_kappa(
+                indptr, indices, steps, self.graph.grid.width, self.graph.n
+            )
+            got = kept[key] = (max(kappa, 0), span)
+        return int(got[0]), int(got[1])
 
     def _dist_from(self, cell: Cell, keep: bool = True) -> np.ndarray:
         """Ticks from ``cell`` (best parity), from the shared fields where they hold them;
@@ -585,49 +662,6 @@ class Profile:
         if got is None:
             got = self._from[cell] = self._dist_from(cell)
         return got
-
-
-#: The most steps of an edge for engine/_kernel.c's bucket queue (buckets a field).
-_MOST_STEPS = 1 << 16
-
-
-def _whole_ticks(data: np.ndarray, nodes: int) -> tuple[np.ndarray, int] | None:
-    """A graph's edge ticks as whole numbers (int64) and their greatest common divisor (1
-    where all are 0), where every tick is a whole number >= 0 and no path of ``nodes``
-    nodes can sum past 2**52 (exact in floating point); else None."""
-    if not (
-        data.size
-        and data.dtype == np.float64
-        and bool(np.all(np.isfinite(data)))
-        and bool(np.all(data >= 0))
-        and bool(np.all(data == np.floor(data)))
-        and float(data.max()) * (nodes + 1) < 2.0**52
-    ):
-        return None
-    whole = data.astype(np.int64)
-    return whole, int(np.gcd.reduce(whole)) or 1
-
-
-def _kernel_csr(matrix: Any) -> tuple[Any, ...]:
-    """A CSR matrix as engine/_kernel.c's field() reads it: indptr (int64), indices (int32:
-    the matrix's own where they are, as scipy makes them below 2**31 edges), the ticks
-    (float64), and where every tick is a whole multiple of one step (the usual case) the
-    ticks in steps (int32) and the step, so a bucket queue runs; else None and the width of
-    engine.sim.spread's buckets (0.0: none, the heap)."""
-    data = np.ascontiguousarray(matrix.data, dtype=np.float64)
-    steps, step = None, 1.0
-    whole = _whole_ticks(data, matrix.shape[0])
-    if whole is not None and int(whole[0].max()) // whole[1] <= _MOST_STEPS:
-        steps, step = (whole[0] // whole[1]).astype(np.int32), float(whole[1])
-    else:
-        step = spread_width(data, matrix.shape[0])
-    return (
-        np.ascontiguousarray(matrix.indptr, dtype=np.int64),
-        np.ascontiguousarray(matrix.indices, dtype=np.int32),
-        data,
-        steps,
-        step,
-    )
 
 
 class _Distances:
