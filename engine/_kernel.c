@@ -1651,6 +1651,268 @@ done:
     return result;
 }
 
+/* Whether the least late of claim_reach's cells is proven: each cell known (its least
+ * steps over its nodes settled below what any unsettled node of it may have) gets its
+ * turns in out (NaN: not known); every unknown cell's least possible late (turns less
+ * its less) must be above the least known late. */
+static int claim_done(Toward *t, const int64_t *cells, const double *less, Py_ssize_t k_cells,
+                      double den, double *out) {
+    int64_t top = toward_top(t);
+    Py_ssize_t states = t->n / t->n_cells;
+    double best = INFINITY;
+    for (Py_ssize_t k = 0; k < k_cells; k++) {
+        int64_t c = cells[k], least = INT64_MAX, bound = INT64_MAX;
+        for (Py_ssize_t s = 0; s < states; s++)
+            if (t->done[c + s * t->n_cells] && t->at[c + s * t->n_cells] < least)
+                least = t->at[c + s * t->n_cells];
+        if (top != INT64_MAX) bound = top - toward_h(t, c);
+        if (least <= bound) {
+            out[k] = least == INT64_MAX ? INFINITY : ((double)least * t->step) / den;
+            double late = out[k] - less[k];
+            if (late < best) best = late;
+        } else
+            out[k] = NAN;
+    }
+    for (Py_ssize_t k = 0; k < k_cells; k++) {
+        if (!isnan(out[k])) continue;
+        int64_t c = cells[k];
+        double low = ((double)(top - toward_h(t, c)) * t->step) / den;
+        if (!(low - less[k] > best)) return 0;
+    }
+    return 1;
+}
+
+PyDoc_STRVAR(claim_reach_doc,
+             "claim_reach(indptr, indices, steps, span, source, cells, less, goal, width, "
+             "n_cells, kappa, step, den, out) -> settled\n\n"
+             "field()'s distances (steps int32 times step, span their most) from node source "
+             "over a graph, as turns (the least over a cell's nodes, node k on cell "
+             "k % n_cells, times step over den) on cells (int64), settled only until the "
+             "cell of the least turns less less (float64, one a cell) is proven: out "
+             "(float64, one a cell) gets each cell's exact turns, inf where it is proven "
+             "later than that least. A* toward cell goal as field_toward. Called by "
+             "engine.sim.threat.claim_turns.");
+
+static PyObject *claim_reach(PyObject *self, PyObject *args) {
+    PyObject *o[6];
+    long long span, source, goal, width, n_cells, kappa;
+    double step, den;
+    if (!PyArg_ParseTuple(args, "OOOLLOOLLLLddO", &o[0], &o[1], &o[2], &span, &source, &o[3],
+                          &o[4], &goal, &width, &n_cells, &kappa, &step, &den, &o[5]))
+        return NULL;
+    Buf bufs[6];
+    for (int i = 0; i < 6; i++) bufs[i].held = 0;
+    PyObject *result = NULL;
+    Toward t;
+    memset(&t, 0, sizeof t);
+    double *dist = NULL;
+    static const Py_ssize_t sizes[6] = {8, 4, 4, 8, 8, 8};
+    static const char *names[6] = {"indptr", "indices", "steps", "cells", "less", "out"};
+    for (int i = 0; i < 6; i++)
+        if (get_buf(o[i], &bufs[i], i == 5, sizes[i], names[i]) < 0 || !bufs[i].held) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "claim_reach: %s", names[i]);
+            goto done;
+        }
+    t.n = bufs[0].b.len / 8 - 1;
+    t.m = bufs[1].b.len / 4;
+    Py_ssize_t k_cells = bufs[3].b.len / 8;
+    if (t.n < 1 || bufs[2].b.len / 4 != t.m || t.n >= INT32_MAX || width < 1 || n_cells < 1 ||
+        n_cells > t.n || t.n % n_cells || width > n_cells || kappa < 0 || span < 0 ||
+        span > INT32_MAX || goal < 0 || goal >= n_cells || source < 0 || source >= t.n ||
+        !(step > 0) || !(den > 0) || bufs[4].b.len / 8 != k_cells || bufs[5].b.len / 8 != k_cells) {
+        PyErr_SetString(PyExc_ValueError, "claim_reach: the arrays or numbers disagree");
+        goto done;
+    }
+    const int64_t *cells = bufs[3].b.buf;
+    for (Py_ssize_t k = 0; k < k_cells; k++)
+        if (cells[k] < 0 || cells[k] >= n_cells) {
+            PyErr_SetString(PyExc_ValueError, "claim_reach: a cell out of range");
+            goto done;
+        }
+    t.indptr = bufs[0].b.buf;
+    t.indices = bufs[1].b.buf;
+    t.steps = bufs[2].b.buf;
+    t.span = span, t.width = width, t.n_cells = n_cells, t.kappa = kappa;
+    t.goal = goal, t.step = step;
+    dist = malloc((size_t)t.n * sizeof(double));
+    t.dist = dist;
+    t.at = malloc((size_t)t.n * sizeof(int64_t));
+    t.done = calloc((size_t)t.n, 1);
+    if (!t.at || !t.done || !dist) goto nomem;
+    for (Py_ssize_t v = 0; v < t.n; v++) t.at[v] = INT64_MAX;
+    t.at[source] = 0;
+    if (heap_push(&t.heap, (uint64_t)toward_h(&t, source), (int32_t)source) < 0) goto nomem;
+    double *out = bufs[5].b.buf;
+    const double *less = bufs[4].b.buf;
+    while (!claim_done(&t, cells, less, k_cells, den, out)) {
+        int64_t top = toward_top(&t);
+        int rc = toward_run(&t, top + 1, -1);
+        if (rc == -1) goto nomem;
+        if (rc == -2) goto done;
+    }
+    for (Py_ssize_t k = 0; k < k_cells; k++)
+        if (isnan(out[k])) out[k] = INFINITY;
+    long long settled = 0;
+    for (Py_ssize_t v = 0; v < t.n; v++) settled += t.done[v];
+    result = PyLong_FromLongLong(settled);
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(t.heap.items);
+    free(t.at);
+    free(t.done);
+    free(dist);
+    for (int i = 0; i < 6; i++) release(&bufs[i]);
+    return result;
+}
+
+/* ---------------------------------------------------------------------- a kept threat map
+ *
+ * threat_move() keeps the least steps from a set of sources (slots, each on a node or none)
+ * to every node of a graph as sources move: the nodes the moved source owned (reached from
+ * it first; found through the forward edges from its node, as every node's way from its
+ * owner runs through nodes of the same owner) are cleared and reached again from their
+ * settled in-neighbours and any other source on them, while the source's new node spreads
+ * where it is nearer. Each settled node's steps are then its owner's exact distance, so
+ * the least over the sources, as one Dijkstra from all of them gives it. Each touched
+ * cell's turns are made again: the least steps over its nodes (node k on cell k %
+ * n_cells) times step over den, inf where none reaches it. */
+
+PyDoc_STRVAR(threat_move_doc,
+             "threat_move(indptr, indices, steps, rindptr, rindices, rsteps, sources, "
+             "node_steps, owner, cell_turns, step, den, slot, old_node) -> touched\n\n"
+             "Keeps node_steps (int64, INT64_MAX where unreached), owner (int32, -1) and "
+             "cell_turns (float64, a cell's least node steps times step over den) of the "
+             "sources (int64, a slot's node or -1, as they stand after the move) over a graph "
+             "(indptr int64, indices int32, steps int32) and its reverse (rindptr, rindices, "
+             "rsteps): slot moved from old_node (-1: it was on none) to sources[slot]; slot "
+             "-1: made from nothing (the arrays as unreached). Returns the nodes touched. "
+             "Called by engine.sim.threat.ThreatMap.");
+
+static PyObject *threat_move(PyObject *self, PyObject *args) {
+    PyObject *o[10];
+    long long slot, old_node;
+    double step, den;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOddLL", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
+                          &o[7], &o[8], &o[9], &step, &den, &slot, &old_node))
+        return NULL;
+    Buf bufs[10];
+    for (int i = 0; i < 10; i++) bufs[i].held = 0;
+    PyObject *result = NULL;
+    Heap heap = {NULL, 0, 0};
+    Bucket cleared = {NULL, 0, 0}, touched = {NULL, 0, 0};
+    static const Py_ssize_t sizes[10] = {8, 4, 4, 8, 4, 4, 8, 8, 4, 8};
+    static const char *names[10] = {"indptr",  "indices",    "steps", "rindptr",   "rindices",
+                                    "rsteps",  "sources",    "node_steps", "owner", "cell_turns"};
+    for (int i = 0; i < 10; i++)
+        if (get_buf(o[i], &bufs[i], i >= 7, sizes[i], names[i]) < 0 || !bufs[i].held) {
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_TypeError, "threat_move: %s", names[i]);
+            goto done;
+        }
+    const int64_t *indptr = bufs[0].b.buf, *rindptr = bufs[3].b.buf, *src = bufs[6].b.buf;
+    const int32_t *indices = bufs[1].b.buf, *steps = bufs[2].b.buf;
+    const int32_t *rindices = bufs[4].b.buf, *rsteps = bufs[5].b.buf;
+    int64_t *at = bufs[7].b.buf;
+    int32_t *owner = bufs[8].b.buf;
+    double *turns = bufs[9].b.buf;
+    Py_ssize_t n = bufs[7].b.len / 8, m = bufs[1].b.len / 4, rm = bufs[4].b.len / 4;
+    Py_ssize_t cells = bufs[9].b.len / 8, slots = bufs[6].b.len / 8;
+    if (bufs[0].b.len / 8 != n + 1 || bufs[3].b.len / 8 != n + 1 || bufs[2].b.len / 4 != m ||
+        bufs[5].b.len / 4 != rm || bufs[8].b.len / 4 != n || cells < 1 || n % cells ||
+        n >= INT32_MAX || slot < -1 || slot >= slots || old_node < -1 || old_node >= n ||
+        !(step > 0) || !(den > 0) || indptr[n] != m || rindptr[n] != rm) {
+        PyErr_SetString(PyExc_ValueError, "threat_move: the arrays or numbers disagree");
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < slots; k++)
+        if (src[k] < -1 || src[k] >= n) {
+            PyErr_SetString(PyExc_ValueError, "threat_move: a source out of range");
+            goto done;
+        }
+    /* the moved source's nodes, cleared (owner -2 while found) */
+    if (slot >= 0 && old_node >= 0 && owner[old_node] == slot) {
+        owner[old_node] = -2;
+        if (bucket_push(&cleared, old_node) < 0) goto nomem;
+        for (Py_ssize_t i = 0; i < cleared.size; i++) {
+            int64_t v = cleared.items[i];
+            for (int64_t j = indptr[v]; j < indptr[v + 1]; j++) {
+                int64_t w = indices[j];
+                if (w < 0 || w >= n) goto bad;
+                if (owner[w] == slot) {
+                    owner[w] = -2;
+                    if (bucket_push(&cleared, w) < 0) goto nomem;
+                }
+            }
+        }
+        for (Py_ssize_t i = 0; i < cleared.size; i++) {
+            at[cleared.items[i]] = INT64_MAX;
+            owner[cleared.items[i]] = -1;
+        }
+    }
+    /* the sources: the moved one's new node, others on cleared nodes, all where slot is -1 */
+    for (Py_ssize_t k = 0; k < slots; k++) {
+        int64_t v = src[k];
+        if (v < 0 || at[v] == 0) continue;
+        if (slot >= 0 && k != slot && owner[v] != -1) continue;
+        at[v] = 0, owner[v] = (int32_t)k;
+        if (heap_push(&heap, 0, (int32_t)v) < 0 || bucket_push(&touched, v) < 0) goto nomem;
+    }
+    /* the cleared nodes, from their settled in-neighbours */
+    for (Py_ssize_t i = 0; i < cleared.size; i++) {
+        int64_t v = cleared.items[i], best = INT64_MAX;
+        if (at[v] == 0) continue;
+        int32_t by = -1;
+        for (int64_t j = rindptr[v]; j < rindptr[v + 1]; j++) {
+            int64_t u = rindices[j];
+            if (u < 0 || u >= n || rsteps[j] < 0) goto bad;
+            if (owner[u] >= 0 && at[u] != INT64_MAX && at[u] + rsteps[j] < best)
+                best = at[u] + rsteps[j], by = owner[u];
+        }
+        if (by >= 0) {
+            at[v] = best, owner[v] = by;
+            if (heap_push(&heap, (uint64_t)best, (int32_t)v) < 0) goto nomem;
+        }
+    }
+    while (heap.size) {
+        Entry e = heap_pop(&heap);
+        int64_t v = e.node, d = (int64_t)e.key;
+        if (d != at[v]) continue;
+        for (int64_t j = indptr[v]; j < indptr[v + 1]; j++) {
+            int64_t w = indices[j];
+            if (w < 0 || w >= n || steps[j] < 0) goto bad;
+            int64_t nd = d + steps[j];
+            if (nd < at[w]) {
+                at[w] = nd, owner[w] = owner[v];
+                if (heap_push(&heap, (uint64_t)nd, (int32_t)w) < 0 || bucket_push(&touched, w) < 0)
+                    goto nomem;
+            }
+        }
+    }
+    Py_ssize_t states = n / cells;
+    Bucket *lists[2] = {&cleared, &touched};
+    for (int l = 0; l < 2; l++)
+        for (Py_ssize_t i = 0; i < lists[l]->size; i++) {
+            int64_t c = lists[l]->items[i] % cells, least = INT64_MAX;
+            for (Py_ssize_t k = 0; k < states; k++)
+                if (at[c + k * cells] < least) least = at[c + k * cells];
+            turns[c] = least == INT64_MAX ? INFINITY : ((double)least * step) / den;
+        }
+    result = PyLong_FromSsize_t(cleared.size + touched.size);
+    goto done;
+bad:
+    PyErr_SetString(PyExc_ValueError, "threat_move: an index or step out of range");
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(heap.items);
+    free(cleared.items);
+    free(touched.items);
+    for (int i = 0; i < 10; i++) release(&bufs[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"field", field, METH_VARARGS, field_doc},
@@ -1662,6 +1924,8 @@ static PyMethodDef methods[] = {
     {"pred_chain", pred_chain, METH_VARARGS, pred_chain_doc},
     {"field_toward", field_toward, METH_VARARGS, field_toward_doc},
     {"toward_kappa", toward_kappa, METH_VARARGS, toward_kappa_doc},
+    {"claim_reach", claim_reach, METH_VARARGS, claim_reach_doc},
+    {"threat_move", threat_move, METH_VARARGS, threat_move_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -45,8 +45,9 @@ def available() -> bool:
 _HAS_REACH = _BUILT is not None and hasattr(_BUILT, "reach_within")
 _HAS_HELD = _BUILT is not None and hasattr(_BUILT, "held_region")
 _HAS_TOWARD = _BUILT is not None and all(
-    hasattr(_BUILT, f) for f in ("field_toward", "toward_kappa")
+    hasattr(_BUILT, f) for f in ("field_toward", "toward_kappa", "claim_reach")
 )
+_HAS_THREAT = _BUILT is not None and hasattr(_BUILT, "threat_move")
 
 
 def reach_available() -> bool:
@@ -338,3 +339,55 @@ def toward_kappa(
     :func:`toward_available`."""
     kappa, span = _BUILT.toward_kappa(indptr, indices, steps, width, n_cells)
     return int(kappa), int(span)
+
+
+def claim_reach(
+    graph: tuple[Any, Any, Any],
+    span: int,
+    source: int,
+    cells: Any,
+    less: Any,
+    goal: int,
+    width: int,
+    n_cells: int,
+    kappa: int,
+    step: float,
+    den: float,
+    out: Any,
+) -> int:
+    """engine/_kernel.c's ``claim_reach``: :func:`field`'s distances over ``graph`` (int64
+    ``indptr``, int32 ``indices``, int32 ``steps`` of at most ``span``, whole multiples of
+    ``step``) from node ``source``, as turns over ``den`` on ``cells`` (int64), settled
+    only until the cell of the least turns less ``less`` (float64, one a cell) is proven;
+    ``out`` (float64, one a cell) gets each cell's exact turns, inf where it is proven
+    later than that least. A* toward cell ``goal`` as :func:`field_toward`. Only where
+    :func:`toward_available`."""
+    return int(
+        _BUILT.claim_reach(
+            *graph, span, source, cells, less, goal, width, n_cells, kappa, step, den, out
+        )
+    )
+
+
+def threat_available() -> bool:
+    """Whether :func:`threat_move` runs (:func:`available`, and built with it)."""
+    return available() and _HAS_THREAT
+
+
+def threat_move(
+    graph: tuple[Any, Any, Any],
+    rev: tuple[Any, Any, Any],
+    sources: Any,
+    kept: tuple[Any, Any, Any],
+    step: float,
+    den: float,
+    slot: int,
+    old_node: int,
+) -> int:
+    """engine/_kernel.c's ``threat_move``: the least steps from ``sources`` (int64, a slot's
+    node or -1) over ``graph`` and its reverse ``rev`` (int64 ``indptr``, int32 ``indices``,
+    int32 ``steps``), kept in ``kept`` (int64 node steps, int32 owners, float64 cell turns:
+    a cell's least node steps times ``step`` over ``den``) as ``slot`` moves from
+    ``old_node`` to ``sources[slot]`` (slot -1: all made from unreached arrays). Returns
+    the nodes touched. Only where :func:`threat_available`."""
+    return int(_BUILT.threat_move(*graph, *rev, sources, *kept, step, den, slot, old_node))

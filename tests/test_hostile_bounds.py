@@ -1169,3 +1169,122 @@ def test_many_tokens_play_the_same_with_fields_toward_a_node(tmp_path: Path, mon
         finally:
             Profile.TOWARD_NODES = old
     assert logs[0] == logs[1] and made
+
+
+def test_a_kept_threat_map_is_the_least_of_each_tokens_turns(tmp_path: Path) -> None:
+    """ThreatMap (the least turns kept as tokens move, engine/_kernel.c threat_move) is
+    the plain least of each token's turns_from, bit for bit, after every move, a token
+    leaving and coming back, two tokens on one cell, and all of them moving at once."""
+    import numpy as np
+
+    from engine import kernel
+    from engine.scenario import load_scenario
+    from engine.sim import FieldCache, Simulation
+    from engine.sim.threat import ThreatMap, least_plain
+
+    if not kernel.threat_available():
+        pytest.skip("kernel not built")
+    sc = load_scenario(str(_many_tokens(tmp_path, n=50)))
+    sim = Simulation(sc, 1, fields=FieldCache(sc))
+    rnd = random.Random(3)
+    for tid in ("p0", "p1"):
+        prof = sim.profile_now(tid)
+        g = prof.graph
+        open_ = [
+            g.grid.cell_of_index(i)
+            for i in range(g.n)
+            if prof.turns_from(g.grid.cell_of_index(i))[i] == 0
+        ]
+        kept = ThreatMap(prof)
+        cells = {f"t{k}": rnd.choice(open_) for k in range(12)}
+        for step in range(60):
+            what = rnd.random()
+            if what < 0.1 and len(cells) > 1:
+                cells.pop(rnd.choice(sorted(cells)))
+            elif what < 0.2:
+                cells[f"t{rnd.randrange(14)}"] = rnd.choice(sorted(cells.values()))
+            elif what < 0.25:
+                cells = {t: rnd.choice(open_) for t in cells}
+            else:
+                cells[rnd.choice(sorted(cells))] = rnd.choice(open_)
+            got = kept.least(cells)
+            plain = least_plain([prof.turns_from(c) for c in cells.values()], g.n)
+            assert np.array_equal(got, plain), (tid, step)
+
+
+def test_turns_to_and_claim_turns_are_the_plain_turns(tmp_path: Path) -> None:
+    """turns_to (from the field to the cell) is turns_from at the cell, bit for bit; and
+    claim_turns (settled until the least of turns less another's is proven) is exact on
+    every cell where that least or a tie could be, inf only where the plain turns less
+    the other's are above the least."""
+    import numpy as np
+
+    from engine import kernel
+    from engine.scenario import load_scenario
+    from engine.sim import FieldCache, Simulation
+    from engine.sim.threat import claim_turns, turns_to
+
+    if not kernel.toward_available():
+        pytest.skip("kernel not built")
+    sc = load_scenario(str(_many_tokens(tmp_path, n=50)))
+    fields = FieldCache(sc)
+    sim = Simulation(sc, 1, fields=fields)
+    rnd = random.Random(5)
+    q = sim.profile_now("q")
+    for tid in ("p0", "p1", "p2"):
+        prof = sim.profile_now(tid)
+        g = prof.graph
+        for _ in range(30):
+            src, dst = (g.grid.cell_of_index(rnd.randrange(g.n)) for _ in range(2))
+            plain = prof.turns_from(src)
+            prof._turns_from.clear()
+            prof.shared.turns.clear()
+            assert turns_to(prof, src, dst, 0) == float(plain[g.grid.index(dst)])
+            theirs = q.turns_from(dst)
+            cells = np.flatnonzero(np.isfinite(theirs) & (theirs < rnd.uniform(0.5, 4)))
+            got = claim_turns(prof, src, cells, theirs[cells], dst, 0)
+            prof._turns_from.clear()
+            prof.shared.turns.clear()
+            late = plain[cells] - theirs[cells]
+            exact = np.isfinite(got[cells])
+            assert np.array_equal(got[cells][exact], plain[cells][exact])
+            assert np.isinf(np.delete(got, cells)).all()
+            if len(cells):
+                assert (late[~exact] > late.min()).all()
+                assert exact[late == late.min()].all()
+
+
+def test_many_tokens_play_the_same_with_kept_threat_maps(tmp_path: Path, monkeypatch) -> None:
+    """A run of many tokens with every big-map way on every graph (the threat kept as
+    pursuers move, turns to one cell from the field to it, a pursuer's turns settled only
+    until its frontier cell is proven, descents toward the mover) plays as the plain way:
+    the same events and results, on a random many-token map and on the shipped chase."""
+    from engine import kernel
+    from engine.batch import run_seeds
+    from engine.scenario import load_scenario
+    from engine.sim import FieldCache, Simulation
+    from engine.sim.fields import Profile
+
+    if not (kernel.threat_available() and kernel.toward_available()):
+        pytest.skip("kernel not built")
+    made = []
+    move = kernel.threat_move
+    monkeypatch.setattr(kernel, "threat_move", lambda *a: made.append(1) or move(*a))
+
+    class Big(FieldCache):
+        THREAT_NODES = 0
+
+    for path in (_many_tokens(tmp_path), ROOT / "scenarios" / "chase.yaml"):
+        sc = load_scenario(str(path))
+        logs = []
+        for cache, nodes in ((FieldCache, 1 << 40), (Big, 0)):
+            monkeypatch.setattr(Profile, "TOWARD_NODES", nodes)
+            fields = cache(sc)
+            got = []
+            for run, seed in enumerate(run_seeds(sc.seed, 4)):
+                sim = Simulation(sc, seed, fields=fields, run=run)
+                sim.run()
+                got.append((sim.events[1:], sim.result().to_dict()))
+            logs.append(got)
+        assert logs[0] == logs[1], path.name
+    assert made

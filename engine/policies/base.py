@@ -131,6 +131,23 @@ class TurnView(Protocol):
         is empty): kept between turns, so one token's move costs one part of it again."""
         ...
 
+    def turns_to(self, tid: str, cell: Cell) -> float:
+        """:meth:`times_from` of ``tid`` at ``cell`` (on a big map, without its field)."""
+        ...
+
+    def moves_to(self, cell: Cell) -> float:
+        """:meth:`moves` at ``cell`` (on a big map, without the mover's field)."""
+        ...
+
+    def claim_times(
+        self, tid: str, cells: np.ndarray, less: np.ndarray, toward: Cell
+    ) -> np.ndarray:
+        """:meth:`times_from` of ``tid``, exact on each of the cell indexes ``cells`` whose
+        turns less its ``less`` (one a cell) may be the least of them or tie it; on a big
+        map inf on the others and elsewhere (settled only as far as that needs, searching
+        toward ``toward``)."""
+        ...
+
     def quarry_goal(self, quarry: str) -> Cell | None:
         """The exit ``quarry`` reaches soonest of those it reaches before every pursuer."""
         ...

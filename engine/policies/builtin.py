@@ -8,7 +8,7 @@ from engine.flight.model import FlightState
 from engine.footprint import covering, fits
 from engine.grid import Cell
 from engine.policies.base import CELLS, DISTANCES, QUARRY_ODDS, STAY, Aim, Goal, Policy, TurnView
-from engine.policies.region import EPS, frontier_choice
+from engine.policies.region import EPS, frontier_choice, safe_mask
 from engine.systems.base import Token
 from engine.tokenspec import TokenSpec
 
@@ -80,12 +80,11 @@ class Pursuer(Policy):
         at = view.reach(quarry)
         if at is None:
             return STAY
-        i_at = view.grid.index(at)
         # It catches the quarry where it stands if it gets there this turn (at this turn's
         # pace; its chosen pace first, no slower, so a far quarry asks no field of it).
         if (
-            view.times_from(spec.id)[i_at] <= 1 + EPS
-            and view.moves()[i_at] <= 1 + EPS
+            view.turns_to(spec.id, at) <= 1 + EPS
+            and view.moves_to(at) <= 1 + EPS
             and view.odds_turns(at) <= 1 + EPS
         ):
             return self._to(view, spec, at)
@@ -159,7 +158,6 @@ def _chaser(view: TurnView, quarry: str, mover: str) -> str | None:
     at = view.reach(quarry)
     if at is None:
         return None
-    i = view.grid.index(at)
     specs = view.specs
     order = view.pursuers
     me = order.index(mover) if mover in order else 0
@@ -171,7 +169,7 @@ def _chaser(view: TurnView, quarry: str, mover: str) -> str | None:
         if view.tokens[pid].state.flight is not None:
             continue
         after = (k - me) % len(order)
-        t = float(view.times_from(pid)[i]) + (1.0 if k < me else 0.0)
+        t = view.turns_to(pid, at) + (1.0 if k < me else 0.0)
         if best is None or (t, after) < best[:2]:
             best = (t, after, pid)
     return None if best is None else best[2]
@@ -182,9 +180,9 @@ def _shrink(view: TurnView, spec: TokenSpec, quarry: str, at: Cell) -> Cell:
     (:func:`~engine.policies.region.frontier_choice`; where the quarry keeps no region,
     where it is reached)."""
     grid = view.grid
-    mine = view.times_from(spec.id)
     # Every pursuer on the ground, the mover too: frontier_choice takes the least of its
-    # own turns and these, the same with it as without it.
+    # own turns and these, the same with it as without it; and so reads the mover's own
+    # turns only where it weighs them (its turns less the quarry's, least on its cells).
     tokens = view.tokens
     ground = tuple(
         pid
@@ -193,8 +191,13 @@ def _shrink(view: TurnView, spec: TokenSpec, quarry: str, at: Cell) -> Cell:
         or (tokens[pid].state.cell is not None and tokens[pid].state.flight is None)
     )
     others = view.least_times(ground)
+    theirs = view.turns_of(quarry, at)
+    region = safe_mask(theirs, others) & (theirs > 0)
     exits = np.array(sorted(grid.index(c) for c in view.exits), dtype=np.int64)
-    got = frontier_choice(mine, others, view.turns_of(quarry, at), exits)
+    # frontier_choice's cells: the safe exits if any, else the whole region.
+    cells = exits[region[exits]] if len(exits) and region[exits].any() else np.flatnonzero(region)
+    mine = view.claim_times(spec.id, cells, theirs[cells], at)
+    got = frontier_choice(mine, others, theirs, exits)
     return at if got is None else grid.cell_of_index(got)
 
 

@@ -31,6 +31,7 @@ from engine.sim.flee import cell_centres, flee_choice
 from engine.sim.hookmemo import HookMemo, _plain, _same_reads, _untrace, _values
 from engine.sim.idmemo import MISSING, IdMemo
 from engine.sim.kernelcsr import _whole_ticks
+from engine.sim.threat import ThreatMaps
 from engine.systems.base import Token, jsonable
 from engine.walls import with_doors
 
@@ -92,6 +93,8 @@ class FieldCache:
         self._descents: dict[tuple[Any, ...], tuple[Profile, Walk, int]] = {}
         #: Policies' pure parts, by the kept arrays they read (:meth:`threat`, ...).
         self._threats: IdMemo[np.ndarray] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
+        #: Least turns kept as tokens move (:meth:`least_turns`).
+        self._maps = ThreatMaps()
         self._exits: IdMemo[Cell | None] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
         self._exit_cells: tuple[list[Cell], np.ndarray] | None = None
         self._flee: IdMemo[Cell | None] = IdMemo(self.POLICY_KEPT, drop=self.POLICY_KEPT // 2)
@@ -132,6 +135,7 @@ class FieldCache:
         arrival."""
         state = self.__dict__.copy()
         state["_blocked"] = IdMemo(self.BLOCKED_KEPT, drop=1)
+        state["_maps"] = ThreatMaps()
         state["flight"] = {}
         return state
 
@@ -199,6 +203,7 @@ class FieldCache:
             prof.forget_fields(keep)
         for memo in (self._threats, self._exits, self._flee, self._meets, self._blocked):
             memo.clear()
+        self._maps = ThreatMaps()
         weight.used = kept
 
     #: How many threat maps and safe exits are kept (the oldest half goes beyond this).
@@ -231,6 +236,19 @@ class FieldCache:
             self._threats.put(times, n, out)
             got = out
         return got
+
+    #: Nodes of a graph beyond which :meth:`least_turns` keeps its tokens' least turns as
+    #: they move (:class:`~engine.sim.threat.ThreatMap`) instead of making each one's field.
+    THREAT_NODES = 1 << 17
+
+    def least_turns(
+        self, tokens: list[tuple[str, Profile, Cell]], n: int | None = None
+    ) -> np.ndarray:
+        """:meth:`threat` of each token's ``prof.turns_from(cell)`` (``tokens``: id, profile,
+        cell), bit for bit, read-only: on a graph of more than :data:`THREAT_NODES` nodes
+        from a map kept as the tokens move (:class:`~engine.sim.threat.ThreatMaps`), no field
+        made from any token's cell; else from their fields."""
+        return self._maps.least(self, tokens, n)
 
     def safest_exit(
         self,

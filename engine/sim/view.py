@@ -20,6 +20,7 @@ from engine.occupancy import Occupancy, reach_cell
 from engine.scenario import Scenario
 from engine.sim.cache import FieldCache
 from engine.sim.fields import INF, Profile
+from engine.sim.threat import claim_turns, turns_to
 from engine.systems.base import Token
 from engine.terrain import standing_mode
 from engine.tokenspec import TokenSpec
@@ -112,9 +113,28 @@ class SimView:
         return times_from(self._run, tid)
 
     def least_times(self, ids: tuple[str, ...]) -> np.ndarray:
-        run = self._run
         grid = self.grid
-        return run.fields.threat([times_from(run, t) for t in ids], grid.width * grid.height)
+        return least_turns(self._run, ids, grid.width * grid.height)
+
+    def turns_to(self, tid: str, cell: Cell) -> float:
+        run = self._run
+        src = run.tokens[tid].state.cell
+        assert src is not None
+        return turns_to(run.profile_now(tid), src, cell, run.fields.THREAT_NODES)
+
+    def moves_to(self, cell: Cell) -> float:
+        prof, mine = self._prof, self._token.state.cell
+        if prof is None or mine is None:
+            return float(self.moves()[self.grid.index(cell)])
+        return turns_to(prof, mine, cell, self._run.fields.THREAT_NODES)
+
+    def claim_times(
+        self, tid: str, cells: np.ndarray, less: np.ndarray, toward: Cell
+    ) -> np.ndarray:
+        run = self._run
+        src = run.tokens[tid].state.cell
+        assert src is not None
+        return claim_turns(run.profile_now(tid), src, cells, less, toward, run.fields.THREAT_NODES)
 
     def quarry_goal(self, quarry: str) -> Cell | None:
         return quarry_goal(self._run, quarry)
@@ -185,7 +205,7 @@ class SimView:
         assert cell is not None
         g = prof.graph
         mine = prof.turns_from(cell)
-        threat = run.fields.threat([times_from(run, pid) for pid in run.pursuers], g.n)
+        threat = least_turns(run, tuple(run.pursuers), g.n)
         occ = self._occ
         taken = (occ.blocked | occ.no_stop) - {cell} if occ else frozenset()
         st = self._token.state
@@ -239,6 +259,16 @@ def times_from(run: RunState, tid: str) -> np.ndarray:
     return run.profile_now(tid).turns_from(run.tokens[tid].state.cell)  # type: ignore[arg-type]
 
 
+def least_turns(run: RunState, ids: tuple[str, ...], n: int | None = None) -> np.ndarray:
+    """The least of :func:`times_from` over ``ids``, cell by cell (+inf where there are
+    none), read-only: :meth:`FieldCache.least_turns` (kept as they move on a big map)."""
+    tokens = run.tokens
+    return run.fields.least_turns(
+        [(t, run.profile_now(t), tokens[t].state.cell) for t in ids],  # type: ignore[misc]
+        n,
+    )
+
+
 def quarry_goal(run: RunState, quarry: str) -> Cell | None:
     """The exit cell the quarry reaches soonest among those it reaches before every
     pursuer by a way it reaches first all along (the surest exit,
@@ -246,7 +276,7 @@ def quarry_goal(run: RunState, quarry: str) -> Cell | None:
     if not run.scenario.exit_cells:
         return None
     mine = times_from(run, quarry)
-    threat = run.fields.threat([times_from(run, pid) for pid in run.pursuers])
+    threat = least_turns(run, tuple(run.pursuers))
     return run.fields.safest_exit(
         mine, threat, run.profile_now(quarry), run.tokens[quarry].state.cell
     )
