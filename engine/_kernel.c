@@ -1406,17 +1406,33 @@ typedef struct {
     const int64_t *indptr;
     const int32_t *indices, *steps;
     Py_ssize_t n, m;
-    int64_t span, width, n_cells, kappa, goal;
+    int64_t span, width, n_cells, kappa;
+    int64_t x0, y0, x1, y1; /* the box of cells the estimate is taken to */
     int64_t *at;
     uint8_t *done;
     Heap heap;
     double step, *dist;
+    /* a landmark's exact distances (ticks a node, or NULL): gmode 1, a forward search's
+     * bound to targets no farther from it than goff steps (guide - goff; inf: no target is
+     * reached from there); gmode 2, a reverse search's bound from a node goff steps from it
+     * (goff - guide) */
+    const double *guide;
+    int64_t goff;
+    int gmode;
 } Toward;
 
 static inline int64_t toward_h(const Toward *t, int64_t v) {
-    int64_t c = v % t->n_cells;
-    int64_t dx = iabs(c % t->width - t->goal % t->width), dy = iabs(c / t->width - t->goal / t->width);
-    return t->kappa * (dx > dy ? dx : dy);
+    int64_t c = v % t->n_cells, x = c % t->width, y = c / t->width;
+    int64_t dx = imax(0, imax(t->x0 - x, x - t->x1)), dy = imax(0, imax(t->y0 - y, y - t->y1));
+    int64_t h = t->kappa * (dx > dy ? dx : dy);
+    if (t->gmode) {
+        double g = t->guide[v];
+        if (!isfinite(g)) return t->gmode == 1 ? INT64_MAX : h;
+        int64_t l = (int64_t)(g / t->step);
+        l = t->gmode == 1 ? l - t->goff : t->goff - l;
+        if (l > h) h = l;
+    }
+    return h;
 }
 
 /* The least key still open (stale entries dropped); INT64_MAX when none is. */
@@ -1451,8 +1467,9 @@ static int toward_run(Toward *t, int64_t until, int64_t stop) {
                 return -2;
             }
             int64_t hw = toward_h(t, w);
-            if (hv > s + hw || hw > hv + s) {
-                PyErr_SetString(PyExc_ValueError, "field_toward: kappa past an edge's steps");
+            if (hw == INT64_MAX) continue; /* reaches no target */
+            if (hv > s + hw) {
+                PyErr_SetString(PyExc_ValueError, "field_toward: an estimate past an edge's steps");
                 return -2;
             }
             int64_t nd = t->at[v] + s;
@@ -1512,24 +1529,27 @@ static int64_t toward_need(Toward *t, const int64_t *findptr, const int32_t *fin
 
 PyDoc_STRVAR(field_toward_doc,
              "field_toward(indptr, indices, steps, span, findptr, findices, fdata, sources, "
-             "start, width, n_cells, kappa, step, dist) -> settled\n\n"
+             "start, width, n_cells, kappa, step, dist, guide, goff) -> settled\n\n"
              "field()'s distances (steps int32 times step, span their most) from sources over "
              "a reverse graph, settled only as far as the walk down them from node start over "
              "the forward graph (findptr int64, findices int32, fdata float64) needs: that "
              "walk is the whole field's, edge for edge. A* toward start's cell by kappa times "
              "the Chebyshev distance of (cell % width, cell // width), node k on cell "
-             "k % n_cells. dist (float64, inf) gets the settled nodes' distances. "
+             "k % n_cells. dist (float64, inf) gets the settled nodes' distances. guide "
+             "(float64 ticks a node, or None): a landmark's distances, start goff steps from "
+             "it, so goff - guide steps more bound the estimate (inf: none). "
              "Called by engine.sim.Profile.field_toward.");
 
 static PyObject *field_toward(PyObject *self, PyObject *args) {
-    PyObject *o[8];
-    long long span, start, width, n_cells, kappa;
+    PyObject *o[8], *o_guide;
+    long long span, start, width, n_cells, kappa, goff;
     double step;
-    if (!PyArg_ParseTuple(args, "OOOLOOOOLLLLdO", &o[0], &o[1], &o[2], &span, &o[3], &o[4],
-                          &o[5], &o[6], &start, &width, &n_cells, &kappa, &step, &o[7]))
+    if (!PyArg_ParseTuple(args, "OOOLOOOOLLLLdOOL", &o[0], &o[1], &o[2], &span, &o[3], &o[4],
+                          &o[5], &o[6], &start, &width, &n_cells, &kappa, &step, &o[7], &o_guide,
+                          &goff))
         return NULL;
-    Buf bufs[8];
-    for (int i = 0; i < 8; i++) bufs[i].held = 0;
+    Buf bufs[9];
+    for (int i = 0; i < 9; i++) bufs[i].held = 0;
     PyObject *result = NULL;
     Toward t;
     memset(&t, 0, sizeof t);
@@ -1555,7 +1575,16 @@ static PyObject *field_toward(PyObject *self, PyObject *args) {
     t.indices = bufs[1].b.buf;
     t.steps = bufs[2].b.buf;
     t.span = span, t.width = width, t.n_cells = n_cells, t.kappa = kappa;
-    t.goal = start % n_cells, t.step = step, t.dist = bufs[7].b.buf;
+    t.x0 = t.x1 = (start % n_cells) % width, t.y0 = t.y1 = (start % n_cells) / width;
+    t.step = step, t.dist = bufs[7].b.buf;
+    if (get_buf(o_guide, &bufs[8], 0, 8, "guide") < 0) goto done;
+    if (bufs[8].held) {
+        if (bufs[8].b.len / 8 != t.n) {
+            PyErr_SetString(PyExc_ValueError, "field_toward: guide and dist disagree");
+            goto done;
+        }
+        t.guide = bufs[8].b.buf, t.goff = goff, t.gmode = 2;
+    }
     t.at = malloc((size_t)t.n * sizeof(int64_t));
     t.done = calloc((size_t)t.n, 1);
     if (!t.at || !t.done) goto nomem;
@@ -1591,7 +1620,7 @@ done:
     free(t.heap.items);
     free(t.at);
     free(t.done);
-    for (int i = 0; i < 8; i++) release(&bufs[i]);
+    for (int i = 0; i < 9; i++) release(&bufs[i]);
     return result;
 }
 
@@ -1683,25 +1712,27 @@ static int claim_done(Toward *t, const int64_t *cells, const double *less, Py_ss
 }
 
 PyDoc_STRVAR(claim_reach_doc,
-             "claim_reach(indptr, indices, steps, span, source, cells, less, goal, width, "
-             "n_cells, kappa, step, den, out) -> settled\n\n"
+             "claim_reach(indptr, indices, steps, span, source, cells, less, width, "
+             "n_cells, kappa, step, den, out, guide, goff) -> settled\n\n"
              "field()'s distances (steps int32 times step, span their most) from node source "
              "over a graph, as turns (the least over a cell's nodes, node k on cell "
              "k % n_cells, times step over den) on cells (int64), settled only until the "
              "cell of the least turns less less (float64, one a cell) is proven: out "
              "(float64, one a cell) gets each cell's exact turns, inf where it is proven "
-             "later than that least. A* toward cell goal as field_toward. Called by "
-             "engine.sim.threat.claim_turns.");
+             "later than that least. A* toward the box of cells as field_toward; guide (float64 "
+             "ticks a node to a landmark, or None): every cell's nodes at most goff steps "
+             "from it, so guide - goff steps bound the estimate, and a node of inf reaches "
+             "no cell. Called by engine.sim.threat.claim_turns.");
 
 static PyObject *claim_reach(PyObject *self, PyObject *args) {
-    PyObject *o[6];
-    long long span, source, goal, width, n_cells, kappa;
+    PyObject *o[6], *o_guide;
+    long long span, source, width, n_cells, kappa, goff;
     double step, den;
-    if (!PyArg_ParseTuple(args, "OOOLLOOLLLLddO", &o[0], &o[1], &o[2], &span, &source, &o[3],
-                          &o[4], &goal, &width, &n_cells, &kappa, &step, &den, &o[5]))
+    if (!PyArg_ParseTuple(args, "OOOLLOOLLLddOOL", &o[0], &o[1], &o[2], &span, &source, &o[3],
+                          &o[4], &width, &n_cells, &kappa, &step, &den, &o[5], &o_guide, &goff))
         return NULL;
-    Buf bufs[6];
-    for (int i = 0; i < 6; i++) bufs[i].held = 0;
+    Buf bufs[7];
+    for (int i = 0; i < 7; i++) bufs[i].held = 0;
     PyObject *result = NULL;
     Toward t;
     memset(&t, 0, sizeof t);
@@ -1718,7 +1749,7 @@ static PyObject *claim_reach(PyObject *self, PyObject *args) {
     Py_ssize_t k_cells = bufs[3].b.len / 8;
     if (t.n < 1 || bufs[2].b.len / 4 != t.m || t.n >= INT32_MAX || width < 1 || n_cells < 1 ||
         n_cells > t.n || t.n % n_cells || width > n_cells || kappa < 0 || span < 0 ||
-        span > INT32_MAX || goal < 0 || goal >= n_cells || source < 0 || source >= t.n ||
+        span > INT32_MAX || source < 0 || source >= t.n ||
         !(step > 0) || !(den > 0) || bufs[4].b.len / 8 != k_cells || bufs[5].b.len / 8 != k_cells) {
         PyErr_SetString(PyExc_ValueError, "claim_reach: the arrays or numbers disagree");
         goto done;
@@ -1733,7 +1764,30 @@ static PyObject *claim_reach(PyObject *self, PyObject *args) {
     t.indices = bufs[1].b.buf;
     t.steps = bufs[2].b.buf;
     t.span = span, t.width = width, t.n_cells = n_cells, t.kappa = kappa;
-    t.goal = goal, t.step = step;
+    t.step = step;
+    t.x0 = t.y0 = INT64_MAX, t.x1 = t.y1 = -1;
+    for (Py_ssize_t k = 0; k < k_cells; k++) {
+        int64_t x = cells[k] % width, y = cells[k] / width;
+        t.x0 = imin(t.x0, x), t.x1 = imax(t.x1, x), t.y0 = imin(t.y0, y), t.y1 = imax(t.y1, y);
+    }
+    if (!k_cells) t.x0 = t.y0 = 0, t.x1 = t.y1 = 0;
+    if (get_buf(o_guide, &bufs[6], 0, 8, "guide") < 0) goto done;
+    if (bufs[6].held) {
+        if (bufs[6].b.len / 8 != t.n) {
+            PyErr_SetString(PyExc_ValueError, "claim_reach: guide and the graph disagree");
+            goto done;
+        }
+        t.guide = bufs[6].b.buf, t.goff = goff, t.gmode = 1;
+        for (Py_ssize_t k = 0; k < k_cells; k++) /* every target within goff of the landmark */
+            for (Py_ssize_t s = 0; s < t.n / n_cells; s++) {
+                double g = t.guide[cells[k] + s * n_cells];
+                if (!isfinite(g) || (int64_t)(g / step) > goff) {
+                    PyErr_SetString(PyExc_ValueError, "claim_reach: a cell past the guide's bound");
+                    goto done;
+                }
+            }
+        if (toward_h(&t, source) == INT64_MAX) t.gmode = 0; /* no target reached: all inf */
+    }
     dist = malloc((size_t)t.n * sizeof(double));
     t.dist = dist;
     t.at = malloc((size_t)t.n * sizeof(int64_t));
@@ -1763,7 +1817,7 @@ done:
     free(t.at);
     free(t.done);
     free(dist);
-    for (int i = 0; i < 6; i++) release(&bufs[i]);
+    for (int i = 0; i < 7; i++) release(&bufs[i]);
     return result;
 }
 

@@ -315,6 +315,8 @@ def field_toward(
     kappa: int,
     step: float,
     dist: Any,
+    guide: Any = None,
+    goff: int = 0,
 ) -> int:
     """engine/_kernel.c's ``field_toward``: :func:`field`'s distances over the reverse graph
     ``rev`` (int64 ``indptr``, int32 ``indices``, int32 ``steps`` of at most ``span``, each
@@ -322,10 +324,14 @@ def field_toward(
     settled only as far as the walk down them from node ``start`` over the ``forward``
     graph (int64 ``indptr``, int32 ``indices``, float64 ticks) needs to be the whole
     field's; A* toward ``start``'s cell by ``kappa`` times the Chebyshev distance of
-    ``(cell % width, cell // width)``, node ``k`` on cell ``k % n_cells``. Returns the nodes
-    settled. Only where :func:`toward_available`."""
+    ``(cell % width, cell // width)``, node ``k`` on cell ``k % n_cells``; ``guide``
+    (float64 ticks a node to a landmark, or None) with ``start`` ``goff`` steps from it
+    bounds that estimate by ``goff - guide`` steps too. Returns the nodes settled. Only
+    where :func:`toward_available`."""
     return int(
-        _BUILT.field_toward(*rev, span, *forward, sources, start, width, n_cells, kappa, step, dist)
+        _BUILT.field_toward(
+            *rev, span, *forward, sources, start, width, n_cells, kappa, step, dist, guide, goff
+        )
     )
 
 
@@ -347,24 +353,39 @@ def claim_reach(
     source: int,
     cells: Any,
     less: Any,
-    goal: int,
     width: int,
     n_cells: int,
     kappa: int,
     step: float,
     den: float,
     out: Any,
+    guide: Any = None,
+    goff: int = 0,
 ) -> int:
     """engine/_kernel.c's ``claim_reach``: :func:`field`'s distances over ``graph`` (int64
     ``indptr``, int32 ``indices``, int32 ``steps`` of at most ``span``, whole multiples of
     ``step``) from node ``source``, as turns over ``den`` on ``cells`` (int64), settled
     only until the cell of the least turns less ``less`` (float64, one a cell) is proven;
     ``out`` (float64, one a cell) gets each cell's exact turns, inf where it is proven
-    later than that least. A* toward cell ``goal`` as :func:`field_toward`. Only where
+    later than that least. A* toward the box of ``cells`` as :func:`field_toward`; ``guide``
+    (float64 ticks a node to a landmark, or None), every node of ``cells`` at most ``goff``
+    steps from it, bounds the estimate by ``guide - goff`` steps too. Only where
     :func:`toward_available`."""
     return int(
         _BUILT.claim_reach(
-            *graph, span, source, cells, less, goal, width, n_cells, kappa, step, den, out
+            *graph,
+            span,
+            source,
+            cells,
+            less,
+            width,
+            n_cells,
+            kappa,
+            step,
+            den,
+            out,
+            guide,
+            goff,
         )
     )
 

@@ -1214,9 +1214,9 @@ def test_a_kept_threat_map_is_the_least_of_each_tokens_turns(tmp_path: Path) -> 
 
 def test_turns_to_and_claim_turns_are_the_plain_turns(tmp_path: Path) -> None:
     """turns_to (from the field to the cell) is turns_from at the cell, bit for bit; and
-    claim_turns (settled until the least of turns less another's is proven) is exact on
-    every cell where that least or a tie could be, inf only where the plain turns less
-    the other's are above the least."""
+    claim_turns (settled until the least of turns less another's is proven, guided by the
+    last field to one cell) is exact on every cell where that least or a tie could be, inf
+    only where the plain turns less the other's are above the least."""
     import numpy as np
 
     from engine import kernel
@@ -1233,6 +1233,7 @@ def test_turns_to_and_claim_turns_are_the_plain_turns(tmp_path: Path) -> None:
     q = sim.profile_now("q")
     for tid in ("p0", "p1", "p2"):
         prof = sim.profile_now(tid)
+        prof.TOWARD_NODES = 0  # a field to one cell becomes the searches' landmark
         g = prof.graph
         for _ in range(30):
             src, dst = (g.grid.cell_of_index(rnd.randrange(g.n)) for _ in range(2))
@@ -1242,7 +1243,7 @@ def test_turns_to_and_claim_turns_are_the_plain_turns(tmp_path: Path) -> None:
             assert turns_to(prof, src, dst, 0) == float(plain[g.grid.index(dst)])
             theirs = q.turns_from(dst)
             cells = np.flatnonzero(np.isfinite(theirs) & (theirs < rnd.uniform(0.5, 4)))
-            got = claim_turns(prof, src, cells, theirs[cells], dst, 0)
+            got = claim_turns(prof, src, cells, theirs[cells], 0)
             prof._turns_from.clear()
             prof.shared.turns.clear()
             late = plain[cells] - theirs[cells]

@@ -139,13 +139,10 @@ class TurnView(Protocol):
         """:meth:`moves` at ``cell`` (on a big map, without the mover's field)."""
         ...
 
-    def claim_times(
-        self, tid: str, cells: np.ndarray, less: np.ndarray, toward: Cell
-    ) -> np.ndarray:
+    def claim_times(self, tid: str, cells: np.ndarray, less: np.ndarray) -> np.ndarray:
         """:meth:`times_from` of ``tid``, exact on each of the cell indexes ``cells`` whose
         turns less its ``less`` (one a cell) may be the least of them or tie it; on a big
-        map inf on the others and elsewhere (settled only as far as that needs, searching
-        toward ``toward``)."""
+        map inf on the others and elsewhere (settled only as far as that needs)."""
         ...
 
     def quarry_goal(self, quarry: str) -> Cell | None:

@@ -345,6 +345,9 @@ class Profile:
         #: and this profile's ticks over those it keeps (:class:`_Distances`).
         self.shared: _Distances | None = None
         self.scale = 1.0
+        #: On a big graph, the newest whole field to one cell (not risk-weighted): its
+        #: exact distances bound :meth:`field_toward`'s and claim_turns' searches.
+        self.landmark: Field | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the arrays as lists or for the kernel (made again on use)."""
@@ -478,6 +481,8 @@ class Profile:
         if len(self._to_cells) >= 65536:
             self._to_cells.clear()
         self._to_cells[(cells, risk)] = got
+        if not risk and len(idx) == 1 and g.n * g.n_states > self.TOWARD_NODES:
+            self.landmark = got
         return got
 
     def compiled_bytes(self) -> int:
@@ -491,6 +496,7 @@ class Profile:
         """Drop every field kept (:meth:`FieldCache.trim`) but the turns from the cells of
         ``keep``; they are made again when asked."""
         kept = {c: a for c, a in self._turns_from.items() if c in keep}
+        self.landmark = None
         for memo in (self._to, self._to_risk, self._to_cells, self._from, self._turns_from):
             memo.clear()
         self._turns_from.update(kept)
@@ -586,8 +592,23 @@ class Profile:
         sources = np.array([i + s * g.n for i in idx for s in range(g.n_states)], np.int64)
         dist = np.full(size, INF)
         width = g.grid.width
+        guide, goff = None, 0
+        mark = self.landmark
+        if mark is not None and np.isfinite(mark.dist[node]):
+            guide, goff = mark.dist, int(mark.dist[node] // step)
         kernel.field_toward(
-            (indptr, indices, steps), span, forward, sources, node, width, g.n, kappa, step, dist
+            (indptr, indices, steps),
+            span,
+            forward,
+            sources,
+            node,
+            width,
+            g.n,
+            kappa,
+            step,
+            dist,
+            guide,
+            goff,
         )
         return Field(dist)
 

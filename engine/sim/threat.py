@@ -183,14 +183,14 @@ def turns_to(prof: Profile, src: Cell, dst: Cell, nodes: int) -> float:
 
 
 def claim_turns(
-    prof: Profile, src: Cell, cells: np.ndarray, less: np.ndarray, toward: Cell, nodes: int
+    prof: Profile, src: Cell, cells: np.ndarray, less: np.ndarray, nodes: int
 ) -> np.ndarray:
     """``prof.turns_from(src)`` on the cell indexes ``cells`` where those turns less
     ``less`` (one a cell) may be least: every cell whose turns less its ``less`` could be
     the least of them, or tie it, gets its exact turns (bit for bit), the others and every
     cell not in ``cells`` inf. On a graph of more than ``nodes`` nodes with whole-number
     ticks where those turns are not kept, settled only until that least is proven (an A*
-    toward ``toward``, engine/_kernel.c ``claim_reach``: a cell not settled may have no
+    toward the cells, engine/_kernel.c ``claim_reach``: a cell not settled may have no
     fewer turns than the open keys allow); else the whole turns, exact everywhere."""
     g = prof.graph
     if (
@@ -203,19 +203,27 @@ def claim_turns(
     kappa, span = prof._toward_bound("csr")
     cells = np.ascontiguousarray(cells, dtype=np.int64)
     got = np.empty(len(cells))
+    # A landmark's distances bound the search too where every cell's nodes reach it.
+    guide, goff = None, 0
+    mark = prof.landmark
+    if mark is not None and len(cells):
+        reach = mark.dist.reshape(g.n_states, g.n)[:, cells]
+        if np.isfinite(reach).all():
+            guide, goff = mark.dist, int(reach.max() // step)
     kernel.claim_reach(
         (indptr, indices, steps),
         span,
         g.node(src),
         cells,
         np.ascontiguousarray(less, dtype=np.float64),
-        g.grid.index(toward),
         g.grid.width,
         g.n,
         kappa,
         step,
         float(g.denominator),
         got,
+        guide,
+        goff,
     )
     out = np.full(g.n, INF)
     out[cells] = got

@@ -128,13 +128,11 @@ class SimView:
             return float(self.moves()[self.grid.index(cell)])
         return turns_to(prof, mine, cell, self._run.fields.THREAT_NODES)
 
-    def claim_times(
-        self, tid: str, cells: np.ndarray, less: np.ndarray, toward: Cell
-    ) -> np.ndarray:
+    def claim_times(self, tid: str, cells: np.ndarray, less: np.ndarray) -> np.ndarray:
         run = self._run
         src = run.tokens[tid].state.cell
         assert src is not None
-        return claim_turns(run.profile_now(tid), src, cells, less, toward, run.fields.THREAT_NODES)
+        return claim_turns(run.profile_now(tid), src, cells, less, run.fields.THREAT_NODES)
 
     def quarry_goal(self, quarry: str) -> Cell | None:
         return quarry_goal(self._run, quarry)
