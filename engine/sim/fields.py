@@ -348,6 +348,7 @@ class Profile:
         #: On a big graph, the newest whole field to one cell (not risk-weighted): its
         #: exact distances bound :meth:`field_toward`'s and claim_turns' searches.
         self.landmark: Field | None = None
+        self._risk_id: tuple[_Distances, np.ndarray, int] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled without the arrays as lists or for the kernel (made again on use)."""
@@ -460,7 +461,7 @@ class Profile:
             shared = self.shared
             like = None
             if shared is not None:
-                skey = (self.scale, shared.risk_key(self.penalty) if risk else None, idx)
+                skey = (self.scale, self._risk_key(shared) if risk else None, idx)
                 like = shared.to.get(skey)
             if like is not None:  # another profile's on the same graph: the same distances
                 got = cache[idx] = Field(like.dist, like)
@@ -612,6 +613,14 @@ class Profile:
         )
         return Field(dist)
 
+    def _risk_key(self, shared: _Distances) -> int:
+        """``shared.risk_key`` of this profile's penalties, kept while they and ``shared``
+        are the same objects (each ask would hash the whole array again)."""
+        got = self._risk_id
+        if got is None or got[0] is not shared or got[1] is not self.penalty:
+            got = self._risk_id = (shared, self.penalty, shared.risk_key(self.penalty))
+        return got[2]
+
     def _kept_to(self, cells: tuple[Cell, ...] | frozenset[Cell], risk: bool) -> bool:
         """Whether :meth:`field_to` of ``cells`` is kept (by this profile, or by the profiles
         of its compiled graph) and so costs no Dijkstra."""
@@ -623,7 +632,7 @@ class Profile:
         shared = self.shared
         if shared is None:
             return False
-        skey = (self.scale, shared.risk_key(self.penalty) if risk else None, idx)
+        skey = (self.scale, self._risk_key(shared) if risk else None, idx)
         return skey in shared.to or (not risk and idx in shared.base_to)
 
     def _toward_bound(self, which: str) -> tuple[int, int]:
