@@ -799,7 +799,7 @@ def test_least_times_is_the_least_of_each_tokens_times(tmp_path: Path) -> None:
 def test_a_run_of_many_tokens_on_a_big_map_is_bounded(tmp_path: Path) -> None:
     """100 tokens on an open 512^2 map: a round of one run within the memory limit (issue
     42; the address space of two profiles' graphs, their kernel arrays and a round's
-    fields: 1.8 GB of resident memory before). One round is some ten seconds of CPU; the
+    fields: 1.8 GB of resident memory before). One round is a few seconds of CPU; the
     guard against a hang allows for a loaded machine."""
     import tmxtext
 

@@ -356,6 +356,7 @@ class Profile:
         state["_lists"] = None
         state["_kernel_arrays"] = {}
         state["_kernel_risk"] = {}
+        state["landmark"] = None  # (a guide only: found again on the next field to a cell)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
