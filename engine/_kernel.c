@@ -1538,7 +1538,7 @@ PyDoc_STRVAR(field_toward_doc,
              "k % n_cells. dist (float64, inf) gets the settled nodes' distances. guide "
              "(float64 ticks a node, or None): a landmark's distances, start goff steps from "
              "it, so goff - guide steps more bound the estimate (inf: none). "
-             "Called by engine.sim.Profile.field_toward.");
+             "Called by engine.sim.toward.field_toward.");
 
 static PyObject *field_toward(PyObject *self, PyObject *args) {
     PyObject *o[8], *o_guide;

@@ -1082,7 +1082,7 @@ def test_three_hundred_objects_share_one_large_template(tmp_path: Path) -> None:
 
 
 def test_a_field_toward_a_node_walks_as_the_whole_field(tmp_path: Path) -> None:
-    """Profile.field_toward (an A* settled only as far as the walk from one node needs)
+    """engine.sim.toward.field_toward (an A* settled only as far as the walk from one node needs)
     gives that walk, its whole way and every step of it, as the whole field does, from
     random nodes to random cells, on a random map of walls and water, with tokens in the
     way and without; and kernel.toward_kappa's kappa never exceeds an edge's steps per
@@ -1092,6 +1092,7 @@ def test_a_field_toward_a_node_walks_as_the_whole_field(tmp_path: Path) -> None:
     from engine import kernel
     from engine.scenario import load_scenario
     from engine.sim import FieldCache, Simulation
+    from engine.sim.toward import field_toward, toward_bound
 
     if not kernel.toward_available():
         pytest.skip("kernel not built")
@@ -1108,7 +1109,7 @@ def test_a_field_toward_a_node_walks_as_the_whole_field(tmp_path: Path) -> None:
         cols = indices % g.n
         w = g.grid.width
         cheb = np.maximum(abs(rows % w - cols % w), abs(rows // w - cols // w))
-        kappa, span = prof._toward_bound("rev")
+        kappa, span = toward_bound(prof, "rev")
         assert kappa == int((steps[cheb > 0] // cheb[cheb > 0]).min()) and span == steps.max()
         for _ in range(40):
             cells = tuple(
@@ -1121,7 +1122,7 @@ def test_a_field_toward_a_node_walks_as_the_whole_field(tmp_path: Path) -> None:
             if prof.shared is not None:
                 prof.shared.to.clear()
                 prof.shared.base_to.clear()
-            part = prof.field_toward(cells, node)
+            part = field_toward(prof, cells, node)
             fewer += int(np.isfinite(part.dist).sum() < np.isfinite(whole.dist).sum())
             assert part.enters(prof, node) == whole.enters(prof, node)
             a, b = part.walk(prof, node), whole.walk(prof, node)
@@ -1141,7 +1142,7 @@ def test_a_field_toward_a_node_walks_as_the_whole_field(tmp_path: Path) -> None:
 
 def test_many_tokens_play_the_same_with_fields_toward_a_node(tmp_path: Path, monkeypatch) -> None:
     """A run of many tokens whose descents walk fields settled only toward the mover
-    (Profile.field_toward, on every graph) plays as with whole fields: the same events."""
+    (engine.sim.toward.field_toward, on every graph) plays as with whole fields: the same events."""
     from engine import kernel
     from engine.batch import run_seeds
     from engine.scenario import load_scenario

@@ -32,6 +32,7 @@ from engine.sim.hookmemo import HookMemo, _plain, _same_reads, _untrace, _values
 from engine.sim.idmemo import MISSING, IdMemo
 from engine.sim.kernelcsr import _whole_ticks
 from engine.sim.threat import ThreatMaps
+from engine.sim.toward import field_toward
 from engine.systems.base import Token, jsonable
 from engine.walls import with_doors
 
@@ -572,7 +573,7 @@ def _descent_made(
     ``cells`` from ``cell``, and how many of its edges are walked (cut before a token
     in the way and back off an ally's cell). A pure function of its arguments."""
     # Settled only as far as this walk needs on a big graph (the same walk, edge for edge).
-    target = prof.field_toward(cells, prof.graph.node(cell), risk=risk)
+    target = field_toward(prof, cells, prof.graph.node(cell), risk=risk)
     blocked = occ.blocked - {cell}
     stop_at: frozenset[Cell] = frozenset()
     if blocked and route_meets(prof, target, cell, blocked):

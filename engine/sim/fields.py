@@ -346,7 +346,7 @@ class Profile:
         self.shared: _Distances | None = None
         self.scale = 1.0
         #: On a big graph, the newest whole field to one cell (not risk-weighted): its
-        #: exact distances bound :meth:`field_toward`'s and claim_turns' searches.
+        #: exact distances bound engine.sim.toward's and claim_turns' searches.
         self.landmark: Field | None = None
         self._risk_id: tuple[_Distances, np.ndarray, int] | None = None
 
@@ -563,56 +563,9 @@ class Profile:
         return arrays
 
     #: Nodes of a graph beyond which a descent's field is settled only as far as its walk
-    #: needs (:meth:`field_toward`); a smaller graph's whole field is made once and serves
-    #: every later walk down it.
+    #: needs (:func:`engine.sim.toward.field_toward`); a smaller graph's whole field is made
+    #: once and serves every later walk down it.
     TOWARD_NODES = 1 << 17
-
-    def field_toward(
-        self, cells: tuple[Cell, ...] | frozenset[Cell], node: int, *, risk: bool = False
-    ) -> Field:
-        """:meth:`field_to`'s field, settled only as far as the walk down it from ``node``
-        needs: every step of that walk, its whole way, is the whole field's, edge for edge
-        (engine/_kernel.c ``field_toward``, an A* toward ``node``), so :meth:`Field.walk`,
-        :meth:`Field.enters` and :meth:`Field.step` from ``node`` and the nodes of its way
-        answer as the whole field does; other nodes read inf. On a graph of more than
-        :data:`TOWARD_NODES` nodes whose ticks are whole numbers, where the whole field is
-        not kept already; else the whole field (:meth:`field_to`). Not kept: it serves
-        walks from ``node``."""
-        from engine import kernel
-
-        g = self.graph
-        size = g.n * g.n_states
-        if size <= self.TOWARD_NODES or not kernel.toward_available() or self._kept_to(cells, risk):
-            return self.field_to(cells, risk=risk)
-        which = "rev_risk" if risk and self.rev_risk is not self.rev else "rev"
-        indptr, indices, _, steps, step = self._kernel_of(which)
-        if steps is None:
-            return self.field_to(cells, risk=risk)
-        kappa, span = self._toward_bound(which)
-        forward = self._kernel_of("csr")[:3]
-        idx = sorted({g.grid.index(c) for c in cells})
-        sources = np.array([i + s * g.n for i in idx for s in range(g.n_states)], np.int64)
-        dist = np.full(size, INF)
-        width = g.grid.width
-        guide, goff = None, 0
-        mark = self.landmark
-        if mark is not None and np.isfinite(mark.dist[node]):
-            guide, goff = mark.dist, int(mark.dist[node] // step)
-        kernel.field_toward(
-            (indptr, indices, steps),
-            span,
-            forward,
-            sources,
-            node,
-            width,
-            g.n,
-            kappa,
-            step,
-            dist,
-            guide,
-            goff,
-        )
-        return Field(dist)
 
     def _risk_key(self, shared: _Distances) -> int:
         """``shared.risk_key`` of this profile's penalties, kept while they and ``shared``
@@ -621,38 +574,6 @@ class Profile:
         if got is None or got[0] is not shared or got[1] is not self.penalty:
             got = self._risk_id = (shared, self.penalty, shared.risk_key(self.penalty))
         return got[2]
-
-    def _kept_to(self, cells: tuple[Cell, ...] | frozenset[Cell], risk: bool) -> bool:
-        """Whether :meth:`field_to` of ``cells`` is kept (by this profile, or by the profiles
-        of its compiled graph) and so costs no Dijkstra."""
-        if (cells, risk) in self._to_cells:
-            return True
-        idx = tuple(sorted(self.graph.grid.index(c) for c in cells))
-        if idx in (self._to_risk if risk else self._to):
-            return True
-        shared = self.shared
-        if shared is None:
-            return False
-        skey = (self.scale, self._risk_key(shared) if risk else None, idx)
-        return skey in shared.to or (not risk and idx in shared.base_to)
-
-    def _toward_bound(self, which: str) -> tuple[int, int]:
-        """For :meth:`field_toward` on the ``which`` graph's kernel arrays: ``kappa``, the
-        most whole steps no edge's steps fall below per cell of Chebyshev distance between
-        its cells (0 where a jump outruns every step), and the most steps of an edge; kept
-        with the arrays."""
-        kept = self._kernel_risk if which == "rev_risk" else self._kernel_arrays
-        key = "toward " + which
-        got = kept.get(key)
-        if got is None:
-            from engine import kernel
-
-            indptr, indices, _, steps, _ = self._kernel_of(which)
-            kappa, span = kernel.toward_kappa(
-                indptr, indices, steps, self.graph.grid.width, self.graph.n
-            )
-            got = kept[key] = (max(kappa, 0), span)
-        return int(got[0]), int(got[1])
 
     def _dist_from(self, cell: Cell, keep: bool = True) -> np.ndarray:
         """Ticks from ``cell`` (best parity), from the shared fields where they hold them;

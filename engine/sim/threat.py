@@ -10,6 +10,7 @@ import numpy as np
 from engine import kernel
 from engine.grid import Cell
 from engine.sim.fields import INF, Profile
+from engine.sim.toward import toward_bound
 
 #: An unreached node's steps in a threat map.
 _UNREACHED = np.iinfo(np.int64).max
@@ -200,7 +201,7 @@ def claim_turns(
     ):
         return prof.turns_from(src)
     indptr, indices, _, steps, step = prof._kernel_of("csr")
-    kappa, span = prof._toward_bound("csr")
+    kappa, span = toward_bound(prof, "csr")
     cells = np.ascontiguousarray(cells, dtype=np.int64)
     got = np.empty(len(cells))
     # A landmark's distances bound the search too where every cell's nodes reach it.

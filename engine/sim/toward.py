@@ -1,0 +1,88 @@
+"""Fields settled only as far as one walk needs, on a big graph (:func:`field_toward`),
+and the bounds their A* reads (engine/_kernel.c ``field_toward``, ``toward_kappa``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine import kernel
+from engine.grid import Cell
+from engine.sim.fields import INF, Field, Profile
+
+
+def field_toward(
+    prof: Profile, cells: tuple[Cell, ...] | frozenset[Cell], node: int, *, risk: bool = False
+) -> Field:
+    """:meth:`Profile.field_to`'s field, settled only as far as the walk down it from ``node``
+    needs: every step of that walk, its whole way, is the whole field's, edge for edge
+    (engine/_kernel.c ``field_toward``, an A* toward ``node``), so :meth:`Field.walk`,
+    :meth:`Field.enters` and :meth:`Field.step` from ``node`` and the nodes of its way
+    answer as the whole field does; other nodes read inf. On a graph of more than
+    :data:`Profile.TOWARD_NODES` nodes whose ticks are whole numbers, where the whole field is
+    not kept already; else the whole field (:meth:`Profile.field_to`). Not kept: it serves
+    walks from ``node``."""
+    g = prof.graph
+    size = g.n * g.n_states
+    if size <= prof.TOWARD_NODES or not kernel.toward_available() or kept_to(prof, cells, risk):
+        return prof.field_to(cells, risk=risk)
+    which = "rev_risk" if risk and prof.rev_risk is not prof.rev else "rev"
+    indptr, indices, _, steps, step = prof._kernel_of(which)
+    if steps is None:
+        return prof.field_to(cells, risk=risk)
+    kappa, span = toward_bound(prof, which)
+    forward = prof._kernel_of("csr")[:3]
+    idx = sorted({g.grid.index(c) for c in cells})
+    sources = np.array([i + s * g.n for i in idx for s in range(g.n_states)], np.int64)
+    dist = np.full(size, INF)
+    width = g.grid.width
+    guide, goff = None, 0
+    mark = prof.landmark
+    if mark is not None and np.isfinite(mark.dist[node]):
+        guide, goff = mark.dist, int(mark.dist[node] // step)
+    kernel.field_toward(
+        (indptr, indices, steps),
+        span,
+        forward,
+        sources,
+        node,
+        width,
+        g.n,
+        kappa,
+        step,
+        dist,
+        guide,
+        goff,
+    )
+    return Field(dist)
+
+
+def kept_to(prof: Profile, cells: tuple[Cell, ...] | frozenset[Cell], risk: bool) -> bool:
+    """Whether :meth:`Profile.field_to` of ``cells`` is kept (by this profile, or by the profiles
+    of its compiled graph) and so costs no Dijkstra."""
+    if (cells, risk) in prof._to_cells:
+        return True
+    idx = tuple(sorted(prof.graph.grid.index(c) for c in cells))
+    if idx in (prof._to_risk if risk else prof._to):
+        return True
+    shared = prof.shared
+    if shared is None:
+        return False
+    skey = (prof.scale, prof._risk_key(shared) if risk else None, idx)
+    return skey in shared.to or (not risk and idx in shared.base_to)
+
+
+def toward_bound(prof: Profile, which: str) -> tuple[int, int]:
+    """For :func:`field_toward` on the ``which`` graph's kernel arrays: ``kappa``, the
+    most whole steps no edge's steps fall below per cell of Chebyshev distance between
+    its cells (0 where a jump outruns every step), and the most steps of an edge; kept
+    with the arrays."""
+    kept = prof._kernel_risk if which == "rev_risk" else prof._kernel_arrays
+    key = "toward " + which
+    got = kept.get(key)
+    if got is None:
+        indptr, indices, _, steps, _ = prof._kernel_of(which)
+        kappa, span = kernel.toward_kappa(
+            indptr, indices, steps, prof.graph.grid.width, prof.graph.n
+        )
+        got = kept[key] = (max(kappa, 0), span)
+    return int(got[0]), int(got[1])
