@@ -257,11 +257,16 @@ def load_scenario(
     *,
     overrides: dict[str, Any] | None = None,
     for_render: bool = False,
+    same_map: MapRead | None = None,
 ) -> Scenario:
     """Read and validate a scenario file (``overrides`` = ``--set`` values).
 
     ``for_render``: also read the map as a renderer needs it (pytmx's map), kept as
     :attr:`Scenario.tiled`, so a viewer draws it without reading the file again.
+    ``same_map``: the scenario's map as already read (:func:`read_scenario_map`), used
+    instead of reading the map file again where these overrides leave the map as read (no
+    ``terrain.``/``region.`` edit, no ``collision``) and it is this scenario's map file; the
+    scenario then shares its model with ``same_map`` (a sweep validating each value).
     """
     path = os.fspath(path)
     raw_bytes, data = _read_yaml(path)
@@ -269,7 +274,16 @@ def load_scenario(
     collision, overrides = split_collision(overrides)
     tied = [k for k in overrides or {} if k.startswith("side.")]
     data, overrides, terrain_edits = apply_edits(path, data, overrides)
-    tiled = _load_scenario_map(path, data, for_render, collision)
+    if (
+        same_map is not None
+        and not for_render
+        and collision is None
+        and not terrain_edits
+        and same_map.map_path == _map_path(path, data)
+    ):
+        tiled = same_map.tiled
+    else:
+        tiled = _load_scenario_map(path, data, for_render, collision)
     model = tiled.model
     edit_terrain(path, model, terrain_edits)
     system, settings = _create_system(path, data, model, overrides)
@@ -358,6 +372,31 @@ def _check_top_level(path: str, data: Any) -> None:
         raise _err(path, "map", "missing", "give the .tmx file, relative to the scenario")
 
 
+@dataclass(frozen=True)
+class MapRead:
+    """A scenario's map file as read, with no edit and the map's own collision conventions
+    (:func:`read_scenario_map`): what :func:`load_scenario` reuses (``same_map``) instead
+    of reading the file again."""
+
+    #: The map file (absolute, normalised), as the scenario names it.
+    map_path: str
+    tiled: TiledFile
+
+
+def read_scenario_map(path: str | os.PathLike[str]) -> MapRead:
+    """The map of the scenario file ``path``, read once for several :func:`load_scenario`
+    calls of the same file (``same_map``); errors as :func:`load_scenario` gives them."""
+    path = os.fspath(path)
+    _, data = _read_yaml(path)
+    _check_top_level(path, data)
+    return MapRead(_map_path(path, data), _load_scenario_map(path, data, False))
+
+
+def _map_path(path: str, data: dict[str, Any]) -> str:
+    """The map file a scenario names, relative to the scenario file."""
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), str(data["map"])))
+
+
 def _load_scenario_map(
     path: str, data: dict[str, Any], for_render: bool, collision: str | None = None
 ) -> TiledFile:
@@ -365,9 +404,7 @@ def _load_scenario_map(
     errors under ``map``."""
     from engine.tiled import read_tiled
 
-    map_path = os.path.normpath(
-        os.path.join(os.path.dirname(os.path.abspath(path)), str(data["map"]))
-    )
+    map_path = _map_path(path, data)
     try:
         return read_tiled(map_path, with_tmx=for_render, collision=collision)
     except TacgridError as exc:

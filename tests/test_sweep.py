@@ -306,6 +306,53 @@ def test_what_a_point_can_change() -> None:
         load_scenario(CHASE, overrides={"terrain.forest.move": "teleport"})
 
 
+def test_a_value_checked_on_the_map_read_once_loads_as_the_plain_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """sweep_spec reads the map once and checks every value on it (``same_map``): each
+    scenario so loaded is the plain load's, a map edit reads its own map, and the map read
+    once is left as read."""
+    import pickle
+
+    import engine.tiled
+    from engine.scenario import load_scenario, read_scenario_map
+    from engine.sweep import sweep_spec
+
+    once = read_scenario_map(CHASE)
+    before = pickle.dumps(once.tiled.model)
+    for overrides in (
+        {}, {MOVE: 9}, {WILD: "none"}, {"scenario.turns": 4}, {"quarry.pace": "walk"},
+        {"terrain.forest.move": "blocked"}, {"region.nowhere.move": "walk"},
+    ):  # fmt: skip
+        try:
+            plain = pickle.dumps(load_scenario(CHASE, overrides=overrides))
+        except ScenarioError as exc:
+            with pytest.raises(ScenarioError) as got:
+                load_scenario(CHASE, overrides=overrides, same_map=once)
+            assert str(got.value) == str(exc)
+            continue
+        shared = load_scenario(CHASE, overrides=overrides, same_map=once)
+        assert pickle.dumps(shared) == plain, overrides
+        edits_map = any(k.startswith(("terrain.", "region.")) for k in overrides)
+        assert (shared.model is once.tiled.model) != edits_map
+    assert pickle.dumps(once.tiled.model) == before
+
+    reads: list[str] = []
+    real = engine.tiled.read_tiled
+
+    def counted(path: Any, *args: Any, **kw: Any) -> Any:
+        reads.append(str(path))
+        return real(path, *args, **kw)
+
+    monkeypatch.setattr(engine.tiled, "read_tiled", counted)
+    spec = sweep_spec(CHASE, [f"{MOVE}=7,8,9,10", f"{WILD}=complication,none"], 10, None)
+    assert len(spec["points"]) == 8 and len(reads) == 1
+    sweep_spec(CHASE, [f"{MOVE}=7,8", "terrain.forest.move=walk,blocked"], 10, None)
+    assert len(reads) == 1 + 1 + 2  # the map, then each map edit's own
+    with pytest.raises(ScenarioError, match="terrain.forest.move"):
+        sweep_spec(CHASE, [f"{MOVE}=7,8", "terrain.forest.move=walk,teleport"], 10, None)
+
+
 # --------------------------------------------------------------------------- named regions
 
 #: A 10 x 4 map with a river (~) down columns 4-5; objects in Tiled's pixels (32 px cells).

@@ -236,9 +236,12 @@ def sweep_spec(
     """The sweep to run: the grid (``--vary`` texts or a ``{name: [values]}`` mapping, else
     the scenario's ``sweep:`` block), runs per point, the sweep seed and how the points are
     seeded (:data:`SEEDINGS`), checked; every point's scenario is validated."""
-    from engine.scenario import load_scenario
+    from engine.scenario import load_scenario, read_scenario_map
 
-    scenario = load_scenario(scenario_path)
+    # The map is read once: each value below is validated on it (a value that edits the
+    # map, terrain.* or region.*, reads its own).
+    same_map = read_scenario_map(scenario_path)
+    scenario = load_scenario(scenario_path, same_map=same_map)
     block = scenario.raw.get("sweep")
     where = f"{scenario_path}: sweep"
     if block is not None and not isinstance(block, dict):
@@ -289,7 +292,7 @@ def sweep_spec(
     for point in points:
         for name, value in point.items():  # each value on its own: one load per value
             if (name, point_text({"v": value})) not in checked:
-                load_scenario(scenario_path, overrides={name: value})
+                load_scenario(scenario_path, overrides={name: value}, same_map=same_map)
                 checked[(name, point_text({"v": value}))] = True
     return {
         "scenario": os.path.abspath(scenario_path),
