@@ -1113,6 +1113,39 @@ def test_a_shipped_field_cache_gives_the_same_runs(tmp_path: Path) -> None:
     assert batch.run_chunk(CHASE, (), seeds) == here + more
 
 
+def test_a_dask_batchs_last_tasks_shrink_and_cover_every_run_once() -> None:
+    """The runs a Dask batch hands out (engine.batch.work._run_indices with ``taper``): every
+    run still to do, once and in order (the done ones left out); after the leading chunks
+    whole tasks, then tasks that shrink towards the end (at most the runs left over
+    ``taper``, never under CHUNK but the very last), so no worker ends alone on a whole
+    task. Without ``taper``, the chunks are as before."""
+    from types import SimpleNamespace
+
+    from engine.batch.work import _run_indices
+
+    for n, prefix, extra, first, rest, leading, taper in (
+        (60_000, 0, set(), 25, 1000, 64, 2),
+        (9_001, 40, {41, 77, 5000, 9000}, 25, 700, 3, 3),
+        (130, 0, set(), 25, 40, 1, 2),
+    ):
+        plan: Any = SimpleNamespace(n=n, prefix=prefix, extra=extra)
+        chunks = list(_run_indices(plan, first, rest, leading, taper=taper))
+        assert [i for c in chunks for i in c] == [i for i in range(prefix, n) if i not in extra]
+        sizes = [len(c) for c in chunks]
+        assert sizes[:leading] == [first] * leading
+        tail = sizes[leading:]
+        assert all(a >= b for a, b in zip(tail, tail[1:-1], strict=False))  # shrinking
+        assert all(batch.CHUNK <= k <= rest for k in tail[:-1]) and tail[-1] <= rest
+        left = len([i for i in range(prefix, n) if i not in extra]) - sum(sizes[:leading])
+        for k in tail[:-1]:  # each at most what was left over taper, CHUNK at least
+            assert k == max(batch.CHUNK, min(rest, -(-left // taper)))
+            left -= k
+        if n == 60_000:
+            assert tail[0] == rest and tail[-2] < rest // 8
+            plain = [len(c) for c in _run_indices(plan, first, rest, leading)]
+            assert plain[leading:-1] == [rest] * (len(plain) - leading - 1)
+
+
 def test_dask_workers_take_the_shipped_cache(tmp_path: Path) -> None:
     """On Dask the first chunk runs here and its warm cache ships to the workers once: they
     never load the scenario themselves (no cache of their own is left), the shipment is

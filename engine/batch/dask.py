@@ -226,7 +226,9 @@ def _dask_results(job: Job, client: Any, scheduler: str) -> Generator[Records, N
     :func:`run_shipped`, carry only their runs). The rest
     goes in about ``AHEAD_PER_WORKER`` tasks per worker, each at least ``CHUNK`` runs (a
     task costs the cluster some milliseconds of its own); each task's runs come back as one
-    pickle (:func:`_packed`)."""
+    pickle (:func:`_packed`). Towards the end the tasks shrink (``taper``,
+    :func:`engine.batch.work._run_indices`): the workers finish together, not one of them
+    alone with a last whole task."""
     from distributed import as_completed
 
     plan = job.plan
@@ -240,7 +242,7 @@ def _dask_results(job: Job, client: Any, scheduler: str) -> Generator[Records, N
         first = min(CHUNK, max(1, todo // 2))
         warm = _warm_chunks(todo)
         rest = min(DASK_CHUNK_MAX, max(CHUNK, -(-(todo - first * warm) // ahead)))
-        chunks = _run_indices(plan, first, rest, warm)
+        chunks = _run_indices(plan, first, rest, warm, taper=workers)
     else:
         chunks = _run_indices(plan)
     numbered = enumerate(chunks)

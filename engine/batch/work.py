@@ -336,22 +336,27 @@ def _chunks(
 
 
 def _run_indices(
-    plan: _Plan, first: int = CHUNK, rest: int = CHUNK, leading: int = 1
+    plan: _Plan, first: int = CHUNK, rest: int = CHUNK, leading: int = 1, taper: int = 0
 ) -> Iterator[list[int]]:
-    """:func:`_chunks`'s run indices alone."""
+    """:func:`_chunks`'s run indices alone. ``taper``: the chunks after the leading ones
+    are at most the runs not yet in a chunk over ``taper`` (``CHUNK`` at least), so that
+    they shrink towards the batch's end and the workers finish together (the last chunk a
+    worker takes is a small one, not a whole ``rest``)."""
     chunk: list[int] = []
     size = first
     made = 0
+    left = plan.n - plan.prefix - len(plan.extra)  # runs not yet in a chunk
     for i in range(plan.prefix, plan.n):
         if i in plan.extra:
             continue
         chunk.append(i)
+        left -= 1
         if len(chunk) == size:
             yield chunk
             made += 1
             chunk = []
             if made >= leading:
-                size = rest
+                size = rest if not taper else max(CHUNK, min(rest, -(-left // taper)))
     if chunk:
         yield chunk
 
