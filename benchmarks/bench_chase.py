@@ -23,6 +23,16 @@ here, needs valgrind) counts the instructions the same batch executes on 1 worke
 path): the work itself, apart from what the machine makes of two processes at once. A
 forked process's count starts from its parent's at the fork, so the worker's own is its
 count less that of a worker that exits as it starts.
+
+``python benchmarks/bench_chase.py --apportion [ROUNDS]`` (not part of ``run.py``) shares
+out what the second worker costs, each variant in a fresh process, ``ROUNDS`` rounds
+(default 6), medians: the batch's ``CPU_RUNS`` runs played from one field cache in one
+process (``one``); the same first chunks (:func:`engine.batch.work._warm_chunks`) and the
+rest all played by a process forked after them, the parent waiting (``fork``: the fork,
+its copy-on-write faults and the child's start and exit); the rest split chunk by chunk
+between the two, one after the other (``split``: besides, what both learn after the fork);
+and the same at once (``both``: besides, two processes on the machine at once). No files,
+no pool: the runs alone, CPU of every process.
 """
 
 from __future__ import annotations
@@ -279,7 +289,81 @@ def instructions() -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- apportion
+
+#: The variants of ``--apportion``, in the order they add a cost (module docstring).
+APPORTION = ("one", "fork", "split", "both")
+
+
+def apportion_child(variant: str) -> None:
+    """One variant of ``--apportion`` in this (fresh) process; prints its CPU as JSON."""
+    import gc
+
+    from engine.batch import work
+    from engine.batch.control import _FROZEN
+
+    items = list(enumerate(run_seeds(7, CPU_RUNS)))
+    chunks = [items[i : i + work.CHUNK] for i in range(0, CPU_RUNS, work.CHUNK)]
+    warm = work._warm_chunks(CPU_RUNS) if variant != "one" else len(chunks)
+    usage = (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    before = [resource.getrusage(who) for who in usage]
+    for chunk in chunks[:warm]:
+        run_chunk(SCENARIO, (), chunk)
+    rest = chunks[warm:]
+    if rest:
+        gc.freeze()  # as engine.batch.pool does before its fork
+        _FROZEN[0] = True
+        mine, theirs = ([], rest) if variant == "fork" else (rest[0::2], rest[1::2])
+        pid = os.fork()
+        if pid == 0:
+            for chunk in theirs:
+                run_chunk(SCENARIO, (), chunk)
+            os._exit(0)
+        if variant == "both":
+            for chunk in mine:
+                run_chunk(SCENARIO, (), chunk)
+        os.waitpid(pid, 0)
+        for chunk in mine if variant != "both" else ():
+            run_chunk(SCENARIO, (), chunk)
+    after = [resource.getrusage(who) for who in usage]
+    cpu = sum(
+        (b.ru_utime + b.ru_stime) - (a.ru_utime + a.ru_stime)
+        for a, b in zip(before, after, strict=True)
+    )
+    faults = sum(b.ru_minflt - a.ru_minflt for a, b in zip(before, after, strict=True))
+    print(json.dumps({"variant": variant, "cpu": cpu, "faults": faults}))
+
+
+def apportion(rounds: int) -> int:
+    got: dict[str, list[dict[str, float]]] = {v: [] for v in APPORTION}
+    for r in range(rounds):
+        for v in APPORTION if r % 2 == 0 else APPORTION[::-1]:
+            one, err = child_json(__file__, ["--apportion-child", v], ROOT)
+            if one is None:
+                print(f"--apportion {v}: failed\n{err}")
+                return 1
+            got[v].append(one)
+    cpu = {v: statistics.median(g["cpu"] for g in got[v]) for v in APPORTION}
+    faults = {v: statistics.median(g["faults"] for g in got[v]) for v in APPORTION}
+    base = cpu["one"]
+    print(
+        f"square chase, {CPU_RUNS} runs, the second worker's cost shared out (median of "
+        f"{rounds} rounds, CPU of every process): one process {base:.2f} CPU-s"
+    )
+    for prev, v in zip(APPORTION, APPORTION[1:], strict=False):
+        print(
+            f"   {v:6s} {cpu[v]:.2f} CPU-s ({cpu[v] / base:.3f}x; {cpu[v] - cpu[prev]:+.2f} over "
+            f"{prev}), minor faults {faults[v]:.0f} ({faults[v] - faults[prev]:+.0f})"
+        )
+    return 0
+
+
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--apportion-child":
+        apportion_child(sys.argv[2])
+        return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "--apportion":
+        return apportion(int(sys.argv[2]) if len(sys.argv) > 2 else 6)
     if len(sys.argv) > 1 and sys.argv[1] == "--cpu-child":
         cpu_child(sys.argv[2], int(sys.argv[3]))
         return 0
