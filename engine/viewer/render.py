@@ -646,17 +646,13 @@ def _anchor_height(grid: Grid) -> int:
     return grid.tile_height
 
 
-def _iso_walk(
+def _iso_walk_start(
     grid: Grid, margins: tuple[int, int, int, int]
-) -> dict[tuple[int, int], tuple[int, int]]:
-    """Tiled's isometric ``drawTileLayer`` loop over the whole map: cell -> tile anchor.
-
-    With an odd tile width or height Tiled's loop lands tiles on half pixels, starting from
-    a corner it rounds with integer division, and Qt rounds those halves up when drawing;
-    :meth:`Grid.cell_origin` rounds down instead. Replaying the loop (libtiled
-    ``IsometricRenderer::drawTileLayer``; C++ integer division and truncation kept) gives
-    Tiled's pixels. ``margins`` is the layer's ``drawMargins`` (left, top, right, bottom).
-    """
+) -> tuple[int, int, int, int, bool, int, int]:
+    """Where Tiled's isometric ``drawTileLayer`` loop starts: its first row's cell (x, y),
+    twice its screen x and y (whole numbers: the loop moves by halves), whether its first
+    step is shifted, and the right and bottom edges it stops at. ``margins`` is the layer's
+    ``drawMargins`` (left, top, right, bottom)."""
     tw, th = grid.tile_width, grid.tile_height
     w, h = grid.width, grid.height
     origin_x = h * tw // 2
@@ -670,21 +666,38 @@ def _iso_walk(
     # screenToTileCoords(x1, y1), then tileToScreenCoords of its floor.
     tx, ty = (x1 - origin_x) / tw, y1 / th
     row_x, row_y = math.floor(ty + tx), math.floor(ty - tx)
-    start_x = (row_x - row_y) * tw / 2 + origin_x - tw // 2
-    start_y = (row_x + row_y) * th / 2 + th
-    upper = start_y - y1 > th // 2
-    left_half = x1 - start_x < tw // 2
+    start_x2 = (row_x - row_y) * tw + 2 * origin_x - 2 * (tw // 2)
+    start_y2 = (row_x + row_y) * th + 2 * th
+    upper = start_y2 - 2 * y1 > 2 * (th // 2)
+    left_half = start_x2 > 2 * (x1 - tw // 2)  # x1 - start_x < tw // 2
     if upper:
         if left_half:
             row_x -= 1
-            start_x -= tw // 2
+            start_x2 -= 2 * (tw // 2)
         else:
             row_y -= 1
-            start_x += tw // 2
-        start_y -= th // 2
-    shifted = upper ^ left_half
+            start_x2 += 2 * (tw // 2)
+        start_y2 -= 2 * (th // 2)
+    return row_x, row_y, start_x2, start_y2, upper ^ left_half, rect_right, rect_bottom
+
+
+def _iso_walk(
+    grid: Grid, margins: tuple[int, int, int, int]
+) -> dict[tuple[int, int], tuple[int, int]]:
+    """Tiled's isometric ``drawTileLayer`` loop over the whole map: cell -> tile anchor.
+
+    With an odd tile width or height Tiled's loop lands tiles on half pixels, starting from
+    a corner it rounds with integer division, and Qt rounds those halves up when drawing;
+    :meth:`Grid.cell_origin` rounds down instead. Replaying the loop (libtiled
+    ``IsometricRenderer::drawTileLayer``; C++ integer division and truncation kept) gives
+    Tiled's pixels. This is the plain twin of :func:`_iso_anchors`, which works the same
+    anchors out for just the cells asked (tests hold the two equal).
+    """
+    tw, th = grid.tile_width, grid.tile_height
+    w, h = grid.width, grid.height
+    row_x, row_y, start_x2, y2, shifted, rect_right, rect_bottom = _iso_walk_start(grid, margins)
+    start_x = start_x2 / 2
     out: dict[tuple[int, int], tuple[int, int]] = {}
-    y2 = int(start_y * 2)
     while y2 - th * 2 < rect_bottom * 2:
         cx, cy = row_x, row_y
         x = int(start_x)  # C++ truncation toward zero
@@ -702,6 +715,30 @@ def _iso_walk(
         shifted = not shifted
         y2 += th
     return out
+
+
+def _iso_anchors(
+    grid: Grid, margins: tuple[int, int, int, int], cols: np.ndarray, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_iso_walk` for the cells ``cols``, ``rows`` only: (x, y, visited).
+
+    The loop's k-th row holds the cells with x + y = k + (its first row's x + y), starting
+    at the cell whose x the row's alternating steps give, and walks right along it by whole
+    tiles; so each cell's row, place in the row and screen position follow in closed form.
+    ``visited`` is False for the cells the loop never reaches (their x and y are then
+    meaningless)."""
+    tw, th = grid.tile_width, grid.tile_height
+    row_x, row_y, start_x2, y2, shifted, rect_right, rect_bottom = _iso_walk_start(grid, margins)
+    c = cols.astype(np.int64)
+    k = c + rows.astype(np.int64) - (row_x + row_y)
+    # Unshifted steps move the row's start right along x, shifted ones along y; they alternate.
+    steps_x = k // 2 if shifted else (k + 1) // 2
+    place = c - (row_x + steps_x)
+    sx2 = start_x2 + 2 * (tw // 2) * (2 * steps_x - k)
+    x = np.where(sx2 >= 0, sx2 // 2, -((-sx2) // 2)) + place * tw  # C++ truncation
+    row_y2 = y2 + k * th
+    visited = (k >= 0) & (place >= 0) & (x < rect_right) & (row_y2 - 2 * th < 2 * rect_bottom)
+    return x, (row_y2 + 1) // 2, visited
 
 
 def _draw_margins(tilesets: list[Any]) -> tuple[int, int, int, int]:
@@ -724,16 +761,12 @@ def tile_anchors(
     """Where Tiled puts each cell's tile: the bottom-left corner of its image, in pixels.
 
     ``tilesets`` (the layer's, for isometric maps with odd tile sizes only) is needed to
-    replay Tiled's loop exactly; see :func:`_iso_walk`.
+    replay Tiled's loop exactly; see :func:`_iso_walk` and :func:`_iso_anchors`.
     """
     if grid.orientation == "isometric" and (grid.tile_width % 2 or grid.tile_height % 2):
-        walk = _iso_walk(grid, _draw_margins(tilesets or []))
+        wx, wy, visited = _iso_anchors(grid, _draw_margins(tilesets or []), cols, rows)
         xs, ys = cell_origins(grid, cols, rows)
-        ys = ys + grid.tile_height
-        for i, (c, r) in enumerate(zip(cols.tolist(), rows.tolist(), strict=True)):
-            if (c, r) in walk:
-                xs[i], ys[i] = walk[(c, r)]
-        return xs, ys
+        return np.where(visited, wx, xs), np.where(visited, wy, ys + grid.tile_height)
     xs, ys = cell_origins(grid, cols, rows)
     return xs, ys + _anchor_height(grid)
 

@@ -1,0 +1,113 @@
+"""Isometric maps with odd tile sizes (issue 42, work bounded by what is read).
+
+Tiled's isometric loop lands such tiles on half pixels; :func:`render._iso_walk` replays
+that loop over the whole map (the plain twin) and :func:`render._iso_anchors` works the same
+anchors out in closed form for just the cells a band or viewer chunk draws. These tests hold
+the two equal and count the cells whose anchors a banded render works out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_render import write_map
+
+from engine.grid import Grid
+from engine.viewer import render
+from engine.viewer.render import load_for_render, output_size, render_map, tile_anchors
+
+TILES = [(33, 17), (31, 17), (33, 16), (34, 17), (34, 18), (64, 32), (65, 31), (7, 5), (1, 1)]
+SIZES = [(1, 1), (8, 6), (6, 8), (13, 29), (40, 17)]
+
+
+def margins_for(tw: int, th: int) -> list[tuple[int, int, int, int]]:
+    """No tileset, a sheet of the grid's tile, a taller one with offsets, an odd one."""
+    return [(0, 0, 0, 0), (0, th, tw, 0), (3, th + 5, tw + 2, 4), (7, 2, 1, 9)]
+
+
+@pytest.mark.parametrize("tile", TILES, ids=lambda t: f"{t[0]}x{t[1]}")
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"map{s[0]}x{s[1]}")
+def test_closed_form_anchors_equal_tileds_loop(
+    tile: tuple[int, int], size: tuple[int, int]
+) -> None:
+    grid = Grid("isometric", size[0], size[1], *tile)
+    cols, rows = (a.ravel() for a in np.meshgrid(np.arange(size[0]), np.arange(size[1])))
+    for margins in margins_for(*tile):
+        walk = render._iso_walk(grid, margins)
+        xs, ys, visited = render._iso_anchors(grid, margins, cols, rows)
+        listed = (a.tolist() for a in (cols, rows, xs, ys, visited))
+        got = {(c, r): (x, y) for c, r, x, y, v in zip(*listed, strict=True) if v}
+        assert got == walk, margins
+
+
+def test_closed_form_covers_cells_the_loop_skips() -> None:
+    # On a long thin map Tiled's loop stops short of a far corner cell or two (it bounds
+    # rows by the map's pixel rectangle): those keep Grid.cell_origin, in both ways.
+    grid = Grid("isometric", 12, 3, 33, 17)
+    margins = (0, 0, 0, 0)
+    walk = render._iso_walk(grid, margins)
+    cols, rows = (a.ravel() for a in np.meshgrid(np.arange(12), np.arange(3)))
+    _, _, visited = render._iso_anchors(grid, margins, cols, rows)
+    assert 0 < len(walk) < 36
+    assert int(visited.sum()) == len(walk)
+
+
+@pytest.mark.parametrize("tile", [(33, 17), (31, 16), (34, 18)], ids=lambda t: f"{t[0]}x{t[1]}")
+def test_tile_anchors_of_some_cells_equal_the_whole_walk(tile: tuple[int, int]) -> None:
+    grid = Grid("isometric", 30, 20, *tile)
+    rng = np.random.default_rng(5)
+    cols, rows = rng.integers(0, 30, 200), rng.integers(0, 20, 200)
+    xs, ys = tile_anchors(grid, cols, rows)
+    if tile[0] % 2 or tile[1] % 2:
+        walk = render._iso_walk(grid, render._draw_margins([]))
+        origin = {
+            (c, r): (grid.cell_origin((c, r))[0], grid.cell_origin((c, r))[1] + tile[1])
+            for c, r in zip(cols.tolist(), rows.tolist(), strict=True)
+        }
+        want = [walk.get(cr, origin[cr]) for cr in zip(cols.tolist(), rows.tolist(), strict=True)]
+    else:
+        want = [
+            (grid.cell_origin((c, r))[0], grid.cell_origin((c, r))[1] + tile[1])
+            for c, r in zip(cols.tolist(), rows.tolist(), strict=True)
+        ]
+    assert list(zip(xs.tolist(), ys.tolist(), strict=True)) == want
+
+
+def test_a_band_works_out_anchors_only_for_the_cells_it_draws(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Drawing a 40x40 odd-tiled map in 34 bands of 20 pixel rows works out one anchor per
+    cell each band draws, not Tiled's whole loop (1600 cells) per band."""
+    w = h = 40
+    rows = [[((c + r) % 4) + 1 for c in range(w)] for r in range(h)]
+    path = write_map(
+        tmp_path / "odd.tmx", "isometric", (w, h), (33, 17), [("g", rows, "")], sheet_tile=(33, 21)
+    )
+    model, tmx = load_for_render(path)
+    worked, drawn = [0], [0]
+    plain_walk, closed_form, anchors = render._iso_walk, render._iso_anchors, tile_anchors
+
+    def counted_walk(grid: Grid, margins: tuple[int, int, int, int]) -> dict:  # type: ignore[type-arg]
+        worked[0] += grid.width * grid.height
+        return plain_walk(grid, margins)
+
+    def counted_anchors(grid: Grid, margins, cols, rows):  # type: ignore[no-untyped-def]
+        worked[0] += len(cols)
+        return closed_form(grid, margins, cols, rows)
+
+    def counted_cells(grid: Grid, cols, rows, tilesets=None):  # type: ignore[no-untyped-def]
+        drawn[0] += len(cols)
+        return anchors(grid, cols, rows, tilesets)
+
+    monkeypatch.setattr(render, "_iso_walk", counted_walk)
+    monkeypatch.setattr(render, "_iso_anchors", counted_anchors)
+    monkeypatch.setattr(render, "tile_anchors", counted_cells)
+    width, height = output_size(model.grid)
+    bands = range(0, height, 20)
+    assert len(bands) == 34
+    for y in bands:
+        render_map(model, tmx, area=(0, y, width, min(20, height - y)))
+    assert 0 < drawn[0] < len(bands) * w * h
+    assert worked[0] == drawn[0]
