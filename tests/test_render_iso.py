@@ -75,16 +75,14 @@ def test_tile_anchors_of_some_cells_equal_the_whole_walk(tile: tuple[int, int]) 
     assert list(zip(xs.tolist(), ys.tolist(), strict=True)) == want
 
 
-def test_a_band_works_out_anchors_only_for_the_cells_it_draws(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Drawing a 40x40 odd-tiled map in 34 bands of 20 pixel rows works out one anchor per
-    cell each band draws, not Tiled's whole loop (1600 cells) per band."""
-    w = h = 40
-    rows = [[((c + r) % 4) + 1 for c in range(w)] for r in range(h)]
+def banded_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int) -> tuple[int, int]:
+    """(anchors worked out, cells drawn) drawing an n x n map of 33x17 tiles in bands of 20
+    pixel rows."""
+    rows = [[((c + r) % 4) + 1 for c in range(n)] for r in range(n)]
     path = write_map(
-        tmp_path / "odd.tmx", "isometric", (w, h), (33, 17), [("g", rows, "")], sheet_tile=(33, 21)
-    )
+        tmp_path / f"odd{n}.tmx", "isometric", (n, n), (33, 17), [("g", rows, "")],
+        sheet_tile=(33, 21),
+    )  # fmt: skip
     model, tmx = load_for_render(path)
     worked, drawn = [0], [0]
     plain_walk, closed_form, anchors = render._iso_walk, render._iso_anchors, tile_anchors
@@ -101,13 +99,41 @@ def test_a_band_works_out_anchors_only_for_the_cells_it_draws(
         drawn[0] += len(cols)
         return anchors(grid, cols, rows, tilesets)
 
-    monkeypatch.setattr(render, "_iso_walk", counted_walk)
-    monkeypatch.setattr(render, "_iso_anchors", counted_anchors)
-    monkeypatch.setattr(render, "tile_anchors", counted_cells)
-    width, height = output_size(model.grid)
-    bands = range(0, height, 20)
-    assert len(bands) == 34
-    for y in bands:
-        render_map(model, tmx, area=(0, y, width, min(20, height - y)))
-    assert 0 < drawn[0] < len(bands) * w * h
-    assert worked[0] == drawn[0]
+    with monkeypatch.context() as patch:
+        patch.setattr(render, "_iso_walk", counted_walk)
+        patch.setattr(render, "_iso_anchors", counted_anchors)
+        patch.setattr(render, "tile_anchors", counted_cells)
+        width, height = output_size(model.grid)
+        for y in range(0, height, 20):
+            render_map(model, tmx, area=(0, y, width, min(20, height - y)))
+    return worked[0], drawn[0]
+
+
+def test_banded_work_grows_with_the_cells_not_bands_times_cells(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Anchors are worked out once per cell a band draws (not Tiled's whole loop per band),
+    and a band draws the diagonal strip of cells its pixels show (not its row-and-column
+    window, nearly the whole map): twice the map's side, twice the bands, four times the
+    work, where bands x cells would be eight."""
+    small_worked, small = banded_work(tmp_path, monkeypatch, 40)
+    big_worked, big = banded_work(tmp_path, monkeypatch, 80)
+    assert (small_worked, big_worked) == (small, big)
+    assert 0 < big <= 4.5 * small
+
+
+def test_strip_cells_are_the_window_cells_within_both_diagonals() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        r0, c0 = (int(v) for v in rng.integers(0, 10, 2))
+        r1, c1 = r0 + int(rng.integers(0, 12)), c0 + int(rng.integers(0, 12))
+        s0, d0 = int(rng.integers(-5, 30)), int(rng.integers(-20, 20))
+        s1, d1 = s0 + int(rng.integers(-2, 15)), d0 + int(rng.integers(-2, 15))
+        rows, cols = render._strip_cells((r0, r1, c0, c1), (s0, s1, d0, d1))
+        window = np.zeros((r1 - r0, c1 - c0), dtype=bool)
+        rr, cc = np.indices(window.shape)
+        rr, cc = rr + r0, cc + c0
+        inside = (s0 <= rr + cc) & (rr + cc <= s1) & (d0 <= cc - rr) & (cc - rr <= d1)
+        want_rows, want_cols = np.nonzero(inside)
+        assert rows.tolist() == (want_rows + r0).tolist()
+        assert cols.tolist() == (want_cols + c0).tolist()

@@ -1025,6 +1025,42 @@ class _View:
         r1 = min(grid.height, max(rr for _, rr in cells) + 3)
         return r0, max(r0, r1), c0, max(c0, c1)
 
+    def strip(self, layer: Any) -> tuple[int, int, int, int] | None:
+        """On an isometric map, the cells of :meth:`window` whose tiles can touch the area
+        as bounds on x + y and x - y (s0, s1, d0, d1; inclusive): a band across the map is a
+        diagonal strip of cells, whose row-and-column window is nearly the whole map.
+        None on other maps, or where the whole map is drawn."""
+        grid = self.grid
+        if self.whole or grid.orientation != "isometric":
+            return None
+        m = self.cache.margin + abs(layer.offset[0]) + abs(layer.offset[1]) + 2
+        s, r = self.scale, self.rect
+        x0, y0 = r.left / s - m, r.top / s - m
+        x1, y1 = r.right / s + m, r.bottom / s + m
+        cells = [grid.cell_at(x, y) for x in (x0, x1) for y in (y0, y1)]
+        sums = [c + rr for c, rr in cells]
+        diffs = [c - rr for c, rr in cells]
+        # As the window's two cells of slack on each axis: four on each diagonal.
+        return min(sums) - 4, max(sums) + 4, min(diffs) - 4, max(diffs) + 4
+
+
+def _strip_cells(
+    window: tuple[int, int, int, int], strip: tuple[int, int, int, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The cells of ``window`` (r0, r1, c0, c1) within ``strip`` (:meth:`_View.strip`), by
+    row then column as ``np.nonzero`` lists them."""
+    r0, r1, c0, c1 = window
+    s0, s1, d0, d1 = strip
+    rows = np.arange(r0, r1, dtype=np.int64)
+    lo = np.maximum(np.maximum(c0, s0 - rows), d0 + rows)
+    hi = np.minimum(np.minimum(c1, s1 + 1 - rows), d1 + 1 + rows)
+    counts = np.maximum(hi - lo, 0)
+    starts = np.cumsum(counts) - counts
+    total = int(counts.sum())
+    out_rows = np.repeat(rows, counts)
+    out_cols = np.arange(total, dtype=np.int64) - np.repeat(starts - lo, counts)
+    return out_rows, out_cols
+
 
 def _layer_alpha(layer: Any) -> int:
     return int(round(min(1.0, max(0.0, float(layer.opacity))) * 255))
@@ -1104,13 +1140,22 @@ def _draw_layer(
     tint = _layer_tint(getattr(layer, "tint", None))
     grid, cache = view.grid, view.cache
     r0, r1, c0, c1 = view.window(layer)
-    gids = layer.gids[r0:r1, c0:c1]
-    rows, cols = np.nonzero(gids if hidden is None else (gids != 0) & ~hidden)
-    if rows.size == 0:
-        return False
-    keys = (gids[rows, cols].astype(np.int64) << 4) | layer.flags[r0:r1, c0:c1][rows, cols]
-    rows = rows + r0
-    cols = cols + c0
+    strip = view.strip(layer) if hidden is None else None
+    if strip is not None:
+        rows, cols = _strip_cells((r0, r1, c0, c1), strip)
+        found = layer.gids[rows, cols]
+        rows, cols = rows[found != 0], cols[found != 0]
+        if rows.size == 0:
+            return False
+        keys = (found[found != 0].astype(np.int64) << 4) | layer.flags[rows, cols]
+    else:
+        gids = layer.gids[r0:r1, c0:c1]
+        rows, cols = np.nonzero(gids if hidden is None else (gids != 0) & ~hidden)
+        if rows.size == 0:
+            return False
+        keys = (gids[rows, cols].astype(np.int64) << 4) | layer.flags[r0:r1, c0:c1][rows, cols]
+        rows = rows + r0
+        cols = cols + c0
     ukeys, inv = _unique_inverse(keys)
     del keys
     stamps: list[Stamp | None] = [
