@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pygame
 import pytest
-from test_render import write_map
+from test_render import tile_sheet, write_map
 
 from engine.grid import Grid
 from engine.viewer import render
@@ -137,3 +138,34 @@ def test_strip_cells_are_the_window_cells_within_both_diagonals() -> None:
         want_rows, want_cols = np.nonzero(inside)
         assert rows.tolist() == (want_rows + r0).tolist()
         assert cols.tolist() == (want_cols + c0).tolist()
+
+
+def test_bands_of_two_tilesets_draw_the_whole_pictures_pixels(tmp_path: Path) -> None:
+    """Tiled starts its loop from the draw margins of every tileset the layer uses: a band
+    showing only the small tiles must still start where the whole picture does."""
+    n = 40
+    small = [[1 + (c + r) % 4 for c in range(n)] for r in range(n)]
+    path = write_map(tmp_path / "two.tmx", "isometric", (n, n), (33, 17), [("g", small, "")])
+    text = path.read_text(encoding="utf-8")
+    big = ",\n".join(
+        ",".join(str(1 + (c + r) % 4 + (4 if c + r >= 30 else 0)) for c in range(n))
+        for r in range(n)
+    )
+    tile_sheet(tmp_path / "big.png", 40, 60)
+    text = text.replace(
+        "\n<layer",
+        '\n<tileset firstgid="5" name="b" tilewidth="40" tileheight="60" tilecount="4" '
+        'columns="4"><tileoffset x="-3" y="5"/><image source="big.png" width="160" '
+        'height="60"/></tileset>\n<layer',
+    )
+    text = text.replace(text[text.index('<data encoding="csv">') : text.index("</data>")],
+                        '<data encoding="csv">' + big)  # fmt: skip
+    path.write_text(text, encoding="utf-8")
+    model, tmx = load_for_render(path)
+    whole = render_map(model, tmx, background=False)
+    width, height = output_size(model.grid)
+    banded = pygame.Surface((width, height), pygame.SRCALPHA, 32)
+    for y in range(0, height, 30):
+        part = render_map(model, tmx, background=False, area=(0, y, width, min(30, height - y)))
+        banded.blit(part, (0, y), special_flags=pygame.BLEND_RGBA_ADD)
+    assert pygame.image.tobytes(banded, "RGBA") == pygame.image.tobytes(whole, "RGBA")

@@ -338,6 +338,21 @@ class TileImages:
         }
         return [self._tilesets[i] for i in sorted(found) if i >= 0]
 
+    def layer_tilesets(self, gids: np.ndarray) -> list[Any]:
+        """The tilesets a whole layer's ``gids`` (flags stripped) use, as Tiled's
+        ``usedTilesets``: the same for every band or chunk of the layer drawn. One pass over
+        the layer per tileset, none where the map has a single tileset."""
+        if not self._tilesets:
+            return []
+        if len(self._tilesets) == 1:
+            return self._tilesets if int(gids.max(initial=0)) >= self._firsts[0] else []
+        ends = [*self._firsts[1:], None]
+        return [
+            ts
+            for ts, lo, hi in zip(self._tilesets, self._firsts, ends, strict=True)
+            if ((gids >= lo) if hi is None else ((gids >= lo) & (gids < hi))).any()
+        ]
+
     def get(self, gid: int) -> TileImage | None:
         """The image drawn for a Tiled gid (flags stripped), or ``None`` if it has none."""
         gid = self._frames.get(gid, gid)
@@ -1175,7 +1190,13 @@ def _draw_layer(
             rows, cols, inv = rows[~missing], cols[~missing], inv[~missing]
             if inv.size == 0:
                 return False
-    xs, ys = tile_anchors(grid, cols, rows, cache.images.tilesets_of(ukeys >> 4))
+    # Tiled's isometric loop with odd tile sizes starts from the layer's draw margins, from
+    # all the tilesets the layer uses, whatever part of it is drawn.
+    odd_isometric = grid.orientation == "isometric" and (
+        grid.tile_width % 2 or grid.tile_height % 2
+    )
+    tilesets = cache.images.layer_tilesets(layer.gids) if odd_isometric else None
+    xs, ys = tile_anchors(grid, cols, rows, tilesets)
     order = _draw_order(grid, renderorder, rows, cols, xs, ys)
     del rows, cols
     if order is not None:
