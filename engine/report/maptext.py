@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from engine.lazy import numpy as np
 
 #: The glyph of each movement mode.
 GLYPHS = {
