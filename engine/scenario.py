@@ -599,7 +599,19 @@ def _token_flight(
     system's flight rules; a token that does not fly with momentum may not have one."""
     raw = t.get("flight")
     if raw is None:
-        _ground_start(path, where, t, stats, cell, model, system)
+        # A momentum flier given none starts on the ground (speed 0, altitude 0), as the
+        # turn loop starts it: refused here where its cell has no ground.
+        rules = system.flight(system.token(stats, token_id=str(t.get("id"))), model)
+        try:
+            if rules is not None:
+                rules.start_state(cell, 0, 0, altitude=0)
+        except TacgridError as exc:
+            raise _err(
+                path,
+                f"{where}.flight",
+                "not given, so this flier starts on the ground; " + exc.naming({"start": "cell"}),
+                "give it flight: {heading: H, speed: S, altitude: A} or a cell with ground",
+            ) from None
         return None
     keys = ("heading", "speed", "altitude")
     if not isinstance(raw, dict) or any(k not in keys for k in raw):
@@ -624,31 +636,6 @@ def _token_flight(
         names = {"start": "from", "ground_pace": "ground-pace"}
         raise _err(path, f"{where}.flight", exc.naming(names)) from None
     return dict(raw)
-
-
-def _ground_start(
-    path: str,
-    where: str,
-    t: dict[str, Any],
-    stats: dict[str, Any],
-    cell: Cell,
-    model: MapModel,
-    system: Any,
-) -> None:
-    """A momentum flier given no ``flight`` starts on the ground (speed 0, altitude 0), as
-    the turn loop starts it: refused here, naming the file, where its cell has no ground."""
-    rules = system.flight(system.token(stats, token_id=str(t.get("id"))), model)
-    if rules is None:
-        return
-    try:
-        rules.start_state(cell, 0, 0, altitude=0)
-    except TacgridError as exc:
-        raise _err(
-            path,
-            f"{where}.flight",
-            "not given, so this flier starts on the ground; " + exc.naming({"start": "cell"}),
-            "give it flight: {heading: H, speed: S, altitude: A} or a cell with ground",
-        ) from None
 
 
 def _token_id(path: str, i: int, t: Any, earlier: list[TokenSpec]) -> str:

@@ -8,7 +8,6 @@ the solved policies inside the 95% interval of the solved chance of a capture.""
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -16,13 +15,14 @@ from typing import Any
 
 import pytest
 import tmxtext
+from corridor_game import CorridorGame, solved
 
 from engine import systems
 from engine.dice import Dice
 from engine.scenario import load_scenario
 from engine.sim import FieldCache, Simulation
 from engine.sim.view import solve_run
-from engine.solve import DiceSolution, Unsolvable
+from engine.solve import Unsolvable
 from engine.systems.base import Token
 
 #: Ladder cells as high as ``H`` 5 m (a dangerous fall) and ``L`` 8 m (a lethal one).
@@ -80,7 +80,7 @@ def p_climb(skill: int) -> Fraction:
     return Fraction(sum(1 for d in range(1, 21) if d + skill >= 10), 20)
 
 
-class Expectimax:
+class Expectimax(CorridorGame):
     """The chase on a one-row corridor. A move is any cell within a turn's time (open
     ground 1/running a cell; a ladder as high as it is at 2 x ceil(running / 2) m a turn;
     the quarry may not pass or end on the pursuer), walked straight; stepping onto a
@@ -98,11 +98,8 @@ class Expectimax:
         odds: dict[str, Fraction],
         pursuer_first: bool,
     ) -> None:
-        self.row, self.exits, self.turns = row, exits, turns
+        super().__init__(row, exits, turns, pursuer_first)
         self.running, self.odds = running, odds
-        self.order = ("p", "q") if pursuer_first else ("q", "p")
-        self.value = functools.cache(self._value)
-        self.ply = functools.cache(self._ply)
 
     def cost(self, who: str, cell: int) -> Fraction:
         r = self.running[who]
@@ -135,47 +132,6 @@ class Expectimax:
             x = nxt
         out.append((x, left))
         return out
-
-    def arrive(self, p: int, q: int, rnd: int) -> tuple[Fraction, ...] | None:
-        big = self.turns + 2
-        if abs(p - q) <= 1:
-            return (Fraction(1), Fraction(big - rnd), Fraction(0))
-        if q in self.exits:
-            return (Fraction(0), Fraction(rnd - big), Fraction(1))
-        return None
-
-    def _value(self, p: int, q: int, rnd: int) -> tuple[Fraction, ...]:
-        """(P(capture), tie, P(escape)) at the start of round ``rnd``."""
-        if rnd > self.turns:
-            return (Fraction(0), Fraction(0), Fraction(0))
-        return self.ply(self.order[0], p, q, rnd, second=False)
-
-    def _ply(self, who: str, p: int, q: int, rnd: int, second: bool) -> tuple[Fraction, ...]:
-        best: tuple[tuple[Fraction, Fraction], tuple[Fraction, ...]] | None = None
-        at, other = (p, None) if who == "p" else (q, p)
-        for m in self.moves(who, at, other):
-            v = [Fraction(0)] * 3
-            for end, pr in self.outcomes(who, at, m):
-                p2, q2 = (end, q) if who == "p" else (p, end)
-                after = self.arrive(p2, q2, rnd)
-                if after is None:
-                    if second:
-                        after = self.value(p2, q2, rnd + 1)
-                    else:
-                        after = self.ply(self.order[1], p2, q2, rnd, second=True)
-                v = [a + pr * b for a, b in zip(v, after, strict=True)]
-            key = (v[0], v[1]) if who == "p" else (-v[0], -v[1])
-            if best is None or key > best[0]:
-                best = (key, tuple(v))
-        assert best is not None
-        return best[1]
-
-
-def solved(path: Path, fields: FieldCache | None = None) -> DiceSolution:
-    sc = load_scenario(str(path))
-    got = solve_run(Simulation(sc, seed=0, fields=fields, record=False))
-    assert isinstance(got, DiceSolution)
-    return got
 
 
 CORRIDORS = [

@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 import tmxtext
+from corridor_game import CorridorGame, solved
 
 from engine.cli import main
 from engine.scenario import load_scenario
 from engine.sim import FieldCache, Simulation
-from engine.sim.view import solve_run
-from engine.solve import DiceSolution
 
 #: Move actions a turn at each pace (seed 000: a turn has 3 actions).
 ACTIONS = {"walk": 1, "sprint": 3}
@@ -76,7 +75,7 @@ def write(
     return path
 
 
-class Expectimax:
+class Expectimax(CorridorGame):
     """The chase on a one-row corridor of 5-ft cells. Speed 30 + 5 x PHYS ft a Move
     action walking; swimming 20 ft less (its +2 penalty), 10 ft less or more again while a
     swim result's penalty lasts; a cell takes 5 ft of a Move action, a turn is ``actions``
@@ -99,12 +98,9 @@ class Expectimax:
         actions: int,
         pursuer_first: bool,
     ) -> None:
-        self.row, self.exits, self.turns = row, exits, turns
+        super().__init__(row, exits, turns, pursuer_first)
         self.speed, self.odds, self.actions = speed, odds, actions
-        self.order = ("p", "q") if pursuer_first else ("q", "p")
-        self.value = functools.cache(self._value)
         self.outcomes = functools.cache(self._outcomes)
-        self.ply = functools.cache(self._ply)
 
     def cost(self, who: str, cell: int, pen: int) -> Fraction:
         ft = self.speed[who] - (10 * (2 + pen) if self.row[cell] == "~" else 0)
@@ -165,47 +161,6 @@ class Expectimax:
 
         leg(at, Fraction(0), 0, (self.run_of(at), 0), None, Fraction(1))
         return sorted(ends.items())
-
-    def arrive(self, p: int, q: int, rnd: int) -> tuple[Fraction, ...] | None:
-        big = self.turns + 2
-        if abs(p - q) <= 1:
-            return (Fraction(1), Fraction(big - rnd), Fraction(0))
-        if q in self.exits:
-            return (Fraction(0), Fraction(rnd - big), Fraction(1))
-        return None
-
-    def _value(self, p: int, q: int, rnd: int) -> tuple[Fraction, ...]:
-        """(P(capture), tie, P(escape)) at the start of round ``rnd``."""
-        if rnd > self.turns:
-            return (Fraction(0), Fraction(0), Fraction(0))
-        return self.ply(self.order[0], p, q, rnd, second=False)
-
-    def _ply(self, who: str, p: int, q: int, rnd: int, second: bool) -> tuple[Fraction, ...]:
-        best: tuple[tuple[Fraction, Fraction], tuple[Fraction, ...]] | None = None
-        at, other = (p, None) if who == "p" else (q, p)
-        for m in self.moves(who, at, other):
-            v = [Fraction(0)] * 3
-            for end, pr in self.outcomes(who, at, m):
-                p2, q2 = (end, q) if who == "p" else (p, end)
-                after = self.arrive(p2, q2, rnd)
-                if after is None:
-                    if second:
-                        after = self.value(p2, q2, rnd + 1)
-                    else:
-                        after = self.ply(self.order[1], p2, q2, rnd, second=True)
-                v = [a + pr * b for a, b in zip(v, after, strict=True)]
-            key = (v[0], v[1]) if who == "p" else (-v[0], -v[1])
-            if best is None or key > best[0]:
-                best = (key, tuple(v))
-        assert best is not None
-        return best[1]
-
-
-def solved(path: Path, fields: FieldCache | None = None) -> DiceSolution:
-    sc = load_scenario(str(path))
-    got = solve_run(Simulation(sc, seed=0, fields=fields, record=False))
-    assert isinstance(got, DiceSolution)
-    return got
 
 
 CORRIDORS = [
