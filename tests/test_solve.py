@@ -24,15 +24,6 @@ from engine.solve.game import _one_turn, without_cell
 COST = {".": 1, ",": 2}
 
 
-def exit_object(cells: list[tuple[int, int]]) -> str:
-    objs = "".join(
-        f'<object id="{i + 1}" name="out{i}" type="exit" x="{c * 32}" y="{r * 32}" '
-        'width="32" height="32"/>'
-        for i, (c, r) in enumerate(cells)
-    )
-    return f'<objectgroup name="o">{objs}</objectgroup>'
-
-
 def write_chase(
     tmp: Path,
     rows: list[str],
@@ -52,7 +43,7 @@ def write_chase(
         tmp / "m.tmx",
         rows,
         properties={"diagonals": diagonals},
-        objects=exit_object(list(exits)) if exits else "",
+        objects=tmxtext.exit_objects(list(exits)),
     )
     q = f"  - {{id: q, side: quarry, policy: quarry, cell: {list(quarry)}, stats: {{speed: {q_speed}}}}}\n"
     p = f"  - {{id: p, side: pursuer, policy: pursuer, cell: {list(pursuer)}, stats: {{speed: {p_speed}}}}}\n"

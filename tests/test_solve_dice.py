@@ -42,16 +42,11 @@ def write(
     capture: int = 1,
     pursuer_first: bool = False,
 ) -> Path:
-    objs = "".join(
-        f'<object id="{i + 1}" name="out{i}" type="exit" x="{c * 32}" y="0" width="32" '
-        'height="32"/>'
-        for i, c in enumerate(exits)
-    )
     tmxtext.write(
         tmp / "m.tmx",
         [row],
         properties={"diagonals": "none"},
-        objects=f'<objectgroup name="o">{objs}</objectgroup>' if exits else "",
+        objects=tmxtext.exit_objects([(c, 0) for c in exits]),
     )
     stats = "adaptability: 13, physical: 12"
     text = (

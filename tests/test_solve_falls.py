@@ -40,15 +40,10 @@ def write(
     pursuer_first: bool = False,
 ) -> Path:
     """A Speedpoints corridor; ``quarry``/``pursuer``: (cell, running), climbing 2 and 1."""
-    objs = "".join(
-        f'<object id="{i + 1}" name="out{i}" type="exit" x="{c * 32}" y="0" width="32" '
-        'height="32"/>'
-        for i, c in enumerate(exits)
-    )
     text = tmxtext.tmx(
         [row.replace("L", "_")],
         properties={"diagonals": "none"},
-        objects=f'<objectgroup name="o">{objs}</objectgroup>' if exits else "",
+        objects=tmxtext.exit_objects([(c, 0) for c in exits]),
     )
     # The drawing's ladder made 5 m high, and its crawlspace an 8 m ladder.
     ladder = '<tile id="5" type="ladder"><properties><property name="move" value="ladder"/>'

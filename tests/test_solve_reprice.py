@@ -50,16 +50,11 @@ def write(
     pursuer_first: bool = False,
 ) -> Path:
     """A Whisperspace corridor; ``quarry``/``pursuer``: (cell, PHYS, athletics)."""
-    objs = "".join(
-        f'<object id="{i + 1}" name="out{i}" type="exit" x="{c * 32}" y="0" width="32" '
-        'height="32"/>'
-        for i, c in enumerate(exits)
-    )
     tmxtext.write(
         tmp / "m.tmx",
         [row],
         properties={"diagonals": "none"},
-        objects=f'<objectgroup name="o">{objs}</objectgroup>' if exits else "",
+        objects=tmxtext.exit_objects([(c, 0) for c in exits]),
     )
     head = f"map: m.tmx\nsystem: whisperspace\nturns: {turns}\nsolve: auto\ngoals: {{capture: 1}}\n"
     q = (

@@ -119,6 +119,19 @@ def tmx(
     )
 
 
+def exit_objects(cells: list[tuple[int, int]]) -> str:
+    """An object layer of one-cell exits (``out0``, ``out1``...) on 32-px cells (col, row),
+    for :func:`tmx`'s ``objects``; empty where there are none."""
+    if not cells:
+        return ""
+    objs = "".join(
+        f'<object id="{i + 1}" name="out{i}" type="exit" x="{c * 32}" y="{r * 32}" '
+        'width="32" height="32"/>'
+        for i, (c, r) in enumerate(cells)
+    )
+    return f'<objectgroup name="o">{objs}</objectgroup>'
+
+
 def write(path: Path, rows: list[str], **kwargs: Any) -> Path:
     path.write_text(tmx(rows, **kwargs), encoding="utf-8")
     return path
