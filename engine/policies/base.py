@@ -61,7 +61,10 @@ STAY = Goal()
 
 class Aim:
     """What a flier's policy wants this turn: to end on ``catch`` (within ``reach``), else to
-    get to ``goal`` soonest; or, fleeing, to end far from ``threats``."""
+    get to ``goal`` soonest; or, fleeing, to end far from ``threats``. ``hold``: fleeing,
+    the pursuers' turns to every cell (one a cell index, +inf where none comes): the flier
+    ends where it holds the most cells, those it gets to a whole turn before them (None:
+    only far from ``threats``)."""
 
     def __init__(
         self,
@@ -69,11 +72,13 @@ class Aim:
         catch: Cell | None = None,
         reach: int = 0,
         threats: tuple[Cell, ...] = (),
+        hold: np.ndarray | None = None,
     ) -> None:
         self.goal = goal
         self.catch = catch
         self.reach = reach
         self.threats = threats
+        self.hold = hold
 
 
 class TurnView(Protocol):
@@ -124,6 +129,11 @@ class TurnView(Protocol):
 
     def times_from(self, tid: str) -> np.ndarray:
         """Turns from ``tid``'s cell to every cell, as it stands now."""
+        ...
+
+    def reach_times(self, tid: str) -> np.ndarray:
+        """Turns from ``tid`` to every cell whether it walks or flies: a flier's a lower bound
+        from its flight state (its system's planner bound), a walker's :meth:`times_from`."""
         ...
 
     def least_times(self, ids: tuple[str, ...]) -> np.ndarray:

@@ -42,12 +42,18 @@ class Quarry(Policy):
         return STAY if best is None else Goal((best,))
 
     def aim(self, view: TurnView, spec: TokenSpec, token: Token, state: FlightState) -> Aim | None:
-        goal = safe_exit(view, token)
+        """In the air, the same aims by its flight reach (:meth:`TurnView.reach_times`, each
+        pursuer's by its own, a flier's by its flight state): the surest exit
+        (:func:`surest_exit`), else, fleeing, the end of this turn's flight from which it
+        holds the most cells a whole turn before every pursuer (``Aim.hold``)."""
+        tokens = view.tokens
+        hunters = tuple(p for p in view.pursuers if tokens[p].state.cell is not None)
+        threat = team_times(view, hunters)
+        goal = surest_exit(view, view.reach_times(spec.id), threat)
         if goal is not None:
             return Aim(goal)
-        tokens = view.tokens
-        threats = tuple(c for pid in view.pursuers if (c := tokens[pid].state.cell) is not None)
-        return Aim(None, threats=threats) if threats else None
+        threats = tuple(c for p in hunters if (c := tokens[p].state.cell) is not None)
+        return Aim(None, threats=threats, hold=threat) if threats else None
 
 
 class Pursuer(Policy):
@@ -100,12 +106,22 @@ class Pursuer(Policy):
         return Goal((at,))
 
     def aim(self, view: TurnView, spec: TokenSpec, token: Token, state: FlightState) -> Aim | None:
+        """In the air, the same team play by flight reach: the pursuer that reaches the
+        quarry soonest (:func:`_chaser`, a flier counted by its flight reach) steers for its
+        predicted cell; every other flier shrinks its safe region
+        (:func:`_shrink_by_flight`: its safe exit, else the cell of it this flier comes
+        nearest to claiming), still taking any move that ends on the quarry."""
         quarry = spec.target or view.nearest(state.cell, view.quarries)
         if quarry is None:
             return None
         qcell = view.reach(quarry)  # a climber partway up is caught where it climbs to
         assert qcell is not None
         catch = qcell if view.low_enough(quarry) else None
+        chaser = _chaser(view, quarry, spec.id)
+        if chaser is not None and chaser != spec.id:
+            goal = _shrink_by_flight(view, spec, quarry, qcell)
+            if goal is not None:
+                return Aim(goal, catch, view.capture)
         return Aim(view.predict(quarry), catch, view.capture)
 
 
@@ -154,22 +170,30 @@ def _chaser(view: TurnView, quarry: str, mover: str) -> str | None:
     it soonest, counted from ``mover``'s turn: a pursuer before the mover in the turn order
     has moved this round and moves again only next round, a turn later (so two pursuers
     that plan one after the other agree on who goes for it); ties: the mover, then the
-    next in turn order."""
+    next in turn order. A walker's turns are its field's; a flier's its flight reach
+    (:meth:`TurnView.reach_times`, a lower bound from its flight state)."""
     at = view.reach(quarry)
     if at is None:
         return None
     specs = view.specs
     order = view.pursuers
+    tokens = view.tokens
     me = order.index(mover) if mover in order else 0
+    team = [
+        (k, pid)
+        for k, pid in enumerate(order)
+        if specs[pid].target in (None, quarry) and tokens[pid].state.cell is not None
+    ]
+    if len(team) == 1:
+        return team[0][1]  # the only one: no turns to weigh
     best: tuple[float, int, str] | None = None
-    for k, pid in enumerate(order):
-        target = specs[pid].target
-        if target is not None and target != quarry:
-            continue
-        if view.tokens[pid].state.flight is not None:
-            continue
+    for k, pid in team:
         after = (k - me) % len(order)
-        t = view.turns_to(pid, at) + (1.0 if k < me else 0.0)
+        if tokens[pid].state.flight is not None:
+            t = float(view.reach_times(pid)[view.grid.index(at)])
+        else:
+            t = view.turns_to(pid, at)
+        t += 1.0 if k < me else 0.0
         if best is None or (t, after) < best[:2]:
             best = (t, after, pid)
     return None if best is None else best[2]
@@ -191,6 +215,9 @@ def _shrink(view: TurnView, spec: TokenSpec, quarry: str, at: Cell) -> Cell:
         or (tokens[pid].state.cell is not None and tokens[pid].state.flight is None)
     )
     others = view.least_times(ground)
+    for pid in view.pursuers:  # a flier by its flight reach
+        if pid not in ground and tokens[pid].state.cell is not None:
+            others = np.minimum(others, view.reach_times(pid))
     theirs = view.turns_of(quarry, at)
     region = safe_mask(theirs, others) & (theirs > 0)
     exits = np.array(sorted(grid.index(c) for c in view.exits), dtype=np.int64)
@@ -201,19 +228,46 @@ def _shrink(view: TurnView, spec: TokenSpec, quarry: str, at: Cell) -> Cell:
     return at if got is None else grid.cell_of_index(got)
 
 
-def safe_exit(view: TurnView, token: Token) -> Cell | None:
-    """The nearest exit (in steps) that no pursuer is nearer to, if any."""
-    exits = view.exits
-    cell = token.state.cell
-    if not exits or cell is None:
-        return None
+def _shrink_by_flight(view: TurnView, spec: TokenSpec, quarry: str, at: Cell) -> Cell | None:
+    """:func:`_shrink` for a flying pursuer: of the quarry's safe region against every
+    pursuer (each by :meth:`TurnView.reach_times`: a walker's field, a flier's flight
+    reach), the safe exit, else the cell this flier comes nearest to claiming
+    (:func:`~engine.policies.region.frontier_choice`, with the flier's own reach); None
+    where the quarry keeps no region (the flier closes on it)."""
     grid = view.grid
     tokens = view.tokens
-    threats = [tokens[p].state.cell for p in view.pursuers]
-    best = None
-    for e in sorted(exits):
-        mine = grid.steps(cell, e)
-        if all(t is None or grid.steps(t, e) > mine for t in threats):
-            if best is None or mine < best[0]:
-                best = (mine, e)
-    return None if best is None else best[1]
+    others = team_times(view, tuple(p for p in view.pursuers if p != spec.id))
+    qtok = tokens[quarry]
+    theirs = (
+        view.reach_times(quarry) if qtok.state.flight is not None else view.turns_of(quarry, at)
+    )
+    exits = np.array(sorted(grid.index(c) for c in view.exits), dtype=np.int64)
+    got = frontier_choice(view.reach_times(spec.id), others, theirs, exits)
+    return None if got is None else grid.cell_of_index(got)
+
+
+def team_times(view: TurnView, ids: tuple[str, ...]) -> np.ndarray:
+    """The least turns of ``ids`` to every cell: the walkers' by their fields
+    (:meth:`TurnView.least_times`), each flier's by its flight reach
+    (:meth:`TurnView.reach_times`); +inf where none comes."""
+    tokens = view.tokens
+    placed = tuple(p for p in ids if tokens[p].state.cell is not None)
+    out = view.least_times(tuple(p for p in placed if tokens[p].state.flight is None))
+    for p in placed:
+        if tokens[p].state.flight is not None:
+            out = np.minimum(out, view.reach_times(p))
+    return out
+
+
+def surest_exit(view: TurnView, mine: np.ndarray, threat: np.ndarray) -> Cell | None:
+    """The exit with the widest margin (``threat``, the pursuers' turns to it, less
+    ``mine``, the quarry's) among those the quarry reaches before every pursuer; ties: the
+    sooner, then the lower cell. None where no exit is safe."""
+    grid = view.grid
+    best: tuple[float, float, Cell] | None = None
+    for e in view.exits:
+        i = grid.index(e)
+        m, t = float(mine[i]), float(threat[i])
+        if m < t and (best is None or (m - t, m, e) < best):
+            best = (m - t, m, e)
+    return None if best is None else best[2]

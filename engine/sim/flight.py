@@ -27,7 +27,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from hashlib import blake2b
 from typing import Any
+
+import numpy as np
 
 from engine.flight.model import (
     FlightChoice,
@@ -42,12 +45,17 @@ from engine.flight.model import (
 from engine.grid import Cell, Grid
 from engine.mapmodel import MapModel
 from engine.policies import Aim, Policy, TurnView
+from engine.sim.flyreach import flight_turns, kept_arrays
 from engine.systems.base import RuleSystem, Token
 from engine.tokenspec import TokenSpec
 
 #: Candidate moves a pilot weighs exactly (every turn point) once the target is this many
 #: cells beyond its fastest move: the "budget" that makes an ending on the quarry exact.
 NEAR_MARGIN = 2
+#: Cells of reach arrays a fleeing flier reads a turn to weigh its moves by the region each
+#: holds (the moves ending farthest from its pursuers first): every move on a map of up to
+#: some 2 000 cells; a few on a big map.
+HOLD_CELLS = 1 << 21
 #: Candidate moves a pursuer near its quarry looks one turn further from (the per-turn
 #: budget of lookahead): the best of them by the bound that leaves a move ending on the
 #: quarry next turn (should it stay) wins.
@@ -200,7 +208,10 @@ def _best(
     """The move that best serves ``aim`` from ``state``: a pure function of the rules, the
     state, the aim and the scenario's capture altitude, kept in the rules' pilot cache (a
     batch's fliers face the same situations run after run)."""
-    key = ("best", state, aim.goal, aim.catch, aim.reach, aim.threats, cap_alt)
+    # The pursuers' turns by a digest of their bytes (a key of the map's size would be kept
+    # per entry).
+    hold = None if aim.hold is None else blake2b(aim.hold.tobytes(), digest_size=16).digest()
+    key = ("best", state, aim.goal, aim.catch, aim.reach, aim.threats, hold, cap_alt)
     got = rules.pilot_cache.get(key)
     if got is None:
         got = _best_move(rules, state, aim, grid, cap_alt)
@@ -246,7 +257,14 @@ def _best_move(
             far = min(grid.steps(m.cell, t) for t in threats)
             return (m.altitude <= cap_alt, -far, -m.speed, m.actions)
 
-        return min(moves, key=flee_key).choice
+        ranked = sorted(moves, key=flee_key)
+        if aim.hold is None:
+            return ranked[0].choice
+        # Each move weighed asks a reach array of the map's size: on a big map only the
+        # moves that end farthest from the pursuers are, within a budget of cells.
+        hold = aim.hold
+        weighed = ranked[: max(1, HOLD_CELLS // len(hold))]
+        return max(weighed, key=lambda m: _held(rules, m, hold)).choice
     # To end a move on the goal the flier must come in slowly enough: the planner's bound
     # for a landing there (turns to end a move on the cell at a safe landing speed) weighs
     # speed against distance; a move whose next step leads away from the goal comes after.
@@ -276,6 +294,15 @@ def _best_move(
                 if catches(m2.cell) and m2.altitude <= cap_alt:
                     return m.choice
     return ranked[0].choice
+
+
+def _held(rules: FlightRules, m: Move, hold: Any) -> int:
+    """How many cells a flier ending move ``m`` holds against pursuers whose turns to each
+    cell are ``hold``: those it gets to (by its flight reach from where the move leaves it,
+    :func:`~engine.sim.flyreach.flight_turns`) a whole turn before any of them, this turn's
+    move counted."""
+    after = FlightState(m.cell, m.heading, m.speed, m.altitude, False, m.face)
+    return int(np.count_nonzero(flight_turns(rules, after) + 1.0 < hold))
 
 
 def _odds(rules: FlightRules, state: FlightState, m: Move) -> float:
@@ -531,7 +558,9 @@ def _inner_within(
             yield Move(base, end, h2, geo.face_after(h2, f2, rest), v, cost, 0, ((k, d),))
 
 
-def _free_turn_moves(rules: Any, state: FlightState, target: Cell | None) -> Iterator[Move]:
+def _free_turn_moves(
+    rules: Any, state: FlightState, target: Cell | None, every_stoop: bool = False
+) -> Iterator[Move]:
     """Free turns and vertical momentum (Speedpoints): for a dive as steep as is safe, level
     flight and a climb over the tallest obstacle, every cell the turn's airspeed reaches
     (a breadth-first walk through the cells clear at the lower altitude), as a path of face
@@ -543,7 +572,7 @@ def _free_turn_moves(rules: Any, state: FlightState, target: Cell | None) -> Ite
     m = 0 if s.landed else s.modifier
     alt = s.altitude
     climbs = {-min(cur, alt), 0}
-    if target is not None and alt > cur:
+    if (target is not None or every_stoop) and alt > cur:
         climbs.add(-alt)  # a stoop to the ground, faster than is safe: only if it catches
     cap = int(rules.alt_cap)
     if cap > alt:
@@ -585,7 +614,7 @@ def _free_turn_moves(rules: Any, state: FlightState, target: Cell | None) -> Ite
                 take_off=s.landed, climb=dz, spaces=len(steps), turns=tuple(turns)
             )
             face = h if h in geo.faces else s.face
-            if -dz > cur and end != target:
+            if -dz > cur and end != target and not every_stoop:
                 continue  # a stoop is weighed only where it ends on the target
             yield Move(choice, end, h, face, s2, 0, alt + dz, risky=-dz > cur)
 
@@ -600,3 +629,63 @@ def _planner_moves(rules: FlightRules, state: FlightState, target: Cell | None) 
         yield Move(
             rules.choice_of(s.key(), spec), key2[0], key2[1], key2[5], key2[2], acts, key2[3]
         )
+
+
+# --------------------------------------------------------------------------- reach
+
+
+def reach_turns(rules: FlightRules, state: FlightState, low: int | None = None) -> np.ndarray:
+    """Turns (float, one a cell index, +inf where it cannot go) for a flier in ``state`` to
+    end a move on each cell, at or below ``low`` metres where given (where it can catch
+    or be caught): 1 where one of the moves its pilot weighs this turn ends there
+    (:func:`_end_cells`), else the planner's bound
+    (:func:`~engine.sim.flyreach.flight_turns`) but at least 2; 0 on its own cell. A
+    flier moves exactly its speed and cannot stop dead, so the cells it passes over are
+    not the cells it can end on: a quarry inside a griffon's turning circle is safe from
+    it for a turn. Kept in the rules' pilot cache, read-only."""
+    s = rules.normal(state)
+    key = (s.key(), low)
+    got = rules.pilot_cache.get("ends", {}).get(key)
+    if got is None:
+        grid = rules.model.grid
+        out = np.maximum(flight_turns(rules, s), 2.0)
+        ends = [grid.index(c) for c in _end_cells(rules, s, low)]
+        out[np.array(ends, dtype=np.int64)] = 1.0
+        out[grid.index(s.cell)] = 0.0
+        out.setflags(write=False)
+        got = kept_arrays(rules, "ends")[key] = out
+    return got
+
+
+def _end_cells(rules: Any, s: FlightState, low: int | None) -> set[Cell]:
+    """Every cell a move the pilot weighs from ``s`` ends on (at or below ``low`` metres
+    where given): Mythmaster's every speed with its turn at the start, the end or any
+    point between (one turn point, as the pilot turns); Speedpoints' every cell of its
+    dives, level flight, climbs and stoops; another system's planner successors."""
+    if hasattr(rules, "turn_cost") and hasattr(rules, "runs"):
+        if s.downed:
+            return {m.cell for m in _momentum_moves(rules, s, catch=None, reach=0)}
+        plain = _plain_moves(rules, s)
+        out = {m.cell for row in plain for part in row[4:] for m in part}
+        geo, runs = rules.geo, rules.runs
+        h, f = s.heading, s.face
+        lat0 = geo.lat(s.cell)
+        free0 = runs.free(s.cell, h, f)
+        for v, _, _, left, _, _ in plain:
+            options = turn_options(geo.step, left + 1)
+            for k in range(1, min(v - 1, free0) + 1):
+                pk = geo.advance(lat0, h, f, k)
+                fk = geo.face_after(h, f, k)
+                ck = geo.cell_at(pk)
+                rest = v - k
+                for d, _ in options:
+                    h2 = (h + d) % 360
+                    f2 = geo.first_face(h2, h, fk)
+                    if rest <= runs.free(ck, h2, f2):
+                        out.add(geo.cell_at(geo.advance(pk, h2, f2, rest)))
+        return out
+    if hasattr(rules, "blocked_at"):
+        moves = _free_turn_moves(rules, s, None, every_stoop=True)
+    else:
+        moves = _planner_moves(rules, s, None)
+    return {m.cell for m in moves if low is None or m.altitude <= low}

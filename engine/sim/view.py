@@ -20,6 +20,7 @@ from engine.occupancy import Occupancy, reach_cell
 from engine.scenario import Scenario
 from engine.sim.cache import FieldCache
 from engine.sim.fields import INF, Profile
+from engine.sim.flight import reach_turns
 from engine.sim.threat import claim_turns, turns_to
 from engine.systems.base import Token
 from engine.terrain import standing_mode
@@ -111,6 +112,17 @@ class SimView:
 
     def times_from(self, tid: str) -> np.ndarray:
         return times_from(self._run, tid)
+
+    def reach_times(self, tid: str) -> np.ndarray:
+        """Turns from ``tid`` to every cell: a flier's to end a move there low enough to
+        catch (:func:`~engine.sim.flight.reach_turns`), a walker's :meth:`times_from`."""
+        run = self._run
+        tok = run.tokens[tid]
+        f = tok.state.flight
+        rules = run.flight_rules(tok) if f is not None else None
+        if f is None or rules is None:
+            return times_from(run, tid)
+        return reach_turns(rules, f, run.scenario.capture_altitude)
 
     def least_times(self, ids: tuple[str, ...]) -> np.ndarray:
         grid = self.grid
