@@ -13,9 +13,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 import tmxtext
 
-from engine.batch import run_seeds
+from engine.batch import run_seeds, wilson
 from engine.grid import Grid
 from engine.mapmodel import MapModel, Terrain
 from engine.policies import Aim, get
@@ -234,17 +235,53 @@ def test_a_flying_quarry_holds_ground_rather_than_fleeing_into_a_corner(tmp_path
     no exit: ending each flight where it holds the most cells a whole turn before the hawk,
     the bird is caught in turn 10 in every run; fleeing to the farthest end of each flight
     it was caught in turn 8, in the corner."""
-    rows = ["." * 32 for _ in range(18)]
-    for r in (4, 13):
-        rows[r] = "." * 6 + "#" * 20 + "." * 6
-    tmxtext.write(tmp_path / "closed.tmx", rows)
-    held = tmp_path / "held.yaml"
-    held.write_text(BIRD.replace("POLICY", "quarry"), encoding="utf-8")
-    far = tmp_path / "far.yaml"
-    far.write_text(BIRD.replace("POLICY", "far_flier"), encoding="utf-8")
+    held = _bird_map(tmp_path)
+    far = _bird_map(tmp_path, "far_flier")
     assert _ends(held) == Counter({("capture", 10): 10})
     assert _ends(far) == Counter({("capture", 8): 10})
     sim = Simulation(load_scenario(held), 1, record=True)
     tok = sim.tokens["bird"]
     aim = get("quarry").aim(SimView(sim, "bird", tok), sim.specs["bird"], tok, tok.state.flight)
     assert aim is not None and aim.goal is None and aim.hold is not None
+
+
+def _bird_map(tmp_path: Path, policy: str = "quarry") -> Path:
+    rows = ["." * 32 for _ in range(18)]
+    for r in (4, 13):
+        rows[r] = "." * 6 + "#" * 20 + "." * 6
+    tmxtext.write(tmp_path / "closed.tmx", rows)
+    path = tmp_path / f"{policy}.yaml"
+    path.write_text(BIRD.replace("POLICY", policy), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("key", "values", "sign"),
+    [("bird.stats.airspeed", (2, 3, 4, 5), -1), ("hawk.stats.airspeed", (3, 4, 6), 1)],
+)
+def test_the_flying_chase_follows_speed(
+    tmp_path: Path, key: str, values: tuple[int, ...], sign: int
+) -> None:
+    """tests/test_chase_monotone.py's property on the flying quarry's chase: a faster bird
+    is caught no more often (2, 3: caught in turns 7 and 10; 4, 5: never in 12), a faster
+    hawk no less, beyond the 95% intervals of 16 runs a point."""
+    path = _bird_map(tmp_path)
+    runs = 16
+    rates = []
+    for v in values:
+        sc = load_scenario(path, overrides={key: v})
+        fields = FieldCache(sc)
+        k = 0
+        for run, seed in enumerate(run_seeds(sc.seed, runs)):
+            sim = Simulation(sc, seed, fields=fields, run=run, record=False)
+            k += sim.run().outcome == "capture"
+        rates.append((v, k))
+    for (_, ka), (_, kb) in zip(rates, rates[1:], strict=False):
+        lo_a, hi_a = wilson(ka, runs)
+        lo_b, hi_b = wilson(kb, runs)
+        if sign > 0:
+            assert hi_b >= lo_a, rates
+        else:
+            assert lo_b <= hi_a, rates
+    if sign < 0:
+        assert rates[0][1] == runs and rates[-1][1] == 0, rates  # the sweep spans both ends

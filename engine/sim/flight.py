@@ -300,8 +300,10 @@ def _held(rules: FlightRules, m: Move, hold: Any) -> int:
     """How many cells a flier ending move ``m`` holds against pursuers whose turns to each
     cell are ``hold``: those it gets to (by its flight reach from where the move leaves it,
     :func:`~engine.sim.flyreach.flight_turns`) a whole turn before any of them, this turn's
-    move counted."""
+    move counted; none where a pursuer can end its next move on the cell ``m`` ends on."""
     after = FlightState(m.cell, m.heading, m.speed, m.altitude, False, m.face)
+    if not 1.0 < hold[rules.model.grid.index(m.cell)]:
+        return 0  # a pursuer ends its next move where this one ends: nothing is held
     return int(np.count_nonzero(flight_turns(rules, after) + 1.0 < hold))
 
 
