@@ -106,8 +106,8 @@ class Pursuer(Policy):
         return Goal((at,))
 
     def aim(self, view: TurnView, spec: TokenSpec, token: Token, state: FlightState) -> Aim | None:
-        """In the air, the same team play by flight reach: the pursuer that reaches the
-        quarry soonest (:func:`_chaser`, a flier counted by its flight reach) steers for its
+        """In the air, the same team play by reach: the pursuer that reaches the quarry
+        soonest (:func:`_chaser`, a flier counted by where it can end a move) steers for its
         predicted cell; every other flier shrinks its safe region
         (:func:`_shrink_by_flight`: its safe exit, else the cell of it this flier comes
         nearest to claiming), still taking any move that ends on the quarry."""
@@ -170,8 +170,8 @@ def _chaser(view: TurnView, quarry: str, mover: str) -> str | None:
     it soonest, counted from ``mover``'s turn: a pursuer before the mover in the turn order
     has moved this round and moves again only next round, a turn later (so two pursuers
     that plan one after the other agree on who goes for it); ties: the mover, then the
-    next in turn order. A walker's turns are its field's; a flier's its flight reach
-    (:meth:`TurnView.reach_times`, a lower bound from its flight state)."""
+    next in turn order. A walker's turns are its field's; a flier's the turns it needs to
+    end a move there (:meth:`TurnView.reach_times`)."""
     at = view.reach(quarry)
     if at is None:
         return None
