@@ -149,7 +149,10 @@ class WorkerCache:
         if got is None:
             return None
         try:
-            blob = pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL)
+            # The memos' entries are listed afresh as they pickle (IdMemo.__getstate__):
+            # many objects made at once, which would set off passes over the whole heap.
+            with _collector_paused():
+                blob = pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL)
         except (pickle.PicklingError, TypeError, AttributeError):
             return None
         return blob if len(blob) <= SHIP_MAX_BYTES else None
