@@ -37,8 +37,12 @@ from engine.errors import ArgumentError, MissingExtra, ScenarioError, TacgridErr
 CONNECT_TIMEOUT = 10.0
 
 #: Runs per Dask task at most: a batch is split into about ``AHEAD_PER_WORKER`` tasks per
-#: worker (a task costs the cluster some milliseconds of its own), never under ``CHUNK``.
-DASK_CHUNK_MAX = 1000
+#: worker, never under ``CHUNK``. A task costs the cluster some milliseconds of CPU of its
+#: own (the client, the scheduler and the worker each handle it), whatever its size: at
+#: this size that is well under 1% of the time its runs take to play, while its end
+#: still comes soon enough for the taper (:func:`engine.batch.work._run_indices`) to even
+#: out the workers' last tasks.
+DASK_CHUNK_MAX = 4000
 
 #: Seconds the batch waits for every Dask worker to take its shipment (:func:`_ship`).
 SHIP_WAIT_S = 60.0
