@@ -1,13 +1,20 @@
-"""Isometric maps with odd tile sizes (issue 42, work bounded by what is read).
+"""Isometric maps with odd tile sizes (issue 42, work bounded by what is read; pictures
+equal to Tiled's).
 
-Tiled's isometric loop lands such tiles on half pixels; :func:`render._iso_walk` replays
-that loop over the whole map (the plain twin) and :func:`render._iso_anchors` works the same
-anchors out in closed form for just the cells a band or viewer chunk draws. These tests hold
-the two equal and count the cells whose anchors a banded render works out.
+Tiled's isometric loop lands such tiles on half pixels, from a start it works out from the
+layer's chunk bounds and draw margins; :func:`render._iso_walk` replays that loop over the
+whole map (the plain twin) and :func:`render._iso_anchors` works the same anchors out in
+closed form for just the cells a band or viewer chunk draws. These tests hold the two
+equal, check the places and the rounding against figures measured with tmxrasterizer, count
+the cells whose anchors a banded render works out, and compare small maps of odd sizes with
+tmxrasterizer pixel for pixel where it is installed.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +35,12 @@ def margins_for(tw: int, th: int) -> list[tuple[int, int, int, int]]:
     return [(0, 0, 0, 0), (0, th, tw, 0), (3, th + 5, tw + 2, 4), (7, 2, 1, 9)]
 
 
+def bounds_for(w: int, h: int) -> list[tuple[int, int, int, int]]:
+    """A full layer's chunks, one chunk at the origin, one chunk further along each axis."""
+    return [render._full_bounds(Grid("isometric", w, h, 2, 1)), (0, 0, 16, 16), (16, 0, 16, 32),
+            (0, 16, 48, 16)]  # fmt: skip
+
+
 @pytest.mark.parametrize("tile", TILES, ids=lambda t: f"{t[0]}x{t[1]}")
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"map{s[0]}x{s[1]}")
 def test_closed_form_anchors_equal_tileds_loop(
@@ -36,23 +49,107 @@ def test_closed_form_anchors_equal_tileds_loop(
     grid = Grid("isometric", size[0], size[1], *tile)
     cols, rows = (a.ravel() for a in np.meshgrid(np.arange(size[0]), np.arange(size[1])))
     for margins in margins_for(*tile):
-        walk = render._iso_walk(grid, margins)
-        xs, ys, visited = render._iso_anchors(grid, margins, cols, rows)
-        listed = (a.tolist() for a in (cols, rows, xs, ys, visited))
-        got = {(c, r): (x, y) for c, r, x, y, v in zip(*listed, strict=True) if v}
-        assert got == walk, margins
+        for bounds in bounds_for(*size):
+            walk = render._iso_walk(grid, margins, bounds)
+            xs, ys2, visited = render._iso_anchors(grid, margins, bounds, cols, rows)
+            listed = (a.tolist() for a in (cols, rows, xs, ys2, visited))
+            got = {(c, r): (x, y) for c, r, x, y, v in zip(*listed, strict=True) if v}
+            assert got == walk, (margins, bounds)
 
 
-def test_closed_form_covers_cells_the_loop_skips() -> None:
-    # On a long thin map Tiled's loop stops short of a far corner cell or two (it bounds
-    # rows by the map's pixel rectangle): those keep Grid.cell_origin, in both ways.
-    grid = Grid("isometric", 12, 3, 33, 17)
-    margins = (0, 0, 0, 0)
-    walk = render._iso_walk(grid, margins)
-    cols, rows = (a.ravel() for a in np.meshgrid(np.arange(12), np.arange(3)))
-    _, _, visited = render._iso_anchors(grid, margins, cols, rows)
-    assert 0 < len(walk) < 36
-    assert int(visited.sum()) == len(walk)
+def test_the_loop_reaches_every_tile_of_its_layer() -> None:
+    # Started from the layer's chunk bounds and draw margins (never negative), Tiled's loop
+    # reaches every cell holding a tile, on long thin maps too.
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        w, h = int(rng.integers(1, 50)), int(rng.integers(1, 50))
+        tw, th = int(rng.integers(1, 70)) | 1, int(rng.integers(1, 40))
+        gids = (rng.random((h, w)) < rng.random() ** 3).astype(np.uint32)
+        margins = tuple(int(v) for v in rng.integers(0, 90, 4))
+        rows, cols = np.nonzero(gids)
+        grid = Grid("isometric", w, h, tw, th)
+        _, _, visited = render._iso_anchors(
+            grid,
+            margins,
+            render.layer_bounds(gids),
+            cols,
+            rows,  # type: ignore[arg-type]
+        )
+        assert visited.all(), (w, h, tw, th, margins)
+
+
+def test_cells_outside_the_bounds_keep_the_cell_origin() -> None:
+    # An empty cell outside the layer's chunks is never reached by the loop: asked anyway,
+    # it gets Grid.cell_origin plus the tile height.
+    grid = Grid("isometric", 40, 20, 33, 17)
+    cols, rows = np.array([0, 20]), np.array([0, 3])
+    xs, ys = tile_anchors(grid, cols, rows, bounds=(16, 0, 16, 16))
+    _, _, visited = render._iso_anchors(grid, render._draw_margins([]), (16, 0, 16, 16), cols, rows)
+    assert visited.tolist() == [False, True]
+    ox, oy = grid.cell_origin((0, 0))
+    assert (int(xs[0]), int(ys[0])) == (ox, oy + 17)
+
+
+def test_layer_bounds_are_the_chunks_holding_tiles() -> None:
+    """libtiled's TileLayer::bounds(): the bounding box of the 16 x 16 chunks in which a
+    non-empty cell was set, worked out here cell by cell."""
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        h, w = (int(v) for v in rng.integers(1, 70, 2))
+        gids = np.zeros((h, w), dtype=np.uint32)
+        for _ in range(int(rng.integers(0, 4))):
+            gids[int(rng.integers(0, h)), int(rng.integers(0, w))] = int(rng.integers(1, 9))
+        chunks = {(c // 16, r // 16) for r, c in zip(*np.nonzero(gids), strict=True)}
+        if not chunks:
+            want = (0, 0, w, h)
+        else:
+            xs, ys = [c for c, _ in chunks], [r for _, r in chunks]
+            want = (16 * min(xs), 16 * min(ys), 16 * (max(xs) - min(xs) + 1),
+                    16 * (max(ys) - min(ys) + 1))  # fmt: skip
+        assert render.layer_bounds(gids) == want
+
+
+# Measured with Tiled 1.8.2's tmxrasterizer (Qt 5.15) on a 5x3 isometric map of 33x17
+# cells, each cell a different 32x32 tile marked at its bottom-left pixel: where each
+# tile's bottom-left corner lands (x, y). The layer's chunk (16x16 cells) starts Tiled's
+# loop, so these are not Grid.cell_origin's floors; y is Tiled's half pixel rounded up.
+MEASURED_5X3 = {
+    (0, 0): (34, 18), (0, 1): (17, 26), (1, 0): (50, 26), (0, 2): (1, 35), (1, 1): (34, 35),
+    (2, 0): (67, 35), (1, 2): (17, 43), (2, 1): (50, 43), (3, 0): (83, 43), (2, 2): (34, 52),
+    (3, 1): (67, 52), (4, 0): (100, 52), (3, 2): (50, 60), (4, 1): (83, 60),
+}  # fmt: skip
+
+
+def test_tile_anchors_are_tileds_measured_places() -> None:
+    grid = Grid("isometric", 5, 3, 33, 17)
+    sheet = type("Sheet", (), {"tilewidth": 32, "tileheight": 32, "offset": (0, 0)})()
+    cells = sorted(MEASURED_5X3)
+    cols, rows = np.array([c for c, _ in cells]), np.array([r for _, r in cells])
+    xs, ys = tile_anchors(grid, cols, rows, [sheet], (0, 0, 16, 16))
+    assert dict(zip(cells, zip(xs.tolist(), ys.tolist(), strict=True), strict=True)) == (
+        MEASURED_5X3
+    )
+
+
+def test_half_pixels_round_down_the_picture_at_scale_1_only() -> None:
+    """Qt's painter rounds a translated tile's corner (qRound: halves up) at scale 1, and
+    scales the exact corner otherwise: tile_anchors is tile_positions' twice-y rounded up,
+    and a scaled draw places half-pixel tiles from the exact corner."""
+    grid = Grid("isometric", 9, 7, 33, 17)
+    cols, rows = (a.ravel() for a in np.meshgrid(np.arange(9), np.arange(7)))
+    xs2, ys2 = render.tile_positions(grid, cols, rows)
+    xs, ys = tile_anchors(grid, cols, rows)
+    assert (xs == xs2).all()
+    assert ys.tolist() == [(v + 1) // 2 for v in ys2.tolist()]
+    assert (ys2 % 2 == 1).any() and (ys2 % 2 == 0).any()
+    view = render._View(grid, 0.25, pygame.Rect(0, 0, 100, 100), render.tile_cache(None), None)
+    stamp = render.Stamp(pygame.Surface((32, 32), pygame.SRCALPHA, 32), 0, -32)
+    idx = np.zeros(4, dtype=np.int64)
+    px, py = np.array([0, 0, 0, 0]), np.array([18, 18, 20, 20])
+    halves = np.array([True, False, True, False])
+    _, _, oy, _ = render._scale_stamps(view, [stamp], idx, px, py, halves)
+    # 17.5 / 4 = 4.375 -> 4, 18 / 4 = 4.5 -> 5, 19.5 / 4 = 4.875 -> 5, 20 / 4 = 5.
+    assert oy.tolist() == [4, 5, 5, 5]
 
 
 @pytest.mark.parametrize("tile", [(33, 17), (31, 16), (34, 18)], ids=lambda t: f"{t[0]}x{t[1]}")
@@ -62,12 +159,11 @@ def test_tile_anchors_of_some_cells_equal_the_whole_walk(tile: tuple[int, int]) 
     cols, rows = rng.integers(0, 30, 200), rng.integers(0, 20, 200)
     xs, ys = tile_anchors(grid, cols, rows)
     if tile[0] % 2 or tile[1] % 2:
-        walk = render._iso_walk(grid, render._draw_margins([]))
-        origin = {
-            (c, r): (grid.cell_origin((c, r))[0], grid.cell_origin((c, r))[1] + tile[1])
-            for c, r in zip(cols.tolist(), rows.tolist(), strict=True)
-        }
-        want = [walk.get(cr, origin[cr]) for cr in zip(cols.tolist(), rows.tolist(), strict=True)]
+        walk = render._iso_walk(grid, render._draw_margins([]), render._full_bounds(grid))
+        want = [
+            (x, (y2 + 1) // 2)
+            for x, y2 in (walk[cr] for cr in zip(cols.tolist(), rows.tolist(), strict=True))
+        ]
     else:
         want = [
             (grid.cell_origin((c, r))[0], grid.cell_origin((c, r))[1] + tile[1])
@@ -86,24 +182,24 @@ def banded_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, n: int) -> tupl
     )  # fmt: skip
     model, tmx = load_for_render(path)
     worked, drawn = [0], [0]
-    plain_walk, closed_form, anchors = render._iso_walk, render._iso_anchors, tile_anchors
+    plain_walk, closed_form, anchors = render._iso_walk, render._iso_anchors, render.tile_positions
 
-    def counted_walk(grid: Grid, margins: tuple[int, int, int, int]) -> dict:  # type: ignore[type-arg]
+    def counted_walk(grid: Grid, margins, bounds) -> dict:  # type: ignore[no-untyped-def, type-arg]
         worked[0] += grid.width * grid.height
-        return plain_walk(grid, margins)
+        return plain_walk(grid, margins, bounds)
 
-    def counted_anchors(grid: Grid, margins, cols, rows):  # type: ignore[no-untyped-def]
+    def counted_anchors(grid: Grid, margins, bounds, cols, rows):  # type: ignore[no-untyped-def]
         worked[0] += len(cols)
-        return closed_form(grid, margins, cols, rows)
+        return closed_form(grid, margins, bounds, cols, rows)
 
-    def counted_cells(grid: Grid, cols, rows, tilesets=None):  # type: ignore[no-untyped-def]
+    def counted_cells(grid: Grid, cols, rows, tilesets=None, bounds=None):  # type: ignore[no-untyped-def]
         drawn[0] += len(cols)
-        return anchors(grid, cols, rows, tilesets)
+        return anchors(grid, cols, rows, tilesets, bounds)
 
     with monkeypatch.context() as patch:
         patch.setattr(render, "_iso_walk", counted_walk)
         patch.setattr(render, "_iso_anchors", counted_anchors)
-        patch.setattr(render, "tile_anchors", counted_cells)
+        patch.setattr(render, "tile_positions", counted_cells)
         width, height = output_size(model.grid)
         for y in range(0, height, 20):
             render_map(model, tmx, area=(0, y, width, min(20, height - y)))
@@ -169,3 +265,61 @@ def test_bands_of_two_tilesets_draw_the_whole_pictures_pixels(tmp_path: Path) ->
         part = render_map(model, tmx, background=False, area=(0, y, width, min(30, height - y)))
         banded.blit(part, (0, y), special_flags=pygame.BLEND_RGBA_ADD)
     assert pygame.image.tobytes(banded, "RGBA") == pygame.image.tobytes(whole, "RGBA")
+
+
+TMXRASTERIZER = shutil.which("tmxrasterizer")
+
+
+def tmxrasterized(path: Path, scale: float) -> np.ndarray:
+    out = path.with_suffix(f".{scale:g}.png")
+    run = subprocess.run(
+        [TMXRASTERIZER or "tmxrasterizer", "-s", str(scale), str(path), str(out)],
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0 and out.exists(), run.stderr
+    return rgba(pygame.image.load(str(out)))
+
+
+def rgba(surface: pygame.Surface) -> np.ndarray:
+    rgb = pygame.surfarray.array3d(surface).astype(np.int16)
+    return np.concatenate([rgb, pygame.surfarray.array_alpha(surface)[..., None]], axis=2)
+
+
+ODD_MAPS = {
+    # The bench row's seam: 32x32 pictures on a 33x17 grid.
+    "iso33x17": ("isometric", (20, 14), (33, 17), (32, 32), {}),
+    # Tiles only in chunks away from the origin: the loop starts from those chunks.
+    "iso_sparse": ("isometric", (40, 35), (31, 16), (20, 37), {"sparse": True}),
+    "iso_tall": ("isometric", (7, 30), (65, 33), (64, 70), {}),
+    "staggered_odd": ("staggered", (13, 11), (33, 17), (32, 32), {"stagger": ("x", "even")}),
+    "hex_odd": ("hexagonal", (12, 9), (31, 27), (34, 30), {"hexside": 9}),
+}
+
+
+@pytest.mark.skipif(TMXRASTERIZER is None, reason="tmxrasterizer (Debian 'tiled') not on PATH")
+@pytest.mark.parametrize("name", sorted(ODD_MAPS))
+@pytest.mark.parametrize("scale", [1.0, 0.5, 0.25])
+def test_odd_sizes_match_tmxrasterizer_pixel_for_pixel(
+    name: str, scale: float, tmp_path: Path
+) -> None:
+    orientation, (w, h), tile, sheet, extra = ODD_MAPS[name]
+    rng = np.random.default_rng(len(name))
+    rows = rng.integers(1, 5, (h, w))
+    if extra.get("sparse"):
+        rows[:, :16] = 0
+        rows[:3] = 0
+    path = write_map(
+        tmp_path / f"{name}.tmx", orientation, (w, h), tile, [("g", rows.tolist(), "")],
+        sheet_tile=sheet, hexside=int(extra.get("hexside", 0)),
+        stagger=extra.get("stagger", ("y", "odd")),
+    )  # fmt: skip
+    want = tmxrasterized(path, scale)
+    model, tmx = load_for_render(path)
+    got = rgba(render_map(model, tmx, scale=scale, background=False, objects=False))
+    assert got.shape == want.shape
+    clear = (got[..., 3] == 0) & (want[..., 3] == 0)
+    differ = (np.abs(got - want).max(axis=2) > 8) & ~clear
+    assert int(differ.sum()) == 0, f"{100 * differ.mean():.3f}% of pixels differ"

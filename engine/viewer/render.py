@@ -48,9 +48,11 @@ out). A Universal VTT file's map image (the model's ``images``) is drawn under t
 layers, stretched over the grid (:mod:`engine.viewer.images`). Not drawn: Tiled image
 layers (the viewer draws tokens and overlays itself), and
 Tiled 1.9+ tile render size, fill mode and image-collection sub-rectangles, which Tiled 1.8's
-tmxrasterizer ignores too. Known difference: on isometric maps with an odd tile height Tiled
-puts tiles on half pixels; plain tiles are rounded there as Qt does, but Qt resamples
-flipped ones half a pixel off (slightly blurred), which is not reproduced.
+tmxrasterizer ignores too. On isometric maps with odd tile sizes Tiled's loop puts tiles on
+half pixels, from a start it works out from the layer's chunk bounds (:func:`layer_bounds`)
+and draw margins; plain tiles there are rounded as Qt does at scale 1 and scaled from the
+half pixel otherwise (:func:`tile_positions`). Known difference: Qt resamples flipped ones
+half a pixel off at scale 1 (slightly blurred), which is not reproduced.
 
 No display is needed: surfaces are converted to a 32-bit ARGB format with
 ``Surface.convert(template)`` instead of ``convert_alpha()``, so rendering to a file never
@@ -662,22 +664,26 @@ def _anchor_height(grid: Grid) -> int:
 
 
 def _iso_walk_start(
-    grid: Grid, margins: tuple[int, int, int, int]
+    grid: Grid, margins: tuple[int, int, int, int], bounds: tuple[int, int, int, int]
 ) -> tuple[int, int, int, int, bool, int, int]:
     """Where Tiled's isometric ``drawTileLayer`` loop starts: its first row's cell (x, y),
     twice its screen x and y (whole numbers: the loop moves by halves), whether its first
     step is shifted, and the right and bottom edges it stops at. ``margins`` is the layer's
-    ``drawMargins`` (left, top, right, bottom)."""
+    ``drawMargins`` (left, top, right, bottom); ``bounds`` the layer's ``bounds()`` in
+    cells (x, y, width, height: :func:`layer_bounds`). The loop covers libtiled's
+    ``boundingRect(bounds)`` grown by the margins, as a ``QRectF`` made from a ``QRect``
+    (its right and bottom one past the last pixel)."""
     tw, th = grid.tile_width, grid.tile_height
-    w, h = grid.width, grid.height
-    origin_x = h * tw // 2
-    side = w + h
+    origin_x = _cdiv(grid.height * tw, 2)
+    bx, by, bw, bh = bounds
     left, top, right, bottom = margins
     top -= th
     right -= tw
-    x1, y1 = -right, -bottom
-    rect_right = side * tw // 2 - 1 + left
-    rect_bottom = side * th // 2 - 1 + top
+    side = bw + bh
+    x1 = _cdiv((bx - (by + bh)) * tw, 2) + origin_x - right
+    y1 = _cdiv((bx + by) * th, 2) - bottom
+    rect_right = x1 + right + _cdiv(side * tw, 2) + left
+    rect_bottom = y1 + bottom + _cdiv(side * th, 2) + top
     # screenToTileCoords(x1, y1), then tileToScreenCoords of its floor.
     tx, ty = (x1 - origin_x) / tw, y1 / th
     row_x, row_y = math.floor(ty + tx), math.floor(ty - tx)
@@ -696,21 +702,57 @@ def _iso_walk_start(
     return row_x, row_y, start_x2, start_y2, upper ^ left_half, rect_right, rect_bottom
 
 
+def _cdiv(a: int, b: int) -> int:
+    """C++ integer division (truncates toward zero), as libtiled's ``int`` arithmetic."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+#: libtiled keeps a tile layer in chunks of this many cells a side (``CHUNK_SIZE``).
+CHUNK = 16
+
+
+def layer_bounds(gids: np.ndarray) -> tuple[int, int, int, int]:
+    """libtiled's ``TileLayer::bounds()`` of a layer with these ``gids`` (rows, columns):
+    the cells are stored in 16 x 16 chunks, a chunk made only when a non-empty cell is
+    set, and the bounds are the chunks' bounding rectangle (x, y, width, height, in
+    cells), not the map's size: Tiled's isometric loop starts from it. A layer without
+    tiles has the map's (it draws nothing)."""
+    rows = np.flatnonzero(gids.any(axis=1))
+    if rows.size == 0:
+        return 0, 0, gids.shape[1], gids.shape[0]
+    cols = np.flatnonzero(gids[int(rows[0]) : int(rows[-1]) + 1].any(axis=0))
+    x0, x1 = int(cols[0]) // CHUNK, int(cols[-1]) // CHUNK
+    y0, y1 = int(rows[0]) // CHUNK, int(rows[-1]) // CHUNK
+    return x0 * CHUNK, y0 * CHUNK, (x1 - x0 + 1) * CHUNK, (y1 - y0 + 1) * CHUNK
+
+
+def _full_bounds(grid: Grid) -> tuple[int, int, int, int]:
+    """:func:`layer_bounds` of a layer with a tile in every cell."""
+    w = -(-grid.width // CHUNK) * CHUNK
+    h = -(-grid.height // CHUNK) * CHUNK
+    return 0, 0, w, h
+
+
 def _iso_walk(
-    grid: Grid, margins: tuple[int, int, int, int]
+    grid: Grid, margins: tuple[int, int, int, int], bounds: tuple[int, int, int, int]
 ) -> dict[tuple[int, int], tuple[int, int]]:
-    """Tiled's isometric ``drawTileLayer`` loop over the whole map: cell -> tile anchor.
+    """Tiled's isometric ``drawTileLayer`` loop over the whole map: cell -> tile anchor
+    (x, twice y: the loop puts tiles on half pixels down).
 
     With an odd tile width or height Tiled's loop lands tiles on half pixels, starting from
-    a corner it rounds with integer division, and Qt rounds those halves up when drawing;
-    :meth:`Grid.cell_origin` rounds down instead. Replaying the loop (libtiled
-    ``IsometricRenderer::drawTileLayer``; C++ integer division and truncation kept) gives
-    Tiled's pixels. This is the plain twin of :func:`_iso_anchors`, which works the same
-    anchors out for just the cells asked (tests hold the two equal).
+    a corner it rounds with integer division; :meth:`Grid.cell_origin` rounds down instead.
+    Replaying the loop (libtiled ``IsometricRenderer::drawTileLayer``; C++ integer division
+    and truncation kept) gives Tiled's places; Qt rounds the halves up at scale 1 and
+    scales them exactly otherwise (:func:`tile_positions`). This is the plain twin of
+    :func:`_iso_anchors`, which works the same anchors out for just the cells asked (tests
+    hold the two equal).
     """
     tw, th = grid.tile_width, grid.tile_height
     w, h = grid.width, grid.height
-    row_x, row_y, start_x2, y2, shifted, rect_right, rect_bottom = _iso_walk_start(grid, margins)
+    row_x, row_y, start_x2, y2, shifted, rect_right, rect_bottom = _iso_walk_start(
+        grid, margins, bounds
+    )
     start_x = start_x2 / 2
     out: dict[tuple[int, int], tuple[int, int]] = {}
     while y2 - th * 2 < rect_bottom * 2:
@@ -718,7 +760,7 @@ def _iso_walk(
         x = int(start_x)  # C++ truncation toward zero
         while x < rect_right:
             if 0 <= cx < w and 0 <= cy < h:
-                out[(cx, cy)] = (x, (y2 + 1) // 2)  # Qt rounds y2 / 2 half up
+                out[(cx, cy)] = (x, y2)
             cx, cy = cx + 1, cy - 1
             x += tw
         if not shifted:
@@ -733,9 +775,13 @@ def _iso_walk(
 
 
 def _iso_anchors(
-    grid: Grid, margins: tuple[int, int, int, int], cols: np.ndarray, rows: np.ndarray
+    grid: Grid,
+    margins: tuple[int, int, int, int],
+    bounds: tuple[int, int, int, int],
+    cols: np.ndarray,
+    rows: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_iso_walk` for the cells ``cols``, ``rows`` only: (x, y, visited).
+    """:func:`_iso_walk` for the cells ``cols``, ``rows`` only: (x, twice y, visited).
 
     The loop's k-th row holds the cells with x + y = k + (its first row's x + y), starting
     at the cell whose x the row's alternating steps give, and walks right along it by whole
@@ -743,7 +789,9 @@ def _iso_anchors(
     ``visited`` is False for the cells the loop never reaches (their x and y are then
     meaningless)."""
     tw, th = grid.tile_width, grid.tile_height
-    row_x, row_y, start_x2, y2, shifted, rect_right, rect_bottom = _iso_walk_start(grid, margins)
+    row_x, row_y, start_x2, y2, shifted, rect_right, rect_bottom = _iso_walk_start(
+        grid, margins, bounds
+    )
     c = cols.astype(np.int64)
     k = c + rows.astype(np.int64) - (row_x + row_y)
     # Unshifted steps move the row's start right along x, shifted ones along y; they alternate.
@@ -753,7 +801,7 @@ def _iso_anchors(
     x = np.where(sx2 >= 0, sx2 // 2, -((-sx2) // 2)) + place * tw  # C++ truncation
     row_y2 = y2 + k * th
     visited = (k >= 0) & (place >= 0) & (x < rect_right) & (row_y2 - 2 * th < 2 * rect_bottom)
-    return x, (row_y2 + 1) // 2, visited
+    return x, row_y2, visited
 
 
 def _draw_margins(tilesets: list[Any]) -> tuple[int, int, int, int]:
@@ -770,20 +818,40 @@ def _draw_margins(tilesets: list[Any]) -> tuple[int, int, int, int]:
     return (left, top + biggest, right + biggest, bottom)
 
 
-def tile_anchors(
-    grid: Grid, cols: np.ndarray, rows: np.ndarray, tilesets: list[Any] | None = None
+def tile_positions(
+    grid: Grid,
+    cols: np.ndarray,
+    rows: np.ndarray,
+    tilesets: list[Any] | None = None,
+    bounds: tuple[int, int, int, int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Where Tiled puts each cell's tile: the bottom-left corner of its image, in pixels.
+    """Where Tiled puts each cell's tile: the bottom-left corner of its image as x and
+    twice y, exact (an isometric map with odd tile sizes puts tiles on half pixels down).
 
-    ``tilesets`` (the layer's, for isometric maps with odd tile sizes only) is needed to
-    replay Tiled's loop exactly; see :func:`_iso_walk` and :func:`_iso_anchors`.
+    ``tilesets`` (the layer's) and ``bounds`` (:func:`layer_bounds` of the layer; a full
+    layer's when None), for isometric maps with odd tile sizes only, are needed to replay
+    Tiled's loop exactly; see :func:`_iso_walk` and :func:`_iso_anchors`.
     """
     if grid.orientation == "isometric" and (grid.tile_width % 2 or grid.tile_height % 2):
-        wx, wy, visited = _iso_anchors(grid, _draw_margins(tilesets or []), cols, rows)
+        box = _full_bounds(grid) if bounds is None else bounds
+        wx, wy2, visited = _iso_anchors(grid, _draw_margins(tilesets or []), box, cols, rows)
         xs, ys = cell_origins(grid, cols, rows)
-        return np.where(visited, wx, xs), np.where(visited, wy, ys + grid.tile_height)
+        return np.where(visited, wx, xs), np.where(visited, wy2, 2 * (ys + grid.tile_height))
     xs, ys = cell_origins(grid, cols, rows)
-    return xs, ys + _anchor_height(grid)
+    return xs, 2 * (ys + _anchor_height(grid))
+
+
+def tile_anchors(
+    grid: Grid,
+    cols: np.ndarray,
+    rows: np.ndarray,
+    tilesets: list[Any] | None = None,
+    bounds: tuple[int, int, int, int] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tile_positions` in whole pixels, as Qt's painter draws them at scale 1 (a
+    translated image's corner is ``qRound``-ed: half pixels round down the picture)."""
+    xs, ys2 = tile_positions(grid, cols, rows, tilesets, bounds)
+    return xs, (ys2 + 1) // 2
 
 
 def cell_origins(grid: Grid, cols: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1196,11 +1264,16 @@ def _draw_layer(
         grid.tile_width % 2 or grid.tile_height % 2
     )
     tilesets = cache.images.layer_tilesets(layer.gids) if odd_isometric else None
-    xs, ys = tile_anchors(grid, cols, rows, tilesets)
-    order = _draw_order(grid, renderorder, rows, cols, xs, ys)
+    bounds = layer_bounds(layer.gids) if odd_isometric else None
+    xs, ys2 = tile_positions(grid, cols, rows, tilesets, bounds)
+    order = _draw_order(grid, renderorder, rows, cols, xs, ys2)
     del rows, cols
     if order is not None:
-        inv, xs, ys = inv[order], xs[order], ys[order]
+        inv, xs, ys2 = inv[order], xs[order], ys2[order]
+    # A tile half a pixel down is drawn a pixel down at scale 1 (Qt's qRound of its
+    # corner) and half a pixel down, scaled, at other scales.
+    ys = (ys2 + 1) >> 1
+    halves = (ys2 & 1).astype(bool) if odd_isometric else None
     idx = inv
     ready = [st if st is not None else Stamp(out, 0, 0) for st in stamps]  # None never drawn
     dx = np.array([st.dx for st in ready], dtype=np.int64)
@@ -1208,7 +1281,7 @@ def _draw_layer(
     px = xs + math.floor(layer.offset[0] + 0.5) + dx[idx]
     py = ys + math.floor(layer.offset[1] + 0.5) + dy[idx]
     del xs, ys, order
-    idx, px, py, ready = _scale_stamps(view, ready, idx, px, py)
+    idx, px, py, ready = _scale_stamps(view, ready, idx, px, py, halves)
     surfaces = [st.surface for st in ready]
     opaque = np.array([st.opaque for st in ready], dtype=bool)
     # Opaque tiles are plain copies, the others premultiplied "over": one fblits per run.
@@ -1422,7 +1495,12 @@ def _blit_runs(
 
 
 def _scale_stamps(
-    view: _View, ready: list[Stamp], idx: np.ndarray, px: np.ndarray, py: np.ndarray
+    view: _View,
+    ready: list[Stamp],
+    idx: np.ndarray,
+    px: np.ndarray,
+    py: np.ndarray,
+    halves: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Stamp]]:
     """Stamps and positions in output pixels, relative to the area's corner.
 
@@ -1430,7 +1508,8 @@ def _scale_stamps(
     other scales place each tile where Qt's painter puts it under the scale transform (the
     pixels whose centres fall inside it, from ``qRound`` of its scaled corners) and sample
     it bilinearly there; a tile's scaled copy depends on its sub-pixel phase, kept to
-    1/:data:`PHASES` of a pixel.
+    1/:data:`PHASES` of a pixel. ``halves``: the tiles whose place is half a pixel above
+    ``py`` (``py`` is that place rounded, as drawn at scale 1); scaled, the exact place is.
     """
     s, rect = view.scale, view.rect
     if s == 1.0:
@@ -1441,8 +1520,10 @@ def _scale_stamps(
         scaled = list(ready)
         for i in used:
             scaled[i] = view.cache.scaled(ready[i], s, 0, 0)
-        return idx, px * k - rect.x, py * k - rect.y, scaled
-    fx, fy = px * s, py * s
+        # k (py - 1/2) rounded half up.
+        lift = 0 if halves is None else (k // 2) * halves
+        return idx, px * k - rect.x, py * k - lift - rect.y, scaled
+    fx, fy = px * s, (py if halves is None else py - 0.5 * halves) * s
     ix, iy = np.floor(fx + 0.5), np.floor(fy + 0.5)
     span = 2 * PHASES + 1
     step = PHASES // view.phases
