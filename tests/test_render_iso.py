@@ -294,6 +294,8 @@ ODD_MAPS = {
     # Tiles only in chunks away from the origin: the loop starts from those chunks.
     "iso_sparse": ("isometric", (40, 35), (31, 16), (20, 37), {"sparse": True}),
     "iso_tall": ("isometric", (7, 30), (65, 33), (64, 70), {}),
+    # Flipped and turned tiles on half pixels: Qt samples them there, even at scale 1.
+    "iso_flips": ("isometric", (15, 12), (35, 19), (30, 40), {"flips": True}),
     "staggered_odd": ("staggered", (13, 11), (33, 17), (32, 32), {"stagger": ("x", "even")}),
     "hex_odd": ("hexagonal", (12, 9), (31, 27), (34, 30), {"hexside": 9}),
 }
@@ -311,6 +313,8 @@ def test_odd_sizes_match_tmxrasterizer_pixel_for_pixel(
     if extra.get("sparse"):
         rows[:, :16] = 0
         rows[:3] = 0
+    if extra.get("flips"):
+        rows = rows | (rng.integers(0, 8, rows.shape) << 29)  # H, V, anti-diagonal bits
     path = write_map(
         tmp_path / f"{name}.tmx", orientation, (w, h), tile, [("g", rows.tolist(), "")],
         sheet_tile=sheet, hexside=int(extra.get("hexside", 0)),

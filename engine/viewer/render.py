@@ -51,8 +51,8 @@ Tiled 1.9+ tile render size, fill mode and image-collection sub-rectangles, whic
 tmxrasterizer ignores too. On isometric maps with odd tile sizes Tiled's loop puts tiles on
 half pixels, from a start it works out from the layer's chunk bounds (:func:`layer_bounds`)
 and draw margins; plain tiles there are rounded as Qt does at scale 1 and scaled from the
-half pixel otherwise (:func:`tile_positions`). Known difference: Qt resamples flipped ones
-half a pixel off at scale 1 (slightly blurred), which is not reproduced.
+half pixel otherwise (:func:`tile_positions`), and flipped or turned ones are sampled
+bilinearly on the half pixel at every scale, as Qt's transformed drawing does.
 
 No display is needed: surfaces are converted to a 32-bit ARGB format with
 ``Surface.convert(template)`` instead of ``convert_alpha()``, so rendering to a file never
@@ -574,7 +574,7 @@ class TileCache:
         key = (id(stamp.surface), qx, qy, grow)  # the entry keeps ``stamp`` alive: ids stay unique
         entry = table.get(key)
         if entry is None:
-            if scale.is_integer():
+            if scale.is_integer() and not (qx or qy):
                 w, h = stamp.surface.get_size()
                 k = int(scale)
                 surface = pygame.transform.scale(stamp.surface, (w * k, h * k))
@@ -1281,7 +1281,8 @@ def _draw_layer(
     px = xs + math.floor(layer.offset[0] + 0.5) + dx[idx]
     py = ys + math.floor(layer.offset[1] + 0.5) + dy[idx]
     del xs, ys, order
-    idx, px, py, ready = _scale_stamps(view, ready, idx, px, py, halves)
+    turned = None if halves is None else _turned(ukeys, len(ready))
+    idx, px, py, ready = _scale_stamps(view, ready, idx, px, py, halves, turned)
     surfaces = [st.surface for st in ready]
     opaque = np.array([st.opaque for st in ready], dtype=bool)
     # Opaque tiles are plain copies, the others premultiplied "over": one fblits per run.
@@ -1295,6 +1296,15 @@ def _draw_layer(
     view.blank = False
     partial = np.array([st.partial for st in ready], dtype=bool)
     return bool(partial[used].any())
+
+
+def _turned(ukeys: np.ndarray, stamps: int) -> np.ndarray:
+    """Per stamp (the layer's keys, then fallbacks): flipped or turned, which Qt's cell
+    renderer draws through a transform (a negative scale or a rotation), not as a plain
+    translated copy."""
+    turned = np.zeros(stamps, dtype=bool)
+    turned[: ukeys.size] = (ukeys & (FLIP_H | FLIP_V | FLIP_D)) != 0
+    return turned
 
 
 #: Pixels (4 bytes each) that :func:`_paint_lattice` writes at a time, at most.
@@ -1501,6 +1511,7 @@ def _scale_stamps(
     px: np.ndarray,
     py: np.ndarray,
     halves: np.ndarray | None = None,
+    turned: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Stamp]]:
     """Stamps and positions in output pixels, relative to the area's corner.
 
@@ -1510,10 +1521,19 @@ def _scale_stamps(
     it bilinearly there; a tile's scaled copy depends on its sub-pixel phase, kept to
     1/:data:`PHASES` of a pixel. ``halves``: the tiles whose place is half a pixel above
     ``py`` (``py`` is that place rounded, as drawn at scale 1); scaled, the exact place is.
+    ``turned`` (per stamp): flipped or turned tiles, which Qt draws through its transformed
+    path even at scale 1, so that one on a half pixel is sampled there, not rounded.
     """
     s, rect = view.scale, view.rect
     if s == 1.0:
-        return idx, px - rect.x, py - rect.y, ready
+        moved = None if halves is None or turned is None else halves & turned[idx]
+        if moved is None or not moved.any():
+            return idx, px - rect.x, py - rect.y, ready
+        fy = py[moved] - 0.5
+        some, sx, sy, extra = _phased(view, ready, idx[moved], px[moved].astype(np.float64), fy)
+        idx, px, py = idx.copy(), px.copy(), py.copy()
+        idx[moved], px[moved], py[moved] = some + len(ready), sx, sy
+        return idx, px - rect.x, py - rect.y, [*ready, *extra]
     if s.is_integer():
         k = int(s)
         used = _unique_values(idx).tolist()
@@ -1523,7 +1543,17 @@ def _scale_stamps(
         # k (py - 1/2) rounded half up.
         lift = 0 if halves is None else (k // 2) * halves
         return idx, px * k - rect.x, py * k - lift - rect.y, scaled
-    fx, fy = px * s, (py if halves is None else py - 0.5 * halves) * s
+    fy = (py if halves is None else py - 0.5 * halves) * s
+    new_idx, ix, iy, out = _phased(view, ready, idx, px * s, fy)
+    return new_idx, ix - rect.x, iy - rect.y, out
+
+
+def _phased(
+    view: _View, ready: list[Stamp], idx: np.ndarray, fx: np.ndarray, fy: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Stamp]]:
+    """Tiles whose corners land at output ``fx``, ``fy`` (fractions of a pixel) at the
+    view's scale: (stamp per tile, whole-pixel corners, the stamps' sampled copies)."""
+    s = view.scale
     ix, iy = np.floor(fx + 0.5), np.floor(fy + 0.5)
     span = 2 * PHASES + 1
     step = PHASES // view.phases
@@ -1550,12 +1580,7 @@ def _scale_stamps(
         qyv = c % span - PHASES
         qxv = (c // span) % span - PHASES
         out.append(view.cache.scaled(ready[c // span // span], s, qxv, qyv, (gxv, gyv)))
-    return (
-        new_idx.reshape(-1),
-        ix.astype(np.int64) - rect.x,
-        iy.astype(np.int64) - rect.y,
-        out,
-    )
+    return new_idx.reshape(-1), ix.astype(np.int64), iy.astype(np.int64), out
 
 
 def _bilinear(stamp: Stamp, s: float, qx: int, qy: int, grow: tuple[int, int] = (0, 0)) -> Stamp:
