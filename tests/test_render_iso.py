@@ -152,6 +152,28 @@ def test_half_pixels_round_down_the_picture_at_scale_1_only() -> None:
     assert oy.tolist() == [4, 5, 5, 5]
 
 
+# Measured the same way on a 5x4 hexagonal map staggered along x (odd index), 30x38 cells
+# with a side of 7, 18x10 tiles: Tiled's rows step 30 + 7 = 37 pixels per two columns where
+# its tile-to-screen formula (and Grid.cell_origin) steps 2 x 18 = 36. The x of column c.
+MEASURED_HEX_X = {0: 0, 1: 18, 2: 37, 3: 55, 4: 74}
+
+
+def test_hexagonal_columns_drift_as_tileds_rows_draw_them() -> None:
+    grid = Grid("hexagonal", 5, 4, 30, 38, stagger_axis="x", stagger_index="odd", hex_side=7)
+    assert render.loop_placed(grid) and render._hex_drift(grid) == 1
+    sheet = type("Sheet", (), {"tilewidth": 18, "tileheight": 10, "offset": (0, 0)})()
+    cols, rows = (a.ravel() for a in np.meshgrid(np.arange(5), np.arange(4)))
+    xs, _ = tile_anchors(grid, cols, rows, [sheet], (0, 0, 16, 16))
+    assert dict(zip(cols.tolist(), xs.tolist(), strict=True)) == MEASURED_HEX_X
+    # An even side (or the y axis) keeps Tiled's formula: no drift.
+    for even in (
+        Grid("hexagonal", 5, 4, 30, 38, stagger_axis="x", hex_side=8),
+        Grid("hexagonal", 5, 4, 30, 38, stagger_axis="y", hex_side=7),
+        Grid("staggered", 5, 4, 31, 17, stagger_axis="x"),
+    ):
+        assert not render.loop_placed(even)
+
+
 @pytest.mark.parametrize("tile", [(33, 17), (31, 16), (34, 18)], ids=lambda t: f"{t[0]}x{t[1]}")
 def test_tile_anchors_of_some_cells_equal_the_whole_walk(tile: tuple[int, int]) -> None:
     grid = Grid("isometric", 30, 20, *tile)
@@ -298,6 +320,21 @@ ODD_MAPS = {
     "iso_flips": ("isometric", (15, 12), (35, 19), (30, 40), {"flips": True}),
     "staggered_odd": ("staggered", (13, 11), (33, 17), (32, 32), {"stagger": ("x", "even")}),
     "hex_odd": ("hexagonal", (12, 9), (31, 27), (34, 30), {"hexside": 9}),
+    # Staggered along x with an odd side: Tiled's rows drift from its formula.
+    "hex_x_odd_side": (
+        "hexagonal",
+        (13, 9),
+        (30, 38),
+        (18, 10),
+        {"hexside": 7, "stagger": ("x", "odd")},
+    ),
+    "hex_x_sparse": (
+        "hexagonal",
+        (40, 30),
+        (31, 37),
+        (40, 20),
+        {"hexside": 5, "stagger": ("x", "even"), "sparse": True},
+    ),
 }
 
 

@@ -52,7 +52,10 @@ tmxrasterizer ignores too. On isometric maps with odd tile sizes Tiled's loop pu
 half pixels, from a start it works out from the layer's chunk bounds (:func:`layer_bounds`)
 and draw margins; plain tiles there are rounded as Qt does at scale 1 and scaled from the
 half pixel otherwise (:func:`tile_positions`), and flipped or turned ones are sampled
-bilinearly on the half pixel at every scale, as Qt's transformed drawing does.
+bilinearly on the half pixel at every scale, as Qt's transformed drawing does. On hexagonal
+maps staggered along x with an odd ``tileWidth - hexSideLength``, Tiled's rows drift a pixel
+per two columns from its own tile-to-screen formula; that is replayed too
+(:func:`_hex_start_columns`).
 
 No display is needed: surfaces are converted to a 32-bit ARGB format with
 ``Surface.convert(template)`` instead of ``convert_alpha()``, so rendering to a file never
@@ -818,6 +821,59 @@ def _draw_margins(tilesets: list[Any]) -> tuple[int, int, int, int]:
     return (left, top + biggest, right + biggest, bottom)
 
 
+def _hex_drift(grid: Grid) -> int:
+    """Pixels a hexagonal map staggered along x drifts right per two columns as Tiled's
+    ``drawTileLayer`` draws it: its rows step by ``tileWidth + sideLengthX`` per two
+    columns, while ``tileToScreenCoords`` (and :meth:`Grid.cell_origin`) step by twice
+    ``columnWidth``, which drops the half pixel of an odd ``tileWidth - sideLengthX``."""
+    if grid.orientation != "hexagonal" or grid.stagger_axis != "x":
+        return 0
+    diff = (grid.tile_width & ~1) - grid.hex_side
+    return diff - 2 * _cdiv(diff, 2)
+
+
+def _hex_start_columns(
+    grid: Grid, margins: tuple[int, int, int, int], bounds: tuple[int, int, int, int]
+) -> tuple[int, int]:
+    """The columns Tiled's hexagonal ``drawTileLayer`` loop (staggered along x) starts its
+    rows from, by turns: libtiled's ``screenToTileCoords`` (the nearest of four hexagon
+    centres, in floats) of the corner of ``boundingRect(bounds)`` grown by the draw
+    margins, one column left where that corner is in the tile's left part; then one column
+    left of it where that column is staggered, else one right. Each row draws every other
+    column from its start (see :func:`_hex_drift`)."""
+    tw, th = grid.tile_width & ~1, grid.tile_height & ~1
+    side = grid.hex_side
+    even = grid.stagger_index == "even"
+    side_off_x, row_h = _cdiv(tw - side, 2), th // 2
+    col_w = side_off_x + side
+    bx, by, bw, _ = bounds
+    left, top, right, bottom = margins
+    staggered = bool((bx & 1) ^ even)
+    x1 = bx * col_w - (right - grid.tile_width)
+    y1 = by * th + (row_h if staggered else 0) - (row_h if bw > 1 and staggered else 0) - bottom
+    x = x1 - (tw if even else side_off_x)
+    ref_x, ref_y = math.floor(x / (col_w * 2)), math.floor(y1 / (row_h * 2))
+    rel = np.array([x - ref_x * col_w * 2, y1 - ref_y * row_h * 2], dtype=np.float32)
+    ref_x = ref_x * 2 + (1 if even else 0)
+    cx, cy = side // 2 + col_w, th // 2
+    centres = np.array(
+        [[side // 2, cy], [cx, cy - row_h], [cx, cy + row_h], [cx + col_w, cy]], dtype=np.float32
+    )
+    dist = ((centres - rel) ** 2).sum(axis=1, dtype=np.float32)
+    column = ref_x + (0, 1, 1, 2)[int(np.argmin(dist))]  # the first of equal ones, as Tiled
+    if x1 - column * col_w < side_off_x:
+        column -= 1
+    return column, column - 1 if (column & 1) ^ even else column + 1
+
+
+def loop_placed(grid: Grid) -> bool:
+    """Whether Tiled's draw loop, not its tile-to-screen formula, decides where tiles land
+    (so the layer's tilesets and bounds are needed): isometric maps with an odd tile size,
+    and hexagonal maps staggered along x whose rows drift (:func:`_hex_drift`)."""
+    odd_iso = grid.orientation == "isometric" and bool(grid.tile_width % 2 or grid.tile_height % 2)
+    return odd_iso or _hex_drift(grid) != 0
+
+
 def tile_positions(
     grid: Grid,
     cols: np.ndarray,
@@ -829,8 +885,8 @@ def tile_positions(
     twice y, exact (an isometric map with odd tile sizes puts tiles on half pixels down).
 
     ``tilesets`` (the layer's) and ``bounds`` (:func:`layer_bounds` of the layer; a full
-    layer's when None), for isometric maps with odd tile sizes only, are needed to replay
-    Tiled's loop exactly; see :func:`_iso_walk` and :func:`_iso_anchors`.
+    layer's when None), where :func:`loop_placed`, are needed to replay Tiled's loop
+    exactly; see :func:`_iso_walk`, :func:`_iso_anchors` and :func:`_hex_start_columns`.
     """
     if grid.orientation == "isometric" and (grid.tile_width % 2 or grid.tile_height % 2):
         box = _full_bounds(grid) if bounds is None else bounds
@@ -838,6 +894,13 @@ def tile_positions(
         xs, ys = cell_origins(grid, cols, rows)
         return np.where(visited, wx, xs), np.where(visited, wy2, 2 * (ys + grid.tile_height))
     xs, ys = cell_origins(grid, cols, rows)
+    drift = _hex_drift(grid)
+    if drift and grid.tile_height > 1:
+        box = _full_bounds(grid) if bounds is None else bounds
+        first, second = _hex_start_columns(grid, _draw_margins(tilesets or []), box)
+        c = cols.astype(np.int64)
+        start = np.where((c - first) % 2 == 0, first, second)
+        xs = xs + drift * ((c - start) // 2)
     return xs, 2 * (ys + _anchor_height(grid))
 
 
@@ -1263,8 +1326,9 @@ def _draw_layer(
     odd_isometric = grid.orientation == "isometric" and (
         grid.tile_width % 2 or grid.tile_height % 2
     )
-    tilesets = cache.images.layer_tilesets(layer.gids) if odd_isometric else None
-    bounds = layer_bounds(layer.gids) if odd_isometric else None
+    placed = loop_placed(grid)
+    tilesets = cache.images.layer_tilesets(layer.gids) if placed else None
+    bounds = layer_bounds(layer.gids) if placed else None
     xs, ys2 = tile_positions(grid, cols, rows, tilesets, bounds)
     order = _draw_order(grid, renderorder, rows, cols, xs, ys2)
     del rows, cols
