@@ -238,8 +238,9 @@ def test_cli_json_and_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_refusals_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # A Mythmaster skill climb is one climb over turns in whole successes: not modelled.
-    tmxtext.write(tmp_path / "m.tmx", ["....^...."], properties={"diagonals": "none"})
+    # A Mythmaster skill climb of two cells: the progress carries from one cell to the
+    # next, not modelled (one-cell climbs are: tests/test_solve_climb.py).
+    tmxtext.write(tmp_path / "m.tmx", ["....^^...."], properties={"diagonals": "none"})
     text = (
         "map: m.tmx\nsystem: mythmaster\nturns: 3\ngoals: {capture: 1}\ntokens:\n"
         "  - {id: q, side: quarry, policy: quarry, cell: [5, 0], "
@@ -250,7 +251,7 @@ def test_refusals_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     (tmp_path / "c.yaml").write_text(text, encoding="utf-8")
     assert main(["solve", str(tmp_path / "c.yaml")]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "climbs over turns" in err
+    assert len(err.splitlines()) == 1 and "more than one cell" in err
     # Whisperspace: a swim's result changes the rest of the Move action (a penalty).
     tmxtext.write(tmp_path / "w.tmx", ["..~~~~.."], properties={"diagonals": "none"})
     text = (

@@ -377,8 +377,9 @@ def solved_move(run: RunState, tid: str) -> Cell | None:
     ``solve: auto``, the game fits (one pursuer, one quarry, dice it carries, within
     :data:`engine.solve.MAX_STATES`) and both tokens still move on the profiles and in the
     turn order it was solved for; else None (the policy's own heuristics). A pure function
-    of the two tokens' cells (and, with dice, the round: the best move depends on the
-    rounds left; docs/solve.md)."""
+    of the two tokens' positions (their cells, or partway up a climb; with dice, and the round:
+    the best move depends on the rounds left; docs/solve.md); None where the game holds no
+    such position (a crossing it does not carry)."""
     if run.scenario.solve != "auto" or len(run.order) != 2:
         return None
     from engine.solve import Unsolvable
@@ -395,14 +396,18 @@ def solved_move(run: RunState, tid: str) -> Cell | None:
     if kept[0][0] != order or any(a is not b for a, b in zip(kept[0][1:], profs, strict=True)):
         return None  # the GM reordered the tokens or a profile changed: not the game solved
     solution = kept[1]
-    if solution is None or run.tokens[tid].state.toward is not None:
+    if solution is None or tid not in (solution.game.pursuer.tid, solution.game.quarry.tid):
         return None
-    p = run.tokens[solution.game.pursuer.tid].state.cell
-    q = run.tokens[solution.game.quarry.tid].state.cell
-    if p is None or q is None or tid not in (solution.game.pursuer.tid, solution.game.quarry.tid):
-        return None
+    at: list[int] = []
+    for side, t in (("pursuer", solution.game.pursuer.tid), ("quarry", solution.game.quarry.tid)):
+        st = run.tokens[t].state
+        # Where the game holds it: its cell, or partway up a climb (engine.solve.climb).
+        pos = None if st.cell is None else solution.position(side, st.cell, st.toward, st.progress)
+        if pos is None:
+            return None
+        at.append(pos)
     side = "pursuer" if tid == solution.game.pursuer.tid else "quarry"
-    return solution.move(side, p, q, run.turn)
+    return solution.move_at(side, at[0], at[1], run.turn)
 
 
 def low_enough(token: Token, capture_altitude: int) -> bool:

@@ -12,12 +12,16 @@ is a distribution over the cells it ends on with the checks' exact odds (:mod:`.
 the turn loop's ways through the :class:`Ways` seam), solved by backward induction over
 the rounds (:mod:`.expect`): a :class:`DiceSolution`.
 
-Layers: this module > expect | retro > chance > game.
+A climb over turns (:mod:`.climb`) adds positions beside the cells: the foot, the cell
+climbed toward and the share climbed.
+
+Layers: this module > expect | retro | climb > chance > game.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -25,6 +29,7 @@ import numpy as np
 from engine.grid import Cell
 from engine.scenario import Scenario
 from engine.solve.chance import Degrees, Walked, Ways, build_chance
+from engine.solve.climb import Climbs, find_climbs, lift_blocked, lift_game, lift_side
 from engine.solve.expect import Expecti, side_of, steps_between
 from engine.solve.game import MAX_POSITIONS, MAX_STATES, Game, Mover, Unsolvable, build_game
 from engine.solve.retro import Retro, solve_retro
@@ -110,6 +115,11 @@ class Solution:
         v = self.values[p, q]
         return self.arrive(v - np.sign(v), p, q)
 
+    def position(self, side: str, cell: Cell, toward: Cell | None, share: Fraction) -> int | None:
+        """The position of ``side``'s token on ``cell``: its cell index; None where a
+        crossing is under way (``toward``), which the game without dice does not hold."""
+        return self.game.index(cell) if toward is None else None
+
     def move(self, side: str, p_cell: Cell, q_cell: Cell, turn: int | None = None) -> Cell:
         """The solved move of ``side`` (``pursuer`` or ``quarry``) with the tokens on these
         cells, at its turn in the round (first or second, as the game's order; ``turn``,
@@ -119,8 +129,13 @@ class Solution:
         force a capture still closes in rather than idles; then its own cell, then the
         lowest cell index."""
         g = self.game
+        return self.move_at(side, g.index(p_cell), g.index(q_cell), turn)
+
+    def move_at(self, side: str, p: int, q: int, turn: int | None = None) -> Cell:
+        """:meth:`move` between positions (:meth:`position`: cell indices)."""
+        g = self.game
         grid = g.quarry.graph.grid
-        p, q = g.index(p_cell), g.index(q_cell)
+        p_cell, q_cell = grid.cell_of_index(p), grid.cell_of_index(q)
         first = (side == "pursuer") == g.pursuer_first
         if side == "pursuer":
             opts = _own_first(g.reach_p.of(p), p)
@@ -168,6 +183,18 @@ class DiceSolution:
 
     game: Game
     expecti: Expecti
+    #: The climb positions beside the cells (None: nobody climbs over turns).
+    climbs: Climbs | None = None
+
+    def position(self, side: str, cell: Cell, toward: Cell | None, share: Fraction) -> int | None:
+        """The position of ``side``'s token on ``cell`` (climbing toward ``toward`` with
+        ``share`` climbed, where it is partway up a climb); None: one the game does not
+        hold."""
+        g = self.game
+        if self.climbs is None:
+            return g.index(cell) if toward is None else None
+        top = None if toward is None else g.index(toward)
+        return self.climbs.position(side, g.index(cell), top, share)
 
     def start(self) -> np.ndarray:
         g = self.game
@@ -206,8 +233,13 @@ class DiceSolution:
         the tie-break; then nearest the other token or farthest from it, its own cell,
         the lowest cell index)."""
         g = self.game
-        got = self.expecti.move(side, g.index(p_cell), g.index(q_cell), turn or 1)
-        return g.quarry.graph.grid.cell_of_index(got)
+        return self.move_at(side, g.index(p_cell), g.index(q_cell), turn)
+
+    def move_at(self, side: str, p: int, q: int, turn: int | None = None) -> Cell:
+        """:meth:`move` between positions (:meth:`position`): the cell it goes to (a
+        climb's: the cell it climbs toward)."""
+        got = self.expecti.move(side, p, q, turn or 1)
+        return self.game.quarry.graph.grid.cell_of_index(got)
 
 
 def solve(
@@ -265,7 +297,7 @@ def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> Dice
     dq = Degrees(name, qm.tid, "quarry", system, ways)
     kept: dict[tuple[int, int], Walked] = {}
     chance_q = build_chance(game, "quarry", game.reach_q.of, every, ways, dq, kept)
-    blocked = None
+    chance_b = None
     bp = bq = np.zeros(0, dtype=np.int64)
     if b is not None and len(b.p):
         bp, bq = b.p, b.q
@@ -273,15 +305,30 @@ def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> Dice
         chance_b = build_chance(
             game, "quarry", lambda k: b.idx[b.ptr[k] : b.ptr[k + 1]], pairs, ways, dq, kept
         )
-        blocked = side_of(chance_b, n)
-    ex = Expecti(
-        game,
-        side_of(chance_p, n),
-        side_of(chance_q, n),
-        blocked,
-        bp,
-        bq,
-        steps_between(game),
-    )
+    steps = steps_between(game)
+    climbs = find_climbs(game, name, system, ways)
+    if climbs is not None:
+        # The climbs' positions beside the cells: each side's moves from every position,
+        # and the quarry's around the pursuer with the quarry partway up too.
+        held = climbs.size**2 * (game.turns + 1)
+        if held > MAX_DICE_VALUES:
+            raise Unsolvable(
+                f"{scenario.path}: {held:,} values with dice ({climbs.size} positions "
+                f"squared x {game.turns + 1} rounds) is more than the limit "
+                f"{MAX_DICE_VALUES:,} held in memory; solve a smaller map or turn limit"
+            )
+        if chance_b is not None:
+            chance_b, bp, bq = lift_blocked(climbs, chance_b, bp, bq)
+        chance_p = lift_side(climbs, "pursuer", chance_p)
+        chance_q = lift_side(climbs, "quarry", chance_q)
+        tops = np.zeros(n, dtype=bool)
+        tops[climbs.top] = True
+        grown = replace(game, stand_p=game.stand_p | tops, stand_q=game.stand_q | tops)
+        reach = climbs.reach()
+        steps = steps_between(grown)[np.ix_(reach, reach)]
+        game = lift_game(game, climbs)
+        n = game.n
+    blocked = None if chance_b is None else side_of(chance_b, n)
+    ex = Expecti(game, side_of(chance_p, n), side_of(chance_q, n), blocked, bp, bq, steps)
     ex.solve()
-    return DiceSolution(game, ex)
+    return DiceSolution(game, ex, climbs)

@@ -741,6 +741,14 @@ class RuleSystem:
         it falls. Every system whose :meth:`climb_odds` answers overrides it."""
         raise NotImplementedError(f"{self.name} prices climbs by climb_odds but cannot play them")
 
+    def climb_turn_outcomes(
+        self, token: Token, terrain: Terrain
+    ) -> list[tuple[Token, Fraction]] | None:
+        """What :meth:`climb_turn` may make of ``token`` into a cell of ``terrain``, each
+        token with its exact chance (for ``tacgrid solve``: docs/solve.md, "Climbs over
+        turns"); None where the system does not list them (the solve refuses the climb)."""
+        return None
+
     def climb_odds(
         self, token: Token, terrain: Terrain, pace: str | None = None
     ) -> ClimbOdds | None:

@@ -1089,6 +1089,34 @@ class Mythmaster(RuleSystem):
                 token = self.apply_check(token, what, again.degree)
         return token.moved(progress=token.state.progress / length), rolls
 
+    def climb_turn_outcomes(
+        self, token: Token, terrain: Terrain
+    ) -> list[tuple[Token, Fraction]] | None:
+        """:meth:`climb_turn`'s tokens with their exact chances: each degree of the
+        Climbing 21C, and on a natural 2 each degree of the re-roll made at once (applied
+        only where it slipped, as :meth:`climb_turn` applies it); the same tokens merged."""
+        if terrain.move != "climb" or not self.can_climb(token):
+            return None
+        length = max(Fraction(1), exact(terrain.height) / HEX_METRES) if terrain.height else 1
+        level = level_of(terrain.difficulty)
+        odds = [(d, p) for d, p in self.climb_check(token, level).outcomes().items() if p]
+        start = token.moved(mode="climb", progress=token.state.progress * length)
+        out: list[tuple[Token, Fraction]] = []
+        for degree, p in odds:
+            after = self.apply_check(start, f"climbing ({level})", degree)
+            branches = [(after, p)]
+            if degree == "catastrophe" and after.state.has("slipping"):
+                what = f"climbing recovery ({level})"
+                branches = [(self.apply_check(after, what, d), p * q) for d, q in odds]
+            for got, chance in branches:
+                got = got.moved(progress=got.state.progress / length)
+                at = next((i for i, (t, _) in enumerate(out) if t.state == got.state), None)
+                if at is None:
+                    out.append((got, chance))
+                else:
+                    out[at] = (out[at][0], out[at][1] + chance)
+        return out
+
     def carrying(self, token: Token, bulk: Fraction | int) -> Token:
         """The token with ``bulk`` more carried (e.g. its share of a body)."""
         stats = dict(token.stats)
