@@ -267,3 +267,41 @@ def test_longer_climbs_refused_in_one_line(
     assert len(err.splitlines()) == 1 and "more than one cell" in err
     with pytest.raises(Unsolvable, match="more than one cell"):
         solve_run(Simulation(load_scenario(str(tmp_path / "c.yaml")), seed=0, record=False))
+
+
+def test_open_ground_batch_within_the_interval(tmp_path: Path) -> None:
+    # A wall with one cliff cell across open ground (diagonals count as steps): the quarry
+    # climbs out from whichever foot it holds, the exits beyond; the pursuer closes in.
+    rows = [
+        "......#..",
+        ".#....^..",
+        "......#..",
+        "..#...#..",
+        "......#..",
+    ]
+    text = tmxtext.tmx(
+        rows,
+        properties={"diagonals": "equal"},
+        objects=tmxtext.exit_objects([(8, r) for r in range(len(rows))]),
+    )
+    (tmp_path / "m.tmx").write_text(text.replace(CLIFF, EASY_CLIFF), encoding="utf-8")
+    (tmp_path / "c.yaml").write_text(
+        "map: m.tmx\nsystem: mythmaster\nturns: 6\nsolve: auto\ngoals: {capture: 1}\n"
+        "settings: {tokens_block: enemies}\ntokens:\n"
+        "  - {id: q, side: quarry, policy: quarry, pace: walk, cell: [5, 2], "
+        "stats: {adaptability: 13, physical: 12, climbing: 9}}\n"
+        "  - {id: p, side: pursuer, policy: pursuer, pace: walk, cell: [0, 0], "
+        "stats: {adaptability: 5, physical: 12, climbing: 9}}\n",
+        encoding="utf-8",
+    )
+    sc = load_scenario(str(tmp_path / "c.yaml"))
+    fields = FieldCache(sc)
+    solution = solve_run(Simulation(sc, seed=0, fields=fields, record=False))
+    assert isinstance(solution, DiceSolution) and solution.climbs is not None
+    want = solution.to_dict()["p"]["capture"]
+    assert 0.1 < want < 0.9
+    runs = 400
+    got = [Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(runs)]
+    rate = sum(r.outcome == "capture" for r in got) / runs
+    half = 1.96 * math.sqrt(want * (1 - want) / runs)
+    assert abs(rate - want) <= half, (rate, want, half)

@@ -82,7 +82,8 @@ def climb_cells(g: MovementGraph) -> np.ndarray:
 
 def feet_of(g: MovementGraph, climb: np.ndarray) -> list[tuple[int, int]]:
     """The (foot, top) cell index pairs of ``g``'s climbs: an edge of its graph from a cell
-    that is no climb into one that is."""
+    that is no climb into one that is (:func:`find_climbs` keeps those the turn loop climbs
+    at once)."""
     n = g.n
     csr = g.csr()
     rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr)) % n
@@ -111,6 +112,13 @@ def find_climbs(game: Game, name: str, system: Any, ways: Ways) -> Climbs | None
                         "does not carry (docs/solve.md): give it a map of one-cell climbs"
                     )
         for foot, top in feet_of(g, climb):
+            # Only where the loop's way to the top climbs at once (a foot from which the
+            # descent walks to another foot first makes no climb this turn: a walk).
+            _, _, edges, beyond = ways.way(
+                mover.side, grid.cell_of_index(foot), grid.cell_of_index(top), None
+            )
+            if edges or not beyond:
+                continue
             found = True
             _one_climb(out, mover, name, system, ways, foot, top)
     return out if found else None
