@@ -238,20 +238,20 @@ def test_cli_json_and_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_refusals_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # A Mythmaster skill climb of two cells: the progress carries from one cell to the
-    # next, not modelled (one-cell climbs are: tests/test_solve_climb.py).
-    tmxtext.write(tmp_path / "m.tmx", ["....^^...."], properties={"diagonals": "none"})
+    # A Speedpoints jump within 1 m of the longest asks a roll whose failure falls into
+    # the gap (a pit climbed out of over turns): not modelled.
+    tmxtext.write(tmp_path / "m.tmx", ["....OO...."], properties={"diagonals": "none"})
     text = (
-        "map: m.tmx\nsystem: mythmaster\nturns: 3\ngoals: {capture: 1}\ntokens:\n"
-        "  - {id: q, side: quarry, policy: quarry, cell: [5, 0], "
-        "stats: {adaptability: 13, physical: 12, climbing: 8}}\n"
+        "map: m.tmx\nsystem: speedpoints\nturns: 3\ngoals: {capture: 1}\ntokens:\n"
+        "  - {id: q, side: quarry, policy: quarry, cell: [8, 0], "
+        "stats: {running: 5, acrobatics: 2}}\n"
         "  - {id: p, side: pursuer, policy: pursuer, cell: [0, 0], "
-        "stats: {adaptability: 13, physical: 12, climbing: 8}}\n"
+        "stats: {running: 5, acrobatics: 2}}\n"
     )
     (tmp_path / "c.yaml").write_text(text, encoding="utf-8")
     assert main(["solve", str(tmp_path / "c.yaml")]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "more than one cell" in err
+    assert len(err.splitlines()) == 1 and "jumps with a check" in err
     # Whisperspace: a swim's result changes the rest of the Move action (a penalty).
     tmxtext.write(tmp_path / "w.tmx", ["..~~~~.."], properties={"diagonals": "none"})
     text = (

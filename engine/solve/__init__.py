@@ -322,7 +322,7 @@ def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> Dice
         chance_p = lift_side(climbs, "pursuer", chance_p)
         chance_q = lift_side(climbs, "quarry", chance_q)
         tops = np.zeros(n, dtype=bool)
-        tops[climbs.top] = True
+        tops[climbs.tops()] = True
         grown = replace(game, stand_p=game.stand_p | tops, stand_q=game.stand_q | tops)
         reach = climbs.reach()
         steps = steps_between(grown)[np.ix_(reach, reach)]

@@ -11,12 +11,13 @@ climber partway up is reached where it climbs to (:func:`engine.occupancy.reach_
 a capture, and in the other token's way); it escapes only where it stands (the foot). A
 climber that has climbed nothing, or slipped back to nothing, is at its foot: the foot's
 own position. Each turn it may go on climbing (a move toward the cell climbed to) or turn
-away: any move of the foot, the climb lost.
+away: any move of the foot, the climb lost. What a success makes beyond the cell it enters
+carries into a climb cell next to it (the loop's leftover ``progress`` while the mode stays
+``climb``): a position too, the climb cell with that much of the next made.
 
-Refused in one line: a climb cell next to another (a climb of more than one cell, whose
-progress carries from cell to cell), a climb whose outcomes the system does not list, and
-an outcome that leaves more than the climb's progress (beyond the system's notes and the
-fall's ``falling``, which its next turn's start clears and no profile reads).
+Refused in one line: a climb whose outcomes the system does not list, and an outcome that
+leaves more than the climb's progress (beyond the system's notes and the fall's
+``falling``, which its next turn's start clears and no profile reads).
 """
 
 from __future__ import annotations
@@ -35,19 +36,21 @@ from engine.solve.game import Game, Unsolvable
 @dataclass
 class Climbs:
     """The climb positions of both sides: position ``n + i`` is the ``i``-th, a token of
-    ``side[i]`` on ``foot[i]`` climbing toward ``top[i]`` with ``share[i]`` of it climbed
-    (above 0, below 1). ``turn[(side, foot, top)]``: a turn's climb from each share (0 for
-    the foot), as ``(position, chance)`` pairs."""
+    ``side[i]`` standing on ``foot[i]`` with ``share[i]`` (above 0) of a climb made: partway
+    up toward ``top[i]`` (below 1), or, where ``top[i]`` is None, in the climb cell
+    ``foot[i]`` with that much of the next climb cell made (the loop's leftover progress,
+    carried into a climb cell next to it). ``turn[(side, foot, top)]``: a turn's climb
+    from each share it starts from, as ``(position, chance)`` pairs."""
 
     n: int
     side: list[str] = field(default_factory=list)
     foot: list[int] = field(default_factory=list)
-    top: list[int] = field(default_factory=list)
+    top: list[int | None] = field(default_factory=list)
     share: list[Fraction] = field(default_factory=list)
     turn: dict[tuple[str, int, int], dict[Fraction, list[tuple[int, float]]]] = field(
         default_factory=dict
     )
-    index: dict[tuple[str, int, int, Fraction], int] = field(default_factory=dict)
+    index: dict[tuple[str, int, int | None, Fraction], int] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
@@ -57,18 +60,25 @@ class Climbs:
     def position(self, side: str, cell: int, top: int | None, share: Fraction) -> int | None:
         """The position of a token of ``side`` on cell index ``cell``, climbing toward
         ``top`` (None: no climb under way) with ``share`` climbed; None where the game
-        holds no such position."""
-        if top is None or share == 0:
+        holds no such climb under way. Progress with no climb under way that no climb
+        carries on (a walk's fraction of a cell) is the cell's position."""
+        if share == 0:
             return cell
-        return self.index.get((side, cell, top, share))
+        got = self.index.get((side, cell, top, share))
+        return cell if got is None and top is None else got
 
     def reach(self) -> np.ndarray:
         """Per position, the cell index it is reached at (a climber partway up: its top)."""
-        return np.concatenate((np.arange(self.n), np.array(self.top, dtype=np.int64)))
+        at = [f if t is None else t for f, t in zip(self.foot, self.top, strict=True)]
+        return np.concatenate((np.arange(self.n), np.array(at, dtype=np.int64)))
 
     def stands(self) -> np.ndarray:
         """Per position, the cell index it stands on (a climber: its foot)."""
         return np.concatenate((np.arange(self.n), np.array(self.foot, dtype=np.int64)))
+
+    def tops(self) -> list[int]:
+        """The cells climbed into."""
+        return sorted({t for (_, _, t) in self.turn})
 
 
 def climb_cells(g: MovementGraph) -> np.ndarray:
@@ -81,14 +91,14 @@ def climb_cells(g: MovementGraph) -> np.ndarray:
 
 
 def feet_of(g: MovementGraph, climb: np.ndarray) -> list[tuple[int, int]]:
-    """The (foot, top) cell index pairs of ``g``'s climbs: an edge of its graph from a cell
-    that is no climb into one that is (:func:`find_climbs` keeps those the turn loop climbs
-    at once)."""
+    """The (foot, top) cell index pairs of ``g``'s climbs: an edge of its graph into a
+    climb cell from another cell (:func:`find_climbs` keeps those the turn loop climbs at
+    once)."""
     n = g.n
     csr = g.csr()
     rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr)) % n
     cols = csr.indices % n
-    keep = climb[cols] & ~climb[rows] & (rows != cols)
+    keep = climb[cols] & (rows != cols)
     return sorted(set(zip(rows[keep].tolist(), cols[keep].tolist(), strict=True)))
 
 
@@ -96,102 +106,115 @@ def find_climbs(game: Game, name: str, system: Any, ways: Ways) -> Climbs | None
     """The game's climb positions (None: no token climbs on this map), each climb's turn
     worked out from the system's outcomes; :class:`Unsolvable` for what is not modelled."""
     out = Climbs(game.n)
-    found = False
     for mover in (game.pursuer, game.quarry):
         g = mover.graph
         climb = climb_cells(g)
         if not climb.any():
             continue
         grid = g.grid
-        for c in np.flatnonzero(climb).tolist():
-            for d in np.flatnonzero(climb).tolist():
-                if d != c and g.step_from(g.node(grid.cell_of_index(c)), grid.cell_of_index(d)):
-                    raise Unsolvable(
-                        f"{name}: token {mover.tid} climbs from {grid.cell_of_index(c)} on into "
-                        f"{grid.cell_of_index(d)}, a climb of more than one cell, which solve "
-                        "does not carry (docs/solve.md): give it a map of one-cell climbs"
-                    )
+        pairs = []
         for foot, top in feet_of(g, climb):
             # Only where the loop's way to the top climbs at once (a foot from which the
             # descent walks to another foot first makes no climb this turn: a walk).
             _, _, edges, beyond = ways.way(
                 mover.side, grid.cell_of_index(foot), grid.cell_of_index(top), None
             )
-            if edges or not beyond:
-                continue
-            found = True
-            _one_climb(out, mover, name, system, ways, foot, top)
-    return out if found else None
+            if not edges and beyond:
+                pairs.append((foot, top))
+        _side_climbs(out, mover, name, system, ways, pairs)
+    return out if out.turn else None
 
 
-def _one_climb(
-    out: Climbs, mover: Any, name: str, system: Any, ways: Ways, foot: int, top: int
+def _side_climbs(
+    out: Climbs,
+    mover: Any,
+    name: str,
+    system: Any,
+    ways: Ways,
+    pairs: list[tuple[int, int]],
 ) -> None:
-    """Work out the climb from ``foot`` to ``top``: its shares from 0, each turn's
-    outcomes, the positions they make."""
-    table = _turn_table(mover, name, system, ways, foot, top)
-    for share in sorted(s for s in table if s > 0):
-        out.index[(mover.side, foot, top, share)] = out.size
-        out.side.append(mover.side)
+    """Work out ``mover``'s climbs (``pairs``: foot, top) from every share they start
+    from (0, or the leftover of the climb into their foot), and the positions they make."""
+    onward: dict[int, list[int]] = {}
+    for foot, top in pairs:
+        onward.setdefault(foot, []).append(top)
+    rows: dict[tuple[int, int], dict[Fraction, list[tuple[Any, Fraction]]]] = {}
+    todo = [(foot, top, Fraction(0)) for foot, top in pairs]
+    while todo:
+        foot, top, share = todo.pop()
+        table = rows.setdefault((foot, top), {})
+        if share in table:
+            continue
+        row: list[tuple[Any, Fraction]] = []
+        for got, p in _turn_of(mover, name, system, ways, foot, top, share):
+            if got < 1:
+                row.append((("up", foot, top, got) if got else foot, p))
+                if got:
+                    todo.append((foot, top, got))
+                continue
+            left = got - 1  # in the top, the rest carried into a climb cell next to it
+            carried = left > 0 and top in onward
+            row.append((("on", top, None, left) if carried else top, p))
+            if carried:
+                todo.extend((top, nxt, left) for nxt in onward[top])
+        table[share] = row
+    _add(out, mover.side, rows)
+
+
+def _add(
+    out: Climbs, side: str, rows: dict[tuple[int, int], dict[Fraction, list[tuple[Any, Fraction]]]]
+) -> None:
+    """Number ``side``'s climb positions (those its climbs' outcomes name) and add its
+    climbs' turns over positions."""
+    keys = {k for t in rows.values() for r in t.values() for k, _ in r if isinstance(k, tuple)}
+    for _, foot, top, share in sorted(keys, key=lambda k: (k[1], k[2] is None, k[2] or 0, k[3])):
+        out.index[(side, foot, top, share)] = out.size
+        out.side.append(side)
         out.foot.append(foot)
         out.top.append(top)
         out.share.append(share)
 
-    def at(share: Fraction) -> int:
-        if share >= 1:
-            return top
-        if share == 0:
-            return foot
-        return out.index[(mover.side, foot, top, share)]
+    def at(k: Any) -> int:
+        return k if isinstance(k, int) else out.index[(side, k[1], k[2], k[3])]
 
-    out.turn[(mover.side, foot, top)] = {
-        s: [(at(nxt), float(p)) for nxt, p in row] for s, row in table.items()
-    }
+    for (foot, top), table in rows.items():
+        out.turn[(side, foot, top)] = {
+            s: [(at(k), float(p)) for k, p in row] for s, row in table.items()
+        }
 
 
-def _turn_table(
-    mover: Any, name: str, system: Any, ways: Ways, foot: int, top: int
-) -> dict[Fraction, list[tuple[Fraction, Fraction]]]:
-    """Per share climbed (from 0, as far as the climb's outcomes go), a turn's outcomes:
-    the share after it (1: in the cell climbed to; 0: at the foot, slipped back or
-    fallen) with its exact chance."""
+def _turn_of(
+    mover: Any, name: str, system: Any, ways: Ways, foot: int, top: int, share: Fraction
+) -> list[tuple[Fraction, Fraction]]:
+    """A turn's climb from ``foot`` into ``top`` with ``share`` made: the progress after
+    it (1 or more: in the top, the rest carried; 0: at the foot, slipped back or fallen)
+    with its exact chance (:meth:`RuleSystem.climb_turn_outcomes`)."""
     g = mover.graph
     grid = g.grid
     where = grid.cell_of_index(top)
     terrain = g.model.terrain_at(where)
     base = g.search.tokens[g.search.start].moved(cell=grid.cell_of_index(foot))
-    climber = base.moved(mode="climb", toward=where)
+    climber = base.moved(mode="climb", toward=where, progress=share)
     notes = frozenset(system.notes) | {"falling"}
-    table: dict[Fraction, list[tuple[Fraction, Fraction]]] = {}
-    todo = [Fraction(0)]
-    while todo:
-        share = todo.pop()
-        if share in table:
-            continue
-        got = system.climb_turn_outcomes(climber.moved(progress=share), terrain)
-        if got is None:
+    got = system.climb_turn_outcomes(climber, terrain)
+    if got is None:
+        raise Unsolvable(
+            f"{name}: token {mover.tid}'s climb into {where} has outcomes the system does not "
+            "list, which solve does not carry (docs/solve.md): give it a map without this climb"
+        )
+    row: list[tuple[Fraction, Fraction]] = []
+    for tok, p in got:
+        st = tok.state
+        plain = climber.moved(progress=st.progress)
+        left = _lasting(plain, tok.moved(mode="climb", toward=where), notes)
+        if left or not ways.same_profile(mover.side, base, tok):
             raise Unsolvable(
-                f"{name}: token {mover.tid}'s climb into {where} has outcomes the system "
-                "does not list, which solve does not carry (docs/solve.md): give it a map "
-                "without this climb"
+                f"{name}: token {mover.tid}'s climb into {where} leaves "
+                f"{left or 'it on another profile'}, which solve does not carry "
+                "(docs/solve.md): give it a map without this climb"
             )
-        row: list[tuple[Fraction, Fraction]] = []
-        for tok, p in got:
-            st = tok.state
-            plain = climber.moved(progress=st.progress)
-            left = _lasting(plain, tok.moved(mode="climb", toward=where), notes)
-            if left or not ways.same_profile(mover.side, base, tok):
-                raise Unsolvable(
-                    f"{name}: token {mover.tid}'s climb into {where} leaves "
-                    f"{left or 'it on another profile'}, which solve does not carry "
-                    "(docs/solve.md): give it a map without this climb"
-                )
-            nxt = min(st.progress, Fraction(1)) if not st.has("falling") else Fraction(0)
-            row.append((nxt, p))
-            if 0 < nxt < 1:
-                todo.append(nxt)
-        table[share] = row
-    return table
+        row.append((Fraction(0) if st.has("falling") else st.progress, p))
+    return row
 
 
 #: One move of a group: its destination (its goal cell), the positions it ends on and
@@ -212,20 +235,39 @@ def groups_of(ch: Chance) -> list[list[Move]]:
 
 
 def climb_moves(
-    climbs: Climbs, side: str, foot: int, but: int | None = None, share: Fraction = Fraction(0)
+    climbs: Climbs,
+    side: str,
+    foot: int,
+    avoid: int | None = None,
+    shares: dict[int, Fraction] | None = None,
 ) -> list[Move]:
-    """``side``'s climbs from ``foot`` (each a move toward its top), the one toward ``but``
-    from ``share`` and the others from their foot, the one toward ``but`` first."""
+    """``side``'s climbs from ``foot`` (each a move toward its top, none toward ``avoid``:
+    the pursuer's cell, in the quarry's way), from share 0, or ``shares[top]`` toward
+    that top."""
     out: list[Move] = []
     for (s, f, top), table in climbs.turn.items():
-        if s == side and f == foot:
-            row = table[share if top == but else Fraction(0)]
-            move = (top, [e for e, _ in row], [p for _, p in row])
-            if top == but:
-                out.insert(0, move)
-            else:
-                out.append(move)
+        if s == side and f == foot and top != avoid:
+            row = table[(shares or {}).get(top, Fraction(0))]
+            out.append((top, [e for e, _ in row], [p for _, p in row]))
     return out
+
+
+def position_moves(climbs: Climbs, i: int, plain: list[Move], avoid: int | None) -> list[Move]:
+    """The moves of climb position ``i`` (its side's), ``plain`` the moves of the cell it
+    stands on (as the loop walks them from there). Partway up: going on climbing first,
+    then the foot's moves (turning away: the climb lost), then its other climbs from
+    nothing. In a climb cell with some of the next made: the cell's moves (staying keeps
+    what is made), then its climbs with that made."""
+    side, foot, top, share = climbs.side[i], climbs.foot[i], climbs.top[i], climbs.share[i]
+    pos = climbs.n + i
+    if top is None:
+        stay = [(d, [pos if e == foot else e for e in ends], ps) if d == foot else (d, ends, ps)
+                for d, ends, ps in plain]  # fmt: skip
+        onward = {t: share for (s, f, t) in climbs.turn if s == side and f == foot}
+        return stay + climb_moves(climbs, side, foot, avoid, onward)
+    mine = climb_moves(climbs, side, foot, avoid, {top: share})
+    going = [m for m in mine if m[0] == top]
+    return going + plain + [m for m in mine if m[0] != top]
 
 
 def as_chance(groups: list[list[Move]]) -> Chance:
@@ -249,8 +291,8 @@ def as_chance(groups: list[list[Move]]) -> Chance:
 
 def lift_side(climbs: Climbs, side: str, ch: Chance) -> Chance:
     """One side's moves from every position: a cell's, with the climbs from it; a climb
-    position's of that side, going on climbing first, then the foot's (the climb lost); the
-    other side's climb positions, staying (never asked)."""
+    position's of that side (:func:`position_moves`); the other side's climb positions,
+    staying (never asked)."""
     cells = groups_of(ch)
     out: list[list[Move]] = []
     for c, moves in enumerate(cells):
@@ -259,10 +301,8 @@ def lift_side(climbs: Climbs, side: str, ch: Chance) -> Chance:
         pos = climbs.n + i
         if s != side:
             out.append([(pos, [pos], [1.0])])
-            continue
-        foot, top = climbs.foot[i], climbs.top[i]
-        mine = climb_moves(climbs, side, foot, top, climbs.share[i])
-        out.append(mine[:1] + cells[foot] + mine[1:])
+        else:
+            out.append(position_moves(climbs, i, cells[climbs.foot[i]], None))
     return as_chance(out)
 
 
@@ -271,8 +311,8 @@ def lift_blocked(
 ) -> tuple[Chance, np.ndarray, np.ndarray]:
     """The quarry's moves with the pursuer in its way, for the positions: each pair's, with
     the quarry's climbs from its cell (none toward the pursuer's cell), and the same pair
-    with the quarry partway up a climb from that cell (going on first). A pursuer partway
-    up is in the way at its top, which no quarry's move of a turn enters."""
+    with the quarry on a climb position standing on that cell. A pursuer partway up is in
+    the way at its top, which no quarry's move of a turn enters."""
     pairs = groups_of(ch)
     out: list[list[Move]] = []
     ps: list[int] = []
@@ -281,13 +321,12 @@ def lift_blocked(
         p, q = int(bp[k]), int(bq[k])
         ps.append(p)
         qs.append(q)
-        out.append(moves + [m for m in climb_moves(climbs, "quarry", q) if m[0] != p])
+        out.append(moves + climb_moves(climbs, "quarry", q, p))
         for i, s in enumerate(climbs.side):
             if s == "quarry" and climbs.foot[i] == q:
-                mine = climb_moves(climbs, "quarry", q, climbs.top[i], climbs.share[i])
                 ps.append(p)
                 qs.append(climbs.n + i)
-                out.append(mine[:1] + moves + [m for m in mine[1:] if m[0] != p])
+                out.append(position_moves(climbs, i, moves, p))
     return as_chance(out), np.array(ps, dtype=np.int64), np.array(qs, dtype=np.int64)
 
 
