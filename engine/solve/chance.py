@@ -79,6 +79,13 @@ class Chance:
     prob: np.ndarray
 
 
+def ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The integers of ``lo[i]:hi[i]`` for every ``i``, in order (one array)."""
+    lens = hi - lo
+    starts = np.repeat(lo - np.cumsum(lens) + lens, lens)
+    return (starts + np.arange(int(lens.sum()))).astype(np.int64)
+
+
 def own_first(moves: np.ndarray, own: int) -> np.ndarray:
     """``moves`` in the order ties are broken in: its own cell, then by cell index."""
     rest = np.sort(moves[moves != own])

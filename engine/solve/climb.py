@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from engine.movement import MovementGraph
-from engine.solve.chance import Chance, Ways, _lasting
+from engine.solve.chance import Chance, Ways, _lasting, ranges
 from engine.solve.game import Game, Unsolvable
 
 
@@ -51,6 +51,8 @@ class Climbs:
         default_factory=dict
     )
     index: dict[tuple[str, int, int | None, Fraction], int] = field(default_factory=dict)
+    #: :meth:`onward`'s lists, made once the climbs are all worked out.
+    _onward: dict[tuple[str, int], list[int]] | None = None
 
     @property
     def size(self) -> int:
@@ -75,6 +77,14 @@ class Climbs:
     def stands(self) -> np.ndarray:
         """Per position, the cell index it stands on (a climber: its foot)."""
         return np.concatenate((np.arange(self.n), np.array(self.foot, dtype=np.int64)))
+
+    def onward(self, side: str, foot: int) -> list[int]:
+        """The cells ``side`` climbs into from ``foot``, in the order found."""
+        if self._onward is None:
+            self._onward = {}
+            for s, f, t in self.turn:
+                self._onward.setdefault((s, f), []).append(t)
+        return self._onward.get((side, foot), [])
 
     def tops(self) -> list[int]:
         """The cells climbed into."""
@@ -224,14 +234,13 @@ Move = tuple[int, list[int], list[float]]
 
 def groups_of(ch: Chance) -> list[list[Move]]:
     """``ch``'s moves, grouped as asked."""
-    out: list[list[Move]] = []
-    for i in range(len(ch.gptr) - 1):
-        moves: list[Move] = []
-        for m in range(int(ch.gptr[i]), int(ch.gptr[i + 1])):
-            lo, hi = int(ch.optr[m]), int(ch.optr[m + 1])
-            moves.append((int(ch.dst[m]), ch.end[lo:hi].tolist(), ch.prob[lo:hi].tolist()))
-        out.append(moves)
-    return out
+    # Plain lists once, sliced per move: a move is a few entries.
+    gptr, optr, dst = ch.gptr.tolist(), ch.optr.tolist(), ch.dst.tolist()
+    end, prob = ch.end.tolist(), ch.prob.tolist()
+    return [
+        [(dst[m], end[optr[m] : optr[m + 1]], prob[optr[m] : optr[m + 1]]) for m in range(a, b)]
+        for a, b in zip(gptr, gptr[1:], strict=False)
+    ]
 
 
 def climb_moves(
@@ -245,9 +254,9 @@ def climb_moves(
     the pursuer's cell, in the quarry's way), from share 0, or ``shares[top]`` toward
     that top."""
     out: list[Move] = []
-    for (s, f, top), table in climbs.turn.items():
-        if s == side and f == foot and top != avoid:
-            row = table[(shares or {}).get(top, Fraction(0))]
+    for top in climbs.onward(side, foot):
+        if top != avoid:
+            row = climbs.turn[(side, foot, top)][(shares or {}).get(top, Fraction(0))]
             out.append((top, [e for e, _ in row], [p for _, p in row]))
     return out
 
@@ -263,7 +272,7 @@ def position_moves(climbs: Climbs, i: int, plain: list[Move], avoid: int | None)
     if top is None:
         stay = [(d, [pos if e == foot else e for e in ends], ps) if d == foot else (d, ends, ps)
                 for d, ends, ps in plain]  # fmt: skip
-        onward = {t: share for (s, f, t) in climbs.turn if s == side and f == foot}
+        onward = dict.fromkeys(climbs.onward(side, foot), share)
         return stay + climb_moves(climbs, side, foot, avoid, onward)
     mine = climb_moves(climbs, side, foot, avoid, {top: share})
     going = [m for m in mine if m[0] == top]
@@ -312,22 +321,64 @@ def lift_blocked(
     """The quarry's moves with the pursuer in its way, for the positions: each pair's, with
     the quarry's climbs from its cell (none toward the pursuer's cell), and the same pair
     with the quarry on a climb position standing on that cell. A pursuer partway up is in
-    the way at its top, which no quarry's move of a turn enters."""
-    pairs = groups_of(ch)
+    the way at its top, which no quarry's move of a turn enters. The pairs come back in
+    another order (with their cells): those with no climb from the quarry's cell as they
+    were, then the others."""
+    standing: dict[int, list[int]] = {}  # the quarry's climb positions by the cell stood on
+    for i, s in enumerate(climbs.side):
+        if s == "quarry":
+            standing.setdefault(climbs.foot[i], []).append(i)
+    feet = np.zeros(climbs.n, dtype=bool)
+    feet[[f for (s, f, _) in climbs.turn if s == "quarry"] + list(standing)] = True
+    mixed = feet[bq]
+    same = _groups(ch, np.flatnonzero(~mixed))
+    asked = np.flatnonzero(mixed)
+    pairs = groups_of(_groups(ch, asked))
     out: list[list[Move]] = []
     ps: list[int] = []
     qs: list[int] = []
-    for k, moves in enumerate(pairs):
+    for k, moves in zip(asked.tolist(), pairs, strict=True):
         p, q = int(bp[k]), int(bq[k])
         ps.append(p)
         qs.append(q)
         out.append(moves + climb_moves(climbs, "quarry", q, p))
-        for i, s in enumerate(climbs.side):
-            if s == "quarry" and climbs.foot[i] == q:
-                ps.append(p)
-                qs.append(climbs.n + i)
-                out.append(position_moves(climbs, i, moves, p))
-    return as_chance(out), np.array(ps, dtype=np.int64), np.array(qs, dtype=np.int64)
+        for i in standing.get(q, ()):
+            ps.append(p)
+            qs.append(climbs.n + i)
+            out.append(position_moves(climbs, i, moves, p))
+    lifted = _joined(same, as_chance(out))
+    keep = ~mixed
+    return (
+        lifted,
+        np.concatenate((bp[keep], np.array(ps, dtype=np.int64))),
+        np.concatenate((bq[keep], np.array(qs, dtype=np.int64))),
+    )
+
+
+def _groups(ch: Chance, ks: np.ndarray) -> Chance:
+    """The groups ``ks`` of ``ch`` (in that order), as a :class:`Chance`."""
+    lo, hi = ch.gptr[ks], ch.gptr[ks + 1]
+    rows = ranges(lo, hi)
+    gptr = np.zeros(len(ks) + 1, dtype=np.int64)
+    np.cumsum(hi - lo, out=gptr[1:])
+    olo, ohi = ch.optr[rows], ch.optr[rows + 1]
+    oi = ranges(olo, ohi)
+    optr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(ohi - olo, out=optr[1:])
+    src = np.repeat(np.arange(len(ks), dtype=np.int64), hi - lo)
+    return Chance(gptr, src, ch.dst[rows], optr, ch.end[oi], ch.prob[oi])
+
+
+def _joined(a: Chance, b: Chance) -> Chance:
+    """``a``'s groups, then ``b``'s."""
+    return Chance(
+        np.concatenate((a.gptr, b.gptr[1:] + a.gptr[-1])),
+        np.concatenate((a.src, b.src + len(a.gptr) - 1)),
+        np.concatenate((a.dst, b.dst)),
+        np.concatenate((a.optr, b.optr[1:] + a.optr[-1])),
+        np.concatenate((a.end, b.end)),
+        np.concatenate((a.prob, b.prob)),
+    )
 
 
 def lift_game(game: Game, climbs: Climbs) -> Game:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from engine.grid import Cell
-from engine.solve.chance import Chance
+from engine.solve.chance import Chance, ranges
 from engine.solve.game import Game
 
 #: Two values this close are as good (float64 sums of the same chances in another order).
@@ -174,11 +174,11 @@ class Expecti:
         assert b is not None
         ch, n = b.chance, self.game.n
         lo, hi = b.ptr[ks], b.ptr[ks + 1]
-        rows = _ranges(lo, hi)
+        rows = ranges(lo, hi)
         gptr = np.zeros(len(ks) + 1, dtype=np.int64)
         np.cumsum(hi - lo, out=gptr[1:])
         counts = np.diff(ch.optr)[rows]
-        oi = _ranges(ch.optr[rows], ch.optr[rows + 1])
+        oi = ranges(ch.optr[rows], ch.optr[rows + 1])
         owner = np.repeat(np.arange(len(rows)), counts)
         p_row = self.bp[np.repeat(ks, hi - lo)]
         flat = np.repeat(p_row, counts) * n + ch.end[oi]
@@ -239,13 +239,6 @@ class Expecti:
         near = -self.steps[s.chance.dst[rows]][:, [p]]
         _, at = pick(vals, near, np.array([0, len(rows)]), False)
         return int(s.chance.dst[rows[at[0, 0]]])
-
-
-def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The integers of ``lo[i]:hi[i]`` for every ``i``, in order (one array)."""
-    lens = hi - lo
-    starts = np.repeat(lo - np.cumsum(lens) + lens, lens)
-    return starts + np.arange(int(lens.sum()))
 
 
 def steps_between(game: Game) -> np.ndarray:
