@@ -19,7 +19,11 @@ Rows (exit status 1 if a target is missed):
   a 20x20 drawing (400 cells), each solved whole in a
   fresh process, CPU seconds and peak memory, as a ratio to the same chase without dice
   (the same tokens untrained at swimming: they roll nothing), solved the same way: target
-  the whole solve <= 20 s CPU, <= 1 GB.
+  the whole solve <= 20 s CPU, <= 1 GB;
+* a chase with climbs over turns (Mythmaster on a 16x12 drawing with a wall of one-hex
+  cliffs between the quarry and the exits, both tokens climbers; 10 rounds), solved whole
+  in a fresh process, beside the same chase where nobody climbs (the cliffs are walls):
+  target <= 20 s CPU, <= 1 GB.
 
 Run: python benchmarks/bench_solve.py
 """
@@ -109,6 +113,51 @@ def write_dice_chase(folder: Path, swimmers: bool, size: tuple[int, int] = (16, 
         f"stats: {{adaptability: 13, physical: 12{swim}}}}}\n"
         "  - {id: p, side: pursuer, policy: pursuer, pace: walk, cell: [1, 1], "
         f"stats: {{adaptability: 14, physical: 12{swim}}}}}\n"
+    )
+    path = folder / "chase.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+#: tmxtext's cliff (difficult, 10 m high) and the one the climb row draws (easy, 2 m: a
+#: Mythmaster climb of one hex, two successes at Base Move 6).
+CLIFF = (
+    '<property name="difficulty" value="difficult"/>'
+    '<property name="height" type="float" value="10.0"/>'
+)
+EASY_CLIFF = (
+    '<property name="difficulty" value="easy"/><property name="height" type="float" value="2.0"/>'
+)
+
+
+def write_climb_chase(folder: Path, climbers: bool) -> Path:
+    """A Mythmaster chase on a 16x12 drawing of open ground, walls and a wall of one-hex
+    cliffs across it (some cliffs two cells deep), the exits beyond; ``climbers``: both
+    tokens climb them (a Climbing 21C each turn, the climb's progress carried over turns),
+    else neither (no Climbing skill: the cliffs are walls)."""
+    w, h = 16, 12
+    rng = np.random.default_rng(9)
+    pick = rng.choice(np.array(list("........#")), size=(h, w))
+    pick[:, 10] = "#"
+    pick[rng.choice(h, size=5, replace=False), 10] = "^"
+    pick[2, 11] = pick[7, 11] = "^"
+    pick[1, 1] = pick[h - 2, 9] = "."
+    exits = [(w - 1, r) for r in range(h)]
+    text = tmxtext.tmx(
+        ["".join(r) for r in pick.tolist()],
+        properties={"diagonals": "equal"},
+        objects=tmxtext.exit_objects(exits),
+    )
+    assert text.count(CLIFF) == 1
+    (folder / "m.tmx").write_text(text.replace(CLIFF, EASY_CLIFF), encoding="utf-8")
+    climb = ", climbing: 9" if climbers else ""
+    rule = "" if climbers else "settings: {untrained_climbing: refuse}\n"
+    text = (
+        f"map: m.tmx\nsystem: mythmaster\nturns: 10\ngoals: {{capture: 1}}\n{rule}tokens:\n"
+        f"  - {{id: q, side: quarry, policy: quarry, pace: walk, cell: [9, {h - 2}], "
+        f"stats: {{adaptability: 13, physical: 12{climb}}}}}\n"
+        "  - {id: p, side: pursuer, policy: pursuer, pace: walk, cell: [1, 1], "
+        f"stats: {{adaptability: 9, physical: 12{climb}}}}}\n"
     )
     path = folder / "chase.yaml"
     path.write_text(text, encoding="utf-8")
@@ -330,6 +379,7 @@ def main() -> int:
             print("   TARGET MISSED")
         for w, h in ((16, 12), (20, 20)):
             ok = dice_row(Path(tmp), (w, h)) and ok
+        ok = climb_row(Path(tmp)) and ok
     return 0 if ok else 1
 
 
@@ -349,6 +399,30 @@ def dice_row(tmp: Path, size: tuple[int, int]) -> bool:
         f"{dice['turns']:.3f}; without dice (the same map, nobody rolls) "
         f"{plain['cpu']:.2f} s CPU, peak {plain['rss_mb']:.0f} MB, {plain['outcome']} in "
         f"round {plain['turns']}: {dice['cpu'] / max(plain['cpu'], 1e-9):.1f}x "
+        f"(targets <= {MAX_CPU_S:.0f} s CPU, <= {MAX_RSS_MB:.0f} MB)"
+    )
+    if not dice["dice"] or dice["cpu"] > MAX_CPU_S or dice["rss_mb"] > MAX_RSS_MB:
+        print("   TARGET MISSED")
+        return False
+    return True
+
+
+def climb_row(tmp: Path) -> bool:
+    """The chase with climbs over turns beside the same chase where nobody climbs: whether
+    its targets are met."""
+    up, flat = tmp / "climbers", tmp / "walkers"
+    up.mkdir()
+    flat.mkdir()
+    dice = run_child("whole", write_climb_chase(up, True))
+    plain = run_child("whole", write_climb_chase(flat, False))
+    p = dice["p"]
+    print(
+        f"16x12 chase with climbs over turns: {dice['cpu']:.2f} s CPU, peak "
+        f"{dice['rss_mb']:.0f} MB; P(capture) {p['capture']:.4f}, P(escape) "
+        f"{p['escape']:.4f}, expected round {dice['turns']:.3f}; nobody climbing (the same "
+        f"map, the cliffs walls) {plain['cpu']:.2f} s CPU, peak {plain['rss_mb']:.0f} MB, "
+        f"{plain['outcome']} in round {plain['turns']}: "
+        f"{dice['cpu'] / max(plain['cpu'], 1e-9):.1f}x "
         f"(targets <= {MAX_CPU_S:.0f} s CPU, <= {MAX_RSS_MB:.0f} MB)"
     )
     if not dice["dice"] or dice["cpu"] > MAX_CPU_S or dice["rss_mb"] > MAX_RSS_MB:
