@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any
@@ -90,6 +90,10 @@ class FieldCache:
         #: Turn plans (Simulation._plan_of) by the kept start they follow (None: a start
         #: not played from a plan).
         self.plans: IdMemo[TurnPlan | None] = IdMemo(self.STARTS_KEPT)
+        #: The same plans by all that a plan and its outcomes read of its start
+        #: (:meth:`plan_by_reads`), so that starts which differ only in where the other
+        #: tokens stand share one plan and the outcomes kept in it.
+        self.plans_by_reads: IdMemo[TurnPlan | None] = IdMemo(self.STARTS_KEPT)
         #: Ways down a field before any roll (:meth:`descent`), by profile, goal and tokens.
         self._descents: dict[tuple[Any, ...], tuple[Profile, Walk, int]] = {}
         #: Policies' pure parts, by the kept arrays they read (:meth:`threat`, ...).
@@ -206,6 +210,28 @@ class FieldCache:
             memo.clear()
         self._maps = ThreatMaps()
         weight.used = kept
+
+    def plan_by_reads(
+        self, tid: str, start: tuple[Any, ...], make: Callable[[tuple[Any, ...]], Any]
+    ) -> TurnPlan | None:
+        """The turn plan of a kept ``start`` of ``tid``'s turn (``make``:
+        Simulation._plan_of), kept in :attr:`plans` by the start itself and in
+        :attr:`plans_by_reads` by what the plan and its outcomes (Simulation._plan_outcome)
+        read of it: the mover (its token, kept one object per value), its pace, whether it
+        rolls once a turn, its profile and its way (the profile walked, the walk and how
+        many of its edges). Not the other tokens: where they stand decided the way, and a
+        turn from a plan reads no more of them than its end's check of the goals, made
+        every time. So two starts that differ only there share one plan, and every
+        outcome learned for one serves the other."""
+        token, pace, per_turn, prof, way = start
+        objects = (token, prof) if way is None else (token, prof, way[0], way[1])
+        plain = (tid, pace, per_turn, None if way is None else way[2])
+        got = self.plans_by_reads.get(objects, plain, MISSING)
+        if got is MISSING:
+            got = make(start)
+            self.plans_by_reads.put(objects, plain, got)
+        self.plans.put_one(start, None, got)
+        return got
 
     #: How many threat maps and safe exits are kept (the oldest half goes beyond this).
     POLICY_KEPT = 4096

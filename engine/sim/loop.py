@@ -289,8 +289,7 @@ class Simulation(TokenEdits):
             if self._kept_start and not self.record:
                 plan = self.fields.plans.one(start, None, MISSING)
                 if plan is MISSING:
-                    plan = self._plan_of(start)
-                    self.fields.plans.put_one(start, None, plan)
+                    plan = self.fields.plan_by_reads(tid, start, self._plan_of)
                 if plan is not None:
                     self._play_plan(tid, start, plan)
                     return
