@@ -24,6 +24,10 @@ path): the work itself, apart from what the machine makes of two processes at on
 forked process's count starts from its parent's at the fork, so the worker's own is its
 count less that of a worker that exits as it starts.
 
+``python benchmarks/bench_chase.py --split [ROUNDS]`` (not part of ``run.py``) splits the
+1-worker row's CPU into making the fields, learning the turns and playing turns seen
+(:func:`split`).
+
 ``python benchmarks/bench_chase.py --apportion [ROUNDS]`` (not part of ``run.py``) shares
 out what the second worker costs, each variant in a fresh process, ``ROUNDS`` rounds
 (default 6), medians: the batch's ``CPU_RUNS`` runs played from one field cache in one
@@ -358,6 +362,70 @@ def apportion(rounds: int) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- split
+
+
+def split(rounds: int) -> int:
+    """``--split [ROUNDS]`` (not part of ``run.py``): where the 1-worker row's CPU goes.
+    Each round, from a fresh field cache warmed by the row's first 20 runs: its ``RUNS``
+    runs (``cold``: as the row plays them), the same runs again after
+    :meth:`FieldCache.forget_turns` (``fields kept``: the fields made, every turn learned
+    again) and once more (``warm``: every turn seen). So the fields cost ``cold - fields
+    kept``, learning the turns ``fields kept - warm``, and playing turns seen ``warm``.
+    With the turns the cold runs learned: starts (by what they read), plans, ways and
+    descents. Medians of ``ROUNDS`` (default 5) rounds, CPU of this process."""
+    import gc
+
+    scenario = load_scenario(SCENARIO)
+    items = list(enumerate(run_seeds(scenario.seed, RUNS)))  # the row's runs, as it plays them
+
+    def play(fields: FieldCache, some: list[tuple[int, int]]) -> float:
+        c = time.process_time()
+        for run, seed in some:
+            Simulation(scenario, seed, fields=fields, run=run, record="count").run()
+        return time.process_time() - c
+
+    parts: dict[str, list[float]] = {"cold": [], "fields kept": [], "warm": []}
+    learned: dict[str, int] = {}
+    gc.disable()  # as a batch plays its runs (engine.batch.work)
+    try:
+        for _ in range(rounds):
+            fields = FieldCache(scenario)
+            play(fields, items[:20])
+            before = {
+                "starts": len(fields.starts_by_reads),
+                "plans": len(fields.plans_by_reads),
+                "ways": len(fields.ways),
+                "descents": len(fields._descents),
+            }
+            parts["cold"].append(play(fields, items))
+            learned = {
+                "starts": len(fields.starts_by_reads) - before["starts"],
+                "plans": len(fields.plans_by_reads) - before["plans"],
+                "ways": len(fields.ways) - before["ways"],
+                "descents": len(fields._descents) - before["descents"],
+            }
+            fields.forget_turns()
+            parts["fields kept"].append(play(fields, items))
+            parts["warm"].append(play(fields, items))
+    finally:
+        gc.enable()
+    cpu = {k: statistics.median(v) for k, v in parts.items()}
+    print(f"square chase, 1 worker, {RUNS} runs after 20, medians of {rounds} rounds:")
+    for k, v in cpu.items():
+        print(f"   {k:12s} {v:.3f} CPU-s ({RUNS / v:.0f} runs per CPU second)")
+    cold = cpu["cold"]
+    shares = (
+        ("fields", cold - cpu["fields kept"]),
+        ("learning the turns", cpu["fields kept"] - cpu["warm"]),
+        ("playing turns seen", cpu["warm"]),
+    )
+    for k, v in shares:
+        print(f"   {k:19s} {v:.3f} CPU-s ({v / cold:.0%})")
+    print("   learned in the cold runs: " + ", ".join(f"{n} {k}" for k, n in learned.items()))
+    return 0
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--apportion-child":
         apportion_child(sys.argv[2])
@@ -372,6 +440,8 @@ def main() -> int:
         return 0
     if "--instructions" in sys.argv:
         return instructions()
+    if len(sys.argv) > 1 and sys.argv[1] == "--split":
+        return split(int(sys.argv[2]) if len(sys.argv) > 2 else 5)
     ok = rates()
     if "--quick" not in sys.argv:
         ok = batch_cpu() and ok

@@ -233,6 +233,33 @@ class FieldCache:
         self.plans.put_one(start, None, got)
         return got
 
+    def forget_turns(self) -> None:
+        """Drop what the runs learned of their turns, keeping the map's graphs, the
+        profiles and their fields (with the walks kept on them): the turn starts, ways,
+        descents, plans and their outcomes, the policies' choices, the rule hooks' results
+        and the tokens kept by value. Each is a pure function of what it is kept by, made
+        again when next asked: the runs after are the same (tested). What a batch's later
+        runs cost once the fields are made, apart from what the fields cost
+        (``benchmarks/bench_chase.py --split``)."""
+        for memo in (
+            self.starts,
+            self.starts_by_reads,
+            self.ways,
+            self.plans,
+            self.plans_by_reads,
+            self.rolls_same,
+            self.applied,
+            self._threats,
+            self._exits,
+            self._flee,
+            self._meets,
+            self._less_notes,
+        ):
+            memo.clear()
+        self._descents.clear()
+        self._maps = ThreatMaps()
+        self.hooks = HookMemo()
+
     #: How many threat maps and safe exits are kept (the oldest half goes beyond this).
     POLICY_KEPT = 4096
 
