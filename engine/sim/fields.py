@@ -519,7 +519,11 @@ class Profile:
             if got is None:
                 ticks = self._from.get(cell)
                 if ticks is None:
-                    ticks = self._dist_from(cell, keep=False)  # the turns are kept, not ticks
+                    # Where a graph's whole fields are kept (TOWARD_NODES), its ticks over
+                    # the scale too, for the profiles at the other speeds on it; on a
+                    # bigger graph the turns only.
+                    g = self.graph
+                    ticks = self._dist_from(cell, keep=g.n * g.n_states <= self.TOWARD_NODES)
                 got = ticks / self.graph.denominator
                 got.setflags(write=False)
                 self.weight.used += got.nbytes
