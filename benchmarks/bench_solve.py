@@ -1,7 +1,8 @@
 """`tacgrid solve` on a 40x30 one-on-one chase (issue 39): time and peak memory, beside
 references measured in the same run. The 40x30 chase is on the shipped maps/encounter.tmx
-(generic rules: the pursuer 6 cells a turn from one corner, the quarry 5 from the other,
-caught at one step, 25 turns).
+(generic rules: the pursuer 7 cells a turn from one corner, the quarry 6 from the other,
+caught at one step, 25 turns; at 6 cells a turn every cell of the map is entered within a
+turn: slower, a climb up its 15-ft cliffs would take more, which solve refuses).
 
 Rows (exit status 1 if a target is missed):
 
@@ -74,12 +75,15 @@ def write_chase(
     else:
         where = str(ROOT / "maps" / "encounter.tmx")
     w, h = size
+    # The drawings' rough ground takes two cells' time; encounter.tmx's cliffs six.
+    q_speed, p_speed = (25, 30) if rows is not None else (30, 35)
     text = (
         f"map: {where}\nsystem: generic\nturns: {turns}\ngoals: {{capture: {capture}}}\n"
         "tokens:\n"
         f"  - {{id: q, side: quarry, policy: quarry, cell: [{w - 5}, {h - 5}], "
-        "stats: {speed: 25}}\n"
-        "  - {id: p, side: pursuer, policy: pursuer, cell: [2, 2], stats: {speed: 30}}\n"
+        f"stats: {{speed: {q_speed}}}}}\n"
+        "  - {id: p, side: pursuer, policy: pursuer, cell: [2, 2], "
+        f"stats: {{speed: {p_speed}}}}}\n"
     )
     path = folder / "chase.yaml"
     path.write_text(text, encoding="utf-8")

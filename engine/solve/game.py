@@ -1,6 +1,10 @@
 """One pursuer against one quarry as a finite game: each side's moves of a turn as the
 turn loop prices them, the capture and exit cells, the turn order and limit.
 
+A step into a cell that takes more than a whole turn (the loop carries the crossing into
+the next turn) is not a move of the game: a token that can reach one is refused
+(:func:`slow_crossing`), climbs in whole successes aside (engine.solve.climb).
+
 A token's moves of one turn are the cells its movement graph (:class:`MovementGraph`: the
 engine's own costs, the graph the turn loop walks) reaches within one turn's ticks from
 the node a turn starts on: partial moves included, its own cell always. The quarry's are
@@ -13,6 +17,7 @@ again (:func:`_blocked_reach`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -159,6 +164,16 @@ def check_scenario(
                 f"{name}: token {m.tid} {why}; solve models moves that roll nothing "
                 "(docs/solve.md): give it a pace and a map without checks"
             )
+        slow = slow_crossing(g, m.cell)
+        if slow is not None:
+            src, dst, turns = slow
+            raise Unsolvable(
+                f"{name}: token {m.tid} can enter cell {list(dst)} from {list(src)} only over "
+                f"{turns} turns at pace {g.pace} (the crossing's progress carried into the "
+                "next turn: docs/rules.md); solve models the moves within one turn and no "
+                "crossing under way (docs/solve.md): give it a faster pace or a map without "
+                "such cells"
+            )
 
 
 def _turn_rolls(g: MovementGraph, token: Any, system: Any) -> bool:
@@ -193,6 +208,41 @@ def _climbs(g: MovementGraph) -> bool:
     present = np.unique(g.model.terrain_ids).tolist()
     token = g.search.tokens[g.search.start]
     return any(g.system.climb_odds(token, g.model.terrains[t], g.pace) for t in present)
+
+
+def slow_crossing(g: MovementGraph, start: Cell) -> tuple[Cell, Cell, Fraction] | None:
+    """A step ``g``'s token can reach from ``start`` (on its whole graph) into another
+    cell that takes more than a whole turn (the turn loop's
+    :meth:`~engine.sim.walking.Walker._long_step`: the rest of the turn goes into the cell
+    and its progress carries into the next: docs/rules.md): the cell it steps from, the cell
+    and the turns the step takes; None where there is none. A step into a climb priced in
+    whole successes (:meth:`RuleSystem.climb_odds`) is left to the climbs (refused without
+    dice, positions with them: engine.solve.climb); a jump's edge is never crossed so (the
+    loop's way stops at a jump it cannot make within the turn)."""
+    from scipy.sparse.csgraph import breadth_first_order
+
+    n, den = g.n, g.denominator
+    csr = g.csr()
+    rows = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+    slow = (csr.data > den + 1e-9) & (rows % n != csr.indices % n)
+    if not slow.any():
+        return None
+    token = g.search.tokens[g.search.start]
+    terrains = g.model.terrains
+    climb = np.array([g.system.climb_odds(token, t, g.pace) is not None for t in terrains])
+    slow &= ~climb[np.asarray(g.model.terrain_ids).ravel()][csr.indices % n]
+    for k in np.flatnonzero(slow).tolist():
+        if (int(rows[k]), int(csr.indices[k])) in g.jump_at:
+            slow[k] = False
+    if not slow.any():
+        return None
+    seen = np.zeros(csr.shape[0], dtype=bool)
+    seen[breadth_first_order(csr, g.node(start), directed=True, return_predecessors=False)] = True
+    found = np.flatnonzero(slow & seen[rows])
+    if not len(found):
+        return None
+    k = int(found[0])
+    return g.cell_of(int(rows[k])), g.cell_of(int(csr.indices[k])), g.turns(csr.data[k])
 
 
 def _jump_checks(g: MovementGraph) -> bool:
