@@ -217,8 +217,9 @@ def slow_crossing(g: MovementGraph, start: Cell) -> tuple[Cell, Cell, Fraction] 
     and its progress carries into the next: docs/rules.md): the cell it steps from, the cell
     and the turns the step takes; None where there is none. A step into a climb priced in
     whole successes (:meth:`RuleSystem.climb_odds`) is left to the climbs (refused without
-    dice, positions with them: engine.solve.climb); a jump's edge is never crossed so (the
-    loop's way stops at a jump it cannot make within the turn)."""
+    dice, positions with them: engine.solve.climb). A jump of more than a turn is one too:
+    the loop makes it whole in a turn that starts with it (``plan_turn``), a move the
+    game's one-turn reach leaves out."""
     from scipy.sparse.csgraph import breadth_first_order
 
     n, den = g.n, g.denominator
@@ -231,9 +232,6 @@ def slow_crossing(g: MovementGraph, start: Cell) -> tuple[Cell, Cell, Fraction] 
     terrains = g.model.terrains
     climb = np.array([g.system.climb_odds(token, t, g.pace) is not None for t in terrains])
     slow &= ~climb[np.asarray(g.model.terrain_ids).ravel()][csr.indices % n]
-    for k in np.flatnonzero(slow).tolist():
-        if (int(rows[k]), int(csr.indices[k])) in g.jump_at:
-            slow[k] = False
     if not slow.any():
         return None
     seen = np.zeros(csr.shape[0], dtype=bool)
