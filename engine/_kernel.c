@@ -1402,16 +1402,111 @@ done:
  * its least possible distance (the open keys' least, less its estimate) already makes it
  * worse than the step taken. Nodes not settled are left at inf. */
 
+/* The bounded searches' queue: whole-number keys, taken least first, each key pushed at least
+ * the last one taken (their estimates are consistent, which the searches check edge by edge),
+ * so a key is a bucket of a ring of KQ_RING from the last key taken, and a key past the ring
+ * waits in a heap until the ring comes to it. A bucket's entries come out last in first. */
+#define KQ_RING 1024
+
+typedef struct {
+    NodeList ring[KQ_RING];
+    int64_t cur;     /* every key held is at least cur; the ring holds cur .. cur + KQ_RING - 1 */
+    Py_ssize_t held; /* entries in the ring */
+    Heap far;        /* entries of keys past the ring */
+} KeyQueue;
+
+static void kq_clear(KeyQueue *q) {
+    for (int k = 0; k < KQ_RING; k++) q->ring[k].size = 0;
+    q->cur = 0, q->held = 0, q->far.size = 0;
+}
+
+/* 0, -1 out of memory, -3 a key below the last taken (an estimate not consistent). */
+static inline int kq_push(KeyQueue *q, int64_t key, int32_t node) {
+    if (key < q->cur) return -3;
+    if (key - q->cur < KQ_RING) {
+        if (nodes_push(&q->ring[key & (KQ_RING - 1)], node) < 0) return -1;
+        q->held++;
+        return 0;
+    }
+    return heap_push(&q->far, (uint64_t)key, node);
+}
+
+/* The least key held (its bucket is then ring[key % KQ_RING]), INT64_MAX when none is; -1
+ * out of memory. */
+static int64_t kq_least(KeyQueue *q) {
+    for (;;) {
+        while (q->far.size && (int64_t)q->far.items[0].key - q->cur < KQ_RING) {
+            Entry e = heap_pop(&q->far);
+            if (nodes_push(&q->ring[e.key & (KQ_RING - 1)], e.node) < 0) return -1;
+            q->held++;
+        }
+        if (q->ring[q->cur & (KQ_RING - 1)].size) return q->cur;
+        if (q->held)
+            q->cur++;
+        else if (q->far.size)
+            q->cur = (int64_t)q->far.items[0].key;
+        else
+            return INT64_MAX;
+    }
+}
+
+/* Takes the last entry of the least key's bucket (kq_least just gave that key). */
+static inline int32_t kq_take(KeyQueue *q) {
+    NodeList *b = &q->ring[q->cur & (KQ_RING - 1)];
+    q->held--;
+    return b->items[--b->size];
+}
+
+/* What the bounded searches keep between calls, so that a search costs the nodes it reaches,
+ * not the graph's: a node's steps and estimate, valid where its mark is this call's gen
+ * (reached) or gen + 1 (settled); marks of other calls read as neither. Grown to the largest
+ * graph searched; one search at a time (the GIL is held throughout). */
+typedef struct {
+    int64_t *at, *h;
+    uint32_t *mark;
+    Py_ssize_t cap;
+    uint32_t gen;
+    KeyQueue q;
+} TowardScratch;
+
+static TowardScratch toward_scratch;
+
+/* The scratch for a search of n nodes, this call's marks apart from every earlier call's;
+ * -1 out of memory. */
+static int toward_scratch_take(Py_ssize_t n) {
+    TowardScratch *s = &toward_scratch;
+    if (n > s->cap) {
+        free(s->at), free(s->h), free(s->mark);
+        s->at = malloc((size_t)n * sizeof(int64_t));
+        s->h = malloc((size_t)n * sizeof(int64_t));
+        s->mark = calloc((size_t)n, sizeof(uint32_t));
+        s->gen = 0;
+        if (!s->at || !s->h || !s->mark) {
+            free(s->at), free(s->h), free(s->mark);
+            s->at = s->h = NULL, s->mark = NULL, s->cap = 0;
+            return -1;
+        }
+        s->cap = n;
+    }
+    if (s->gen >= UINT32_MAX - 4) {
+        memset(s->mark, 0, (size_t)s->cap * sizeof(uint32_t));
+        s->gen = 0;
+    }
+    s->gen += 2;
+    kq_clear(&s->q);
+    return 0;
+}
+
 typedef struct {
     const int64_t *indptr;
     const int32_t *indices, *steps;
     Py_ssize_t n, m;
     int64_t span, width, n_cells, kappa;
     int64_t x0, y0, x1, y1; /* the box of cells the estimate is taken to */
-    int64_t *at;
-    uint8_t *done;
-    Heap heap;
-    double step, *dist;
+    int64_t *at, *h;        /* toward_scratch's */
+    uint32_t *mark, gen;
+    KeyQueue *q;
+    double step, *dist; /* dist: the settled nodes' distances (NULL: not kept) */
     /* a landmark's exact distances (ticks a node, or NULL): gmode 1, a forward search's
      * bound to targets no farther from it than goff steps (guide - goff; inf: no target is
      * reached from there); gmode 2, a reverse search's bound from a node goff steps from it
@@ -1419,6 +1514,7 @@ typedef struct {
     const double *guide;
     int64_t goff;
     int gmode;
+    long long settled;
 } Toward;
 
 static inline int64_t toward_h(const Toward *t, int64_t v) {
@@ -1435,15 +1531,45 @@ static inline int64_t toward_h(const Toward *t, int64_t v) {
     return h;
 }
 
-/* The least key still open (stale entries dropped); INT64_MAX when none is. */
-static int64_t toward_top(Toward *t) {
-    while (t->heap.size) {
-        Entry e = t->heap.items[0];
-        if (!t->done[e.node] && t->at[e.node] + toward_h(t, e.node) == (int64_t)e.key)
-            return (int64_t)e.key;
-        heap_pop(&t->heap);
+/* Takes the scratch for t's n nodes (-1 out of memory). */
+static int toward_begin(Toward *t) {
+    if (toward_scratch_take(t->n) < 0) return -1;
+    t->at = toward_scratch.at, t->h = toward_scratch.h, t->mark = toward_scratch.mark;
+    t->gen = toward_scratch.gen, t->q = &toward_scratch.q;
+    return 0;
+}
+
+static inline int toward_done(const Toward *t, int64_t v) { return t->mark[v] == t->gen + 1; }
+
+/* Node v's estimate, v reached (at inf until a way to it is found) if it was not. */
+static inline int64_t toward_reach(Toward *t, int64_t v) {
+    if (t->mark[v] != t->gen && t->mark[v] != t->gen + 1) {
+        t->mark[v] = t->gen;
+        t->at[v] = INT64_MAX;
+        t->h[v] = toward_h(t, v);
     }
-    return INT64_MAX;
+    return t->h[v];
+}
+
+/* Opens node v at 0 steps (a search's source): -1 out of memory. */
+static int toward_source(Toward *t, int64_t v) {
+    int64_t h = toward_reach(t, v);
+    if (t->at[v] == 0 || h == INT64_MAX) return 0; /* twice, or it reaches no target */
+    t->at[v] = 0;
+    return kq_push(t->q, h, (int32_t)v) < 0 ? -1 : 0;
+}
+
+/* The least key still open (stale entries dropped); INT64_MAX when none is, -1 out of
+ * memory. */
+static int64_t toward_top(Toward *t) {
+    for (;;) {
+        int64_t key = kq_least(t->q);
+        if (key < 0 || key == INT64_MAX) return key;
+        NodeList *b = &t->q->ring[key & (KQ_RING - 1)];
+        int32_t v = b->items[b->size - 1];
+        if (t->mark[v] == t->gen && t->at[v] + t->h[v] == key) return key;
+        kq_take(t->q);
+    }
 }
 
 /* Settles nodes while the least open key is below until, or until node stop is settled.
@@ -1451,11 +1577,13 @@ static int64_t toward_top(Toward *t) {
 static int toward_run(Toward *t, int64_t until, int64_t stop) {
     for (;;) {
         int64_t key = toward_top(t);
+        if (key == -1) return -1;
         if (key == INT64_MAX || key >= until) return 0;
-        int64_t v = heap_pop(&t->heap).node;
-        t->done[v] = 1;
-        t->dist[v] = (double)t->at[v] * t->step;
-        int64_t lo = t->indptr[v], hi = t->indptr[v + 1], hv = toward_h(t, v);
+        int64_t v = kq_take(t->q);
+        t->mark[v] = t->gen + 1;
+        t->settled++;
+        if (t->dist) t->dist[v] = (double)t->at[v] * t->step;
+        int64_t lo = t->indptr[v], hi = t->indptr[v + 1], hv = t->h[v], av = t->at[v];
         if (lo < 0 || hi < lo || hi > t->m) {
             PyErr_SetString(PyExc_ValueError, "field_toward: indptr out of order");
             return -2;
@@ -1466,16 +1594,16 @@ static int toward_run(Toward *t, int64_t until, int64_t stop) {
                 PyErr_SetString(PyExc_ValueError, "field_toward: an index or step out of range");
                 return -2;
             }
-            int64_t hw = toward_h(t, w);
+            int64_t hw = toward_reach(t, w);
             if (hw == INT64_MAX) continue; /* reaches no target */
             if (hv > s + hw) {
                 PyErr_SetString(PyExc_ValueError, "field_toward: an estimate past an edge's steps");
                 return -2;
             }
-            int64_t nd = t->at[v] + s;
-            if (!t->done[w] && nd < t->at[w]) {
+            int64_t nd = av + s;
+            if (t->mark[w] == t->gen && nd < t->at[w]) {
                 t->at[w] = nd;
-                if (heap_push(&t->heap, (uint64_t)(nd + hw), (int32_t)w) < 0) return -1;
+                if (kq_push(t->q, nd + hw, (int32_t)w) < 0) return -1;
             }
         }
         if (v == stop) return 0;
@@ -1487,8 +1615,12 @@ static int toward_run(Toward *t, int64_t until, int64_t stop) {
 static int64_t toward_need(Toward *t, const int64_t *findptr, const int32_t *findices,
                            const double *fdata, Py_ssize_t fm, int64_t start) {
     int64_t node = start, top = toward_top(t);
+    if (top == -1) {
+        PyErr_NoMemory();
+        return -2;
+    }
     for (Py_ssize_t it = 0; it < t->n; it++) {
-        if (!t->done[node]) return top == INT64_MAX ? -1 : top + 1;
+        if (!toward_done(t, node)) return top == INT64_MAX ? -1 : top + 1;
         double here = t->dist[node];
         if (!(here > 0)) return -1;
         int64_t lo = findptr[node], hi = findptr[node + 1];
@@ -1504,7 +1636,7 @@ static int64_t toward_need(Toward *t, const int64_t *findptr, const int32_t *fin
                 PyErr_SetString(PyExc_ValueError, "field_toward: a forward index out of range");
                 return -2;
             }
-            if (t->done[y]) {
+            if (toward_done(t, y)) {
                 double total = fdata[j] + t->dist[y];
                 if (total < low) low = total, k = j;
             }
@@ -1512,9 +1644,9 @@ static int64_t toward_need(Toward *t, const int64_t *findptr, const int32_t *fin
         if (top != INT64_MAX) /* unsettled neighbours: at least (top - estimate) steps */
             for (int64_t j = lo; j < hi; j++) {
                 int64_t y = findices[j];
-                if (t->done[y]) continue;
+                if (toward_done(t, y)) continue;
                 if (low == INFINITY) return INT64_MAX;
-                int64_t hy = toward_h(t, y);
+                int64_t hy = toward_reach(t, y);
                 if (fdata[j] + (double)(top - hy) * t->step > low) continue;
                 int64_t want = (int64_t)floor((low - fdata[j]) / t->step) + hy + 1;
                 if (want <= top) want = top + 1;
@@ -1585,10 +1717,7 @@ static PyObject *field_toward(PyObject *self, PyObject *args) {
         }
         t.guide = bufs[8].b.buf, t.goff = goff, t.gmode = 2;
     }
-    t.at = malloc((size_t)t.n * sizeof(int64_t));
-    t.done = calloc((size_t)t.n, 1);
-    if (!t.at || !t.done) goto nomem;
-    for (Py_ssize_t v = 0; v < t.n; v++) t.at[v] = INT64_MAX;
+    if (toward_begin(&t) < 0) goto nomem;
     const int64_t *sources = bufs[6].b.buf;
     for (Py_ssize_t k = 0; k < bufs[6].b.len / 8; k++) {
         int64_t v = sources[k];
@@ -1596,10 +1725,7 @@ static PyObject *field_toward(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "field_toward: a source out of range");
             goto done;
         }
-        if (t.at[v] != 0) {
-            t.at[v] = 0;
-            if (heap_push(&t.heap, (uint64_t)toward_h(&t, v), (int32_t)v) < 0) goto nomem;
-        }
+        if (toward_source(&t, v) < 0) goto nomem;
     }
     int rc = toward_run(&t, INT64_MAX, start);
     for (;;) {
@@ -1610,16 +1736,11 @@ static PyObject *field_toward(PyObject *self, PyObject *args) {
         if (need == -1) break;
         rc = toward_run(&t, need, -1);
     }
-    long long settled = 0;
-    for (Py_ssize_t v = 0; v < t.n; v++) settled += t.done[v];
-    result = PyLong_FromLongLong(settled);
+    result = PyLong_FromLongLong(t.settled);
     goto done;
 nomem:
     PyErr_NoMemory();
 done:
-    free(t.heap.items);
-    free(t.at);
-    free(t.done);
     for (int i = 0; i < 9; i++) release(&bufs[i]);
     return result;
 }
@@ -1684,17 +1805,21 @@ done:
  * steps over its nodes settled below what any unsettled node of it may have) gets its
  * turns in out (NaN: not known); every unknown cell's least possible late (turns less
  * its less) must be above the least known late. */
-static int claim_done(Toward *t, const int64_t *cells, const double *less, Py_ssize_t k_cells,
-                      double den, double *out) {
+static int claim_done(Toward *t, const int64_t *cells, const int64_t *hc, const double *less,
+                      Py_ssize_t k_cells, double den, double *out) {
     int64_t top = toward_top(t);
+    if (top == -1) {
+        PyErr_NoMemory();
+        return -1;
+    }
     Py_ssize_t states = t->n / t->n_cells;
     double best = INFINITY;
     for (Py_ssize_t k = 0; k < k_cells; k++) {
         int64_t c = cells[k], least = INT64_MAX, bound = INT64_MAX;
         for (Py_ssize_t s = 0; s < states; s++)
-            if (t->done[c + s * t->n_cells] && t->at[c + s * t->n_cells] < least)
+            if (toward_done(t, c + s * t->n_cells) && t->at[c + s * t->n_cells] < least)
                 least = t->at[c + s * t->n_cells];
-        if (top != INT64_MAX) bound = top - toward_h(t, c);
+        if (top != INT64_MAX) bound = top - hc[k];
         if (least <= bound) {
             out[k] = least == INT64_MAX ? INFINITY : ((double)least * t->step) / den;
             double late = out[k] - less[k];
@@ -1704,8 +1829,7 @@ static int claim_done(Toward *t, const int64_t *cells, const double *less, Py_ss
     }
     for (Py_ssize_t k = 0; k < k_cells; k++) {
         if (!isnan(out[k])) continue;
-        int64_t c = cells[k];
-        double low = ((double)(top - toward_h(t, c)) * t->step) / den;
+        double low = ((double)(top - hc[k]) * t->step) / den;
         if (!(low - less[k] > best)) return 0;
     }
     return 1;
@@ -1736,7 +1860,7 @@ static PyObject *claim_reach(PyObject *self, PyObject *args) {
     PyObject *result = NULL;
     Toward t;
     memset(&t, 0, sizeof t);
-    double *dist = NULL;
+    int64_t *hc = NULL;
     static const Py_ssize_t sizes[6] = {8, 4, 4, 8, 8, 8};
     static const char *names[6] = {"indptr", "indices", "steps", "cells", "less", "out"};
     for (int i = 0; i < 6; i++)
@@ -1788,35 +1912,28 @@ static PyObject *claim_reach(PyObject *self, PyObject *args) {
             }
         if (toward_h(&t, source) == INT64_MAX) t.gmode = 0; /* no target reached: all inf */
     }
-    dist = malloc((size_t)t.n * sizeof(double));
-    t.dist = dist;
-    t.at = malloc((size_t)t.n * sizeof(int64_t));
-    t.done = calloc((size_t)t.n, 1);
-    if (!t.at || !t.done || !dist) goto nomem;
-    for (Py_ssize_t v = 0; v < t.n; v++) t.at[v] = INT64_MAX;
-    t.at[source] = 0;
-    if (heap_push(&t.heap, (uint64_t)toward_h(&t, source), (int32_t)source) < 0) goto nomem;
+    hc = malloc((size_t)(k_cells ? k_cells : 1) * sizeof(int64_t)); /* each cell's estimate */
+    if (!hc || toward_begin(&t) < 0) goto nomem;
+    for (Py_ssize_t k = 0; k < k_cells; k++) hc[k] = toward_h(&t, cells[k]);
+    if (toward_source(&t, source) < 0) goto nomem;
     double *out = bufs[5].b.buf;
     const double *less = bufs[4].b.buf;
-    while (!claim_done(&t, cells, less, k_cells, den, out)) {
+    int proven;
+    while (!(proven = claim_done(&t, cells, hc, less, k_cells, den, out))) {
         int64_t top = toward_top(&t);
         int rc = toward_run(&t, top + 1, -1);
         if (rc == -1) goto nomem;
         if (rc == -2) goto done;
     }
+    if (proven < 0) goto done;
     for (Py_ssize_t k = 0; k < k_cells; k++)
         if (isnan(out[k])) out[k] = INFINITY;
-    long long settled = 0;
-    for (Py_ssize_t v = 0; v < t.n; v++) settled += t.done[v];
-    result = PyLong_FromLongLong(settled);
+    result = PyLong_FromLongLong(t.settled);
     goto done;
 nomem:
     PyErr_NoMemory();
 done:
-    free(t.heap.items);
-    free(t.at);
-    free(t.done);
-    free(dist);
+    free(hc);
     for (int i = 0; i < 7; i++) release(&bufs[i]);
     return result;
 }
@@ -1854,7 +1971,8 @@ static PyObject *threat_move(PyObject *self, PyObject *args) {
     Buf bufs[10];
     for (int i = 0; i < 10; i++) bufs[i].held = 0;
     PyObject *result = NULL;
-    Heap heap = {NULL, 0, 0};
+    KeyQueue *q = &toward_scratch.q; /* keys: steps */
+    kq_clear(q);
     Bucket cleared = {NULL, 0, 0}, touched = {NULL, 0, 0};
     static const Py_ssize_t sizes[10] = {8, 4, 4, 8, 4, 4, 8, 8, 4, 8};
     static const char *names[10] = {"indptr",  "indices",    "steps", "rindptr",   "rindices",
@@ -1910,7 +2028,7 @@ static PyObject *threat_move(PyObject *self, PyObject *args) {
         if (v < 0 || at[v] == 0) continue;
         if (slot >= 0 && k != slot && owner[v] != -1) continue;
         at[v] = 0, owner[v] = (int32_t)k;
-        if (heap_push(&heap, 0, (int32_t)v) < 0 || bucket_push(&touched, v) < 0) goto nomem;
+        if (kq_push(q, 0, (int32_t)v) < 0 || bucket_push(&touched, v) < 0) goto nomem;
     }
     /* the cleared nodes, from their settled in-neighbours */
     for (Py_ssize_t i = 0; i < cleared.size; i++) {
@@ -1925,12 +2043,14 @@ static PyObject *threat_move(PyObject *self, PyObject *args) {
         }
         if (by >= 0) {
             at[v] = best, owner[v] = by;
-            if (heap_push(&heap, (uint64_t)best, (int32_t)v) < 0) goto nomem;
+            if (kq_push(q, best, (int32_t)v) < 0) goto nomem;
         }
     }
-    while (heap.size) {
-        Entry e = heap_pop(&heap);
-        int64_t v = e.node, d = (int64_t)e.key;
+    for (;;) {
+        int64_t d = kq_least(q);
+        if (d == -1) goto nomem;
+        if (d == INT64_MAX) break;
+        int64_t v = kq_take(q);
         if (d != at[v]) continue;
         for (int64_t j = indptr[v]; j < indptr[v + 1]; j++) {
             int64_t w = indices[j];
@@ -1938,7 +2058,7 @@ static PyObject *threat_move(PyObject *self, PyObject *args) {
             int64_t nd = d + steps[j];
             if (nd < at[w]) {
                 at[w] = nd, owner[w] = owner[v];
-                if (heap_push(&heap, (uint64_t)nd, (int32_t)w) < 0 || bucket_push(&touched, w) < 0)
+                if (kq_push(q, nd, (int32_t)w) < 0 || bucket_push(&touched, w) < 0)
                     goto nomem;
             }
         }
@@ -1960,7 +2080,6 @@ bad:
 nomem:
     PyErr_NoMemory();
 done:
-    free(heap.items);
     free(cleared.items);
     free(touched.items);
     for (int i = 0; i < 10; i++) release(&bufs[i]);
