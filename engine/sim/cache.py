@@ -208,8 +208,7 @@ class FieldCache:
             prof.forget_fields(keep)
         for memo in (self._threats, self._exits, self._flee, self._meets, self._blocked):
             memo.clear()
-        self._maps = ThreatMaps()
-        weight.used = kept
+        weight.used = kept + self._maps.forget()
 
     def plan_by_reads(
         self, tid: str, start: tuple[Any, ...], make: Callable[[tuple[Any, ...]], Any]

@@ -146,6 +146,14 @@ class ThreatMaps:
         self._least[key] = got
         return got
 
+    def forget(self) -> int:
+        """Drop the least turns kept by tokens' cells (:meth:`FieldCache.trim`), and give
+        the bytes of what stays: the maps themselves, one per profile, each the same as
+        made again from nothing (a map is exact after every move), so a trim costs no
+        map made again from every token."""
+        self._least.clear()
+        return sum(m.nbytes for m in self._maps.values())
+
 
 def least_plain(times: list[Any], n: int) -> np.ndarray:
     """The elementwise least of ``times`` (+inf where there are none): the plain way a
