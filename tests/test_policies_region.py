@@ -205,3 +205,34 @@ def test_the_safest_exit_searches_only_where_an_exit_is_ahead() -> None:
         assert got == plain(mine, threat, q), (q, a, b)
         found += got is not None
     assert 10 < found < 190  # both cases, many times
+
+
+def test_the_frontier_among_the_regions_cells_is_frontier_choices() -> None:
+    """The pursuer's shortcut (engine.policies.builtin._shrink): with the region against
+    ``others`` made already and ``mine`` no less than ``others`` on the cells weighed (the
+    safe exits, else the region), frontier_among on those cells is frontier_choice on the
+    whole arrays, whatever ``mine`` is off them (inf where claim_turns settled nothing,
+    or below ``others``); ties in turns and in lateness everywhere."""
+    from engine.policies.region import frontier_among, frontier_choice, safe_mask
+
+    rng = np.random.default_rng(4)
+
+    def turns(n: int) -> np.ndarray:
+        t = rng.integers(0, 6, size=n).astype(np.float64) / 2
+        t[rng.random(n) < 0.15] = np.inf
+        return t
+
+    checked = 0
+    for _ in range(600):
+        n = int(rng.integers(1, 60))
+        quarry, others = turns(n), turns(n)
+        exits = np.flatnonzero(rng.random(n) < rng.choice([0.0, 0.1, 0.5]))
+        region = safe_mask(quarry, others) & (quarry > 0)
+        cells = exits[region[exits]] if region[exits].any() else np.flatnonzero(region)
+        mine = np.full(n, np.inf)
+        off = rng.random(n) < 0.5
+        mine[off] = turns(n)[off]  # off the cells: anything, lower than others too
+        mine[cells] = others[cells] + rng.integers(0, 3, size=len(cells)) / 2
+        assert frontier_among(cells, mine, quarry) == frontier_choice(mine, others, quarry, exits)
+        checked += int(len(cells) > 1)
+    assert checked > 200

@@ -8,7 +8,7 @@ from engine.flight.model import FlightState
 from engine.footprint import covering, fits
 from engine.grid import Cell
 from engine.policies.base import CELLS, DISTANCES, QUARRY_ODDS, STAY, Aim, Goal, Policy, TurnView
-from engine.policies.region import EPS, frontier_choice, safe_mask
+from engine.policies.region import EPS, frontier_among, frontier_choice, safe_mask
 from engine.systems.base import Token
 from engine.tokenspec import TokenSpec
 
@@ -224,7 +224,10 @@ def _shrink(view: TurnView, spec: TokenSpec, quarry: str, at: Cell) -> Cell:
     # frontier_choice's cells: the safe exits if any, else the whole region.
     cells = exits[region[exits]] if len(exits) and region[exits].any() else np.flatnonzero(region)
     mine = view.claim_times(spec.id, cells, theirs[cells])
-    got = frontier_choice(mine, others, theirs, exits)
+    if bool(np.all(mine[cells] >= others[cells])):  # frontier_choice's cells: no map pass
+        got = frontier_among(cells, mine, theirs)
+    else:
+        got = frontier_choice(mine, others, theirs, exits)
     return at if got is None else grid.cell_of_index(got)
 
 
