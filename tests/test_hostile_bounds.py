@@ -1223,7 +1223,7 @@ def test_turns_to_and_claim_turns_are_the_plain_turns(tmp_path: Path) -> None:
     from engine import kernel
     from engine.scenario import load_scenario
     from engine.sim import FieldCache, Simulation
-    from engine.sim.threat import claim_turns, turns_to
+    from engine.sim.threat import claim_turns, claim_turns_on, turns_to
 
     if not kernel.toward_available():
         pytest.skip("kernel not built")
@@ -1245,6 +1245,7 @@ def test_turns_to_and_claim_turns_are_the_plain_turns(tmp_path: Path) -> None:
             theirs = q.turns_from(dst)
             cells = np.flatnonzero(np.isfinite(theirs) & (theirs < rnd.uniform(0.5, 4)))
             got = claim_turns(prof, src, cells, theirs[cells], 0)
+            assert np.array_equal(claim_turns_on(prof, src, cells, theirs[cells], 0), got[cells])
             prof._turns_from.clear()
             prof.shared.turns.clear()
             late = plain[cells] - theirs[cells]

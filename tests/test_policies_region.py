@@ -233,6 +233,8 @@ def test_the_frontier_among_the_regions_cells_is_frontier_choices() -> None:
         off = rng.random(n) < 0.5
         mine[off] = turns(n)[off]  # off the cells: anything, lower than others too
         mine[cells] = others[cells] + rng.integers(0, 3, size=len(cells)) / 2
-        assert frontier_among(cells, mine, quarry) == frontier_choice(mine, others, quarry, exits)
+        assert frontier_among(cells, mine[cells], quarry) == frontier_choice(
+            mine, others, quarry, exits
+        )
         checked += int(len(cells) > 1)
     assert checked > 200

@@ -155,6 +155,10 @@ class TurnView(Protocol):
         map inf on the others and elsewhere (settled only as far as that needs)."""
         ...
 
+    def claim_times_on(self, tid: str, cells: np.ndarray, less: np.ndarray) -> np.ndarray:
+        """:meth:`claim_times` on ``cells`` alone (one a cell, in their order)."""
+        ...
+
     def quarry_goal(self, quarry: str) -> Cell | None:
         """The exit ``quarry`` reaches soonest of those it reaches before every pursuer."""
         ...

@@ -223,11 +223,13 @@ def _shrink(view: TurnView, spec: TokenSpec, quarry: str, at: Cell) -> Cell:
     exits = np.array(sorted(grid.index(c) for c in view.exits), dtype=np.int64)
     # frontier_choice's cells: the safe exits if any, else the whole region.
     cells = exits[region[exits]] if len(exits) and region[exits].any() else np.flatnonzero(region)
-    mine = view.claim_times(spec.id, cells, theirs[cells])
-    if bool(np.all(mine[cells] >= others[cells])):  # frontier_choice's cells: no map pass
+    mine = view.claim_times_on(spec.id, cells, theirs[cells])
+    if bool(np.all(mine >= others[cells])):  # frontier_choice's cells: no map pass
         got = frontier_among(cells, mine, theirs)
     else:
-        got = frontier_choice(mine, others, theirs, exits)
+        got = frontier_choice(
+            view.claim_times(spec.id, cells, theirs[cells]), others, theirs, exits
+        )
     return at if got is None else grid.cell_of_index(got)
 
 

@@ -48,20 +48,21 @@ def frontier_choice(
         cells = exits[region[exits]]
     else:
         cells = np.flatnonzero(region)
-    return frontier_among(cells, mine, quarry)
+    return frontier_among(cells, mine[cells], quarry)
 
 
 def frontier_among(cells: np.ndarray, mine: np.ndarray, quarry: np.ndarray) -> int | None:
-    """:func:`frontier_choice` of the cell indexes ``cells`` it would weigh: the one the
-    mover comes nearest to claiming, then the one the quarry reaches soonest, then the
-    lowest index; None where there are none. A caller that has the region against
-    ``others`` already and ``mine`` no less than ``others`` on its ``cells`` (the mover's
-    own turns among them) has frontier_choice's cells: the least of ``mine`` and
-    ``others`` is ``others`` there, and a cell off them that ``mine`` takes from the region
-    is no cell weighed (tests/test_policies_region.py)."""
+    """:func:`frontier_choice` of the cell indexes ``cells`` it would weigh (``mine``: the
+    mover's turns on them, one a cell): the one the mover comes nearest to claiming, then
+    the one the quarry reaches soonest, then the lowest index; None where there are none.
+    A caller that has the region against ``others`` already and the mover's turns no less
+    than ``others`` on its ``cells`` (the mover's own turns among them) has
+    frontier_choice's cells: the least of the two is ``others`` there, and a cell off them
+    that the mover's turns take from the region is no cell weighed
+    (tests/test_policies_region.py)."""
     if not len(cells):
         return None
-    late = mine[cells] - quarry[cells]
+    late = mine - quarry[cells]
     order = np.lexsort((cells, quarry[cells], late))
     return int(cells[order[0]])
 

@@ -201,13 +201,27 @@ def claim_turns(
     ticks where those turns are not kept, settled only until that least is proven (an A*
     toward the cells, engine/_kernel.c ``claim_reach``: a cell not settled may have no
     fewer turns than the open keys allow); else the whole turns, exact everywhere."""
-    g = prof.graph
-    if (
-        _kept_turns(prof, src) is not None
-        or not _whole(prof, nodes)
-        or not kernel.toward_available()
-    ):
+    if not _claim_bounded(prof, src, nodes):
         return prof.turns_from(src)
+    out = np.full(prof.graph.n, INF)
+    out[cells] = claim_turns_on(prof, src, cells, less, nodes)
+    out.setflags(write=False)
+    return out
+
+
+def _claim_bounded(prof: Profile, src: Cell, nodes: int) -> bool:
+    """Whether :func:`claim_turns` from ``src`` settles only until its least is proven."""
+    return _kept_turns(prof, src) is None and _whole(prof, nodes) and kernel.toward_available()
+
+
+def claim_turns_on(
+    prof: Profile, src: Cell, cells: np.ndarray, less: np.ndarray, nodes: int
+) -> np.ndarray:
+    """:func:`claim_turns` on the cell indexes ``cells`` alone (one a cell, in their
+    order): no array of the whole map made."""
+    g = prof.graph
+    if not _claim_bounded(prof, src, nodes):
+        return prof.turns_from(src)[cells]
     indptr, indices, _, steps, step = prof._kernel_of("csr")
     kappa, span = toward_bound(prof, "csr")
     cells = np.ascontiguousarray(cells, dtype=np.int64)
@@ -234,7 +248,4 @@ def claim_turns(
         guide,
         goff,
     )
-    out = np.full(g.n, INF)
-    out[cells] = got
-    out.setflags(write=False)
-    return out
+    return got

@@ -21,7 +21,7 @@ from engine.scenario import Scenario
 from engine.sim.cache import FieldCache
 from engine.sim.fields import INF, Profile
 from engine.sim.flight import reach_turns
-from engine.sim.threat import claim_turns, turns_to
+from engine.sim.threat import claim_turns, claim_turns_on, turns_to
 from engine.systems.base import Token
 from engine.terrain import standing_mode
 from engine.tokenspec import TokenSpec
@@ -145,6 +145,12 @@ class SimView:
         src = run.tokens[tid].state.cell
         assert src is not None
         return claim_turns(run.profile_now(tid), src, cells, less, run.fields.THREAT_NODES)
+
+    def claim_times_on(self, tid: str, cells: np.ndarray, less: np.ndarray) -> np.ndarray:
+        run = self._run
+        src = run.tokens[tid].state.cell
+        assert src is not None
+        return claim_turns_on(run.profile_now(tid), src, cells, less, run.fields.THREAT_NODES)
 
     def quarry_goal(self, quarry: str) -> Cell | None:
         return quarry_goal(self._run, quarry)
