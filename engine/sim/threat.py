@@ -136,8 +136,9 @@ class ThreatMaps:
             parts.append(kept.least(cells))
         if plain:
             parts.append(fields.threat(plain, n))
-        got = parts[0].copy()
-        for t in parts[1:]:
+        # The least made into a new array (the kept maps change with the next move).
+        got = parts[0].copy() if len(parts) == 1 else np.minimum(parts[0], parts[1])
+        for t in parts[2:]:
             np.minimum(got, t, out=got)
         got.setflags(write=False)
         fields.weight.used += got.nbytes
