@@ -2086,6 +2086,397 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------------------------------
+ * objraster: an object's outline or fill as pixel coverage, and its compositing
+ * (engine.viewer.objraster, whose numpy passes, coverage_numpy and composite_numpy, are the
+ * twins: tests/test_objraster.py holds them equal bit for bit). Every number is worked out
+ * with the same double operations in the same order as those passes, each product rounded
+ * on its own (no fused multiply-add), and numpy's searchsorted and NaN rules are kept, so the
+ * same pixels come out, without the numpy passes' temporaries.
+ * --------------------------------------------------------------------------------------- */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#elif defined(_MSC_VER)
+#pragma fp_contract(off)
+#endif
+
+/* numpy's minimum and maximum (a NaN wins) and clip to [0, 1] (NaN stays). */
+static inline double objr_min(double a, double b) {
+    return isnan(a) ? a : isnan(b) ? b : (a < b ? a : b);
+}
+static inline double objr_max(double a, double b) {
+    return isnan(a) ? a : isnan(b) ? b : (a > b ? a : b);
+}
+static inline double objr_clip01(double t) {
+    if (isnan(t)) return t;
+    t = t > 0.0 ? t : 0.0;
+    return t < 1.0 ? t : 1.0;
+}
+
+/* The centre of pixel k of an axis starting at base: base + k + 0.5, as numpy makes it. */
+static inline double objr_at(int64_t base, Py_ssize_t k) { return (double)(base + k) + 0.5; }
+
+/* numpy's searchsorted over the n centres from base: the first k whose centre is >= v
+ * (right = 0) or > v (right = 1); NaN sorts after everything. */
+static Py_ssize_t objr_search(double v, int64_t base, Py_ssize_t n, int right) {
+    if (isnan(v)) return n;
+    if (n == 0) return 0;
+#define OBJR_PAST(k) (right ? objr_at(base, k) > v : objr_at(base, k) >= v)
+    if (OBJR_PAST(0)) return 0;
+    if (!OBJR_PAST(n - 1)) return n;
+    double e = floor(v - (double)base); /* within one or two of the answer */
+    Py_ssize_t k = e < 0 ? 0 : e > (double)n ? n : (Py_ssize_t)e;
+    while (k > 0 && OBJR_PAST(k - 1)) k--;
+    while (k < n && !OBJR_PAST(k)) k++;
+#undef OBJR_PAST
+    return k;
+}
+
+/* Squared distance from (px, py) to the segment s (ax, ay, bx, by): objraster._seg_d2. */
+static inline double objr_d2(double px, double py, const double *s) {
+    double dx = s[2] - s[0], dy = s[3] - s[1];
+    double qx = px - s[0], qy = py - s[1];
+    double l2 = dx * dx + dy * dy;
+    if (!(l2 > 0)) return qx * qx + qy * qy;
+    double t = objr_clip01((qx * dx + qy * dy) / l2);
+    double ex = qx - t * dx, ey = qy - t * dy;
+    return ex * ex + ey * ey;
+}
+
+/* The least and greatest x of segment s between ylo and yhi: objraster._x_span. */
+static void objr_xspan(const double *s, double ylo, double yhi, double *xlo, double *xhi) {
+    double ax = s[0], ay = s[1], bx = s[2], by = s[3], dy = by - ay, tlo = 0.0, thi = 1.0;
+    if (dy != 0) {
+        double t0 = (ylo - ay) / dy, t1 = (yhi - ay) / dy;
+        tlo = objr_clip01(objr_min(t0, t1));
+        thi = objr_clip01(objr_max(t0, t1));
+    }
+    double xa = ax + tlo * (bx - ax), xb = ax + thi * (bx - ax);
+    *xlo = objr_min(xa, xb);
+    *xhi = objr_max(xa, xb);
+}
+
+typedef struct {
+    const double *sg; /* segments, 4 doubles each */
+    Py_ssize_t n, w, h;
+    int64_t x0, y0;
+    int ss;
+    double sub[8]; /* sample offsets in a pixel: (i + 0.5) / ss */
+} ObjrArea;
+
+/* Every segment over the pixels of its box widened by reach, each row narrowed to the
+ * columns within reach of the segment's part near it (objraster._distance_grid): without
+ * bits, the least squared distance into dist2; with bits, for each pixel whose centre lies
+ * within near2 of the segment and is a border pixel (bidx >= 0), the samples within half
+ * of it (objraster._near_samples). */
+static void objr_walk(const ObjrArea *A, double reach, double *dist2, const int32_t *bidx,
+                      uint64_t *bits, double near2, double half) {
+    double h2 = half * half;
+    for (Py_ssize_t k = 0; k < A->n; k++) {
+        const double *s = A->sg + 4 * k;
+        double mnx = objr_min(s[0], s[2]), mxx = objr_max(s[0], s[2]);
+        double mny = objr_min(s[1], s[3]), mxy = objr_max(s[1], s[3]);
+        Py_ssize_t c0 = objr_search(mnx - reach, A->x0, A->w, 0);
+        Py_ssize_t c1 = objr_search(mxx + reach, A->x0, A->w, 1);
+        Py_ssize_t r0 = objr_search(mny - reach, A->y0, A->h, 0);
+        Py_ssize_t r1 = objr_search(mxy + reach, A->y0, A->h, 1);
+        if (c0 >= c1) continue;
+        for (Py_ssize_t r = r0; r < r1; r++) {
+            double y = objr_at(A->y0, r), xlo, xhi;
+            objr_xspan(s, y - reach - 1, y + reach + 1, &xlo, &xhi);
+            Py_ssize_t lo = objr_search(xlo - reach - 1, A->x0, A->w, 0);
+            Py_ssize_t hi = objr_search(xhi + reach + 1, A->x0, A->w, 1);
+            if (lo < c0) lo = c0;
+            if (hi > c1) hi = c1;
+            for (Py_ssize_t c = lo; c < hi; c++) {
+                double d2 = objr_d2(objr_at(A->x0, c), y, s);
+                Py_ssize_t p = r * A->w + c;
+                if (!bits) {
+                    if (d2 < dist2[p] || isnan(d2)) dist2[p] = d2;
+                    continue;
+                }
+                int32_t b = bidx[p];
+                if (b < 0 || !(d2 <= near2)) continue;
+                double left = (double)(A->x0 + c) + A->sub[0];
+                double top = (double)(A->y0 + r) + A->sub[0];
+                if (!(left < mxx + half && left + 1 > mnx - half && top < mxy + half &&
+                      top + 1 > mny - half))
+                    continue;
+                uint64_t got = bits[b];
+                for (int i = 0; i < A->ss; i++) {
+                    double qy = (double)(A->y0 + r) + A->sub[i];
+                    for (int j = 0; j < A->ss; j++) {
+                        uint64_t bit = (uint64_t)1 << (i * A->ss + j);
+                        if (got & bit) continue;
+                        if (objr_d2((double)(A->x0 + c) + A->sub[j], qy, s) <= h2) got |= bit;
+                    }
+                }
+                bits[b] = got;
+            }
+        }
+    }
+}
+
+static int objr_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct {
+    Py_ssize_t first, end; /* pixel rows whose samples the segment may cross */
+    Py_ssize_t seg;
+} ObjrSpan;
+
+static int objr_cmp_span(const void *a, const void *b) {
+    Py_ssize_t x = ((const ObjrSpan *)a)->first, y = ((const ObjrSpan *)b)->first;
+    return (x > y) - (x < y);
+}
+
+/* A row bound: floor(v) - base clamped to [0, n]. */
+static Py_ssize_t objr_row(double v, int64_t base, Py_ssize_t n) {
+    double d = floor(v) - (double)base;
+    return !(d > 0) ? 0 : d >= (double)n ? n : (Py_ssize_t)d;
+}
+
+/* The even-odd inside test at the samples of the border pixels (rows br, columns bc, in
+ * row order), XORed into bits (objraster._fill_samples): the rows are swept top to bottom
+ * with the segments that span them; each sample row's crossings sorted, the samples left of
+ * an odd number of them are in. -1: no memory. */
+static int objr_fill_samples(const ObjrArea *A, const Py_ssize_t *br, const Py_ssize_t *bc,
+                             Py_ssize_t nb, uint64_t *bits) {
+    ObjrSpan *spans = malloc((size_t)(A->n ? A->n : 1) * sizeof(ObjrSpan));
+    Py_ssize_t *active = malloc((size_t)(A->n ? A->n : 1) * sizeof(Py_ssize_t));
+    double *xc = malloc((size_t)(A->n ? A->n : 1) * sizeof(double));
+    if (!spans || !active || !xc) {
+        free(spans), free(active), free(xc);
+        return -1;
+    }
+    Py_ssize_t ns = 0, na = 0, next = 0;
+    for (Py_ssize_t k = 0; k < A->n; k++) {
+        const double *s = A->sg + 4 * k;
+        if (s[1] == s[3]) continue;
+        double lo = objr_min(s[1], s[3]), hi = objr_max(s[1], s[3]);
+        ObjrSpan sp = {objr_row(lo, A->y0 + 1, A->h), objr_row(hi, A->y0 - 1, A->h), k};
+        if (sp.first < sp.end) spans[ns++] = sp;
+    }
+    qsort(spans, (size_t)ns, sizeof(ObjrSpan), objr_cmp_span);
+    for (Py_ssize_t b0 = 0; b0 < nb;) {
+        Py_ssize_t r = br[b0], b1 = b0;
+        while (b1 < nb && br[b1] == r) b1++;
+        while (next < ns && spans[next].first <= r) active[na++] = next++;
+        Py_ssize_t kept = 0;
+        for (Py_ssize_t a = 0; a < na; a++)
+            if (spans[active[a]].end > r) active[kept++] = active[a];
+        na = kept;
+        for (int i = 0; i < A->ss; i++) {
+            double qy = (double)(A->y0 + r) + A->sub[i];
+            Py_ssize_t m = 0;
+            for (Py_ssize_t a = 0; a < na; a++) {
+                const double *s = A->sg + 4 * spans[active[a]].seg;
+                double lo = objr_min(s[1], s[3]), hi = objr_max(s[1], s[3]);
+                if (qy >= lo && qy < hi) {
+                    double slope = (s[2] - s[0]) / (s[3] - s[1]);
+                    xc[m++] = s[0] + (qy - s[1]) * slope;
+                }
+            }
+            /* a sample is in where an odd number of crossings lie right of it (px < xc;
+             * a NaN crossing lies right of none) */
+            Py_ssize_t real = 0;
+            for (Py_ssize_t q = 0; q < m; q++)
+                if (!isnan(xc[q])) xc[real++] = xc[q];
+            m = real;
+            if (m == 0) continue;
+            qsort(xc, (size_t)m, sizeof(double), objr_cmp_double);
+            Py_ssize_t p = 0;
+            for (Py_ssize_t b = b0; b < b1; b++)
+                for (int j = 0; j < A->ss; j++) {
+                    double px = (double)(A->x0 + bc[b]) + A->sub[j];
+                    while (p < m && xc[p] <= px) p++;
+                    if ((m - p) & 1) bits[b] ^= (uint64_t)1 << (i * A->ss + j);
+                }
+        }
+        b0 = b1;
+    }
+    free(spans), free(active), free(xc);
+    return 0;
+}
+
+static int objr_popcount(uint64_t v) {
+    int n = 0;
+    for (; v; v &= v - 1) n++;
+    return n;
+}
+
+PyDoc_STRVAR(objraster_coverage_doc,
+             "objraster_coverage(segs, cov, w, x0, y0, ss, fill, half, reach, near, edge, "
+             "inner) -> int\n\n"
+             "The share of each pixel of the area (cov: float64, written, h rows of w; its "
+             "corner at (x0, y0)) that the segments (float64, 4 a segment: ax, ay, bx, by) "
+             "cover: filled even-odd (fill 1), or within half of them (fill 0: a stroke, round "
+             "caps and joins). Pixels whose centre lies within edge of the border (fill: of "
+             "the segments; stroke: of half, and farther than inner) are sampled ss x ss "
+             "times; distances are measured only as far as reach, sample pairs only within "
+             "near. Returns the pixels sampled. Called by engine.viewer.objraster.coverage; "
+             "coverage_numpy is the twin.");
+
+static PyObject *objraster_coverage(PyObject *self, PyObject *args) {
+    PyObject *o_segs, *o_cov;
+    Py_ssize_t w;
+    long long x0, y0;
+    int ss, fill;
+    double half, reach, nearv, edge, inner;
+    if (!PyArg_ParseTuple(args, "OOnLLiiddddd", &o_segs, &o_cov, &w, &x0, &y0, &ss, &fill,
+                          &half, &reach, &nearv, &edge, &inner))
+        return NULL;
+    Buf sb, cb;
+    sb.held = cb.held = 0;
+    PyObject *result = NULL;
+    double *dist2 = NULL;
+    uint8_t *flips = NULL;
+    int32_t *bidx = NULL;
+    Py_ssize_t *br = NULL, *bc = NULL;
+    uint64_t *bits = NULL;
+    if (get_buf(o_segs, &sb, 0, 8, "segs") < 0 || get_buf(o_cov, &cb, 1, 8, "cov") < 0)
+        goto done;
+    if (!sb.held || !cb.held || sb.b.len % 32 || w < 1 || (cb.b.len / 8) % w || ss < 1 ||
+        ss > 8 || x0 < -(1LL << 40) || x0 > (1LL << 40) || y0 < -(1LL << 40) ||
+        y0 > (1LL << 40) || cb.b.len / 8 / w > INT32_MAX || w > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "objraster_coverage: the arrays or numbers disagree");
+        goto done;
+    }
+    ObjrArea A;
+    A.sg = sb.b.buf;
+    A.n = sb.b.len / 32;
+    A.w = w;
+    A.h = cb.b.len / 8 / w;
+    A.x0 = x0;
+    A.y0 = y0;
+    A.ss = ss;
+    for (int i = 0; i < ss; i++) A.sub[i] = ((double)i + 0.5) / (double)ss;
+    for (Py_ssize_t k = 0; k < 4 * A.n; k++)
+        if (!isfinite(A.sg[k])) {
+            PyErr_SetString(PyExc_ValueError, "objraster_coverage: a coordinate not finite");
+            goto done;
+        }
+    double *cov = cb.b.buf;
+    Py_ssize_t cells = A.w * A.h;
+    dist2 = malloc((size_t)(cells ? cells : 1) * sizeof(double));
+    bidx = malloc((size_t)(cells ? cells : 1) * sizeof(int32_t));
+    if (!dist2 || !bidx) goto nomem;
+    for (Py_ssize_t p = 0; p < cells; p++) dist2[p] = INFINITY;
+    objr_walk(&A, reach, dist2, NULL, NULL, 0.0, 0.0);
+    if (fill) {
+        flips = calloc((size_t)A.h * (size_t)(A.w + 1), 1);
+        if (!flips) goto nomem;
+        for (Py_ssize_t k = 0; k < A.n; k++) {
+            const double *s = A.sg + 4 * k;
+            if (s[1] == s[3]) continue;
+            double lo = objr_min(s[1], s[3]), hi = objr_max(s[1], s[3]);
+            double slope = (s[2] - s[0]) / (s[3] - s[1]);
+            Py_ssize_t r0 = objr_search(lo, A.y0, A.h, 0), r1 = objr_search(hi, A.y0, A.h, 0);
+            for (Py_ssize_t r = r0; r < r1; r++) {
+                double xc = s[0] + (objr_at(A.y0, r) - s[1]) * slope;
+                flips[r * (A.w + 1) + objr_search(xc, A.x0, A.w, 0)] ^= 1;
+            }
+        }
+        for (Py_ssize_t r = 0; r < A.h; r++) {
+            uint8_t in = 0;
+            for (Py_ssize_t c = A.w - 1; c >= 0; c--) {
+                in ^= flips[r * (A.w + 1) + c + 1];
+                cov[r * A.w + c] = in ? 1.0 : 0.0;
+            }
+        }
+    }
+    Py_ssize_t nb = 0;
+    for (Py_ssize_t p = 0; p < cells; p++) {
+        double d = sqrt(dist2[p]);
+        int border;
+        if (fill)
+            border = d < edge;
+        else {
+            cov[p] = d <= half ? 1.0 : 0.0;
+            border = fabs(d - half) < edge && d > inner;
+        }
+        bidx[p] = border ? (int32_t)nb++ : -1;
+    }
+    if (nb) {
+        br = malloc((size_t)nb * sizeof(Py_ssize_t));
+        bc = malloc((size_t)nb * sizeof(Py_ssize_t));
+        bits = calloc((size_t)nb, sizeof(uint64_t));
+        if (!br || !bc || !bits) goto nomem;
+        for (Py_ssize_t p = 0; p < cells; p++)
+            if (bidx[p] >= 0) br[bidx[p]] = p / A.w, bc[bidx[p]] = p % A.w;
+        if (fill) {
+            if (objr_fill_samples(&A, br, bc, nb, bits) < 0) goto nomem;
+        } else
+            objr_walk(&A, reach, dist2, bidx, bits, nearv * nearv, half);
+        for (Py_ssize_t b = 0; b < nb; b++)
+            cov[br[b] * A.w + bc[b]] = (double)objr_popcount(bits[b]) / (double)(ss * ss);
+    }
+    result = PyLong_FromSsize_t(nb);
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(dist2), free(flips), free(bidx), free(br), free(bc), free(bits);
+    release(&sb);
+    release(&cb);
+    return result;
+}
+
+PyDoc_STRVAR(objraster_composite_doc,
+             "objraster_composite(canvas, cw, cov, w, ox, oy, r, g, b, k, opacity) -> int\n\n"
+             "Composites a colour (r, g, b straight, 0..1; alpha cov * k * opacity a pixel) over "
+             "the premultiplied canvas (float64, 4 a pixel, rows of cw pixels, written) at the "
+             "pixels of cov (float64, rows of w) placed at column ox, row oy of it; only where "
+             "cov is not 0. Returns those pixels. engine.viewer.objraster.composite_numpy is "
+             "the twin.");
+
+static PyObject *objraster_composite(PyObject *self, PyObject *args) {
+    PyObject *o_canvas, *o_cov;
+    Py_ssize_t cw, w, ox, oy;
+    double rgb[3], k, opacity;
+    if (!PyArg_ParseTuple(args, "OnOnnnddddd", &o_canvas, &cw, &o_cov, &w, &ox, &oy, &rgb[0],
+                          &rgb[1], &rgb[2], &k, &opacity))
+        return NULL;
+    Buf nb, cb;
+    nb.held = cb.held = 0;
+    PyObject *result = NULL;
+    if (get_buf(o_canvas, &nb, 1, 8, "canvas") < 0 || get_buf(o_cov, &cb, 0, 8, "cov") < 0)
+        goto done;
+    if (!nb.held || !cb.held || cw < 1 || w < 1 || (nb.b.len / 8) % (4 * cw) ||
+        (cb.b.len / 8) % w || ox < 0 || oy < 0 || ox + w > cw ||
+        oy + (cb.b.len / 8) / w > (nb.b.len / 8) / (4 * cw)) {
+        PyErr_SetString(PyExc_ValueError, "objraster_composite: the arrays or numbers disagree");
+        goto done;
+    }
+    double *canvas = nb.b.buf;
+    const double *cov = cb.b.buf;
+    Py_ssize_t h = (cb.b.len / 8) / w, touched = 0;
+    for (Py_ssize_t r = 0; r < h; r++)
+        for (Py_ssize_t c = 0; c < w; c++) {
+            double v = cov[r * w + c];
+            if (v == 0) continue;
+            double a = v * k * opacity, f = 1.0 - a;
+            double *px = canvas + 4 * ((oy + r) * cw + ox + c);
+            for (int q = 0; q < 3; q++) px[q] = px[q] * f + a * rgb[q];
+            px[3] = px[3] * f + a;
+            touched++;
+        }
+    result = PyLong_FromSsize_t(touched);
+done:
+    release(&nb);
+    release(&cb);
+    return result;
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"field", field, METH_VARARGS, field_doc},
@@ -2099,6 +2490,8 @@ static PyMethodDef methods[] = {
     {"toward_kappa", toward_kappa, METH_VARARGS, toward_kappa_doc},
     {"claim_reach", claim_reach, METH_VARARGS, claim_reach_doc},
     {"threat_move", threat_move, METH_VARARGS, threat_move_doc},
+    {"objraster_coverage", objraster_coverage, METH_VARARGS, objraster_coverage_doc},
+    {"objraster_composite", objraster_composite, METH_VARARGS, objraster_composite_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -412,3 +412,63 @@ def threat_move(
     ``old_node`` to ``sources[slot]`` (slot -1: all made from unreached arrays). Returns
     the nodes touched. Only where :func:`threat_available`."""
     return int(_BUILT.threat_move(*graph, *rev, sources, *kept, step, den, slot, old_node))
+
+
+_HAS_OBJRASTER = _BUILT is not None and all(
+    hasattr(_BUILT, f) for f in ("objraster_coverage", "objraster_composite")
+)
+
+
+def objraster_available() -> bool:
+    """Whether :func:`objraster_coverage` and :func:`objraster_composite` run
+    (:func:`available`, and built with them)."""
+    return available() and _HAS_OBJRASTER
+
+
+def objraster_coverage(
+    segs: Any,
+    cov: Any,
+    x0: int,
+    y0: int,
+    ss: int,
+    fill: bool,
+    half: float,
+    reach: float,
+    near: float,
+    edge: float,
+    inner: float,
+) -> int:
+    """engine/_kernel.c's ``objraster_coverage``: into ``cov`` (float64, C order, rows x
+    columns, its corner pixel at ``(x0, y0)``) the share of each pixel that the segments
+    ``segs`` (float64, rows ``ax, ay, bx, by``, coordinates finite) cover, filled even-odd
+    (``fill``) or as a stroke ``half`` wide each side; pixels whose centre lies within
+    ``edge`` of the border (for a stroke: of ``half``, and farther than ``inner``) sampled
+    ``ss`` x ``ss`` times, distances measured as far as ``reach``, a segment tried on a
+    pixel's samples where within ``near`` of its centre. Returns the pixels sampled. Only
+    where :func:`objraster_available`; ``engine.viewer.objraster.coverage_numpy`` is its
+    twin."""
+    return int(
+        _BUILT.objraster_coverage(
+            segs, cov, cov.shape[1], x0, y0, ss, int(fill), half, reach, near, edge, inner
+        )
+    )
+
+
+def objraster_composite(
+    canvas: Any,
+    cov: Any,
+    at: tuple[int, int],
+    src: tuple[float, float, float],
+    k: float,
+    opacity: float,
+) -> int:
+    """engine/_kernel.c's ``objraster_composite``: the straight colour ``src`` (0..1) at
+    alpha ``cov * k * opacity`` over the premultiplied ``canvas`` (float64, C order, rows x
+    columns x 4) where ``cov`` (float64, C order), placed at column, row ``at``, is not 0.
+    Returns those pixels. Only where :func:`objraster_available`;
+    ``engine.viewer.objraster.composite_numpy`` is its twin."""
+    return int(
+        _BUILT.objraster_composite(
+            canvas, canvas.shape[1], cov, cov.shape[1], at[0], at[1], *src, k, opacity
+        )
+    )

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pygame
 import pytest
 
-from engine.viewer import mapobjects
-from engine.viewer.mapobjects import SS, Paint, Path, Point, coverage, draw_paints
+from engine.viewer import objraster
+from engine.viewer.objraster import SS, Paint, Path, Point, coverage, coverage_numpy, draw_paints
 
 # --------------------------------------------------------------------------- the plain way
 
@@ -228,9 +228,10 @@ def _shape(rng: random.Random, kind: str) -> list[Point]:
     return [(cx + 0.5, cy)]
 
 
+@pytest.mark.parametrize("way", [coverage, coverage_numpy], ids=["seam", "numpy"])
 @pytest.mark.parametrize("ss", [SS, 8])
 @pytest.mark.parametrize("kind", ["ring", "zigzag", "sliver", "dot"])
-def test_coverage_equals_the_plain_way(kind: str, ss: int) -> None:
+def test_coverage_equals_the_plain_way(kind: str, ss: int, way: Callable[..., np.ndarray]) -> None:
     rng = random.Random(f"{kind}{ss}")
     for trial in range(12):
         pts = _shape(rng, kind)
@@ -243,22 +244,22 @@ def test_coverage_equals_the_plain_way(kind: str, ss: int) -> None:
         ):
             x0, y0 = rng.randint(-20, 10), rng.randint(-20, 10)
             w, h = rng.randint(1, 120), rng.randint(1, 120)
-            got = coverage(paint, x0, y0, w, h, ss)
+            got = way(paint, x0, y0, w, h, ss)
             want = plain_coverage(paint, x0, y0, w, h, ss)
             assert np.array_equal(got, want), (kind, trial, paint.kind, ss)
 
 
 def test_chunks_of_a_long_segment_equal_the_plain_way(monkeypatch: pytest.MonkeyPatch) -> None:
     """Boxes split into many chunks (a long diagonal, tiny chunk limits) change nothing."""
-    monkeypatch.setattr(mapobjects, "_PAIRS", 7)
-    monkeypatch.setattr(mapobjects, "_SAMPLES", 40)
+    monkeypatch.setattr(objraster, "_PAIRS", 7)
+    monkeypatch.setattr(objraster, "_SAMPLES", 40)
     pts = [(0.3, 0.7), (150.2, 90.9), (20.0, 140.5)]
     for paint in (
         Paint("fill", ((pts, True),), (1, 2, 3, 255)),
         Paint("stroke", ((pts, True),), (1, 2, 3, 255), 2.5),
     ):
         for ss in (4, 8):
-            got = coverage(paint, -3, -2, 160, 150, ss)
+            got = coverage_numpy(paint, -3, -2, 160, 150, ss)
             assert np.array_equal(got, plain_coverage(paint, -3, -2, 160, 150, ss))
 
 
@@ -291,14 +292,14 @@ def test_a_large_polygon_is_measured_in_a_few_numpy_passes(
     once per segment per pass (1 600 calls or more); now once per chunk of a few thousand
     segment and pixel pairs (76 for the outline)."""
     calls = 0
-    real = mapobjects._seg_d2
+    real = objraster._seg_d2
 
     def counted(*args: object) -> np.ndarray:
         nonlocal calls
         calls += 1
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(mapobjects, "_seg_d2", counted)
+    monkeypatch.setattr(objraster, "_seg_d2", counted)
     ring = [
         (
             100 + 100 * math.cos(2 * math.pi * k / 800) + (7 if k % 2 else 0),
@@ -311,5 +312,5 @@ def test_a_large_polygon_is_measured_in_a_few_numpy_passes(
         Paint("stroke", ((ring, True),), (1, 2, 3, 255)),
     ):
         calls = 0
-        coverage(paint, -5, -5, 230, 230)
+        coverage_numpy(paint, -5, -5, 230, 230)
         assert 0 < calls <= 100, (paint.kind, calls)
