@@ -2167,33 +2167,78 @@ typedef struct {
     double sub[8]; /* sample offsets in a pixel: (i + 0.5) / ss */
 } ObjrArea;
 
-/* Every segment over the pixels of its box widened by reach, each row narrowed to the
- * columns within reach of the segment's part near it (objraster._distance_grid): without
- * bits, the least squared distance into dist2; with bits, for each pixel whose centre lies
+/* A segment's rows and columns in the area: its box widened by reach (the distance pass),
+ * the rows whose centre it crosses (the inside test at centres) and rows whose samples it
+ * may cross (a superset, for the inside test at samples); lo and hi: the least and the end
+ * of all its rows, by which the bands take it up. */
+typedef struct {
+    Py_ssize_t c0, c1, r0, r1, g0, g1, s0, s1, lo, hi;
+    Py_ssize_t seg;
+} ObjrBox;
+
+static int objr_cmp_box(const void *a, const void *b) {
+    Py_ssize_t x = ((const ObjrBox *)a)->lo, y = ((const ObjrBox *)b)->lo;
+    return (x > y) - (x < y);
+}
+
+/* A row bound: floor(v) - base clamped to [0, n]. */
+static Py_ssize_t objr_row(double v, int64_t base, Py_ssize_t n) {
+    double d = floor(v) - (double)base;
+    return !(d > 0) ? 0 : d >= (double)n ? n : (Py_ssize_t)d;
+}
+
+static void objr_box(const ObjrArea *A, Py_ssize_t k, double reach, ObjrBox *B) {
+    const double *s = A->sg + 4 * k;
+    double mny = objr_min(s[1], s[3]), mxy = objr_max(s[1], s[3]);
+    B->seg = k;
+    B->c0 = objr_search(objr_min(s[0], s[2]) - reach, A->x0, A->w, 0);
+    B->c1 = objr_search(objr_max(s[0], s[2]) + reach, A->x0, A->w, 1);
+    B->r0 = objr_search(mny - reach, A->y0, A->h, 0);
+    B->r1 = objr_search(mxy + reach, A->y0, A->h, 1);
+    B->g0 = B->g1 = B->s0 = B->s1 = 0;
+    if (s[1] != s[3]) {
+        B->g0 = objr_search(mny, A->y0, A->h, 0);
+        B->g1 = objr_search(mxy, A->y0, A->h, 0);
+        B->s0 = objr_row(mny, A->y0 + 1, A->h);
+        B->s1 = objr_row(mxy, A->y0 - 1, A->h);
+    }
+    B->lo = B->r0 < B->s0 ? B->r0 : B->s0;
+    B->hi = B->r1 > B->s1 ? B->r1 : B->s1;
+}
+
+/* A band of rows [ra, rb) of the area and the segments that reach it; its pixel arrays
+ * hold its rows only. */
+typedef struct {
+    Py_ssize_t ra, rb;
+    const ObjrBox *const *act;
+    Py_ssize_t na;
+} ObjrBand;
+
+/* Every segment over the band's pixels of its box, each row narrowed to the columns
+ * within reach of the segment's part near it (objraster._distance_grid): without bits,
+ * the least squared distance into dist2; with bits, for each pixel whose centre lies
  * within near2 of the segment and is a border pixel (bidx >= 0), the samples within half
  * of it (objraster._near_samples). */
-static void objr_walk(const ObjrArea *A, double reach, double *dist2, const int32_t *bidx,
-                      uint64_t *bits, double near2, double half) {
+static void objr_walk(const ObjrArea *A, const ObjrBand *D, double reach, double *dist2,
+                      const int32_t *bidx, uint64_t *bits, double near2, double half) {
     double h2 = half * half;
-    for (Py_ssize_t k = 0; k < A->n; k++) {
-        const double *s = A->sg + 4 * k;
+    for (Py_ssize_t a = 0; a < D->na; a++) {
+        const ObjrBox *B = D->act[a];
+        const double *s = A->sg + 4 * B->seg;
+        if (B->c0 >= B->c1) continue;
         double mnx = objr_min(s[0], s[2]), mxx = objr_max(s[0], s[2]);
         double mny = objr_min(s[1], s[3]), mxy = objr_max(s[1], s[3]);
-        Py_ssize_t c0 = objr_search(mnx - reach, A->x0, A->w, 0);
-        Py_ssize_t c1 = objr_search(mxx + reach, A->x0, A->w, 1);
-        Py_ssize_t r0 = objr_search(mny - reach, A->y0, A->h, 0);
-        Py_ssize_t r1 = objr_search(mxy + reach, A->y0, A->h, 1);
-        if (c0 >= c1) continue;
+        Py_ssize_t r0 = B->r0 > D->ra ? B->r0 : D->ra, r1 = B->r1 < D->rb ? B->r1 : D->rb;
         for (Py_ssize_t r = r0; r < r1; r++) {
             double y = objr_at(A->y0, r), xlo, xhi;
             objr_xspan(s, y - reach - 1, y + reach + 1, &xlo, &xhi);
             Py_ssize_t lo = objr_search(xlo - reach - 1, A->x0, A->w, 0);
             Py_ssize_t hi = objr_search(xhi + reach + 1, A->x0, A->w, 1);
-            if (lo < c0) lo = c0;
-            if (hi > c1) hi = c1;
+            if (lo < B->c0) lo = B->c0;
+            if (hi > B->c1) hi = B->c1;
             for (Py_ssize_t c = lo; c < hi; c++) {
                 double d2 = objr_d2(objr_at(A->x0, c), y, s);
-                Py_ssize_t p = r * A->w + c;
+                Py_ssize_t p = (r - D->ra) * A->w + c;
                 if (!bits) {
                     if (d2 < dist2[p] || isnan(d2)) dist2[p] = d2;
                     continue;
@@ -2220,76 +2265,63 @@ static void objr_walk(const ObjrArea *A, double reach, double *dist2, const int3
     }
 }
 
+/* The even-odd inside test at the band's pixel centres (objraster._fill_grid): each
+ * crossing of a row flips the pixels left of it; into cov as 1 or 0. */
+static void objr_fill_grid(const ObjrArea *A, const ObjrBand *D, uint8_t *flips, double *cov) {
+    Py_ssize_t w = A->w;
+    memset(flips, 0, (size_t)(D->rb - D->ra) * (size_t)(w + 1));
+    for (Py_ssize_t a = 0; a < D->na; a++) {
+        const ObjrBox *B = D->act[a];
+        const double *s = A->sg + 4 * B->seg;
+        if (s[1] == s[3]) continue;
+        double slope = (s[2] - s[0]) / (s[3] - s[1]);
+        Py_ssize_t r0 = B->g0 > D->ra ? B->g0 : D->ra, r1 = B->g1 < D->rb ? B->g1 : D->rb;
+        for (Py_ssize_t r = r0; r < r1; r++) {
+            double xc = s[0] + (objr_at(A->y0, r) - s[1]) * slope;
+            flips[(r - D->ra) * (w + 1) + objr_search(xc, A->x0, w, 0)] ^= 1;
+        }
+    }
+    for (Py_ssize_t r = D->ra; r < D->rb; r++) {
+        const uint8_t *f = flips + (r - D->ra) * (w + 1);
+        uint8_t in = 0;
+        for (Py_ssize_t c = w - 1; c >= 0; c--) {
+            in ^= f[c + 1];
+            cov[r * w + c] = in ? 1.0 : 0.0;
+        }
+    }
+}
+
 static int objr_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-typedef struct {
-    Py_ssize_t first, end; /* pixel rows whose samples the segment may cross */
-    Py_ssize_t seg;
-} ObjrSpan;
-
-static int objr_cmp_span(const void *a, const void *b) {
-    Py_ssize_t x = ((const ObjrSpan *)a)->first, y = ((const ObjrSpan *)b)->first;
-    return (x > y) - (x < y);
-}
-
-/* A row bound: floor(v) - base clamped to [0, n]. */
-static Py_ssize_t objr_row(double v, int64_t base, Py_ssize_t n) {
-    double d = floor(v) - (double)base;
-    return !(d > 0) ? 0 : d >= (double)n ? n : (Py_ssize_t)d;
-}
-
-/* The even-odd inside test at the samples of the border pixels (rows br, columns bc, in
- * row order), XORed into bits (objraster._fill_samples): the rows are swept top to bottom
- * with the segments that span them; each sample row's crossings sorted, the samples left of
- * an odd number of them are in. -1: no memory. */
-static int objr_fill_samples(const ObjrArea *A, const Py_ssize_t *br, const Py_ssize_t *bc,
-                             Py_ssize_t nb, uint64_t *bits) {
-    ObjrSpan *spans = malloc((size_t)(A->n ? A->n : 1) * sizeof(ObjrSpan));
-    Py_ssize_t *active = malloc((size_t)(A->n ? A->n : 1) * sizeof(Py_ssize_t));
-    double *xc = malloc((size_t)(A->n ? A->n : 1) * sizeof(double));
-    if (!spans || !active || !xc) {
-        free(spans), free(active), free(xc);
-        return -1;
-    }
-    Py_ssize_t ns = 0, na = 0, next = 0;
-    for (Py_ssize_t k = 0; k < A->n; k++) {
-        const double *s = A->sg + 4 * k;
-        if (s[1] == s[3]) continue;
-        double lo = objr_min(s[1], s[3]), hi = objr_max(s[1], s[3]);
-        ObjrSpan sp = {objr_row(lo, A->y0 + 1, A->h), objr_row(hi, A->y0 - 1, A->h), k};
-        if (sp.first < sp.end) spans[ns++] = sp;
-    }
-    qsort(spans, (size_t)ns, sizeof(ObjrSpan), objr_cmp_span);
+/* The even-odd inside test at the samples of the band's border pixels (rows br, columns
+ * bc, in row order), XORed into bits (objraster._fill_samples): for each sample row the
+ * crossings of the segments spanning it, sorted; the samples left of an odd number of
+ * them are in. xc: room for a crossing per segment. */
+static void objr_fill_samples(const ObjrArea *A, const ObjrBand *D, const int32_t *br,
+                              const int32_t *bc, Py_ssize_t nb, uint64_t *bits, double *xc) {
     for (Py_ssize_t b0 = 0; b0 < nb;) {
         Py_ssize_t r = br[b0], b1 = b0;
         while (b1 < nb && br[b1] == r) b1++;
-        while (next < ns && spans[next].first <= r) active[na++] = next++;
-        Py_ssize_t kept = 0;
-        for (Py_ssize_t a = 0; a < na; a++)
-            if (spans[active[a]].end > r) active[kept++] = active[a];
-        na = kept;
         for (int i = 0; i < A->ss; i++) {
             double qy = (double)(A->y0 + r) + A->sub[i];
             Py_ssize_t m = 0;
-            for (Py_ssize_t a = 0; a < na; a++) {
-                const double *s = A->sg + 4 * spans[active[a]].seg;
+            for (Py_ssize_t a = 0; a < D->na; a++) {
+                const ObjrBox *B = D->act[a];
+                if (B->s0 > r || B->s1 <= r) continue;
+                const double *s = A->sg + 4 * B->seg;
                 double lo = objr_min(s[1], s[3]), hi = objr_max(s[1], s[3]);
                 if (qy >= lo && qy < hi) {
                     double slope = (s[2] - s[0]) / (s[3] - s[1]);
-                    xc[m++] = s[0] + (qy - s[1]) * slope;
+                    double x = s[0] + (qy - s[1]) * slope;
+                    if (!isnan(x)) xc[m++] = x; /* a NaN crossing lies right of no sample */
                 }
             }
-            /* a sample is in where an odd number of crossings lie right of it (px < xc;
-             * a NaN crossing lies right of none) */
-            Py_ssize_t real = 0;
-            for (Py_ssize_t q = 0; q < m; q++)
-                if (!isnan(xc[q])) xc[real++] = xc[q];
-            m = real;
             if (m == 0) continue;
             qsort(xc, (size_t)m, sizeof(double), objr_cmp_double);
+            /* a sample is in where an odd number of crossings lie right of it (px < xc) */
             Py_ssize_t p = 0;
             for (Py_ssize_t b = b0; b < b1; b++)
                 for (int j = 0; j < A->ss; j++) {
@@ -2300,8 +2332,6 @@ static int objr_fill_samples(const ObjrArea *A, const Py_ssize_t *br, const Py_s
         }
         b0 = b1;
     }
-    free(spans), free(active), free(xc);
-    return 0;
 }
 
 static int objr_popcount(uint64_t v) {
@@ -2309,6 +2339,10 @@ static int objr_popcount(uint64_t v) {
     for (; v; v &= v - 1) n++;
     return n;
 }
+
+/* Pixels a band holds at most: its arrays stay small enough to be reused from the heap
+ * and cached while the band's segments are walked. */
+#define OBJR_BAND_PIXELS 4096
 
 PyDoc_STRVAR(objraster_coverage_doc,
              "objraster_coverage(segs, cov, w, x0, y0, ss, fill, half, reach, near, edge, "
@@ -2319,8 +2353,8 @@ PyDoc_STRVAR(objraster_coverage_doc,
              "caps and joins). Pixels whose centre lies within edge of the border (fill: of "
              "the segments; stroke: of half, and farther than inner) are sampled ss x ss "
              "times; distances are measured only as far as reach, sample pairs only within "
-             "near. Returns the pixels sampled. Called by engine.viewer.objraster.coverage; "
-             "coverage_numpy is the twin.");
+             "near. Worked a band of rows at a time. Returns the pixels sampled. Called by "
+             "engine.viewer.objraster.coverage; coverage_numpy is the twin.");
 
 static PyObject *objraster_coverage(PyObject *self, PyObject *args) {
     PyObject *o_segs, *o_cov;
@@ -2334,10 +2368,11 @@ static PyObject *objraster_coverage(PyObject *self, PyObject *args) {
     Buf sb, cb;
     sb.held = cb.held = 0;
     PyObject *result = NULL;
-    double *dist2 = NULL;
+    ObjrBox *boxes = NULL;
+    const ObjrBox **act = NULL;
+    double *dist2 = NULL, *xc = NULL;
     uint8_t *flips = NULL;
-    int32_t *bidx = NULL;
-    Py_ssize_t *br = NULL, *bc = NULL;
+    int32_t *bidx = NULL, *br = NULL, *bc = NULL;
     uint64_t *bits = NULL;
     if (get_buf(o_segs, &sb, 0, 8, "segs") < 0 || get_buf(o_cov, &cb, 1, 8, "cov") < 0)
         goto done;
@@ -2362,66 +2397,75 @@ static PyObject *objraster_coverage(PyObject *self, PyObject *args) {
             goto done;
         }
     double *cov = cb.b.buf;
-    Py_ssize_t cells = A.w * A.h;
-    dist2 = malloc((size_t)(cells ? cells : 1) * sizeof(double));
-    bidx = malloc((size_t)(cells ? cells : 1) * sizeof(int32_t));
-    if (!dist2 || !bidx) goto nomem;
-    for (Py_ssize_t p = 0; p < cells; p++) dist2[p] = INFINITY;
-    objr_walk(&A, reach, dist2, NULL, NULL, 0.0, 0.0);
-    if (fill) {
-        flips = calloc((size_t)A.h * (size_t)(A.w + 1), 1);
-        if (!flips) goto nomem;
-        for (Py_ssize_t k = 0; k < A.n; k++) {
-            const double *s = A.sg + 4 * k;
-            if (s[1] == s[3]) continue;
-            double lo = objr_min(s[1], s[3]), hi = objr_max(s[1], s[3]);
-            double slope = (s[2] - s[0]) / (s[3] - s[1]);
-            Py_ssize_t r0 = objr_search(lo, A.y0, A.h, 0), r1 = objr_search(hi, A.y0, A.h, 0);
-            for (Py_ssize_t r = r0; r < r1; r++) {
-                double xc = s[0] + (objr_at(A.y0, r) - s[1]) * slope;
-                flips[r * (A.w + 1) + objr_search(xc, A.x0, A.w, 0)] ^= 1;
-            }
+    Py_ssize_t band = OBJR_BAND_PIXELS / A.w, n1 = A.n ? A.n : 1, total = 0, next = 0;
+    if (band < 1) band = 1;
+    if (band > A.h) band = A.h;
+    Py_ssize_t room = band * A.w;
+    boxes = malloc((size_t)n1 * sizeof(ObjrBox));
+    act = malloc((size_t)n1 * sizeof(ObjrBox *));
+    xc = malloc((size_t)n1 * sizeof(double));
+    dist2 = malloc((size_t)room * sizeof(double));
+    flips = malloc((size_t)band * (size_t)(A.w + 1));
+    bidx = malloc((size_t)room * sizeof(int32_t));
+    br = malloc((size_t)room * sizeof(int32_t));
+    bc = malloc((size_t)room * sizeof(int32_t));
+    bits = malloc((size_t)room * sizeof(uint64_t));
+    if (!boxes || !act || !xc || !dist2 || !flips || !bidx || !br || !bc || !bits) goto nomem;
+    for (Py_ssize_t k = 0; k < A.n; k++) objr_box(&A, k, reach, &boxes[k]);
+    qsort(boxes, (size_t)A.n, sizeof(ObjrBox), objr_cmp_box);
+    ObjrBand D = {0, 0, act, 0};
+    for (D.ra = 0; D.ra < A.h; D.ra = D.rb) {
+        D.rb = D.ra + band < A.h ? D.ra + band : A.h;
+        /* the segments reaching the band: those kept from the last that still do, and
+         * the next by their first row */
+        Py_ssize_t kept = 0;
+        for (Py_ssize_t a = 0; a < D.na; a++)
+            if (act[a]->hi > D.ra) act[kept++] = act[a];
+        for (; next < A.n && boxes[next].lo < D.rb; next++)
+            if (boxes[next].hi > D.ra) act[kept++] = &boxes[next];
+        D.na = kept;
+        Py_ssize_t cells = (D.rb - D.ra) * A.w;
+        for (Py_ssize_t p = 0; p < cells; p++) dist2[p] = INFINITY;
+        objr_walk(&A, &D, reach, dist2, NULL, NULL, 0.0, 0.0);
+        double *row = cov + D.ra * A.w;
+        if (fill) objr_fill_grid(&A, &D, flips, cov);
+        Py_ssize_t nb = 0;
+        for (Py_ssize_t p = 0; p < cells; p++) {
+            int border = 0;
+            if (dist2[p] != INFINITY) {
+                double d = sqrt(dist2[p]);
+                if (fill)
+                    border = d < edge;
+                else {
+                    row[p] = d <= half ? 1.0 : 0.0;
+                    border = fabs(d - half) < edge && d > inner;
+                }
+            } else if (!fill)
+                row[p] = 0.0; /* inf: farther than half */
+            if (border) {
+                br[nb] = (int32_t)(D.ra + p / A.w), bc[nb] = (int32_t)(p % A.w);
+                bits[nb] = 0;
+                bidx[p] = (int32_t)nb++;
+            } else
+                bidx[p] = -1;
         }
-        for (Py_ssize_t r = 0; r < A.h; r++) {
-            uint8_t in = 0;
-            for (Py_ssize_t c = A.w - 1; c >= 0; c--) {
-                in ^= flips[r * (A.w + 1) + c + 1];
-                cov[r * A.w + c] = in ? 1.0 : 0.0;
-            }
-        }
-    }
-    Py_ssize_t nb = 0;
-    for (Py_ssize_t p = 0; p < cells; p++) {
-        double d = sqrt(dist2[p]);
-        int border;
+        if (!nb) continue;
         if (fill)
-            border = d < edge;
-        else {
-            cov[p] = d <= half ? 1.0 : 0.0;
-            border = fabs(d - half) < edge && d > inner;
-        }
-        bidx[p] = border ? (int32_t)nb++ : -1;
-    }
-    if (nb) {
-        br = malloc((size_t)nb * sizeof(Py_ssize_t));
-        bc = malloc((size_t)nb * sizeof(Py_ssize_t));
-        bits = calloc((size_t)nb, sizeof(uint64_t));
-        if (!br || !bc || !bits) goto nomem;
-        for (Py_ssize_t p = 0; p < cells; p++)
-            if (bidx[p] >= 0) br[bidx[p]] = p / A.w, bc[bidx[p]] = p % A.w;
-        if (fill) {
-            if (objr_fill_samples(&A, br, bc, nb, bits) < 0) goto nomem;
-        } else
-            objr_walk(&A, reach, dist2, bidx, bits, nearv * nearv, half);
+            objr_fill_samples(&A, &D, br, bc, nb, bits, xc);
+        else
+            objr_walk(&A, &D, reach, dist2, bidx, bits, nearv * nearv, half);
         for (Py_ssize_t b = 0; b < nb; b++)
-            cov[br[b] * A.w + bc[b]] = (double)objr_popcount(bits[b]) / (double)(ss * ss);
+            cov[(Py_ssize_t)br[b] * A.w + bc[b]] =
+                (double)objr_popcount(bits[b]) / (double)(ss * ss);
+        total += nb;
     }
-    result = PyLong_FromSsize_t(nb);
+    result = PyLong_FromSsize_t(total);
     goto done;
 nomem:
     PyErr_NoMemory();
 done:
-    free(dist2), free(flips), free(bidx), free(br), free(bc), free(bits);
+    free(boxes), free(act), free(xc), free(dist2), free(flips);
+    free(bidx), free(br), free(bc), free(bits);
     release(&sb);
     release(&cb);
     return result;
@@ -2473,6 +2517,60 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(objraster_pixels_doc,
+             "objraster_pixels(canvas, cw, out, pitch, rs, gs, bs, as) -> int\n\n"
+             "Whether any pixel of the premultiplied canvas (float64, 4 a pixel, rows of cw "
+             "pixels) has an alpha other than 0; with out (a writable buffer of pitch bytes a "
+             "row, or None), each pixel's channels, rounded half to even from 255 times the "
+             "canvas and clamped to 0..255, written into it as a 32-bit number (native byte "
+             "order), red shifted left rs bits, green gs, blue bs, alpha as. "
+             "engine.viewer.objraster.layer_numpy is the twin.");
+
+static inline uint32_t objr_byte(double v) {
+    double x = nearbyint(v * 255.0);
+    return x > 0.0 ? (x < 255.0 ? (uint32_t)x : 255u) : 0u;
+}
+
+static PyObject *objraster_pixels(PyObject *self, PyObject *args) {
+    PyObject *o_canvas, *o_out;
+    Py_ssize_t cw, pitch;
+    int shift[4];
+    if (!PyArg_ParseTuple(args, "OnOniiii", &o_canvas, &cw, &o_out, &pitch, &shift[0],
+                          &shift[1], &shift[2], &shift[3]))
+        return NULL;
+    Buf nb, ob;
+    nb.held = ob.held = 0;
+    PyObject *result = NULL;
+    if (get_buf(o_canvas, &nb, 0, 8, "canvas") < 0 || get_buf(o_out, &ob, 1, 1, "out") < 0)
+        goto done;
+    Py_ssize_t rows = cw > 0 ? (nb.b.len / 8) / (4 * cw) : 0;
+    int bad = !nb.held || cw < 1 || (nb.b.len / 8) % (4 * cw);
+    for (int k = 0; k < 4; k++) bad |= shift[k] < 0 || shift[k] > 24 || shift[k] % 8;
+    if (ob.held) bad |= pitch < 4 * cw || ob.b.len < (rows ? (rows - 1) * pitch + 4 * cw : 0);
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "objraster_pixels: the arrays or numbers disagree");
+        goto done;
+    }
+    const double *canvas = nb.b.buf;
+    int any = 0;
+    for (Py_ssize_t p = 0; p < rows * cw && !any; p++) any = canvas[4 * p + 3] != 0;
+    if (ob.held && any) {
+        uint8_t *out = ob.b.buf;
+        for (Py_ssize_t r = 0; r < rows; r++)
+            for (Py_ssize_t c = 0; c < cw; c++) {
+                const double *px = canvas + 4 * (r * cw + c);
+                uint32_t v = 0;
+                for (int k = 0; k < 4; k++) v |= objr_byte(px[k]) << shift[k];
+                memcpy(out + r * pitch + 4 * c, &v, 4);
+            }
+    }
+    result = PyLong_FromLong(any);
+done:
+    release(&nb);
+    release(&ob);
+    return result;
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
@@ -2492,6 +2590,7 @@ static PyMethodDef methods[] = {
     {"threat_move", threat_move, METH_VARARGS, threat_move_doc},
     {"objraster_coverage", objraster_coverage, METH_VARARGS, objraster_coverage_doc},
     {"objraster_composite", objraster_composite, METH_VARARGS, objraster_composite_doc},
+    {"objraster_pixels", objraster_pixels, METH_VARARGS, objraster_pixels_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -415,13 +415,13 @@ def threat_move(
 
 
 _HAS_OBJRASTER = _BUILT is not None and all(
-    hasattr(_BUILT, f) for f in ("objraster_coverage", "objraster_composite")
+    hasattr(_BUILT, f) for f in ("objraster_coverage", "objraster_composite", "objraster_pixels")
 )
 
 
 def objraster_available() -> bool:
-    """Whether :func:`objraster_coverage` and :func:`objraster_composite` run
-    (:func:`available`, and built with them)."""
+    """Whether :func:`objraster_coverage`, :func:`objraster_composite` and
+    :func:`objraster_pixels` run (:func:`available`, and built with them)."""
     return available() and _HAS_OBJRASTER
 
 
@@ -472,3 +472,13 @@ def objraster_composite(
             canvas, canvas.shape[1], cov, cov.shape[1], at[0], at[1], *src, k, opacity
         )
     )
+
+
+def objraster_pixels(canvas: Any, out: Any, pitch: int, shifts: tuple[int, int, int, int]) -> bool:
+    """engine/_kernel.c's ``objraster_pixels``: whether any pixel of the premultiplied
+    ``canvas`` (float64, C order, rows x columns x 4, 0..1) has an alpha other than 0; with
+    ``out`` (a writable buffer of ``pitch`` bytes a row: a 32-bit surface's pixels), its
+    pixels written there, each channel 255 times the canvas rounded half to even and
+    clamped, shifted left by ``shifts`` (red, green, blue, alpha). Only where
+    :func:`objraster_available`; ``engine.viewer.objraster.layer_numpy`` is its twin."""
+    return bool(_BUILT.objraster_pixels(canvas, canvas.shape[1], out, pitch, *shifts))

@@ -193,6 +193,26 @@ def test_compositing_equals_the_numpy_twin() -> None:
         assert np.array_equal(got, want), trial
 
 
+@needs_kernel
+def test_pixels_written_into_the_surface_equal_the_numpy_twin() -> None:
+    """Halves of a level (ties, rounded to even), values past 0..1, a clear canvas."""
+    rng = np.random.default_rng(8)
+    for trial in range(30):
+        h, w = int(rng.integers(1, 40)), int(rng.integers(1, 40))
+        canvas = rng.choice(
+            [0.0, 1.0, 0.5 / 255, 1.5 / 255, 2.5 / 255, 1.0000001, -1e-9], (h, w, 4)
+        )
+        canvas[rng.random((h, w)) < 0.5] = rng.random(4)
+        if trial % 5 == 0:
+            canvas[..., 3] = 0.0
+        got, want = objraster._layer(canvas), objraster.layer_numpy(canvas)
+        if want is None:
+            assert got is None
+            continue
+        assert got is not None and got.get_size() == want.get_size() == (w, h)
+        assert pygame.image.tobytes(got, "RGBA") == pygame.image.tobytes(want, "RGBA")
+
+
 def _drawn(paints: list[Paint], opacity: float, ss: int) -> bytes:
     out = pygame.Surface((150, 130), pygame.SRCALPHA, 32)
     out.fill((0, 30, 60, 128))
@@ -249,11 +269,13 @@ def test_a_kernel_without_the_functions_runs_the_twins(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(kernel, "objraster_coverage", refuse)
     monkeypatch.setattr(kernel, "objraster_composite", refuse)
+    monkeypatch.setattr(kernel, "objraster_pixels", refuse)
     paint = Paint("stroke", (([(3.0, 4.0), (20.5, 9.25)], False),), (1, 2, 3, 255))
     assert np.array_equal(coverage(paint, 0, 0, 30, 20), coverage_numpy(paint, 0, 0, 30, 20))
     canvas = np.zeros((20, 30, 4))
     composite(canvas, coverage(paint, 0, 0, 30, 20), (0, 0), paint.colour, 1.0)
     assert canvas[..., 3].any()
+    assert objraster._layer(canvas) is not None
 
 
 @needs_kernel
@@ -279,5 +301,7 @@ def test_the_kernel_refuses_arrays_that_disagree() -> None:
         kernel.objraster_coverage(
             np.full((1, 4), np.nan), np.zeros((3, 5)), 0, 0, 4, True, 1.0, 0.75, 0, 0.75, 0
         )
+    with pytest.raises(ValueError, match="disagree"):
+        kernel.objraster_pixels(np.zeros((2, 3, 4)), bytearray(20), 11, (16, 8, 0, 24))
     with pytest.raises(ValueError, match="disagree"):
         kernel.objraster_composite(np.zeros((4, 4, 4)), np.ones((3, 3)), (2, 0), (0, 0, 0), 1, 1)

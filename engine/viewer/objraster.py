@@ -398,6 +398,37 @@ def composite(
     )
 
 
+def layer_numpy(canvas: np.ndarray) -> pygame.Surface | None:
+    """The premultiplied ``canvas`` (rows, columns, 4; 0..1) as a 32-bit surface, each
+    channel 255 times it rounded; None where no pixel has any alpha."""
+    if not canvas[..., 3].any():
+        return None
+    px = np.clip(np.rint(canvas * 255.0), 0, 255).astype(np.uint8)
+    layer = pygame.Surface((canvas.shape[1], canvas.shape[0]), pygame.SRCALPHA, 32)
+    pygame.surfarray.blit_array(layer, px[..., :3].transpose(1, 0, 2))
+    alpha = pygame.surfarray.pixels_alpha(layer)
+    alpha[...] = px[..., 3].T
+    del alpha  # release the surface lock
+    return layer
+
+
+def _layer(canvas: np.ndarray) -> pygame.Surface | None:
+    """:func:`layer_numpy`, by the compiled kernel where it is available (written straight
+    into the surface's pixels)."""
+    if not kernel.objraster_available():
+        return layer_numpy(canvas)
+    layer = pygame.Surface((canvas.shape[1], canvas.shape[0]), pygame.SRCALPHA, 32)
+    shifts = layer.get_shifts()
+    if layer.get_bytesize() != 4 or any(layer.get_losses()) or any(s % 8 for s in shifts):
+        return layer_numpy(canvas)
+    pixels = layer.get_buffer()
+    try:
+        drawn = kernel.objraster_pixels(canvas, pixels, layer.get_pitch(), shifts)
+    finally:
+        del pixels  # release the surface lock
+    return layer if drawn else None
+
+
 def draw_paints(
     out: pygame.Surface, paints: list[Paint], opacity: float = 1.0, ss: int = SS
 ) -> bool:
@@ -441,14 +472,9 @@ def draw_paints(
                 continue
             cov = _coverage(p, segs, (px0, py0, px1 - px0, py1 - py0), ss)
             composite(canvas, cov, (px0 - x0, py0 - by0), p.colour, opacity)
-        if not canvas[..., 3].any():
+        layer = _layer(canvas)
+        if layer is None:
             continue
         drew = True
-        px = np.clip(np.rint(canvas * 255.0), 0, 255).astype(np.uint8)
-        layer = pygame.Surface((x1 - x0, by1 - by0), pygame.SRCALPHA, 32)
-        pygame.surfarray.blit_array(layer, px[..., :3].transpose(1, 0, 2))
-        alpha = pygame.surfarray.pixels_alpha(layer)
-        alpha[...] = px[..., 3].T
-        del alpha  # release the surface lock
         out.blit(layer, (x0, by0), special_flags=pygame.BLEND_PREMULTIPLIED)
     return drew
