@@ -28,16 +28,16 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree as ET
 
+import numpy as np
 import pygame
 
 from engine.grid import Grid
 from engine.mapmodel import MapModel, MapObject
-from engine.viewer.objraster import SS, SS_SMALL, Paint, Point, draw_paints
+from engine.viewer.objraster import SS, SS_SMALL, Paint, Point, Points, draw_paints
 
 #: Qt::gray, Tiled's fallback object colour.
 GREY = (160, 160, 164)
@@ -246,8 +246,14 @@ def _pin() -> list[Point]:
     return pts
 
 
-def _moved(path: list[Point], dx: float, dy: float) -> list[Point]:
-    return [(x + dx, y + dy) for x, y in path]
+def _points(path: Points) -> np.ndarray:
+    """A path's points as rows (x, y) of float64 (the shapes' arithmetic then runs on whole
+    paths, with the same numbers as point by point)."""
+    return np.asarray(path, dtype=np.float64).reshape(-1, 2)
+
+
+def _moved(path: Points, dx: float, dy: float) -> np.ndarray:
+    return _points(path) + (dx, dy)
 
 
 def _ortho_paints(obj: MapObject, colour: tuple[int, int, int]) -> list[Paint]:
@@ -273,11 +279,11 @@ def _ortho_paints(obj: MapObject, colour: tuple[int, int, int]) -> list[Paint]:
             Paint("stroke", ((ring, True),), line),
         ]
     if shape in ("polygon", "polyline"):
-        pts = [(x + px, y + py) for px, py in obj.points]
-        if not pts:
+        if not obj.points:
             return []
+        pts = _moved(obj.points, x, y)
         closed = shape == "polygon"
-        first, first_s = [pts[0]], [(pts[0][0] + s, pts[0][1] + s)]
+        first, first_s = pts[:1], _moved(pts[:1], s, s)
         paints = [
             Paint("stroke", ((_moved(pts, s, s), closed),), black),
             Paint("stroke", ((first_s, False),), black, 4.0),
@@ -294,7 +300,7 @@ def _ortho_paints(obj: MapObject, colour: tuple[int, int, int]) -> list[Paint]:
     return []  # text and tile objects are not drawn
 
 
-def _pin_paints(pin: list[Point], centre: Point, colour: tuple[int, int, int]) -> list[Paint]:
+def _pin_paints(pin: Points, centre: Point, colour: tuple[int, int, int]) -> list[Paint]:
     line = (*colour, 255)
     s = 1.0
     dot = _ellipse(centre[0] - 10 / 3, centre[1] - 10 / 3, 20 / 3, 20 / 3)
@@ -322,8 +328,12 @@ def _iso_paints(grid: Grid, obj: MapObject, colour: tuple[int, int, int]) -> lis
     fill = (*colour, 50)
     up = 2.0
 
-    def proj(pts: Iterable[Point]) -> list[Point]:
-        return [_iso_project(grid, p) for p in pts]
+    def proj(pts: Points) -> np.ndarray:
+        # _iso_project's arithmetic over every point at once
+        tw, th = grid.tile_width, grid.tile_height
+        at = _points(pts)
+        tx, ty = at[:, 0] / th, at[:, 1] / th
+        return np.stack([(tx - ty) * tw / 2 + grid.height * tw / 2, (tx + ty) * th / 2], axis=1)
 
     x, y, w, h = obj.x, obj.y, obj.width, obj.height
     if obj.shape == "point":
@@ -346,18 +356,18 @@ def _iso_paints(grid: Grid, obj: MapObject, colour: tuple[int, int, int]) -> lis
             Paint("stroke", ((_moved(ring, 0, -up), True),), line),
         ]
     if obj.shape in ("polygon", "polyline") and obj.points:
-        pts = proj((x + px, y + py) for px, py in obj.points)
+        pts = proj(_moved(obj.points, x, y))
         closed = obj.shape == "polygon"
         moved = _moved(pts, 0, -up)
         paints = [
             Paint("stroke", ((pts, closed),), black),
-            Paint("stroke", (([pts[0]], False),), black, 4.0),
+            Paint("stroke", ((pts[:1], False),), black, 4.0),
         ]
         if closed:
             paints.append(Paint("fill", ((moved, True),), fill))
         paints += [
             Paint("stroke", ((moved, closed),), line),
-            Paint("stroke", (([moved[0]], False),), line, 4.0),
+            Paint("stroke", ((moved[:1], False),), line, 4.0),
         ]
         return paints
     return []
@@ -377,10 +387,12 @@ def object_paints(grid: Grid, obj: MapObject, colour: tuple[int, int, int]) -> l
     c, s = math.cos(a), math.sin(a)
     ox, oy = origin
 
-    def turn(path: list[Point]) -> list[Point]:
-        return [
-            (ox + (x - ox) * c - (y - oy) * s, oy + (x - ox) * s + (y - oy) * c) for x, y in path
-        ]
+    def turn(path: Points) -> np.ndarray:
+        at = _points(path)
+        x, y = at[:, 0], at[:, 1]
+        return np.stack(
+            [ox + (x - ox) * c - (y - oy) * s, oy + (x - ox) * s + (y - oy) * c], axis=1
+        )
 
     return [
         Paint(p.kind, tuple((turn(pts), closed) for pts, closed in p.paths), p.colour, p.half)
@@ -389,8 +401,8 @@ def object_paints(grid: Grid, obj: MapObject, colour: tuple[int, int, int]) -> l
 
 
 def _to_output(paints: list[Paint], scale: float, rect: pygame.Rect) -> list[Paint]:
-    def tr(path: list[Point]) -> list[Point]:
-        return [(x * scale - rect.x, y * scale - rect.y) for x, y in path]
+    def tr(path: Points) -> np.ndarray:
+        return _points(path) * scale - (rect.x, rect.y)
 
     return [
         Paint(p.kind, tuple((tr(pts), closed) for pts, closed in p.paths), p.colour, p.half)

@@ -28,7 +28,9 @@ from engine import kernel
 SS = 4
 SS_SMALL = 8
 Point = tuple[float, float]
-Path = tuple[list[Point], bool]  # points (screen pixels), closed
+#: A path's points: a list of points or an array of rows (x, y).
+Points = Sequence[Point] | np.ndarray
+Path = tuple[Points, bool]  # points (screen pixels), closed
 
 
 @dataclass(frozen=True)
