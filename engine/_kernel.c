@@ -2222,12 +2222,15 @@ typedef struct {
 static void objr_walk(const ObjrArea *A, const ObjrBand *D, double reach, double *dist2,
                       const int32_t *bidx, uint64_t *bits, double near2, double half) {
     double h2 = half * half;
+    int n2 = A->ss * A->ss;
+    uint64_t full = n2 == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n2) - 1;
     for (Py_ssize_t a = 0; a < D->na; a++) {
         const ObjrBox *B = D->act[a];
         const double *s = A->sg + 4 * B->seg;
         if (B->c0 >= B->c1) continue;
         double mnx = objr_min(s[0], s[2]), mxx = objr_max(s[0], s[2]);
         double mny = objr_min(s[1], s[3]), mxy = objr_max(s[1], s[3]);
+        double dx = s[2] - s[0], dy = s[3] - s[1], l2 = dx * dx + dy * dy;
         Py_ssize_t r0 = B->r0 > D->ra ? B->r0 : D->ra, r1 = B->r1 < D->rb ? B->r1 : D->rb;
         for (Py_ssize_t r = r0; r < r1; r++) {
             double y = objr_at(A->y0, r), xlo, xhi;
@@ -2237,26 +2240,37 @@ static void objr_walk(const ObjrArea *A, const ObjrBand *D, double reach, double
             if (lo < B->c0) lo = B->c0;
             if (hi > B->c1) hi = B->c1;
             for (Py_ssize_t c = lo; c < hi; c++) {
-                double d2 = objr_d2(objr_at(A->x0, c), y, s);
                 Py_ssize_t p = (r - D->ra) * A->w + c;
                 if (!bits) {
+                    double d2 = objr_d2(objr_at(A->x0, c), y, s);
                     if (d2 < dist2[p] || isnan(d2)) dist2[p] = d2;
                     continue;
                 }
                 int32_t b = bidx[p];
-                if (b < 0 || !(d2 <= near2)) continue;
+                if (b < 0 || !(objr_d2(objr_at(A->x0, c), y, s) <= near2)) continue;
                 double left = (double)(A->x0 + c) + A->sub[0];
                 double top = (double)(A->y0 + r) + A->sub[0];
                 if (!(left < mxx + half && left + 1 > mnx - half && top < mxy + half &&
                       top + 1 > mny - half))
                     continue;
                 uint64_t got = bits[b];
+                if (got == full) continue;
+                /* objr_d2 at every sample, its terms that depend on the segment alone
+                 * worked out once (the same operations on the same numbers) */
+                double qx[8];
+                for (int j = 0; j < A->ss; j++) qx[j] = ((double)(A->x0 + c) + A->sub[j]) - s[0];
                 for (int i = 0; i < A->ss; i++) {
-                    double qy = (double)(A->y0 + r) + A->sub[i];
+                    double qy = ((double)(A->y0 + r) + A->sub[i]) - s[1];
                     for (int j = 0; j < A->ss; j++) {
-                        uint64_t bit = (uint64_t)1 << (i * A->ss + j);
-                        if (got & bit) continue;
-                        if (objr_d2((double)(A->x0 + c) + A->sub[j], qy, s) <= h2) got |= bit;
+                        double d2;
+                        if (!(l2 > 0))
+                            d2 = qx[j] * qx[j] + qy * qy;
+                        else {
+                            double t = objr_clip01((qx[j] * dx + qy * dy) / l2);
+                            double ex = qx[j] - t * dx, ey = qy - t * dy;
+                            d2 = ex * ex + ey * ey;
+                        }
+                        got |= (uint64_t)(d2 <= h2) << (i * A->ss + j);
                     }
                 }
                 bits[b] = got;
@@ -2527,7 +2541,7 @@ PyDoc_STRVAR(objraster_pixels_doc,
              "engine.viewer.objraster.layer_numpy is the twin.");
 
 static inline uint32_t objr_byte(double v) {
-    double x = nearbyint(v * 255.0);
+    double x = rint(v * 255.0); /* round half to even, as numpy's rint */
     return x > 0.0 ? (x < 255.0 ? (uint32_t)x : 255u) : 0u;
 }
 
