@@ -20,7 +20,8 @@ hexagonal and staggered maps share, and ``IsometricRenderer``), followed here:
 
 Qt computes each pixel's exact coverage of an antialiased shape; here pixels near an edge
 are sampled 4x4 times (8x8 below scale 1), the others decided at their centre (edge pixels
-may differ by a few levels). Not drawn: text objects (they need
+may differ by a few levels): :mod:`engine.viewer.objraster`, in the C kernel where it is
+built. Not drawn: text objects (they need
 Tiled's fonts) and tile objects, and the tints and nested-group opacity of object layers.
 """
 
