@@ -152,6 +152,18 @@ def test_raw_segments_on_pixel_centres_and_samples_equal_the_numpy_twin(ss: int)
 
 
 @needs_kernel
+def test_empty_and_outlying_paints_equal_the_numpy_twin() -> None:
+    """No segments, segments wholly outside the area, a one-pixel area, a box far off."""
+    far = [(500.5, 600.25), (700.0, 650.0), (520.0, 900.0)]
+    for paths in ((([], False),), ((far, True),), (([(3.5, 2.5)], False),)):
+        for kind, half in (("fill", 1.0), ("stroke", 1.0), ("stroke", 4.0)):
+            paint = Paint(kind, paths, (1, 2, 3, 255), half)
+            for box in ((0, 0, 1, 1), (0, 0, 40, 30), (-1000, -1000, 7, 5), (3, 2, 1, 9)):
+                for ss in (SS, SS_SMALL):
+                    _same(paint, box, ss)
+
+
+@needs_kernel
 def test_a_large_polygon_equals_the_numpy_twin() -> None:
     """issue 42's 800-point ring, its outline, fill and first-vertex dot, at both rates."""
     ring = [
