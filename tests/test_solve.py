@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import heapq
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -136,6 +137,82 @@ class Plain:
         return "timeout", self.turns
 
 
+class Crossing(Plain):
+    """:class:`Plain` with crossings of more than a turn, from the rule text (RULES.md 0,
+    docs/rules.md): a cell that takes more than a whole turn (its cost above the token's
+    cells a turn) is entered over turns: a token that reaches a cell next to it with time
+    left puts the rest of the turn into it, standing where it is with that share made
+    (the rest over the cell's cost); next turn, going on, it gets in once the rest is
+    made and walks on with what is left of the turn (perhaps into another such cell);
+    any other move turns away and loses it, as if from the cell (going on is the one way
+    toward that cell). A token crossing stands on its cell: caught there, in the way
+    there, escaping there. A position: a cell, or ``(cell, toward, share)``."""
+
+    def stand(self, pos: tuple) -> tuple[int, int]:  # type: ignore[type-arg]
+        return pos[0] if len(pos) == 3 else pos  # type: ignore[no-any-return]
+
+    def walks(self, start, budget, block, used, avoid=None):  # type: ignore[no-untyped-def]
+        """Ends of a walk from ``start`` with ``used`` of ``budget`` spent: the cells
+        reached within the turn, and the crossings begun from them (none toward ``avoid``)."""
+        best = {start: used}
+        heap = [(used, start)]
+        while heap:
+            d, a = heapq.heappop(heap)
+            if d > best[a]:
+                continue
+            for dc, dr in self.steps:
+                b = (a[0] + dc, a[1] + dr)
+                if not self.open_(b) or b == block:
+                    continue
+                nd = d + COST[self.rows[b[1]][b[0]]]
+                if nd <= budget and nd < best.get(b, 1 << 30):
+                    best[b] = nd
+                    heapq.heappush(heap, (nd, b))
+        ends: set = set(best)  # type: ignore[type-arg]
+        for a, d in best.items():
+            for dc, dr in self.steps:
+                b = (a[0] + dc, a[1] + dr)
+                if not self.open_(b) or b == block or (a == start and b == avoid):
+                    continue
+                cost = COST[self.rows[b[1]][b[0]]]
+                if cost > budget and d < budget:
+                    ends.add((a, b, Fraction(budget - d, cost)))
+        return ends
+
+    def pos_moves(self, pos, budget, block):  # type: ignore[no-untyped-def]
+        if len(pos) != 3:
+            return self.walks(pos, budget, block, 0)
+        at, toward, share = pos
+        ends = self.walks(at, budget, block, 0, avoid=toward)  # turning away
+        if toward != block:  # going on
+            cost = COST[self.rows[toward[1]][toward[0]]]
+            need = (1 - share) * cost
+            if need <= budget:
+                ends |= self.walks(toward, budget, block, need)
+            else:
+                ends.add((at, toward, share + Fraction(budget, cost)))
+        return ends
+
+    def _value(self, p, q, ply: int, rnd: int) -> int:  # type: ignore[no-untyped-def]
+        who = self.order[ply]
+        if who == "p":
+            options = [(x, q) for x in self.pos_moves(p, self.p_cells, None)]
+        else:
+            bp = self.stand(p)
+            block = bp if bp != self.stand(q) else None
+            options = [(p, x) for x in self.pos_moves(q, self.q_cells, block)]
+        vals = []
+        for np_, nq in options:
+            v = self.ended(self.stand(np_), self.stand(nq), rnd)
+            if v is None:
+                if ply == 0:
+                    v = self.value(np_, nq, 1, rnd)
+                else:
+                    v = 0 if rnd == self.turns else self.value(np_, nq, 0, rnd + 1)
+            vals.append(v)
+        return max(vals) if who == "p" else min(vals)
+
+
 # --------------------------------------------------------------------------- chases
 
 CHASES = {
@@ -164,15 +241,14 @@ CHASES = {
         exits=[(10, 1)],
     ),
     # An open field with rough ground, no exit: the faster pursuer corners the quarry
-    # (both cross rough ground within a turn: at 5 ft a turn it takes two, a crossing
-    # carried into the next turn that solve refuses: test_a_crossing_of_two_turns...).
+    # (at 5 ft a turn the quarry crosses a rough cell over two turns: Crossing).
     "open_field": dict(
         rows=[".......", "..,,...", ".......", "...,...", "......."],
         diagonals="equal",
         quarry=(6, 4),
         pursuer=(0, 0),
-        q_speed=10,
-        p_speed=15,
+        q_speed=5,
+        p_speed=10,
         capture=0,
         turns=10,
         exits=[],
@@ -228,7 +304,7 @@ CHASES = {
 def test_solve_matches_a_plain_minimax_and_the_policies_play_it(name: str, tmp_path: Path) -> None:
     chase = dict(CHASES[name])
     path = write_chase(tmp_path, **chase)  # type: ignore[arg-type]
-    want = Plain(chase).outcome()
+    want = Crossing(chase).outcome()
     sc = load_scenario(str(path))
     solution = solve_run(Simulation(sc, seed=0, record=False))
     assert solution.outcome() == want
@@ -387,7 +463,7 @@ def slow_tokens(chase: dict) -> list[str]:  # type: ignore[type-arg]
     """The tokens, in turn order, that can reach (on open cells from their start, the
     other token aside) a cell they enter only over more than one turn: at 5 ft a turn (one
     cell's time) any rough cell (two). The turn loop carries such a crossing into the next
-    turn (RULES.md 0), which :class:`Plain` leaves out and solve refuses."""
+    turn (RULES.md 0), which :class:`Plain` leaves out and :class:`Crossing` models."""
     plain = Plain(chase)
     order = ("p", "q") if chase.get("pursuer_first") else ("q", "p")
     starts = {"p": chase["pursuer"], "q": chase["quarry"]}
@@ -407,41 +483,38 @@ def slow_tokens(chase: dict) -> list[str]:  # type: ignore[type-arg]
     return slow
 
 
-#: Seeds of random chases: about half are modelled (no crossing of more than a turn).
-RANDOM_SEEDS = range(48)
+#: Seeds of random chases: about half have a crossing of more than a turn.
+RANDOM_SEEDS = range(96)
 
 
 @pytest.mark.parametrize("seed", RANDOM_SEEDS)
-def test_random_small_chases_match_the_plain_minimax(
-    seed: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Where no token can reach a cell it enters only over more than one turn, solve's
-    value is the plain minimax's, and ``solve: auto`` play ends in it. Where one can (5 ft
-    a turn and rough ground: :func:`slow_tokens`), the game is not the one either models:
-    solve refuses it in one line naming the first such token in turn order (exit 2)."""
+def test_random_small_chases_match_the_plain_minimax(seed: int, tmp_path: Path) -> None:
+    """solve's value is the minimax's with crossings of more than a turn
+    (:class:`Crossing`: :class:`Plain` where no token can reach one), and ``solve: auto``
+    play ends in it."""
     chase = random_chase(seed)
     path = write_chase(tmp_path, **chase)  # type: ignore[arg-type]
-    slow = slow_tokens(chase)
-    if slow:
-        assert main(["solve", str(path)]) == 2, chase
-        err = capsys.readouterr().err
-        assert err.count("\n") == 1 and f"token {slow[0]} can enter cell" in err, err
-        assert "only over 2 turns" in err, err
-        return
     sc = load_scenario(str(path))
     solution = solve_run(Simulation(sc, seed=0, record=False))
-    want = Plain(chase).outcome()
+    want = Crossing(chase).outcome()
     assert solution.outcome() == want, chase
     run = Simulation(sc, seed=seed, record=False).run()
     assert (run.outcome, run.turns) == want, chase
 
 
-def test_the_random_chases_check_as_many_values_as_before() -> None:
-    """At least 16 of the random chases are modelled (the 16 the value was checked on
-    before crossings were refused), and the others cover the refusal for either side."""
+def test_the_random_chases_cover_crossings_that_change_the_value() -> None:
+    """The random chases hold crossings of more than a turn for either side (about half
+    of them), and in some the crossing changes the value (the game without crossings,
+    :class:`Plain`, answers another round)."""
     slow = [slow_tokens(random_chase(s)) for s in RANDOM_SEEDS]
-    assert sum(not s for s in slow) >= 16
+    assert sum(bool(s) for s in slow) >= 32
     assert {s[0] for s in slow if s} == {"p", "q"}
+    changed = [
+        s
+        for s in RANDOM_SEEDS
+        if slow[s] and Crossing(random_chase(s)).outcome() != Plain(random_chase(s)).outcome()
+    ]
+    assert changed
 
 
 @pytest.mark.parametrize(("pace", "solvable"), [("cruising", True), ("all_out", False)])
@@ -493,16 +566,15 @@ def test_a_bad_solve_option_names_the_key(
     assert err.count("\n") == 1 and "solve: expected auto or off, not maybe" in err
 
 
-def test_a_crossing_of_two_turns_is_played_and_so_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_a_crossing_of_two_turns_is_solved_as_it_is_played(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """At 5 ft a turn a rough cell takes two turns to enter: the turn loop spends the rest
     of the turn on it and carries the share crossed into the next (RULES.md 0). The quarry
     crosses the rough cell toward the exit and escapes in round 4, where a game without
-    crossings (the plain minimax, and what solve answered before it refused them) has it
-    caught in round 2: no move of that game lets the quarry do better, so the loop's game
-    is another. solve refuses it, naming the token and the cell; ``solve: auto`` plays the
-    heuristics."""
+    crossings (:class:`Plain`) has it caught in round 2. solve answers round 4, as the
+    minimax with crossings does, and ``solve: auto`` plays it (the solved game, no
+    fallback), the crossing's half in the log."""
     chase = dict(
         rows=["...,.."],
         diagonals="none",
@@ -515,12 +587,19 @@ def test_a_crossing_of_two_turns_is_played_and_so_refused(
         exits=[(5, 0)],
     )
     assert Plain(chase).outcome() == ("capture", 2)
-    path = write_chase(tmp_path, **chase, solve="off")  # type: ignore[arg-type]
+    assert Crossing(chase).outcome() == ("escape", 4)
+    path = write_chase(tmp_path, **chase)  # type: ignore[arg-type]
+    assert main(["solve", str(path), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["outcome"], got["turns"], got["dice"]) == ("escape", 4, False)
     sc = load_scenario(str(path))
+    asked = spy_solved_moves(monkeypatch)
     for seed in range(3):
         sim = Simulation(sc, seed=seed)
         run = sim.run()
         assert (run.outcome, run.turns) == ("escape", 4)
+        assert sim.fields.solved is not None and sim.fields.solved[1] is not None
+        assert (True, (3, 0)) in asked and all(got is not None for _, got in asked)
         under_way = [
             e["state"]
             for e in sim.events
@@ -528,15 +607,59 @@ def test_a_crossing_of_two_turns_is_played_and_so_refused(
         ]
         assert under_way[0]["cell"] == [2, 0] and under_way[0]["toward"] == [3, 0]
         assert under_way[0]["progress"] == "1/2"
-    assert main(["solve", str(path)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert "token q can enter cell [3, 0] from [2, 0] only over 2 turns at pace walk" in err
-    auto = load_scenario(str(write_chase(tmp_path, **chase)))  # type: ignore[arg-type]
-    sim = Simulation(auto, seed=0, record=False)
-    run = sim.run()
-    assert (run.outcome, run.turns) == ("escape", 4)
-    assert sim.fields.solved is not None and sim.fields.solved[1] is None
+
+
+#: Corridors with rough cells crossed over turns (5 ft a turn), each side crossing.
+CORRIDORS = [
+    dict(rows=[".,..,,..."], quarry=(3, 0), pursuer=(0, 0), q_speed=5, p_speed=10,
+         exits=[(8, 0)]),
+    dict(rows=["..,.,.,.."], quarry=(4, 0), pursuer=(0, 0), q_speed=10, p_speed=5,
+         exits=[(8, 0)]),
+    dict(rows=["..,,.,.,..,"], quarry=(5, 0), pursuer=(1, 0), q_speed=5, p_speed=5,
+         exits=[(10, 0)], pursuer_first=True),
+    dict(rows=[",.,.,,.,"], quarry=(4, 0), pursuer=(0, 0), q_speed=5, p_speed=5,
+         exits=[]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("k", range(len(CORRIDORS)))
+@pytest.mark.parametrize("capture", [0, 1])
+def test_corridors_with_crossings_match_the_minimax(
+    k: int, capture: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On corridors with rough cells entered over turns, solve's value is the minimax's
+    with crossings, and seeded ``solve: auto`` runs end in that round, the solved game
+    answering every move asked (a crossing under way too)."""
+    chase = dict(CORRIDORS[k], diagonals="none", capture=capture, turns=12)
+    want = Crossing(chase).outcome()
+    path = write_chase(tmp_path, **chase)  # type: ignore[arg-type]
+    sc = load_scenario(str(path))
+    assert solve_run(Simulation(sc, seed=0, record=False)).outcome() == want
+    asked = spy_solved_moves(monkeypatch)
+    fields = FieldCache(sc)
+    played = {
+        (r.outcome, r.turns)
+        for r in (Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(4))
+    }
+    assert played == {want}
+    assert asked and all(got is not None for _, got in asked)
+
+
+def spy_solved_moves(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bool, object]]:
+    """Record each solved move the policies ask: whether the token asking has a crossing
+    under way, and the answer (None: the game does not hold the position)."""
+    import engine.sim.view as view
+
+    asked: list[tuple[bool, object]] = []
+    plain = view.solved_move
+
+    def spy(run: object, tid: str) -> object:
+        got = plain(run, tid)  # type: ignore[arg-type]
+        asked.append((run.tokens[tid].state.progress > 0, got))  # type: ignore[attr-defined]
+        return got
+
+    monkeypatch.setattr(view, "solved_move", spy)
+    return asked
 
 
 def test_a_slow_swim_is_refused_in_one_line(
@@ -561,3 +684,34 @@ def test_a_slow_swim_is_refused_in_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "token q can enter cell [3, 0] from [2, 0] only over 3/2 turns at pace walk" in err
+
+
+def test_a_climb_over_turns_without_dice_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A generic token at 5 ft a turn climbs a 10-ft cliff over more than a turn: partway
+    up it is reached at the top (docs/rules.md), which the crossings do not carry:
+    refused in one line naming the token and the cell."""
+    chase = dict(CORRIDORS[0], rows=["...^.."], diagonals="none", capture=0, turns=6)
+    chase.update(quarry=(2, 0), pursuer=(0, 0), q_speed=5, p_speed=5, exits=[(5, 0)])
+    path = write_chase(tmp_path, **chase)  # type: ignore[arg-type]
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "climbs into [3, 0] over more than a turn" in err, err
+
+
+def test_crossings_too_long_to_work_out_are_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turns the crossings' moves take to walk are counted against a limit, the
+    cells' before any is walked: past it, one line naming the limit."""
+    import engine.solve.crossing as crossing
+
+    chase = dict(CORRIDORS[0], diagonals="none", capture=0, turns=12)
+    path = write_chase(tmp_path, **chase)  # type: ignore[arg-type]
+    monkeypatch.setattr(crossing, "MAX_CROSSING_TURNS", 9 * 9 * 2 - 1)  # 9 cells a side
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "more than 161 turns walked" in err, err
+    monkeypatch.setattr(crossing, "MAX_CROSSING_TURNS", 9 * 9 * 2 * 4)
+    assert main(["solve", str(path)]) == 0

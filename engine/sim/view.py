@@ -8,7 +8,7 @@ makes, for the token that moves (with the profile it moves on this turn).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -46,6 +46,12 @@ class RunState(Protocol):
     def profile_now(self, tid: str, doors: Any = None) -> Profile: ...
 
     def flight_rules(self, token: Token) -> FlightRules | None: ...
+
+    @property
+    def dry_turns(self) -> Callable[..., Any]:
+        """Whole turns walked by the loop's walker with no dice, for the solve
+        (:class:`engine.sim.dryturn.DryTurns`, made from a :class:`SolveWays`)."""
+        ...
 
 
 class SimView:
@@ -318,7 +324,9 @@ def solve_run(run: RunState, max_states: int | None = None) -> Any:
     limit = MAX_STATES if max_states is None else max_states
     block = run.scenario.tokens_block != "none"
     ways = SolveWays(run.fields, profs, sizes, run.door_key(), block)
-    return solve(run.scenario, movers, run.scenario.system, limit, ways)
+    # The loop's whole turns (engine.sim.dryturn, above this module: the run makes them).
+    turns = run.dry_turns(ways, {m.side: run.tokens[m.tid] for m in movers}, run.scenario.system)
+    return solve(run.scenario, movers, run.scenario.system, limit, ways, turns)
 
 
 class SolveWays:
@@ -376,6 +384,15 @@ class SolveWays:
         pace, size = self.profs[side].graph.pace, self.sizes[side]
         got = [self.fields.profile(t, pace, size, self.doors) for t in (a, b)]
         return got[0] is got[1]
+
+    def profile_of(self, side: str, token: Token) -> Profile:
+        """The profile ``side``'s token ``token`` moves on (its pace and size, the doors)."""
+        pace, size = self.profs[side].graph.pace, self.sizes[side]
+        return self.fields.profile(token, pace, size, self.doors)
+
+    def occupancy(self, side: str, blocker: Cell | None) -> Occupancy:
+        """What is in ``side``'s way with the other token on ``blocker``."""
+        return self._occ(side, blocker)
 
 
 def solved_move(run: RunState, tid: str) -> Cell | None:

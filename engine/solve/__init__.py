@@ -15,7 +15,11 @@ the rounds (:mod:`.expect`): a :class:`DiceSolution`.
 A climb over turns (:mod:`.climb`) adds positions beside the cells: the foot, the cell
 climbed toward and the share climbed.
 
-Layers: this module > expect | retro | climb > chance > game.
+Without dice, a crossing of more than a turn (:mod:`.crossing`) adds positions too: the
+cell stood on, the cell crossed toward and the share crossed, each position's moves the
+turn loop's own whole turns (:class:`Turns`), solved by the same retrograde analysis.
+
+Layers: this module > expect | retro | climb | crossing > chance > game.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from engine.grid import Cell
 from engine.scenario import Scenario
 from engine.solve.chance import Degrees, Walked, Ways, build_chance
 from engine.solve.climb import Climbs, find_climbs, lift_blocked, lift_game, lift_side
+from engine.solve.crossing import Crossings, Turns, has_crossings, lift_crossings
 from engine.solve.expect import Expecti, side_of, steps_between
 from engine.solve.game import MAX_POSITIONS, MAX_STATES, Game, Mover, Unsolvable, build_game
 from engine.solve.retro import Retro, solve_retro
@@ -43,6 +48,7 @@ __all__ = [
     "Game",
     "Mover",
     "Solution",
+    "Turns",
     "Unsolvable",
     "Ways",
     "solve",
@@ -66,6 +72,8 @@ class Solution:
     game: Game
     retro: Retro
     values: np.ndarray
+    #: The crossings under way beside the cells (None: nobody crosses over turns).
+    crossings: Crossings | None = None
 
     @property
     def big(self) -> int:
@@ -116,9 +124,35 @@ class Solution:
         return self.arrive(v - np.sign(v), p, q)
 
     def position(self, side: str, cell: Cell, toward: Cell | None, share: Fraction) -> int | None:
-        """The position of ``side``'s token on ``cell``: its cell index; None where a
-        crossing is under way (``toward``), which the game without dice does not hold."""
-        return self.game.index(cell) if toward is None else None
+        """The position of ``side``'s token on ``cell``: its cell index, or with a crossing
+        under way toward ``toward`` (``share`` made) its crossing position
+        (:mod:`.crossing`); None where the game holds no such."""
+        g = self.game
+        if self.crossings is None:
+            return g.index(cell) if toward is None or share == 0 else None
+        top = None if toward is None else g.index(toward)
+        return self.crossings.position(side, g.index(cell), top, share)
+
+    def _cell(self, pos: int) -> Cell:
+        """The cell position ``pos`` stands on."""
+        grid = self.game.quarry.graph.grid
+        x = self.crossings
+        return grid.cell_of_index(pos if x is None or pos < x.n else x.stand[pos - x.n])
+
+    def _aim(self, side: str, src: int, end: int, p: int) -> int:
+        """The cell aimed at to end a move from ``src`` on ``end`` (a cell: itself)."""
+        x = self.crossings
+        if x is None:
+            return end
+        if side == "quarry":  # around the pursuer where its cell is in the way
+            got = x.aims_b.get((self._cell_index(p), src, end))
+            if got is not None:
+                return got
+        return x.aims.get((side, src, end), end)
+
+    def _cell_index(self, pos: int) -> int:
+        x = self.crossings
+        return pos if x is None or pos < x.n else x.stand[pos - x.n]
 
     def move(self, side: str, p_cell: Cell, q_cell: Cell, turn: int | None = None) -> Cell:
         """The solved move of ``side`` (``pursuer`` or ``quarry``) with the tokens on these
@@ -135,7 +169,7 @@ class Solution:
         """:meth:`move` between positions (:meth:`position`: cell indices)."""
         g = self.game
         grid = g.quarry.graph.grid
-        p_cell, q_cell = grid.cell_of_index(p), grid.cell_of_index(q)
+        p_cell, q_cell = self._cell(p), self._cell(q)
         first = (side == "pursuer") == g.pursuer_first
         if side == "pursuer":
             opts = _own_first(g.reach_p.of(p), p)
@@ -144,7 +178,7 @@ class Solution:
             else:
                 vals = self.after_round(opts, np.full(len(opts), q))
             score = vals.astype(np.int64)
-            near = [grid.steps(grid.cell_of_index(int(o)), q_cell) for o in opts]
+            near = [grid.steps(self._cell(int(o)), q_cell) for o in opts]
         else:
             opts = _own_first(g.quarry_moves(p, q), q)
             if first:
@@ -152,10 +186,11 @@ class Solution:
             else:
                 vals = self.after_round(np.full(len(opts), p), opts)
             score = -vals.astype(np.int64)
-            near = [-grid.steps(p_cell, grid.cell_of_index(int(o))) for o in opts]
+            near = [-grid.steps(p_cell, self._cell(int(o))) for o in opts]
         # The best value, then the nearer (farther), then the order of ``opts``.
         pick = np.lexsort((np.arange(len(opts)), np.array(near), -score))[0]
-        return grid.cell_of_index(int(opts[pick]))
+        src = p if side == "pursuer" else q
+        return grid.cell_of_index(self._aim(side, src, int(opts[pick]), p))
 
     def _mid_value(self, p: int, q: int) -> np.ndarray:
         """The value of the first mover ending its move on ``(p, q)``: a capture or escape
@@ -248,13 +283,27 @@ def solve(
     system: Any,
     max_states: int = MAX_STATES,
     ways: Ways | None = None,
+    turns: Turns | None = None,
 ) -> Solution | DiceSolution:
     """Solve one pursuer against one quarry (``movers`` in turn order); with ``ways``
-    (the turn loop's, :class:`Ways`) a map whose cells ask checks too."""
-    game = build_game(scenario, movers, system, max_states, dice=ways is not None)
+    (the turn loop's, :class:`Ways`) a map whose cells ask checks too; with ``turns``
+    (the loop's whole turns, :class:`Turns`) crossings of more than a turn on a map
+    whose moves ask none (:mod:`.crossing`)."""
+    crossings = turns is not None
+    game = build_game(scenario, movers, system, max_states, ways is not None, crossings)
     if game.dice:
         assert ways is not None
         return _solve_dice(scenario, game, system, ways)
+    lifted = None
+    if crossings and has_crossings(game):
+        assert turns is not None
+        game, lifted = lift_crossings(game, turns, scenario.path)
+        if game.n * game.n > MAX_POSITIONS:
+            raise Unsolvable(
+                f"{scenario.path}: {game.n * game.n:,} positions ({game.n} cells and "
+                f"crossings under way, squared) is more than the limit {MAX_POSITIONS:,} the "
+                "solver holds in memory; solve a smaller map"
+            )
     retro = solve_retro(game)
     big = game.turns + 2
     values = np.where(
@@ -262,7 +311,7 @@ def solve(
         big - retro.capture_in,
         np.where(retro.escape_in > 0, retro.escape_in - big, 0),
     ).astype(np.int32)
-    return Solution(game, retro, values)
+    return Solution(game, retro, values, lifted)
 
 
 def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> DiceSolution:

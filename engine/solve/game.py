@@ -125,11 +125,18 @@ class Game:
 
 
 def check_scenario(
-    scenario: Scenario, movers: list[Mover], system: Any, dice: bool = False
+    scenario: Scenario,
+    movers: list[Mover],
+    system: Any,
+    dice: bool = False,
+    crossings: bool = False,
 ) -> None:
     """Refuse, in one line, what the game does not model (docs/solve.md); ``dice``: the
-    checks of cells are modelled (engine.solve.chance), given the turn loop's ways."""
+    checks of cells are modelled (engine.solve.chance), given the turn loop's ways;
+    ``crossings``: crossings of more than a turn are (engine.solve.crossing, a game whose
+    moves ask no check), jumps of more than a turn aside."""
     name = scenario.path
+    crossings = crossings and not any(_has_checks(m.graph) for m in movers)
     sides = sorted(m.side for m in movers)
     if sides != ["pursuer", "quarry"]:
         raise Unsolvable(
@@ -164,7 +171,7 @@ def check_scenario(
                 f"{name}: token {m.tid} {why}; solve models moves that roll nothing "
                 "(docs/solve.md): give it a pace and a map without checks"
             )
-        slow = slow_crossing(g, m.cell)
+        slow = slow_crossing(g, m.cell, jumps_only=crossings)
         if slow is not None:
             src, dst, turns = slow
             raise Unsolvable(
@@ -210,7 +217,9 @@ def _climbs(g: MovementGraph) -> bool:
     return any(g.system.climb_odds(token, g.model.terrains[t], g.pace) for t in present)
 
 
-def slow_crossing(g: MovementGraph, start: Cell) -> tuple[Cell, Cell, Fraction] | None:
+def slow_crossing(
+    g: MovementGraph, start: Cell, jumps_only: bool = False
+) -> tuple[Cell, Cell, Fraction] | None:
     """A step ``g``'s token can reach from ``start`` (on its whole graph) into another
     cell that takes more than a whole turn (the turn loop's
     :meth:`~engine.sim.walking.Walker._long_step`: the rest of the turn goes into the cell
@@ -219,7 +228,8 @@ def slow_crossing(g: MovementGraph, start: Cell) -> tuple[Cell, Cell, Fraction] 
     whole successes (:meth:`RuleSystem.climb_odds`) is left to the climbs (refused without
     dice, positions with them: engine.solve.climb). A jump of more than a turn is one too:
     the loop makes it whole in a turn that starts with it (``plan_turn``), a move the
-    game's one-turn reach leaves out."""
+    game's one-turn reach leaves out. ``jumps_only``: those jumps alone (the other
+    crossings modelled: engine.solve.crossing)."""
     from scipy.sparse.csgraph import breadth_first_order
 
     n, den = g.n, g.denominator
@@ -232,6 +242,10 @@ def slow_crossing(g: MovementGraph, start: Cell) -> tuple[Cell, Cell, Fraction] 
     terrains = g.model.terrains
     climb = np.array([g.system.climb_odds(token, t, g.pace) is not None for t in terrains])
     slow &= ~climb[np.asarray(g.model.terrain_ids).ravel()][csr.indices % n]
+    if jumps_only:
+        jumps = set(g.jump_at)
+        for k in np.flatnonzero(slow).tolist():
+            slow[k] = (int(rows[k]), int(csr.indices[k])) in jumps
     if not slow.any():
         return None
     seen = np.zeros(csr.shape[0], dtype=bool)
@@ -253,11 +267,12 @@ def build_game(
     system: Any,
     max_states: int = MAX_STATES,
     dice: bool = False,
+    crossings: bool = False,
 ) -> Game:
     """The game of ``movers`` (in turn order) on ``scenario``; :class:`Unsolvable` where it
     is not modelled or has more than ``max_states`` states. ``dice``: cells' checks are
     modelled (the game's ``dice`` says whether a move meets one)."""
-    check_scenario(scenario, movers, system, dice)
+    check_scenario(scenario, movers, system, dice, crossings)
     pm = next(m for m in movers if m.side == "pursuer")
     qm = next(m for m in movers if m.side == "quarry")
     grid = scenario.model.grid
