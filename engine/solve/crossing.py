@@ -187,7 +187,7 @@ def _side_moves(w: _Walks, side: str, moves: dict[int, dict[int, int]], todo: li
         for dst in aims:
             end = w.end(side, src, dst, None)
             row.setdefault(end, dst)
-            if end >= out.n and end not in moves:
+            if end not in moves:  # a crossing, or a cell only a crossing gets into
                 todo.append(end)
         moves[src] = row
 
