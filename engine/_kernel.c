@@ -1507,6 +1507,7 @@ typedef struct {
     uint32_t *mark, gen;
     KeyQueue *q;
     double step, *dist; /* dist: the settled nodes' distances (NULL: not kept) */
+    int32_t *order;     /* the nodes settled, in turn (NULL: not kept) */
     /* a landmark's exact distances (ticks a node, or NULL): gmode 1, a forward search's
      * bound to targets no farther from it than goff steps (guide - goff; inf: no target is
      * reached from there); gmode 2, a reverse search's bound from a node goff steps from it
@@ -1581,6 +1582,7 @@ static int toward_run(Toward *t, int64_t until, int64_t stop) {
         if (key == INT64_MAX || key >= until) return 0;
         int64_t v = kq_take(t->q);
         t->mark[v] = t->gen + 1;
+        if (t->order) t->order[t->settled] = (int32_t)v;
         t->settled++;
         if (t->dist) t->dist[v] = (double)t->at[v] * t->step;
         int64_t lo = t->indptr[v], hi = t->indptr[v + 1], hv = t->h[v], av = t->at[v];
@@ -1669,19 +1671,21 @@ PyDoc_STRVAR(field_toward_doc,
              "the Chebyshev distance of (cell % width, cell // width), node k on cell "
              "k % n_cells. dist (float64, inf) gets the settled nodes' distances. guide "
              "(float64 ticks a node, or None): a landmark's distances, start goff steps from "
-             "it, so goff - guide steps more bound the estimate (inf: none). "
+             "it, so goff - guide steps more bound the estimate (inf: none). order (int32, "
+             "one a node, optional): the settled nodes, in turn (the first settled of them), "
+             "so a caller that keeps dist inf between calls clears just those. "
              "Called by engine.sim.toward.field_toward.");
 
 static PyObject *field_toward(PyObject *self, PyObject *args) {
-    PyObject *o[8], *o_guide;
+    PyObject *o[8], *o_guide, *o_order = Py_None;
     long long span, start, width, n_cells, kappa, goff;
     double step;
-    if (!PyArg_ParseTuple(args, "OOOLOOOOLLLLdOOL", &o[0], &o[1], &o[2], &span, &o[3], &o[4],
+    if (!PyArg_ParseTuple(args, "OOOLOOOOLLLLdOOL|O", &o[0], &o[1], &o[2], &span, &o[3], &o[4],
                           &o[5], &o[6], &start, &width, &n_cells, &kappa, &step, &o[7], &o_guide,
-                          &goff))
+                          &goff, &o_order))
         return NULL;
-    Buf bufs[9];
-    for (int i = 0; i < 9; i++) bufs[i].held = 0;
+    Buf bufs[10];
+    for (int i = 0; i < 10; i++) bufs[i].held = 0;
     PyObject *result = NULL;
     Toward t;
     memset(&t, 0, sizeof t);
@@ -1717,6 +1721,14 @@ static PyObject *field_toward(PyObject *self, PyObject *args) {
         }
         t.guide = bufs[8].b.buf, t.goff = goff, t.gmode = 2;
     }
+    if (get_buf(o_order, &bufs[9], 1, 4, "order") < 0) goto done;
+    if (bufs[9].held) {
+        if (bufs[9].b.len / 4 != t.n) {
+            PyErr_SetString(PyExc_ValueError, "field_toward: order and dist disagree");
+            goto done;
+        }
+        t.order = bufs[9].b.buf;
+    }
     if (toward_begin(&t) < 0) goto nomem;
     const int64_t *sources = bufs[6].b.buf;
     for (Py_ssize_t k = 0; k < bufs[6].b.len / 8; k++) {
@@ -1741,7 +1753,7 @@ static PyObject *field_toward(PyObject *self, PyObject *args) {
 nomem:
     PyErr_NoMemory();
 done:
-    for (int i = 0; i < 9; i++) release(&bufs[i]);
+    for (int i = 0; i < 10; i++) release(&bufs[i]);
     return result;
 }
 

@@ -317,6 +317,7 @@ def field_toward(
     dist: Any,
     guide: Any = None,
     goff: int = 0,
+    order: Any = None,
 ) -> int:
     """engine/_kernel.c's ``field_toward``: :func:`field`'s distances over the reverse graph
     ``rev`` (int64 ``indptr``, int32 ``indices``, int32 ``steps`` of at most ``span``, each
@@ -326,11 +327,24 @@ def field_toward(
     field's; A* toward ``start``'s cell by ``kappa`` times the Chebyshev distance of
     ``(cell % width, cell // width)``, node ``k`` on cell ``k % n_cells``; ``guide``
     (float64 ticks a node to a landmark, or None) with ``start`` ``goff`` steps from it
-    bounds that estimate by ``goff - guide`` steps too. Returns the nodes settled. Only
-    where :func:`toward_available`."""
+    bounds that estimate by ``goff - guide`` steps too; ``order`` (int32, one a node, or
+    None) gets the nodes settled, in turn (the only nodes of ``dist`` written). Returns the
+    nodes settled. Only where :func:`toward_available`."""
     return int(
         _BUILT.field_toward(
-            *rev, span, *forward, sources, start, width, n_cells, kappa, step, dist, guide, goff
+            *rev,
+            span,
+            *forward,
+            sources,
+            start,
+            width,
+            n_cells,
+            kappa,
+            step,
+            dist,
+            guide,
+            goff,
+            order,
         )
     )
 

@@ -1291,3 +1291,52 @@ def test_many_tokens_play_the_same_with_kept_threat_maps(tmp_path: Path, monkeyp
             logs.append(got)
         assert logs[0] == logs[1], path.name
     assert made
+
+
+def test_a_walk_toward_reads_the_fields_toward_and_leaves_its_array_clean(tmp_path: Path) -> None:
+    """engine.sim.toward.walk_toward (field_toward's search into an array kept inf between
+    searches, only the settled nodes put back) gives field_toward's distances and walk, bit
+    for bit, search after search on random nodes, cells and risk; its array is all inf
+    after each block, after a block left by an exception, and a block within a block
+    (the array in use) gets field_toward's own field."""
+    import numpy as np
+
+    from engine import kernel
+    from engine.scenario import load_scenario
+    from engine.sim import FieldCache, Simulation
+    from engine.sim.toward import field_toward, walk_toward
+
+    if not kernel.toward_available():
+        pytest.skip("kernel not built")
+    sc = load_scenario(str(_many_tokens(tmp_path, n=50)))
+    sim = Simulation(sc, 1, fields=FieldCache(sc))
+    rnd = random.Random(11)
+    partial = 0
+    for tid in ("q", "p0", "p1"):
+        prof = sim.profile_now(tid)
+        prof.TOWARD_NODES = 0
+        g = prof.graph
+        size = g.n * g.n_states
+        for k in range(40):
+            cells = tuple(
+                g.grid.cell_of_index(rnd.randrange(g.n)) for _ in range(rnd.choice((1, 1, 3)))
+            )
+            node, risk = rnd.randrange(size), rnd.random() < 0.3
+            plain = field_toward(prof, cells, node, risk=risk)
+            with walk_toward(prof, cells, node, risk=risk) as got:
+                assert got.dist is not plain.dist
+                assert np.array_equal(got.dist, plain.dist)
+                a, b = got.walk(prof, node), plain.walk(prof, node)
+                assert (a.edges, a.after) == (b.edges, b.after)
+                partial += int(np.isfinite(got.dist).sum() < size)
+                if k % 10 == 0:  # the array in use: a search of its own
+                    with walk_toward(prof, cells, node, risk=risk) as inner:
+                        assert inner.dist is not got.dist
+                        assert np.array_equal(inner.dist, plain.dist)
+            scratch = prof._kernel_arrays["toward scratch"][0]
+            assert np.isinf(scratch.dist).all() and not scratch.busy
+            if k % 7 == 0:
+                with pytest.raises(RuntimeError), walk_toward(prof, cells, node, risk=risk):
+                    raise RuntimeError
+                assert np.isinf(scratch.dist).all() and not scratch.busy
+    assert partial > 60  # most searches settle less than the whole graph

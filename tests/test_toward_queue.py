@@ -119,12 +119,17 @@ def test_field_toward_settles_the_whole_fields_distances_and_walk(kind: str) -> 
         if mark is not None and np.isfinite(mark[start]):
             guide, goff = mark, int(mark[start] // step)
         dist = np.full(n, np.inf)
+        order = np.full(n, -1, np.int32)
         settled = kernel.field_toward(
             (back[0], back[1], back[3]), span, fwd[:3], sources, start, width, n_cells,
-            kappa, step, dist, guide, goff,
+            kappa, step, dist, guide, goff, order,
         )  # fmt: skip
         done = np.isfinite(dist)
         assert settled == int(done.sum())
+        # order: the settled nodes, each once
+        assert sorted(order[:settled]) == np.flatnonzero(done).tolist()
+        if kappa == 0 and guide is None:  # no estimate: settled by distance
+            assert (np.diff(dist[order[:settled]]) >= 0).all()
         assert np.array_equal(dist[done], whole[done])
         if np.isfinite(whole[start]):
             assert done[start]

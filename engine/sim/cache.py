@@ -32,7 +32,7 @@ from engine.sim.hookmemo import HookMemo, _plain, _same_reads, _untrace, _values
 from engine.sim.idmemo import MISSING, IdMemo
 from engine.sim.kernelcsr import _whole_ticks
 from engine.sim.threat import ThreatMaps
-from engine.sim.toward import field_toward
+from engine.sim.toward import walk_toward
 from engine.systems.base import Token, jsonable
 from engine.walls import with_doors
 
@@ -624,15 +624,18 @@ def _descent_made(
     or it with the blocking tokens taken away), the turn's walk down the field to
     ``cells`` from ``cell``, and how many of its edges are walked (cut before a token
     in the way and back off an ally's cell). A pure function of its arguments."""
-    # Settled only as far as this walk needs on a big graph (the same walk, edge for edge).
-    target = field_toward(prof, cells, prof.graph.node(cell), risk=risk)
-    blocked = occ.blocked - {cell}
-    stop_at: frozenset[Cell] = frozenset()
-    if blocked and route_meets(prof, target, cell, blocked):
+    # Settled only as far as this walk needs on a big graph (the same walk, edge for edge;
+    # the field read within the block only).
+    with walk_toward(prof, cells, prof.graph.node(cell), risk=risk) as target:
+        blocked = occ.blocked - {cell}
+        stop_at: frozenset[Cell] = frozenset()
+        meets = bool(blocked) and route_meets(prof, target, cell, blocked)
+        if not meets:
+            walk = target.walk(prof, prof.graph.node(cell))
+    if meets:
         stop_at = blocked & frozenset(cells)
         prof = fields.blocked_fields(prof, blocked - stop_at)
-        target = prof.field_to(cells, risk=risk)
-    walk = target.walk(prof, prof.graph.node(cell))
+        walk = prof.field_to(cells, risk=risk).walk(prof, prof.graph.node(cell))
     k = len(walk.edges)
     if stop_at or occ.no_stop:
         k = trim_at(walk, stop_at, occ.no_stop)

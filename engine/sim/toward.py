@@ -3,6 +3,9 @@ and the bounds their A* reads (engine/_kernel.c ``field_toward``, ``toward_kappa
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 
 from engine import kernel
@@ -21,25 +24,83 @@ def field_toward(
     :data:`Profile.TOWARD_NODES` nodes whose ticks are whole numbers, where the whole field is
     not kept already; else the whole field (:meth:`Profile.field_to`). Not kept: it serves
     walks from ``node``."""
+    return _search(prof, cells, node, risk, None)[0]
+
+
+class _Scratch:
+    """:func:`walk_toward`'s arrays for one graph: the distances, inf everywhere between
+    searches, and the nodes a search settled (the only ones it wrote)."""
+
+    __slots__ = ("dist", "order", "busy")
+
+    def __init__(self, size: int) -> None:
+        self.dist = np.full(size, INF)
+        self.order = np.empty(size, np.int32)
+        self.busy = False
+
+
+@contextmanager
+def walk_toward(
+    prof: Profile, cells: tuple[Cell, ...] | frozenset[Cell], node: int, *, risk: bool = False
+) -> Iterator[Field]:
+    """:func:`field_toward`'s field, the same distances, for reads made within the block
+    only: its distances are an array kept with ``prof``'s kernel arrays, inf between
+    searches, the nodes the search settled put back to inf when the block ends, so a
+    search costs the nodes it settles and no array of every node. The field must not
+    outlive the block (its walks may: they hold no distances). Where the array is in use
+    (a search within the block), :func:`field_toward`'s own."""
+    g = prof.graph
+    kept = prof._kernel_arrays
+    held = kept.get("toward scratch")
+    if held is None:
+        held = kept["toward scratch"] = (_Scratch(g.n * g.n_states),)
+    scratch = held[0]
+    if scratch.busy or len(scratch.dist) != g.n * g.n_states:
+        yield field_toward(prof, cells, node, risk=risk)
+        return
+    scratch.busy = True
+    try:
+        try:
+            field, settled = _search(prof, cells, node, risk, scratch)
+        except BaseException:
+            scratch.dist.fill(INF)  # (which nodes a failed search wrote is not known)
+            raise
+        try:
+            yield field
+        finally:
+            scratch.dist[scratch.order[:settled]] = INF
+    finally:
+        scratch.busy = False
+
+
+def _search(
+    prof: Profile,
+    cells: tuple[Cell, ...] | frozenset[Cell],
+    node: int,
+    risk: bool,
+    scratch: _Scratch | None,
+) -> tuple[Field, int]:
+    """:func:`field_toward`'s field (into ``scratch``'s distances where given), and how
+    many nodes the search settled into them (0: the whole field, not in ``scratch``)."""
     g = prof.graph
     size = g.n * g.n_states
     if size <= prof.TOWARD_NODES or not kernel.toward_available() or kept_to(prof, cells, risk):
-        return prof.field_to(cells, risk=risk)
+        return prof.field_to(cells, risk=risk), 0
     which = "rev_risk" if risk and prof.rev_risk is not prof.rev else "rev"
     indptr, indices, _, steps, step = prof._kernel_of(which)
     if steps is None:
-        return prof.field_to(cells, risk=risk)
+        return prof.field_to(cells, risk=risk), 0
     kappa, span = toward_bound(prof, which)
     forward = prof._kernel_of("csr")[:3]
     idx = sorted({g.grid.index(c) for c in cells})
     sources = np.array([i + s * g.n for i in idx for s in range(g.n_states)], np.int64)
-    dist = np.full(size, INF)
+    dist = np.full(size, INF) if scratch is None else scratch.dist
     width = g.grid.width
     guide, goff = None, 0
     mark = prof.landmark
     if mark is not None and np.isfinite(mark.dist[node]):
         guide, goff = mark.dist, int(mark.dist[node] // step)
-    kernel.field_toward(
+    settled = kernel.field_toward(
         (indptr, indices, steps),
         span,
         forward,
@@ -52,8 +113,9 @@ def field_toward(
         dist,
         guide,
         goff,
+        None if scratch is None else scratch.order,
     )
-    return Field(dist)
+    return Field(dist), settled
 
 
 def kept_to(prof: Profile, cells: tuple[Cell, ...] | frozenset[Cell], risk: bool) -> bool:
