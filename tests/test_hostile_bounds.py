@@ -1340,3 +1340,39 @@ def test_a_walk_toward_reads_the_fields_toward_and_leaves_its_array_clean(tmp_pa
                     raise RuntimeError
                 assert np.isinf(scratch.dist).all() and not scratch.busy
     assert partial > 60  # most searches settle less than the whole graph
+
+
+def test_profiles_of_the_same_edges_share_one_compiled_graph(tmp_path: Path) -> None:
+    """FieldCache._new_profile (a graph whose edges are those of one compiled already takes
+    its CSR graph, distances and scale) gives every token, at each speed, the arrays and
+    scale that compiling its own graph gives (SHARE_EDGES off, the plain way), bit for bit,
+    and the runs play the same: the same events and results."""
+    import numpy as np
+
+    from engine.batch import run_seeds
+    from engine.scenario import load_scenario
+    from engine.sim import FieldCache, Simulation
+
+    class Plain(FieldCache):
+        SHARE_EDGES = False
+
+    sc = load_scenario(str(_many_tokens(tmp_path, n=40)))
+    fast, plain = FieldCache(sc), Plain(sc)
+    for run, seed in enumerate(run_seeds(sc.seed, 3)):
+        a = Simulation(sc, seed, fields=fast, run=run)
+        b = Simulation(sc, seed, fields=plain, run=run)
+        for tid in a.order:
+            pa, pb = a.profile_now(tid), b.profile_now(tid)
+            assert pa.graph.denominator == pb.graph.denominator
+            assert pa.scale == pb.scale
+            for x, y in ((pa.csr, pb.csr), (pa.rev, pb.rev), (pa.rev_risk, pb.rev_risk)):
+                assert np.array_equal(x.indptr, y.indptr)
+                assert np.array_equal(x.indices, y.indices)
+                assert np.array_equal(x.data, y.data) and x.data.dtype == y.data.dtype
+            assert np.array_equal(pa.penalty, pb.penalty)
+        a.run()
+        b.run()
+        assert a.events[1:] == b.events[1:], run
+        assert a.result().to_dict() == b.result().to_dict()
+    # the two speeds' graphs: one compiled graph
+    assert len(fast._shared) == len(plain._shared) > len(fast._by_edges) >= 1

@@ -63,6 +63,8 @@ class FieldCache:
         #: By the very token, pace, size and doors (tokens are frozen).
         self._profile_of: IdMemo[Profile] = IdMemo(65536)
         self._shared: dict[tuple[Any, ...], Profile] = {}
+        #: The first profile of each set of edges (:meth:`_new_profile`).
+        self._by_edges: dict[tuple[Any, ...], Profile] = {}
         #: Distance fields by compiled graph (:meth:`_distances`), shared by its profiles.
         self._by_csr: dict[tuple[Any, ...], list[tuple[tuple[np.ndarray, ...], _Distances]]] = {}
         #: Per (stats, pace, size, doors): the profiles built so far, each with what its
@@ -487,14 +489,7 @@ class FieldCache:
         )
         shared = self._shared.get(signature)
         if shared is None:
-            shared = self._shared[signature] = Profile(graph)
-            shared.weight = self.weight
-            shared.shared, shared.scale = self._distances(shared)
-            first = shared.shared.compiled.get(shared.scale)
-            if first is None:
-                shared.shared.compiled[shared.scale] = shared.compiled()
-            else:
-                shared.share_compiled(first)
+            shared = self._shared[signature] = self._new_profile(graph)
         shape = tuple(sorted(trace.reads))
         values = tuple(trace.reads[r] for r in shape)
         try:
@@ -561,6 +556,36 @@ class FieldCache:
                     self._descents.clear()
                 self._descents[key] = got
         return got
+
+    #: Whether a graph whose edges are those of one made already takes its compiled graph
+    #: (:meth:`_new_profile`; off: each compiled and compared anew, the plain way).
+    SHARE_EDGES = True
+
+    def _new_profile(self, graph: MovementGraph) -> Profile:
+        """``Profile(graph)`` with its distances (:meth:`_distances`), sharing the compiled
+        arrays of the first profile of its compiled graph and scale. A graph whose
+        signature less the denominator (its edges' ticks, not their turns: tokens at other
+        speeds over the same costs), parity and diagonal rule (the map's grid is the
+        scenario's) are those of a profile made already has that profile's CSR graph,
+        distances and scale, as compiling and comparing it would give them, without the
+        compiling (two full map passes and a digest of the arrays on a big map)."""
+        key = (graph.signature()[1:], graph.n, graph.n_states, graph.parity_state, graph.euclid)
+        kept = self._by_edges.get(key) if self.SHARE_EDGES else None
+        prof = Profile(graph, csr=None if kept is None else kept.csr)
+        prof.weight = self.weight
+        if kept is None:
+            shared, prof.scale = self._distances(prof)
+            self._by_edges.setdefault(key, prof)
+        else:
+            assert kept.shared is not None
+            shared, prof.scale = kept.shared, kept.scale
+        prof.shared = shared
+        first = shared.compiled.get(prof.scale)
+        if first is None:
+            shared.compiled[prof.scale] = prof.compiled()
+        else:
+            prof.share_compiled(first)
+        return prof
 
     def _distances(self, prof: Profile) -> tuple[_Distances, float]:
         """The :class:`_Distances` of ``prof``'s compiled graph and its scale: one per
