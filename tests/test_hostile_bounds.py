@@ -1376,3 +1376,65 @@ def test_profiles_of_the_same_edges_share_one_compiled_graph(tmp_path: Path) -> 
         assert a.result().to_dict() == b.result().to_dict()
     # the two speeds' graphs: one compiled graph
     assert len(fast._shared) == len(plain._shared) > len(fast._by_edges) >= 1
+
+
+def test_least_turns_keep_the_newest_arrays_and_give_their_bytes_back(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """ThreatMaps keeps only its newest least-turn arrays (KEPT), each dropped one's bytes
+    given back to the field cache's weight: every answer is still the plain least of each
+    token's turns, bit for bit, the weight is the kept maps' and arrays' bytes, and runs
+    play the same as with every array kept (no drop within them)."""
+    import numpy as np
+
+    from engine.batch import run_seeds
+    from engine.grid import Cell
+    from engine.scenario import load_scenario
+    from engine.sim import FieldCache, Simulation
+    from engine.sim.fields import Profile
+    from engine.sim.threat import ThreatMaps, least_plain
+
+    class Kept(FieldCache):
+        THREAT_NODES = 0  # the kept maps on this small graph too
+
+    sc = load_scenario(str(_many_tokens(tmp_path, n=30)))
+    fields = Kept(sc)
+    sim = Simulation(sc, 1, fields=fields)
+    rnd = random.Random(5)
+    g = sim.profile_now("p0").graph
+    open_ = [c for c in (g.grid.cell_of_index(i) for i in range(g.n)) if g.ticks_of(c) >= 0]
+    maps = fields._maps
+
+    def held() -> int:
+        return sum(a.nbytes for a in maps._least.values()) + sum(
+            m.nbytes for m in maps._maps.values()
+        )
+
+    # every profile's map and kernel arrays made first (they weigh once)
+    fields.least_turns([(t, sim.profile_now(t), open_[0]) for t in sim.pursuers], g.n)
+    asked: list[list[tuple[str, Profile, Cell]]] = []
+    for k in range(3 * ThreatMaps.KEPT):
+        ids = rnd.sample(sim.pursuers, rnd.randint(1, 6))
+        tokens = [(t, sim.profile_now(t), rnd.choice(open_)) for t in ids]
+        if asked and k % 4 == 0:  # asked again: the kept array, or made again the same
+            tokens = asked[rnd.randrange(max(0, len(asked) - 3), len(asked))]
+        asked.append(tokens)
+        plain = least_plain([p.turns_from(c) for _, p, c in tokens], g.n)
+        before, bytes_before = fields.weight.used, held()
+        got = fields.least_turns(tokens, g.n)
+        assert np.array_equal(got, plain)
+        assert len(maps._least) <= ThreatMaps.KEPT
+        # the weight grew by what is held now more: each dropped array given back
+        assert fields.weight.used - before == held() - bytes_before
+    assert len(maps._least) == ThreatMaps.KEPT
+    logs = []
+    for keep in (1, 1 << 20):
+        monkeypatch.setattr(ThreatMaps, "KEPT", keep)
+        fc = Kept(sc)
+        got = []
+        for run, seed in enumerate(run_seeds(sc.seed, 2)):
+            s = Simulation(sc, seed, fields=fc, run=run)
+            s.run()
+            got.append((s.events[1:], s.result().to_dict()))
+        logs.append(got)
+    assert logs[0] == logs[1]

@@ -102,8 +102,11 @@ class ThreatMaps:
     """A field cache's :class:`ThreatMap` per profile, and the least turns they gave, by
     the tokens' profiles and cells (:meth:`FieldCache.least_turns`)."""
 
-    #: Least-turn arrays kept (all of them go beyond this).
-    KEPT = 4096
+    #: Least-turn arrays kept, the newest (the oldest dropped beyond this, its bytes given
+    #: back): a key names where every token stands, so an array is asked again within a
+    #: turn or two or never, and a round of many tokens would otherwise keep one a move,
+    #: past the field cache's budget, and so drop every field at once (FieldCache.trim).
+    KEPT = 16
 
     def __init__(self) -> None:
         self._maps: dict[Profile, ThreatMap] = {}
@@ -142,8 +145,8 @@ class ThreatMaps:
             np.minimum(got, t, out=got)
         got.setflags(write=False)
         fields.weight.used += got.nbytes
-        if len(self._least) >= self.KEPT:
-            self._least.clear()
+        while len(self._least) >= self.KEPT:
+            fields.weight.used -= self._least.pop(next(iter(self._least))).nbytes
         self._least[key] = got
         return got
 
