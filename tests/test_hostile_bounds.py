@@ -1299,6 +1299,8 @@ def test_a_walk_toward_reads_the_fields_toward_and_leaves_its_array_clean(tmp_pa
     for bit, search after search on random nodes, cells and risk; its array is all inf
     after each block, after a block left by an exception, and a block within a block
     (the array in use) gets field_toward's own field."""
+    import pickle
+
     import numpy as np
 
     from engine import kernel
@@ -1340,6 +1342,11 @@ def test_a_walk_toward_reads_the_fields_toward_and_leaves_its_array_clean(tmp_pa
                     raise RuntimeError
                 assert np.isinf(scratch.dist).all() and not scratch.busy
     assert partial > 60  # most searches settle less than the whole graph
+    # pickled with a field cache (its compiled arrays) as its size alone: made again, clean
+    with walk_toward(prof, cells, node) as _:
+        again = pickle.loads(pickle.dumps(scratch))
+    assert len(pickle.dumps(scratch)) < 200 and len(again.dist) == size
+    assert np.isinf(again.dist).all() and not again.busy
 
 
 def test_profiles_of_the_same_edges_share_one_compiled_graph(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +39,10 @@ class _Scratch:
         self.order = np.empty(size, np.int32)
         self.busy = False
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (with a field cache's compiled arrays) as its size only: made again."""
+        return (_Scratch, (len(self.dist),))
+
 
 @contextmanager
 def walk_toward(
@@ -50,14 +55,15 @@ def walk_toward(
     outlive the block (its walks may: they hold no distances). Where the array is in use
     (a search within the block), :func:`field_toward`'s own."""
     g = prof.graph
+    size = g.n * g.n_states
     kept = prof._kernel_arrays
     held = kept.get("toward scratch")
-    if held is None:
-        held = kept["toward scratch"] = (_Scratch(g.n * g.n_states),)
-    scratch = held[0]
-    if scratch.busy or len(scratch.dist) != g.n * g.n_states:
+    if held is None and size > prof.TOWARD_NODES:  # (a smaller graph's field: whole, kept)
+        held = kept["toward scratch"] = (_Scratch(size),)
+    if held is None or held[0].busy or len(held[0].dist) != size:
         yield field_toward(prof, cells, node, risk=risk)
         return
+    scratch = held[0]
     scratch.busy = True
     try:
         try:
