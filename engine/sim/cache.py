@@ -602,7 +602,7 @@ class FieldCache:
         digest = hashlib.blake2b(digest_size=16)
         for a in arrays:
             digest.update(str((a.dtype, a.shape)).encode())
-            digest.update(np.ascontiguousarray(a).tobytes())
+            digest.update(np.ascontiguousarray(a).data)  # (its bytes, not copied)
         key = (csr.shape, digest.digest())
         for kept, got in self._by_csr.get(key, ()):
             if all(

@@ -40,7 +40,8 @@ def _kernel_csr(matrix: Any) -> tuple[Any, ...]:
     steps, step = None, 1.0
     whole = _whole_ticks(data, matrix.shape[0])
     if whole is not None and int(whole[0].max()) // whole[1] <= _MOST_STEPS:
-        steps, step = (whole[0] // whole[1]).astype(np.int32), float(whole[1])
+        ticks = whole[0] if whole[1] == 1 else whole[0] // whole[1]  # (no pass to divide by 1)
+        steps, step = ticks.astype(np.int32), float(whole[1])
     else:
         step = spread_width(data, matrix.shape[0])
     return (
