@@ -48,6 +48,8 @@ _HAS_TOWARD = _BUILT is not None and all(
     hasattr(_BUILT, f) for f in ("field_toward", "toward_kappa", "claim_reach")
 )
 _HAS_THREAT = _BUILT is not None and hasattr(_BUILT, "threat_move")
+#: field_toward taking ``order`` (a build before it takes none: its callers ask first).
+_HAS_ORDER = _BUILT is not None and hasattr(_BUILT, "field_toward_order")
 
 
 def reach_available() -> bool:
@@ -304,6 +306,12 @@ def toward_available() -> bool:
     return available() and _HAS_TOWARD
 
 
+def toward_order_available() -> bool:
+    """Whether :func:`field_toward` takes ``order`` (:func:`toward_available`, and built with
+    it)."""
+    return toward_available() and _HAS_ORDER
+
+
 def field_toward(
     rev: tuple[Any, Any, Any],
     span: int,
@@ -328,25 +336,13 @@ def field_toward(
     ``(cell % width, cell // width)``, node ``k`` on cell ``k % n_cells``; ``guide``
     (float64 ticks a node to a landmark, or None) with ``start`` ``goff`` steps from it
     bounds that estimate by ``goff - guide`` steps too; ``order`` (int32, one a node, or
-    None) gets the nodes settled, in turn (the only nodes of ``dist`` written). Returns the
-    nodes settled. Only where :func:`toward_available`."""
-    return int(
-        _BUILT.field_toward(
-            *rev,
-            span,
-            *forward,
-            sources,
-            start,
-            width,
-            n_cells,
-            kappa,
-            step,
-            dist,
-            guide,
-            goff,
-            order,
-        )
-    )
+    None) gets the nodes settled, in turn (the only nodes of ``dist`` written; only where
+    :func:`toward_order_available`). Returns the nodes settled. Only where
+    :func:`toward_available`."""
+    args = (*rev, span, *forward, sources, start, width, n_cells, kappa, step, dist, guide, goff)
+    if order is None:
+        return int(_BUILT.field_toward(*args))
+    return int(_BUILT.field_toward_order(*args, order))
 
 
 def toward_kappa(

@@ -1347,6 +1347,16 @@ def test_a_walk_toward_reads_the_fields_toward_and_leaves_its_array_clean(tmp_pa
         again = pickle.loads(pickle.dumps(scratch))
     assert len(pickle.dumps(scratch)) < 200 and len(again.dist) == size
     assert np.isinf(again.dist).all() and not again.busy
+    # a kernel built before field_toward took ``order``: field_toward's own field
+    fresh = sim.profile_now("p2")
+    fresh.TOWARD_NODES = 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(kernel, "_HAS_ORDER", False)
+        for prof in {fresh, *(sim.profile_now(t) for t in ("q", "p0", "p1"))}:
+            prof._kernel_arrays.pop("toward scratch", None)
+            with walk_toward(prof, cells, node) as got:
+                assert np.array_equal(got.dist, field_toward(prof, cells, node).dist)
+            assert "toward scratch" not in prof._kernel_arrays
 
 
 def test_profiles_of_the_same_edges_share_one_compiled_graph(tmp_path: Path) -> None:

@@ -58,7 +58,8 @@ def walk_toward(
     size = g.n * g.n_states
     kept = prof._kernel_arrays
     held = kept.get("toward scratch")
-    if held is None and size > prof.TOWARD_NODES:  # (a smaller graph's field: whole, kept)
+    if held is None and size > prof.TOWARD_NODES and kernel.toward_order_available():
+        # (a smaller graph's field is whole, and kept)
         held = kept["toward scratch"] = (_Scratch(size),)
     if held is None or held[0].busy or len(held[0].dist) != size:
         yield field_toward(prof, cells, node, risk=risk)
