@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -22,9 +22,16 @@ from engine.sim.cache import FieldCache
 from engine.sim.fields import INF, Profile
 from engine.sim.flight import reach_turns
 from engine.sim.threat import claim_turns, claim_turns_on, turns_to
-from engine.systems.base import Token
+from engine.systems.base import RuleSystem, Token
 from engine.terrain import standing_mode
 from engine.tokenspec import TokenSpec
+
+if TYPE_CHECKING:  # the solve is imported when a run is solved, not with the loop
+    from engine.solve import Turns
+
+#: How the solve gets the loop's whole turns: made from the ways, each side's token and the
+#: system (:class:`engine.sim.dryturn.DryTurns`, above this module).
+DryTurnsFactory = Callable[["SolveWays", dict[str, Token], RuleSystem], "Turns"]
 
 
 class RunState(Protocol):
@@ -48,7 +55,7 @@ class RunState(Protocol):
     def flight_rules(self, token: Token) -> FlightRules | None: ...
 
     @property
-    def dry_turns(self) -> Callable[..., Any]:
+    def dry_turns(self) -> DryTurnsFactory:
         """Whole turns walked by the loop's walker with no dice, for the solve
         (:class:`engine.sim.dryturn.DryTurns`, made from a :class:`SolveWays`)."""
         ...
