@@ -10,10 +10,12 @@ later escapes. No code of engine.solve is used."""
 from __future__ import annotations
 
 import functools
+import math
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
-from engine.scenario import load_scenario
+from engine.scenario import Scenario, load_scenario
 from engine.sim import FieldCache, Simulation
 from engine.sim.view import solve_run
 from engine.solve import DiceSolution
@@ -81,3 +83,14 @@ def solved(path: Path, fields: FieldCache | None = None) -> DiceSolution:
     got = solve_run(Simulation(sc, seed=0, fields=fields, record=False))
     assert isinstance(got, DiceSolution)
     return got
+
+
+def played(
+    sc: Scenario, fields: FieldCache, want: float, runs: int
+) -> tuple[float, float, list[Any]]:
+    """``runs`` seeded runs of ``sc`` (seeds 0 to ``runs`` - 1, sharing ``fields``): the
+    rate of captures, the half-width of the 95% interval around the solved P(capture)
+    ``want`` at that many runs, and the runs' results."""
+    got = [Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(runs)]
+    rate = sum(r.outcome == "capture" for r in got) / runs
+    return rate, 1.96 * math.sqrt(want * (1 - want) / runs), got

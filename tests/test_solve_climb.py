@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import tmxtext
-from corridor_game import CorridorGame, solved
+from corridor_game import CorridorGame, played, solved
 
 from engine.cli import main
 from engine.scenario import load_scenario
@@ -261,10 +261,7 @@ def test_solved_policies_capture_within_the_interval(tmp_path: Path, case: tuple
     assert isinstance(solution, DiceSolution)
     want = solution.to_dict()["p"]["capture"]
     assert 0.1 < want < 0.9
-    runs = 400
-    got = [Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(runs)]
-    rate = sum(r.outcome == "capture" for r in got) / runs
-    half = 1.96 * math.sqrt(want * (1 - want) / runs)
+    rate, half, _ = played(sc, fields, want, 400)
     assert abs(rate - want) <= half, (rate, want, half)
 
 
@@ -299,8 +296,5 @@ def test_open_ground_batch_within_the_interval(tmp_path: Path) -> None:
     assert isinstance(solution, DiceSolution) and solution.climbs is not None
     want = solution.to_dict()["p"]["capture"]
     assert 0.1 < want < 0.9
-    runs = 400
-    got = [Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(runs)]
-    rate = sum(r.outcome == "capture" for r in got) / runs
-    half = 1.96 * math.sqrt(want * (1 - want) / runs)
+    rate, half, _ = played(sc, fields, want, 400)
     assert abs(rate - want) <= half, (rate, want, half)

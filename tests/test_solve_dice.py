@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import tmxtext
+from corridor_game import played
 
 from engine.cli import main
 from engine.scenario import load_scenario
@@ -213,9 +214,7 @@ def test_solved_policies_capture_within_the_interval(tmp_path: Path, case: tuple
     assert isinstance(solution, DiceSolution)
     want = solution.to_dict()["p"]["capture"]
     runs = 400
-    got = [Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(runs)]
-    rate = sum(r.outcome == "capture" for r in got) / runs
-    half = 1.96 * math.sqrt(want * (1 - want) / runs)
+    rate, half, got = played(sc, fields, want, runs)
     assert 0 < want < 1
     assert abs(rate - want) <= half, (rate, want, half)
     ends = [r.turns for r in got]
@@ -306,10 +305,7 @@ def test_speedpoints_ladder_batch_within_the_interval(tmp_path: Path) -> None:
     doc = solution.to_dict()
     want = doc["p"]["capture"]
     assert 0.2 < want < 0.8 and doc["p"]["escape"] > 0.2
-    runs = 400
-    got = [Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(runs)]
-    rate = sum(r.outcome == "capture" for r in got) / runs
-    half = 1.96 * math.sqrt(want * (1 - want) / runs)
+    rate, half, _ = played(sc, fields, want, 400)
     assert abs(rate - want) <= half, (rate, want, half)
 
 
@@ -352,10 +348,7 @@ def test_open_ground_batch_within_the_interval(tmp_path: Path) -> None:
     assert isinstance(solution, DiceSolution)
     want = solution.to_dict()["p"]["capture"]
     assert 0.1 < want < 0.9
-    runs = 400
-    got = [Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(runs)]
-    rate = sum(r.outcome == "capture" for r in got) / runs
-    half = 1.96 * math.sqrt(want * (1 - want) / runs)
+    rate, half, _ = played(sc, fields, want, 400)
     assert abs(rate - want) <= half, (rate, want, half)
 
 

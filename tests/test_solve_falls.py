@@ -8,14 +8,13 @@ the solved policies inside the 95% interval of the solved chance of a capture.""
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
 import tmxtext
-from corridor_game import CorridorGame, solved
+from corridor_game import CorridorGame, played, solved
 
 from engine import systems
 from engine.dice import Dice
@@ -163,10 +162,7 @@ def test_solved_policies_capture_within_the_interval(tmp_path: Path, case: tuple
     fields = FieldCache(sc)
     solution = solved(path, fields)
     want = solution.to_dict()["p"]["capture"]
-    runs = 400
-    got = [Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(runs)]
-    rate = sum(r.outcome == "capture" for r in got) / runs
-    half = 1.96 * math.sqrt(want * (1 - want) / runs)
+    rate, half, _ = played(sc, fields, want, 400)
     assert 0 < want < 1
     assert abs(rate - want) <= half, (rate, want, half)
     # The falls were rolled, some of them hurting: what the solve leaves out happens.

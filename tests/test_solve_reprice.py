@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 import tmxtext
-from corridor_game import CorridorGame, solved
+from corridor_game import CorridorGame, played, solved
 
 from engine.cli import main
 from engine.scenario import load_scenario
-from engine.sim import FieldCache, Simulation
+from engine.sim import FieldCache
 
 #: Move actions a turn at each pace (seed 000: a turn has 3 actions).
 ACTIONS = {"walk": 1, "sprint": 3}
@@ -191,10 +191,7 @@ def test_solved_policies_capture_within_the_interval(tmp_path: Path, case: tuple
     sc = load_scenario(str(path))
     fields = FieldCache(sc)
     want = solved(path, fields).to_dict()["p"]["capture"]
-    runs = 400
-    got = [Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(runs)]
-    rate = sum(r.outcome == "capture" for r in got) / runs
-    half = 1.96 * math.sqrt(want * (1 - want) / runs)
+    rate, half, _ = played(sc, fields, want, 400)
     assert 0 < want < 1
     assert abs(rate - want) <= half, (rate, want, half)
 
@@ -232,9 +229,6 @@ def test_a_climb_whose_results_re_price_it_plays_at_the_solved_rate(tmp_path: Pa
     sc = load_scenario(str(tmp_path / "c.yaml"))
     fields = FieldCache(sc)
     want = solved(tmp_path / "c.yaml", fields).to_dict()["p"]["capture"]
-    runs = 400
-    got = [Simulation(sc, seed=s, fields=fields, record=False).run() for s in range(runs)]
-    rate = sum(r.outcome == "capture" for r in got) / runs
-    half = 1.96 * math.sqrt(want * (1 - want) / runs)
+    rate, half, _ = played(sc, fields, want, 400)
     assert 0 < want < 1
     assert abs(rate - want) <= half, (rate, want, half)
