@@ -87,8 +87,13 @@ class Plain:
         return 0 <= c[0] < self.w and 0 <= c[1] < self.h and self.rows[c[1]][c[0]] != "#"
 
     def _moves(self, start: tuple[int, int], budget: int, block: object) -> list:  # type: ignore[type-arg]
-        best = {start: 0}
-        heap = [(0, start)]
+        return sorted(self.reached(start, budget, block, 0))
+
+    def reached(self, start, budget, block, used):  # type: ignore[no-untyped-def]
+        """The cells a walk from ``start`` reaches with ``used`` of ``budget`` already
+        spent, not through ``block``, each with the least spent getting there."""
+        best = {start: used}
+        heap = [(used, start)]
         while heap:
             d, a = heapq.heappop(heap)
             if d > best[a]:
@@ -101,7 +106,7 @@ class Plain:
                 if nd <= budget and nd < best.get(b, 1 << 30):
                     best[b] = nd
                     heapq.heappush(heap, (nd, b))
-        return sorted(best)
+        return best
 
     def ended(self, p: tuple[int, int], q: tuple[int, int], rnd: int) -> int | None:
         dc, dr = abs(p[0] - q[0]), abs(p[1] - q[1])
@@ -154,20 +159,7 @@ class Crossing(Plain):
     def walks(self, start, budget, block, used, avoid=None):  # type: ignore[no-untyped-def]
         """Ends of a walk from ``start`` with ``used`` of ``budget`` spent: the cells
         reached within the turn, and the crossings begun from them (none toward ``avoid``)."""
-        best = {start: used}
-        heap = [(used, start)]
-        while heap:
-            d, a = heapq.heappop(heap)
-            if d > best[a]:
-                continue
-            for dc, dr in self.steps:
-                b = (a[0] + dc, a[1] + dr)
-                if not self.open_(b) or b == block:
-                    continue
-                nd = d + COST[self.rows[b[1]][b[0]]]
-                if nd <= budget and nd < best.get(b, 1 << 30):
-                    best[b] = nd
-                    heapq.heappush(heap, (nd, b))
+        best = self.reached(start, budget, block, used)
         ends: set = set(best)  # type: ignore[type-arg]
         for a, d in best.items():
             for dc, dr in self.steps:
