@@ -116,15 +116,25 @@ class Plain:
             return rnd - 1000
         return None
 
-    def _value(self, p: tuple[int, int], q: tuple[int, int], ply: int, rnd: int) -> int:
+    def stand(self, pos: tuple) -> tuple[int, int]:  # type: ignore[type-arg]
+        """The cell a position stands on (a position is a cell here)."""
+        return pos  # type: ignore[return-value]
+
+    def pos_moves(self, pos, budget, block):  # type: ignore[no-untyped-def]
+        """Where a turn from ``pos`` may end."""
+        return self.moves(pos, budget, block)
+
+    def _value(self, p, q, ply: int, rnd: int) -> int:  # type: ignore[no-untyped-def]
         who = self.order[ply]
         if who == "p":
-            options = [(x, q) for x in self.moves(p, self.p_cells, None)]
+            options = [(x, q) for x in self.pos_moves(p, self.p_cells, None)]
         else:
-            options = [(p, x) for x in self.moves(q, self.q_cells, p if p != q else None)]
+            bp = self.stand(p)
+            block = bp if bp != self.stand(q) else None
+            options = [(p, x) for x in self.pos_moves(q, self.q_cells, block)]
         vals = []
         for np_, nq in options:
-            v = self.ended(np_, nq, rnd)
+            v = self.ended(self.stand(np_), self.stand(nq), rnd)
             if v is None:
                 if ply == 0:
                     v = self.value(np_, nq, 1, rnd)
@@ -184,25 +194,6 @@ class Crossing(Plain):
             else:
                 ends.add((at, toward, share + Fraction(budget, cost)))
         return ends
-
-    def _value(self, p, q, ply: int, rnd: int) -> int:  # type: ignore[no-untyped-def]
-        who = self.order[ply]
-        if who == "p":
-            options = [(x, q) for x in self.pos_moves(p, self.p_cells, None)]
-        else:
-            bp = self.stand(p)
-            block = bp if bp != self.stand(q) else None
-            options = [(p, x) for x in self.pos_moves(q, self.q_cells, block)]
-        vals = []
-        for np_, nq in options:
-            v = self.ended(self.stand(np_), self.stand(nq), rnd)
-            if v is None:
-                if ply == 0:
-                    v = self.value(np_, nq, 1, rnd)
-                else:
-                    v = 0 if rnd == self.turns else self.value(np_, nq, 0, rnd + 1)
-            vals.append(v)
-        return max(vals) if who == "p" else min(vals)
 
 
 # --------------------------------------------------------------------------- chases
