@@ -133,8 +133,8 @@ def check_scenario(
 ) -> None:
     """Refuse, in one line, what the game does not model (docs/solve.md); ``dice``: the
     checks of cells are modelled (engine.solve.chance), given the turn loop's ways;
-    ``crossings``: crossings of more than a turn are (engine.solve.crossing, a game whose
-    moves ask no check), jumps of more than a turn aside."""
+    ``crossings``: crossings and jumps of more than a turn are (engine.solve.crossing, a
+    game whose moves ask no check)."""
     name = scenario.path
     crossings = crossings and not any(_has_checks(m.graph) for m in movers)
     sides = sorted(m.side for m in movers)
@@ -171,7 +171,7 @@ def check_scenario(
                 f"{name}: token {m.tid} {why}; solve models moves that roll nothing "
                 "(docs/solve.md): give it a pace and a map without checks"
             )
-        slow = slow_crossing(g, m.cell, jumps_only=crossings)
+        slow = None if crossings else slow_crossing(g, m.cell)
         if slow is not None:
             src, dst, turns = slow
             raise Unsolvable(
@@ -217,9 +217,7 @@ def _climbs(g: MovementGraph) -> bool:
     return any(g.system.climb_odds(token, g.model.terrains[t], g.pace) for t in present)
 
 
-def slow_crossing(
-    g: MovementGraph, start: Cell, jumps_only: bool = False
-) -> tuple[Cell, Cell, Fraction] | None:
+def slow_crossing(g: MovementGraph, start: Cell) -> tuple[Cell, Cell, Fraction] | None:
     """A step ``g``'s token can reach from ``start`` (on its whole graph) into another
     cell that takes more than a whole turn (the turn loop's
     :meth:`~engine.sim.walking.Walker._long_step`: the rest of the turn goes into the cell
@@ -228,8 +226,8 @@ def slow_crossing(
     whole successes (:meth:`RuleSystem.climb_odds`) is left to the climbs (refused without
     dice, positions with them: engine.solve.climb). A jump of more than a turn is one too:
     the loop makes it whole in a turn that starts with it (``plan_turn``), a move the
-    game's one-turn reach leaves out. ``jumps_only``: those jumps alone (the other
-    crossings modelled: engine.solve.crossing)."""
+    game's one-turn reach leaves out (without dice the loop's own turns find it:
+    engine.solve.crossing)."""
     from scipy.sparse.csgraph import breadth_first_order
 
     n, den = g.n, g.denominator
@@ -242,12 +240,6 @@ def slow_crossing(
     terrains = g.model.terrains
     climb = np.array([g.system.climb_odds(token, t, g.pace) is not None for t in terrains])
     slow &= ~climb[np.asarray(g.model.terrain_ids).ravel()][csr.indices % n]
-    if jumps_only:
-        jumps = set(g.jump_at)
-        for k in np.flatnonzero(slow).tolist():
-            slow[k] = (int(rows[k]), int(csr.indices[k])) in jumps
-    if not slow.any():
-        return None
     seen = np.zeros(csr.shape[0], dtype=bool)
     seen[breadth_first_order(csr, g.node(start), directed=True, return_predecessors=False)] = True
     found = np.flatnonzero(slow & seen[rows])

@@ -1,0 +1,285 @@
+"""`tacgrid solve` with Speedpoints jumps (issue 39): a jump of more than a turn, made whole
+in a turn that starts with it, as a move of the game without dice. Checked against a
+minimax written here from the seed's words and RULES.md's rulings alone (Fractions, no
+code of engine.solve), and by seeded runs of the solved policies ending in the solved
+round.
+
+Seed 004 says: "Running is also the maximum distance a character can jump with a running
+start. If the character can barely jump across a gap (within 1 meter of their maximum
+jumping distance) they must make a success roll using their acrobatics ability or fall into
+the gap. Without a running start a character can jump half as far." RULES.md 4 reads a
+running start as at least one space straight before the gap, in the jump's direction; a
+jump's time is the time of the spaces it covers (the run-up space, the gap cells at the
+running rate, the landing at its own); docs/rules.md: a jump is one edge, made whole, in a
+turn that starts with it where it takes more than a turn.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import tmxtext
+from corridor_game import CorridorGame
+
+from engine.scenario import load_scenario
+from engine.sim import FieldCache, Simulation
+from engine.sim.view import solve_run
+from engine.solve import Solution
+
+#: Spaces of 2 m (seed 004: "Each space is 2 meters").
+SPACE_M = 2
+
+
+def write(
+    tmp: Path,
+    row: str,
+    *,
+    quarry: tuple[int, int, int],
+    pursuer: tuple[int, int, int],
+    turns: int,
+    exits: tuple[int, ...] = (),
+    pursuer_first: bool = False,
+    extra: str = "",
+) -> Path:
+    """A one-row Speedpoints chase; each token ``(cell, running, swimming)``; the pursuer is
+    in the quarry's way (``tokens_block: enemies``)."""
+    text = tmxtext.tmx(
+        [row],
+        properties={"diagonals": "none"},
+        objects=tmxtext.exit_objects([(c, 0) for c in exits]),
+    )
+    (tmp / "m.tmx").write_text(text, encoding="utf-8")
+    lines = []
+    for tid, side, (cell, running, swimming) in (
+        ("q", "quarry", quarry),
+        ("p", "pursuer", pursuer),
+    ):
+        lines.append(
+            f"  - {{id: {tid}, side: {side}, policy: {side}, cell: [{cell}, 0], "
+            f"stats: {{running: {running}, swimming: {swimming}{extra}}}}}\n"
+        )
+    if pursuer_first:
+        lines.reverse()
+    path = tmp / "chase.yaml"
+    path.write_text(
+        f"map: m.tmx\nsystem: speedpoints\nturns: {turns}\nsolve: auto\n"
+        "goals: {capture: 1}\nsettings: {tokens_block: enemies}\ntokens:\n" + "".join(lines),
+        encoding="utf-8",
+    )
+    return path
+
+
+class JumpCorridor(CorridorGame):
+    """The chase on a one-row corridor of open ground (``.``), rough ground (``,``: twice
+    the time), water (``~``) and pit cells (``O``, never stepped into). A token of running
+    ``R`` and swimming ``S`` spends ``1/R`` of a turn a space on the ground (``2/R`` rough),
+    ``1/S`` in the water; it may end its turn anywhere its turn's time reaches (partial
+    moves). A jump from open or rough ground over a straight run of pit cells lands on the
+    cell after them: standing (from the cell next to the pit, at most ``R/2`` m) or with a
+    run-up (from the ground cell before that one, at most ``R`` m); it takes the time of
+    the run-up space, the pit cells at ``1/R`` each and the landing. A jump may be made
+    where the turn's time left pays for it, or whole at the start of a turn. The quarry
+    never steps into, jumps from, over or onto the pursuer's cell, nor ends there."""
+
+    def __init__(
+        self,
+        row: str,
+        exits: set[int],
+        turns: int,
+        pursuer_first: bool,
+        stats: dict[str, tuple[int, int]],
+    ) -> None:
+        super().__init__(row, exits, turns, pursuer_first)
+        self.stats = stats  # who: (running, swimming)
+
+    def time(self, who: str, c: int) -> Fraction | None:
+        """Turns to step into cell ``c`` (None: never by a step)."""
+        running, swimming = self.stats[who]
+        ch = self.row[c]
+        if ch == ".":
+            return Fraction(1, running)
+        if ch == ",":
+            return Fraction(2, running)
+        if ch == "~":
+            return Fraction(1, swimming) if swimming else None
+        return None
+
+    def jumps(self, who: str, c: int) -> list[tuple[list[int], Fraction]]:
+        """The jumps from cell ``c``: the cells each passes (landing last) and its time.
+        Only those made for sure: a test map is drawn so that none is within 1 m."""
+        running = self.stats[who][0]
+        row, out = self.row, []
+        for d in (-1, 1):
+            for run_up in (False, True):
+                t = c + d if run_up else c
+                if row[c] not in ".," or not 0 <= t < len(row) or row[t] not in ".,":
+                    continue
+                k = t + d
+                gap = 0
+                while 0 <= k < len(row) and row[k] == "O":
+                    gap, k = gap + 1, k + d
+                if not gap or not 0 <= k < len(row) or row[k] not in ".,~":
+                    continue
+                land_time = self.time(who, k)
+                if land_time is None:
+                    continue
+                longest = Fraction(running) if run_up else Fraction(running, 2)
+                width = gap * SPACE_M
+                if width > longest:
+                    continue
+                assert longest - width > 1, "a test map with a jump that asks a roll"
+                took = Fraction(gap, running) + land_time
+                passed = list(range(t + d, k + d, d))
+                if run_up:
+                    took += self.time(who, t) or 0
+                    passed = [t, *passed]
+                out.append((passed, took))
+        return out
+
+    def moves(self, who: str, at: int, block: int | None) -> list[int]:
+        seen: dict[int, Fraction] = {at: Fraction(0)}
+        todo = [at]
+        while todo:
+            c = todo.pop()
+            spent = seen[c]
+            steps: list[tuple[list[int], Fraction, bool]] = []
+            for d in (-1, 1):
+                t = self.time(who, c + d) if 0 <= c + d < len(self.row) else None
+                if t is not None:
+                    steps.append(([c + d], t, False))
+            steps += [(passed, took, True) for passed, took in self.jumps(who, c)]
+            for passed, took, jump in steps:
+                end = passed[-1]
+                if block is not None and block in passed:
+                    continue
+                if spent + took > 1 and not (jump and spent == 0):
+                    continue
+                got = spent + took
+                if end not in seen or got < seen[end]:
+                    seen[end] = got
+                    todo.append(end)
+        return sorted(seen)
+
+    def outcomes(self, who: str, at: int, to: int) -> list[tuple[int, Fraction]]:
+        return [(to, Fraction(1))]
+
+
+def expected(game: JumpCorridor, p: int, q: int) -> tuple[str, int]:
+    pc, tie, pe = game.value(p, q, 1)
+    big = game.turns + 2
+    if pc == 1:
+        return "capture", int(big - tie)
+    if pe == 1:
+        return "escape", int(tie + big)
+    return "timeout", game.turns
+
+
+class WithinTurns(JumpCorridor):
+    """The same chase with no jump of more than a turn: what the game was before them."""
+
+    def jumps(self, who: str, c: int) -> list[tuple[list[int], Fraction]]:
+        return [(passed, took) for passed, took in super().jumps(who, c) if took <= 1]
+
+
+#: (row, quarry (cell, running, swimming), pursuer, turns, exits, pursuer first), each one
+#: whose answer a jump of more than a turn changes. Water at swimming 1 takes a whole
+#: turn, so a jump landing in it takes more than one.
+CORRIDORS = [
+    # The pursuer (running 7) jumps the pit into the water: 9/7 turns with a run-up from
+    # 4, 8/7 standing from 5, whole at a turn's start.
+    ("......O~..", (9, 7, 1), (0, 7, 1), 8, (), False),
+    ("......O~..", (9, 7, 1), (0, 7, 1), 8, (), True),
+    # Rough take-off ground: the run-up space costs twice.
+    ("..,,O~...", (8, 8, 1), (0, 8, 1), 8, (), False),
+    ("~,,O~..,.", (7, 10, 1), (0, 10, 1), 6, (), False),
+    # The quarry jumps away over a pit and is caught a round later.
+    ("~O..O...,", (2, 10, 1), (8, 7, 1), 5, (), False),
+    # The pursuer's jump cuts the quarry off from the exit.
+    (".,.O...O~..", (9, 7, 1), (6, 7, 1), 5, (10,), True),
+    # Two pits; a quarry that swims at 2.
+    (",...~O,~O~.", (1, 10, 2), (6, 10, 1), 7, (), True),
+    (",.~O,..~", (4, 10, 1), (6, 7, 1), 8, (7,), False),
+]
+
+
+@pytest.mark.parametrize("case", CORRIDORS)
+def test_long_jumps_equal_the_minimax(tmp_path: Path, case: tuple) -> None:  # type: ignore[type-arg]
+    row, quarry, pursuer, turns, exits, first = case
+    stats = {"q": quarry[1:], "p": pursuer[1:]}
+    game = JumpCorridor(row, set(exits), turns, first, stats)
+    want = expected(game, pursuer[0], quarry[0])
+    # The case is one the jumps of more than a turn decide.
+    assert want != expected(WithinTurns(row, set(exits), turns, first, stats), pursuer[0],
+                            quarry[0])  # fmt: skip
+    assert solved_and_played(tmp_path, case, runs=3) == want
+
+
+def solved_and_played(tmp: Path, case: tuple, runs: int) -> tuple[str, int]:  # type: ignore[type-arg]
+    """``tacgrid solve``'s outcome and round for ``case``, checked against ``runs`` seeded
+    runs of the solved policies, every one ending there (nothing is rolled)."""
+    row, quarry, pursuer, turns, exits, first = case
+    path = write(tmp, row, quarry=quarry, pursuer=pursuer, turns=turns, exits=exits,
+                 pursuer_first=first)  # fmt: skip
+    sc = load_scenario(str(path))
+    fields = FieldCache(sc)
+    got = solve_run(Simulation(sc, seed=0, fields=fields, record=False))
+    assert isinstance(got, Solution)
+    for seed in range(runs):
+        run = Simulation(sc, seed=seed, fields=fields, record=False).run()
+        assert (run.outcome, run.turns) == got.outcome(), seed
+    return got.outcome()
+
+
+def rolls(row: str, running: int) -> bool:
+    """Whether some jump on ``row`` is within 1 m of the longest at ``running`` (it asks a
+    roll: the game with dice)."""
+    for c, d, run_up in itertools.product(range(len(row)), (-1, 1), (False, True)):
+        t = c + d if run_up else c
+        if row[c] not in ".," or not 0 <= t < len(row) or row[t] not in ".,":
+            continue
+        k, gap = t + d, 0
+        while 0 <= k < len(row) and row[k] == "O":
+            k, gap = k + d, gap + 1
+        if gap and 0 <= k < len(row) and row[k] in ".,~":
+            longest = Fraction(running) if run_up else Fraction(running, 2)
+            if 0 <= longest - gap * SPACE_M <= 1:
+                return True
+    return False
+
+
+def random_case(seed: int) -> tuple:  # type: ignore[type-arg]
+    """A random one-row chase with pits and water, with no jump that asks a roll."""
+    rng = random.Random(seed)
+    while True:
+        n = rng.randint(8, 12)
+        row = "".join(rng.choice("....,~O") for _ in range(n))
+        if "O" not in row or row[0] == "O" or row[-1] == "O":
+            continue
+        rq, rp = rng.randint(5, 10), rng.randint(5, 10)
+        if rolls(row, rq) or rolls(row, rp):
+            continue
+        q, p = rng.sample([i for i, ch in enumerate(row) if ch != "O"], 2)
+        if abs(p - q) <= 1:
+            continue
+        ends = [c for c in (0, n - 1) if rng.random() < 0.4 and row[c] != "O"]
+        exits = tuple(c for c in ends if c not in (p, q))
+        sq, sp = rng.choice((1, 1, 2)), rng.choice((1, 1, 2))
+        return row, (q, rq, sq), (p, rp, sp), rng.randint(5, 8), exits, rng.random() < 0.5
+
+
+def test_random_jump_chases_equal_the_minimax(tmp_path: Path) -> None:
+    decided = 0
+    for seed in range(40):
+        case = random_case(seed)
+        row, quarry, pursuer, turns, exits, first = case
+        stats = {"q": quarry[1:], "p": pursuer[1:]}
+        want = expected(JumpCorridor(row, set(exits), turns, first, stats), pursuer[0], quarry[0])
+        before = WithinTurns(row, set(exits), turns, first, stats)
+        decided += want != expected(before, pursuer[0], quarry[0])
+        (tmp_path / str(seed)).mkdir()
+        assert solved_and_played(tmp_path / str(seed), case, runs=1) == want, (seed, case)
+    assert decided >= 2  # some of them the long jumps decide
