@@ -20,15 +20,16 @@ import itertools
 import random
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tmxtext
-from corridor_game import CorridorGame
+from corridor_game import CorridorGame, played, solved
 
 from engine.scenario import load_scenario
 from engine.sim import FieldCache, Simulation
 from engine.sim.view import solve_run
-from engine.solve import Solution
+from engine.solve import Solution, Unsolvable
 
 #: Spaces of 2 m (seed 004: "Each space is 2 meters").
 SPACE_M = 2
@@ -38,15 +39,15 @@ def write(
     tmp: Path,
     row: str,
     *,
-    quarry: tuple[int, int, int],
-    pursuer: tuple[int, int, int],
+    quarry: tuple[int, ...],
+    pursuer: tuple[int, ...],
     turns: int,
     exits: tuple[int, ...] = (),
     pursuer_first: bool = False,
-    extra: str = "",
+    settings: str = "",
 ) -> Path:
-    """A one-row Speedpoints chase; each token ``(cell, running, swimming)``; the pursuer is
-    in the quarry's way (``tokens_block: enemies``)."""
+    """A one-row Speedpoints chase; each token ``(cell, running, swimming[, acrobatics])``;
+    the pursuer is in the quarry's way (``tokens_block: enemies``); ``settings``: more."""
     text = tmxtext.tmx(
         [row],
         properties={"diagonals": "none"},
@@ -54,20 +55,22 @@ def write(
     )
     (tmp / "m.tmx").write_text(text, encoding="utf-8")
     lines = []
-    for tid, side, (cell, running, swimming) in (
+    for tid, side, (cell, running, swimming, *acro) in (
         ("q", "quarry", quarry),
         ("p", "pursuer", pursuer),
     ):
+        more = f", acrobatics: {acro[0]}" if acro else ""
         lines.append(
             f"  - {{id: {tid}, side: {side}, policy: {side}, cell: [{cell}, 0], "
-            f"stats: {{running: {running}, swimming: {swimming}{extra}}}}}\n"
+            f"stats: {{running: {running}, swimming: {swimming}{more}}}}}\n"
         )
     if pursuer_first:
         lines.reverse()
     path = tmp / "chase.yaml"
     path.write_text(
         f"map: m.tmx\nsystem: speedpoints\nturns: {turns}\nsolve: auto\n"
-        "goals: {capture: 1}\nsettings: {tokens_block: enemies}\ntokens:\n" + "".join(lines),
+        f"goals: {{capture: 1}}\nsettings: {{tokens_block: enemies{settings}}}\ntokens:\n"
+        + "".join(lines),
         encoding="utf-8",
     )
     return path
@@ -283,3 +286,165 @@ def test_random_jump_chases_equal_the_minimax(tmp_path: Path) -> None:
         (tmp_path / str(seed)).mkdir()
         assert solved_and_played(tmp_path / str(seed), case, runs=1) == want, (seed, case)
     assert decided >= 2  # some of them the long jumps decide
+
+
+# ----------------------------------------------------------------- jumps with a roll
+
+#: A pit position in the oracle: the gap cell a token fell into.
+Pit = tuple[str, int]
+
+
+def p_jump(acrobatics: int) -> Fraction:
+    """The acrobatics roll of a barely possible jump (seed 004's "success roll using their
+    acrobatics ability"; docs/rules.md: 1d20 + ability >= 10 + difficulty, a gap of no
+    difficulty at the setting `jump_difficulty`, 10), counted by hand."""
+    return Fraction(sum(1 for d in range(1, 21) if d + acrobatics >= 10 + 10), 20)
+
+
+class PitCorridor(JumpCorridor):
+    """:class:`JumpCorridor` with jumps that ask a roll (within 1 m of the longest): a
+    success lands and the move goes on, a failure falls into the first pit cell and the
+    move is over. The pit's wall is no tactical climb (setting `pit_wall` 10; docs/rules.md:
+    "10 and up ... there is no tactical way out, and the token stays in the pit"): a token
+    in it never moves again; it is caught there, and a pursuer there is in the quarry's way
+    (no jump over it). A move is aimed at a cell; its way is the straight line to it, the
+    one jump over each pit on the way (the test maps have one way to jump each)."""
+
+    def __init__(
+        self,
+        row: str,
+        exits: set[int],
+        turns: int,
+        pursuer_first: bool,
+        stats: dict[str, tuple[int, int]],
+        acrobatics: dict[str, int],
+    ) -> None:
+        super().__init__(row, exits, turns, pursuer_first, stats)
+        self.acrobatics = acrobatics
+
+    def reach(self, pos: int | Pit) -> int:
+        return pos[1] if isinstance(pos, tuple) else pos
+
+    def arrive(self, p: Any, q: Any, rnd: int) -> tuple[Fraction, ...] | None:  # type: ignore[override]
+        return super().arrive(self.reach(p), self.reach(q), rnd)
+
+    def all_jumps(self, who: str, c: int) -> list[tuple[list[int], Fraction, Fraction]]:
+        """Every jump from ``c``, its cells, time and chance to make it."""
+        running = self.stats[who][0]
+        row, out = self.row, []
+        for d, run_up in itertools.product((-1, 1), (False, True)):
+            t = c + d if run_up else c
+            if row[c] not in ".," or not 0 <= t < len(row) or row[t] not in ".,":
+                continue
+            k, gap = t + d, 0
+            while 0 <= k < len(row) and row[k] == "O":
+                k, gap = k + d, gap + 1
+            if not gap or not 0 <= k < len(row) or (took := self.time(who, k)) is None:
+                continue
+            longest = Fraction(running) if run_up else Fraction(running, 2)
+            if gap * SPACE_M > longest:
+                continue
+            took += Fraction(gap, running) + (self.time(who, t) or 0 if run_up else 0)
+            chance = p_jump(self.acrobatics[who]) if longest - gap * SPACE_M <= 1 else Fraction(1)
+            out.append(((([t] if run_up else []) + list(range(t + d, k + d, d))), took, chance))
+        return out
+
+    def jumps(self, who: str, c: int) -> list[tuple[list[int], Fraction]]:
+        return [(cells, took) for cells, took, _ in self.all_jumps(who, c)]
+
+    def moves(self, who: str, at: Any, block: Any) -> list[Any]:
+        if isinstance(at, tuple):
+            return [at]
+        return super().moves(who, at, None if block is None else self.reach(block))
+
+    def outcomes(self, who: str, at: Any, to: Any) -> list[tuple[Any, Fraction]]:
+        if isinstance(at, tuple) or to == at:
+            return [(to, Fraction(1))]
+        d = 1 if to > at else -1
+        made, out, c = Fraction(1), [], at
+        while c != to:
+            if self.row[c + d] != "O":
+                c += d
+                continue
+            # The pit ahead: its one jump on the way (standing from c, or run up from c - d).
+            ways = [(cells, ch) for cells, _, ch in self.all_jumps(who, c) if cells[-1] * d > c * d]
+            ways += [(cells, ch) for cells, _, ch in self.all_jumps(who, c - d)
+                     if len(cells) > 1 and cells[0] == c and cells[-1] * d > c * d]  # fmt: skip
+            assert len(ways) == 1, (self.row, who, at, to, ways)
+            cells, chance = ways[0]
+            gap = next(x for x in cells if self.row[x] == "O")
+            if chance < 1:
+                out.append((("pit", gap), made * (1 - chance)))
+            made *= chance
+            c = cells[-1]
+        return [*out, (to, made)]
+
+
+#: (row, quarry (cell, running, acrobatics), pursuer, turns, exits, pursuer first).
+PIT_CORRIDORS = [
+    # Running 5 over a 4-m pit with a run-up: within 1 m, a roll (standing: 2.5 m, none).
+    ("....OO....", (8, 5, 8), (0, 5, 8), 6, (), False),
+    ("....OO....", (8, 5, 8), (0, 5, 4), 6, (), True),
+    # The quarry's way to the exit is over the pit, the pursuer (running 6) jumps it surely.
+    ("..OO......", (5, 5, 10), (9, 6, 0), 6, (0,), False),
+    # A 2-m pit at running 3 (a whole turn with the run-up), both sides rolling.
+    ("....O....", (2, 3, 9), (0, 3, 12), 6, (8,), False),
+    ("....O....", (1, 3, 9), (7, 3, 12), 6, (), False),
+    ("..O...O...", (4, 3, 6), (9, 3, 14), 7, (0,), True),
+]
+
+
+def write_pits(tmp: Path, case: tuple) -> Path:  # type: ignore[type-arg]
+    """``case`` as a scenario: swimming 1, the acrobatics given, a pit wall no tactical
+    climb (``pit_wall: 10``)."""
+    row, quarry, pursuer, turns, exits, first = case
+    q, p = (quarry[0], quarry[1], 1, quarry[2]), (pursuer[0], pursuer[1], 1, pursuer[2])
+    return write(tmp, row, quarry=q, pursuer=p, turns=turns, exits=exits,
+                 pursuer_first=first, settings=", pit_wall: 10")  # fmt: skip
+
+
+def pit_oracle(case: tuple) -> tuple[Fraction, Fraction]:  # type: ignore[type-arg]
+    row, quarry, pursuer, turns, exits, first = case
+    game = PitCorridor(row, set(exits), turns, first, {"q": (quarry[1], 1), "p": (pursuer[1], 1)},
+                       {"q": quarry[2], "p": pursuer[2]})  # fmt: skip
+    pc, _, pe = game.value(pursuer[0], quarry[0], 1)
+    return pc, pe
+
+
+@pytest.mark.parametrize("case", PIT_CORRIDORS)
+def test_jumps_with_a_roll_equal_the_expectimax(tmp_path: Path, case: tuple) -> None:  # type: ignore[type-arg]
+    pc, pe = pit_oracle(case)
+    assert 0 < pc < 1 or 0 < pe < 1  # the rolls decide something
+    got = solved(write_pits(tmp_path, case))
+    assert got.pits is not None
+    doc = got.to_dict()
+    assert doc["p"]["capture"] == pytest.approx(float(pc), abs=1e-9)
+    assert doc["p"]["escape"] == pytest.approx(float(pe), abs=1e-9)
+
+
+@pytest.mark.parametrize("case", [PIT_CORRIDORS[0], PIT_CORRIDORS[5]])
+def test_solved_policies_with_pits_capture_within_the_interval(
+    tmp_path: Path,
+    case: tuple,  # type: ignore[type-arg]
+) -> None:
+    sc = load_scenario(str(write_pits(tmp_path, case)))
+    fields = FieldCache(sc)
+    want = solved(Path(sc.path), fields).to_dict()["p"]["capture"]
+    rate, half, runs = played(sc, fields, want, 400)
+    assert 0 < want < 1
+    assert abs(rate - want) <= half, (rate, want, half)
+    # Some runs end with a token still in the pit: the failures were rolled and kept.
+    assert any(r.outcome == "timeout" for r in runs)
+
+
+def test_a_pit_climbed_out_of_stays_refused(tmp_path: Path) -> None:
+    # The default wall (pit_wall 0, a ladder's): a roll as each turn in the pit starts, the
+    # climb's progress: not carried.
+    case = PIT_CORRIDORS[0]
+    row, quarry, pursuer, turns, exits, first = case
+    path = write(tmp_path, row, quarry=(quarry[0], quarry[1], 1, quarry[2]),
+                 pursuer=(pursuer[0], pursuer[1], 1, pursuer[2]), turns=turns)  # fmt: skip
+    sc = load_scenario(str(path))
+    with pytest.raises(Unsolvable, match="a roll as its next turn starts") as err:
+        solve_run(Simulation(sc, seed=0, record=False))
+    assert "\n" not in str(err.value)

@@ -423,18 +423,28 @@ def solved_move(run: RunState, tid: str) -> Cell | None:
         except Unsolvable:
             got = None
         kept = run.fields.solved = ((order, *profs), got)
-    if kept[0][0] != order or any(a is not b for a, b in zip(kept[0][1:], profs, strict=True)):
-        return None  # the GM reordered the tokens or a profile changed: not the game solved
     solution = kept[1]
-    if solution is None or tid not in (solution.game.pursuer.tid, solution.game.quarry.tid):
+    if kept[0][0] != order or solution is None:
+        return None  # the GM reordered the tokens: not the game solved
+    if tid not in (solution.game.pursuer.tid, solution.game.quarry.tid):
         return None
     at: list[int] = []
     for side, t in (("pursuer", solution.game.pursuer.tid), ("quarry", solution.game.quarry.tid)):
         st = run.tokens[t].state
-        # Where the game holds it: its cell, or partway up a climb (engine.solve.climb).
-        pos = None if st.cell is None else solution.position(side, st.cell, st.toward, st.progress)
+        # Where the game holds it: its cell, or partway up a climb (engine.solve.climb), or
+        # held in a pit it fell into (engine.solve.jump).
+        still = run.scenario.system.held(run.tokens[t]) is not None
+        pos = (
+            None
+            if st.cell is None
+            else solution.position(side, st.cell, st.toward, st.progress, still)
+        )
         if pos is None:
             return None
+        prof = profs[order.index(t)]
+        pit = still and pos >= solution.game.quarry.graph.n  # past the cells: a pit's
+        if prof is not kept[0][1 + order.index(t)] and not pit:
+            return None  # a profile changed (a pit's token aside): not the game solved
         at.append(pos)
     side = "pursuer" if tid == solution.game.pursuer.tid else "quarry"
     return solution.move_at(side, at[0], at[1], run.turn)

@@ -19,7 +19,10 @@ Without dice, a crossing of more than a turn (:mod:`.crossing`) adds positions t
 cell stood on, the cell crossed toward and the share crossed, each position's moves the
 turn loop's own whole turns (:class:`Turns`), solved by the same retrograde analysis.
 
-Layers: this module > expect | retro | climb | crossing > chance > game.
+With dice, a jump's roll whose failure falls into a pit the token never leaves
+(:mod:`.jump`) adds a position per side and gap cell: the token held there.
+
+Layers: this module > jump > expect | retro | climb | crossing > chance > game.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from engine.solve.climb import Climbs, find_climbs, lift_blocked, lift_game, lif
 from engine.solve.crossing import Crossings, Turns, has_crossings, lift_crossings
 from engine.solve.expect import Expecti, side_of, steps_between
 from engine.solve.game import MAX_POSITIONS, MAX_STATES, Game, Mover, Unsolvable, build_game
+from engine.solve.jump import PitFalls, Pits, find_pits, lift_pits
 from engine.solve.retro import Retro, solve_retro
 
 __all__ = [
@@ -123,10 +127,13 @@ class Solution:
         v = self.values[p, q]
         return self.arrive(v - np.sign(v), p, q)
 
-    def position(self, side: str, cell: Cell, toward: Cell | None, share: Fraction) -> int | None:
+    def position(
+        self, side: str, cell: Cell, toward: Cell | None, share: Fraction, held: bool = False
+    ) -> int | None:
         """The position of ``side``'s token on ``cell``: its cell index, or with a crossing
         under way toward ``toward`` (``share`` made) its crossing position
-        (:mod:`.crossing`); None where the game holds no such."""
+        (:mod:`.crossing`); None where the game holds no such. ``held`` (a token that may
+        not move) changes nothing: without dice nothing holds a token."""
         g = self.game
         if self.crossings is None:
             return g.index(cell) if toward is None or share == 0 else None
@@ -220,12 +227,20 @@ class DiceSolution:
     expecti: Expecti
     #: The climb positions beside the cells (None: nobody climbs over turns).
     climbs: Climbs | None = None
+    #: The pit positions beside the cells (None: no jump asks a roll).
+    pits: Pits | None = None
 
-    def position(self, side: str, cell: Cell, toward: Cell | None, share: Fraction) -> int | None:
+    def position(
+        self, side: str, cell: Cell, toward: Cell | None, share: Fraction, held: bool = False
+    ) -> int | None:
         """The position of ``side``'s token on ``cell`` (climbing toward ``toward`` with
-        ``share`` climbed, where it is partway up a climb); None: one the game does not
-        hold."""
+        ``share`` climbed, where it is partway up a climb; ``held``: it may not move, as a
+        token fallen into a pit); None: one the game does not hold."""
         g = self.game
+        if self.pits is not None:
+            if not held:
+                return g.index(cell) if toward is None else None
+            return self.pits.index.get((side, g.index(cell)))
         if self.climbs is None:
             return g.index(cell) if toward is None else None
         top = None if toward is None else g.index(toward)
@@ -274,6 +289,8 @@ class DiceSolution:
         """:meth:`move` between positions (:meth:`position`): the cell it goes to (a
         climb's: the cell it climbs toward)."""
         got = self.expecti.move(side, p, q, turn or 1)
+        if self.pits is not None and got >= self.pits.n:  # in a pit: it stays
+            got = self.pits.cell[got - self.pits.n]
         return self.game.quarry.graph.grid.cell_of_index(got)
 
 
@@ -334,16 +351,12 @@ def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> Dice
     name = scenario.path
     pm, qm = game.pursuer, game.quarry
     every = [(c, c, None) for c in range(n)]
-    chance_p = build_chance(
-        game,
-        "pursuer",
-        game.reach_p.of,
-        every,
-        ways,
-        Degrees(name, pm.tid, "pursuer", system, ways),
-        {},
-    )
+    dp = Degrees(name, pm.tid, "pursuer", system, ways)
     dq = Degrees(name, qm.tid, "quarry", system, ways)
+    pits = find_pits(game, name, system)  # a failed jump's pit (engine.solve.jump)
+    if pits is not None:
+        dp.falls, dq.falls = PitFalls(pits, "pursuer", dp), PitFalls(pits, "quarry", dq)
+    chance_p = build_chance(game, "pursuer", game.reach_p.of, every, ways, dp, {})
     kept: dict[tuple[int, int], Walked] = {}
     chance_q = build_chance(game, "quarry", game.reach_q.of, every, ways, dq, kept)
     chance_b = None
@@ -377,7 +390,28 @@ def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> Dice
         steps = steps_between(grown)[np.ix_(reach, reach)]
         game = lift_game(game, climbs)
         n = game.n
+    if pits is not None:
+        if climbs is not None:
+            raise Unsolvable(
+                f"{scenario.path}: a token climbs over turns and a token jumps with a check "
+                "on this map, which solve does not carry together (docs/solve.md)"
+            )
+        game, chance_p, chance_q, chance_b, bp, bq, steps = lift_pits(
+            scenario.path,
+            game,
+            pits,
+            ways,
+            dq,
+            kept,
+            chance_p,
+            chance_q,
+            chance_b,
+            bp,
+            bq,
+            MAX_DICE_VALUES,
+        )
+        n = game.n
     blocked = None if chance_b is None else side_of(chance_b, n)
     ex = Expecti(game, side_of(chance_p, n), side_of(chance_q, n), blocked, bp, bq, steps)
     ex.solve()
-    return DiceSolution(game, ex, climbs)
+    return DiceSolution(game, ex, climbs, pits)

@@ -60,6 +60,16 @@ class Ways(Protocol):
         ...
 
 
+class Falls(Protocol):
+    """What a jump's roll does (a seam: :class:`engine.solve.jump.PitFalls`): its degrees
+    with their exact chances and whether each lets the token on, and the position of the
+    mover fallen into a gap cell."""
+
+    def degrees(self, token: Any, cc: Any) -> list[tuple[str, Fraction, bool]]: ...
+
+    def pit(self, gap: int) -> int: ...
+
+
 #: A replanned way: the profile (compared by identity), its graph, the descent's edges,
 #: the ticks spent after each and how many of them fit a turn.
 Replanned = tuple[Any, MovementGraph, list[Edge], list[float], int]
@@ -94,14 +104,18 @@ def own_first(moves: np.ndarray, own: int) -> np.ndarray:
 
 def check_cells(g: MovementGraph) -> np.ndarray:
     """Per cell index, whether entering it may ask a check (its terrain has one in some
-    layer of the token's search)."""
+    layer of the token's search, or a jump landing there asks a roll)."""
     asks = np.zeros(len(g.model.terrains), dtype=bool)
     for layer in g.state_costs:
         for t in range(len(asks)):
             cost = layer[t]
             if cost.check is not None and cost.check.check is not None:
                 asks[t] = True
-    return asks[np.asarray(g.model.terrain_ids).ravel()]
+    out = asks[np.asarray(g.model.terrain_ids).ravel()]
+    for j in g.jumps:  # a jump's roll, on landing (a failure ends elsewhere)
+        if j.check is not None and j.check.check is not None:
+            out[j.dst % g.n] = True
+    return out
 
 
 def _token(g: MovementGraph) -> Any:
@@ -132,6 +146,8 @@ class Degrees:
     def __init__(self, name: str, tid: str, side: str, system: Any, ways: Ways) -> None:
         self.name, self.tid, self.side, self.system, self.ways = name, tid, side, system, ways
         self._kept: dict[tuple[str, ...], tuple[tuple[str, Fraction, bool], ...]] = {}
+        #: The jumps' rolls (None: no jump of this token asks one).
+        self.falls: Falls | None = None
 
     def degrees(self, token: Any, cc: Any, mode: str) -> tuple[tuple[str, Fraction, bool], ...]:
         """The degrees of ``cc`` (asked by a cell of ``mode``) with a chance: (degree,
@@ -285,6 +301,16 @@ def _legs(
     tids = np.asarray(g.model.terrain_ids).ravel()
     for i, (node, nxt, cost_w) in enumerate(plan):
         j = nxt % n
+        jump = g.jump_at.get((node, nxt)) if g.jump_at else None
+        if jump is not None:  # one edge, one roll: the loop's Walker._enter
+            if not (rolled and i == 0):
+                w.entered.update(part[0] for part in jump.parts)
+                if _jumped(w, token, prof, g, plan[i:], here, offset, spent, until, p, jump):
+                    return
+            key = (int(g.run_key[j]), 0)
+            spent += cost_w
+            here = j
+            continue
         if j != node % n and not (rolled and i == 0):
             w.entered.add(j)
             t = int(tids[j])
@@ -306,6 +332,41 @@ def _legs(
         spent += cost_w
         here = j
     _leg_over(w, token, g, here, offset + g.turns(spent), key, until, p)
+
+
+def _jumped(
+    w: _Walk,
+    token: Any,
+    prof: Any,
+    g: MovementGraph,
+    rest: list[Edge],
+    here: int,
+    offset: Fraction,
+    spent: float,
+    until: Fraction | None,
+    p: Fraction,
+    jump: Any,
+) -> bool:
+    """A jump (``rest[0]``) whose roll decides: a failure falls into its first gap cell
+    (``w.degrees.falls``' pit position) or stops before it, a success goes on along
+    ``rest``; False where it asks none."""
+    cc = jump.check
+    if cc is None or cc.check is None:
+        return False
+    falls = w.degrees.falls
+    if falls is None:
+        raise Unsolvable(
+            f"{w.degrees.name}: token {w.degrees.tid} jumps with a check on this map, which "
+            "solve does not carry (docs/solve.md): give it a map without this jump"
+        )
+    key = (int(g.run_key[rest[0][1] % g.n]), 0)
+    for _, pd, on in falls.degrees(token, cc):
+        if on:
+            _legs(w, token, prof, g, rest, here, offset, key, until, p * pd, spent, rolled=True)
+            continue
+        at = falls.pit(jump.parts[jump.gap_at][0]) if jump.kind == "gap" else here
+        w.ends[at] = w.ends.get(at, Fraction(0)) + p * pd
+    return True
 
 
 def _rolled(
@@ -427,13 +488,12 @@ def _walked(
             f"{degrees.name}: token {tid}'s way to {grid.cell_of_index(dst)} goes into a "
             "crossing of more than a turn, which solve does not carry (docs/solve.md)"
         )
-    if wg.jump_at and any((a, b) in wg.jump_at for a, b, _ in edges):
-        raise Unsolvable(
-            f"{degrees.name}: token {tid} jumps on its way; solve models no jumps with dice "
-            "(docs/solve.md): give it a map without gaps to jump"
-        )
     entered = frozenset(nxt % wg.n for _, nxt, _ in edges)
-    if not asks[list(entered)].any():  # no cell of the way asks a check: it ends there
+    jumps = [wg.jump_at[(a, b)] for a, b, _ in edges if (a, b) in wg.jump_at] if wg.jump_at else []
+    if jumps:  # the cells a jump passes are entered too; its roll is the jump's
+        entered |= {part[0] for j in jumps for part in j.parts}
+    rolls = any(j.check is not None and j.check.check is not None for j in jumps)
+    if not rolls and not asks[list(entered)].any():  # no check on the way: it ends there
         end = edges[-1][1] % wg.n if edges else src
         return (end,), (1.0,), entered
     got, entered = outcomes(wg, edges, src, degrees, ways, side, dst, blocker, prof)

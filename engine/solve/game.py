@@ -154,10 +154,10 @@ def check_scenario(
             why = f"changes pace over its first turns (pace {g.pace})"
         elif _turn_rolls(g, token, system):
             why = f"rolls once a turn at pace {g.pace} on this map"
-        elif (_climbs(g) and not dice) or _jump_checks(g):
+        elif (_climbs(g) or _jump_checks(g)) and not dice:
             what = (
                 "climbs over turns in whole successes on this map (a climb's progress)"
-                if _climbs(g) and not dice
+                if _climbs(g)
                 else "jumps with a check on this map (a failure falls into the gap)"
             )
             raise Unsolvable(
