@@ -426,13 +426,28 @@ def test_jumps_with_a_roll_equal_the_expectimax(tmp_path: Path, case: tuple) -> 
 def test_solved_policies_with_pits_capture_within_the_interval(
     tmp_path: Path,
     case: tuple,  # type: ignore[type-arg]
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    import engine.sim.view as view
+
     sc = load_scenario(str(write_pits(tmp_path, case)))
     fields = FieldCache(sc)
     want = solved(Path(sc.path), fields).to_dict()["p"]["capture"]
+    # Every move asked is the solved game's, a token in the pit or not.
+    asked: list[tuple[bool, object]] = []
+    plain = view.solved_move
+
+    def spy(run: Any, tid: str) -> object:
+        got = plain(run, tid)
+        asked.append((any(t.state.has("in_gap") for t in run.tokens.values()), got))
+        return got
+
+    monkeypatch.setattr(view, "solved_move", spy)
     rate, half, runs = played(sc, fields, want, 400)
     assert 0 < want < 1
     assert abs(rate - want) <= half, (rate, want, half)
+    assert all(got is not None for _, got in asked)
+    assert any(pit for pit, _ in asked)  # asked with a token in the pit
     # Some runs end with a token still in the pit: the failures were rolled and kept.
     assert any(r.outcome == "timeout" for r in runs)
 
