@@ -391,6 +391,10 @@ PIT_CORRIDORS = [
     ("....O....", (2, 3, 9), (0, 3, 12), 6, (8,), False),
     ("....O....", (1, 3, 9), (7, 3, 12), 6, (), False),
     ("..O...O...", (4, 3, 6), (9, 3, 14), 7, (0,), True),
+    # A pursuer fallen into the pit is in the way of the quarry's jump to the exit: it
+    # never escapes (were it not in the way: P(escape) 0.55, 0.45).
+    ("...OO......", (8, 6, 0), (1, 5, 8), 6, (0,), True),
+    ("...OO.......", (9, 6, 0), (0, 5, 10), 6, (0,), True),
 ]
 
 
