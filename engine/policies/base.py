@@ -64,7 +64,10 @@ class Aim:
     get to ``goal`` soonest; or, fleeing, to end far from ``threats``. ``hold``: fleeing,
     the pursuers' turns to every cell (one a cell index, +inf where none comes): the flier
     ends where it holds the most cells, those it gets to a whole turn before them (None:
-    only far from ``threats``)."""
+    only far from ``threats``). ``corner``: chasing, the quarry's turns to every cell (one
+    a cell index): the cells it gets to in one turn are where it may be when the flier
+    moves next, and a flier that cannot end on it this turn ends where its next turn's
+    moves leave the fewest of them out of reach (None: by the bound alone)."""
 
     def __init__(
         self,
@@ -73,12 +76,14 @@ class Aim:
         reach: int = 0,
         threats: tuple[Cell, ...] = (),
         hold: np.ndarray | None = None,
+        corner: np.ndarray | None = None,
     ) -> None:
         self.goal = goal
         self.catch = catch
         self.reach = reach
         self.threats = threats
         self.hold = hold
+        self.corner = corner
 
 
 class TurnView(Protocol):

@@ -6,7 +6,7 @@ import numpy as np
 
 from engine.flight.model import FlightState
 from engine.footprint import covering, fits
-from engine.grid import Cell
+from engine.grid import Cell, Grid
 from engine.policies.base import CELLS, DISTANCES, QUARRY_ODDS, STAY, Aim, Goal, Policy, TurnView
 from engine.policies.region import EPS, frontier_among, frontier_choice, safe_mask
 from engine.systems.base import Token
@@ -49,7 +49,7 @@ class Quarry(Policy):
         tokens = view.tokens
         hunters = tuple(p for p in view.pursuers if tokens[p].state.cell is not None)
         threat = team_times(view, hunters)
-        goal = surest_exit(view, view.reach_times(spec.id), threat)
+        goal = surest_exit(view, view.reach_times(spec.id), threat, state.cell)
         if goal is not None:
             return Aim(goal)
         threats = tuple(c for p in hunters if (c := tokens[p].state.cell) is not None)
@@ -122,7 +122,12 @@ class Pursuer(Policy):
             goal = _shrink_by_flight(view, spec, quarry, qcell)
             if goal is not None:
                 return Aim(goal, catch, view.capture)
-        return Aim(view.predict(quarry), catch, view.capture)
+        # Where the quarry may be when this flier moves next: the cells it gets to in a turn.
+        corner = None
+        if catch is not None:
+            flies = view.tokens[quarry].state.flight is not None
+            corner = view.reach_times(quarry) if flies else view.times_from(quarry)
+        return Aim(view.predict(quarry), catch, view.capture, corner=corner)
 
 
 class Waypoints(Policy):
@@ -264,15 +269,45 @@ def team_times(view: TurnView, ids: tuple[str, ...]) -> np.ndarray:
     return out
 
 
-def surest_exit(view: TurnView, mine: np.ndarray, threat: np.ndarray) -> Cell | None:
+def surest_exit(
+    view: TurnView, mine: np.ndarray, threat: np.ndarray, start: Cell | None = None
+) -> Cell | None:
     """The exit with the widest margin (``threat``, the pursuers' turns to it, less
     ``mine``, the quarry's) among those the quarry reaches before every pursuer; ties: the
-    sooner, then the lower cell. None where no exit is safe."""
+    sooner, then the lower cell. With the quarry's cell ``start``, only an exit it reaches
+    by a way whose every cell it reaches before every pursuer (as a ground quarry's,
+    :meth:`FieldCache.safest_exit`: an exit behind the pursuers is no way out), the way
+    from cell to neighbouring cell (:func:`safe_from`). None where no exit is safe."""
     grid = view.grid
+    ahead = [e for e in view.exits if float(mine[grid.index(e)]) < float(threat[grid.index(e)])]
+    if ahead and start is not None:
+        inside = safe_from(grid, start, mine < threat)
+        ahead = [e for e in ahead if inside[grid.index(e)]]
     best: tuple[float, float, Cell] | None = None
-    for e in view.exits:
+    for e in ahead:
         i = grid.index(e)
         m, t = float(mine[i]), float(threat[i])
-        if m < t and (best is None or (m - t, m, e) < best):
+        if best is None or (m - t, m, e) < best:
             best = (m - t, m, e)
     return None if best is None else best[2]
+
+
+def safe_from(grid: Grid, start: Cell, region: np.ndarray) -> np.ndarray:
+    """The cells of ``region`` (a mask by cell index) reached from ``start`` by steps from
+    cell to neighbouring cell without leaving it (``start`` counted in), as a mask: a
+    flier's way is no graph's, but every cell it ends a move on along it is one of these
+    or a pursuer's first."""
+    out = np.zeros(len(region), dtype=bool)
+    first = grid.index(start)
+    out[first] = True
+    todo = [start]
+    while todo:
+        nxt = []
+        for c in todo:
+            for n in grid.neighbours(c):
+                i = grid.index(n)
+                if region[i] and not out[i]:
+                    out[i] = True
+                    nxt.append(n)
+        todo = nxt
+    return out

@@ -60,6 +60,8 @@ HOLD_CELLS = 1 << 21
 #: budget of lookahead): the best of them by the bound that leaves a move ending on the
 #: quarry next turn (should it stay) wins.
 LOOKAHEAD = 4
+#: Slack in reading a quarry's turns as "within one turn" (its field's turns are floats).
+CORNER_EPS = 1e-9
 
 
 def flies_with_momentum(system: RuleSystem) -> bool:
@@ -211,7 +213,8 @@ def _best(
     # The pursuers' turns by a digest of their bytes (a key of the map's size would be kept
     # per entry).
     hold = None if aim.hold is None else blake2b(aim.hold.tobytes(), digest_size=16).digest()
-    key = ("best", state, aim.goal, aim.catch, aim.reach, aim.threats, hold, cap_alt)
+    corner = _corner_cells(aim)
+    key = ("best", state, aim.goal, aim.catch, aim.reach, aim.threats, hold, corner, cap_alt)
     got = rules.pilot_cache.get(key)
     if got is None:
         got = _best_move(rules, state, aim, grid, cap_alt)
@@ -287,6 +290,23 @@ def _best_move(
         return (turns, turns2, err, d, max(0, m.altitude - cap_alt), m.actions)
 
     ranked = sorted(moves, key=chase_key)
+    corner = _corner_cells(aim)
+    if corner is not None and aim.catch is not None and _within_two(rules, state, aim, corner):
+        # Two turns ahead: the quarry moves before this flier's next turn, to any cell it
+        # gets to in a turn, and a quarry that knows where this flier can end keeps off
+        # those cells where it can. So first a move after which its next turn reaches
+        # every one of them (cornered: caught wherever it goes); else one after which it
+        # reaches the quarry's cell (caught if it stays or its move fails a check); then
+        # the fewest cells left out, the bound's order breaking ties.
+        cells = np.frombuffer(corner, dtype=np.int64)
+        here = rules.model.grid.index(aim.catch)
+
+        def corner_key(km: tuple[int, Move]) -> tuple[bool, bool, int, int]:
+            k, m = km
+            left, stays = _escapes(rules, m, cells, here, aim.reach, cap_alt)
+            return (left > 0, not stays, left, k)
+
+        return min(enumerate(ranked), key=corner_key)[1].choice
     if near and aim.catch is not None:
         for m in ranked[:LOOKAHEAD]:
             nxt = FlightState(m.cell, m.heading, m.speed, m.altitude, False, m.face)
@@ -294,6 +314,66 @@ def _best_move(
                 if catches(m2.cell) and m2.altitude <= cap_alt:
                     return m.choice
     return ranked[0].choice
+
+
+def _corner_cells(aim: Aim) -> bytes | None:
+    """The cell indexes (int64 bytes, ascending) the quarry gets to within a turn
+    (``aim.corner`` at most 1), None where the aim has none."""
+    if aim.corner is None:
+        return None
+    return np.flatnonzero(aim.corner <= 1.0 + CORNER_EPS).astype(np.int64).tobytes()
+
+
+def _within_two(rules: FlightRules, state: FlightState, aim: Aim, corner: bytes) -> bool:
+    """Whether any cell the quarry gets to in a turn may be within the flier's reach after
+    two moves (its fastest twice, the capture reach): else no move corners it and the
+    bound alone orders them."""
+    grid = rules.model.grid
+    far = 2 * _fastest_after(rules, state) + aim.reach
+    cells = np.frombuffer(corner, dtype=np.int64).tolist()
+    return any(grid.steps(state.cell, grid.cell_of_index(i)) <= far for i in cells)
+
+
+def _fastest_after(rules: FlightRules, state: FlightState) -> int:
+    """The most cells a move of the flier's next turn may cover (after this one)."""
+    top = getattr(rules, "top", None)
+    if top is not None:
+        return int(top)
+    return _fastest(rules, state) * 2
+
+
+def _escapes(
+    rules: FlightRules, m: Move, cells: np.ndarray, here: int, reach: int, cap_alt: int
+) -> tuple[int, bool]:
+    """How many of ``cells`` (indexes) no move of the flier's next turn, from where move
+    ``m`` leaves it, ends on (within ``reach``, at or below ``cap_alt``), and whether one
+    ends on cell index ``here``: a risky move (a stoop that may fail) leaves every one."""
+    if m.risky:
+        return len(cells), False
+    after = FlightState(m.cell, m.heading, m.speed, m.altitude, False, m.face)
+    caught = caught_next(rules, after, cap_alt, reach)
+    return int(len(cells) - np.count_nonzero(caught[cells])), bool(caught[here])
+
+
+def caught_next(rules: FlightRules, state: FlightState, low: int, reach: int) -> np.ndarray:
+    """Per cell index, whether a move the pilot weighs from ``state`` ends on it or within
+    ``reach`` of it at or below ``low`` metres (:func:`_end_cells`); read-only, kept in the
+    rules' pilot cache."""
+    s = rules.normal(state)
+    key = (s.key(), low, reach)
+    got = rules.pilot_cache.get("caught", {}).get(key)
+    if got is None:
+        grid = rules.model.grid
+        out = np.zeros(grid.width * grid.height, dtype=bool)
+        ends = _end_cells(rules, s, low)
+        if reach:
+            ends = {c for e in ends for c in grid.cells_within(e, reach)}
+        out[np.array(sorted(grid.index(c) for c in ends if grid.in_bounds(c)), dtype=np.int64)] = (
+            True
+        )
+        out.setflags(write=False)
+        got = kept_arrays(rules, "caught")[key] = out
+    return got
 
 
 def _held(rules: FlightRules, m: Move, hold: Any) -> int:

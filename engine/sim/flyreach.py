@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from engine.flight.model import FlightRules, FlightState, Goal
+from engine.sim.idmemo import IdMemo
 
 #: Reach arrays a rules object keeps in its pilot cache, by flight state: a batch's fliers
 #: meet the same states run after run. The oldest half goes past this many, or past
@@ -93,3 +94,29 @@ def flight_turns_plain(rules: FlightRules, state: FlightState) -> np.ndarray:
             out[i] = float(b[0])
     out[grid.index(s.cell)] = 0.0
     return out
+
+
+#: Threat arrays (:func:`least_with`) a rules object keeps, oldest half dropped past this.
+THREAT_KEPT = 1024
+
+
+def least_with(rules: FlightRules, least: np.ndarray, reach: list[np.ndarray]) -> np.ndarray:
+    """``least`` (the walkers' least turns to each cell) cell by cell the least with each
+    of the fliers' ``reach`` arrays, read-only: kept in ``rules``' pilot cache by the very
+    arrays it was made from (:class:`~engine.sim.idmemo.IdMemo`; each is kept, read-only,
+    where it was made), so the same arrays give the same array object and what the field
+    cache keeps by a threat's identity is found again."""
+    memo: IdMemo[np.ndarray] = rules.pilot_cache.setdefault(
+        "least_with", IdMemo(THREAT_KEPT, drop=THREAT_KEPT // 2)
+    )
+    objects = (least, *reach)
+    got = memo.get(objects)
+    if got is None:
+        got = least
+        for r in reach:
+            got = np.minimum(got, r)
+        if got is least:
+            got = least.copy()
+        got.setflags(write=False)
+        memo.put(objects, None, got)
+    return got

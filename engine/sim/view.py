@@ -21,6 +21,7 @@ from engine.scenario import Scenario
 from engine.sim.cache import FieldCache
 from engine.sim.fields import INF, Profile
 from engine.sim.flight import reach_turns
+from engine.sim.flyreach import least_with
 from engine.sim.threat import claim_turns, claim_turns_on, turns_to
 from engine.systems.base import RuleSystem, Token
 from engine.terrain import standing_mode
@@ -234,7 +235,7 @@ class SimView:
         assert cell is not None
         g = prof.graph
         mine = prof.turns_from(cell)
-        threat = least_turns(run, tuple(run.pursuers), g.n)
+        threat = threat_turns(run, g.n)
         occ = self._occ
         taken = (occ.blocked | occ.no_stop) - {cell} if occ else frozenset()
         st = self._token.state
@@ -298,6 +299,30 @@ def least_turns(run: RunState, ids: tuple[str, ...], n: int | None = None) -> np
     )
 
 
+def threat_turns(run: RunState, n: int | None = None) -> np.ndarray:
+    """The pursuers' least turns to every cell, as a ground quarry weighs them: a walker's
+    by its field (:func:`least_turns`), a flier's by the turns it needs to end a move there
+    low enough to catch (:func:`~engine.sim.flight.reach_turns`), not by its walking pace;
+    read-only. With fliers about, the same arrays give the same array object
+    (:func:`~engine.sim.flyreach.least_with`), so the field cache's choices kept by the
+    threat's identity (the safe exit, the flee cell) are found again."""
+    tokens = run.tokens
+    ids = tuple(run.pursuers)
+    fliers = [
+        (rules, f)
+        for p in ids
+        if (f := tokens[p].state.flight) is not None
+        and tokens[p].state.cell is not None
+        and (rules := run.flight_rules(tokens[p])) is not None
+    ]
+    if not fliers:
+        return least_turns(run, ids, n)
+    walkers = tuple(p for p in ids if tokens[p].state.flight is None)
+    low = run.scenario.capture_altitude
+    reach = [reach_turns(rules, f, low) for rules, f in fliers]
+    return least_with(fliers[0][0], least_turns(run, walkers, n), reach)
+
+
 def quarry_goal(run: RunState, quarry: str) -> Cell | None:
     """The exit cell the quarry reaches soonest among those it reaches before every
     pursuer by a way it reaches first all along (the surest exit,
@@ -305,7 +330,7 @@ def quarry_goal(run: RunState, quarry: str) -> Cell | None:
     if not run.scenario.exit_cells:
         return None
     mine = times_from(run, quarry)
-    threat = least_turns(run, tuple(run.pursuers))
+    threat = threat_turns(run)
     return run.fields.safest_exit(
         mine, threat, run.profile_now(quarry), run.tokens[quarry].state.cell
     )
