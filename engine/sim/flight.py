@@ -46,6 +46,7 @@ from engine.grid import Cell, Grid
 from engine.mapmodel import MapModel
 from engine.policies import Aim, Policy, TurnView
 from engine.sim.flyreach import flight_turns, kept_arrays
+from engine.sim.idmemo import MISSING, IdMemo
 from engine.systems.base import RuleSystem, Token
 from engine.tokenspec import TokenSpec
 
@@ -62,6 +63,10 @@ HOLD_CELLS = 1 << 21
 LOOKAHEAD = 4
 #: Slack in reading a quarry's turns as "within one turn" (its field's turns are floats).
 CORNER_EPS = 1e-9
+#: Quarries' turn arrays whose cells a rules object keeps a digest of (oldest half dropped).
+CORNER_KEPT = 4096
+#: Stats mappings whose flight rules :func:`rules_for` keeps by identity.
+RULES_KEPT = 1024
 
 
 def flies_with_momentum(system: RuleSystem) -> bool:
@@ -69,14 +74,27 @@ def flies_with_momentum(system: RuleSystem) -> bool:
     return system.flies_with_momentum()
 
 
+#: Where :func:`rules_for` keeps, in its cache, the rules by the very stats mapping asked.
+_BY_STATS = ("rules by stats",)
+
+
 def rules_for(
-    cache: dict[Any, FlightRules | None], system: RuleSystem, model: MapModel, token: Token
+    cache: dict[Any, Any], system: RuleSystem, model: MapModel, token: Token
 ) -> FlightRules | None:
     """The token's flight rules on ``model``, kept in ``cache`` by its stats (a field cache's:
-    shared by every run of a batch), or None when it does not fly with momentum."""
+    shared by every run of a batch), or None when it does not fly with momentum. Found
+    first by the stats mapping itself (:class:`~engine.sim.idmemo.IdMemo`: a token keeps
+    one mapping as it moves, and the policies ask every turn), else by its values."""
+    memo: IdMemo[FlightRules | None] | None = cache.get(_BY_STATS)
+    if memo is None:
+        memo = cache[_BY_STATS] = IdMemo(RULES_KEPT, drop=RULES_KEPT // 2)
+    got = memo.one(token.stats, None, MISSING)
+    if got is not MISSING:
+        return got
     key = tuple(sorted((k, str(v)) for k, v in token.stats.items()))
     if key not in cache:
         cache[key] = system.flight(token, model)
+    memo.put_one(token.stats, None, cache[key])
     return cache[key]
 
 
@@ -213,7 +231,7 @@ def _best(
     # The pursuers' turns by a digest of their bytes (a key of the map's size would be kept
     # per entry).
     hold = None if aim.hold is None else blake2b(aim.hold.tobytes(), digest_size=16).digest()
-    corner = _corner_cells(aim)
+    corner = None if aim.corner is None else _corner_digest(rules, aim.corner)
     key = ("best", state, aim.goal, aim.catch, aim.reach, aim.threats, hold, corner, cap_alt)
     got = rules.pilot_cache.get(key)
     if got is None:
@@ -322,6 +340,21 @@ def _corner_cells(aim: Aim) -> bytes | None:
     if aim.corner is None:
         return None
     return np.flatnonzero(aim.corner <= 1.0 + CORNER_EPS).astype(np.int64).tobytes()
+
+
+def _corner_digest(rules: FlightRules, corner: np.ndarray) -> bytes:
+    """A digest of :func:`_corner_cells` of an aim with ``corner``, kept in the rules'
+    pilot cache by the array itself (a quarry's turns are a kept array: a batch asks of
+    the same ones run after run)."""
+    memo: IdMemo[bytes] = rules.pilot_cache.setdefault(
+        "corner", IdMemo(CORNER_KEPT, drop=CORNER_KEPT // 2)
+    )
+    got = memo.one(corner)
+    if got is None:
+        cells = np.flatnonzero(corner <= 1.0 + CORNER_EPS).astype(np.int64)
+        got = blake2b(cells.tobytes(), digest_size=16).digest()
+        memo.put_one(corner, None, got)
+    return got
 
 
 def _within_two(rules: FlightRules, state: FlightState, aim: Aim, corner: bytes) -> bool:

@@ -21,7 +21,8 @@ from engine.scenario import Scenario
 from engine.sim.cache import FieldCache
 from engine.sim.fields import INF, Profile
 from engine.sim.flight import reach_turns
-from engine.sim.flyreach import least_with
+from engine.sim.flyreach import THREAT_KEPT, least_with
+from engine.sim.idmemo import IdMemo
 from engine.sim.threat import claim_turns, claim_turns_on, turns_to
 from engine.systems.base import RuleSystem, Token
 from engine.terrain import standing_mode
@@ -308,19 +309,33 @@ def threat_turns(run: RunState, n: int | None = None) -> np.ndarray:
     threat's identity (the safe exit, the flee cell) are found again."""
     tokens = run.tokens
     ids = tuple(run.pursuers)
+    first = next((tokens[p] for p in ids if tokens[p].state.flight is not None), None)
+    rules0 = None if first is None else run.flight_rules(first)
+    if rules0 is None:
+        return least_turns(run, ids, n)
+    # The same pursuers (the very tokens: each stands for its state) and doors: the same
+    # array (two quarries that move one after the other in a round ask it alike).
+    held = tuple(tokens[p] for p in ids)
+    memo: IdMemo[np.ndarray] = rules0.pilot_cache.setdefault(
+        "threat_turns", IdMemo(THREAT_KEPT, drop=THREAT_KEPT // 2)
+    )
+    plain = (n, run.door_key())
+    got = memo.get(held, plain)
+    if got is not None:
+        return got
     fliers = [
         (rules, f)
-        for p in ids
-        if (f := tokens[p].state.flight) is not None
-        and tokens[p].state.cell is not None
-        and (rules := run.flight_rules(tokens[p])) is not None
+        for tok in held
+        if (f := tok.state.flight) is not None
+        and tok.state.cell is not None
+        and (rules := run.flight_rules(tok)) is not None
     ]
-    if not fliers:
-        return least_turns(run, ids, n)
     walkers = tuple(p for p in ids if tokens[p].state.flight is None)
     low = run.scenario.capture_altitude
     reach = [reach_turns(rules, f, low) for rules, f in fliers]
-    return least_with(fliers[0][0], least_turns(run, walkers, n), reach)
+    got = least_with(rules0, least_turns(run, walkers, n), reach)
+    memo.put(held, plain, got)
+    return got
 
 
 def quarry_goal(run: RunState, quarry: str) -> Cell | None:
