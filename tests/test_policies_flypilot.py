@@ -152,3 +152,44 @@ def test_the_two_turn_plan_catches_the_swimmer_more_often_and_sooner() -> None:
     assert caught > caught_plain, (planned, plain)
     first = min(t for (o, t) in planned if o == "capture")
     assert all(t >= first for (o, t) in plain if o == "capture"), (planned, plain)
+
+
+def test_the_kept_lookups_equal_the_plain_way() -> None:
+    """Over 12 runs of the shipped griffon and flier chases, turn by turn: the threat a
+    ground quarry weighs (kept by the pursuers' tokens) equals the least of the walkers'
+    fields and each flier's reach worked out afresh; a flier's rules (kept by its stats
+    mapping) are the ones kept by its stats' values; the pilot's digest of the quarry's
+    cells (kept by its turns array) is that of the cells worked out afresh."""
+    from hashlib import blake2b
+
+    from engine.sim.flight import _BY_STATS, _corner_digest, rules_for
+
+    checked = 0
+    for name in ("griffon", "flier"):
+        sc = load_scenario(ROOT / "scenarios" / f"{name}.yaml")
+        fields = FieldCache(sc)
+        for run, seed in enumerate(run_seeds(sc.seed, 8)):
+            sim = Simulation(sc, seed, fields=fields, run=run, record=False)
+            while sim.outcome is None and sim.turn <= 8:
+                tokens = sim.tokens
+                fliers = [p for p in sim.pursuers if tokens[p].state.flight is not None]
+                walkers = tuple(p for p in sim.pursuers if p not in fliers)
+                plain = least_turns(sim, walkers)
+                for p in fliers:
+                    tok = tokens[p]
+                    key = tuple(sorted((k, str(v)) for k, v in tok.stats.items()))
+                    rules = rules_for(fields.flight, sc.system, sc.model, tok)
+                    assert rules is fields.flight[key]
+                    assert _BY_STATS in fields.flight
+                    assert tok.state.flight is not None
+                    reach = reach_turns(rules, tok.state.flight, sc.capture_altitude)
+                    plain = np.minimum(plain, reach)
+                    for q in sim.quarries:
+                        turns = sim.profile_now(q).turns_from(tokens[q].state.cell)
+                        cells = np.flatnonzero(turns <= 1.0 + 1e-9).astype(np.int64)
+                        want = blake2b(cells.tobytes(), digest_size=16).digest()
+                        assert _corner_digest(rules, turns) == want
+                assert np.array_equal(threat_turns(sim), plain)
+                checked += 1
+                sim.play_turn()
+    assert checked > 40
