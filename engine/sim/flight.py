@@ -45,7 +45,7 @@ from engine.flight.model import (
 from engine.grid import Cell, Grid
 from engine.mapmodel import MapModel
 from engine.policies import Aim, Policy, TurnView
-from engine.sim.flyreach import flight_turns, kept_arrays
+from engine.sim.flyreach import flight_turns, kept_arrays, kept_memo
 from engine.sim.idmemo import MISSING, IdMemo
 from engine.systems.base import RuleSystem, Token
 from engine.tokenspec import TokenSpec
@@ -346,9 +346,7 @@ def _corner_digest(rules: FlightRules, corner: np.ndarray) -> bytes:
     """A digest of :func:`_corner_cells` of an aim with ``corner``, kept in the rules'
     pilot cache by the array itself (a quarry's turns are a kept array: a batch asks of
     the same ones run after run)."""
-    memo: IdMemo[bytes] = rules.pilot_cache.setdefault(
-        "corner", IdMemo(CORNER_KEPT, drop=CORNER_KEPT // 2)
-    )
+    memo: IdMemo[bytes] = kept_memo(rules, "corner", CORNER_KEPT)
     got = memo.one(corner)
     if got is None:
         cells = np.flatnonzero(corner <= 1.0 + CORNER_EPS).astype(np.int64)

@@ -106,9 +106,7 @@ def least_with(rules: FlightRules, least: np.ndarray, reach: list[np.ndarray]) -
     arrays it was made from (:class:`~engine.sim.idmemo.IdMemo`; each is kept, read-only,
     where it was made), so the same arrays give the same array object and what the field
     cache keeps by a threat's identity is found again."""
-    memo: IdMemo[np.ndarray] = rules.pilot_cache.setdefault(
-        "least_with", IdMemo(THREAT_KEPT, drop=THREAT_KEPT // 2)
-    )
+    memo = kept_memo(rules, "least_with", THREAT_KEPT)
     objects = (least, *reach)
     got = memo.get(objects)
     if got is None:
@@ -120,3 +118,12 @@ def least_with(rules: FlightRules, least: np.ndarray, reach: list[np.ndarray]) -
         got.setflags(write=False)
         memo.put(objects, None, got)
     return got
+
+
+def kept_memo(rules: FlightRules, name: str, limit: int) -> IdMemo[Any]:
+    """The rules' pilot-cache :class:`~engine.sim.idmemo.IdMemo` ``name`` (made on first
+    use, of ``limit`` entries, its oldest half dropped when full)."""
+    memo: IdMemo[Any] | None = rules.pilot_cache.get(name)
+    if memo is None:
+        memo = rules.pilot_cache[name] = IdMemo(limit, drop=limit // 2)
+    return memo

@@ -21,7 +21,7 @@ from engine.scenario import Scenario
 from engine.sim.cache import FieldCache
 from engine.sim.fields import INF, Profile
 from engine.sim.flight import reach_turns
-from engine.sim.flyreach import THREAT_KEPT, least_with
+from engine.sim.flyreach import THREAT_KEPT, kept_memo, least_with
 from engine.sim.idmemo import IdMemo
 from engine.sim.threat import claim_turns, claim_turns_on, turns_to
 from engine.systems.base import RuleSystem, Token
@@ -316,9 +316,7 @@ def threat_turns(run: RunState, n: int | None = None) -> np.ndarray:
     # The same pursuers (the very tokens: each stands for its state) and doors: the same
     # array (two quarries that move one after the other in a round ask it alike).
     held = tuple(tokens[p] for p in ids)
-    memo: IdMemo[np.ndarray] = rules0.pilot_cache.setdefault(
-        "threat_turns", IdMemo(THREAT_KEPT, drop=THREAT_KEPT // 2)
-    )
+    memo: IdMemo[np.ndarray] = kept_memo(rules0, "threat_turns", THREAT_KEPT)
     plain = (n, run.door_key())
     got = memo.get(held, plain)
     if got is not None:
