@@ -6,6 +6,7 @@ the landmarks' estimate, or a Python one.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from engine.search.frontier import (
     kernel_search,
     supports_frontier,
 )
-from engine.search.tree import _cells
+from engine.search.tree import _cells, node_cells
 
 #: Graphs with more nodes than this get no landmarks (their fields, 32 distances a node,
 #: would take too much memory: about 130 MB at this size, a 512x512 map without the parity
@@ -146,7 +147,7 @@ class Landmarks:
 
 def guided_path(
     graph: MovementGraph, guide: Landmarks, start: Cell, goal: Cell, active: int = 8
-) -> list[Cell] | None:
+) -> Sequence[Cell] | None:
     """Best path by A* with the landmarks' heuristic (pure Python, touching only what it
     expands): :func:`dijkstra`'s total, for queries many times over on one graph."""
     g = graph.grid
@@ -167,7 +168,9 @@ def guided_path(
             if end_node < 0:
                 return None
             reached = tab.unframe(end_node, g.width, n)
-            return _cells(graph, Frontier(graph, kdist, kpred, reached).nodes_to(reached))
+            # The nodes read as cells in numpy (:func:`node_cells`, held equal to the
+            # plain walk by tests/test_path_columns.py), not a node at a time.
+            return node_cells(graph, Frontier(graph, kdist, kpred, reached).node_array(reached))
     lists = graph._state_lists
     straight, diagonal = guide.straight, guide.diagonal
     special = {a for a, _ in graph.cut} | set(graph.blocked_slots)

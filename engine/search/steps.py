@@ -22,6 +22,9 @@ from typing import Any, NamedTuple, overload
 
 import numpy as np
 
+#: Records made at a time when a table is iterated (a block's columns as Python lists).
+RECORD_BLOCK = 1 << 12
+
 
 class _Records(Sequence[dict[str, Any]]):
     """A table read as a sequence of records (``_record(i)``, made when asked): index,
@@ -322,6 +325,46 @@ class StepColumns(Steps):
         mode, terrain = self.kinds[int(self.tid[i - 1])]
         return mode, terrain, self.cell(i)
 
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        # The records :meth:`_record` makes one at a time, made a block at a time: one
+        # numpy division and one ``tolist`` a block, not a slice and a division a step
+        # (which were most of ``Context.path``'s time). tests/test_step_records.py holds
+        # them equal to ``_record``'s, key for key.
+        n = len(self)
+        for lo in range(0, n, RECORD_BLOCK):
+            yield from self._records(lo, min(n, lo + RECORD_BLOCK))
+
+    def _records(self, lo: int, hi: int) -> Iterator[dict[str, Any]]:
+        """Steps ``lo``..``hi``'s records, as :meth:`_record` makes each."""
+        at = self.flat[lo:hi]
+        cols, rows = (at % self.width).tolist(), (at // self.width).tolist()
+        first = max(lo, 1)  # the first step after the start
+        if self._timed is not None:
+            turns, time, turn = (c[lo:hi].tolist() for c in self._timed)
+        else:
+            turns, time, turn = [], [], []
+            if hi > first:
+                turns, time, turn = (f.tolist() for f in self._figures(first, hi))
+            if not lo:  # the start's, as :meth:`timing` gives them
+                turns, time, turn = [0.0, *turns], [0.0, *time], [0, *turn]
+        kinds = [self.kinds[t] for t in self.tid[first - 1 : hi - 1].tolist()]
+        checks, extra = self.checks, self.extra
+        for j in range(hi - lo):
+            i = lo + j
+            out: dict[str, Any]
+            if i:
+                mode, terrain = kinds[i - first]
+                out = {"cell": [cols[j], rows[j]], "mode": mode, "terrain": terrain,
+                       "turns": turns[j], "time": time[j], "turn": turn[j]}  # fmt: skip
+            else:
+                out = {"cell": [cols[j], rows[j]], "mode": self.start_mode,
+                       "turns": turns[j], "time": time[j]}  # fmt: skip
+            out["check"] = checks.get(i)
+            more = extra.get(i)
+            if more:
+                out.update(more)
+            yield out
+
 
 class PlanTable(_Records):
     """A path's turn plan (CONTRACT.md ``path`` ``plan``): per listed turn its number, the
@@ -354,6 +397,32 @@ class PlanTable(_Records):
             "cells": [s.cell(j) for j in range(self.lo[i], self.hi[i])],
             "spent": self.spent[i],
         }
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        # :meth:`_record`'s records, the cells of a block of turns read off the steps at
+        # once (``cells_at``), not a cell at a time; tests/test_step_records.py holds them
+        # equal.
+        n, i = len(self), 0
+        while i < n:
+            index: list[int] = []
+            j = i
+            while j < n and (j == i or len(index) + self.hi[j] - self.lo[j] < RECORD_BLOCK):
+                index.append(self.hi[j] - 1)
+                index.extend(range(self.lo[j], self.hi[j]))
+                j += 1
+            c, r = self.steps.cells_at(np.array(index, dtype=np.int64))
+            cols, rows = c.tolist(), r.tolist()
+            at = 0
+            for k in range(i, j):
+                lo, hi = self.lo[k], self.hi[k]
+                yield {
+                    "turn": self.k[k],
+                    "end": [cols[at], rows[at]],
+                    "cells": [[cols[m], rows[m]] for m in range(at + 1, at + 1 + hi - lo)],
+                    "spent": self.spent[k],
+                }
+                at += 1 + hi - lo
+            i = j
 
     def __repr__(self) -> str:
         return f"PlanTable({len(self)} turns)"
