@@ -1520,7 +1520,11 @@ def _unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     seen = np.zeros(top + 1, dtype=bool)
     seen[keys] = True
     ukeys = np.flatnonzero(seen)
-    rank = np.cumsum(seen, dtype=np.int64) - 1
+    # Each key's rank written where it is seen, not counted along the whole table (a
+    # cumulative sum wrote all of it: 16 MB for a scaled layer's keys, which are sparse);
+    # only the entries written are read.
+    rank = np.empty(top + 1, dtype=np.int64)
+    rank[ukeys] = np.arange(ukeys.size, dtype=np.int64)
     return ukeys, rank[keys]
 
 
@@ -1607,8 +1611,11 @@ def _scale_stamps(
         # k (py - 1/2) rounded half up.
         lift = 0 if halves is None else (k // 2) * halves
         return idx, px * k - rect.x, py * k - lift - rect.y, scaled
-    fy = (py if halves is None else py - 0.5 * halves) * s
-    new_idx, ix, iy, out = _phased(view, ready, idx, px * s, fy)
+    keys = None if halves is not None else _lattice_phase_keys(view, ready, idx, px, py)
+    if keys is None:
+        fy = (py if halves is None else py - 0.5 * halves) * s
+        keys = _phase_keys(view, ready, idx, px * s, fy)
+    new_idx, ix, iy, out = _phased_stamps(view, ready, *keys)
     return new_idx, ix - rect.x, iy - rect.y, out
 
 
@@ -1617,34 +1624,91 @@ def _phased(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Stamp]]:
     """Tiles whose corners land at output ``fx``, ``fy`` (fractions of a pixel) at the
     view's scale: (stamp per tile, whole-pixel corners, the stamps' sampled copies)."""
-    s = view.scale
-    ix, iy = np.floor(fx + 0.5), np.floor(fy + 0.5)
-    span = 2 * PHASES + 1
+    return _phased_stamps(view, ready, *_phase_keys(view, ready, idx, fx, fy))
+
+
+#: The key of a scaled tile's copy (:func:`_phase_keys`) is
+#: ``((stamp * _SPAN + x phase) * _SPAN + y phase) * 9 + grow``.
+_SPAN = 2 * PHASES + 1
+
+
+def _axis_phase(
+    view: _View, f: np.ndarray, size: np.ndarray | float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Along one axis, tiles whose corner lands at ``f`` (fractions of an output pixel)
+    and ``size`` output pixels long: the whole-pixel corner, the phase (in 1/PHASES of a
+    pixel) and the grow (-1, 0 or 1) of the copy's key (:func:`_phase_keys`)."""
     step = PHASES // view.phases
-    qx = np.rint((ix - fx) * view.phases).astype(np.int64) * step
-    qy = np.rint((iy - fy) * view.phases).astype(np.int64) * step
+    i = np.floor(f + 0.5)
+    q = np.rint((i - f) * view.phases).astype(np.int64) * step
     # A tile covers the output pixels between its rounded corners, exactly; a phase kept
     # to a quarter pixel can make its copy a pixel narrower or wider than that, which
     # left a seam (or an overlap) beside the next tile: the difference, -1, 0 or 1, is
     # part of the copy's key.
+    g = np.floor(f + size + 0.5) - i - np.floor(size - q / PHASES + 0.5)
+    return i, q, np.clip(g, -1, 1).astype(np.int64)
+
+
+def _phase_keys(
+    view: _View, ready: list[Stamp], idx: np.ndarray, fx: np.ndarray, fy: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per tile (stamp ``idx``, corner at output ``fx``, ``fy``): the key of its scaled
+    copy (stamp, sub-pixel phase kept to 1/``view.phases`` of a pixel, and grow) and its
+    whole-pixel corner."""
+    s = view.scale
     tw = np.array([st.surface.get_width() for st in ready], dtype=np.float64)[idx] * s
     th = np.array([st.surface.get_height() for st in ready], dtype=np.float64)[idx] * s
-    gx = np.floor(fx + tw + 0.5) - ix - np.floor(tw - qx / PHASES + 0.5)
-    gy = np.floor(fy + th + 0.5) - iy - np.floor(th - qy / PHASES + 0.5)
-    grow = (np.clip(gx, -1, 1).astype(np.int64) + 1) * 3 + np.clip(gy, -1, 1).astype(np.int64) + 1
-    del fx, fy, tw, th, gx, gy
-    combo = ((idx.astype(np.int64) * span + (qx + PHASES)) * span + (qy + PHASES)) * 9 + grow
-    del qx, qy, grow
+    ix, qx, gx = _axis_phase(view, fx, tw)
+    iy, qy, gy = _axis_phase(view, fy, th)
+    combo = ((idx.astype(np.int64) * _SPAN + (qx + PHASES)) * _SPAN + (qy + PHASES)) * 9
+    combo += (gx + 1) * 3 + gy + 1
+    return combo, ix.astype(np.int64), iy.astype(np.int64)
+
+
+def _lattice_phase_keys(
+    view: _View, ready: list[Stamp], idx: np.ndarray, px: np.ndarray, py: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`_phase_keys` of tiles at whole unscaled pixels ``px``, ``py`` (int arrays),
+    worked out once per column and row of pixels, not once per tile: where every stamp
+    used is the same size, a tile's x part depends on ``px`` alone and its y part on
+    ``py`` (the same arithmetic on the same values, looked up; tests/test_render_scale.py
+    holds it equal to the plain way). None where the stamps differ in size or the pixels
+    are too spread out to tabulate (the plain way then)."""
+    sizes = {ready[i].surface.get_size() for i in _unique_values(idx).tolist()}
+    if len(sizes) != 1 or px.size == 0:
+        return None
+    (w, h), s = sizes.pop(), view.scale
+    tables = []
+    for at, size in ((px, w), (py, h)):
+        lo, hi = int(at.min()), int(at.max())
+        if hi - lo > 2 * at.size + 65536:
+            return None
+        values = np.arange(lo, hi + 1, dtype=np.int64)
+        tables.append((at - lo, *_axis_phase(view, values * s, np.float64(size) * s)))
+    (ax, ix, qx, gx), (ay, iy, qy, gy) = tables
+    # The key of :func:`_phase_keys`, its x and y parts apart.
+    xpart = (qx + PHASES) * (_SPAN * 9) + (gx + 1) * 3
+    ypart = (qy + PHASES) * 9 + gy + 1
+    combo = idx.astype(np.int64) * (_SPAN * _SPAN * 9) + xpart[ax] + ypart[ay]
+    return combo, ix.astype(np.int64)[ax], iy.astype(np.int64)[ay]
+
+
+def _phased_stamps(
+    view: _View, ready: list[Stamp], combo: np.ndarray, ix: np.ndarray, iy: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Stamp]]:
+    """The tiles' stamps from their copies' keys (:func:`_phase_keys`): (stamp per tile,
+    whole-pixel corners, the stamps' sampled copies)."""
+    s = view.scale
     ucombo, new_idx = _unique_inverse(combo)
     del combo
     out: list[Stamp] = []
     for c in ucombo.tolist():
         gxv, gyv = (c % 9) // 3 - 1, c % 3 - 1
         c //= 9
-        qyv = c % span - PHASES
-        qxv = (c // span) % span - PHASES
-        out.append(view.cache.scaled(ready[c // span // span], s, qxv, qyv, (gxv, gyv)))
-    return new_idx.reshape(-1), ix.astype(np.int64), iy.astype(np.int64), out
+        qyv = c % _SPAN - PHASES
+        qxv = (c // _SPAN) % _SPAN - PHASES
+        out.append(view.cache.scaled(ready[c // _SPAN // _SPAN], s, qxv, qyv, (gxv, gyv)))
+    return new_idx.reshape(-1), ix, iy, out
 
 
 def _bilinear(stamp: Stamp, s: float, qx: int, qy: int, grow: tuple[int, int] = (0, 0)) -> Stamp:
