@@ -64,11 +64,13 @@ def png_bytes(surface: pygame.Surface) -> bytes:
             out[:, 0] = 1  # filter type Sub: each byte minus the same byte to its left
             out[:, 1 : 1 + bpp] = pixels[:, :bpp]
             np.subtract(pixels[:, bpp:], pixels[:, :-bpp], out=out[:, 1 + bpp :])
-            data = out.tobytes()
+            # The filtered rows are deflated from the array itself (zlib reads any
+            # buffer), not from a bytes copy of it.
+            data = out.reshape(-1).data
             del raw, pixels, out
             adler = zlib.adler32(data, adler)
             deflate.add(data, tail, last=y + n >= h)
-            tail = data[-WINDOW:]
+            tail = data[-WINDOW:].tobytes()
         parts = deflate.finish()
     finally:
         deflate.close()
@@ -99,7 +101,7 @@ class _Deflater:
         self._error: BaseException | None = None
         self._inline = threads <= 1
 
-    def add(self, data: bytes, primer: bytes, *, last: bool) -> None:
+    def add(self, data: bytes | memoryview, primer: bytes, *, last: bool) -> None:
         i = len(self._parts)
         self._parts.append(None)
         if self._inline:
@@ -113,14 +115,14 @@ class _Deflater:
         self._threads.append(t)
         t.start()
 
-    def _segment(self, data: bytes, primer: bytes, last: bool) -> bytes:
+    def _segment(self, data: bytes | memoryview, primer: bytes, last: bool) -> bytes:
         if primer:
             c = zlib.compressobj(self.LEVEL, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, primer)
         else:
             c = zlib.compressobj(self.LEVEL, zlib.DEFLATED, -15)
         return c.compress(data) + c.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
 
-    def _work(self, i: int, data: bytes, primer: bytes, last: bool) -> None:
+    def _work(self, i: int, data: bytes | memoryview, primer: bytes, last: bool) -> None:
         try:
             self._parts[i] = self._segment(data, primer, last)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller (MemoryError)

@@ -901,7 +901,9 @@ def tile_positions(
         c = cols.astype(np.int64)
         start = np.where((c - first) % 2 == 0, first, second)
         xs = xs + drift * ((c - start) // 2)
-    return xs, 2 * (ys + _anchor_height(grid))
+    ys += _anchor_height(grid)  # ys is cell_origins' own: 2 * (ys + anchor), in place
+    ys *= 2
+    return xs, ys
 
 
 def tile_anchors(
@@ -929,12 +931,22 @@ def cell_origins(grid: Grid, cols: np.ndarray, rows: np.ndarray) -> tuple[np.nda
     o00 = np.array(grid.cell_origin((0, 0)), dtype=np.int64)
     step_c = np.array(grid.cell_origin((2, 0)), dtype=np.int64) - o00
     step_r = np.array(grid.cell_origin((0, 2)), dtype=np.int64) - o00
-    cols = cols.astype(np.int64)
-    rows = rows.astype(np.int64)
-    parity = (rows & 1) * 2 + (cols & 1)
-    half_c, half_r = cols >> 1, rows >> 1
-    xs = base[..., 0].reshape(4)[parity] + half_c * step_c[0] + half_r * step_r[0]
-    ys = base[..., 1].reshape(4)[parity] + half_c * step_c[1] + half_r * step_r[1]
+    # In place, a term left out where its step is 0: a big layer's arrays are a megabyte
+    # or more each, and every new one is memory first touched (page faults, which cost
+    # more than the arithmetic).
+    cols = np.asarray(cols, dtype=np.int64)
+    rows = np.asarray(rows, dtype=np.int64)
+    parity = rows & 1
+    parity <<= 1
+    parity |= cols & 1
+    xs = base[..., 0].reshape(4)[parity]
+    ys = base[..., 1].reshape(4)[parity]
+    del parity
+    for index, step in ((cols, step_c), (rows, step_r)):
+        half = index >> 1
+        for out, k in ((xs, int(step[0])), (ys, int(step[1]))):
+            if k:
+                out += half * k
     return xs, ys
 
 
@@ -1336,15 +1348,11 @@ def _draw_layer(
         inv, xs, ys2 = inv[order], xs[order], ys2[order]
     # A tile half a pixel down is drawn a pixel down at scale 1 (Qt's qRound of its
     # corner) and half a pixel down, scaled, at other scales.
-    ys = (ys2 + 1) >> 1
     halves = (ys2 & 1).astype(bool) if odd_isometric else None
     idx = inv
     ready = [st if st is not None else Stamp(out, 0, 0) for st in stamps]  # None never drawn
-    dx = np.array([st.dx for st in ready], dtype=np.int64)
-    dy = np.array([st.dy for st in ready], dtype=np.int64)
-    px = xs + math.floor(layer.offset[0] + 0.5) + dx[idx]
-    py = ys + math.floor(layer.offset[1] + 0.5) + dy[idx]
-    del xs, ys, order
+    px, py = _stamp_corners(xs, ys2, layer.offset, ready, idx)
+    del xs, ys2, order
     turned = None if halves is None else _turned(ukeys, len(ready))
     idx, px, py, ready = _scale_stamps(view, ready, idx, px, py, halves, turned)
     surfaces = [st.surface for st in ready]
@@ -1362,6 +1370,34 @@ def _draw_layer(
     return bool(partial[used].any())
 
 
+def _stamp_corners(
+    xs: np.ndarray,
+    ys2: np.ndarray,
+    offset: tuple[float, float],
+    ready: list[Stamp],
+    idx: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each tile's stamp corner in unscaled pixels: ``xs`` and ``(ys2 + 1) >> 1`` (a half
+    pixel rounded down the picture), plus the layer's ``offset`` rounded and the stamp's own
+    ``dx``, ``dy``. Worked in place on ``xs`` and ``ys2``, which the caller hands over (a big
+    layer's arrays are megabytes each, and new ones are memory first touched: page faults
+    cost more than the sums); an offset the same for every stamp is added as a number."""
+    px = np.asarray(xs, dtype=np.int64)
+    py = np.asarray(ys2, dtype=np.int64)
+    py += 1
+    py >>= 1
+    for at, shift, shifts in (
+        (px, offset[0], [st.dx for st in ready]),
+        (py, offset[1], [st.dy for st in ready]),
+    ):
+        at += math.floor(shift + 0.5)
+        if len(set(shifts)) == 1:
+            at += shifts[0]
+        else:
+            at += np.array(shifts, dtype=np.int64)[idx]
+    return px, py
+
+
 def _turned(ukeys: np.ndarray, stamps: int) -> np.ndarray:
     """Per stamp (the layer's keys, then fallbacks): flipped or turned, which Qt's cell
     renderer draws through a transform (a negative scale or a rotation), not as a plain
@@ -1371,8 +1407,10 @@ def _turned(ukeys: np.ndarray, stamps: int) -> np.ndarray:
     return turned
 
 
-#: Pixels (4 bytes each) that :func:`_paint_lattice` writes at a time, at most.
-_LATTICE_BAND = 1 << 20
+#: Pixels (4 bytes each) that :func:`_paint_lattice` writes at a time, at most: a band's
+#: gathered pieces (256 KB) then reuse the memory the last band's freed, where a few MB
+#: a band were memory touched afresh each time (page faults cost more than the copy).
+_LATTICE_BAND = 1 << 16
 #: The largest stamp :func:`_paint_lattice` copies, in pixels (16 x 16): the lattice copy
 #: pays per stamp pixel and pygame's blits of whole rows per row, so small stamps (a map
 #: drawn at a small scale) are quicker copied and larger ones quicker blitted; 16 x 16 is
@@ -1689,7 +1727,10 @@ def _lattice_phase_keys(
     # The key of :func:`_phase_keys`, its x and y parts apart.
     xpart = (qx + PHASES) * (_SPAN * 9) + (gx + 1) * 3
     ypart = (qy + PHASES) * 9 + gy + 1
-    combo = idx.astype(np.int64) * (_SPAN * _SPAN * 9) + xpart[ax] + ypart[ay]
+    combo = idx.astype(np.int64)
+    combo *= _SPAN * _SPAN * 9
+    combo += xpart[ax]
+    combo += ypart[ay]
     return combo, ix.astype(np.int64)[ax], iy.astype(np.int64)[ay]
 
 
