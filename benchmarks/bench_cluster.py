@@ -21,6 +21,16 @@ batches); the scenario and its field caches are new to them.
 Run: python benchmarks/bench_cluster.py [--rounds N] [--task-stream PNG]
 (``--task-stream``: also save the Dask task stream of one sweep as a picture: which worker
 ran what, and when.)
+
+``python benchmarks/bench_cluster.py --learned`` (not part of ``run.py``; no cluster, one
+process) counts what the 60,000-run batch's two Dask workers learn twice: the batch's runs
+split as a Dask batch splits them (:func:`engine.batch.dask.dask_tasks`), the warm chunks
+played by one cache, which ships (``WorkerCache.shipment``) to two others taking the tasks
+in turn, against one cache playing them all. The turn starts, plans, ways and descents each
+cache learns after the warm chunks are counts, the same on any machine and under any load:
+what the two workers learn beyond the one cache is work done twice, which only merging
+their learning would save. CPU seconds of each part are printed beside (noisy where the
+machine is shared).
 """
 
 from __future__ import annotations
@@ -265,15 +275,93 @@ def _measure(kind: str, mode: str, stream: str | None = None) -> dict[str, Any]:
     return got
 
 
+#: What ``--learned`` counts of a field cache: the memos a run's turns learn into.
+LEARNED = ("starts", "plans_by_reads", "ways", "_descents")
+
+
+def _learned_of(fields: Any) -> dict[str, int]:
+    return {name: len(getattr(fields, name)) for name in LEARNED}
+
+
+def learned() -> int:
+    """``--learned``: see the module docstring."""
+    from engine.batch import runner, work
+    from engine.batch.dask import dask_tasks
+    from engine.scenario import load_scenario
+
+    scenario = load_scenario(SCENARIO)
+    out = tempfile.mkdtemp(prefix="bench-cluster-")
+    plan = runner._plan(SCENARIO, scenario, BATCH_RUNS, 7, out, False, False, None)
+    warm, tasks = dask_tasks(plan, BATCH_RUNS, 2)
+    chunks = list(tasks)
+    key = (os.path.abspath(SCENARIO), ())
+
+    def play(cache: work.WorkerCache, runs: list[int], token: str | None = None) -> float:
+        c = time.process_time()
+        for start in range(0, len(runs), work.CHUNK):
+            items = [(i, work.run_seed(plan.seed, i)) for i in runs[start : start + work.CHUNK]]
+            if token is None:
+                cache.run_chunk(SCENARIO, (), items)
+            else:
+                cache.run_shipped(SCENARIO, (), token, items)
+        return time.process_time() - c
+
+    one = work.WorkerCache()
+    warm_cpu = sum(play(one, c) for c in chunks[:warm])
+    at_warm = _learned_of(one.entry(key)[1])  # type: ignore[index]
+    c = time.process_time()
+    blob = one.shipment(SCENARIO, ())
+    dumps = time.process_time() - c
+    if blob is None:
+        print("--learned: the warm cache does not ship (too big); nothing to compare")
+        return 1
+    token = f"{work.engine_digest()}/learned"
+    copies = [work.WorkerCache(), work.WorkerCache()]
+    c = time.process_time()
+    for copy in copies:
+        copy.take_shipment(SCENARIO, (), token, blob)
+    loads = time.process_time() - c
+    del blob
+    cpu = [0.0, 0.0]
+    for k, runs in enumerate(chunks[warm:]):
+        cpu[k % 2] += play(copies[k % 2], runs, token)
+    twice = [_learned_of(copy.entry((*key, token))[1]) for copy in copies]  # type: ignore[index]
+    copies.clear()
+    one_cpu = sum(play(one, runs) for runs in chunks[warm:])
+    alone = _learned_of(one.entry(key)[1])  # type: ignore[index]
+    warm_runs = sum(len(c) for c in chunks[:warm])
+    print(
+        f"batch of {BATCH_RUNS} runs as Dask splits it for 2 workers: {warm} warm chunks "
+        f"({warm_runs} runs, {warm_cpu:.2f} CPU-s), then {len(chunks) - warm} tasks; the "
+        f"shipment pickled in {dumps:.2f} CPU-s, taken twice in {loads:.2f}"
+    )
+    print(
+        f"   after the warm chunks: one cache plays the rest in {one_cpu:.2f} CPU-s; two "
+        f"shipped copies taking the tasks in turn, {cpu[0]:.2f} + {cpu[1]:.2f} = "
+        f"{sum(cpu):.2f} CPU-s ({sum(cpu) / one_cpu:.3f}x)"
+    )
+    for name in LEARNED:
+        single = alone[name] - at_warm[name]
+        split = sum(t[name] - at_warm[name] for t in twice)
+        print(
+            f"   learned after the warm chunks, {name}: one cache {single}, the two copies "
+            f"{split} ({split - single:+d}, {split / single - 1:+.0%}; {at_warm[name]} shipped)"
+        )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--task-stream")
     parser.add_argument("--child", nargs=2)
+    parser.add_argument("--learned", action="store_true")
     args = parser.parse_args()
     if args.child:
         child(args.child[0], args.child[1], args.task_stream)
         return 0
+    if args.learned:
+        return learned()
     ok = True
     for kind, name in (
         ("sweep", f"sweep of {POINTS} points x {POINT_RUNS} runs"),

@@ -220,6 +220,19 @@ class DaskCluster:
         return _dask_results(job, self.client, self.scheduler)
 
 
+def dask_tasks(plan: _Plan, todo: int, workers: int) -> tuple[int, Iterator[list[int]]]:
+    """How a Dask batch of ``todo`` runs still to play splits them where the engine's cache
+    plays (:func:`_dask_results`): ``warm`` chunks of at most ``CHUNK`` runs played in the
+    batch's process (:func:`_warm_chunks`, each at most half the batch), then tasks of up
+    to :data:`DASK_CHUNK_MAX` runs, about ``AHEAD_PER_WORKER`` a worker, that shrink towards
+    the end (``taper``): ``(warm, the run indices of every chunk, warm ones first)``."""
+    first = min(CHUNK, max(1, todo // 2))
+    warm = _warm_chunks(todo)
+    ahead = AHEAD_PER_WORKER * workers
+    rest = min(DASK_CHUNK_MAX, max(CHUNK, -(-(todo - first * warm) // ahead)))
+    return warm, _run_indices(plan, first, rest, warm, taper=workers)
+
+
 def _dask_results(job: Job, client: Any, scheduler: str) -> Generator[Records, None, None]:
     """Each chunk's results from the cluster, in run order.
 
@@ -242,11 +255,7 @@ def _dask_results(job: Job, client: Any, scheduler: str) -> Generator[Records, N
     cache = job.cache
     warm = 0
     if cache is not None:
-        todo = job.todo
-        first = min(CHUNK, max(1, todo // 2))
-        warm = _warm_chunks(todo)
-        rest = min(DASK_CHUNK_MAX, max(CHUNK, -(-(todo - first * warm) // ahead)))
-        chunks = _run_indices(plan, first, rest, warm, taper=workers)
+        warm, chunks = dask_tasks(plan, job.todo, workers)
     else:
         chunks = _run_indices(plan)
     numbered = enumerate(chunks)
