@@ -19,8 +19,10 @@ workers import the engine before the work starts (a cluster is started once for 
 batches); the scenario and its field caches are new to them.
 
 Run: python benchmarks/bench_cluster.py [--rounds N] [--task-stream PNG]
-(``--task-stream``: also save the Dask task stream of one sweep as a picture: which worker
-ran what, and when.)
+(``--task-stream``: also save the Dask task stream of one sweep as a picture, and of one
+60,000-run batch beside it (``-batch`` before the extension): which worker ran what, and
+when; the batch's picture starts with the batch, so the warm chunks its own process plays
+before the first task, and the shipment, show as the workers' idle start.)
 
 ``python benchmarks/bench_cluster.py --learned`` (not part of ``run.py``; no cluster, one
 process) counts what the 60,000-run batch's two Dask workers learn twice: the batch's runs
@@ -211,9 +213,10 @@ def _on_cluster(kind: str, out: str, stream: str | None, cluster: Cluster) -> di
         if stream:
             from distributed import get_task_stream
 
+            start = time.time()  # the workers' clocks are this machine's
             with get_task_stream(client=client) as ts:
                 _work(kind, out, cluster.address)
-            _task_stream_picture(ts.data, stream)
+            _task_stream_picture(ts.data, stream, start if kind == "batch" else None)
         else:
             _work(kind, out, cluster.address)
         wall = time.perf_counter() - w0
@@ -232,16 +235,17 @@ def _on_cluster(kind: str, out: str, stream: str | None, cluster: Cluster) -> di
         client.close()
 
 
-def _task_stream_picture(data: list[dict[str, Any]], path: str) -> None:
+def _task_stream_picture(data: list[dict[str, Any]], path: str, start: float | None) -> None:
     """Dask's task stream as a picture: a row per worker, a bar per task (its compute, then
-    its transfer or serialization), as the dashboard draws it."""
+    its transfer or serialization), as the dashboard draws it; from ``start`` (the work's
+    start, time.time()) where given, else from the first task."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     workers = sorted({d["worker"] for d in data})
-    t0 = min(s["start"] for d in data for s in d["startstops"])
+    t0 = min(s["start"] for d in data for s in d["startstops"]) if start is None else start
     colours = {"compute": "tab:blue", "transfer": "tab:red", "disk-read": "tab:orange",
                "disk-write": "tab:orange", "deserialize": "tab:gray"}  # fmt: skip
     busy = {w: 0.0 for w in workers}
@@ -254,8 +258,9 @@ def _task_stream_picture(data: list[dict[str, Any]], path: str) -> None:
             if s["action"] == "compute":
                 busy[d["worker"]] += s["stop"] - s["start"]
     end = max(s["stop"] for d in data for s in d["startstops"]) - t0
+    ax.set_xlim(0, end * 1.01)  # from the start given: the workers' idle start shows
     ax.set_yticks(range(len(workers)), [f"worker {i + 1}" for i in range(len(workers))])
-    ax.set_xlabel("seconds from the first task")
+    ax.set_xlabel("seconds from the first task" if start is None else "seconds from the start")
     ax.set_title(
         f"Dask task stream: {len(data)} tasks; computing "
         + ", ".join(f"{busy[w] / end:.0%}" for w in workers)
@@ -400,6 +405,8 @@ def main() -> int:
         )
     if args.task_stream:
         _measure("sweep", "dask", args.task_stream)
+        stem, ext = os.path.splitext(args.task_stream)
+        _measure("batch", "dask", f"{stem}-batch{ext or '.png'}")
     return 0 if ok else 1
 
 

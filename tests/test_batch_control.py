@@ -1199,6 +1199,35 @@ def test_dask_workers_take_the_shipped_cache(tmp_path: Path) -> None:
     assert len(kept) == 2 and all(lens == [] for lens in kept.values()), kept
 
 
+def test_a_dask_batch_drops_its_shipment_before_it_lets_the_cluster_go() -> None:
+    """The workers are asked to drop a batch's shipment as its last runs come in, without
+    waiting (the summary and runs table are written meanwhile); DaskCluster.settle, called
+    before the client closes, waits for the answer, FORGET_WAIT_S at most."""
+
+    class SlowClient:
+        def __init__(self, delay: float) -> None:
+            self.delay = delay
+            self.dropped = threading.Event()
+
+        def run(self, fn: Any, *args: Any, on_error: str) -> None:
+            assert fn is work.drop_shipment and on_error == "ignore"
+            time.sleep(self.delay)
+            self.dropped.set()
+
+    client = SlowClient(0.3)
+    cluster = batch_dask.DaskCluster(client, "tcp://127.0.0.1:1")
+    t = time.monotonic()
+    cluster.forgets.append(batch_dask._forget_shipment(client, ("p", (), "t"), wait=False))
+    assert time.monotonic() - t < 0.2 and not client.dropped.is_set()  # not waited for here
+    cluster.settle()
+    assert client.dropped.is_set() and not cluster.forgets
+    stuck = SlowClient(60)  # a worker that never answers holds the batch FORGET_WAIT_S at most
+    cluster.forgets.append(batch_dask._forget_shipment(stuck, ("p", (), "t"), wait=False))
+    t = time.monotonic()
+    cluster.settle(timeout=0.2)
+    assert time.monotonic() - t < 2 and not stuck.dropped.is_set() and not cluster.forgets
+
+
 def _in_process_cluster() -> Any:
     from distributed import LocalCluster
 

@@ -47,6 +47,9 @@ DASK_CHUNK_MAX = 4000
 #: Seconds the batch waits for every Dask worker to take its shipment (:func:`_ship`).
 SHIP_WAIT_S = 60.0
 
+#: Seconds the batch waits for its workers to drop its shipment (:func:`_forget_shipment`).
+FORGET_WAIT_S = 5.0
+
 
 @contextlib.contextmanager
 def _cluster_logs_quiet(on: bool) -> Iterator[None]:
@@ -210,14 +213,28 @@ def _close_client(client: Any) -> None:
 
 class DaskCluster:
     """A Dask cluster (an :class:`engine.batch.work.Executor`) through a connected client;
-    ``scheduler``: its address as the user gave it, for the one-line errors."""
+    ``scheduler``: its address as the user gave it, for the one-line errors.
+
+    A batch's last runs in, its workers are asked to drop its shipment
+    (:func:`_forget_shipment`) while the batch writes its summary and runs table, not
+    before: whoever closes the client first waits for that (:meth:`settle`)."""
 
     def __init__(self, client: Any, scheduler: str) -> None:
         self.client = client
         self.scheduler = scheduler
+        #: The batches' requests to drop their shipments, set when answered.
+        self.forgets: list[threading.Event] = []
 
     def run(self, job: Job) -> Generator[Records, None, None]:
-        return _dask_results(job, self.client, self.scheduler)
+        return _dask_results(job, self.client, self.scheduler, self.forgets)
+
+    def settle(self, timeout: float = FORGET_WAIT_S) -> None:
+        """Wait until every shipment this executor's batches asked to drop is dropped
+        (``timeout`` seconds at most in all)."""
+        deadline = time.monotonic() + timeout
+        for done in self.forgets:
+            done.wait(max(0.0, deadline - time.monotonic()))
+        self.forgets.clear()
 
 
 def dask_tasks(plan: _Plan, todo: int, workers: int) -> tuple[int, Iterator[list[int]]]:
@@ -233,7 +250,9 @@ def dask_tasks(plan: _Plan, todo: int, workers: int) -> tuple[int, Iterator[list
     return warm, _run_indices(plan, first, rest, warm, taper=workers)
 
 
-def _dask_results(job: Job, client: Any, scheduler: str) -> Generator[Records, None, None]:
+def _dask_results(
+    job: Job, client: Any, scheduler: str, forgets: list[threading.Event] | None = None
+) -> Generator[Records, None, None]:
     """Each chunk's results from the cluster, in run order.
 
     Where the engine's own cache plays (``job.cache``) the field cache is built once,
@@ -322,7 +341,9 @@ def _dask_results(job: Job, client: Any, scheduler: str) -> Generator[Records, N
             client.cancel(futs)
         raise
     if token is not None:
-        _forget_shipment(client, (path, plan.overrides, token))
+        done = _forget_shipment(client, (path, plan.overrides, token), wait=forgets is None)
+        if forgets is not None:  # waited for by DaskCluster.settle, after the batch's end
+            forgets.append(done)
 
 
 #: A sweep's points on the cluster at once, per worker (:class:`DaskPoints`): one playing
@@ -458,7 +479,11 @@ class PointExecutor:
                 if fut is not None:
                     _dask_call(lambda: points.client.cancel([fut]), points.scheduler, plan)
                     fut = None
-                yield from DaskCluster(points.client, points.scheduler).run(job)
+                cluster = DaskCluster(points.client, points.scheduler)
+                try:
+                    yield from cluster.run(job)
+                finally:
+                    cluster.settle()
                 return
             records = fragment_records(points.fragment(fut, plan))
             fut = None
@@ -511,9 +536,10 @@ def _ship(client: Any, args: tuple[str, tuple[tuple[str, Any], ...], str, bytes]
         del data, takes
 
 
-def _forget_shipment(client: Any, args: tuple[Any, ...]) -> None:
-    """Ask every worker to drop the batch's shipment, waiting a few seconds at most (a
-    worker that misses it drops it when the next batch of the scenario ships)."""
+def _forget_shipment(client: Any, args: tuple[Any, ...], wait: bool = True) -> threading.Event:
+    """Ask every worker to drop the batch's shipment, waiting :data:`FORGET_WAIT_S` at most
+    (a worker that misses it drops it when the next batch of the scenario ships); with
+    ``wait`` False, not waiting: the event given back is set when it is done."""
     done = threading.Event()
 
     def forget() -> None:
@@ -522,7 +548,9 @@ def _forget_shipment(client: Any, args: tuple[Any, ...]) -> None:
         done.set()
 
     threading.Thread(target=forget, name="tacgrid-dask-forget", daemon=True).start()
-    done.wait(5)
+    if wait:
+        done.wait(FORGET_WAIT_S)
+    return done
 
 
 def _dask_call(fn: Callable[[], Any], scheduler: str, plan: _Plan | None) -> Any:

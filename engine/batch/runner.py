@@ -159,6 +159,8 @@ def run_batch(
                 ) from None
             finally:
                 if client is not None:
+                    if isinstance(executor, DaskCluster):
+                        executor.settle()  # its shipment dropped while the summary was written
                     _close_client(client)
     finally:
         lock.release()
