@@ -152,7 +152,7 @@ class Solution:
         if x is None:
             return end
         if side == "quarry":  # around the pursuer where its cell is in the way
-            got = x.aims_b.get((self._cell_index(p), src, end))
+            got = x.aims_b.get((x.reach_of(p), src, end))
             if got is not None:
                 return got
         return x.aims.get((side, src, end), end)

@@ -5,9 +5,9 @@ rate (:meth:`engine.sim.walking.Walker._long_step`, docs/rules.md): the rest of 
 into the cell and the share crossed carries into the next turn (``state.progress``,
 ``state.toward``); going on, it gets in and walks the rest of that turn; turning away loses
 what it made. Between turns such a token is a position of its own: the cell it stands on,
-the cell it crosses toward and the share crossed (:class:`Crossings`). It is caught, stands
-in the other token's way and escapes where it stands (:func:`engine.occupancy.reach_cell`
-differs only for a climber, refused here).
+the cell it crosses toward and the share crossed (:class:`Crossings`). It escapes where it
+stands, and is caught and stands in the other token's way there too, except a climber
+partway up, reached at the cell it climbs to (:func:`engine.occupancy.reach_cell`).
 
 A position's moves are the turn loop's own turns (:class:`Turns`: ``Walker.walk_down`` on
 the loop's ways) aiming at each cell of the map, where each ends: a cell, or a crossing
@@ -26,7 +26,16 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.grid import Cell
-from engine.solve.game import Blocked, Game, Reach, Unsolvable, _as_reach, slow_crossing
+from engine.solve.game import (
+    Blocked,
+    Game,
+    Reach,
+    Unsolvable,
+    _as_reach,
+    _blocked_reach,
+    _reach_all,
+    slow_crossing,
+)
 
 #: The most turns walked to find the crossings' moves (positions x aims, both sides, and
 #: the quarry's again around the pursuer): each is a turn of the loop's walker.
@@ -61,6 +70,8 @@ class Crossings:
     stand: list[int] = field(default_factory=list)
     toward: list[int] = field(default_factory=list)
     share: list[Fraction] = field(default_factory=list)
+    #: Whether the position climbs (mode ``climb``): partway up, reached at ``toward``.
+    climb: list[bool] = field(default_factory=list)
     index: dict[tuple[str, int, int, Fraction], int] = field(default_factory=dict)
     aims: dict[tuple[str, int, int], int] = field(default_factory=dict)
     aims_b: dict[tuple[int, int, int], int] = field(default_factory=dict)
@@ -80,7 +91,7 @@ class Crossings:
             return cell
         return self.index.get((side, cell, toward, share))
 
-    def add(self, side: str, cell: int, toward: int, share: Fraction) -> int:
+    def add(self, side: str, cell: int, toward: int, share: Fraction, climb: bool = False) -> int:
         key = (side, cell, toward, share)
         got = self.index.get(key)
         if got is None:
@@ -89,7 +100,22 @@ class Crossings:
             self.stand.append(cell)
             self.toward.append(toward)
             self.share.append(share)
+            self.climb.append(climb)
         return got
+
+    def reach_of(self, pos: int) -> int:
+        """The cell index position ``pos`` is reached at (:meth:`reaches`)."""
+        if pos < self.n:
+            return pos
+        i = pos - self.n
+        return self.toward[i] if self.climb[i] else self.stand[i]
+
+    def reaches(self) -> np.ndarray:
+        """Per position, the cell index it is reached at, for a capture and in the other
+        token's way (:func:`engine.occupancy.reach_cell`): a climber partway up at the cell
+        it climbs to, any other where it stands."""
+        at = [t if c else s for s, t, c in zip(self.stand, self.toward, self.climb, strict=True)]
+        return np.concatenate((np.arange(self.n), np.array(at, dtype=np.int64)))
 
 
 def has_crossings(game: Game) -> bool:
@@ -144,18 +170,12 @@ class _Walks:
                 f"{grid.cell_of_index(dst)} moves on another profile until its next turn, "
                 "which solve does not carry (docs/solve.md): give it a faster pace"
             )
-        if st.toward is not None and st.progress > 0 and st.mode == "climb":
-            raise Unsolvable(
-                f"{self.name}: token {tid} climbs into {list(st.toward)} over more than a turn "
-                "(partway up it is reached at the top), which solve without dice does not "
-                "carry (docs/solve.md): give it a faster pace or a map without such climbs"
-            )
         here = grid.index(st.cell)
         if blocker is None:
             self.entered[(side, src, dst)] = frozenset(grid.index(c) for c in entered)
         end = here
         if st.toward is not None and st.progress > 0:
-            end = out.add(side, here, grid.index(st.toward), st.progress)
+            end = out.add(side, here, grid.index(st.toward), st.progress, st.mode == "climb")
         if blocker is None:
             self.ends[(side, src, dst)] = end
         return end
@@ -193,11 +213,12 @@ def _side_moves(w: _Walks, side: str, moves: dict[int, dict[int, int]], todo: li
 
 
 def _blocked_moves(
-    w: _Walks, quarry: dict[int, dict[int, int]], stand_p: np.ndarray
+    w: _Walks, quarry: dict[int, dict[int, int]], in_way: np.ndarray
 ) -> dict[tuple[int, int], dict[int, int]]:
-    """The quarry's moves with the pursuer's cell in its way, per ``(cell, source)`` where
-    they differ from its own: the game's cell moves around the pursuer, and each turn whose
-    way entered that cell walked again with it there (the others are the same turns)."""
+    """The quarry's moves with the pursuer in its way at a cell (``in_way``: the cells it
+    may be in the way at), per ``(cell, source)`` where they differ from its own: the
+    game's cell moves around that cell, and each turn whose way entered it walked again
+    with it there (the others are the same turns)."""
     b = w.game.blocked
     assert b is not None
     cells_of = {
@@ -210,7 +231,7 @@ def _blocked_moves(
     got: dict[tuple[int, int], dict[int, int]] = {}
     for src in sorted(quarry):
         turns = sorted(walked.get(src, []))
-        for p in np.flatnonzero(stand_p).tolist():
+        for p in np.flatnonzero(in_way).tolist():
             if (p, src) in cells_of or any(p in e for _, _, e in turns):
                 got[(p, src)] = _blocked_row(w, quarry[src], src, p, turns, cells_of.get((p, src)))
     return got
@@ -254,8 +275,9 @@ def lift_crossings(game: Game, turns: Turns, name: str) -> tuple[Game, Crossings
         moves[side] = {}
         _side_moves(w, side, moves[side], np.flatnonzero(stand).tolist())
     blocked_rows: dict[tuple[int, int], dict[int, int]] = {}
-    while game.blocked is not None:
-        blocked_rows = _blocked_moves(w, moves["quarry"], game.stand_p)
+    in_way = _in_way(w, game)
+    while w.game.blocked is not None:
+        blocked_rows = _blocked_moves(w, moves["quarry"], in_way)
         new = {e for row in blocked_rows.values() for e in row if e not in moves["quarry"]}
         if not new:  # a crossing only the way around the pursuer makes: its moves too
             break
@@ -264,14 +286,14 @@ def lift_crossings(game: Game, turns: Turns, name: str) -> tuple[Game, Crossings
     side_of = np.array(out.side)
     stand_p = np.concatenate((game.stand_p, side_of == "pursuer"))
     reaches = {side: _reach_of(out, side, moves[side]) for side in ("pursuer", "quarry")}
-    stands = out.stands()
+    stands, at = out.stands(), out.reaches()
     blocked = None
     if game.blocked is not None:
         blocked = _blocked_of(out, blocked_rows, stand_p)
     lifted = replace(
         game,
         n=size,
-        cap=game.cap[np.ix_(stands, stands)],
+        cap=game.cap[np.ix_(at, at)],
         exit=game.exit[stands],
         reach_p=reaches["pursuer"],
         reach_q=reaches["quarry"],
@@ -280,6 +302,21 @@ def lift_crossings(game: Game, turns: Turns, name: str) -> tuple[Game, Crossings
         stand_q=np.concatenate((game.stand_q, side_of == "quarry")),
     )
     return lifted, out
+
+
+def _in_way(w: _Walks, game: Game) -> np.ndarray:
+    """The cells the pursuer may be in the quarry's way at: those it stands on, and those a
+    climb of its under way is reached at. Where a climb makes one the game's cell moves
+    around the pursuer leave out, they are worked out again with it (``w.game``)."""
+    in_way = game.stand_p.copy()
+    out = w.out
+    for i, side in enumerate(out.side):
+        if side == "pursuer" and out.climb[i]:
+            in_way[out.toward[i]] = True
+    if game.blocked is not None and (in_way & ~game.stand_p).any():
+        reach_q, _, cost_q = _reach_all(game.quarry.graph)
+        w.game = replace(game, blocked=_blocked_reach(game.quarry.graph, reach_q, cost_q, in_way))
+    return in_way
 
 
 def _reach_of(out: Crossings, side: str, moves: dict[int, dict[int, int]]) -> Reach:
@@ -301,12 +338,12 @@ def _blocked_of(
     out: Crossings, rows_of: dict[tuple[int, int], dict[int, int]], stand_p: np.ndarray
 ) -> Blocked:
     """The quarry's moves around the pursuer over positions: each pair's for every
-    position of the pursuer standing on its cell (a crosser is in the way where it
-    stands), their aims kept in ``out``."""
-    stands, size = out.stands(), out.size
+    position of the pursuer in the way at its cell (a crosser where it stands, a climber
+    partway up where it climbs to), their aims kept in ``out``."""
+    at, size = out.reaches(), out.size
     by_cell: dict[int, list[int]] = {}
     for pos in np.flatnonzero(stand_p).tolist():
-        by_cell.setdefault(int(stands[pos]), []).append(pos)
+        by_cell.setdefault(int(at[pos]), []).append(pos)
     ps: list[int] = []
     qs: list[int] = []
     rows: list[np.ndarray] = []
