@@ -653,30 +653,6 @@ def spy_solved_moves(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bool, object
     return asked
 
 
-def test_a_slow_swim_is_refused_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Mythmaster at walk with Adaptability 9: a water cell (swim: a third of the pace)
-    takes 3/2 turns to enter, with dice or without: refused, naming the swimmer and cell."""
-    tmxtext.write(
-        tmp_path / "m.tmx",
-        ["...~.."],
-        properties={"diagonals": "none"},
-        objects=tmxtext.exit_objects([(5, 0)]),
-    )
-    stats = "{adaptability: 9, physical: 12, swimming: 30}"
-    (tmp_path / "s.yaml").write_text(
-        "map: m.tmx\nsystem: mythmaster\nturns: 6\ngoals: {capture: 1}\ntokens:\n"
-        f"  - {{id: q, side: quarry, policy: quarry, cell: [2, 0], pace: walk, stats: {stats}}}\n"
-        f"  - {{id: p, side: pursuer, policy: pursuer, cell: [0, 0], pace: walk, stats: {stats}}}\n",
-        encoding="utf-8",
-    )
-    assert main(["solve", str(tmp_path / "s.yaml")]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert "token q can enter cell [3, 0] from [2, 0] only over 3/2 turns at pace walk" in err
-
-
 def test_crossings_too_long_to_work_out_are_refused_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

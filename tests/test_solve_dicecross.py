@@ -23,19 +23,21 @@ The rule text (docs/rules.md, MAP-FORMAT.md; /work/shared/RULES.md 0):
 
 from __future__ import annotations
 
+import math
 import random
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from corridor_game import CorridorGame
+import tmxtext
+from corridor_game import CorridorGame, played
 from test_solve import Crossing, random_chase, spy_solved_moves, write_chase
 
 from engine.cli import main
 from engine.scenario import load_scenario
 from engine.sim import FieldCache, Simulation
 from engine.sim.view import solve_run
-from engine.solve import Solution
+from engine.solve import DiceSolution, Solution
 
 #: Cells' time to enter at 5 ft a turn: open, rough (cost 2), a 10-ft cliff (climbed).
 COST = {".": 1, ",": 2, "^": 2}
@@ -308,3 +310,193 @@ def test_random_maps_with_cliffs_match_the_minimax(seed: int, tmp_path: Path) ->
     assert solve_run(Simulation(sc, seed=0, record=False)).outcome() == want, chase
     run = Simulation(sc, seed=seed, record=False).run()
     assert (run.outcome, run.turns) == want, chase
+
+
+# --------------------------------------------------------------------------- with dice
+
+SWIM_RULES = """
+Seed 002 on swimming: "If you have the swimming skill, your movement while swimming is equal
+to 1/6 of your Base Move"; "Base Move = (Adaptability + Adjustments) * 0.44", "rounded to the
+nearest whole number"; a walk is one action, Base Move hexes a turn. The seed has no swimming
+roll: rough water (difficulty above none) asks a Swimming 21C because checks come from the
+terrain's difficulty (RULES.md 0), 2d10 + skill >= 21 at an easy level, a natural 20 always,
+a natural 2 never; "A failure ends the token's move before that cell for the rest of the
+turn" (docs/rules.md, "Rough water"). A check is rolled "on entering the first cell of a
+stretch of the same mode and difficulty in one move" (a Mythmaster move: a turn). Crossing a
+cell over turns (RULES.md 0, docs/rules.md), the roll is made each turn the crossing goes
+on, and a failure loses what was made of it (the token turns back where it stands).
+"""
+
+
+def base_move(adaptability: int) -> int:
+    return math.floor(Fraction(adaptability) * Fraction(44, 100) + Fraction(1, 2))
+
+
+def p_21c(skill: int) -> Fraction:
+    """2d10 + skill >= 21, a natural 20 always, a natural 2 never, counted by hand."""
+    hits = sum(
+        1
+        for a in range(1, 11)
+        for b in range(1, 11)
+        if (a + b + skill >= 21 or a + b == 20) and a + b != 2
+    )
+    return Fraction(hits, 100)
+
+
+class SwimCorridor(CorridorGame):
+    """The chase along a one-row corridor of open cells (``.``) and rough water (``~``),
+    each token ``(Base Move, P(swimming 21C))``, capture a step away, the quarry kept out
+    of the pursuer's cell. A plan is a direction and how many cells to walk (None: as far
+    as the turn goes, into the water over turns)."""
+
+    def __init__(self, row: str, exits: set[int], turns: int, pursuer_first: bool,
+                 stats: dict[str, tuple[int, Fraction]]) -> None:  # fmt: skip
+        super().__init__(row, exits, turns, pursuer_first)
+        self.stats = stats
+
+    def arrive(self, p: Pos, q: Pos, rnd: int) -> tuple | None:  # type: ignore[override, type-arg]
+        return super().arrive(p[0], q[0], rnd)
+
+    def run_of(self, y: int) -> int:
+        """The first cell of the stretch of water ``y`` is in."""
+        while y > 0 and self.row[y - 1] == "~":
+            y -= 1
+        return y
+
+    def cost(self, who: str, y: int) -> Fraction:
+        bm = self.stats[who][0]
+        return Fraction(6, bm) if self.row[y] == "~" else Fraction(1, bm)
+
+    def go(self, who: str, x: int, t: Fraction, d: int, k: int | None, key: int | None,
+           block: int | None) -> dict[Pos, Fraction] | None:  # fmt: skip
+        """From cell ``x`` with ``t`` of the turn spent (``key``: the stretch of water last
+        entered), ``k`` more cells toward ``d`` (None: as far as the turn goes); None where
+        the plan cannot be walked."""
+        if k == 0:
+            return {(x, None, Fraction(0)): Fraction(1)}
+        y = x + d
+        if not 0 <= y < len(self.row) or y == block:
+            return None if k else {(x, None, Fraction(0)): Fraction(1)}
+        c = self.cost(who, y)
+        if c <= 1:
+            if t + c > 1:
+                return None if k else {(x, None, Fraction(0)): Fraction(1)}
+            return self.go(who, y, t + c, d, None if k is None else k - 1, None, block)
+        if k is not None or t >= 1:  # a crossing over turns is walked only as far as it goes
+            return None if k else {(x, None, Fraction(0)): Fraction(1)}
+        on = (x, y, (1 - t) / c)
+        if self.run_of(y) == key:
+            return {on: Fraction(1)}
+        p = self.stats[who][1]
+        return {on: p, (x, None, Fraction(0)): 1 - p}
+
+    def moves(self, who: str, at: Pos, block: Pos | None) -> list:  # type: ignore[override, type-arg]
+        x, toward, share = at
+        wall = None if block is None else block[0]
+        plans: list[dict[Pos, Fraction]] = [{(x, None, Fraction(0)): Fraction(1)}]
+        for d in (-1, 1):
+            if toward == x + d:  # going on: a roll, then in (and on) or further in
+                if toward == wall:
+                    continue
+                c, p = self.cost(who, toward), self.stats[who][1]
+                need = (1 - share) * c
+                if need > 1:
+                    plans.append({(x, toward, share + 1 / c): p, (x, None, Fraction(0)): 1 - p})
+                    continue
+                for k in [*range(len(self.row)), None]:
+                    got = self.go(who, toward, need, d, k, self.run_of(toward), wall)
+                    if got is not None:
+                        ends = {e: q * p for e, q in got.items()}
+                        ends[(x, None, Fraction(0))] = 1 - p
+                        plans.append(ends)
+                continue
+            for k in [*range(1, len(self.row)), None]:
+                got = self.go(who, x, Fraction(0), d, k, None, wall)
+                if got is not None:
+                    plans.append(got)
+        return [tuple(sorted(p.items(), key=str)) for p in plans]
+
+    def outcomes(self, who: str, at: Pos, to: tuple) -> list:  # type: ignore[override, type-arg]
+        return list(to)
+
+
+def swim_chase(tmp: Path, case: tuple) -> tuple[Path, SwimCorridor]:  # type: ignore[type-arg]
+    """A one-row Mythmaster chase at walking pace, each token ``(cell, adaptability,
+    swimming)``, the pursuer in the quarry's way, capture a step away."""
+    row, q, p, turns, exits, first = case
+    tmxtext.write(tmp / "m.tmx", [row], properties={"diagonals": "none"},
+                  objects=tmxtext.exit_objects([(c, 0) for c in exits]))  # fmt: skip
+    lines = [
+        f"  - {{id: {tid}, side: {side}, policy: {side}, pace: walk, cell: [{c}, 0], "
+        f"stats: {{adaptability: {a}, physical: 12, swimming: {s}}}}}\n"
+        for tid, side, (c, a, s) in (("q", "quarry", q), ("p", "pursuer", p))
+    ]
+    if first:
+        lines.reverse()
+    (tmp / "s.yaml").write_text(
+        f"map: m.tmx\nsystem: mythmaster\nturns: {turns}\nsolve: auto\n"
+        "goals: {capture: 1}\nsettings: {tokens_block: enemies}\ntokens:\n" + "".join(lines),
+        encoding="utf-8",
+    )
+    stats = {w: (base_move(t[1]), p_21c(t[2])) for w, t in (("q", q), ("p", p))}
+    return tmp / "s.yaml", SwimCorridor(row, set(exits), turns, first, stats)
+
+
+SWIMS = [
+    # row, quarry (cell, adaptability, swimming), pursuer, turns, exits, pursuer first
+    ("..~...~..", (4, 9, 11), (0, 11, 8), 6, (8,), False),
+    ("~..~~.~..", (8, 9, 11), (2, 11, 12), 5, (), True),
+    ("..~~...", (0, 9, 11), (5, 9, 11), 6, (), True),
+    ("...~..~.~", (7, 9, 9), (5, 11, 8), 6, (0,), False),
+    ("~~.~.~.~", (6, 9, 9), (4, 11, 9), 5, (), False),
+    ("....~.", (0, 9, 9), (5, 11, 11), 4, (), False),
+]
+
+
+def test_the_swim_odds() -> None:
+    assert base_move(9) == 4 and base_move(11) == 5  # water: 3/2 and 6/5 turns a cell
+    assert p_21c(10) == Fraction(55, 100)  # 2d10 >= 11
+
+
+@pytest.mark.parametrize("case", SWIMS)
+def test_swims_over_turns_equal_the_expectimax(tmp_path: Path, case: tuple) -> None:  # type: ignore[type-arg]
+    path, game = swim_chase(tmp_path, case)
+    doc = solve_run(Simulation(load_scenario(str(path)), seed=0, record=False)).to_dict()
+    pc, _, pe = game.value((case[2][0], None, Fraction(0)), (case[1][0], None, Fraction(0)), 1)
+    assert doc["dice"] is True and (0 < pc < 1 or 0 < pe < 1)  # dice decide something
+    assert doc["p"]["capture"] == pytest.approx(float(pc), abs=1e-9), (pc, pe)
+    assert doc["p"]["escape"] == pytest.approx(float(pe), abs=1e-9), (pc, pe)
+
+
+@pytest.mark.parametrize("case", [SWIMS[0], SWIMS[3], SWIMS[5]])
+def test_solved_swims_capture_within_the_interval(tmp_path: Path, case: tuple) -> None:  # type: ignore[type-arg]
+    """400 seeded runs of the solved policies (a swim under way asking the solved game
+    too) capture at the solved rate, within its 95% interval."""
+    path, _ = swim_chase(tmp_path, case)
+    sc = load_scenario(str(path))
+    fields = FieldCache(sc)
+    solution = solve_run(Simulation(sc, seed=0, fields=fields, record=False))
+    assert isinstance(solution, DiceSolution) and solution.crossings is not None
+    want = solution.to_dict()["p"]["capture"]
+    assert 0.1 < want < 0.9
+    rate, half, _ = played(sc, fields, want, 400)
+    assert abs(rate - want) <= half, (rate, want, half)
+
+
+def test_the_slow_swim_once_refused_is_solved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The map the earlier solve refused in one line ("token q can enter cell [3, 0] from
+    [2, 0] only over 3/2 turns at pace walk"): Adaptability 9, so a water cell takes 3/2
+    turns, crossed over turns with a Swimming 21C each turn. ``solve --json`` answers the
+    expectimax's chances."""
+    import json
+
+    case = ("...~..", (2, 9, 30), (0, 9, 30), 6, (5,), False)
+    path, game = swim_chase(tmp_path, case)
+    assert main(["solve", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    pc, _, pe = game.value((0, None, Fraction(0)), (2, None, Fraction(0)), 1)
+    assert doc["dice"] is True and doc["arithmetic"] == "float64"
+    assert doc["p"]["capture"] == pytest.approx(float(pc), abs=1e-9)
+    assert doc["p"]["escape"] == pytest.approx(float(pe), abs=1e-9)

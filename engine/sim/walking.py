@@ -11,6 +11,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, Literal
 
+from engine.checks import Check, CheckResult
 from engine.dice import Dice, RollEvent
 from engine.grid import Cell
 from engine.movement import MovementGraph
@@ -496,7 +497,7 @@ class Walker:
     ) -> tuple[bool, Token]:
         """Roll ``check``, asked by ``cell``, log it and apply its result: whether the move
         goes on (:meth:`RuleSystem.goes_on`) and the token after it."""
-        result = check.check.roll(self.dice)
+        result = self.roll(check.check)
         self.log_rolls(tid)
         self.sink.emit(
             {
@@ -512,6 +513,11 @@ class Walker:
         token = self.apply_check(tid, token, check.what, result.degree)
         ok = result.success or self.system.goes_on(check, result.degree, result.success)
         return ok, token
+
+    def roll(self, check: Check) -> CheckResult:
+        """A cell's check rolled on the run's dice (a seam: the solve's turns with dice,
+        :class:`engine.sim.diceturn.DiceTurns`, choose each degree in turn instead)."""
+        return check.roll(self.dice)
 
     def _roll_turn(
         self,

@@ -22,7 +22,7 @@ turn loop's own whole turns (:class:`Turns`), solved by the same retrograde anal
 With dice, a jump's roll whose failure falls into a pit the token never leaves
 (:mod:`.jump`) adds a position per side and gap cell: the token held there.
 
-Layers: this module > jump > expect | retro | climb | crossing > chance > game.
+Layers: this module > dicecross | jump > expect | retro | climb | crossing > chance > game.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from engine.scenario import Scenario
 from engine.solve.chance import Degrees, Walked, Ways, build_chance
 from engine.solve.climb import Climbs, find_climbs, lift_blocked, lift_game, lift_side
 from engine.solve.crossing import Crossings, Turns, has_crossings, lift_crossings
+from engine.solve.dicecross import DiceTurns, lift_dice_crossings
 from engine.solve.expect import Expecti, side_of, steps_between
 from engine.solve.game import MAX_POSITIONS, MAX_STATES, Game, Mover, Unsolvable, build_game
 from engine.solve.jump import PitFalls, Pits, find_pits, lift_pits
@@ -229,6 +230,8 @@ class DiceSolution:
     climbs: Climbs | None = None
     #: The pit positions beside the cells (None: no jump asks a roll).
     pits: Pits | None = None
+    #: The crossings under way beside the cells, with dice (:mod:`.dicecross`).
+    crossings: Crossings | None = None
 
     def position(
         self, side: str, cell: Cell, toward: Cell | None, share: Fraction, held: bool = False
@@ -237,6 +240,9 @@ class DiceSolution:
         ``share`` climbed, where it is partway up a climb; ``held``: it may not move, as a
         token fallen into a pit); None: one the game does not hold."""
         g = self.game
+        if self.crossings is not None:
+            top = None if toward is None or held else g.index(toward)
+            return None if held else self.crossings.position(side, g.index(cell), top, share)
         if self.pits is not None:
             if not held:
                 return g.index(cell) if toward is None else None
@@ -310,6 +316,8 @@ def solve(
     game = build_game(scenario, movers, system, max_states, ways is not None, crossings)
     if game.dice:
         assert ways is not None
+        if isinstance(turns, DiceTurns) and has_crossings(game):
+            return _solve_dice_crossings(scenario, game, system, turns)
         return _solve_dice(scenario, game, system, ways)
     lifted = None
     if crossings and has_crossings(game):
@@ -329,6 +337,25 @@ def solve(
         np.where(retro.escape_in > 0, retro.escape_in - big, 0),
     ).astype(np.int32)
     return Solution(game, retro, values, lifted)
+
+
+def _solve_dice_crossings(
+    scenario: Scenario, game: Game, system: Any, turns: DiceTurns
+) -> DiceSolution:
+    """A game with dice whose tokens cross cells over turns (:mod:`.dicecross`)."""
+    lifted, out, cp, cq, cb, bp, bq, steps = lift_dice_crossings(game, turns, system, scenario.path)
+    n = lifted.n
+    held = n * n * (game.turns + 1)
+    if held > MAX_DICE_VALUES:
+        raise Unsolvable(
+            f"{scenario.path}: {held:,} values with dice ({n} positions squared x "
+            f"{game.turns + 1} rounds) is more than the limit {MAX_DICE_VALUES:,} held in "
+            "memory; solve a smaller map or turn limit"
+        )
+    blocked = None if cb is None else side_of(cb, n)
+    ex = Expecti(lifted, side_of(cp, n), side_of(cq, n), blocked, bp, bq, steps)
+    ex.solve()
+    return DiceSolution(lifted, ex, crossings=out)
 
 
 def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> DiceSolution:

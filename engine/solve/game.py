@@ -136,7 +136,7 @@ def check_scenario(
     ``crossings``: crossings and jumps of more than a turn are (engine.solve.crossing, a
     game whose moves ask no check)."""
     name = scenario.path
-    crossings = crossings and not any(_has_checks(m.graph) for m in movers)
+    crossings = crossings and (dice or not any(_has_checks(m.graph) for m in movers))
     sides = sorted(m.side for m in movers)
     if sides != ["pursuer", "quarry"]:
         raise Unsolvable(

@@ -1,0 +1,266 @@
+"""Crossings of more than a turn with dice: a slow swim that asks a check, rough ground at a
+slow pace with a terrain check, as positions of the stochastic game.
+
+The positions are :class:`~engine.solve.crossing.Crossings`' (the cell stood on, the cell
+crossed toward, the share crossed); a position's moves are the turn loop's own turns aiming
+at each cell of the map, each a distribution over the positions it ends on with the
+checks' exact chances: every way the loop's walker may walk that turn, each check's degree
+chosen in turn (:class:`DiceTurns`, :mod:`engine.sim.diceturn`). Moves with the same
+distribution are one (the first aim found: its own cell, then by cell index). The quarry's
+turns whose ways entered the pursuer's cell are walked again with it in the way; the others
+are the same turns. The lifted game is solved by :mod:`.expect` as any other with dice.
+
+What a turn leaves beyond the cell, mode and crossing under way, once the turn is over
+(:meth:`RuleSystem.end_turn`), refuses the game in one line, as does a roll the walker makes
+outside a cell's check (a climb's turn of rolls, a jump) and a turn on another profile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from engine.dice import Dice
+from engine.grid import Cell
+from engine.solve.chance import Chance, _lasting
+from engine.solve.crossing import MAX_CROSSING_TURNS, Crossings, _aims
+from engine.solve.expect import steps_between
+from engine.solve.game import Game, Unsolvable
+
+
+@runtime_checkable
+class DiceTurns(Protocol):
+    """A whole turn's outcomes as the loop walks it (:class:`engine.sim.diceturn.DiceTurns`)."""
+
+    def outcomes(
+        self,
+        side: str,
+        cell: Cell,
+        toward: Cell | None,
+        share: Fraction,
+        dst: Cell,
+        blocker: Cell | None,
+    ) -> tuple[list[tuple[Any, Fraction]], frozenset[Cell], bool, bool]: ...
+
+
+#: A move: its aim (a cell index) and the positions it ends on with their chances.
+Dist = tuple[tuple[int, Fraction], ...]
+
+
+class _Build:
+    """One build's walks: each turn walked once, counted against :data:`MAX_CROSSING_TURNS`."""
+
+    def __init__(self, game: Game, turns: DiceTurns, system: Any, name: str) -> None:
+        self.game, self.turns, self.system, self.name = game, turns, system, name
+        self.grid = game.quarry.graph.grid
+        self.out = Crossings(game.n)
+        self.walked = 0
+        #: Per (side, source, aim) walked with nobody in the way: the cells entered.
+        self.entered: dict[tuple[str, int, int], frozenset[int]] = {}
+        self.dists: dict[tuple[str, int, int], Dist] = {}
+
+    def count(self, more: int) -> None:
+        self.walked += more
+        if self.walked > MAX_CROSSING_TURNS:
+            raise Unsolvable(
+                f"{self.name}: the crossings of more than a turn take more than "
+                f"{MAX_CROSSING_TURNS:,} turns walked to work out (every position's turn "
+                "aiming at every cell); solve a smaller map or faster tokens"
+            )
+
+    def turn(self, side: str, src: int, dst: int, blocker: int | None) -> Dist:
+        """The positions a turn of ``side`` from position ``src`` aiming at ``dst`` ends on,
+        with their chances (new positions added)."""
+        self.count(1)
+        out, grid = self.out, self.grid
+        cell, toward, share = src, None, Fraction(0)
+        if src >= out.n:
+            i = src - out.n
+            cell, toward, share = out.stand[i], out.toward[i], out.share[i]
+        mover = self.game.pursuer if side == "pursuer" else self.game.quarry
+        got, entered, same, rolled = self.turns.outcomes(
+            side,
+            grid.cell_of_index(cell),
+            None if toward is None else grid.cell_of_index(toward),
+            share,
+            grid.cell_of_index(dst),
+            None if blocker is None else grid.cell_of_index(blocker),
+        )
+        where = f"token {mover.tid} from {list(grid.cell_of_index(cell))}"
+        if rolled:
+            raise Unsolvable(
+                f"{self.name}: {where} rolls beyond a cell's check (a climb's turn of rolls, "
+                "a jump) on its way over turns, which solve does not carry (docs/solve.md)"
+            )
+        if not same:
+            raise Unsolvable(
+                f"{self.name}: {where} moves on another profile until its next turn, which "
+                "solve does not carry (docs/solve.md): give it a faster pace"
+            )
+        ends: dict[int, Fraction] = {}
+        for token, p in got:
+            st = token.state
+            here = grid.index(st.cell)
+            end = here
+            if st.toward is not None and st.progress > 0:
+                end = out.add(side, here, grid.index(st.toward), st.progress, st.mode == "climb")
+            self._ends_clean(mover, token)
+            ends[end] = ends.get(end, Fraction(0)) + p
+        if blocker is None:
+            self.entered[(side, src, dst)] = frozenset(grid.index(c) for c in entered)
+        return tuple(sorted(ends.items()))
+
+    def _ends_clean(self, mover: Any, token: Any) -> None:
+        """Refuse a turn that leaves more than its cell, mode and crossing once it is over."""
+        system = self.system
+        dice = Dice(0)
+        ended = system.end_turn(token, dice)
+        g = mover.graph
+        plain = g.search.tokens[g.search.start].moved(
+            cell=token.state.cell,
+            mode=token.state.mode,
+            toward=token.state.toward,
+            progress=token.state.progress,
+        )
+        left = "a roll at the end of its turn" if dice.log else ""
+        left = left or _lasting(system.end_turn(plain, Dice(0)), ended, frozenset(system.notes))
+        if left:
+            raise Unsolvable(
+                f"{self.name}: token {mover.tid}'s turn over turns leaves {left}, which solve "
+                "does not carry (docs/solve.md): give it a map without this check"
+            )
+
+
+def _side_moves(b: _Build, side: str, todo: list[int]) -> dict[int, list[tuple[int, Dist]]]:
+    """``side``'s moves from the positions ``todo`` and those they reach: per source, the
+    distinct distributions with the first aim found (its own cell first, then by index)."""
+    aims = _aims(b.game, side)
+    moves: dict[int, list[tuple[int, Dist]]] = {}
+    while todo:
+        src = todo.pop()
+        if src in moves:
+            continue
+        own = src if src < b.out.n else b.out.stand[src - b.out.n]
+        row: dict[Dist, int] = {}
+        for dst in [own] + [a for a in aims if a != own]:
+            dist = b.turn(side, src, dst, None)
+            b.dists[(side, src, dst)] = dist
+            row.setdefault(dist, dst)
+            todo.extend(e for e, _ in dist if e not in moves)
+        moves[src] = [(aim, dist) for dist, aim in row.items()]
+    return moves
+
+
+def _blocked(
+    b: _Build, quarry: dict[int, list[tuple[int, Dist]]], in_way: np.ndarray
+) -> dict[tuple[int, int], list[tuple[int, Dist]]]:
+    """The quarry's moves with the pursuer in its way at a cell, per (cell, source), where
+    a way of its turns entered that cell: those turns walked again with it there."""
+    aims = _aims(b.game, "quarry")
+    got: dict[tuple[int, int], list[tuple[int, Dist]]] = {}
+    for src in sorted(quarry):
+        own = src if src < b.out.n else b.out.stand[src - b.out.n]
+        order = [own] + [a for a in aims if a != own]
+        met = set().union(*(b.entered[("quarry", src, a)] for a in order))
+        for p in sorted(met & set(np.flatnonzero(in_way).tolist())):
+            if p == own:
+                continue
+            row: dict[Dist, int] = {}
+            for dst in order:
+                dist = b.dists[("quarry", src, dst)]
+                if p in b.entered[("quarry", src, dst)]:
+                    dist = b.turn("quarry", src, dst, p)
+                row.setdefault(dist, dst)
+            got[(p, src)] = [(aim, dist) for dist, aim in row.items()]
+    return got
+
+
+def _chance(groups: list[list[tuple[int, Dist]]]) -> Chance:
+    """A :class:`Chance` of ``groups`` (the ``i``-th group the ``i``-th source asked)."""
+    counts = [len(g) for g in groups]
+    moves = [m for g in groups for m in g]
+    gptr = np.zeros(len(groups) + 1, dtype=np.int64)
+    np.cumsum(counts, out=gptr[1:])
+    optr = np.zeros(len(moves) + 1, dtype=np.int64)
+    np.cumsum([len(d) for _, d in moves], out=optr[1:])
+    return Chance(
+        gptr,
+        np.repeat(np.arange(len(groups)), counts).astype(np.int64),
+        np.array([a for a, _ in moves], dtype=np.int64),
+        optr,
+        np.array([e for _, d in moves for e, _ in d], dtype=np.int64),
+        np.array([float(p) for _, d in moves for _, p in d], dtype=np.float64),
+    )
+
+
+def lift_dice_crossings(
+    game: Game, turns: DiceTurns, system: Any, name: str
+) -> tuple[Game, Crossings, Chance, Chance, Chance | None, np.ndarray, np.ndarray, np.ndarray]:
+    """``game`` over the crossing positions with dice (see the module): the lifted game,
+    its positions, both sides' moves from every position, the quarry's around the pursuer
+    (with the pairs' positions) and the grid steps between the positions' cells."""
+    b = _Build(game, turns, system, name)
+    b.count(int(game.stand_p.sum()) * len(_aims(game, "pursuer")))
+    b.count(int(game.stand_q.sum()) * len(_aims(game, "quarry")))
+    b.walked = 0
+    moves = {
+        side: _side_moves(b, side, np.flatnonzero(stand).tolist())
+        for side, stand in (("pursuer", game.stand_p), ("quarry", game.stand_q))
+    }
+    out = b.out
+    in_way = game.stand_p.copy()
+    for i, side in enumerate(out.side):
+        if side == "pursuer":
+            in_way[out.reach_of(out.n + i)] = True
+    blocked: dict[tuple[int, int], list[tuple[int, Dist]]] = {}
+    if game.blocked is not None:
+        while True:
+            blocked = _blocked(b, moves["quarry"], in_way)
+            new = [
+                e for r in blocked.values() for _, d in r for e, _ in d if e not in moves["quarry"]
+            ]
+            if not new:
+                break
+            moves["quarry"].update(_side_moves(b, "quarry", new))
+    size = out.size
+    groups = {
+        side: [moves[side].get(pos, [(pos, ((pos, Fraction(1)),))]) for pos in range(size)]
+        for side in ("pursuer", "quarry")
+    }
+    at, stands = out.reaches(), out.stands()
+    side_of = np.array(out.side)
+    stand_p = np.concatenate((game.stand_p, side_of == "pursuer"))
+    by_cell: dict[int, list[int]] = {}
+    for pos in np.flatnonzero(stand_p).tolist():
+        by_cell.setdefault(int(at[pos]), []).append(pos)
+    bp: list[int] = []
+    bq: list[int] = []
+    rows: list[list[tuple[int, Dist]]] = []
+    for (p, q), row in sorted(blocked.items()):
+        for pp in by_cell.get(p, []):
+            bp.append(pp)
+            bq.append(q)
+            rows.append(row)
+    lifted = replace(
+        game,
+        n=size,
+        cap=game.cap[np.ix_(at, at)],
+        exit=game.exit[stands],
+        stand_p=stand_p,
+        stand_q=np.concatenate((game.stand_q, side_of == "quarry")),
+    )
+    grown = replace(game, stand_p=game.stand_p | True, stand_q=game.stand_q)
+    steps = steps_between(grown)[np.ix_(stands, stands)]
+    return (
+        lifted,
+        out,
+        _chance(groups["pursuer"]),
+        _chance(groups["quarry"]),
+        _chance(rows) if rows else None,
+        np.array(bp, dtype=np.int64),
+        np.array(bq, dtype=np.int64),
+        steps,
+    )
