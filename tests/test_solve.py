@@ -662,9 +662,11 @@ def test_crossings_too_long_to_work_out_are_refused_in_one_line(
 
     chase = dict(CORRIDORS[0], diagonals="none", capture=0, turns=12)
     path = write_chase(tmp_path, **chase)  # type: ignore[arg-type]
-    monkeypatch.setattr(crossing, "MAX_CROSSING_TURNS", 9 * 9 * 2 - 1)  # 9 cells a side
+    # 147 turns: each cell's aims that may end off its reach (engine.solve.bigcross),
+    # every aim from a crossing under way, again around the pursuer where they may differ.
+    monkeypatch.setattr(crossing, "MAX_CROSSING_TURNS", 146)
     assert main(["solve", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "more than 161 turns walked" in err, err
-    monkeypatch.setattr(crossing, "MAX_CROSSING_TURNS", 9 * 9 * 2 * 4)
+    assert err.count("\n") == 1 and "more than 146 turns walked" in err, err
+    monkeypatch.setattr(crossing, "MAX_CROSSING_TURNS", 147)
     assert main(["solve", str(path)]) == 0

@@ -61,6 +61,14 @@ class DryTurns:
             entered.add(got.state.toward)
         return got, frozenset(entered), start is base and ways.profile_of(side, got) is base
 
+    def stands_on_base(self, side: str, cell: int) -> bool:
+        """Whether ``side``'s token standing on cell index ``cell`` (in that cell's mode, as
+        a turn ending there leaves it) is on the profile the solve was made for."""
+        base = self.ways.profs[side]
+        at = base.graph.grid.cell_of_index(cell)
+        token = self.ways.fields.hooks.moved(self.tokens[side], at, mode_at(base.graph.model, at))
+        return self.ways.profile_of(side, token) is base
+
 
 class _AimWays:
     """The loop's way again after a crossing is made (:meth:`Simulation._replan` for a

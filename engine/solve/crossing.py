@@ -26,6 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.grid import Cell
+from engine.solve import bigcross
 from engine.solve.game import (
     Blocked,
     Game,
@@ -54,6 +55,8 @@ class Turns(Protocol):
         dst: Cell,
         blocker: Cell | None,
     ) -> tuple[Any, frozenset[Cell], bool]: ...
+
+    def stands_on_base(self, side: str, cell: int) -> bool: ...
 
 
 @dataclass
@@ -141,8 +144,8 @@ class _Walks:
         if self.walked > MAX_CROSSING_TURNS:
             raise Unsolvable(
                 f"{self.name}: the crossings of more than a turn take more than "
-                f"{MAX_CROSSING_TURNS:,} turns walked to work out (every position's turn "
-                "aiming at every cell); solve a smaller map or faster tokens"
+                f"{MAX_CROSSING_TURNS:,} turns walked to work out (each position's turns "
+                "that may end off its one-turn cells); solve a smaller map or faster tokens"
             )
 
     def end(self, side: str, src: int, dst: int, blocker: int | None) -> int:
@@ -267,21 +270,38 @@ def lift_crossings(game: Game, turns: Turns, name: str) -> tuple[Game, Crossings
     out = Crossings(game.n)
     w = _Walks(game, turns, name, out)
     # The cells' turns at least (crossings under way add theirs): refused before any.
-    w.count(int(game.stand_p.sum()) * len(_aims(game, "pursuer")))
-    w.count(int(game.stand_q.sum()) * len(_aims(game, "quarry")))
+    reduce = bigcross.reducers(game, turns)  # the aims worth walking (engine.solve.bigcross)
+    for side, stand in (("pursuer", game.stand_p), ("quarry", game.stand_q)):
+        red = reduce[side]
+        w.count(
+            len(_aims(game, side)) * int(stand.sum())
+            if red is None
+            else bigcross.planned(red, stand)
+        )
     w.walked = 0
     moves: dict[str, dict[int, dict[int, int]]] = {}
     for side, stand in (("pursuer", game.stand_p), ("quarry", game.stand_q)):
         moves[side] = {}
-        _side_moves(w, side, moves[side], np.flatnonzero(stand).tolist())
+        todo = np.flatnonzero(stand).tolist()
+        red = reduce[side]
+        if red is None:
+            _side_moves(w, side, moves[side], todo)
+        else:
+            bigcross.side_moves(w, side, moves[side], todo, red, _aims(game, side))
     blocked_rows: dict[tuple[int, int], dict[int, int]] = {}
     in_way = _in_way(w, game)
+    red_q = reduce["quarry"]
     while w.game.blocked is not None:
-        blocked_rows = _blocked_moves(w, moves["quarry"], in_way)
+        if red_q is None:
+            blocked_rows = _blocked_moves(w, moves["quarry"], in_way)
+        else:
+            blocked_rows = bigcross.blocked_moves(w, moves["quarry"], in_way, red_q)
         new = {e for row in blocked_rows.values() for e in row if e not in moves["quarry"]}
         if not new:  # a crossing only the way around the pursuer makes: its moves too
             break
         _side_moves(w, "quarry", moves["quarry"], sorted(new))
+    if bigcross.unchanged(game, out.size, moves, blocked_rows):
+        return game, out
     size = out.size
     side_of = np.array(out.side)
     stand_p = np.concatenate((game.stand_p, side_of == "pursuer"))
