@@ -457,13 +457,14 @@ def test_solved_policies_with_pits_capture_within_the_interval(
 
 
 def test_a_pit_climbed_out_of_stays_refused(tmp_path: Path) -> None:
-    # The default wall (pit_wall 0, a ladder's): a roll as each turn in the pit starts, the
-    # climb's progress: not carried.
+    # The default wall (pit_wall 0, a ladder's) of a 10-m pit at running 5: 6 m a turn, the
+    # last turn climbs the rest and walks on: not carried (tests/test_solve_pitclimb.py has
+    # the pits climbed out of in whole turns).
     case = PIT_CORRIDORS[0]
     row, quarry, pursuer, turns, exits, first = case
     path = write(tmp_path, row, quarry=(quarry[0], quarry[1], 1, quarry[2]),
                  pursuer=(pursuer[0], pursuer[1], 1, pursuer[2]), turns=turns)  # fmt: skip
     sc = load_scenario(str(path))
-    with pytest.raises(Unsolvable, match="a roll as its next turn starts") as err:
+    with pytest.raises(Unsolvable, match="a partial turn out of the pit") as err:
         solve_run(Simulation(sc, seed=0, record=False))
     assert "\n" not in str(err.value)

@@ -365,7 +365,7 @@ def solve_run(run: RunState, max_states: int | None = None) -> Any:
             raise Unsolvable(f"{run.scenario.path}: token {t} is off the map; place it first")
         side = "pursuer" if t in run.pursuers else "quarry" if t in run.quarries else "other"
         profs[side], sizes[side] = run.profile_now(t), run.specs[t].size
-        movers.append(Mover(t, side, profs[side].graph, cell))
+        movers.append(Mover(t, side, profs[side].graph, cell, run.tokens[t]))
     limit = MAX_STATES if max_states is None else max_states
     block = run.scenario.tokens_block != "none"
     ways = SolveWays(run.fields, profs, sizes, run.door_key(), block)
@@ -475,7 +475,7 @@ def solved_move(run: RunState, tid: str) -> Cell | None:
         pos = (
             None
             if st.cell is None
-            else solution.position(side, st.cell, st.toward, st.progress, still)
+            else solution.position(side, st.cell, st.toward, st.progress, still, run.tokens[t])
         )
         if pos is None:
             return None

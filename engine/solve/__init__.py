@@ -19,8 +19,8 @@ Without dice, a crossing of more than a turn (:mod:`.crossing`) adds positions t
 cell stood on, the cell crossed toward and the share crossed, each position's moves the
 turn loop's own whole turns (:class:`Turns`), solved by the same retrograde analysis.
 
-With dice, a jump's roll whose failure falls into a pit the token never leaves
-(:mod:`.jump`) adds a position per side and gap cell: the token held there.
+With dice, a jump's roll whose failure falls into a pit (:mod:`.jump`) adds a position per
+side, gap cell and state in the pit: the token held there, or climbing out in whole turns.
 
 Layers: this module > dicecross | jump > expect | retro | climb | crossing > chance > game.
 """
@@ -129,12 +129,18 @@ class Solution:
         return self.arrive(v - np.sign(v), p, q)
 
     def position(
-        self, side: str, cell: Cell, toward: Cell | None, share: Fraction, held: bool = False
+        self,
+        side: str,
+        cell: Cell,
+        toward: Cell | None,
+        share: Fraction,
+        held: bool = False,
+        token: Any = None,
     ) -> int | None:
         """The position of ``side``'s token on ``cell``: its cell index, or with a crossing
         under way toward ``toward`` (``share`` made) its crossing position
         (:mod:`.crossing`); None where the game holds no such. ``held`` (a token that may
-        not move) changes nothing: without dice nothing holds a token."""
+        not move) and ``token`` change nothing: without dice nothing holds a token."""
         g = self.game
         if self.crossings is None:
             return g.index(cell) if toward is None or share == 0 else None
@@ -234,19 +240,27 @@ class DiceSolution:
     crossings: Crossings | None = None
 
     def position(
-        self, side: str, cell: Cell, toward: Cell | None, share: Fraction, held: bool = False
+        self,
+        side: str,
+        cell: Cell,
+        toward: Cell | None,
+        share: Fraction,
+        held: bool = False,
+        token: Any = None,
     ) -> int | None:
         """The position of ``side``'s token on ``cell`` (climbing toward ``toward`` with
         ``share`` climbed, where it is partway up a climb; ``held``: it may not move, as a
-        token fallen into a pit); None: one the game does not hold."""
+        token in a pit; ``token``: the token, whose pit state names its pit position);
+        None: one the game does not hold."""
         g = self.game
         if self.crossings is not None:
             top = None if toward is None or held else g.index(toward)
             return None if held else self.crossings.position(side, g.index(cell), top, share)
         if self.pits is not None:
-            if not held:
-                return g.index(cell) if toward is None else None
-            return self.pits.index.get((side, g.index(cell)))
+            pit = None if token is None else self.pits.position(side, g.index(cell), token)
+            if pit is not None or held:
+                return pit
+            return g.index(cell) if toward is None else None
         if self.climbs is None:
             return g.index(cell) if toward is None else None
         top = None if toward is None else g.index(toward)
@@ -428,6 +442,7 @@ def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> Dice
             game,
             pits,
             ways,
+            dp,
             dq,
             kept,
             chance_p,

@@ -55,6 +55,9 @@ class Mover:
     side: str
     graph: MovementGraph
     cell: Cell
+    #: The token itself (None: the graph's): its stats where a rule reads one the graph
+    #: does not price, as the climb out of a pit (engine.solve.jump).
+    token: Any = None
 
 
 @dataclass(frozen=True)

@@ -10,51 +10,75 @@ leaves the token in the first cell of the gap, its move over (:meth:`RuleSystem.
 (:class:`Pits`): the side's token in that gap cell, beside the map's cells. It is caught,
 stands in the other token's way and escapes where it stands (the gap cell).
 
-A pit position is one the token never leaves: the solve carries a pit whose wall is no
-tactical climb (Speedpoints' ``pit_wall`` of 10 or more: "there is no tactical way out, and
-the token stays in the pit"), asked of the system's own hooks (:func:`find_pits`): after
-the fall and its roll at the end of the turn (:meth:`RuleSystem.end_turn_outcomes`, whose
-harm is the system's notes), every later turn starts rolling nothing
-(:meth:`RuleSystem.start_turn`) with the token held (:meth:`RuleSystem.held`) and nothing
-changed. A pit climbed out of over turns (a roll as each turn starts, the climb's progress,
-the profile of a token in the pit) is refused in one line.
+A pit position is a token's state in the pit, told apart by what the rules read of it
+(:func:`pit_key`), asked of the system's own hooks (:func:`find_pits`): after the fall and
+its roll at the end of the turn (:meth:`RuleSystem.end_turn_outcomes`, whose harm is the
+system's notes), each turn in the pit starts with its roll (:meth:`RuleSystem.start_turn_outcomes`:
+Speedpoints' climbing roll for the pit's wall, ``pit_wall``), is held
+(:meth:`RuleSystem.held`) and ends (a turn's climb more) on the next state, or out of the
+pit on the gap cell, from where the token moves on. A pit never left (a wall of 10 or
+more: "there is no tactical way out, and the token stays in the pit") is one state that
+stays. A turn that climbs the rest of the wall and walks on with what is left of it (a
+partial turn out of the pit) is refused in one line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from engine.dice import Dice
 from engine.solve.chance import Chance, Degrees, _lasting, build_chance
 from engine.solve.climb import _joined, as_chance, groups_of
 from engine.solve.expect import steps_between
 from engine.solve.game import Game, Unsolvable, _one_turn, without_cell
 
+#: A pit position's token state, beyond its cell: what the system's rules read of it (its
+#: conditions and counters but the system's notes, a crossing under way, its encumbrance).
+PitKey = tuple[Any, ...]
+
+
+def pit_key(token: Any, notes: frozenset[str]) -> PitKey:
+    """``token``'s state as a pit position tells it apart (what :func:`_lasting` compares)."""
+    st = token.state
+    counters = tuple(sorted((k, v) for k, v in st.counters if v and k not in notes))
+    return (st.conditions - notes, counters, st.progress, st.toward, st.encumbrance)
+
 
 @dataclass
 class Pits:
-    """The pit positions of both sides: position ``n + i`` is a token of ``side[i]`` fallen
-    into the gap cell ``cell[i]`` (a cell index), where it stays."""
+    """The pit positions of both sides: position ``n + i`` is a token of ``side[i]`` in the
+    gap cell ``cell[i]`` (a cell index) in the pit state ``key[i]``; at its turn it goes to
+    ``turn[i]``'s positions with their chances (a pit position, or the gap cell itself: out
+    of the pit, standing on it). ``index``: the position a failed jump falls into."""
 
     n: int
+    #: The system's notes (:attr:`RuleSystem.notes`), which tell no pit state apart.
+    notes: frozenset[str] = frozenset()
     side: list[str] = field(default_factory=list)
     cell: list[int] = field(default_factory=list)
+    key: list[PitKey] = field(default_factory=list)
+    turn: list[list[tuple[int, Fraction]]] = field(default_factory=list)
     index: dict[tuple[str, int], int] = field(default_factory=dict)
+    by_key: dict[tuple[str, int, PitKey], int] = field(default_factory=dict)
+    #: (side, gap cell) where a token climbs out onto the gap cell.
+    outs: set[tuple[str, int]] = field(default_factory=set)
 
     @property
     def size(self) -> int:
         """Cells and pit positions."""
         return self.n + len(self.side)
 
-    def add(self, side: str, cell: int) -> int:
-        got = self.index.get((side, cell))
+    def add(self, side: str, cell: int, key: PitKey = ()) -> int:
+        got = self.by_key.get((side, cell, key))
         if got is None:
-            got = self.index[(side, cell)] = self.size
+            got = self.by_key[(side, cell, key)] = self.size
             self.side.append(side)
             self.cell.append(cell)
+            self.key.append(key)
+            self.turn.append([])
         return got
 
     def stands(self) -> np.ndarray:
@@ -65,6 +89,10 @@ class Pits:
         """``side``'s pit positions."""
         return [self.n + i for i, s in enumerate(self.side) if s == side]
 
+    def position(self, side: str, cell: int, token: Any) -> int | None:
+        """The pit position of ``side``'s ``token`` in the gap cell ``cell`` (None: none)."""
+        return self.by_key.get((side, cell, pit_key(token, self.notes)))
+
 
 def jump_checks(g: Any) -> list[Any]:
     """The jumps of ``g`` over a gap that ask a roll (a leap's failure only stops below)."""
@@ -74,56 +102,106 @@ def jump_checks(g: Any) -> list[Any]:
 
 
 def find_pits(game: Game, name: str, system: Any) -> Pits | None:
-    """The pit positions of the game (None: no jump on the map asks a roll), each side's
-    failed jumps checked to leave it in a pit it never leaves; :class:`Unsolvable`
-    otherwise, in one line."""
-    out = Pits(game.n)
+    """The pit positions of the game (None: no jump on the map asks a roll): each side's
+    failed jumps, then the turns in the pit as the system's hooks make them, until the
+    token is out on the gap cell; :class:`Unsolvable` in one line where a turn there is
+    one solve does not carry."""
+    out = Pits(game.n, frozenset(system.notes))
     for mover in (game.pursuer, game.quarry):
         g = mover.graph
         base = g.search.tokens[g.search.start]
+        if mover.token is not None:  # the graph may be another token's of the same profile
+            base = mover.token.with_state(base.state)
         for j in jump_checks(g):
             gap = j.parts[j.gap_at][0]
             if (mover.side, gap) in out.index:
                 continue
-            _stays(name, mover.tid, system, base.moved(cell=g.grid.cell_of_index(gap)), j.check)
-            out.add(mover.side, gap)
+            at = base.moved(cell=g.grid.cell_of_index(gap))
+            _chain(out, name, mover, system, gap, at, _fallen(name, mover.tid, system, at, j.check))
     return out if out.side else None
 
 
-def _stays(name: str, tid: str, system: Any, token: Any, cc: Any) -> None:
-    """Refuse a failed jump ``cc`` that leaves ``token`` anywhere but held in the pit for
-    good: a roll at the end of the turn whose outcomes the system does not list, a roll as
-    a later turn starts (a climb out), a token that moves again, or one that changes."""
-    notes = frozenset(system.notes)
+def _refuse(name: str, tid: str, why: str) -> Unsolvable:
+    return Unsolvable(
+        f"{name}: token {tid} jumps with a check on this map and a failure leaves {why}, "
+        "which solve does not carry (docs/solve.md): give it a pit it cannot climb out "
+        "of (pit_wall 10), one it climbs in whole turns, or a map without this jump"
+    )
+
+
+def _fallen(name: str, tid: str, system: Any, token: Any, cc: Any) -> list[Any]:
+    """The tokens a failed jump ``cc`` leaves in the pit once its turn is over (the fall
+    rolled at the end of it: :meth:`RuleSystem.end_turn_outcomes`)."""
     odds: dict[str, Any] = cc.check.outcomes()
     p_success = cc.check.p_success()
     upto = 0
+    got: list[Any] = []
     for degree, p in odds.items():
         success = upto < p_success
         upto += p
         if not p or success or system.goes_on(cc, degree, success):
             continue
-        fallen = system.apply_check(token, cc.what, degree)
-        ends = system.end_turn_outcomes(fallen)
-        why = "a roll at the end of its turn whose outcomes the system does not list"
-        for ended, _ in ends or ():
-            dice = Dice(0)
-            started = system.start_turn(ended, dice)
-            again = system.start_turn(system.end_turn(started, Dice(0)), Dice(0))
-            if dice.log:
-                why = "a roll as its next turn starts (a climb out of the pit over turns)"
-            elif system.held(started) is None:
-                why = "it free to move again"
-            else:
-                why = _lasting(started, again, notes) or ""
-            if why:
-                break
-        if why:
-            raise Unsolvable(
-                f"{name}: token {tid} jumps with a check on this map and a failure ({degree}) "
-                f"leaves {why}, which solve does not carry (docs/solve.md): give it a pit it "
-                "cannot climb out of (pit_wall 10) or a map without this jump"
+        ends = system.end_turn_outcomes(system.apply_check(token, cc.what, degree))
+        if ends is None:
+            raise _refuse(
+                name, tid, "a roll at the end of its turn whose outcomes the system does not list"
             )
+        got += [t for t, q in ends if q]
+    return got
+
+
+def _chain(
+    out: Pits, name: str, mover: Any, system: Any, gap: int, free: Any, fallen: list[Any]
+) -> None:
+    """Add ``mover``'s pit positions in ``gap``: from the ``fallen`` tokens, each turn in
+    the pit (:meth:`RuleSystem.start_turn_outcomes`, a turn held
+    (:meth:`RuleSystem.held`), :meth:`RuleSystem.end_turn_outcomes`) to the pit states it
+    may leave, or out on the gap cell once nothing lasts of the pit (``free``: the token
+    standing there)."""
+    notes = frozenset(system.notes)
+    side, tid = mover.side, mover.tid
+    keys = {pit_key(t, notes) for t in fallen}
+    if len(keys) != 1:
+        raise _refuse(name, tid, "it in the pit in ways that differ beyond harm")
+    todo = [fallen[0]]
+    out.index[(side, gap)] = out.add(side, gap, pit_key(fallen[0], notes))
+    seen = set(keys)
+    while todo:
+        token = todo.pop()
+        pos = out.by_key[(side, gap, pit_key(token, notes))]
+        turn: dict[int, Fraction] = {}
+        starts = system.start_turn_outcomes(token)
+        if starts is None:
+            raise _refuse(
+                name, tid, "a roll as its next turn starts whose outcomes the system does not list"
+            )
+        for started, p in starts:
+            if system.held(started) is None:
+                raise _refuse(
+                    name,
+                    tid,
+                    "a turn that climbs the rest of the pit's wall and moves on "
+                    "(a partial turn out of the pit)",
+                )
+            ends = system.end_turn_outcomes(started)
+            if ends is None:
+                raise _refuse(
+                    name,
+                    tid,
+                    "a roll at the end of its turn whose outcomes the system does not list",
+                )
+            for ended, q in ends:
+                if not _lasting(free, ended, notes):
+                    out.outs.add((side, gap))
+                    dest = gap
+                else:
+                    key = pit_key(ended, notes)
+                    dest = out.add(side, gap, key)
+                    if key not in seen:
+                        seen.add(key)
+                        todo.append(ended)
+                turn[dest] = turn.get(dest, Fraction(0)) + p * q
+        out.turn[pos - out.n] = sorted(turn.items())
 
 
 def jump_degrees(degrees: Degrees, token: Any, cc: Any) -> list[tuple[str, Any, bool]]:
@@ -165,39 +243,84 @@ class PitFalls:
         return self.pits.index[(self.side, gap)]
 
 
-def lift_pits_side(pits: Pits, side: str, ch: Chance) -> Chance:
-    """One side's moves from every position: a cell's as they are; a pit position, of
-    either side, stays (its token never leaves it; the other side's is never asked)."""
+def lift_pits_side(pits: Pits, side: str, ch: Chance, out: dict[int, list[Any]]) -> Chance:
+    """One side's moves from every position: a cell's as they are, a gap cell's it climbed
+    out onto ``out`` (:func:`from_gaps`); its own pit position's turn in the pit (the
+    position's :attr:`Pits.turn`: one move, made whatever it aims at, as a failed climbing
+    roll holds it anyway); the other side's pit position stays (it is never asked)."""
     groups = groups_of(ch)
+    for gap, moves in out.items():
+        groups[gap] = moves
     for pos in range(pits.n, pits.size):
-        groups.append([(pos, [pos], [1.0])])
+        i = pos - pits.n
+        if pits.side[i] != side:
+            groups.append([(pos, [pos], [1.0])])
+            continue
+        turn = pits.turn[i]
+        groups.append([(pos, [d for d, _ in turn], [float(p) for _, p in turn])])
     return as_chance(groups)
+
+
+def from_gaps(
+    game: Game, pits: Pits, side: str, ways: Any, degrees: Degrees, kept: dict[Any, Any]
+) -> dict[int, list[Any]]:
+    """``side``'s moves from each gap cell it climbs out onto (a whole turn, walked as the
+    loop walks it: :func:`build_chance`), by gap cell."""
+    mover = game.pursuer if side == "pursuer" else game.quarry
+    g = mover.graph
+    gaps = sorted(c for s, c in pits.outs if s == side)
+    if not gaps:
+        return {}
+    ok = np.isfinite(_one_turn(g, g.csr(), np.array(gaps, dtype=np.int64)))
+    pairs = [(k, gap, None) for k, gap in enumerate(gaps)]
+    got = build_chance(game, side, lambda k: np.flatnonzero(ok[k]), pairs, ways, degrees, kept)
+    return dict(zip(gaps, groups_of(got), strict=True))
 
 
 def pit_blocked(
     game: Game, pits: Pits, ways: Any, degrees: Degrees, kept: dict[Any, Any]
 ) -> tuple[Chance, np.ndarray, np.ndarray] | None:
-    """The quarry's moves from each cell it may stand on with the pursuer in a pit in its
-    way (at the gap cell: no jump over it), where the scenario's tokens block: the moves,
-    and the pursuer's pit position and the quarry's cell of each pair."""
-    if game.blocked is None or not pits.of_side("pursuer"):
+    """The quarry's moves where the scenario's tokens block and the pair is not one of the
+    game's cells: from each cell it may stand on (a gap cell it climbed out onto too) with
+    the pursuer in a pit or out on its gap cell in its way (no jump over that cell), and
+    from a gap cell it climbed out onto with the pursuer on any cell; the moves, and the
+    pursuer's position and the quarry's cell of each pair."""
+    out_q = sorted(c for s, c in pits.outs if s == "quarry")
+    if game.blocked is None or not (pits.of_side("pursuer") or out_q):
         return None
     g = game.quarry.graph
     csr = g.csr()
-    cells = np.flatnonzero(game.stand_q)
+    cells = np.union1d(np.flatnonzero(game.stand_q), np.array(out_q, dtype=np.int64))
     ps: list[int] = []
     pairs: list[tuple[int, int, int | None]] = []
     moves: list[np.ndarray] = []
-    for pos in pits.of_side("pursuer"):
-        gap = pits.cell[pos - pits.n]
+    out_p = sorted(c for s, c in pits.outs if s == "pursuer")
+    for pos in pits.of_side("pursuer") + out_p:
+        gap = pos if pos < pits.n else pits.cell[pos - pits.n]
         ok = np.isfinite(_one_turn(g, without_cell(g, csr, gap), cells))
         ok[:, gap] = False
         for row, q in zip(ok, cells.tolist(), strict=True):
             pairs.append((len(moves), q, gap))
             moves.append(np.flatnonzero(row))
             ps.append(pos)
+    stand_p = np.flatnonzero(game.stand_p).tolist()
+    for q in out_q:
+        for p in stand_p:
+            if p == q:
+                continue
+            row = np.isfinite(_one_turn(g, without_cell(g, csr, p), np.array([q])))[0]
+            row[p] = False
+            pairs.append((len(moves), q, p))
+            moves.append(np.flatnonzero(row))
+            ps.append(p)
     got = build_chance(game, "quarry", lambda k: moves[k], pairs, ways, degrees, kept)
     return got, np.array(ps, dtype=np.int64), np.array([q for _, q, _ in pairs], dtype=np.int64)
+
+
+def _outs(pits: Pits, side: str) -> np.ndarray:
+    got = np.zeros(pits.n, dtype=bool)
+    got[[c for s, c in pits.outs if s == side]] = True
+    return got
 
 
 def lift_pits_game(game: Game, pits: Pits) -> Game:
@@ -210,8 +333,8 @@ def lift_pits_game(game: Game, pits: Pits) -> Game:
         n=pits.size,
         cap=game.cap[np.ix_(stands, stands)],
         exit=game.exit[stands],
-        stand_p=np.concatenate((game.stand_p, side == "pursuer")),
-        stand_q=np.concatenate((game.stand_q, side == "quarry")),
+        stand_p=np.concatenate((game.stand_p | _outs(pits, "pursuer"), side == "pursuer")),
+        stand_q=np.concatenate((game.stand_q | _outs(pits, "quarry"), side == "quarry")),
     )
 
 
@@ -220,6 +343,7 @@ def lift_pits(
     game: Game,
     pits: Pits,
     ways: Any,
+    dp: Degrees,
     dq: Degrees,
     kept: dict[Any, Any],
     chance_p: Chance,
@@ -250,8 +374,8 @@ def lift_pits(
     steps = steps_between(grown)[np.ix_(stands, stands)]
     return (
         lift_pits_game(game, pits),
-        lift_pits_side(pits, "pursuer", chance_p),
-        lift_pits_side(pits, "quarry", chance_q),
+        lift_pits_side(pits, "pursuer", chance_p, from_gaps(game, pits, "pursuer", ways, dp, {})),
+        lift_pits_side(pits, "quarry", chance_q, from_gaps(game, pits, "quarry", ways, dq, kept)),
         chance_b,
         bp,
         bq,

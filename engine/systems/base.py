@@ -825,6 +825,17 @@ class RuleSystem:
         got = self.end_turn(token, dice)
         return None if dice.log else [(got, Fraction(1))]
 
+    def start_turn_outcomes(self, token: Token) -> list[tuple[Token, Fraction]] | None:
+        """What :meth:`start_turn` may make of ``token``, each with its exact chance (a roll
+        as the turn starts, for ``tacgrid solve``: docs/solve.md); None where it rolls and
+        the system does not list its outcomes. The default: the one token where it rolls
+        nothing."""
+        from engine.dice import Dice
+
+        dice = Dice(0)
+        got = self.start_turn(token, dice)
+        return None if dice.log else [(got, Fraction(1))]
+
     def extra_stats(self, token: Token) -> dict[str, Any]:
         """System-specific figures added to the ``stats`` report."""
         return {}

@@ -1387,6 +1387,39 @@ class Speedpoints(RuleSystem):
             token = token.with_state(st.with_conditions(remove=("lost_grip",)))
         return self.climb_out(token, dice)
 
+    def start_turn_outcomes(self, token: Token) -> list[tuple[Token, Fraction]] | None:
+        """:meth:`start_turn`'s tokens with their exact chances: in a pit, the climbing
+        roll for its wall (:meth:`climb_out`'s :class:`SpeedpointsCheck`), a failure's fall
+        as high as the pit rolled at once (:class:`FallCheck`, each degree's harm). A fall
+        still to roll, or anything out of a pit: the default."""
+        st = token.state
+        if st.counter("fall_cm") > 0 or not st.has("in_gap"):
+            return super().start_turn_outcomes(token)
+        if st.has("lost_grip"):
+            token = token.with_state(st.with_conditions(remove=("lost_grip",)))
+            st = token.state
+        if st.counter("pit_cm") <= 0 or st.has("climbing_out") or self.pit_climb_cm(token) <= 0:
+            return super().start_turn_outcomes(token)
+        difficulty = int(self.config["pit_wall"])
+        odds = SpeedpointsCheck(
+            int(token.stats.get("climbing", 0)), difficulty, self.config["resolver"]
+        ).outcomes()
+        out = [(token.with_state(st.with_conditions("climbing_out")), odds["success"])]
+        lost = token.with_state(st.with_conditions("lost_grip"))
+        depth = Fraction(st.counter("pit_cm"), 100)
+        surface = surface_of(st.counter("pit_surface"))
+        if softened(fall_band(depth), surface, self.config["landing"]) == "safe":
+            out.append((lost, odds["failure"]))
+        else:
+            landing = self.config["landing"]
+            fall = FallCheck(depth, fall_ability(lost), surface, difficulty,
+                             self.config["resolver"], landing)  # fmt: skip
+            out += [
+                (self.fall_effect(lost, degree), odds["failure"] * p)
+                for degree, p in fall.outcomes().items()
+            ]
+        return [(t, p) for t, p in out if p]
+
     def paced(self, token: Token, pace: str, moved: bool) -> Token:
         """A token climbing out of a pit that left its cell this turn is out of it (its
         search took the climb up the wall, then stepped on)."""
