@@ -450,7 +450,7 @@ def solved_move(run: RunState, tid: str) -> Cell | None:
     such position (a crossing it does not carry)."""
     if run.scenario.solve != "auto" or len(run.order) != 2:
         return None
-    from engine.solve import Unsolvable
+    from engine.solve import DiceSolution, Unsolvable
 
     order = tuple(run.order)
     profs = tuple(run.profile_now(t) for t in order)
@@ -480,7 +480,9 @@ def solved_move(run: RunState, tid: str) -> Cell | None:
         if pos is None:
             return None
         prof = profs[order.index(t)]
-        pit = still and pos >= solution.game.quarry.graph.n  # past the cells: a pit's
+        # Past the cells of a game with pits: a pit's (held, or climbing out and on).
+        pit = isinstance(solution, DiceSolution) and solution.pits is not None
+        pit = pit and pos >= solution.game.quarry.graph.n
         if prof is not kept[0][1 + order.index(t)] and not pit:
             return None  # a profile changed (a pit's token aside): not the game solved
         at.append(pos)

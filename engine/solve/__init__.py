@@ -20,7 +20,7 @@ cell stood on, the cell crossed toward and the share crossed, each position's mo
 turn loop's own whole turns (:class:`Turns`), solved by the same retrograde analysis.
 
 With dice, a jump's roll whose failure falls into a pit (:mod:`.jump`) adds a position per
-side, gap cell and state in the pit: the token held there, or climbing out in whole turns.
+side, gap cell and state in the pit: the token held there, or climbing out.
 
 Layers: this module > dicecross | jump > expect | retro | climb | crossing > chance > game.
 """

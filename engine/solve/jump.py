@@ -19,7 +19,8 @@ Speedpoints' climbing roll for the pit's wall, ``pit_wall``), is held
 pit on the gap cell, from where the token moves on. A pit never left (a wall of 10 or
 more: "there is no tactical way out, and the token stays in the pit") is one state that
 stays. A turn that climbs the rest of the wall and walks on with what is left of it (a
-partial turn out of the pit) is refused in one line.
+partial turn out of the pit) is a move aimed at each cell it ends on, walked as the loop
+walks the token in the pit (:func:`partial_moves`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.solve.chance import Chance, Degrees, _lasting, build_chance
+from engine.solve.chance import Chance, Degrees, _lasting, build_chance, outcomes
 from engine.solve.climb import _joined, as_chance, groups_of
 from engine.solve.expect import steps_between
 from engine.solve.game import Game, Unsolvable, _one_turn, without_cell
@@ -65,6 +66,10 @@ class Pits:
     by_key: dict[tuple[str, int, PitKey], int] = field(default_factory=dict)
     #: (side, gap cell) where a token climbs out onto the gap cell.
     outs: set[tuple[str, int]] = field(default_factory=set)
+    #: Per pit position (by ``i``), the token that climbs the rest of the wall and walks
+    #: on this turn (a partial turn out of the pit) and its chance; its moves are walked
+    #: as the loop walks that token (:func:`partial_moves`).
+    partial: dict[int, tuple[Any, Fraction]] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
@@ -125,7 +130,7 @@ def _refuse(name: str, tid: str, why: str) -> Unsolvable:
     return Unsolvable(
         f"{name}: token {tid} jumps with a check on this map and a failure leaves {why}, "
         "which solve does not carry (docs/solve.md): give it a pit it cannot climb out "
-        "of (pit_wall 10), one it climbs in whole turns, or a map without this jump"
+        "of (pit_wall 10) or a map without this jump"
     )
 
 
@@ -177,12 +182,11 @@ def _chain(
             )
         for started, p in starts:
             if system.held(started) is None:
-                raise _refuse(
-                    name,
-                    tid,
-                    "a turn that climbs the rest of the pit's wall and moves on "
-                    "(a partial turn out of the pit)",
-                )
+                if not _lasting(free, started, notes) or pos - out.n in out.partial:
+                    raise _refuse(name, tid, "it in the pit free to move in ways that differ")
+                out.partial[pos - out.n] = (started, p)
+                out.outs.add((side, gap))
+                continue
             ends = system.end_turn_outcomes(started)
             if ends is None:
                 raise _refuse(
@@ -191,17 +195,25 @@ def _chain(
                     "a roll at the end of its turn whose outcomes the system does not list",
                 )
             for ended, q in ends:
-                if not _lasting(free, ended, notes):
-                    out.outs.add((side, gap))
-                    dest = gap
-                else:
-                    key = pit_key(ended, notes)
-                    dest = out.add(side, gap, key)
-                    if key not in seen:
-                        seen.add(key)
-                        todo.append(ended)
+                dest = _ended(out, side, gap, free, ended, seen, todo)
                 turn[dest] = turn.get(dest, Fraction(0)) + p * q
         out.turn[pos - out.n] = sorted(turn.items())
+
+
+def _ended(
+    out: Pits, side: str, gap: int, free: Any, ended: Any, seen: set[PitKey], todo: list[Any]
+) -> int:
+    """Where a turn in the pit that ends with the token ``ended`` leaves it: out on the
+    gap cell once nothing of the pit lasts, else its pit position (new ones to ``todo``)."""
+    if not _lasting(free, ended, out.notes):
+        out.outs.add((side, gap))
+        return gap
+    key = pit_key(ended, out.notes)
+    dest = out.add(side, gap, key)
+    if key not in seen:
+        seen.add(key)
+        todo.append(ended)
+    return dest
 
 
 def jump_degrees(degrees: Degrees, token: Any, cc: Any) -> list[tuple[str, Any, bool]]:
@@ -243,7 +255,9 @@ class PitFalls:
         return self.pits.index[(self.side, gap)]
 
 
-def lift_pits_side(pits: Pits, side: str, ch: Chance, out: dict[int, list[Any]]) -> Chance:
+def lift_pits_side(
+    pits: Pits, side: str, ch: Chance, out: dict[int, list[Any]], partial: dict[int, list[Any]]
+) -> Chance:
     """One side's moves from every position: a cell's as they are, a gap cell's it climbed
     out onto ``out`` (:func:`from_gaps`); its own pit position's turn in the pit (the
     position's :attr:`Pits.turn`: one move, made whatever it aims at, as a failed climbing
@@ -256,9 +270,53 @@ def lift_pits_side(pits: Pits, side: str, ch: Chance, out: dict[int, list[Any]])
         if pits.side[i] != side:
             groups.append([(pos, [pos], [1.0])])
             continue
+        if pos in partial:
+            groups.append(partial[pos])
+            continue
         turn = pits.turn[i]
         groups.append([(pos, [d for d, _ in turn], [float(p) for _, p in turn])])
     return as_chance(groups)
+
+
+def partial_moves(
+    game: Game, pits: Pits, pos: int, ways: Any, degrees: Degrees, blocker: int | None
+) -> list[Any]:
+    """The moves of the token at pit position ``pos`` whose turn climbs the rest of the
+    wall and walks on (:attr:`Pits.partial`), ``blocker`` (a cell index) the other token
+    in its way: aimed at each cell its turn ends on, walked as the loop walks that token
+    (``ways``' :meth:`~engine.solve.chance.Ways.replan`: its profile starts in the pit),
+    the rolls on the way with their odds (:func:`outcomes`); the chances are of the turn
+    (the token's chance to be climbing so times the walk's)."""
+    i = pos - pits.n
+    token, p = pits.partial[i]
+    side, gap = pits.side[i], pits.cell[i]
+    grid = game.quarry.graph.grid
+    stand = game.stand_p if side == "pursuer" else game.stand_q
+    src = grid.cell_of_index(gap)
+    other = None if blocker is None else grid.cell_of_index(blocker)
+    aims: dict[int, tuple[Any, Any, list[Any]]] = {}
+    for dst in [gap, *np.flatnonzero(stand).tolist()]:
+        got = ways.replan(side, token, None, src, grid.cell_of_index(dst), other)
+        if got is None:
+            continue
+        prof, g, edges, _, k = got
+        if (edges[k - 1][1] % g.n if k else gap) == dst:
+            aims.setdefault(dst, (prof, g, edges[:k]))
+    moves: list[Any] = []
+    for dst, (prof, g, edges) in aims.items():
+        ends = [(gap, Fraction(1))]
+        if edges:
+            ends, _ = outcomes(g, edges, gap, degrees, ways, side, dst, other, prof)
+        moves.append((dst, [c for c, _ in ends], [float(p * q) for _, q in ends]))
+    return moves
+
+
+def with_held(pits: Pits, pos: int, moves: list[Any]) -> list[Any]:
+    """``moves`` of a partial turn joined with the turn's other outcomes at ``pos``
+    (a failed climbing roll: held), the same whatever it aims at."""
+    turn = pits.turn[pos - pits.n]
+    ends, probs = [d for d, _ in turn], [float(q) for _, q in turn]
+    return [(dst, ends + e, probs + pr) for dst, e, pr in moves]
 
 
 def from_gaps(
@@ -367,6 +425,24 @@ def lift_pits(
     if extra is not None:
         chance_b = extra[0] if chance_b is None else _joined(chance_b, extra[0])
         bp, bq = np.concatenate((bp, extra[1])), np.concatenate((bq, extra[2]))
+    partial: dict[str, dict[int, list[Any]]] = {"pursuer": {}, "quarry": {}}
+    for i in pits.partial:
+        pos, side = pits.n + i, pits.side[i]
+        walked = partial_moves(game, pits, pos, ways, dp if side == "pursuer" else dq, None)
+        partial[side][pos] = with_held(pits, pos, walked)
+    if game.blocked is not None and partial["quarry"]:
+        # The quarry's partial turns with the pursuer in its way, wherever it stands.
+        stands = pits.stands()
+        ppos = np.flatnonzero(game.stand_p | _outs(pits, "pursuer")).tolist()
+        pairs = [(a, b) for b in partial["quarry"] for a in ppos + pits.of_side("pursuer")]
+        groups = [
+            with_held(pits, b, partial_moves(game, pits, b, ways, dq, int(stands[a])))
+            for a, b in pairs
+        ]
+        got = as_chance(groups)
+        chance_b = got if chance_b is None else _joined(chance_b, got)
+        bp = np.concatenate((bp, np.array([a for a, _ in pairs], dtype=np.int64)))
+        bq = np.concatenate((bq, np.array([b for _, b in pairs], dtype=np.int64)))
     gaps = np.zeros(game.n, dtype=bool)
     gaps[pits.cell] = True
     grown = replace(game, stand_p=game.stand_p | gaps, stand_q=game.stand_q | gaps)
@@ -374,8 +450,20 @@ def lift_pits(
     steps = steps_between(grown)[np.ix_(stands, stands)]
     return (
         lift_pits_game(game, pits),
-        lift_pits_side(pits, "pursuer", chance_p, from_gaps(game, pits, "pursuer", ways, dp, {})),
-        lift_pits_side(pits, "quarry", chance_q, from_gaps(game, pits, "quarry", ways, dq, kept)),
+        lift_pits_side(
+            pits,
+            "pursuer",
+            chance_p,
+            from_gaps(game, pits, "pursuer", ways, dp, {}),
+            partial["pursuer"],
+        ),
+        lift_pits_side(
+            pits,
+            "quarry",
+            chance_q,
+            from_gaps(game, pits, "quarry", ways, dq, kept),
+            partial["quarry"],
+        ),
         chance_b,
         bp,
         bq,
