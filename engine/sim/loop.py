@@ -16,11 +16,11 @@ from engine.occupancy import Occupancy, reach_cell
 from engine.scenario import Scenario, TokenSpec
 from engine.sim.cache import FieldCache
 from engine.sim.crossing import kept_share, mode_at
-from engine.sim.diceturn import DiceTurns
 from engine.sim.edits import TokenEdits, on_the_map
 from engine.sim.fields import Profile, TurnPlan, Walk
 from engine.sim.flight import choose, fly_turn, rules_for, start_flight
 from engine.sim.idmemo import MISSING
+from engine.sim.paceturn import SolveTurns
 from engine.sim.view import SimView, low_enough
 from engine.sim.walking import EventSink, StatsKeys, Walker
 from engine.sim.ways import occupancy_of, start_key, way_key
@@ -97,7 +97,7 @@ class Simulation(TokenEdits):
         self.sink = EventSink(record)
         self._stats_key = StatsKeys(self.fields)
         self.walker = Walker(self.system, self.fields, self.dice, self.sink, self._stats_key)
-        self.dry_turns = DiceTurns  # the solve's turns, dry or with dice (view.solve_run)
+        self.dry_turns = SolveTurns  # the solve's turns walked (engine.sim.view.solve_run)
         self.turn = 0
         self.outcome: str | None = None
         self.result_cell: Cell | None = None

@@ -29,11 +29,11 @@ from engine.terrain import standing_mode
 from engine.tokenspec import TokenSpec
 
 if TYPE_CHECKING:  # the solve is imported when a run is solved, not with the loop
-    from engine.solve import Turns
+    from engine.solve import PacedTurns
 
 #: How the solve gets the loop's whole turns: made from the ways, each side's token and the
-#: system (:class:`engine.sim.dryturn.DryTurns`, above this module).
-DryTurnsFactory = Callable[["SolveWays", dict[str, Token], RuleSystem], "Turns"]
+#: system (:class:`engine.sim.paceturn.SolveTurns`, above this module).
+DryTurnsFactory = Callable[["SolveWays", dict[str, Token], RuleSystem], "PacedTurns"]
 
 
 class RunState(Protocol):
@@ -472,11 +472,7 @@ def solved_move(run: RunState, tid: str) -> Cell | None:
         # Where the game holds it: its cell, or partway up a climb (engine.solve.climb), or
         # held in a pit it fell into (engine.solve.jump).
         still = run.scenario.system.held(run.tokens[t]) is not None
-        pos = (
-            None
-            if st.cell is None
-            else solution.position(side, st.cell, st.toward, st.progress, still, run.tokens[t])
-        )
+        pos = solution.position_of(side, st, still, run.tokens[t])
         if pos is None:
             return None
         prof = profs[order.index(t)]
@@ -484,7 +480,8 @@ def solved_move(run: RunState, tid: str) -> Cell | None:
         pit = isinstance(solution, DiceSolution) and solution.pits is not None
         pit = pit and pos >= solution.game.quarry.graph.n
         if prof is not kept[0][1 + order.index(t)] and not pit:
-            return None  # a profile changed (a pit's token aside): not the game solved
+            if not solution.holds_profile(t, prof):  # a pace state it carries (solve.pace)
+                return None  # a profile changed (a pit's token aside): not the game solved
         at.append(pos)
     side = "pursuer" if tid == solution.game.pursuer.tid else "quarry"
     return solution.move_at(side, at[0], at[1], run.turn)

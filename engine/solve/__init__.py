@@ -22,7 +22,10 @@ turn loop's own whole turns (:class:`Turns`), solved by the same retrograde anal
 With dice, a jump's roll whose failure falls into a pit (:mod:`.jump`) adds a position per
 side, gap cell and state in the pit: the token held there, or climbing out.
 
-Layers: this module > dicecross | jump > expect | retro | climb | crossing > chance > game.
+A token whose pace state carries from turn to turn (D6's speed two levels a round, its
+once-a-round roll whose failure lasts) adds a pace state to each position (:mod:`.pace`).
+
+Layers: this module > dicecross | jump | pace > expect | retro | climb | crossing > chance > game.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from engine.solve.dicecross import DiceTurns, lift_dice_crossings
 from engine.solve.expect import Expecti, side_of, steps_between
 from engine.solve.game import MAX_POSITIONS, MAX_STATES, Game, Mover, Unsolvable, build_game
 from engine.solve.jump import PitFalls, Pits, find_pits, lift_pits
+from engine.solve.pace import PacedTurns, Paces, paces_change, solve_paced
 from engine.solve.retro import Retro, solve_retro
 
 __all__ = [
@@ -50,6 +54,8 @@ __all__ = [
     "MAX_POSITIONS",
     "MAX_STATES",
     "DiceSolution",
+    "PaceSolution",
+    "PacedTurns",
     "Game",
     "Mover",
     "Solution",
@@ -146,6 +152,20 @@ class Solution:
             return g.index(cell) if toward is None or share == 0 else None
         top = None if toward is None else g.index(toward)
         return self.crossings.position(side, g.index(cell), top, share)
+
+    def holds_profile(self, tid: str, prof: Any) -> bool:
+        """Whether token ``tid`` moving on ``prof`` is a token of this game (beyond the
+        profile it was solved on): only where its pace state is carried (:mod:`.pace`)."""
+        return False
+
+    def position_of(
+        self, side: str, state: Any, held: bool = False, token: Any = None
+    ) -> int | None:
+        """:meth:`position` of ``side``'s token in ``state`` (a token's state; ``token``:
+        the token, whose pit state names its pit position)."""
+        if state.cell is None:
+            return None
+        return self.position(side, state.cell, state.toward, state.progress, held, token)
 
     def _cell(self, pos: int) -> Cell:
         """The cell position ``pos`` stands on."""
@@ -266,6 +286,20 @@ class DiceSolution:
         top = None if toward is None else g.index(toward)
         return self.climbs.position(side, g.index(cell), top, share)
 
+    def holds_profile(self, tid: str, prof: Any) -> bool:
+        """Whether token ``tid`` moving on ``prof`` is a token of this game (beyond the
+        profile it was solved on): only where its pace state is carried (:mod:`.pace`)."""
+        return False
+
+    def position_of(
+        self, side: str, state: Any, held: bool = False, token: Any = None
+    ) -> int | None:
+        """:meth:`position` of ``side``'s token in ``state`` (a token's state; ``token``:
+        the token, whose pit state names its pit position)."""
+        if state.cell is None:
+            return None
+        return self.position(side, state.cell, state.toward, state.progress, held, token)
+
     def start(self) -> np.ndarray:
         g = self.game
         return self.expecti.values[0][:, g.index(g.pursuer.cell), g.index(g.quarry.cell)]
@@ -314,18 +348,50 @@ class DiceSolution:
         return self.game.quarry.graph.grid.cell_of_index(got)
 
 
+@dataclass(frozen=True)
+class PaceSolution(DiceSolution):
+    """A :class:`DiceSolution` whose positions carry each token's pace state
+    (:mod:`.pace`): position ``k * n + c``, state ``k`` on cell index ``c``."""
+
+    paces: Paces | None = None
+
+    def holds_profile(self, tid: str, prof: Any) -> bool:
+        """Whether token ``tid`` on ``prof`` (at its scenario pace) is in one of the pace
+        states the game carries."""
+        g = self.game
+        side = "pursuer" if tid == g.pursuer.tid else "quarry" if tid == g.quarry.tid else ""
+        return self.paces is not None and side != "" and self.paces.holds(side, prof)
+
+    def position_of(
+        self, side: str, state: Any, held: bool = False, token: Any = None
+    ) -> int | None:
+        """The position of ``side``'s token in ``state``: its cell and pace state (a round
+        lost is part of it, ``held`` and ``token`` aside); None
+        where the game holds no such state (or a crossing under way)."""
+        if state.cell is None or self.paces is None:
+            return None
+        return self.paces.position(side, self.game.index(state.cell), state)
+
+
 def solve(
     scenario: Scenario,
     movers: list[Mover],
     system: Any,
     max_states: int = MAX_STATES,
     ways: Ways | None = None,
-    turns: Turns | None = None,
+    turns: PacedTurns | None = None,
 ) -> Solution | DiceSolution:
     """Solve one pursuer against one quarry (``movers`` in turn order); with ``ways``
     (the turn loop's, :class:`Ways`) a map whose cells ask checks too; with ``turns``
     (the loop's whole turns, :class:`Turns`) crossings of more than a turn on a map
-    whose moves ask none (:mod:`.crossing`)."""
+    whose moves ask none (:mod:`.crossing`), and a token's pace state that carries from
+    turn to turn (:mod:`.pace`)."""
+    if ways is not None and turns is not None and paces_change(movers, system):
+        game = build_game(scenario, movers, system, max_states, True, paces=True)
+        paced, ex, paces = solve_paced(
+            scenario, game, system, turns, MAX_DICE_VALUES, MAX_DICE_MOVES
+        )
+        return PaceSolution(paced, ex, paces=paces)
     crossings = turns is not None
     game = build_game(scenario, movers, system, max_states, ways is not None, crossings)
     if game.dice:

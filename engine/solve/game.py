@@ -133,11 +133,13 @@ def check_scenario(
     system: Any,
     dice: bool = False,
     crossings: bool = False,
+    paces: bool = False,
 ) -> None:
     """Refuse, in one line, what the game does not model (docs/solve.md); ``dice``: the
     checks of cells are modelled (engine.solve.chance), given the turn loop's ways;
     ``crossings``: crossings and jumps of more than a turn are (engine.solve.crossing, a
-    game whose moves ask no check)."""
+    game whose moves ask no check); ``paces``: a pace that changes over the first turns and a
+    roll once a turn are (engine.solve.pace)."""
     name = scenario.path
     crossings = crossings and (dice or not any(_has_checks(m.graph) for m in movers))
     sides = sorted(m.side for m in movers)
@@ -153,9 +155,9 @@ def check_scenario(
         why = None
         if token.state.flight is not None:
             why = "flies with momentum"
-        elif system.round_paces(token, g.pace):
+        elif not paces and system.round_paces(token, g.pace):
             why = f"changes pace over its first turns (pace {g.pace})"
-        elif _turn_rolls(g, token, system):
+        elif not paces and _turn_rolls(g, token, system):
             why = f"rolls once a turn at pace {g.pace} on this map"
         elif (_climbs(g) or _jump_checks(g)) and not dice:
             what = (
@@ -263,11 +265,12 @@ def build_game(
     max_states: int = MAX_STATES,
     dice: bool = False,
     crossings: bool = False,
+    paces: bool = False,
 ) -> Game:
     """The game of ``movers`` (in turn order) on ``scenario``; :class:`Unsolvable` where it
     is not modelled or has more than ``max_states`` states. ``dice``: cells' checks are
     modelled (the game's ``dice`` says whether a move meets one)."""
-    check_scenario(scenario, movers, system, dice, crossings)
+    check_scenario(scenario, movers, system, dice, crossings, paces)
     pm = next(m for m in movers if m.side == "pursuer")
     qm = next(m for m in movers if m.side == "quarry")
     grid = scenario.model.grid

@@ -1452,6 +1452,33 @@ class D6(RuleSystem):
         roll that fell due this round (:meth:`_stamina_roll`); each roll an event."""
         return self._stamina_roll(self._collision(token, dice), dice)
 
+    def end_turn_outcomes(self, token: Token) -> list[tuple[Token, Fraction]] | None:
+        """:meth:`end_turn`'s outcomes with their chances: the collision damage against
+        Strength, one token per margin (``collision_margin``, ``injured`` above 0) with the
+        chance of that margin from the two pools' distributions (exact but for the wild
+        die's tail beyond 16 explosions, ``6**-16``: :func:`engine.dice.d6_pool_dist`);
+        None where a stamina roll falls due (its outcomes are not listed)."""
+        state = token.state
+        if state.counter("stamina_due"):
+            return None
+        n = state.counter("collision_dice")
+        if not n:
+            return [(token, Fraction(1))]
+        wild, wild_one = self.config["wild_die"], self.config["wild_one"]
+        hit = d6_pool_dist(_damage_code(n), wild=wild, wild_one=wild_one).dist
+        code = DieCode.parse(token["strength"])
+        resist = d6_pool_dist(code, wild=wild, wild_one=wild_one).dist
+        margins: dict[int, Fraction] = {}
+        for h, ph in hit.items():
+            for r, pr in resist.items():
+                margins[h - r] = margins.get(h - r, Fraction(0)) + ph * pr
+        plain = _set(state, "collision_dice", 0)
+        out: list[tuple[Token, Fraction]] = []
+        for margin, p in sorted(margins.items()):
+            st = _set(plain, "collision_margin", margin)
+            out.append((token.with_state(st.with_conditions("injured") if margin > 0 else st), p))
+        return out
+
     def _stamina_roll(self, token: Token, dice: Any) -> Token:
         """The stamina roll due at the end of this round (:meth:`_stamina_clock`), RULES.md 3
         in play: "first roll Very Easy, one level harder each roll, a failure forcing rest".

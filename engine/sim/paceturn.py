@@ -1,0 +1,157 @@
+"""The turn loop's turns of a token whose state carries from turn to turn, each degree of
+its once-a-turn roll taken with its exact chance, for the solve's pace positions
+(:mod:`engine.solve.pace`): D6's speed, which may change two levels a round (the pace
+ramp), and its one movement roll a round, whose failure cuts the move short and may leave
+a penalty, a lost round or a stop for the rounds after.
+
+A turn is made as the loop makes it (:meth:`Simulation._begin`, ``_ground_way``,
+:meth:`Walker._roll_turn`, :meth:`Simulation._ended`): the system's start of the turn, the
+pace it may use (:meth:`RuleSystem.turn_pace`), whether the rules hold it
+(:meth:`RuleSystem.held`), the profile at that pace and the field cache's descent to the
+one cell aimed at, the turn's rolls over the cells it enters (:meth:`Walker.turn_rolls`),
+each result applied and a failure's share of the move kept (:func:`kept_share`), then
+:meth:`RuleSystem.paced` and the end of the turn, whose rolls the system lists with their
+chances (:meth:`RuleSystem.end_turn_outcomes`). Nothing is rolled: each degree of a roll is
+a branch with its chance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fractions import Fraction
+from typing import Any
+
+from engine.dice import Dice
+from engine.grid import Cell
+from engine.sim.crossing import kept_share, mode_at
+from engine.sim.diceturn import DiceTurns
+from engine.sim.fields import Profile
+from engine.sim.walking import EventSink, StatsKeys, Walker
+from engine.solve.game import Unsolvable
+from engine.systems.base import Token
+
+
+class SolveTurns(DiceTurns):
+    """:class:`DiceTurns` and the turns of a token whose pace state carries
+    (:class:`engine.solve.pace.PacedTurns`)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self._walker: Walker | None = None
+
+    @property
+    def walker(self) -> Walker:
+        if self._walker is None:
+            fields = self.ways.fields
+            sink = EventSink(record=False)
+            self._walker = Walker(self.system, fields, Dice(0), sink, StatsKeys(fields))
+        return self._walker
+
+    def profile_now(self, side: str, token: Token) -> Profile:
+        """The profile ``token`` moves on at its scenario pace (:meth:`Simulation.profile_now`)."""
+        return self.ways.profile_of(side, token)
+
+    def pace_start(self, side: str, token: Token, cell: Cell) -> tuple[str, Profile | None]:
+        """``side``'s token as its last turn left it (``token``) starting a turn on
+        ``cell``: the pace the turn may use, and the profile it moves on (None: the rules
+        hold it this turn)."""
+        tok, pace = self._started(side, token, cell)
+        if self.system.held(tok) is not None:
+            return pace, None
+        ways = self.ways
+        return pace, ways.fields.profile(tok, pace, ways.sizes[side], ways.doors)
+
+    def _started(self, side: str, token: Token, cell: Cell) -> tuple[Token, str]:
+        g = self.ways.profs[side].graph
+        tok = token.moved(cell=cell, mode=mode_at(g.model, cell))
+        dice = Dice(0)
+        tok = self.system.start_turn(tok, dice)
+        if dice.log:
+            raise Unsolvable(
+                f"token {token.id} rolls as its turn starts, which solve does not carry "
+                "(docs/solve.md)"
+            )
+        return tok, self.system.turn_pace(tok, g.pace)
+
+    def pace_turn(
+        self, side: str, token: Token, cell: Cell, dst: Cell, blocker: Cell | None
+    ) -> list[tuple[Cell, Token, Fraction]]:
+        """A whole turn of ``side``'s token (``token``, as its last turn left it) from
+        ``cell`` aiming at ``dst``, the other token on ``blocker`` where it is in the way:
+        each way it may end, the cell, the token the turn leaves (less the system's notes)
+        and its exact chance."""
+        tok, pace = self._started(side, token, cell)
+        fields, system = self.ways.fields, self.system
+        out: list[tuple[Cell, Token, Fraction]] = []
+        for end, moved, p in self._moves(side, tok, pace, cell, dst, blocker):
+            paced = system.paced(moved, pace, end != cell)
+            ends = system.end_turn_outcomes(paced)
+            if ends is None:
+                raise Unsolvable(
+                    f"token {token.id} rolls at the end of its turn and the system does not "
+                    "list the outcomes (docs/solve.md)"
+                )
+            for ended, q in ends:
+                out.append((end, fields.less_notes(ended), p * q))
+        return out
+
+    def _moves(
+        self, side: str, tok: Token, pace: str, cell: Cell, dst: Cell, blocker: Cell | None
+    ) -> Iterator[tuple[Cell, Token, Fraction]]:
+        """Where the move ends, the token there and the chance, each degree a branch."""
+        ways, system = self.ways, self.system
+        fields = ways.fields
+        if system.held(tok) is not None or dst == cell:
+            yield cell, tok, Fraction(1)
+            return
+        prof = fields.profile(tok, pace, ways.sizes[side], ways.doors)
+        prof, walk, k = fields.descent(prof, (dst,), False, cell, ways.occupancy(side, blocker))
+        g = prof.graph
+        if walk.jumps or (walk.after is not None and k == len(walk.edges)):
+            raise Unsolvable(
+                f"token {tok.id}'s way to {list(dst)} jumps or goes into a crossing of more "
+                "than a turn, which solve does not carry with its pace (docs/solve.md)"
+            )
+        per_turn = system.turn_checks(tok, [], pace) is not None
+        if walk.checks and not per_turn:
+            raise Unsolvable(
+                f"token {tok.id} rolls cell by cell at pace {pace}, with a state carried "
+                "from turn to turn, which solve does not carry (docs/solve.md)"
+            )
+        entries, walked, rolled = walk.upto(k)
+        path = [cell, *walked]
+        rolls = self.walker.turn_rolls(tok, g, entries, rolled) if entries else []
+        ticks = [t for _, t in entries]
+        for kept, after, p in self._rolled(tok, rolls, 0, g, ticks, len(path) - 1):
+            end = path[kept]
+            mode = mode_at(g.model, end)
+            yield end, (fields.hooks.moved(after, end, mode) if kept else after), p
+
+    def _rolled(
+        self, tok: Token, rolls: list[Any], i: int, g: Any, ticks: list[float], whole: int
+    ) -> Iterator[tuple[int, Token, Fraction]]:
+        """The rolls from the ``i``-th on, in order: each degree with its chance, the cells
+        of the path kept (:meth:`Walker._roll_turn`) and the token after them."""
+        if i == len(rolls):
+            yield whole, tok, Fraction(1)
+            return
+        at, check = rolls[i]
+        if check.check is None:
+            yield from self._rolled(tok, rolls, i + 1, g, ticks, whole)
+            return
+        system, walker = self.system, self.walker
+        p_success = check.check.p_success()
+        upto = Fraction(0)
+        for degree, p in check.check.outcomes().items():
+            success = upto < p_success  # the successes come first (engine.checks)
+            upto += p
+            if not p:
+                continue
+            after = walker.apply_check(tok.id, tok, check.what, degree)
+            share = None if success else system.failure_share(check, degree)
+            if success or (share is not None and share >= 1):
+                for kept, tok2, q in self._rolled(after, rolls, i + 1, g, ticks, whole):
+                    yield kept, tok2, p * q
+                continue
+            total = walker.share_whole(g, ticks[-1])
+            yield (at if share is None else kept_share(ticks, share, total)), after, p
