@@ -38,6 +38,7 @@ class SolveTurns(DiceTurns):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self._walker: Walker | None = None
+        self._ways: dict[tuple[Any, ...], tuple[Profile, Any, int]] = {}
 
     @property
     def walker(self) -> Walker:
@@ -82,7 +83,8 @@ class SolveTurns(DiceTurns):
         and its exact chance."""
         tok, pace = self._started(side, token, cell)
         fields, system = self.ways.fields, self.system
-        out: list[tuple[Cell, Token, Fraction]] = []
+        # The end of the turn's outcomes that differ only in notes are one (by state).
+        out: dict[tuple[Cell, Any], tuple[Token, Fraction]] = {}
         for end, moved, p in self._moves(side, tok, pace, cell, dst, blocker):
             paced = system.paced(moved, pace, end != cell)
             ends = system.end_turn_outcomes(paced)
@@ -92,8 +94,10 @@ class SolveTurns(DiceTurns):
                     "list the outcomes (docs/solve.md)"
                 )
             for ended, q in ends:
-                out.append((end, fields.less_notes(ended), p * q))
-        return out
+                less = fields.less_notes(ended)
+                got = out.get((end, less.state))
+                out[(end, less.state)] = (less, p * q + (got[1] if got else 0))
+        return [(end, t, p) for (end, _), (t, p) in out.items()]
 
     def _moves(
         self, side: str, tok: Token, pace: str, cell: Cell, dst: Cell, blocker: Cell | None
@@ -105,7 +109,14 @@ class SolveTurns(DiceTurns):
             yield cell, tok, Fraction(1)
             return
         prof = fields.profile(tok, pace, ways.sizes[side], ways.doors)
-        prof, walk, k = fields.descent(prof, (dst,), False, cell, ways.occupancy(side, blocker))
+        occ = ways.occupancy(side, blocker)
+        # The field cache makes a way with a token in it every time: the states that
+        # share a profile ask it once here.
+        key = (prof, dst, cell, occ.blocked)
+        got = self._ways.get(key)
+        if got is None:
+            got = self._ways[key] = fields.descent(prof, (dst,), False, cell, occ)
+        prof, walk, k = got
         g = prof.graph
         if walk.jumps or (walk.after is not None and k == len(walk.edges)):
             raise Unsolvable(
