@@ -512,8 +512,10 @@ def test_the_random_chases_cover_crossings_that_change_the_value() -> None:
 def test_d6_is_solved_where_its_pace_rolls_nothing(
     pace: str, solvable: bool, tmp_path: Path
 ) -> None:
-    """D6 rolls once a turn at all-out (and changes speed over the first rounds): refused;
-    at cruising pace on open ground nothing is rolled, and the policies play the solution."""
+    """D6 rolls once a turn at all-out (and changes speed over the first rounds): its pace
+    states are positions (tests/test_solve_d6pace.py), too many turns to walk on this map,
+    refused in one line; at cruising pace on open ground nothing is rolled, and the
+    policies play the solution."""
     rows = ["." * 16, "....##" + "." * 10, "." * 16, "." * 16]
     tmxtext.write(tmp_path / "m.tmx", rows)
     (tmp_path / "d6.yaml").write_text(
@@ -525,7 +527,7 @@ def test_d6_is_solved_where_its_pace_rolls_nothing(
     )
     sc = load_scenario(str(tmp_path / "d6.yaml"))
     if not solvable:
-        with pytest.raises(Unsolvable, match="solve models moves that roll nothing"):
+        with pytest.raises(Unsolvable, match="more than 10,000 turns walked"):
             solve_run(Simulation(sc, seed=0, record=False))
         return
     want = solve_run(Simulation(sc, seed=0, record=False)).outcome()

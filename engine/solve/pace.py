@@ -13,8 +13,8 @@ check's exact chance; the state it leaves is a new position where it is new. The
 positions ``k * n + c`` (state ``k`` on cell index ``c``) are solved by the same backward
 induction as the other games with dice (:class:`~engine.solve.expect.Expecti`).
 
-Refused in one line: more pace states a side than :data:`MAX_PACE_STATES`, more moves
-than the dice solve holds, and what a turn may leave that the solve does not carry
+Refused in one line: more pace states a side than :data:`MAX_PACE_STATES`, more turns
+walked than :data:`MAX_PACE_TURNS`, more moves than the dice solve holds, and what a turn may leave that the solve does not carry
 (crossings of more than a turn under way, rolls at a turn's start, rolls at its end whose
 outcomes the system does not list).
 """
@@ -45,6 +45,10 @@ from engine.solve.game import (
 
 #: The most pace states a side's token may come to (D6: speeds, penalties, lost rounds).
 MAX_PACE_STATES = 32
+
+#: The most turns walked to find both sides' states and moves (each a turn of the loop's
+#: walker, every degree of its roll a branch), counted as they are walked.
+MAX_PACE_TURNS = 10_000
 
 
 class PacedTurns(Turns, Protocol):
@@ -149,6 +153,7 @@ class _Finder:
         self.grid = game.quarry.graph.grid
         self.reaches: dict[Any, tuple[Reach, np.ndarray, np.ndarray]] = {}
         self.limit_moves = 0
+        self.walked = 0
         self._blocked: dict[Any, Any] = {}
         self.stand: set[int] = set()
         self.stand_p = np.zeros(game.n, dtype=bool)
@@ -229,6 +234,13 @@ class _Finder:
         block = None if blocker is None else grid.cell_of_index(blocker)
         moves: list[Move] = []
         for dst in aims.tolist():
+            self.walked += 1
+            if self.walked > MAX_PACE_TURNS:
+                raise Unsolvable(
+                    f"{self.name}: the pace states' turns take more than {MAX_PACE_TURNS:,} "
+                    "turns walked to work out (every state's turn from every cell aiming at "
+                    "every cell it reaches); solve a smaller map or a steadier pace"
+                )
             ends: dict[int, float] = {}
             for end, tok, p in turns.pace_turn(side, token, cell, grid.cell_of_index(dst), block):
                 pos = self.state(side, s, tok) * n + grid.index(end)
@@ -340,4 +352,12 @@ def _blocked_pairs(
     return groups, ps, qs
 
 
-__all__ = ["MAX_PACE_STATES", "PacedTurns", "Paces", "Ways", "paces_change", "solve_paced"]
+__all__ = [
+    "MAX_PACE_STATES",
+    "MAX_PACE_TURNS",
+    "PacedTurns",
+    "Paces",
+    "Ways",
+    "paces_change",
+    "solve_paced",
+]
