@@ -30,6 +30,7 @@ Layers: this module > dicecross | jump | pace > expect | retro | climb | crossin
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -75,8 +76,39 @@ MAX_DICE_VALUES = 25_000_000
 MAX_DICE_MOVES = 2_000_000
 
 
+class _Placed(ABC):
+    """What play asks of a solution, with or without dice: the position a token stands
+    in (:meth:`position`), read off its state (:meth:`position_of`)."""
+
+    @abstractmethod
+    def position(
+        self,
+        side: str,
+        cell: Cell,
+        toward: Cell | None,
+        share: Fraction,
+        held: bool = False,
+        token: Any = None,
+    ) -> int | None:
+        """The position of ``side``'s token on ``cell`` (see each solution's)."""
+
+    def holds_profile(self, tid: str, prof: Any) -> bool:
+        """Whether token ``tid`` moving on ``prof`` is a token of this game (beyond the
+        profile it was solved on): only where its pace state is carried (:mod:`.pace`)."""
+        return False
+
+    def position_of(
+        self, side: str, state: Any, held: bool = False, token: Any = None
+    ) -> int | None:
+        """:meth:`position` of ``side``'s token in ``state`` (a token's state; ``token``:
+        the token, whose pit state names its pit position)."""
+        if state.cell is None:
+            return None
+        return self.position(side, state.cell, state.toward, state.progress, held, token)
+
+
 @dataclass(frozen=True)
-class Solution:
+class Solution(_Placed):
     """A solved :class:`Game`: the value of every position (``values``: at the start of a
     round, pursuer cell x quarry cell; see :meth:`value_of`) and the start's outcome."""
 
@@ -152,20 +184,6 @@ class Solution:
             return g.index(cell) if toward is None or share == 0 else None
         top = None if toward is None else g.index(toward)
         return self.crossings.position(side, g.index(cell), top, share)
-
-    def holds_profile(self, tid: str, prof: Any) -> bool:
-        """Whether token ``tid`` moving on ``prof`` is a token of this game (beyond the
-        profile it was solved on): only where its pace state is carried (:mod:`.pace`)."""
-        return False
-
-    def position_of(
-        self, side: str, state: Any, held: bool = False, token: Any = None
-    ) -> int | None:
-        """:meth:`position` of ``side``'s token in ``state`` (a token's state; ``token``:
-        the token, whose pit state names its pit position)."""
-        if state.cell is None:
-            return None
-        return self.position(side, state.cell, state.toward, state.progress, held, token)
 
     def _cell(self, pos: int) -> Cell:
         """The cell position ``pos`` stands on."""
@@ -246,7 +264,7 @@ def _own_first(moves: np.ndarray, own: int) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class DiceSolution:
+class DiceSolution(_Placed):
     """A solved :class:`Game` with dice (:class:`~engine.solve.expect.Expecti`): the
     chances of each outcome at the start and the expected round, float64."""
 
@@ -285,20 +303,6 @@ class DiceSolution:
             return g.index(cell) if toward is None else None
         top = None if toward is None else g.index(toward)
         return self.climbs.position(side, g.index(cell), top, share)
-
-    def holds_profile(self, tid: str, prof: Any) -> bool:
-        """Whether token ``tid`` moving on ``prof`` is a token of this game (beyond the
-        profile it was solved on): only where its pace state is carried (:mod:`.pace`)."""
-        return False
-
-    def position_of(
-        self, side: str, state: Any, held: bool = False, token: Any = None
-    ) -> int | None:
-        """:meth:`position` of ``side``'s token in ``state`` (a token's state; ``token``:
-        the token, whose pit state names its pit position)."""
-        if state.cell is None:
-            return None
-        return self.position(side, state.cell, state.toward, state.progress, held, token)
 
     def start(self) -> np.ndarray:
         g = self.game
