@@ -17,7 +17,6 @@ from fractions import Fraction
 from engine.checks import Check, CheckResult
 from engine.dice import Dice
 from engine.grid import Cell
-from engine.sim.crossing import mode_at
 from engine.sim.dryturn import DryTurns, _AimWays
 from engine.sim.walking import EventSink, StatsKeys, Walker
 from engine.systems.base import Token
@@ -73,10 +72,7 @@ class DiceTurns(DryTurns):
         ways = self.ways
         fields = ways.fields
         base = ways.profs[side]
-        g = base.graph
-        token = fields.hooks.moved(self.tokens[side], cell, mode_at(g.model, toward or cell))
-        if toward is not None:
-            token = token.moved(toward=toward, progress=share)
+        token = self.placed(side, cell, toward, share)
         occ = ways.occupancy(side, blocker)
         start = ways.profile_of(side, token)
         same = start is base

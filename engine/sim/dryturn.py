@@ -45,10 +45,7 @@ class DryTurns:
         ways = self.ways
         fields = ways.fields
         base = ways.profs[side]
-        g = base.graph
-        token = fields.hooks.moved(self.tokens[side], cell, mode_at(g.model, toward or cell))
-        if toward is not None:
-            token = token.moved(toward=toward, progress=share)
+        token = self.placed(side, cell, toward, share)
         occ = ways.occupancy(side, blocker)
         dice, sink = Dice(0), EventSink(record=True)
         walker = Walker(self.system, fields, dice, sink, StatsKeys(fields))
@@ -65,9 +62,17 @@ class DryTurns:
         """Whether ``side``'s token standing on cell index ``cell`` (in that cell's mode, as
         a turn ending there leaves it) is on the profile the solve was made for."""
         base = self.ways.profs[side]
-        at = base.graph.grid.cell_of_index(cell)
-        token = self.ways.fields.hooks.moved(self.tokens[side], at, mode_at(base.graph.model, at))
+        token = self.placed(side, base.graph.grid.cell_of_index(cell), None, Fraction(0))
         return self.ways.profile_of(side, token) is base
+
+    def placed(self, side: str, cell: Cell, toward: Cell | None, share: Fraction) -> Token:
+        """``side``'s token standing on ``cell`` in its mode (crossing toward ``toward``
+        with ``share`` of it made), as a turn starts there."""
+        g = self.ways.profs[side].graph
+        token = self.ways.fields.hooks.moved(
+            self.tokens[side], cell, mode_at(g.model, toward or cell)
+        )
+        return token if toward is None else token.moved(toward=toward, progress=share)
 
 
 class _AimWays:
