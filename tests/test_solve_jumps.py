@@ -31,7 +31,7 @@ from engine.sim import FieldCache, Simulation
 from engine.sim.view import solve_run
 from engine.solve import Solution
 
-#: Spaces of 2 m (seed 004: "Each space is 2 meters").
+#: Spaces of 2 m (seed 004: "a space is about 2 meters wide").
 SPACE_M = 2
 
 
