@@ -45,7 +45,7 @@ from engine.flight.model import (
 from engine.grid import Cell, Grid
 from engine.mapmodel import MapModel
 from engine.policies import Aim, Policy, TurnView
-from engine.sim.flyreach import flight_turns, kept_arrays, kept_memo
+from engine.sim.flyreach import CORNER_EPS, corner_digest, flight_turns, kept_arrays
 from engine.sim.idmemo import MISSING, IdMemo
 from engine.systems.base import RuleSystem, Token
 from engine.tokenspec import TokenSpec
@@ -61,10 +61,6 @@ HOLD_CELLS = 1 << 21
 #: budget of lookahead): the best of them by the bound that leaves a move ending on the
 #: quarry next turn (should it stay) wins.
 LOOKAHEAD = 4
-#: Slack in reading a quarry's turns as "within one turn" (its field's turns are floats).
-CORNER_EPS = 1e-9
-#: Quarries' turn arrays whose cells a rules object keeps a digest of (oldest half dropped).
-CORNER_KEPT = 4096
 #: Stats mappings whose flight rules :func:`rules_for` keeps by identity.
 RULES_KEPT = 1024
 
@@ -231,7 +227,7 @@ def _best(
     # The pursuers' turns by a digest of their bytes (a key of the map's size would be kept
     # per entry).
     hold = None if aim.hold is None else blake2b(aim.hold.tobytes(), digest_size=16).digest()
-    corner = None if aim.corner is None else _corner_digest(rules, aim.corner)
+    corner = None if aim.corner is None else corner_digest(rules, aim.corner)
     key = ("best", state, aim.goal, aim.catch, aim.reach, aim.threats, hold, corner, cap_alt)
     got = rules.pilot_cache.get(key)
     if got is None:
@@ -340,19 +336,6 @@ def _corner_cells(aim: Aim) -> bytes | None:
     if aim.corner is None:
         return None
     return np.flatnonzero(aim.corner <= 1.0 + CORNER_EPS).astype(np.int64).tobytes()
-
-
-def _corner_digest(rules: FlightRules, corner: np.ndarray) -> bytes:
-    """A digest of :func:`_corner_cells` of an aim with ``corner``, kept in the rules'
-    pilot cache by the array itself (a quarry's turns are a kept array: a batch asks of
-    the same ones run after run)."""
-    memo: IdMemo[bytes] = kept_memo(rules, "corner", CORNER_KEPT)
-    got = memo.one(corner)
-    if got is None:
-        cells = np.flatnonzero(corner <= 1.0 + CORNER_EPS).astype(np.int64)
-        got = blake2b(cells.tobytes(), digest_size=16).digest()
-        memo.put_one(corner, None, got)
-    return got
 
 
 def _within_two(rules: FlightRules, state: FlightState, aim: Aim, corner: bytes) -> bool:

@@ -18,6 +18,7 @@ them counts cells it may need a turn more to line up.
 
 from __future__ import annotations
 
+from hashlib import blake2b
 from typing import Any
 
 import numpy as np
@@ -127,3 +128,23 @@ def kept_memo(rules: FlightRules, name: str, limit: int) -> IdMemo[Any]:
     if memo is None:
         memo = rules.pilot_cache[name] = IdMemo(limit, drop=limit // 2)
     return memo
+
+
+#: Slack in reading a quarry's turns as "within one turn" (its field's turns are floats).
+CORNER_EPS = 1e-9
+
+#: Quarries' turn arrays whose cells a rules object keeps a digest of (oldest half dropped).
+CORNER_KEPT = 4096
+
+
+def corner_digest(rules: FlightRules, corner: np.ndarray) -> bytes:
+    """A digest of the cells an aim's quarry gets to within a turn (:func:`engine.sim.flight._corner_cells`) of an aim with ``corner``, kept in the rules'
+    pilot cache by the array itself (a quarry's turns are a kept array: a batch asks of
+    the same ones run after run)."""
+    memo: IdMemo[bytes] = kept_memo(rules, "corner", CORNER_KEPT)
+    got = memo.one(corner)
+    if got is None:
+        cells = np.flatnonzero(corner <= 1.0 + CORNER_EPS).astype(np.int64)
+        got = blake2b(cells.tobytes(), digest_size=16).digest()
+        memo.put_one(corner, None, got)
+    return got

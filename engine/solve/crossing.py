@@ -25,8 +25,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+import engine.solve.bigcross as bigcross
 from engine.grid import Cell
-from engine.solve import bigcross
 from engine.solve.game import (
     Blocked,
     Game,
