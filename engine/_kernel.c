@@ -2601,6 +2601,103 @@ done:
 #pragma GCC pop_options
 #endif
 
+/* ---- chaserate: the steps down a field (the chaserate lane) ----
+ *
+ * engine.sim.fields.Field.step, node after node: the out-edge whose ticks plus its head's
+ * distance are least (ties to the first edge), taken where that total is finite and no
+ * more than the node's own distance plus 1e-9 of it (at least of 1); the walk goes on
+ * from its head while the head's distance is above 0. The same double sums and
+ * comparisons as Field.step's Python floats, so the same steps; tests/test_chaserate.py
+ * holds them equal. */
+
+PyDoc_STRVAR(chaserate_descend_doc,
+             "chaserate_descend(indptr, indices, data, dist, node, most) -> list\n\n"
+             "The steps down a field from node, as engine.sim.fields.Field.step takes them, "
+             "one after the other: indptr int64, indices int32, data float64 (a CSR graph), "
+             "dist float64 (the field, one a node). Each entry is (next node, ticks), or None "
+             "where the node has no step down (the list ends there); the walk goes on from "
+             "each next node while its distance is above 0, at most most entries.");
+
+static PyObject *chaserate_descend(PyObject *self, PyObject *args) {
+    PyObject *o_indptr, *o_indices, *o_data, *o_dist;
+    Py_ssize_t node, most;
+    if (!PyArg_ParseTuple(args, "OOOOnn", &o_indptr, &o_indices, &o_data, &o_dist, &node, &most))
+        return NULL;
+    Buf bufs[4];
+    for (int i = 0; i < 4; i++) bufs[i].held = 0;
+    PyObject *result = NULL, *out = NULL;
+    if (get_buf(o_indptr, &bufs[0], 0, 8, "indptr") < 0 ||
+        get_buf(o_indices, &bufs[1], 0, 4, "indices") < 0 ||
+        get_buf(o_data, &bufs[2], 0, 8, "data") < 0 ||
+        get_buf(o_dist, &bufs[3], 0, 8, "dist") < 0)
+        goto done;
+    for (int i = 0; i < 4; i++) {
+        if (!bufs[i].held) {
+            PyErr_SetString(PyExc_TypeError, "chaserate_descend: no argument may be None");
+            goto done;
+        }
+    }
+    const int64_t *indptr = bufs[0].b.buf;
+    const int32_t *indices = bufs[1].b.buf;
+    const double *data = bufs[2].b.buf, *dist = bufs[3].b.buf;
+    Py_ssize_t n = bufs[3].b.len / 8, m = bufs[1].b.len / 4;
+    if (bufs[0].b.len / 8 != n + 1 || bufs[2].b.len / 8 != m || node < 0 || node >= n) {
+        PyErr_SetString(PyExc_ValueError, "chaserate_descend: the arrays or node disagree");
+        goto done;
+    }
+    out = PyList_New(0);
+    if (!out) goto done;
+    int64_t cur = node;
+    for (Py_ssize_t k = 0; k < most; k++) {
+        int64_t lo = indptr[cur], hi = indptr[cur + 1];
+        if (lo < 0 || hi > m || lo > hi) {
+            PyErr_SetString(PyExc_ValueError, "chaserate_descend: indptr out of order");
+            goto done;
+        }
+        int64_t best = -1;
+        if (lo < hi) {
+            int64_t kk = lo;
+            int32_t w0 = indices[lo];
+            if (w0 < 0 || w0 >= n) goto bad_index;
+            double low = data[lo] + dist[w0];
+            for (int64_t j = lo + 1; j < hi; j++) {
+                int32_t w = indices[j];
+                if (w < 0 || w >= n) goto bad_index;
+                double total = data[j] + dist[w];
+                if (total < low) {
+                    low = total;
+                    kk = j;
+                }
+            }
+            double here = dist[cur];
+            if (isfinite(low) && low <= here + 1e-9 * (here > 1.0 ? here : 1.0)) best = kk;
+        }
+        PyObject *item;
+        if (best < 0) {
+            item = Py_None;
+            Py_INCREF(item);
+        } else {
+            item = Py_BuildValue("(nd)", (Py_ssize_t)indices[best], data[best]);
+            if (!item) goto done;
+        }
+        int bad = PyList_Append(out, item);
+        Py_DECREF(item);
+        if (bad < 0) goto done;
+        if (best < 0) break;
+        cur = indices[best];
+        if (!(dist[cur] > 0.0)) break;
+    }
+    result = out;
+    out = NULL;
+    goto done;
+bad_index:
+    PyErr_SetString(PyExc_ValueError, "chaserate_descend: an index out of range");
+done:
+    Py_XDECREF(out);
+    for (int i = 0; i < 4; i++) release(&bufs[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"field", field, METH_VARARGS, field_doc},
@@ -2618,6 +2715,7 @@ static PyMethodDef methods[] = {
     {"objraster_coverage", objraster_coverage, METH_VARARGS, objraster_coverage_doc},
     {"objraster_composite", objraster_composite, METH_VARARGS, objraster_composite_doc},
     {"objraster_pixels", objraster_pixels, METH_VARARGS, objraster_pixels_doc},
+    {"chaserate_descend", chaserate_descend, METH_VARARGS, chaserate_descend_doc},
     {NULL, NULL, 0, NULL},
 };
 

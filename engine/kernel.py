@@ -492,3 +492,24 @@ def objraster_pixels(canvas: Any, out: Any, pitch: int, shifts: tuple[int, int, 
     clamped, shifted left by ``shifts`` (red, green, blue, alpha). Only where
     :func:`objraster_available`; ``engine.viewer.objraster.layer_numpy`` is its twin."""
     return bool(_BUILT.objraster_pixels(canvas, canvas.shape[1], out, pitch, *shifts))
+
+
+#: :func:`chaserate_descend` in the built module (see :data:`_HAS_REACH`).
+_HAS_CHASERATE_DESCEND = _BUILT is not None and hasattr(_BUILT, "chaserate_descend")
+
+
+def chaserate_descend_available() -> bool:
+    """Whether :func:`chaserate_descend` runs (:func:`available`, and built with it)."""
+    return available() and _HAS_CHASERATE_DESCEND
+
+
+def chaserate_descend(
+    indptr: Any, indices: Any, data: Any, dist: Any, node: int, most: int
+) -> list[tuple[int, float] | None]:
+    """engine/_kernel.c's ``chaserate_descend``: the steps down the field ``dist`` (float64,
+    one a node) of a CSR graph (``indptr`` int64, ``indices`` int32, ``data`` float64) from
+    ``node``, each ``(next node, ticks)`` as ``engine.sim.fields.Field.step`` takes it, or
+    None where there is none (the last); on from each next node while its distance is
+    above 0, at most ``most``. Only where :func:`chaserate_descend_available`;
+    ``Field.step``'s own loop is its twin."""
+    return list(_BUILT.chaserate_descend(indptr, indices, data, dist, node, most))

@@ -10,6 +10,7 @@ import numpy as np
 
 from engine.grid import Cell
 from engine.movement import MovementGraph
+from engine.sim.descend import steps_down
 from engine.sim.kernelcsr import _kernel_csr
 from engine.sim.spread import spread_field
 
@@ -110,6 +111,8 @@ class Field:
         hops = self._hops
         if node in hops:
             return hops[node]
+        if self._steps_down(prof, node):
+            return hops[node]
         lists = prof.lists()
         if lists is None:
             return self._step_arrays(prof, node)
@@ -135,6 +138,24 @@ class Field:
                 best = (indices[k], data[k])
         hops[node] = best
         return best
+
+    def _steps_down(self, prof: Profile, node: int) -> bool:
+        """Keep the steps down from ``node`` that the kernel takes, a walk of them at once
+        (engine.sim.descend: the same steps as :meth:`step`'s own); False where it does
+        not serve."""
+        taken = steps_down(prof, self.dist, node)
+        if taken is None:
+            return False
+        hops = self._hops
+        at = node
+        for hop in taken:
+            hops[at] = hop
+            if hop is None:
+                break
+            at = hop[0]
+        if type(self._steps) is not list and len(hops) >= LIST_AFTER_STEPS:
+            self._list()
+        return True
 
     def _step_arrays(self, prof: Profile, node: int) -> tuple[int, float] | None:
         """:meth:`step` on the arrays (a graph too large to hold as lists)."""
