@@ -122,6 +122,33 @@ def test_steps_down_refuse_bad_arrays() -> None:
         kernel.chaserate_descend(indptr, np.array([1, 7], np.int32), data, dist, 1, 8)
 
 
+@needs_descend
+@pytest.mark.parametrize("name", ["chase", "hex_hunt"])
+def test_steps_down_a_scenarios_fields_are_field_steps(name: str) -> None:
+    from engine.scenario import load_scenario
+    from engine.sim import FieldCache, Simulation
+
+    sc = load_scenario(str(ROOT / "scenarios" / f"{name}.yaml"))
+    sim = Simulation(sc, 1, fields=FieldCache(sc), record=False)
+    rng = np.random.default_rng(3)
+    walked = 0
+    for tid in sim.order:
+        prof = sim.profile_now(tid)
+        g = prof.graph
+        for _ in range(3):
+            goal = g.grid.cell_of_index(int(rng.integers(0, g.n)))
+            for risk in (False, True):
+                dist = prof.field_to((goal,), risk=risk).dist
+                starts = rng.integers(0, len(dist), size=40).tolist()
+                want = _plain_hops(prof, dist, list(range(len(dist))))  # type: ignore[arg-type]
+                field = Field(dist)
+                for v in starts:
+                    assert field.step(prof, v) == want[v]
+                assert all(field._hops[v] == want[v] for v in field._hops)
+                walked += len(field._hops)
+    assert walked > 2000
+
+
 # --------------------------------------------------------------------------- whole runs
 
 

@@ -30,7 +30,13 @@ def steps_down(prof: Any, dist: np.ndarray, node: int) -> list[tuple[int, float]
     ``(next node, ticks)`` as :meth:`Field.step` takes it from the node before (the first
     from ``node``), a last None where a node has none; on while the next node's distance
     is above 0, at most :data:`MOST`. None where the kernel does not serve."""
-    if not ON or not kernel.chaserate_descend_available() or dist.dtype != np.float64:
+    if not (
+        ON
+        and kernel.chaserate_descend_available()
+        and isinstance(dist, np.ndarray)
+        and dist.dtype == np.float64
+        and dist.flags.c_contiguous
+    ):
         return None
     indptr, indices, data = prof._kernel_of("csr")[:3]
     return kernel.chaserate_descend(indptr, indices, data, dist, node, MOST)
