@@ -351,7 +351,7 @@ def test_solved_catching_moves_are_every_inner_turn_that_catches() -> None:
     from engine.flight.model import FlightState
     from engine.grid import Grid
     from engine.mapmodel import MapModel, Terrain
-    from engine.sim.flight import _catching_inner, _momentum_moves, _plain_moves
+    from engine.sim.flymoves import _catching_inner, _momentum_moves, _plain_moves
 
     rng = random.Random(18)
     n = 14

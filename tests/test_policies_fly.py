@@ -1,6 +1,6 @@
 """Issue 39, the flying policies: "the quarry keeps the largest safe region or the surest
 exit. The flying policies likewise", and pursuers cooperate. A flier's reach is the cells
-it can end a move on (engine.sim.flight.reach_turns, over the planner's bound,
+it can end a move on (engine.sim.flymoves.reach_turns, over the planner's bound,
 engine.sim.flyreach.flight_turns); a flying pursuer that does not reach the quarry first
 shrinks its safe region; a flying quarry takes the exit of widest margin, else ends where
 it holds the most cells."""
@@ -23,7 +23,7 @@ from engine.policies import Aim, get
 from engine.policies.builtin import Pursuer, Quarry, _chaser, surest_exit
 from engine.scenario import load_scenario
 from engine.sim import FieldCache, Simulation
-from engine.sim.flight import _free_turn_moves, _momentum_moves, reach_turns
+from engine.sim.flymoves import _free_turn_moves, _momentum_moves, reach_turns
 from engine.sim.flyreach import flight_turns, flight_turns_plain
 from engine.sim.view import SimView
 from engine.systems import create

@@ -19,7 +19,8 @@ from engine.policies import Aim
 from engine.policies.builtin import Pursuer, surest_exit
 from engine.scenario import load_scenario
 from engine.sim import FieldCache, Simulation
-from engine.sim.flight import _best_move, _escapes, _moves, caught_next, reach_turns
+from engine.sim.flight import _best_move, _escapes
+from engine.sim.flymoves import _moves, caught_next, reach_turns
 from engine.sim.view import SimView, least_turns, threat_turns
 
 ROOT = Path(__file__).resolve().parent.parent

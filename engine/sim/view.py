@@ -20,7 +20,7 @@ from engine.occupancy import Occupancy, reach_cell
 from engine.scenario import Scenario
 from engine.sim.cache import FieldCache
 from engine.sim.fields import INF, Profile
-from engine.sim.flight import reach_turns
+from engine.sim.flymoves import reach_turns
 from engine.sim.flyreach import THREAT_KEPT, kept_memo, least_with
 from engine.sim.idmemo import IdMemo
 from engine.sim.threat import claim_turns, claim_turns_on, turns_to
@@ -130,7 +130,7 @@ class SimView:
 
     def reach_times(self, tid: str) -> np.ndarray:
         """Turns from ``tid`` to every cell: a flier's to end a move there low enough to
-        catch (:func:`~engine.sim.flight.reach_turns`), a walker's :meth:`times_from`."""
+        catch (:func:`~engine.sim.flymoves.reach_turns`), a walker's :meth:`times_from`."""
         run = self._run
         tok = run.tokens[tid]
         f = tok.state.flight
@@ -303,7 +303,7 @@ def least_turns(run: RunState, ids: tuple[str, ...], n: int | None = None) -> np
 def threat_turns(run: RunState, n: int | None = None) -> np.ndarray:
     """The pursuers' least turns to every cell, as a ground quarry weighs them: a walker's
     by its field (:func:`least_turns`), a flier's by the turns it needs to end a move there
-    low enough to catch (:func:`~engine.sim.flight.reach_turns`), not by its walking pace;
+    low enough to catch (:func:`~engine.sim.flymoves.reach_turns`), not by its walking pace;
     read-only. With fliers about, the same arrays give the same array object
     (:func:`~engine.sim.flyreach.least_with`), so the field cache's choices kept by the
     threat's identity (the safe exit, the flee cell) are found again."""
