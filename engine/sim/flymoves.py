@@ -78,12 +78,14 @@ def caught_next(rules: FlightRules, state: FlightState, low: int, reach: int) ->
     if got is None:
         grid = rules.model.grid
         out = np.zeros(grid.width * grid.height, dtype=bool)
-        ends = _end_cells(rules, s, low)
-        if reach:
-            ends = {c for e in ends for c in grid.cells_within(e, reach)}
-        out[np.array(sorted(grid.index(c) for c in ends if grid.in_bounds(c)), dtype=np.int64)] = (
-            True
-        )
+        if not reach and _frees(rules):
+            for _, index in _free_climb_ends(rules, s, low):
+                out[index] = True
+        else:
+            ends = _end_cells(rules, s, low)
+            if reach:
+                ends = {c for e in ends for c in grid.cells_within(e, reach)}
+            out[np.array([grid.index(c) for c in ends if grid.in_bounds(c)], dtype=np.int64)] = True
         out.setflags(write=False)
         got = kept_arrays(rules, "caught")[key] = out
     return got
@@ -302,7 +304,7 @@ def _inner_within(
             yield Move(base, end, h2, geo.face_after(h2, f2, rest), v, cost, 0, ((k, d),))
 
 
-def _free_turn_moves(  # noqa: C901
+def _free_turn_moves(
     rules: Any, state: FlightState, target: Cell | None, every_stoop: bool = False
 ) -> Iterator[Move]:
     """Free turns and vertical momentum (Speedpoints): for a dive as steep as is safe, level
@@ -311,34 +313,10 @@ def _free_turn_moves(  # noqa: C901
     steps turned into turn points."""
     s = rules.normal(state)
     geo = rules.geo
-    grid = geo.grid
     cur = rules.base if s.landed else s.speed
-    m = 0 if s.landed else s.modifier
     alt = s.altitude
-    climbs = {-min(cur, alt), 0}
-    if (target is not None or every_stoop) and alt > cur:
-        climbs.add(-alt)  # a stoop to the ground, faster than is safe: only if it catches
-    cap = int(rules.alt_cap)
-    if cap > alt:
-        climbs.add(min(cur, cap - alt))
-    faces = sorted(geo.faces)
-    for dz in sorted(climbs):
-        s2 = rules.base + rules._trade(m, dz)
-        if s2 < 0:
-            continue
-        blocked = rules.blocked_at(min(alt, alt + dz))
-        prev: dict[Cell, tuple[Cell, int] | None] = {s.cell: None}
-        frontier = [s.cell]
-        for _ in range(s2):
-            nxt = []
-            for c in frontier:
-                for fh in faces:
-                    n = grid.step_heading(c, fh)
-                    if n in prev or not grid.in_bounds(n) or blocked(n):
-                        continue
-                    prev[n] = (c, fh)
-                    nxt.append(n)
-            frontier = nxt
+    for dz, s2 in _free_climbs(rules, s, target is not None or every_stoop):
+        prev = _free_walk(rules, s.cell, s2, min(alt, alt + dz))
         for end in prev:
             steps: list[int] = []
             c = end
@@ -361,6 +339,89 @@ def _free_turn_moves(  # noqa: C901
             if -dz > cur and end != target and not every_stoop:
                 continue  # a stoop is weighed only where it ends on the target
             yield Move(choice, end, h, face, s2, 0, alt + dz, risky=-dz > cur)
+
+
+def _free_climbs(rules: Any, s: FlightState, stoop: bool) -> list[tuple[int, int]]:
+    """:func:`_free_turn_moves`' climbs (a dive as steep as is safe, level flight, a climb
+    over the tallest obstacle; with ``stoop``, a stoop to the ground where the flier is
+    higher than its airspeed), lowest first, each with the airspeed it leaves (those
+    leaving none below 0)."""
+    cur = rules.base if s.landed else s.speed
+    m = 0 if s.landed else s.modifier
+    alt = s.altitude
+    climbs = {-min(cur, alt), 0}
+    if stoop and alt > cur:
+        climbs.add(-alt)  # a stoop to the ground, faster than is safe: only if it catches
+    cap = int(rules.alt_cap)
+    if cap > alt:
+        climbs.add(min(cur, cap - alt))
+    out = []
+    for dz in sorted(climbs):
+        s2 = rules.base + rules._trade(m, dz)
+        if s2 >= 0:
+            out.append((dz, s2))
+    return out
+
+
+def _free_walk(
+    rules: Any, cell: Cell, steps: int, level: int
+) -> dict[Cell, tuple[Cell, int] | None]:
+    """The cells a free-turning flier on ``cell`` reaches in ``steps`` face steps through
+    cells clear at ``level`` metres (a breadth-first walk, faces in order), each with the
+    cell and face it was entered from (None for ``cell``)."""
+    grid = rules.geo.grid
+    faces = sorted(rules.geo.faces)
+    blocked = rules.blocked_at(level)
+    prev: dict[Cell, tuple[Cell, int] | None] = {cell: None}
+    frontier = [cell]
+    for _ in range(steps):
+        nxt = []
+        for c in frontier:
+            for fh in faces:
+                n = grid.step_heading(c, fh)
+                if n in prev or not grid.in_bounds(n) or blocked(n):
+                    continue
+                prev[n] = (c, fh)
+                nxt.append(n)
+        frontier = nxt
+    return prev
+
+
+def _free_ends(rules: Any, s: FlightState, low: int | None) -> set[Cell]:
+    """The cells the moves of :func:`_free_turn_moves` (every stoop) end on, at or below
+    ``low`` metres where given, without making the moves (:func:`_free_climb_ends`)."""
+    out: set[Cell] = set()
+    for cells, _ in _free_climb_ends(rules, s, low):
+        out |= cells
+    return out
+
+
+def _free_climb_ends(
+    rules: Any, s: FlightState, low: int | None
+) -> list[tuple[frozenset[Cell], np.ndarray]]:
+    """Per climb of :func:`_free_turn_moves` (every stoop) that ends at or below ``low``
+    metres where given, the cells its moves end on and their indexes. A free-turning
+    flier's ends depend on its cell, airspeed and altitude, not its heading, so each
+    climb's are kept in the rules' pilot cache by those (tests/test_policies_flyteam.py
+    holds them equal to the moves' own)."""
+    cache = rules.pilot_cache
+    grid = rules.geo.grid
+    out = []
+    for dz, s2 in _free_climbs(rules, s, True):
+        if low is not None and s.altitude + dz > low:
+            continue
+        level = min(s.altitude, s.altitude + dz)
+        key = ("free ends", s.cell, s2, level)
+        got = cache.get(key)
+        if got is None:
+            cells = frozenset(_free_walk(rules, s.cell, s2, level))
+            got = (cells, np.array([grid.index(c) for c in cells], dtype=np.int64))
+            if len(cache) >= PILOT_CACHE:
+                for old in list(cache)[: PILOT_CACHE // 2]:
+                    del cache[old]
+            cache[key] = got
+        out.append(got)
+    return out
 
 
 def _planner_moves(rules: FlightRules, state: FlightState, target: Cell | None) -> Iterator[Move]:
@@ -393,8 +454,11 @@ def reach_turns(rules: FlightRules, state: FlightState, low: int | None = None) 
     if got is None:
         grid = rules.model.grid
         out = np.maximum(flight_turns(rules, s), 2.0)
-        ends = [grid.index(c) for c in _end_cells(rules, s, low)]
-        out[np.array(ends, dtype=np.int64)] = 1.0
+        if _frees(rules):
+            for _, index in _free_climb_ends(rules, s, low):
+                out[index] = 1.0
+        else:
+            out[np.array([grid.index(c) for c in _end_cells(rules, s, low)], dtype=np.int64)] = 1.0
         out[grid.index(s.cell)] = 0.0
         out.setflags(write=False)
         got = kept_arrays(rules, "ends")[key] = out
@@ -428,8 +492,14 @@ def _end_cells(rules: Any, s: FlightState, low: int | None) -> set[Cell]:
                     if rest <= runs.free(ck, h2, f2):
                         out.add(geo.cell_at(geo.advance(pk, h2, f2, rest)))
         return out
-    if hasattr(rules, "blocked_at"):
-        moves = _free_turn_moves(rules, s, None, every_stoop=True)
-    else:
-        moves = _planner_moves(rules, s, None)
+    if _frees(rules):
+        return _free_ends(rules, s, low)
+    moves = _planner_moves(rules, s, None)
     return {m.cell for m in moves if low is None or m.altitude <= low}
+
+
+def _frees(rules: Any) -> bool:
+    """Whether the rules' flight turns freely (Speedpoints): :func:`_moves`' middle shape."""
+    return not (hasattr(rules, "turn_cost") and hasattr(rules, "runs")) and hasattr(
+        rules, "blocked_at"
+    )
