@@ -34,6 +34,10 @@ SPEEDS = {
         ("hero3.stats.adaptability", (10, 13, 18), 1),
         ("beast.stats.adaptability", (12, 16, 20), -1),
     ],
+    "falcons": [
+        ("falcon.stats.airspeed", (3, 4, 6), 1),
+        ("runner.stats.running", (12, 16, 20), -1),
+    ],
     "flier": [
         ("hawk.stats.airspeed", (3, 5, 8), 1),
         ("runner.stats.running", (4, 6, 10), -1),

@@ -67,7 +67,10 @@ class Aim:
     only far from ``threats``). ``corner``: chasing, the quarry's turns to every cell (one
     a cell index): the cells it gets to in one turn are where it may be when the flier
     moves next, and a flier that cannot end on it this turn ends where its next turn's
-    moves leave the fewest of them out of reach (None: by the bound alone)."""
+    moves leave the fewest of them out of reach (None: by the bound alone). ``team``:
+    with ``corner``, the cells (a mask by cell index) where the other pursuers catch the
+    quarry after its next move as they stand when it makes it: the flier leaves those to
+    them and covers the rest (None: it hunts alone)."""
 
     def __init__(
         self,
@@ -77,6 +80,7 @@ class Aim:
         threats: tuple[Cell, ...] = (),
         hold: np.ndarray | None = None,
         corner: np.ndarray | None = None,
+        team: np.ndarray | None = None,
     ) -> None:
         self.goal = goal
         self.catch = catch
@@ -84,6 +88,7 @@ class Aim:
         self.threats = threats
         self.hold = hold
         self.corner = corner
+        self.team = team
 
 
 class TurnView(Protocol):
@@ -105,6 +110,11 @@ class TurnView(Protocol):
 
     @property
     def quarries(self) -> tuple[str, ...]: ...
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        """Every token's id in turn order (who moves between the mover and the quarry)."""
+        ...
 
     @property
     def grid(self) -> Grid:

@@ -110,24 +110,28 @@ class Pursuer(Policy):
         soonest (:func:`_chaser`, a flier counted by where it can end a move) steers for its
         predicted cell; every other flier shrinks its safe region
         (:func:`_shrink_by_flight`: its safe exit, else the cell of it this flier comes
-        nearest to claiming), still taking any move that ends on the quarry."""
+        nearest to claiming), still taking any move that ends on the quarry. Each plans two
+        turns ahead near the quarry (``Aim.corner``: the cells it gets to in a turn), those
+        its teammates hold (:func:`team_cover`) left to them (``Aim.team``)."""
         quarry = spec.target or view.nearest(state.cell, view.quarries)
         if quarry is None:
             return None
         qcell = view.reach(quarry)  # a climber partway up is caught where it climbs to
         assert qcell is not None
         catch = qcell if view.low_enough(quarry) else None
+        # Where the quarry may be when this flier moves next: the cells it gets to in a
+        # turn; and those of them the rest of the team already holds (:func:`team_cover`).
+        corner = team = None
+        if catch is not None:
+            flies = view.tokens[quarry].state.flight is not None
+            corner = view.reach_times(quarry) if flies else view.times_from(quarry)
+            team = team_cover(view, spec.id, quarry)
         chaser = _chaser(view, quarry, spec.id)
         if chaser is not None and chaser != spec.id:
             goal = _shrink_by_flight(view, spec, quarry, qcell)
             if goal is not None:
-                return Aim(goal, catch, view.capture)
-        # Where the quarry may be when this flier moves next: the cells it gets to in a turn.
-        corner = None
-        if catch is not None:
-            flies = view.tokens[quarry].state.flight is not None
-            corner = view.reach_times(quarry) if flies else view.times_from(quarry)
-        return Aim(view.predict(quarry), catch, view.capture, corner=corner)
+                return Aim(goal, catch, view.capture, corner=corner, team=team)
+        return Aim(view.predict(quarry), catch, view.capture, corner=corner, team=team)
 
 
 class Waypoints(Policy):
@@ -254,6 +258,34 @@ def _shrink_by_flight(view: TurnView, spec: TokenSpec, quarry: str, at: Cell) ->
     exits = np.array(sorted(grid.index(c) for c in view.exits), dtype=np.int64)
     got = frontier_choice(view.reach_times(spec.id), others, theirs, exits)
     return None if got is None else grid.cell_of_index(got)
+
+
+def team_cover(view: TurnView, mover: str, quarry: str) -> np.ndarray | None:
+    """The cells (a mask by cell index) where the mover's teammates catch ``quarry`` after
+    its next move: where one of them ends a move (a flier, :meth:`TurnView.reach_times`)
+    or gets within a turn (a walker) as it stands when the quarry makes that move. Only
+    the pursuers that do not move between the mover and the quarry (in turn order) stand
+    so: those that do move again first and answer this flier's move in their own turn.
+    None where there are none (the flier hunts alone)."""
+    order = view.order
+    if mover not in order or quarry not in order:
+        return None
+    at = order.index(mover)
+    before: set[str] = set()  # moving after the mover and before the quarry
+    for k in range(1, len(order)):
+        tid = order[(at + k) % len(order)]
+        if tid == quarry:
+            break
+        before.add(tid)
+    specs = view.specs
+    fixed = tuple(
+        p
+        for p in view.pursuers
+        if p != mover and p not in before and specs[p].target in (None, quarry)
+    )
+    if not fixed:
+        return None
+    return team_times(view, fixed) <= 1 + EPS
 
 
 def team_times(view: TurnView, ids: tuple[str, ...]) -> np.ndarray:

@@ -183,7 +183,12 @@ def _best(
     # per entry).
     hold = None if aim.hold is None else blake2b(aim.hold.tobytes(), digest_size=16).digest()
     corner = None if aim.corner is None else corner_digest(rules, aim.corner)
-    key = ("best", state, aim.goal, aim.catch, aim.reach, aim.threats, hold, corner, cap_alt)
+    team = (
+        None
+        if aim.team is None
+        else blake2b(np.packbits(aim.team).tobytes(), digest_size=16).digest()
+    )
+    key = ("best", state, aim.goal, aim.catch, aim.reach, aim.threats, hold, corner, team, cap_alt)
     got = rules.pilot_cache.get(key)
     if got is None:
         got = _best_move(rules, state, aim, grid, cap_alt)
@@ -266,14 +271,19 @@ def _best_move(
         # those cells where it can. So first a move after which its next turn reaches
         # every one of them (cornered: caught wherever it goes); else one after which it
         # reaches the quarry's cell (caught if it stays or its move fails a check); then
-        # the fewest cells left out, the bound's order breaking ties.
+        # the fewest cells left out, the bound's order breaking ties. With a team, the
+        # cells the others catch it on are theirs: this flier weighs the rest.
         cells = np.frombuffer(corner, dtype=np.int64)
         here = rules.model.grid.index(aim.catch)
+        held = False
+        if aim.team is not None:
+            cells = cells[~aim.team[cells]]
+            held = bool(aim.team[here])
 
         def corner_key(km: tuple[int, Move]) -> tuple[bool, bool, int, int]:
             k, m = km
             left, stays = _escapes(rules, m, cells, here, aim.reach, cap_alt)
-            return (left > 0, not stays, left, k)
+            return (left > 0, not (stays or held), left, k)
 
         return min(enumerate(ranked), key=corner_key)[1].choice
     if near and aim.catch is not None:

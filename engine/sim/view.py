@@ -100,6 +100,10 @@ class SimView:
         return tuple(self._run.quarries)
 
     @property
+    def order(self) -> tuple[str, ...]:
+        return tuple(self._run.order)
+
+    @property
     def grid(self) -> Grid:
         prof = self._prof
         return prof.graph.grid if prof is not None else self._run.scenario.model.grid
