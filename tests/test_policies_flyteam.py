@@ -169,7 +169,7 @@ def _captures(
 def test_two_falcons_catch_what_one_does_not(tmp_path: Path) -> None:
     """scenarios/falcons.yaml (a fast runner, two falcons): the team catches in more runs
     than one falcon alone and than two falcons that each plan alone, beyond the 95%
-    intervals (60 runs, the same seeds); the runs differ (the stoops' rolls)."""
+    intervals (60 runs, the same seeds); the runs differ (the runner's climbs)."""
     runs = 60
     team, turns = _captures(FALCONS, runs)
     text = FALCONS.read_text(encoding="utf-8").replace("../maps/", f"{ROOT / 'maps'}/")
