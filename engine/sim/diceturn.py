@@ -63,24 +63,30 @@ class DiceTurns(DryTurns):
         share: Fraction,
         dst: Cell,
         blocker: Cell | None,
+        token: Token | None = None,
     ) -> tuple[list[tuple[Token, Fraction]], frozenset[Cell], bool, bool]:
         """Every way a whole turn of ``side``'s token (as :meth:`DryTurns.turn`) may end:
         the token it leaves and its exact chance (they sum to 1); the cells the ways
         entered (and the cells crossed toward); whether every way starts and ends on the
         profile the solve was made for; and whether anything was rolled beyond a cell's
-        check (on the run's dice, which this leaves alone)."""
+        check (on the run's dice, which this leaves alone). ``token``: the token as its
+        turn starts there, where it is not the side's token placed on ``cell`` (one in a
+        pit climbing out: :mod:`engine.solve.jumpmix`); then only the ends' profiles are
+        compared."""
         ways = self.ways
         fields = ways.fields
         base = ways.profs[side]
-        token = self.placed(side, cell, toward, share)
+        given = token is not None
+        token = self.placed(side, cell, toward, share) if token is None else token
         occ = ways.occupancy(side, blocker)
         start = ways.profile_of(side, token)
-        same = start is base
+        same = given or start is base
         dice = Dice(0)
         plain = Walker(self.system, fields, dice, EventSink(record=True), StatsKeys(fields))
         got: list[tuple[Token, Fraction]] = []
         entered: set[Cell] = set()
         script: list[int] = []
+        rolled = False
         while True:
             plain.sink = EventSink(record=True)
             walker = _Scripted(plain, script)
@@ -89,6 +95,9 @@ class DiceTurns(DryTurns):
             got.append((end, walker.chance))
             moves = (e for e in walker.sink.events if e["type"] == "move")
             entered.update(c for e in moves for c in map(tuple, e["path"]))
+            # The walker logs what it rolled on the dice (and empties their log): a roll
+            # beyond the seam's.
+            rolled = rolled or any(e["type"] == "roll" for e in walker.sink.events)
             if end.state.toward is not None:
                 entered.add(end.state.toward)
             same = same and ways.profile_of(side, end) is base
@@ -98,4 +107,8 @@ class DiceTurns(DryTurns):
             if not script:
                 break
             script[-1] += 1
-        return got, frozenset(entered), same, bool(dice.log)
+        return got, frozenset(entered), same, rolled or bool(dice.log)
+
+    def on_base(self, side: str, token: Token) -> bool:
+        """Whether ``side``'s ``token`` moves on the profile the solve was made for."""
+        return self.ways.profile_of(side, token) is self.ways.profs[side]

@@ -461,7 +461,7 @@ class Walker:
             # One jump, one roll (RULES.md 4); a failure falls into the gap.
             if jump.check is not None and jump.check.check is not None:
                 gap = g.grid.cell_of_index(jump.parts[jump.gap_at][0])
-                result = jump.check.check.roll(self.dice)
+                result = self.roll(jump.check.check)
                 self.log_rolls(tid)
                 self.sink.emit(
                     {
@@ -515,7 +515,7 @@ class Walker:
         return ok, token
 
     def roll(self, check: Check) -> CheckResult:
-        """A cell's check rolled on the run's dice (a seam: the solve's turns with dice,
+        """A cell's check or a jump's roll on the run's dice (a seam: the solve's turns with dice,
         :class:`engine.sim.diceturn.DiceTurns`, choose each degree in turn instead)."""
         return check.roll(self.dice)
 

@@ -46,6 +46,7 @@ from engine.solve.dicecross import DiceTurns, lift_dice_crossings
 from engine.solve.expect import Expecti, side_of, steps_between
 from engine.solve.game import MAX_POSITIONS, MAX_STATES, Game, Mover, Unsolvable, build_game
 from engine.solve.jump import PitFalls, Pits, find_pits, lift_pits
+from engine.solve.jumpmix import DicePits, TokenTurns
 from engine.solve.pace import PacedTurns, Paces, paces_change, solve_paced
 from engine.solve.retro import Retro, solve_retro
 
@@ -292,6 +293,10 @@ class DiceSolution(_Placed):
         None: one the game does not hold."""
         g = self.game
         if self.crossings is not None:
+            if self.pits is not None and token is not None:  # engine.solve.jumpmix
+                pit = self.pits.position(side, g.index(cell), token)
+                if pit is not None:
+                    return pit
             top = None if toward is None or held else g.index(toward)
             return None if held else self.crossings.position(side, g.index(cell), top, share)
         if self.pits is not None:
@@ -427,7 +432,12 @@ def _solve_dice_crossings(
     scenario: Scenario, game: Game, system: Any, turns: DiceTurns
 ) -> DiceSolution:
     """A game with dice whose tokens cross cells over turns (:mod:`.dicecross`)."""
-    lifted, out, cp, cq, cb, bp, bq, steps = lift_dice_crossings(game, turns, system, scenario.path)
+    found = find_pits(game, scenario.path, system)  # a failed jump's pit (engine.solve.jumpmix)
+    pits = None
+    if found is not None and isinstance(turns, TokenTurns):
+        pits = DicePits(game, found, turns, system, scenario.path)
+    got = lift_dice_crossings(game, turns, system, scenario.path, pits)
+    lifted, out, cp, cq, cb, bp, bq, steps = got
     n = lifted.n
     held = n * n * (game.turns + 1)
     if held > MAX_DICE_VALUES:
@@ -439,7 +449,7 @@ def _solve_dice_crossings(
     blocked = None if cb is None else side_of(cb, n)
     ex = Expecti(lifted, side_of(cp, n), side_of(cq, n), blocked, bp, bq, steps)
     ex.solve()
-    return DiceSolution(lifted, ex, crossings=out)
+    return DiceSolution(lifted, ex, crossings=out, pits=None if pits is None else pits.placed)
 
 
 def _solve_dice(scenario: Scenario, game: Game, system: Any, ways: Ways) -> DiceSolution:

@@ -53,8 +53,12 @@ Dist = tuple[tuple[int, Fraction], ...]
 class _Build:
     """One build's walks: each turn walked once, counted against :data:`MAX_CROSSING_TURNS`."""
 
-    def __init__(self, game: Game, turns: DiceTurns, system: Any, name: str) -> None:
+    def __init__(
+        self, game: Game, turns: DiceTurns, system: Any, name: str, pits: Any = None
+    ) -> None:
         self.game, self.turns, self.system, self.name = game, turns, system, name
+        #: The pit positions a failed jump falls into (:class:`engine.solve.jumpmix.DicePits`).
+        self.pits = pits
         self.grid = game.quarry.graph.grid
         self.out = Crossings(game.n)
         self.walked = 0
@@ -75,6 +79,11 @@ class _Build:
         """The positions a turn of ``side`` from position ``src`` aiming at ``dst`` ends on,
         with their chances (new positions added)."""
         self.count(1)
+        if self.pits is not None and self.pits.holds(src):  # a token in a pit
+            ends, entered = self.pits.turn(self, side, src, dst, blocker)
+            if blocker is None:
+                self.entered[(side, src, dst)] = entered
+            return tuple(sorted(ends.items()))
         out, grid = self.out, self.grid
         cell, toward, share = src, None, Fraction(0)
         if src >= out.n:
@@ -95,13 +104,40 @@ class _Build:
                 f"{self.name}: {where} rolls beyond a cell's check (a climb's turn of rolls, "
                 "a jump) on its way over turns, which solve does not carry (docs/solve.md)"
             )
-        if not same:
-            raise Unsolvable(
-                f"{self.name}: {where} moves on another profile until its next turn, which "
-                "solve does not carry (docs/solve.md): give it a faster pace"
-            )
+        if not same and (self.pits is None or not self.pits.starts_on_base(side, cell)):
+            self._other_profile(where)
+        ends = self.ends(mover, side, got, same, where)
+        if blocker is None:
+            self.entered[(side, src, dst)] = frozenset(grid.index(c) for c in entered)
+        return tuple(sorted(ends.items()))
+
+    def _other_profile(self, where: str) -> None:
+        raise Unsolvable(
+            f"{self.name}: {where} moves on another profile until its next turn, which "
+            "solve does not carry (docs/solve.md): give it a faster pace"
+        )
+
+    def own(self, src: int) -> int:
+        """The cell position ``src`` stands on (a crossing's, a pit's: its gap cell)."""
+        if self.pits is not None and self.pits.holds(src):
+            return int(self.pits.gap(src))
+        return src if src < self.out.n else self.out.stand[src - self.out.n]
+
+    def ends(
+        self, mover: Any, side: str, got: list[tuple[Any, Fraction]], same: bool, where: str
+    ) -> dict[int, Fraction]:
+        """The positions the tokens ``got`` of a turn (with their chances) end on: a pit
+        position for one that fell into a gap, else its cell or its crossing under way."""
+        out, grid = self.out, self.grid
         ends: dict[int, Fraction] = {}
         for token, p in got:
+            fell = None if self.pits is None else self.pits.fallen(side, token)
+            if fell is not None:
+                for pos, q in fell:
+                    ends[pos] = ends.get(pos, Fraction(0)) + p * q
+                continue
+            if not same and not self.pits.on_base(side, token):
+                self._other_profile(where)
             st = token.state
             here = grid.index(st.cell)
             end = here
@@ -109,9 +145,7 @@ class _Build:
                 end = out.add(side, here, grid.index(st.toward), st.progress, st.mode == "climb")
             self._ends_clean(mover, token)
             ends[end] = ends.get(end, Fraction(0)) + p
-        if blocker is None:
-            self.entered[(side, src, dst)] = frozenset(grid.index(c) for c in entered)
-        return tuple(sorted(ends.items()))
+        return ends
 
     def _ends_clean(self, mover: Any, token: Any) -> None:
         """Refuse a turn that leaves more than its cell, mode and crossing once it is over."""
@@ -143,7 +177,7 @@ def _side_moves(b: _Build, side: str, todo: list[int]) -> dict[int, list[tuple[i
         src = todo.pop()
         if src in moves:
             continue
-        own = src if src < b.out.n else b.out.stand[src - b.out.n]
+        own = b.own(src)
         row: dict[Dist, int] = {}
         for dst in [own] + [a for a in aims if a != own]:
             dist = b.turn(side, src, dst, None)
@@ -162,7 +196,7 @@ def _blocked(
     aims = _aims(b.game, "quarry")
     got: dict[tuple[int, int], list[tuple[int, Dist]]] = {}
     for src in sorted(quarry):
-        own = src if src < b.out.n else b.out.stand[src - b.out.n]
+        own = b.own(src)
         order = [own] + [a for a in aims if a != own]
         met = set().union(*(b.entered[("quarry", src, a)] for a in order))
         for p in sorted(met & set(np.flatnonzero(in_way).tolist())):
@@ -196,13 +230,27 @@ def _chance(groups: list[list[tuple[int, Dist]]]) -> Chance:
     )
 
 
+def _in_way(game: Game, out: Crossings, pits: Any) -> np.ndarray:
+    """The cells the pursuer may be in the quarry's way at: those it stands on, where its
+    crossings under way are reached, its pits' gap cells (:mod:`.jumpmix`)."""
+    in_way = game.stand_p.copy()
+    for i, side in enumerate(out.side):
+        if side == "pursuer":
+            in_way[out.reach_of(out.n + i)] = True
+    if pits is not None:
+        in_way[pits.in_way()] = True
+    return in_way
+
+
 def lift_dice_crossings(
-    game: Game, turns: DiceTurns, system: Any, name: str
+    game: Game, turns: DiceTurns, system: Any, name: str, pits: Any = None
 ) -> tuple[Game, Crossings, Chance, Chance, Chance | None, np.ndarray, np.ndarray, np.ndarray]:
     """``game`` over the crossing positions with dice (see the module): the lifted game,
     its positions, both sides' moves from every position, the quarry's around the pursuer
-    (with the pairs' positions) and the grid steps between the positions' cells."""
-    b = _Build(game, turns, system, name)
+    (with the pairs' positions) and the grid steps between the positions' cells.
+    ``pits``: the pit positions a failed jump falls into (:mod:`.jumpmix`), after the
+    crossings'."""
+    b = _Build(game, turns, system, name, pits)
     b.count(int(game.stand_p.sum()) * len(_aims(game, "pursuer")))
     b.count(int(game.stand_q.sum()) * len(_aims(game, "quarry")))
     b.walked = 0
@@ -211,10 +259,7 @@ def lift_dice_crossings(
         for side, stand in (("pursuer", game.stand_p), ("quarry", game.stand_q))
     }
     out = b.out
-    in_way = game.stand_p.copy()
-    for i, side in enumerate(out.side):
-        if side == "pursuer":
-            in_way[out.reach_of(out.n + i)] = True
+    in_way = _in_way(game, out, pits)
     blocked: dict[tuple[int, int], list[tuple[int, Dist]]] = {}
     if game.blocked is not None:
         while True:
@@ -225,14 +270,19 @@ def lift_dice_crossings(
             if not new:
                 break
             moves["quarry"].update(_side_moves(b, "quarry", new))
-    size = out.size
+    at, stands = out.reaches(), out.stands()
+    side_of = np.array(out.side)
+    on_p, on_q = game.stand_p, game.stand_q
+    if pits is not None:  # the pit positions after the crossings', the gap cells stood on
+        moves, blocked = pits.numbered(out.size, moves, blocked)
+        at, stands, side_of = pits.extended(at, stands, side_of)
+        on_p, on_q = pits.stood_on(game)
+    size = len(at)
     groups = {
         side: [moves[side].get(pos, [(pos, ((pos, Fraction(1)),))]) for pos in range(size)]
         for side in ("pursuer", "quarry")
     }
-    at, stands = out.reaches(), out.stands()
-    side_of = np.array(out.side)
-    stand_p = np.concatenate((game.stand_p, side_of == "pursuer"))
+    stand_p = np.concatenate((on_p, side_of == "pursuer"))
     by_cell: dict[int, list[int]] = {}
     for pos in np.flatnonzero(stand_p).tolist():
         by_cell.setdefault(int(at[pos]), []).append(pos)
@@ -250,7 +300,7 @@ def lift_dice_crossings(
         cap=game.cap[np.ix_(at, at)],
         exit=game.exit[stands],
         stand_p=stand_p,
-        stand_q=np.concatenate((game.stand_q, side_of == "quarry")),
+        stand_q=np.concatenate((on_q, side_of == "quarry")),
     )
     grown = replace(game, stand_p=game.stand_p | True, stand_q=game.stand_q)
     steps = steps_between(grown)[np.ix_(stands, stands)]

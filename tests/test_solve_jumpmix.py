@@ -1,0 +1,193 @@
+"""`tacgrid solve` with Speedpoints jumps of more than a turn that ask a roll (issue 39):
+the game whose moves are the turn loop's whole turns (engine/solve/dicecross.py), a failed
+jump falling into the pit (engine/solve/jumpmix.py). Checked against the expectimax
+test_solve_jumps.py and test_solve_pitclimb.py write from seed 004's words and the rulings
+alone (`PitCorridor`, `ClimbCorridor`: Fractions, no code of engine.solve), whose moves
+already hold a jump of more than a turn made whole at a turn's start, and by seeded
+``solve: auto`` runs inside the 95% interval.
+
+Seed 004: "Running is also the maximum distance a character can jump with a running
+start. If the character can barely jump across a gap (within 1 meter of their maximum
+jumping distance) they must make a success roll using their acrobatics ability or fall
+into the gap." docs/rules.md: a jump is one edge, made whole, in a turn that starts with it
+where it takes more than a turn (the run-up space, the gap cells at the running rate, the
+landing at its own: water at swimming 1 takes a whole turn).
+
+Before this, the turns walked for such a game rolled a jump on the walker's own dice
+(seed 0) rather than through the seam that branches every roll, so the solve answered as
+if each jump's roll came out as that one die did (P(capture) 1 for the first corridor
+below, whose pursuer must make a 13-in-20 jump).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from corridor_game import played, solved
+from test_solve_jumps import PitCorridor, pit_oracle, write_pits
+from test_solve_pitclimb import ClimbCorridor, climb_oracle, write_climb
+
+from engine.scenario import load_scenario
+from engine.sim import FieldCache, Simulation
+from engine.sim.diceturn import DiceTurns
+from engine.sim.view import SolveWays
+from engine.solve import DiceSolution
+
+
+class PitWithinTurns(PitCorridor):
+    """:class:`PitCorridor` with no jump of more than a turn: what the long jumps decide."""
+
+    def all_jumps(self, who: str, c: int) -> list[tuple[list[int], Fraction, Fraction]]:
+        return [j for j in super().all_jumps(who, c) if j[1] <= 1]
+
+
+class ClimbWithinTurns(ClimbCorridor):
+    def all_jumps(self, who: str, c: int) -> list[tuple[list[int], Fraction, Fraction]]:
+        return [j for j in super().all_jumps(who, c) if j[1] <= 1]
+
+
+#: (row, quarry (cell, running, acrobatics), pursuer, turns, exits, pursuer first): pits
+#: never left (``pit_wall`` 10), each with a jump of more than a turn that asks a roll
+#: (running 3 over a 2-m pit with a run-up into water; running 5 or 6 over 4 m). Found by
+#: drawing random corridors and keeping those whose answer the long jumps change.
+LONG_PITS = [
+    ("....O~....", (8, 3, 8), (0, 3, 12), 6, (), False),
+    (",.O~,.O,..~", (3, 3, 13), (10, 3, 12), 6, (0,), False),
+    ("..,O.,,..,", (6, 3, 13), (9, 3, 5), 5, (), False),
+    ("..~~~O.~", (2, 5, 13), (7, 5, 10), 6, (), True),
+    (".O~~O.O~~.", (9, 4, 12), (5, 5, 9), 6, (), False),
+    ("..,O~~.~~.", (9, 6, 11), (0, 3, 5), 6, (), False),
+    (".~O.~..~", (3, 5, 12), (7, 6, 4), 5, (), False),
+    # The quarry's long jump to the exit: it escapes when it makes it.
+    ("~O,,O.....,", (2, 3, 14), (0, 4, 10), 5, (10,), True),
+]
+
+#: (row, quarry (cell, running, acrobatics, climbing), pursuer, turns, exits, pursuer
+#: first, pit_wall, the pit's depth in m): pits climbed out of, some with a last turn that
+#: climbs the rest and walks on (a ladder's wall, 10 m deep), each with a long jump.
+LONG_CLIMBS = [
+    (".~O....~.~", (6, 3, 13, 7), (9, 3, 8, 5), 5, (), True, 5, 4),
+    ("..~O....", (2, 5, 10, 7), (4, 3, 5, 5), 5, (), True, 0, 10),
+    (".,.~O,~.", (0, 5, 11, 8), (5, 4, 14, 8), 5, (), True, 0, 10),
+    (".,..O~~.", (6, 5, 13, 8), (2, 3, 5, 10), 7, (7,), True, 0, 10),
+    (".,.~O...", (2, 6, 4, 8), (6, 3, 7, 9), 6, (0, 7), True, 0, 6),
+    ("..,,.O,...", (8, 3, 7, 6), (3, 3, 5, 4), 7, (), False, 0, 10),
+    (",,,...O,..", (4, 3, 4, 6), (9, 3, 5, 10), 5, (), True, 0, 2),
+    ("~.O.O~O.O.", (5, 5, 8, 5), (1, 4, 11, 8), 6, (9,), False, 0, 4),
+]
+
+
+def _long_decides_pits(case: tuple) -> bool:  # type: ignore[type-arg]
+    row, quarry, pursuer, turns, exits, first = case
+    game = PitWithinTurns(row, set(exits), turns, first, {"q": (quarry[1], 1), "p": (pursuer[1], 1)},
+                          {"q": quarry[2], "p": pursuer[2]})  # fmt: skip
+    pc, _, pe = game.value(pursuer[0], quarry[0], 1)
+    return (pc, pe) != pit_oracle(case)
+
+
+@pytest.mark.parametrize("case", LONG_PITS)
+def test_long_jumps_with_a_roll_equal_the_expectimax(tmp_path: Path, case: tuple) -> None:  # type: ignore[type-arg]
+    pc, pe = pit_oracle(case)
+    assert 0 < pc < 1 or 0 < pe < 1  # the rolls decide something
+    assert _long_decides_pits(case)  # and so do the jumps of more than a turn
+    got = solved(write_pits(tmp_path, case))
+    assert got.crossings is not None and got.pits is not None  # the loop's turns, pits
+    doc = got.to_dict()
+    assert doc["p"]["capture"] == pytest.approx(float(pc), abs=1e-9)
+    assert doc["p"]["escape"] == pytest.approx(float(pe), abs=1e-9)
+
+
+@pytest.mark.parametrize("case", LONG_CLIMBS)
+def test_long_jumps_into_pits_climbed_out_of_equal_the_expectimax(
+    tmp_path: Path,
+    case: tuple,  # type: ignore[type-arg]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pc, pe = climb_oracle(case)
+    assert 0 < pc < 1 or 0 < pe < 1
+    row, quarry, pursuer, turns, exits, first, wall, depth = case
+    before = ClimbWithinTurns(row, set(exits), turns, first,
+                              {"q": (quarry[1], 1), "p": (pursuer[1], 1)},
+                              {"q": quarry[2], "p": pursuer[2]},
+                              climbing={"q": quarry[3], "p": pursuer[3]}, wall=wall,
+                              depth=depth)  # fmt: skip
+    was = before.value(pursuer[0], quarry[0], 1)
+    assert (was[0], was[2]) != (pc, pe)  # the long jumps decide it
+    got = solved(write_climb(tmp_path, case, monkeypatch))
+    assert got.crossings is not None and got.pits is not None and got.pits.outs
+    doc = got.to_dict()
+    assert doc["p"]["capture"] == pytest.approx(float(pc), abs=1e-9)
+    assert doc["p"]["escape"] == pytest.approx(float(pe), abs=1e-9)
+
+
+def test_some_last_turns_climb_the_rest_and_walk_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The partial turns out of a pit (a 10-m pit at a ladder's 4 or 6 m a turn) are in the
+    # cases above: the turn the loop walks from the token climbing out.
+    partial = 0
+    for i, case in enumerate(LONG_CLIMBS[1:4]):
+        (tmp_path / str(i)).mkdir()
+        got = solved(write_climb(tmp_path / str(i), case, monkeypatch))
+        assert got.pits is not None
+        partial += bool(got.pits.partial)
+    assert partial == 3
+
+
+def test_the_long_jump_is_branched_on_its_roll(tmp_path: Path) -> None:
+    # The pursuer's long jump from (2, 0) (run-up (3, 0), the 2-m pit, the water landing:
+    # 5/3 turns at running 3) asks acrobatics 12 + 1d20 >= 20: made 13 in 20, else the
+    # token is in the gap cell (4, 0). The turn is walked once per degree.
+    sc = load_scenario(str(write_pits(tmp_path, LONG_PITS[0])))
+    run = Simulation(sc, seed=0, record=False)
+    profs = {"pursuer": run.profile_now("p"), "quarry": run.profile_now("q")}
+    ways = SolveWays(run.fields, profs, {"pursuer": 1, "quarry": 1}, run.door_key(), True)
+    turns = DiceTurns(ways, {"pursuer": run.tokens["p"], "quarry": run.tokens["q"]}, sc.system)
+    got, entered, _, rolled = turns.outcomes("pursuer", (2, 0), None, Fraction(0), (8, 0), None)
+    ends = {(t.state.cell, t.state.has("in_gap")): p for t, p in got}
+    assert ends == {((5, 0), False): Fraction(13, 20), ((4, 0), True): Fraction(7, 20)}
+    assert not rolled and {(3, 0), (4, 0), (5, 0)} <= entered
+
+
+def _batch(sc: Any, fields: FieldCache, monkeypatch: pytest.MonkeyPatch) -> tuple[float, list[Any]]:
+    """400 seeded runs of the solved policies: the rate of captures and every move asked
+    (whether a token was in a pit, the move)."""
+    import engine.sim.view as view
+
+    got = solved(Path(sc.path), fields)
+    assert isinstance(got, DiceSolution)
+    want = got.to_dict()["p"]["capture"]
+    asked: list[tuple[bool, object]] = []
+    plain = view.solved_move
+
+    def spy(run: Any, tid: str) -> object:
+        move = plain(run, tid)
+        asked.append((any(t.state.has("in_gap") for t in run.tokens.values()), move))
+        return move
+
+    monkeypatch.setattr(view, "solved_move", spy)
+    rate, half, _ = played(sc, fields, want, 400)
+    assert 0 < want < 1
+    assert abs(rate - want) <= half, (rate, want, half)
+    return want, asked
+
+
+def test_solved_policies_with_long_jumps_capture_within_the_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sc = load_scenario(str(write_pits(tmp_path, LONG_PITS[4])))
+    _, asked = _batch(sc, FieldCache(sc), monkeypatch)
+    assert all(move is not None for _, move in asked)  # every move the solved game's
+    assert any(pit for pit, _ in asked)  # with a token in the pit too
+
+
+def test_solved_policies_climbing_out_after_a_long_jump_within_the_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sc = load_scenario(str(write_climb(tmp_path, LONG_CLIMBS[1], monkeypatch)))
+    _, asked = _batch(sc, FieldCache(sc), monkeypatch)
+    assert all(move is not None for _, move in asked)
+    assert any(pit for pit, _ in asked)
