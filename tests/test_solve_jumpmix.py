@@ -17,6 +17,10 @@ Before this, the turns walked for such a game rolled a jump on the walker's own 
 (seed 0) rather than through the seam that branches every roll, so the solve answered as
 if each jump's roll came out as that one die did (P(capture) 1 for the first corridor
 below, whose pursuer must make a 13-in-20 jump).
+
+Mutations of engine/solve/jumpmix.py these tests catch: no pit position for a fall (a
+refusal), a partial turn out of the pit not weighed by its climbing roll's chance, and the
+pursuer in a pit not in the quarry's way.
 """
 
 from __future__ import annotations
@@ -63,6 +67,9 @@ LONG_PITS = [
     (".~O.~..~", (3, 5, 12), (7, 6, 4), 5, (), False),
     # The quarry's long jump to the exit: it escapes when it makes it.
     ("~O,,O.....,", (2, 3, 14), (0, 4, 10), 5, (10,), True),
+    # A pursuer fallen into the first pit is in the way of the quarry's jump to the exit
+    # (were it not: P(escape) 0.55).
+    ("...OO.....OO~.", (8, 6, 0), (1, 5, 8), 6, (0,), True),
 ]
 
 #: (row, quarry (cell, running, acrobatics, climbing), pursuer, turns, exits, pursuer
@@ -77,6 +84,10 @@ LONG_CLIMBS = [
     ("..,,.O,...", (8, 3, 7, 6), (3, 3, 5, 4), 7, (), False, 0, 10),
     (",,,...O,..", (4, 3, 4, 6), (9, 3, 5, 10), 5, (), True, 0, 2),
     ("~.O.O~O.O.", (5, 5, 8, 5), (1, 4, 11, 8), 6, (9,), False, 0, 4),
+    # A 2-m pit at 4 m a turn: the turn whose climbing roll succeeds walks on (its chance
+    # the roll's, below 1).
+    (".,O...,O.,", (5, 3, 4, 9), (0, 3, 10, 8), 6, (9,), True, 0, 2),
+    ("~.~...O~~.", (3, 3, 11, 8), (1, 3, 10, 6), 5, (0, 9), False, 0, 2),
 ]
 
 
