@@ -30,10 +30,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tmxtext
 from corridor_game import played, solved
+from test_solve_dicecross import SwimCorridor
 from test_solve_jumps import PitCorridor, pit_oracle, write_pits
-from test_solve_pitclimb import ClimbCorridor, climb_oracle, write_climb
+from test_solve_pitclimb import ClimbCorridor, climb_oracle, p_climb, write_climb
 
+from engine.cli import main
 from engine.scenario import load_scenario
 from engine.sim import FieldCache, Simulation
 from engine.sim.diceturn import DiceTurns
@@ -202,3 +205,140 @@ def test_solved_policies_climbing_out_after_a_long_jump_within_the_interval(
     _, asked = _batch(sc, FieldCache(sc), monkeypatch)
     assert all(move is not None for _, move in asked)
     assert any(pit for pit, _ in asked)
+
+
+# ----------------------------------------------------------------- a fall's `fell`
+
+#: Seed 004 on climbing, as test_solve_pitclimb.py reads it: "For each climb make a success
+#: roll using the character's climbing ability vs. the difficulty of the climb ... If the
+#: character is not successful he looses his grip and falls." A ladder (difficulty 0)
+#: climbs at half the running, rounded up, spaces a turn. docs/rules.md: "A check is rolled
+#: once for a stretch of cells of the same mode and difficulty, on entering its first cell"
+#: (a crossing over turns: as it starts); "A failed climbing roll leaves the climber at the
+#: foot (`fell`)", its turn over, the fall rolled at the end of that turn (its harm "notes
+#: for the table"); ``fell`` ends as its next turn starts.
+LADDER_M = 10
+
+
+class LadderCorridor(SwimCorridor):
+    """:class:`SwimCorridor`'s crossings over turns with ladder cells (``H``, ``LADDER_M``
+    high) for its water, each token ``(running, climbing)``: a ladder at half the running
+    (rounded up) spaces of 2 m a turn, open ground at the running; one roll a crossing, as
+    it starts (going on rolls nothing)."""
+
+    def __init__(self, row: str, exits: set[int], turns: int, pursuer_first: bool,
+                 stats: dict[str, tuple[int, int]]) -> None:  # fmt: skip
+        odds = {w: (r, p_climb(c, 0)) for w, (r, c) in stats.items()}
+        super().__init__(row, exits, turns, pursuer_first, odds)  # type: ignore[arg-type]
+
+    def run_of(self, y: int) -> int:
+        return y
+
+    def cost(self, who: str, y: int) -> Fraction:
+        running = self.stats[who][0]
+        if self.row[y] == "H":
+            return Fraction(LADDER_M, -(-running // 2) * 2)
+        return Fraction(1, running)
+
+    def moves(self, who: str, at: Any, block: Any) -> list:  # type: ignore[override, type-arg]
+        x, toward, share = at
+        wall = None if block is None else block[0]
+        plans: list[dict[Any, Fraction]] = [{(x, None, Fraction(0)): Fraction(1)}]
+        for d in (-1, 1):
+            if toward == x + d:  # going on: rolls nothing
+                if toward == wall:
+                    continue
+                c = self.cost(who, toward)
+                need = (1 - share) * c
+                if need > 1:
+                    plans.append({(x, toward, share + 1 / c): Fraction(1)})
+                    continue
+                for k in [*range(len(self.row)), None]:
+                    got = self.go(who, toward, need, d, k, self.run_of(toward), wall)
+                    if got is not None:
+                        plans.append(got)
+                continue
+            for k in [*range(1, len(self.row)), None]:
+                got = self.go(who, x, Fraction(0), d, k, None, wall)
+                if got is not None:
+                    plans.append(got)
+        return [tuple(sorted(p.items(), key=str)) for p in plans]
+
+
+def ladder_chase(tmp: Path, case: tuple, monkeypatch: pytest.MonkeyPatch) -> Path:  # type: ignore[type-arg]
+    """A one-row Speedpoints chase with ladders, each token ``(cell, running, climbing)``."""
+    row, q, p, turns, exits, first = case
+    monkeypatch.setitem(tmxtext.LEGEND["H"], "height", float(LADDER_M))
+    tmxtext.write(tmp / "m.tmx", [row], properties={"diagonals": "none"},
+                  objects=tmxtext.exit_objects([(c, 0) for c in exits]))  # fmt: skip
+    lines = [
+        f"  - {{id: {tid}, side: {side}, policy: {side}, cell: [{c}, 0], stats: {{running: "
+        f"{r}, swimming: 1, climbing: {cl}, acrobatics: 5}}}}\n"
+        for tid, side, (c, r, cl) in (("q", "quarry", q), ("p", "pursuer", p))
+    ]
+    if first:
+        lines.reverse()
+    (tmp / "s.yaml").write_text(
+        f"map: m.tmx\nsystem: speedpoints\nturns: {turns}\nsolve: auto\n"
+        "goals: {capture: 1}\nsettings: {tokens_block: enemies}\ntokens:\n" + "".join(lines),
+        encoding="utf-8",
+    )
+    return tmp / "s.yaml"
+
+
+#: (row, quarry (cell, running, climbing), pursuer, turns, exits, pursuer first).
+LADDERS = [
+    ("..H..H..", (3, 3, 0), (0, 4, 4), 6, (7,), True),
+    ("..H...", (0, 3, 0), (5, 3, 0), 5, (), False),
+    (".H...H.", (3, 3, 2), (0, 3, 5), 6, (6,), False),
+]
+
+
+@pytest.mark.parametrize("case", LADDERS)
+def test_ladders_whose_failure_leaves_fell_equal_the_expectimax(
+    tmp_path: Path,
+    case: tuple,  # type: ignore[type-arg]
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Refused before ("leaves a roll at the end of its turn"): the failed climb's fall.
+    row, q, p, turns, exits, first = case
+    game = LadderCorridor(row, set(exits), turns, first, {"q": q[1:], "p": p[1:]})
+    pc, _, pe = game.value((p[0], None, Fraction(0)), (q[0], None, Fraction(0)), 1)
+    assert 0 < pc < 1 or 0 < pe < 1
+    got = solved(ladder_chase(tmp_path, case, monkeypatch))
+    assert got.crossings is not None
+    doc = got.to_dict()
+    assert doc["p"]["capture"] == pytest.approx(float(pc), abs=1e-9)
+    assert doc["p"]["escape"] == pytest.approx(float(pe), abs=1e-9)
+
+
+def test_solved_policies_on_ladders_capture_within_the_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sc = load_scenario(str(ladder_chase(tmp_path, LADDERS[2], monkeypatch)))
+    fields = FieldCache(sc)
+    want = solved(Path(sc.path), fields).to_dict()["p"]["capture"]
+    rate, half, runs = played(sc, fields, want, 400)
+    assert 0 < want < 1 and abs(rate - want) <= half, (rate, want, half)
+
+
+def test_a_climb_over_turns_beside_a_swim_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A Mythmaster climb over turns rolls its turn of rolls on the walker's dice, which the
+    # turns with dice do not branch: refused in one line (before, it was answered as if the
+    # seeded die's rolls were sure).
+    tmxtext.write(tmp_path / "m.tmx", ["..~...^.."], properties={"diagonals": "none"})
+    (tmp_path / "s.yaml").write_text(
+        "map: m.tmx\nsystem: mythmaster\nturns: 6\nsolve: auto\ngoals: {capture: 1}\n"
+        "settings: {tokens_block: enemies}\ntokens:\n"
+        "  - {id: q, side: quarry, policy: quarry, pace: walk, cell: [4, 0], stats: "
+        "{adaptability: 9, physical: 12, swimming: 11, climbing: 11}}\n"
+        "  - {id: p, side: pursuer, policy: pursuer, pace: walk, cell: [0, 0], stats: "
+        "{adaptability: 11, physical: 12, swimming: 8, climbing: 11}}\n",
+        encoding="utf-8",
+    )
+    assert main(["solve", str(tmp_path / "s.yaml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "rolls beyond a cell's check" in err

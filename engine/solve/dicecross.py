@@ -45,6 +45,8 @@ class DiceTurns(Protocol):
         blocker: Cell | None,
     ) -> tuple[list[tuple[Any, Fraction]], frozenset[Cell], bool, bool]: ...
 
+    def on_base(self, side: str, token: Any) -> bool: ...
+
 
 #: A move: its aim (a cell index) and the positions it ends on with their chances.
 Dist = tuple[tuple[int, Fraction], ...]
@@ -143,15 +145,17 @@ class _Build:
             end = here
             if st.toward is not None and st.progress > 0:
                 end = out.add(side, here, grid.index(st.toward), st.progress, st.mode == "climb")
-            self._ends_clean(mover, token)
+            self._ends_clean(mover, side, token)
             ends[end] = ends.get(end, Fraction(0)) + p
         return ends
 
-    def _ends_clean(self, mover: Any, token: Any) -> None:
-        """Refuse a turn that leaves more than its cell, mode and crossing once it is over."""
+    def _ends_clean(self, mover: Any, side: str, token: Any) -> None:
+        """Refuse a turn that leaves more than its cell, mode and crossing once it is over:
+        a roll at its end whose outcomes the system does not list, or an outcome that
+        leaves more beyond the system's notes than the next turn's start ends (Speedpoints'
+        ``fell`` after a fall: its harm rolled at the end of the turn, a note), or that
+        moves the token on another profile until then."""
         system = self.system
-        dice = Dice(0)
-        ended = system.end_turn(token, dice)
         g = mover.graph
         plain = g.search.tokens[g.search.start].moved(
             cell=token.state.cell,
@@ -159,13 +163,35 @@ class _Build:
             toward=token.state.toward,
             progress=token.state.progress,
         )
-        left = "a roll at the end of its turn" if dice.log else ""
-        left = left or _lasting(system.end_turn(plain, Dice(0)), ended, frozenset(system.notes))
+        plain = system.end_turn(plain, Dice(0))
+        ends = system.end_turn_outcomes(token)
+        left = "a roll at the end of its turn" if ends is None else ""
+        for ended, _ in ends or ():
+            left = self._lasts(side, plain, ended)
+            if left:
+                break
         if left:
             raise Unsolvable(
                 f"{self.name}: token {mover.tid}'s turn over turns leaves {left}, which solve "
                 "does not carry (docs/solve.md): give it a map without this check"
             )
+
+    def _lasts(self, side: str, plain: Any, ended: Any) -> str:
+        """What of ``ended`` (a token whose turn is over) lasts beyond ``plain`` (the
+        same standing there as a plain turn leaves it) into its next turn, in words ('':
+        nothing, or only what the next turn's start ends, on the same profile meanwhile)."""
+        system = self.system
+        notes = frozenset(system.notes)
+        left = _lasting(plain, ended, notes)
+        if not left:
+            return ""
+        if not self.turns.on_base(side, ended):
+            return f"{left} until its next turn, moving on another profile"
+        dice = Dice(0)
+        started = system.start_turn(ended, dice)
+        if dice.log:
+            return "a roll as its next turn starts"
+        return _lasting(system.start_turn(plain, Dice(0)), started, notes)
 
 
 def _side_moves(b: _Build, side: str, todo: list[int]) -> dict[int, list[tuple[int, Dist]]]:
