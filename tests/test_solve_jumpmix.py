@@ -18,6 +18,9 @@ Before this, the turns walked for such a game rolled a jump on the walker's own 
 if each jump's roll came out as that one die did (P(capture) 1 for the first corridor
 below, whose pursuer must make a 13-in-20 jump).
 
+The same seam now carries a Speedpoints ladder's failed roll (`fell` until the next turn
+starts) and a Mythmaster climb's turn beside a swim (below).
+
 Mutations of engine/solve/jumpmix.py these tests catch: no pit position for a fall (a
 refusal), a partial turn out of the pit not weighed by its climbing roll's chance, and the
 pursuer in a pit not in the quarry's way.
@@ -30,13 +33,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_solve_climb as climb21
 import tmxtext
 from corridor_game import played, solved
-from test_solve_dicecross import SwimCorridor
+from test_solve_dicecross import SwimCorridor, base_move, p_21c
 from test_solve_jumps import PitCorridor, pit_oracle, write_pits
 from test_solve_pitclimb import ClimbCorridor, climb_oracle, p_climb, write_climb
 
-from engine.cli import main
 from engine.scenario import load_scenario
 from engine.sim import FieldCache, Simulation
 from engine.sim.diceturn import DiceTurns
@@ -300,7 +303,6 @@ def test_ladders_whose_failure_leaves_fell_equal_the_expectimax(
     tmp_path: Path,
     case: tuple,  # type: ignore[type-arg]
     monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     # Refused before ("leaves a roll at the end of its turn"): the failed climb's fall.
     row, q, p, turns, exits, first = case
@@ -324,27 +326,6 @@ def test_solved_policies_on_ladders_capture_within_the_interval(
     assert 0 < want < 1 and abs(rate - want) <= half, (rate, want, half)
 
 
-def test_a_climb_over_turns_beside_a_swim_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # A Mythmaster climb over turns rolls its turn of rolls on the walker's dice, which the
-    # turns with dice do not branch: refused in one line (before, it was answered as if the
-    # seeded die's rolls were sure).
-    tmxtext.write(tmp_path / "m.tmx", ["..~...^.."], properties={"diagonals": "none"})
-    (tmp_path / "s.yaml").write_text(
-        "map: m.tmx\nsystem: mythmaster\nturns: 6\nsolve: auto\ngoals: {capture: 1}\n"
-        "settings: {tokens_block: enemies}\ntokens:\n"
-        "  - {id: q, side: quarry, policy: quarry, pace: walk, cell: [4, 0], stats: "
-        "{adaptability: 9, physical: 12, swimming: 11, climbing: 11}}\n"
-        "  - {id: p, side: pursuer, policy: pursuer, pace: walk, cell: [0, 0], stats: "
-        "{adaptability: 11, physical: 12, swimming: 8, climbing: 11}}\n",
-        encoding="utf-8",
-    )
-    assert main(["solve", str(tmp_path / "s.yaml")]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "rolls beyond a cell's check" in err
-
-
 def test_a_ladder_and_a_pit_on_one_map_capture_within_the_interval(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -361,3 +342,140 @@ def test_a_ladder_and_a_pit_on_one_map_capture_within_the_interval(
     want, asked = _batch(sc, fields, monkeypatch)
     assert all(move is not None for _, move in asked)
     assert any(pit for pit, _ in asked)
+
+
+# ----------------------------------------------------------------- climbs beside swims
+
+#: Seed 002 on skill climbing and swimming, as test_solve_climb.py and
+#: test_solve_dicecross.py quote it: a climb "uses all of your actions for the turn", at
+#: "1/10 Base Move" on a Normal climb "when you succeed your 21C using Climbing Skill - if
+#: you fail the roll you don't move at all"; "your movement while swimming is equal to 1/6
+#: of your Base Move". Their games joined: each corridor holds a swim over turns and a climb
+#: over turns. Before, the walker rolled a climb's turn on its own seeded die and the solve
+#: answered from that one roll (the first corridor: P(capture) 0.2125 against 0.0951).
+
+
+class ClimbSwimCorridor(SwimCorridor):
+    """:class:`SwimCorridor` with Normal climb cells (``^``, one hex high) climbed as
+    ``test_solve_climb.ClimbCorridor`` climbs them: a whole turn's action from the cell next
+    to one, ``BM / 10`` hexes on a success, a natural 2 partway up a slip and a re-roll,
+    whose failure falls to the foot; a climber partway up is reached at the top; a walk or
+    swim loses what it climbed. Each token ``(Base Move, P(swimming 21C), P(climbing 21C))``."""
+
+    def __init__(self, row: str, exits: set[int], turns: int, pursuer_first: bool,
+                 stats: dict[str, tuple[int, Fraction, Fraction]]) -> None:  # fmt: skip
+        super().__init__(row, exits, turns, pursuer_first, {w: t[:2] for w, t in stats.items()})
+        self.climbing = {w: t[2] for w, t in stats.items()}
+
+    def reach(self, pos: Any) -> int:
+        at, top, share = pos
+        return top if top is not None and share > 0 and self.row[top] == "^" else at
+
+    def arrive(self, p: Any, q: Any, rnd: int) -> tuple | None:  # type: ignore[type-arg]
+        big = self.turns + 2
+        if abs(self.reach(p) - self.reach(q)) <= 1:
+            return (Fraction(1), Fraction(big - rnd), Fraction(0))
+        if q[0] in self.exits:
+            return (Fraction(0), Fraction(rnd - big), Fraction(1))
+        return None
+
+    def go(self, who: str, x: int, t: Fraction, d: int, k: int | None, key: int | None,
+           block: int | None) -> dict[Any, Fraction] | None:  # fmt: skip
+        if k != 0 and 0 <= x + d < len(self.row) and self.row[x + d] == "^":  # climbed only
+            return None if k else {(x, None, Fraction(0)): Fraction(1)}
+        return super().go(who, x, t, d, k, key, block)
+
+    def moves(self, who: str, at: Any, block: Any) -> list:  # type: ignore[override, type-arg]
+        x, toward, share = at
+        wall = None if block is None else self.reach(block)
+        climbing = toward is not None and self.row[toward] == "^"
+        plans = [((at, Fraction(1)),)] if climbing else []  # staying keeps the climb made
+        walked = (x, None, Fraction(0)) if climbing else at
+        plans += super().moves(who, walked, None if wall is None else (wall, None, 0))
+        for y in (x - 1, x + 1):
+            if 0 <= y < len(self.row) and self.row[y] == "^" and y != wall:
+                plans.append(self.climbed(who, at, y))
+        return plans
+
+    def climbed(self, who: str, at: Any, y: int) -> tuple:  # type: ignore[type-arg]
+        """A turn's climb toward ``y``: where it ends, with the chances."""
+        x, top, share = at
+        p, step, nat2 = self.climbing[who], Fraction(self.stats[who][0], 10), Fraction(1, 100)
+        share = share if top == y or (top is None and self.row[x] == "^") else Fraction(0)
+
+        def pos(s: Fraction) -> Any:
+            if s >= 1:
+                return (y, None, s - 1)
+            return (x, y, s) if s > 0 else (x, None, Fraction(0))
+
+        ends = [(pos(share + step), p)]
+        if share > 0:
+            ends += [(pos(share), 1 - p - nat2), (pos(max(Fraction(0), share - step)), nat2 * p),
+                     (pos(Fraction(0)), nat2 * (1 - p))]  # fmt: skip
+        else:
+            ends.append((pos(share), 1 - p))
+        out: dict[Any, Fraction] = {}
+        for e, q in ends:
+            out[e] = out.get(e, Fraction(0)) + q
+        return tuple(sorted(out.items(), key=str))
+
+
+def climb_swim_chase(tmp: Path, case: tuple, monkeypatch: pytest.MonkeyPatch) -> Path:  # type: ignore[type-arg]
+    """A one-row Mythmaster chase at walking pace with a Normal cliff one hex high, each
+    token ``(cell, adaptability, swimming, climbing)``."""
+    row, q, p, turns, exits, first = case
+    monkeypatch.setitem(tmxtext.LEGEND, "^", {**tmxtext.LEGEND["^"], "difficulty": "easy",
+                                              "height": 2.0})  # fmt: skip
+    tmxtext.write(tmp / "m.tmx", [row], properties={"diagonals": "none"},
+                  objects=tmxtext.exit_objects([(c, 0) for c in exits]))  # fmt: skip
+    lines = [
+        f"  - {{id: {tid}, side: {side}, policy: {side}, pace: walk, cell: [{c}, 0], stats: "
+        f"{{adaptability: {a}, physical: 12, swimming: {sw}, climbing: {cl}}}}}\n"
+        for tid, side, (c, a, sw, cl) in (("q", "quarry", q), ("p", "pursuer", p))
+    ]
+    if first:
+        lines.reverse()
+    (tmp / "s.yaml").write_text(
+        f"map: m.tmx\nsystem: mythmaster\nturns: {turns}\nsolve: auto\n"
+        "goals: {capture: 1}\nsettings: {tokens_block: enemies}\ntokens:\n" + "".join(lines),
+        encoding="utf-8",
+    )
+    return tmp / "s.yaml"
+
+
+#: (row, quarry (cell, adaptability, swimming, climbing), pursuer, turns, exits, first).
+CLIMB_SWIMS = [
+    ("..~..^...", (7, 9, 11, 9), (0, 11, 8, 12), 8, (), False),
+    ("..^..~..", (4, 9, 11, 9), (0, 11, 11, 10), 7, (7,), False),
+    ("~..^....", (6, 9, 10, 9), (1, 11, 9, 10), 7, (), True),
+]
+
+
+@pytest.mark.parametrize("case", CLIMB_SWIMS)
+def test_climbs_beside_swims_equal_the_expectimax(
+    tmp_path: Path,
+    case: tuple,  # type: ignore[type-arg]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    row, q, p, turns, exits, first = case
+    stats = {
+        w: (base_move(t[1]), p_21c(t[2]), climb21.p_climb(t[3])) for w, t in (("q", q), ("p", p))
+    }
+    game = ClimbSwimCorridor(row, set(exits), turns, first, stats)
+    pc, _, pe = game.value((p[0], None, Fraction(0)), (q[0], None, Fraction(0)), 1)
+    assert 0 < pc < 1 or 0 < pe < 1
+    got = solved(climb_swim_chase(tmp_path, case, monkeypatch))
+    assert got.crossings is not None and any(got.crossings.climb)  # climbers partway up
+    doc = got.to_dict()
+    assert doc["p"]["capture"] == pytest.approx(float(pc), abs=1e-9)
+    assert doc["p"]["escape"] == pytest.approx(float(pe), abs=1e-9)
+
+
+def test_solved_policies_climbing_beside_a_swim_within_the_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sc = load_scenario(str(climb_swim_chase(tmp_path, CLIMB_SWIMS[2], monkeypatch)))
+    fields = FieldCache(sc)
+    want = solved(Path(sc.path), fields).to_dict()["p"]["capture"]
+    rate, half, _ = played(sc, fields, want, 400)
+    assert 0 < want < 1 and abs(rate - want) <= half, (rate, want, half)

@@ -13,6 +13,7 @@ solve to refuse.
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 from engine.checks import Check, CheckResult
 from engine.dice import Dice
@@ -50,6 +51,22 @@ class _Scripted(Walker):
         self.widths.append(len(degrees))
         self.chance *= p
         return CheckResult(degree, success, 0, 0, ())
+
+    def climb_turn(self, climber: Token, terrain: Any) -> tuple[Token, list[Any]]:
+        """A climb's turn of rolls: each outcome the system lists
+        (:meth:`RuleSystem.climb_turn_outcomes`) in turn, as a check's degrees; one it does
+        not list is rolled on the dice (the solve refuses what it rolled)."""
+        outs = self.system.climb_turn_outcomes(climber, terrain)
+        if outs is None:
+            return super().climb_turn(climber, terrain)
+        outs = [(t, p) for t, p in outs if p]
+        if self.at == len(self.script):
+            self.script.append(0)
+        token, p = outs[self.script[self.at]]
+        self.at += 1
+        self.widths.append(len(outs))
+        self.chance *= p
+        return token, []
 
 
 class DiceTurns(DryTurns):

@@ -242,7 +242,7 @@ class Walker:
             if used > 0 and odds.whole_turns:
                 return False  # a turn of climbing starts with the turn
             climber = mv.token.moved(mode=terrain.move, toward=target, progress=progress)
-            token, rolls = self.system.climb_turn(climber, terrain, self.dice)
+            token, rolls = self.climb_turn(climber, terrain)
             self.log_rolls(tid)
             for roll in rolls:
                 self.sink.emit(
@@ -513,6 +513,12 @@ class Walker:
         token = self.apply_check(tid, token, check.what, result.degree)
         ok = result.success or self.system.goes_on(check, result.degree, result.success)
         return ok, token
+
+    def climb_turn(self, climber: Token, terrain: Any) -> tuple[Token, list[Any]]:
+        """A turn on a climb priced by :meth:`RuleSystem.climb_odds`, rolled on the run's
+        dice (a seam, as :meth:`roll`: the solve's turns with dice take each of its listed
+        outcomes in turn)."""
+        return self.system.climb_turn(climber, terrain, self.dice)
 
     def roll(self, check: Check) -> CheckResult:
         """A cell's check or a jump's roll on the run's dice (a seam: the solve's turns with dice,
