@@ -596,22 +596,30 @@ def _risk_weighted(
     risks = _check_risks(graph)
     system = graph.system
     per_turn = system.turn_checks(graph.search.tokens[graph.search.main], [], graph.pace)
-    tid = graph.model.terrain_ids.ravel()
+    tid = graph.model.terrain_ids.ravel().tolist()
+    run_key = graph.run_key.tolist()
+    layer_n = n * graph.n_par
     src = graph.node(start)
     goal_idx = g.index(goal)
+    # A move's ticks over a check period, worked out exactly once per (ticks, period): a
+    # search meets a few hundred distinct times and asks them millions of times.
+    moves: dict[tuple[float, Any], int] = {}
 
     def move_of(ticks: float, k: int) -> int | None:
         """The move a step ending at ``ticks`` falls in on terrain ``k`` (None: one per run)."""
-        if per_turn is not None:
-            return math.ceil(Fraction(ticks) / den) if ticks else 0
-        period = graph.check_period[k]
+        period = 1 if per_turn is not None else graph.check_period[k]
         if period is None:
             return None
-        return math.ceil(Fraction(ticks) / (den * period)) if ticks else 0
+        if not ticks:
+            return 0
+        got = moves.get((ticks, period))
+        if got is None:
+            got = moves[ticks, period] = math.ceil(Fraction(ticks) / (den * period))
+        return got
 
     best: dict[int, tuple[float, float]] = {src: (0.0, 0.0)}
     # Per settled label: its run key, its move, and (per-turn rolls) the turn's risk so far.
-    aux: dict[int, tuple[int, int | None, float]] = {src: (int(graph.run_key[src % n]), 0, 0.0)}
+    aux: dict[int, tuple[int, int | None, float]] = {src: (run_key[src % n], 0, 0.0)}
     prev: dict[int, int] = {}
     heap: list[tuple[float, float, int]] = [(0.0, 0.0, src)]
     done: set[int] = set()
@@ -630,9 +638,9 @@ def _risk_weighted(
             if j == node % n:
                 risk, new_aux = 0.0, (key_u, move_u, turn_risk)  # a state change in place
             else:
-                k = int(tid[j])
-                here = risks[graph.state_of(nxt)][k]
-                key_v, move_v = int(graph.run_key[j]), move_of(b + t, k)
+                k = tid[j]
+                here = risks[nxt // layer_n][k]
+                key_v, move_v = run_key[j], move_of(b + t, k)
                 risk, seen = 0.0, turn_risk
                 if per_turn is not None:
                     seen = 0.0 if move_v != move_u else turn_risk
