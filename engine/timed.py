@@ -46,6 +46,9 @@ class Timeline:
         self.turn = graph.denominator  # ticks of one turn
         self.end = len(rounds) * self.turn  # from here on the pace's own graph applies
         self._scale = [Fraction(graph.denominator, g.denominator) for g in rounds]
+        # Per turn k, per node u: its out-edges at turn k's pace, priced in the main graph's
+        # ticks (a search asks each of u's edges in turn: one neighbour listing, not one each).
+        self._edges: list[dict[int, dict[int, Ticks]]] = [{} for _ in rounds]
 
     def pace_at(self, ticks: Ticks) -> str:
         """The pace of the turn that ``ticks`` falls in (a boundary starts the next turn)."""
@@ -56,11 +59,15 @@ class Timeline:
         """Ticks of the whole edge u -> v at turn ``k``'s pace (None: not at that pace)."""
         if k >= len(self.rounds):
             return static
-        g = self.rounds[k]
-        for w, t in g.neighbours(u):
-            if w == v:
-                return t * self._scale[k] if isinstance(t, int) else t * float(self._scale[k])
-        return None
+        edges = self._edges[k].get(u)
+        if edges is None:
+            scale = self._scale[k]
+            edges = {}
+            for w, t in self.rounds[k].neighbours(u):
+                # The first listing of w wins, as a scan of the listing finds it first.
+                edges.setdefault(w, t * scale if isinstance(t, int) else t * float(scale))
+            self._edges[k][u] = edges
+        return edges.get(v)
 
     def arrive(self, start: Ticks, u: int, v: int, static: Ticks) -> Ticks | None:
         """When the edge u -> v (``static`` ticks at the pace) ends if it starts at ``start``."""
