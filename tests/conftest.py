@@ -12,7 +12,9 @@ folder. With ``TACGRID_REQUIRE_SHARED=1`` (CI sets it) a missing folder stops th
 """
 
 import os
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,6 +37,23 @@ EXTRA_SUITES = {
     "corpus": (CORPUS, "real Tiled files made outside the project"),
     "seeds": (SEEDS, "the seed texts the rules quote"),
 }
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_as_at_a_terminal() -> Iterator[None]:
+    """Ctrl-C reaches every test as it reaches a command run at a terminal (Python's own
+    handler), also where the suite itself was started as a shell's background job, which
+    starts with SIGINT ignored: the stop tests send SIGINT and expect it heard."""
+    old = signal.getsignal(signal.SIGINT)
+    if old is signal.default_int_handler:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
 
 _ABSENT = pytest.StashKey[str]()
 _SAID = pytest.StashKey[list[str]]()
