@@ -56,11 +56,27 @@ def _ctrl_c_as_at_a_terminal() -> Iterator[None]:
 
 
 _ABSENT = pytest.StashKey[str]()
-_SAID = pytest.StashKey[list[str]]()
 
 
 def _shown(folder: Path) -> str:
     return f"../shared/{folder.name}"
+
+
+def _missing() -> dict[str, Path]:
+    return {name: folder for name, (folder, _) in EXTRA_SUITES.items() if not folder.is_dir()}
+
+
+def _required(folders: list[Path]) -> pytest.UsageError:
+    return pytest.UsageError(
+        f"{REQUIRE_SHARED} is set but there is no {' and '.join(map(str, folders))}: put "
+        f"../shared beside the checkout, or unset {REQUIRE_SHARED} to skip the tests that read it"
+    )
+
+
+def _distributing(config: pytest.Config) -> bool:
+    """Whether this process hands the tests to pytest-xdist's workers (``-n``) and so
+    collects none itself."""
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -68,10 +84,16 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line(
             "markers", f"{name}: reads {_shown(folder)} ({what}); skipped where it is absent"
         )
+    # Under -n the workers collect, not this process: CI's demand is checked here, before
+    # any worker starts, for every extra suite (which of them the run selects is not known).
+    if _distributing(config) and os.environ.get(REQUIRE_SHARED, "") not in ("", "0"):
+        missing = _missing()
+        if missing:
+            raise _required(list(missing.values()))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    missing = {name: folder for name, (folder, _) in EXTRA_SUITES.items() if not folder.is_dir()}
+    missing = _missing()
     wanted: dict[str, int] = {}
     for item in items:
         for name, folder in missing.items():
@@ -82,16 +104,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 wanted[name] = wanted.get(name, 0) + 1
                 break
     if wanted and os.environ.get(REQUIRE_SHARED, "") not in ("", "0"):
-        folders = " and ".join(str(missing[name]) for name in wanted)
-        raise pytest.UsageError(
-            f"{REQUIRE_SHARED} is set but there is no {folders}: put ../shared beside the "
-            f"checkout, or unset {REQUIRE_SHARED} to skip the tests that read it"
-        )
-    config.stash[_SAID] = [
-        f"skipped {count} test{'s' if count != 1 else ''} of the '{name}' suite: "
-        f"{_shown(missing[name])} is not beside this checkout"
-        for name, count in wanted.items()
-    ]
+        raise _required([missing[name] for name in wanted])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -103,5 +116,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    for line in terminalreporter.config.stash.get(_SAID, []):
-        terminalreporter.write_line(line)
+    # Counted from the skip reports, which reach this process from xdist's workers too.
+    counts = dict.fromkeys(EXTRA_SUITES, 0)
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+        for name, (folder, _) in EXTRA_SUITES.items():
+            if f"{_shown(folder)} is not beside this checkout" in reason:
+                counts[name] += 1
+    for name, count in counts.items():
+        if count:
+            terminalreporter.write_line(
+                f"skipped {count} test{'s' if count != 1 else ''} of the '{name}' suite: "
+                f"{_shown(EXTRA_SUITES[name][0])} is not beside this checkout"
+            )

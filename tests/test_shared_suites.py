@@ -44,12 +44,12 @@ def _checkout(tmp_path: Path) -> Path:
     return repo
 
 
-def _pytest(repo: Path, require: bool) -> subprocess.CompletedProcess[str]:
+def _pytest(repo: Path, require: bool, *more: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in (REQUIRE_SHARED, "PYTEST_ADDOPTS")}
     if require:
         env[REQUIRE_SHARED] = "1"
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-rs", "-p", "no:cacheprovider", "tests"],
+        [sys.executable, "-m", "pytest", "-rs", "-p", "no:cacheprovider", *more, "tests"],
         cwd=repo,
         env=env,
         capture_output=True,
@@ -98,6 +98,31 @@ def test_the_corpus_suite_runs_where_the_corpus_is_beside(tmp_path: Path, requir
     run = _pytest(repo, require)
     assert run.returncode == pytest.ExitCode.TESTS_FAILED
     assert "2 failed, 1 passed" in run.stdout
+
+
+def test_spread_over_workers_the_skips_are_said_in_one_line(tmp_path: Path) -> None:
+    """The README's command spreads the tests over the cores (pytest-xdist's ``-n``): the
+    workers skip, and the line naming the folder is still said, once."""
+    run = _pytest(_checkout(tmp_path), False, "-n", "2")
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = "../shared/tiled-corpus is not beside this checkout"
+    assert "1 passed, 2 skipped" in run.stdout
+    assert run.stdout.splitlines().count(f"skipped 2 tests of the 'corpus' suite: {said}") == 1
+
+
+def test_spread_over_workers_ci_stops_before_any_worker_starts(tmp_path: Path) -> None:
+    """Under ``-n`` CI's demand is checked before the workers collect: every missing
+    folder is named (which suites the run selects is not known there)."""
+    run = _pytest(_checkout(tmp_path), True, "-n", "2")
+    assert run.returncode == pytest.ExitCode.USAGE_ERROR, run.stdout + run.stderr
+    errors = [line for line in run.stderr.splitlines() if line.strip()]
+    shared = tmp_path / "shared"
+    assert errors == [
+        f"ERROR: {REQUIRE_SHARED} is set but there is no {shared / 'tiled-corpus'} and "
+        f"{shared / 'seeds'}: put ../shared beside the checkout, or unset {REQUIRE_SHARED} "
+        "to skip the tests that read it"
+    ]
+    assert "passed" not in run.stdout
 
 
 def _skip_line() -> int:
