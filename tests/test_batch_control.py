@@ -138,6 +138,16 @@ def _wait_mid_batch(
     return workers
 
 
+def _prompt(took: float, started: float, what: str = "") -> None:
+    """A stop is prompt when it takes less than half of what the same process took to get
+    going (start-up, imports, its first runs and workers), measured in the same round: a
+    busy machine slows both alike, where a bound in seconds fails under load. A stop that
+    waits for something (a chunk, a worker, a lock) takes the rest of the batch or never
+    ends."""
+    where = f"{what}: " if what else ""
+    assert took < started / 2, f"{where}stopping took {took:.2f} s, starting {started:.2f} s"
+
+
 def _strip(summary: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in summary.items() if k not in ("results", "plots")}
 
@@ -165,13 +175,13 @@ def test_a_signal_stops_the_batch_promptly_and_it_resumes(
     out = tmp_path / "b"
     argv = [quick, "--runs", str(FRESH_RUNS), "--seed", "9", "--workers", WORKERS]
     argv += ["--out", str(out)]
+    begun = time.monotonic()
     proc = _start([*argv, "--no-plots"], ignore_int=True)
     workers = _wait_mid_batch(proc, out / "runs.jsonl")
     sent = time.monotonic()
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=10)
-    took = time.monotonic() - sent
-    assert took < 2.0, f"stopping took {took:.2f} s"
+    _prompt(time.monotonic() - sent, sent - begun)
     assert proc.returncode == 128 + sig
     assert err.count("\n") == 1 and "--resume" in err and "Traceback" not in err, err
     time.sleep(0.2)
@@ -259,6 +269,7 @@ def test_stops_at_any_moment_exit_at_once_and_leave_no_worker(quick: str, tmp_pa
     for k, moment in enumerate(["workers", "chunk", "random"] * 2):
         sig = (signal.SIGINT, signal.SIGTERM)[k % 2]
         runs = tmp_path / f"b{k}" / "runs.jsonl"
+        begun = time.monotonic()
         proc = _start([*argv, "--out", str(runs.parent)], ignore_int=True)
         try:
             if moment == "workers":
@@ -283,7 +294,7 @@ def test_stops_at_any_moment_exit_at_once_and_leave_no_worker(quick: str, tmp_pa
             proc.kill()
             proc.wait()
         what = f"{signal.Signals(sig).name} at {moment}"
-        assert took < 2.0, f"{what}: stopping took {took:.2f} s"
+        _prompt(took, sent - begun, what)
         assert proc.returncode == 128 + sig, (what, proc.returncode, err)
         assert err.count("\n") == 1 and "--resume" in err and "Traceback" not in err, (what, err)
         deadline = time.time() + 1
@@ -324,6 +335,7 @@ except BatchStopped as stop:
 def test_a_stop_while_workers_send_large_results_exits_at_once(quick: str, tmp_path: Path) -> None:
     """The workers are killed half-way through sending their results; nothing in the parent
     waits for the rest of those messages, at the stop or at exit."""
+    begun = time.time()
     proc = subprocess.Popen(
         [sys.executable, "-c", BIG_RESULTS, quick, str(tmp_path / "b")],
         stdout=subprocess.PIPE,
@@ -338,8 +350,7 @@ def test_a_stop_while_workers_send_large_results_exits_at_once(quick: str, tmp_p
     ended = time.time()
     lines = out.splitlines()
     assert proc.returncode == 0 and len(lines) == 2 and err == "", (out, err)
-    took = ended - float(lines[0])
-    assert took < 2.0, f"the stop took {took:.2f} s to exit"
+    _prompt(ended - float(lines[0]), float(lines[0]) - begun - 0.3)  # less its sleep
     assert lines[1].startswith("stopped by SIGINT: 50 of 100000 runs")
     assert "run the same command with resume to finish" in lines[1]  # as the API says it
     assert _lines(tmp_path / "b" / "runs.jsonl") == 50

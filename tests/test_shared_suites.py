@@ -45,7 +45,13 @@ def _checkout(tmp_path: Path) -> Path:
 
 
 def _pytest(repo: Path, require: bool, *more: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in (REQUIRE_SHARED, "PYTEST_ADDOPTS")}
+    # Nothing of this run's own pytest reaches the throwaway one (under -n: xdist's worker
+    # variables, which plugins read as "running on a worker").
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in (REQUIRE_SHARED, "PYTEST_ADDOPTS") and not k.startswith("PYTEST_XDIST")
+    }
     if require:
         env[REQUIRE_SHARED] = "1"
     return subprocess.run(
