@@ -119,10 +119,7 @@ class Walker:
         g = prof.graph
         plan = walk.edges if k == len(walk.edges) else walk.edges[:k]
         after = walk.after if k == len(walk.edges) else None
-        toward = token.state.toward
-        if toward is not None and (k or after is None or g.cell_of(after[1]) != toward):
-            # It turns away from a crossing of more than a turn: what it made of it is lost.
-            token = token.moved(toward=None, progress=Fraction(0), mode=mode_at(g.model, cell))
+        token = self.setting_out(token, prof, walk, k)
         if (
             not walk.jumps
             and after is None
@@ -160,6 +157,23 @@ class Walker:
         if mv.legs == 1:
             return self.moved(tid, token, mv.path, mv.spent, g)
         return self.moved_in(tid, token, mv.path, mv.used(), g)
+
+    @staticmethod
+    def setting_out(token: Token, prof: Profile, walk: Walk, k: int) -> Token:
+        """The token :meth:`walk_down` walks ``walk``'s first ``k`` edges with (a seam: the
+        solve's turns with dice, :class:`engine.sim.diceturn.DiceTurns`, key a turn by
+        it): one that turns away from a crossing of more than a turn loses what it made of
+        it, and stands on its cell in that cell's mode."""
+        toward = token.state.toward
+        if toward is None:
+            return token
+        g = prof.graph
+        after = walk.after if k == len(walk.edges) else None
+        if k or after is None or g.cell_of(after[1]) != toward:
+            cell = token.state.cell
+            assert cell is not None
+            token = token.moved(toward=None, progress=Fraction(0), mode=mode_at(g.model, cell))
+        return token
 
     def _walk_legs(
         self,

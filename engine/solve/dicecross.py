@@ -63,6 +63,8 @@ class _Build:
         self.pits = pits
         self.grid = game.quarry.graph.grid
         self.out = Crossings(game.n)
+        #: The (side, state) of tokens whose turn's end leaves nothing more.
+        self.clean: set[tuple[str, Any]] = set()
         self.walked = 0
         #: Per (side, source, aim) walked with nobody in the way: the cells entered.
         self.entered: dict[tuple[str, int, int], frozenset[int]] = {}
@@ -154,7 +156,11 @@ class _Build:
         a roll at its end whose outcomes the system does not list, or an outcome that
         leaves more beyond the system's notes than the next turn's start ends (Speedpoints'
         ``fell`` after a fall: its harm rolled at the end of the turn, a note), or that
-        moves the token on another profile until then."""
+        moves the token on another profile until then. A pure function of the side's
+        token: each state looked at once."""
+        key = (side, token.state)
+        if key in self.clean:
+            return
         system = self.system
         g = mover.graph
         plain = g.search.tokens[g.search.start].moved(
@@ -175,6 +181,7 @@ class _Build:
                 f"{self.name}: token {mover.tid}'s turn over turns leaves {left}, which solve "
                 "does not carry (docs/solve.md): give it a map without this check"
             )
+        self.clean.add(key)
 
     def _lasts(self, side: str, plain: Any, ended: Any) -> str:
         """What of ``ended`` (a token whose turn is over) lasts beyond ``plain`` (the
