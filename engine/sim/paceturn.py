@@ -23,8 +23,10 @@ from typing import Any
 
 from engine.dice import Dice
 from engine.grid import Cell
+from engine.occupancy import Occupancy
 from engine.sim.crossing import kept_share, mode_at
-from engine.sim.diceturn import DiceTurns
+from engine.sim.diceturn import DiceTurns, _Scripted
+from engine.sim.dryturn import _AimWays
 from engine.sim.fields import Profile
 from engine.sim.walking import EventSink, StatsKeys, Walker
 from engine.solve.game import Unsolvable
@@ -39,6 +41,7 @@ class SolveTurns(DiceTurns):
         super().__init__(*args)
         self._walker: Walker | None = None
         self._ways: dict[tuple[Any, ...], tuple[Profile, Any, int]] = {}
+        self._ends: dict[tuple[str, Any], list[tuple[Token, Fraction]]] = {}
 
     @property
     def walker(self) -> Walker:
@@ -82,22 +85,40 @@ class SolveTurns(DiceTurns):
         each way it may end, the cell, the token the turn leaves (less the system's notes)
         and its exact chance."""
         tok, pace = self._started(side, token, cell)
-        fields, system = self.ways.fields, self.system
+        system = self.system
         # The end of the turn's outcomes that differ only in notes are one (by state).
         out: dict[tuple[Cell, Any], tuple[Token, Fraction]] = {}
         for end, moved, p in self._moves(side, tok, pace, cell, dst, blocker):
             paced = system.paced(moved, pace, end != cell)
-            ends = system.end_turn_outcomes(paced)
-            if ends is None:
-                raise Unsolvable(
-                    f"token {token.id} rolls at the end of its turn and the system does not "
-                    "list the outcomes (docs/solve.md)"
-                )
-            for ended, q in ends:
-                less = fields.less_notes(ended)
+            for less, q in self._ended(paced):
                 got = out.get((end, less.state))
                 out[(end, less.state)] = (less, p * q + (got[1] if got else 0))
         return [(end, t, p) for (end, _), (t, p) in out.items()]
+
+    def _ended(self, paced: Token) -> list[tuple[Token, Fraction]]:
+        """The end of the turn's outcomes (:meth:`RuleSystem.end_turn_outcomes`) less the
+        system's notes, those alike in all else as one, with their chances: a pure function
+        of the token, kept by its id and state (its stats are the scenario's, the same all
+        through a solve; D6's collision damage lists a margin per total of the two pools,
+        hundreds of tokens that differ only in notes)."""
+        key = (paced.id, paced.state)
+        got = self._ends.get(key)
+        if got is not None:
+            return got
+        ends = self.system.end_turn_outcomes(paced)
+        if ends is None:
+            raise Unsolvable(
+                f"token {paced.id} rolls at the end of its turn and the system does not "
+                "list the outcomes (docs/solve.md)"
+            )
+        fields = self.ways.fields
+        out: dict[Any, tuple[Token, Fraction]] = {}
+        for ended, q in ends:
+            less = fields.less_notes(ended)
+            was = out.get(less.state)
+            out[less.state] = (less, q + (was[1] if was else 0))
+        got = self._ends[key] = list(out.values())
+        return got
 
     def _moves(
         self, side: str, tok: Token, pace: str, cell: Cell, dst: Cell, blocker: Cell | None
@@ -125,10 +146,8 @@ class SolveTurns(DiceTurns):
             )
         per_turn = system.turn_checks(tok, [], pace) is not None
         if walk.checks and not per_turn:
-            raise Unsolvable(
-                f"token {tok.id} rolls cell by cell at pace {pace}, with a state carried "
-                "from turn to turn, which solve does not carry (docs/solve.md)"
-            )
+            yield from self._cell_rolls(side, tok, pace, cell, dst, prof, walk, k, occ)
+            return
         entries, walked, rolled = walk.upto(k)
         path = [cell, *walked]
         rolls = self.walker.turn_rolls(tok, g, entries, rolled) if entries else []
@@ -166,3 +185,61 @@ class SolveTurns(DiceTurns):
                 continue
             total = walker.share_whole(g, ticks[-1])
             yield (at if share is None else kept_share(ticks, share, total)), after, p
+
+    def _cell_rolls(
+        self,
+        side: str,
+        tok: Token,
+        pace: str,
+        cell: Cell,
+        dst: Cell,
+        prof: Profile,
+        walk: Any,
+        k: int,
+        occ: Occupancy,
+    ) -> Iterator[tuple[Cell, Token, Fraction]]:
+        """A turn whose checks are rolled cell by cell as it walks (D6's ``roll_per =
+        cell_run``: one roll a run of terrain), walked by the loop's own walker once per
+        combination of degrees (:class:`~engine.sim.diceturn._Scripted`, through the seam
+        :meth:`Walker.roll`), depth first: each way it ends, the token there and the
+        product of its degrees' exact chances."""
+        fields = self.ways.fields
+        script: list[int] = []
+        replan = _PacedAim(self.ways, side, dst, occ, pace)
+        while True:
+            dice = Dice(0)
+            plain = Walker(self.system, fields, dice, EventSink(record=False), StatsKeys(fields))
+            walker = _Scripted(plain, script)
+            end = walker.walk_down(tok.id, tok, prof, walk, k, replan)
+            if dice.log:
+                raise Unsolvable(
+                    f"token {tok.id} rolls beyond a cell's check on its way to {list(dst)}, "
+                    "which solve does not carry with its pace (docs/solve.md)"
+                )
+            if end.state.toward is not None:
+                raise Unsolvable(
+                    f"token {tok.id}'s way to {list(dst)} goes into a crossing of more than "
+                    "a turn, which solve does not carry with its pace (docs/solve.md)"
+                )
+            at = end.state.cell
+            assert at is not None
+            yield at, end, walker.chance
+            del script[walker.at :]
+            while script and script[-1] + 1 >= walker.widths[len(script) - 1]:
+                script.pop()
+            if not script:
+                return
+            script[-1] += 1
+
+
+class _PacedAim(_AimWays):
+    """:class:`~engine.sim.dryturn._AimWays` at the pace of the turn under way (the
+    loop's :class:`Simulation._replan` with the pace it began the turn at)."""
+
+    def __init__(self, ways: Any, side: str, dst: Cell, occ: Occupancy, pace: str) -> None:
+        super().__init__(ways, side, dst, occ)
+        self.pace = pace
+
+    def profile(self, token: Token) -> Profile:
+        ways = self.ways
+        return ways.fields.profile(token, self.pace, ways.sizes[self.side], ways.doors)

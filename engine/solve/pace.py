@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from engine.grid import Cell
+from engine.solve.carry import cell_rolls_carry, counts_turns
 from engine.solve.chance import Ways, own_first
 from engine.solve.climb import Move, as_chance
 from engine.solve.crossing import Turns
@@ -82,6 +83,8 @@ def paces_change(movers: list[Mover], system: Any) -> bool:
         if token.state.flight is not None:
             return False
         if system.round_paces(token, g.pace) or _turn_rolls(g, token, system):
+            return True
+        if counts_turns(token, g.pace, system) or cell_rolls_carry(g, token, system):
             return True
     return False
 

@@ -789,6 +789,23 @@ def _clock(seconds: Fraction) -> str:
     return f"{h}:{m:02d}:{s:02d}{frac}"
 
 
+@functools.lru_cache(maxsize=256)
+def collision_margins(
+    dice: int, strength: str, wild: bool, wild_one: str
+) -> tuple[tuple[int, Fraction], ...]:
+    """The exact chance of each margin of ``dice``D collision damage over a Strength of
+    ``strength`` (:meth:`D6.end_turn_outcomes`), in order of the margin: a pure function of
+    its arguments, kept by them (the solve asks it for every turn that ends in a fall,
+    and the two pools' product is thousands of Fractions)."""
+    hit = d6_pool_dist(_damage_code(dice), wild=wild, wild_one=wild_one).dist
+    resist = d6_pool_dist(DieCode.parse(strength), wild=wild, wild_one=wild_one).dist
+    margins: dict[int, Fraction] = {}
+    for h, ph in hit.items():
+        for r, pr in resist.items():
+            margins[h - r] = margins.get(h - r, Fraction(0)) + ph * pr
+    return tuple(sorted(margins.items()))
+
+
 # =============================================================================================
 # The rule system
 # =============================================================================================
@@ -1465,16 +1482,10 @@ class D6(RuleSystem):
         if not n:
             return [(token, Fraction(1))]
         wild, wild_one = self.config["wild_die"], self.config["wild_one"]
-        hit = d6_pool_dist(_damage_code(n), wild=wild, wild_one=wild_one).dist
-        code = DieCode.parse(token["strength"])
-        resist = d6_pool_dist(code, wild=wild, wild_one=wild_one).dist
-        margins: dict[int, Fraction] = {}
-        for h, ph in hit.items():
-            for r, pr in resist.items():
-                margins[h - r] = margins.get(h - r, Fraction(0)) + ph * pr
+        margins = collision_margins(n, str(token["strength"]), wild, wild_one)
         plain = _set(state, "collision_dice", 0)
         out: list[tuple[Token, Fraction]] = []
-        for margin, p in sorted(margins.items()):
+        for margin, p in margins:
             st = _set(plain, "collision_margin", margin)
             out.append((token.with_state(st.with_conditions("injured") if margin > 0 else st), p))
         return out

@@ -1,0 +1,189 @@
+"""`tacgrid solve` with D6 rolls made cell by cell (issue 39): setting `roll_per = cell_run`,
+one movement roll a stretch of the same terrain, whose failure carries into the next rounds
+as the once-a-round roll's does (a slip's -1D, a fall's stop, a tumble's lost round), solved
+as pace positions (engine.solve.pace, engine.solve.carry). Checked against an expectimax
+written here from seed 003's text (test_solve_d6pace's speeds, terrain table, pool and
+Movement Failures table) and docs/rules.md's ruling for rolls on the way ("a degree that
+does not let it on keeps it out of that cell": the move ends on the cell before), in
+Fractions, and against seeded `solve: auto` batches inside the 95% interval."""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from corridor_game import played, solved
+from test_solve_d6pace import EFFECT, LEVEL, NUMBERS, PaceGame, Pos, bands, rolled_level, write
+
+from engine.scenario import load_scenario
+from engine.sim import FieldCache
+from engine.solve import PaceSolution
+from engine.systems import create
+
+#: The pool's bands, worked out once per pool and number (Fractions of long sums).
+_bands = functools.cache(bands)
+
+
+class CellRunGame(PaceGame):
+    """:class:`PaceGame` with a roll at each stretch of terrain entered.
+
+    Seed 003 rolls "running" for the terrain by speed (``rolled_level``); with `cell_run`
+    the turn rolls on entering its first cell and again wherever the terrain (its move and
+    difficulty) changes from the cell before, each against that stretch's level. A success
+    goes on; a failure of any margin keeps the token out of the cell it rolled for (the
+    loop's rule for rolls on the way: docs/rules.md), and leaves what the Movement Failures
+    table leaves for the rounds after (``EFFECT``: the dice lost next round, the fall's
+    stop, the lost round)."""
+
+    def outcomes(self, who: str, at: Pos, to: int) -> list[tuple[Pos, Fraction]]:  # type: ignore[override]
+        cell, speed0, lost, held = at
+        if held:
+            return [((cell, "stop", 0, False), Fraction(1))]
+        speed = self.speed_of(who, at)
+        d = 1 if to > cell else -1
+        dice = max(0, self.kw[who + "_dice"] - lost)
+        out: list[tuple[Pos, Fraction]] = []
+        going = Fraction(1)  # the chance of every roll so far made
+        prev = self.row[cell]
+        for k in range(1, abs(to - cell) + 1):
+            here = self.row[cell + d * k]
+            level = rolled_level(speed, LEVEL[here])
+            new = k == 1 or here != prev
+            prev = here
+            if not new or level is None:
+                continue
+            odds = _bands(dice, NUMBERS[level])
+            for band, p in odds.items():
+                if band == "success" or not p:
+                    continue
+                _, lose, falls, lose_next = EFFECT[band]
+                stop = cell + d * (k - 1)
+                if falls:
+                    out.append(((stop, "stop", lose, lose_next), going * p))
+                else:
+                    after = self._after(speed0, speed, stop != cell)
+                    out.append(((stop, after, lose, False), going * p))
+            going *= odds["success"]
+        out.append(((to, self._after(speed0, speed, to != cell), 0, False), going))
+        return out
+
+
+def _write(tmp: Path, row: str, game: dict, exits: tuple[int, ...], turns: int) -> Path:  # type: ignore[type-arg]
+    path = write(tmp, row, game, exits=exits, turns=turns)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("tokens:", "settings: {roll_per: cell_run}\ntokens:"), "utf-8")
+    return path
+
+
+GAMES = [
+    # All-out from a stop across a stretch of rough ground (cruising: automatic there;
+    # all-out: Moderate + 1) against a quarry at high speed.
+    (
+        ".." + ",," + "......",
+        dict(p_cell=0, q_cell=4, p_pace="all_out", q_pace="high"),
+        (9,),
+        4,
+        2,
+        2,
+        True,
+    ),
+    # Forest and open ground alternating: a roll at each stretch, the quarry first.
+    ("...+..+...", dict(p_cell=0, q_cell=3, p_pace="all_out", q_pace="high"), (9,), 5, 2, 2, False),
+    # A fast pursuer (Move 4) after a cruising quarry: the batches' games.
+    (
+        "..,,......",
+        dict(p_cell=0, q_cell=5, p_pace="all_out", q_pace="cruising", p_move=4),
+        (9,),
+        4,
+        2,
+        2,
+        True,
+    ),
+    (
+        "..,,......",
+        dict(p_cell=0, q_cell=4, p_pace="all_out", q_pace="cruising", p_move=4),
+        (9,),
+        4,
+        1,
+        2,
+        False,
+    ),
+]
+
+
+def _game(row: str, kw: dict, exits: tuple, turns: int, pd: int, qd: int, first: bool):  # type: ignore[no-untyped-def, type-arg]
+    full = {"p_move": 2, "q_move": 2, **kw, "p_dice": pd, "q_dice": qd}
+    return dict(full, pursuer_first=first), CellRunGame(row, set(exits), turns, first, **full)
+
+
+@pytest.mark.parametrize(("row", "kw", "exits", "turns", "pd", "qd", "first"), GAMES)
+def test_cell_runs_equal_the_expectimax(
+    tmp_path: Path, row, kw, exits, turns, pd, qd, first
+) -> None:  # type: ignore[no-untyped-def]
+    full, game = _game(row, kw, exits, turns, pd, qd, first)
+    sol = solved(_write(tmp_path, row, full, exits, turns))
+    assert isinstance(sol, PaceSolution)
+    want = game.value((full["p_cell"], "stop", 0, False), (full["q_cell"], "stop", 0, False), 1)
+    pc, u, pe, _ = sol.start().tolist()
+    assert pc == pytest.approx(float(want[0]), abs=1e-9)
+    assert u == pytest.approx(float(want[1]), abs=1e-9)
+    assert pe == pytest.approx(float(want[2]), abs=1e-9)
+
+
+def test_the_games_tell_cell_runs_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same corridors rolled once a round (test_solve_d6pace's game), or with the
+    failures' carried effects dropped, come out otherwise: the tests above tell them."""
+    import test_solve_d6pace
+
+    monkeypatch.setattr(test_solve_d6pace, "bands", _bands)  # the same bands, kept
+    for row, kw, exits, turns, pd, qd, first in GAMES:
+        full, game = _game(row, kw, exits, turns, pd, qd, first)
+        start = ((full["p_cell"], "stop", 0, False), (full["q_cell"], "stop", 0, False))
+        per_round = PaceGame(row, set(exits), turns, first, **game.kw)
+        assert game.value(*start, 1) != per_round.value(*start, 1), row
+        plain = CellRunGame(row, set(exits), turns, first, **game.kw)
+        saved = dict(EFFECT)
+        try:
+            for k, (share, _, _, _) in saved.items():
+                EFFECT[k] = (share, 0, False, False)
+            flat = plain.value(*start, 1)
+        finally:
+            EFFECT.update(saved)
+        assert game.value(*start, 1) != flat, row
+
+
+@pytest.mark.parametrize("i", [2, 3])
+def test_seeded_cell_run_batches_capture_at_the_solved_rate(tmp_path: Path, i: int) -> None:
+    row, kw, exits, turns, pd, qd, first = GAMES[i]
+    full, _ = _game(row, kw, exits, turns, pd, qd, first)
+    path = _write(tmp_path, row, full, exits, turns)
+    sc = load_scenario(str(path))
+    fields = FieldCache(sc)
+    want = solved(path, fields).to_dict()["p"]["capture"]
+    assert 0.05 < want < 0.95  # a batch that tells something
+    rate, half, _ = played(sc, fields, want, 400)
+    assert abs(rate - want) <= half, (rate, want, half)
+
+
+def test_collision_margins_are_the_pools_product() -> None:
+    """D6's kept collision margins (one product per damage code and Strength) against the
+    product worked out here from the engine's exact pools."""
+    from engine.dice import DieCode, d6_pool_dist
+    from engine.systems.d6 import collision_margins
+
+    hit = d6_pool_dist(DieCode(2), wild=True, wild_one="complication").dist
+    res = d6_pool_dist(DieCode.parse("3D"), wild=True, wild_one="complication").dist
+    want: dict[int, Fraction] = {}
+    for h, ph in hit.items():
+        for r, pr in res.items():
+            want[h - r] = want.get(h - r, Fraction(0)) + ph * pr
+    got = collision_margins(2, "3D", True, "complication")
+    assert dict(got) == want and [m for m, _ in got] == sorted(want)
+    d6 = create("d6")
+    token = d6.token("move=10,strength=3D")
+    token = token.with_state(token.state.set_counter("collision_dice", 2))
+    outs = d6.end_turn_outcomes(token)
+    assert outs is not None
+    assert [(t.state.counter("collision_margin"), p) for t, p in outs] == list(got)
