@@ -187,3 +187,27 @@ def test_collision_margins_are_the_pools_product() -> None:
     outs = d6.end_turn_outcomes(token)
     assert outs is not None
     assert [(t.state.counter("collision_margin"), p) for t, p in outs] == list(got)
+
+
+def test_stamina_outcomes_match_rolled_ends() -> None:
+    """D6's end_turn_outcomes where a stamina roll falls due (RULES.md 3: "first roll Very
+    Easy, one level harder each roll, a failure forcing rest"), after a collision, against
+    end_turn rolled: each outcome's chance, and the exhausted share within 4 sigma."""
+    from engine.dice import Dice
+
+    d6 = create("d6", {"stamina": True})
+    token = d6.token("move=10,strength=2D")
+    state = token.state.set_counter("collision_dice", 1).set_counter("stamina_due", 4)
+    state = state.set_counter("stamina_rolls", 2).set_counter("run_rounds", 12)
+    token = token.with_state(state)
+    outs = d6.end_turn_outcomes(token)
+    assert outs is not None and sum(p for _, p in outs) == 1
+    assert all(t.state.counter("stamina_rolls") == 3 for t, _ in outs)
+    assert all(not t.state.counter("stamina_due") for t, _ in outs)
+    tired = [t for t, _ in outs if t.state.has("exhausted")]
+    assert tired and all(t.state.counter("rest_due") == 24 for t in tired)
+    p_tired = float(sum((p for t, p in outs if t.state.has("exhausted")), Fraction(0)))
+    dice = Dice(11)
+    rolled = [d6.end_turn(token, dice) for _ in range(20000)]
+    seen = sum(t.state.has("exhausted") for t in rolled) / len(rolled)
+    assert abs(seen - p_tired) < 4 * (p_tired * (1 - p_tired) / len(rolled)) ** 0.5

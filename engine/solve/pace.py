@@ -21,6 +21,7 @@ outcomes the system does not list).
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Protocol
@@ -190,10 +191,16 @@ class _Finder:
         s = Side()
         n = self.game.n
         k0 = self.state(side, s, self.turns.tokens[side])
-        todo = [(k0, start)]
+        # Breadth first, by the turns made: a position first reached after the turn
+        # limit's last turn is never moved from (a clock's states, D6's stamina, grow
+        # without end).
+        todo = deque([(k0, start, 0)])
         seen = {(k0, start)}
+        last = self.game.turns
         while todo:
-            k, c = todo.pop()
+            k, c, made = todo.popleft()
+            if made >= last:
+                continue
             moves = list(self._turns(side, s, k, c, None))
             if block:
                 for p in self.pairs(s, k, c):
@@ -202,7 +209,7 @@ class _Finder:
                 for e in mv[1]:
                     if (e // n, e % n) not in seen:
                         seen.add((e // n, e % n))
-                        todo.append((e // n, e % n))
+                        todo.append((e // n, e % n, made + 1))
         self.stand = {c for _, c in seen}
         return s
 

@@ -1474,21 +1474,38 @@ class D6(RuleSystem):
         Strength, one token per margin (``collision_margin``, ``injured`` above 0) with the
         chance of that margin from the two pools' distributions (exact but for the wild
         die's tail beyond 16 explosions, ``6**-16``: :func:`engine.dice.d6_pool_dist`);
-        None where a stamina roll falls due (its outcomes are not listed)."""
+        then a stamina roll that fell due, each degree of it with its chance
+        (:meth:`_stamina_outcomes`)."""
         state = token.state
-        if state.counter("stamina_due"):
-            return None
         n = state.counter("collision_dice")
         if not n:
-            return [(token, Fraction(1))]
+            return self._stamina_outcomes(token, Fraction(1))
         wild, wild_one = self.config["wild_die"], self.config["wild_one"]
         margins = collision_margins(n, str(token["strength"]), wild, wild_one)
         plain = _set(state, "collision_dice", 0)
         out: list[tuple[Token, Fraction]] = []
         for margin, p in margins:
             st = _set(plain, "collision_margin", margin)
-            out.append((token.with_state(st.with_conditions("injured") if margin > 0 else st), p))
+            hit = token.with_state(st.with_conditions("injured") if margin > 0 else st)
+            out += self._stamina_outcomes(hit, p)
         return out
+
+    def _stamina_outcomes(self, token: Token, p: Fraction) -> list[tuple[Token, Fraction]]:
+        """:meth:`_stamina_roll`'s outcomes, each degree of the roll with its exact chance
+        times ``p`` (the token alone where no roll is due)."""
+        state = token.state
+        due = state.counter("stamina_due")
+        if not due:
+            return [(token, p)]
+        level = state.counter("stamina_rolls")
+        check = self._check(self.stamina_code(token)[1], self.number(level), 1, 0)
+        state = _set(_set(state, "stamina_due", 0), "stamina_rolls", level + 1)
+        what = f"stamina {SPEEDS[due]}"
+        return [
+            (self.apply_check(token.with_state(state), what, degree), p * q)
+            for degree, q in check.outcomes().items()
+            if q
+        ]
 
     def _stamina_roll(self, token: Token, dice: Any) -> Token:
         """The stamina roll due at the end of this round (:meth:`_stamina_clock`), RULES.md 3
