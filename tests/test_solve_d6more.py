@@ -211,3 +211,67 @@ def test_stamina_outcomes_match_rolled_ends() -> None:
     rolled = [d6.end_turn(token, dice) for _ in range(20000)]
     seen = sum(t.state.has("exhausted") for t in rolled) / len(rolled)
     assert abs(seen - p_tired) < 4 * (p_tired * (1 - p_tired) / len(rolled)) ** 0.5
+
+
+def _map2d(tmp: Path, rows: list[str], turns: int) -> Path:
+    """A D6 chase on a drawn map (``.`` open, ``+`` forest), the pursuer all-out from the
+    top left, the quarry at high speed from the bottom right."""
+    import re
+
+    import tmxtext
+    from test_solve_d6pace import _TILES
+
+    doc = tmxtext.tmx([r.replace("+", "H") for r in rows], properties={"diagonals": "none"})
+    doc = doc.replace(tmxtext.tileset_xml(), _TILES)
+    gids = {str(tmxtext.CHARS.index(c) + 1): str(i + 1) for i, c in enumerate(".#H")}
+    head, data, tail = doc.partition('<data encoding="csv">\n')
+    body, end, rest = tail.partition("\n</data>")
+    body = re.sub(r"\d+", lambda m: gids[m.group(0)], body)
+    (tmp / "m.tmx").write_text(head + data + body + end + rest, encoding="utf-8")
+    w, h = len(rows[0]), len(rows)
+    path = tmp / "chase.yaml"
+    path.write_text(
+        f"map: m.tmx\nsystem: d6\nturns: {turns}\ngoals: {{capture: 1}}\ntokens:\n"
+        "  - {id: p, side: pursuer, policy: pursuer, cell: [0, 0], pace: all_out, "
+        "stats: {move: 2, running: 2D}}\n"
+        f"  - {{id: q, side: quarry, policy: quarry, cell: [{w - 1}, {h - 1}], pace: high, "
+        "stats: {move: 2, running: 2D}}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_kept_turns_equal_the_turns_walked(tmp_path: Path) -> None:
+    """SolveTurns keeps a turn by the token as its turn starts, its cell, its aim and the
+    other token in its way: on a 2-D map (the quarry's ways around the pursuer bend) the
+    game solved so equals the game whose every turn is walked afresh."""
+    from engine.sim import Simulation
+    from engine.sim.paceturn import SolveTurns
+    from engine.sim.view import SolveWays
+    from engine.solve import Mover, solve
+
+    class Plain(SolveTurns):
+        def pace_turn(self, side, token, cell, dst, blocker):  # type: ignore[no-untyped-def]
+            tok, pace = self._started(side, token, cell)
+            return self._pace_turn(side, tok, pace, cell, dst, blocker)
+
+    path = _map2d(tmp_path, ["....", ".+..", "...."], 3)
+    got = []
+    for kind in (SolveTurns, Plain):
+        run = Simulation(load_scenario(str(path)), seed=0, record=False)
+        movers, profs, sizes = [], {}, {}
+        for t in run.order:
+            side = "pursuer" if t in run.pursuers else "quarry"
+            profs[side], sizes[side] = run.profile_now(t), run.specs[t].size
+            movers.append(
+                Mover(t, side, profs[side].graph, run.tokens[t].state.cell, run.tokens[t])
+            )
+        ways = SolveWays(run.fields, profs, sizes, run.door_key(), True)
+        tokens = {m.side: run.tokens[m.tid] for m in movers}
+        turns = kind(ways, tokens, run.scenario.system)
+        got.append(solve(run.scenario, movers, run.scenario.system, 10**8, ways, turns))
+    kept, plain = got
+    assert isinstance(kept, PaceSolution) and isinstance(plain, PaceSolution)
+    assert kept.expecti.values[0].shape == plain.expecti.values[0].shape
+    for a, b in zip(kept.expecti.values, plain.expecti.values, strict=True):
+        assert (a == b).all()

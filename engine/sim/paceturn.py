@@ -41,6 +41,7 @@ class SolveTurns(DiceTurns):
         super().__init__(*args)
         self._walker: Walker | None = None
         self._ways: dict[tuple[Any, ...], tuple[Profile, Any, int]] = {}
+        self._turns: dict[tuple[Any, ...], list[tuple[Cell, Token, Fraction]]] = {}
         self._ends: dict[tuple[str, Any], list[tuple[Token, Fraction]]] = {}
 
     @property
@@ -85,6 +86,20 @@ class SolveTurns(DiceTurns):
         each way it may end, the cell, the token the turn leaves (less the system's notes)
         and its exact chance."""
         tok, pace = self._started(side, token, cell)
+        # What decides the turn: the token as its turn starts (its stats are the
+        # scenario's all through a solve), where it stands, its aim and the other token in
+        # its way. Pace states that start their turn alike (a fall's kneeling gone, say)
+        # share it.
+        key = (side, tok.state, cell, dst, blocker)
+        got = self._turns.get(key)
+        if got is None:
+            got = self._turns[key] = self._pace_turn(side, tok, pace, cell, dst, blocker)
+        return got
+
+    def _pace_turn(
+        self, side: str, tok: Token, pace: str, cell: Cell, dst: Cell, blocker: Cell | None
+    ) -> list[tuple[Cell, Token, Fraction]]:
+        """:meth:`pace_turn` of the token as its turn starts (``tok``) at ``pace``."""
         system = self.system
         # The end of the turn's outcomes that differ only in notes are one (by state).
         out: dict[tuple[Cell, Any], tuple[Token, Fraction]] = {}
