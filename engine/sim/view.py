@@ -9,19 +9,20 @@ makes, for the token that moves (with the profile it moves on this turn).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from engine.flight.model import FlightRules
+from engine.flight.model import FlightRules, FlightState
 from engine.grid import Cell, Grid
 from engine.occupancy import Occupancy, reach_cell
 from engine.scenario import Scenario
 from engine.sim.cache import FieldCache
 from engine.sim.fields import INF, Profile
 from engine.sim.flymoves import reach_turns
-from engine.sim.flyreach import THREAT_KEPT, kept_memo, least_with
+from engine.sim.flyreach import THREAT_KEPT, kept_arrays, kept_memo, least_with
 from engine.sim.idmemo import IdMemo
 from engine.sim.threat import claim_turns, claim_turns_on, turns_to
 from engine.systems.base import RuleSystem, Token
@@ -306,9 +307,9 @@ def least_turns(run: RunState, ids: tuple[str, ...], n: int | None = None) -> np
 
 def threat_turns(run: RunState, n: int | None = None) -> np.ndarray:
     """The pursuers' least turns to every cell, as a ground quarry weighs them: a walker's
-    by its field (:func:`least_turns`), a flier's by the turns it needs to end a move there
-    low enough to catch (:func:`~engine.sim.flymoves.reach_turns`), not by its walking pace;
-    read-only. With fliers about, the same arrays give the same array object
+    by its field (:func:`least_turns`), a flier's by the turns it needs to end a move low
+    enough to catch within the scenario's ``capture`` steps of it (:func:`catch_turns`),
+    not by its walking pace; read-only. With fliers about, the same arrays give the same array object
     (:func:`~engine.sim.flyreach.least_with`), so the field cache's choices kept by the
     threat's identity (the safe exit, the flee cell) are found again."""
     tokens = run.tokens
@@ -321,7 +322,8 @@ def threat_turns(run: RunState, n: int | None = None) -> np.ndarray:
     # array (two quarries that move one after the other in a round ask it alike).
     held = tuple(tokens[p] for p in ids)
     memo: IdMemo[np.ndarray] = kept_memo(rules0, "threat_turns", THREAT_KEPT)
-    plain = (n, run.door_key())
+    capture = run.scenario.capture
+    plain = (n, run.door_key(), capture)
     got = memo.get(held, plain)
     if got is not None:
         return got
@@ -334,10 +336,51 @@ def threat_turns(run: RunState, n: int | None = None) -> np.ndarray:
     ]
     walkers = tuple(p for p in ids if tokens[p].state.flight is None)
     low = run.scenario.capture_altitude
-    reach = [reach_turns(rules, f, low) for rules, f in fliers]
+    reach = [catch_turns(rules, f, low, capture) for rules, f in fliers]
     got = least_with(rules0, least_turns(run, walkers, n), reach)
     memo.put(held, plain, got)
     return got
+
+
+def catch_turns(rules: FlightRules, state: FlightState, low: int, capture: int) -> np.ndarray:
+    """Turns for a flier in ``state`` to catch on each cell: to end a move at or below
+    ``low`` metres on a cell within ``capture`` steps of it (the turn loop's capture,
+    docs/scenarios.md ``goals.capture``), the least of
+    :func:`~engine.sim.flymoves.reach_turns` over those cells (:func:`within_steps`);
+    ``reach_turns`` itself where ``capture`` is 0. Read-only, kept in the rules' pilot
+    cache by the flier's state."""
+    reach = reach_turns(rules, state, low)
+    if not capture:
+        return reach
+    key = (rules.normal(state).key(), low, capture)
+    got = rules.pilot_cache.get("catch", {}).get(key)
+    if got is None:
+        got = kept_arrays(rules, "catch")[key] = within_steps(rules.model.grid, reach, capture)
+    return got
+
+
+def within_steps(grid: Grid, turns: np.ndarray, k: int) -> np.ndarray:
+    """For every cell (by index), the least of ``turns`` over the cells at most ``k`` steps
+    from it (:meth:`Grid.cells_within`, as :func:`engine.occupancy.gap_steps` counts
+    between one-cell tokens); read-only. By a table of each cell's neighbourhood
+    (:func:`_within_table`, kept per grid and distance), held equal to asking
+    ``cells_within`` cell by cell in tests/test_bugs_capture.py."""
+    index, starts = _within_table(grid, k)
+    out = np.minimum.reduceat(turns[index], starts)
+    out.setflags(write=False)
+    return out
+
+
+@lru_cache(maxsize=8)
+def _within_table(grid: Grid, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every cell's cells within ``k`` steps, concatenated in index order (each run
+    starts with at least the cell itself), and where each cell's run starts."""
+    parts: list[int] = []
+    starts = np.empty(grid.width * grid.height, dtype=np.int64)
+    for i in range(len(starts)):
+        starts[i] = len(parts)
+        parts.extend(grid.index(c) for c in grid.cells_within(grid.cell_of_index(i), k))
+    return np.array(parts, dtype=np.int64), starts
 
 
 def quarry_goal(run: RunState, quarry: str) -> Cell | None:
