@@ -664,11 +664,13 @@ def test_crossings_too_long_to_work_out_are_refused_in_one_line(
 
     chase = dict(CORRIDORS[0], diagonals="none", capture=0, turns=12)
     path = write_chase(tmp_path, **chase)  # type: ignore[arg-type]
-    # 147 turns: each cell's aims that may end off its reach (engine.solve.bigcross),
-    # every aim from a crossing under way, again around the pursuer where they may differ.
-    monkeypatch.setattr(crossing, "MAX_CROSSING_TURNS", 146)
+    # 142 turns: each cell's aims that may end off its reach (engine.solve.bigcross),
+    # every aim from a crossing under way, again around the pursuer where they may differ
+    # (147 while a turn with no time left at a slow cell's foot ended it under way, nothing
+    # of it made: tests/test_bugs_ladders.py).
+    monkeypatch.setattr(crossing, "MAX_CROSSING_TURNS", 141)
     assert main(["solve", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "more than 146 turns walked" in err, err
-    monkeypatch.setattr(crossing, "MAX_CROSSING_TURNS", 147)
+    assert err.count("\n") == 1 and "more than 141 turns walked" in err, err
+    monkeypatch.setattr(crossing, "MAX_CROSSING_TURNS", 142)
     assert main(["solve", str(path)]) == 0

@@ -243,7 +243,11 @@ class Walker:
         target = g.cell_of(nxt)
         terrain = g.model.terrain_at(target)
         st = mv.token.state
-        going_on = st.toward == target or (st.toward is None and st.mode == terrain.move)
+        # Going on: with the crossing under way, or from a cell of the same stretch (the
+        # cell it stands on, not the token's mode: that is the mode of the last crossing
+        # this turn, stale once it walked on; RULES.md 0, a new stretch asks its check).
+        here = mode_at(g.model, g.cell_of(node))
+        going_on = st.toward == target or (st.toward is None and here == terrain.move)
         progress = st.progress if going_on else Fraction(0)
         used = mv.used()
         system = self.system
@@ -292,11 +296,16 @@ class Walker:
         """:meth:`_long_step` at a cell crossed at a rate: the time left of the turn goes
         to it, Move action by Move action (a check in each, as the system counts moves:
         :meth:`RuleSystem.check_period`; once per crossing where it counts none)."""
+        t = mv.used()
+        if t >= 1:
+            # No time left to set out on it: the crossing has not begun (nothing made,
+            # nothing rolled), so the next turn starts it, with the roll a new run of
+            # terrain asks (RULES.md 0, 4: one climbing roll a climb, as it starts).
+            return False
         g = mv.prof.graph
         target = g.cell_of(nxt)
         period = self.system.check_period(mv.token, terrain, g.pace)
         check = g.state_costs[g.state_of(nxt)][g.terrain_list()[nxt % g.n]].check
-        t = mv.used()
         token = mv.token.moved(mode=terrain.move, toward=target, progress=progress)
         prof = mv.prof
         run = int(g.run_key[nxt % g.n])
