@@ -13,10 +13,13 @@ nothing rolled) and the next turn went on with it, as a climb already rolled. Pa
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 import tmxtext
+from corridor_game import solved
+from test_solve_jumpmix import LadderCorridor, ladder_chase
 
 from engine.scenario import load_scenario
 from engine.search.odds import evaluate_path
@@ -73,3 +76,29 @@ def test_a_turn_that_ends_at_a_ladders_foot_has_not_begun_its_climb(
     assert at_foot, states
     first = at_foot[0]
     assert first["mode"] == "walk" and "toward" not in first, first
+
+
+#: (row, quarry (cell, running, climbing), pursuer, turns, exits, pursuer first): on main
+#: the solve (the loop's own turns) gave 0.9919 and 0.7 where the rules give 0.96922, 0.49.
+TWO_LADDERS = [
+    ("..H.H...", (0, 8, 3), (7, 8, 3), 6, (), False),
+    ("..H.H...", (0, 6, 3), (7, 4, 3), 6, (), True),
+]
+
+
+@pytest.mark.parametrize("case", TWO_LADDERS)
+def test_two_ladders_a_cell_apart_solve_as_the_expectimax(
+    tmp_path: Path,
+    case: tuple,  # type: ignore[type-arg]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The solve walks the loop's turns: with each climb rolled as it starts, its odds on
+    "..H.H..." equal the expectimax written from the rules (tests/test_solve_jumpmix.py's
+    :class:`LadderCorridor`: one roll a crossing, as it starts, none going on)."""
+    row, q, p, turns, exits, first = case
+    game = LadderCorridor(row, set(exits), turns, first, {"q": q[1:], "p": p[1:]})
+    pc, _, pe = game.value((p[0], None, Fraction(0)), (q[0], None, Fraction(0)), 1)
+    assert 0 < pc < 1
+    got = solved(ladder_chase(tmp_path, case, monkeypatch)).to_dict()["p"]
+    assert got["capture"] == pytest.approx(float(pc), abs=1e-9)
+    assert got["escape"] == pytest.approx(float(pe), abs=1e-9)
