@@ -26,7 +26,7 @@ from conftest import ROOT
 from engine import data
 from engine.cli import main
 
-SCENARIOS = ["chase", "flier", "griffon", "hex_hunt", "stoop"]
+SCENARIOS = ["chase", "falcons", "flier", "griffon", "hex_hunt", "stoop"]
 MAPS = ["chase", "encounter", "hex_flat", "hex_flat.tmj", "hex_pointy", "vtt_room"]
 #: Package data globs per shipped folder (pyproject.toml's [tool.setuptools.package-data]).
 SUFFIXES = {"maps": data.MAP_SUFFIXES, "scenarios": data.SCENARIO_SUFFIXES}
@@ -101,11 +101,17 @@ def test_a_file_here_wins_over_a_shipped_name(
 @pytest.mark.parametrize(
     ("argv", "names"),
     [
-        (["run", "chsae"], "shipped scenarios: chase, flier, griffon, hex_hunt, stoop"),
-        (["sweep", "nope.yaml"], "shipped scenarios: chase, flier, griffon, hex_hunt, stoop"),
+        (["run", "chsae"], "shipped scenarios: chase, falcons, flier, griffon, hex_hunt, stoop"),
+        (
+            ["sweep", "nope.yaml"],
+            "shipped scenarios: chase, falcons, flier, griffon, hex_hunt, stoop",
+        ),
         (["info", "nope"], "shipped maps: " + ", ".join(MAPS)),
         (["reach", "nope", "--from", "1,1"], "shipped maps: " + ", ".join(MAPS)),
-        (["view", "nope"], "shipped scenarios: chase, flier, griffon, hex_hunt, stoop; shipped"),
+        (
+            ["view", "nope"],
+            "shipped scenarios: chase, falcons, flier, griffon, hex_hunt, stoop; shipped",
+        ),
         (["render", "nope", "--out", "x.png"], "shipped maps: " + ", ".join(MAPS)),
     ],
 )
