@@ -31,6 +31,7 @@ from engine.solve.game import (
     Blocked,
     Game,
     Reach,
+    TurnBudget,
     Unsolvable,
     _as_reach,
     _blocked_reach,
@@ -126,27 +127,24 @@ def has_crossings(game: Game) -> bool:
     return any(slow_crossing(m.graph, m.cell) is not None for m in (game.pursuer, game.quarry))
 
 
-class _Walks:
-    """The walks of one build: each turn asked once, counted against the limit."""
+class _Walks(TurnBudget):
+    """The walks of one build: each turn asked once, counted against
+    :data:`MAX_CROSSING_TURNS`."""
 
     def __init__(self, game: Game, turns: Turns, name: str, out: Crossings) -> None:
-        self.game, self.turns, self.name, self.out = game, turns, name, out
+        super().__init__(
+            name,
+            MAX_CROSSING_TURNS,
+            "the crossings of more than a turn",
+            "each position's turns that may end off its one-turn cells",
+            "solve a smaller map or faster tokens",
+        )
+        self.game, self.turns, self.out = game, turns, out
         self.grid = game.quarry.graph.grid
-        self.walked = 0
         #: Per turn walked with nobody in the way (side, source, aim): the cells its way
         #: entered, and where it ended.
         self.entered: dict[tuple[str, int, int], frozenset[int]] = {}
         self.ends: dict[tuple[str, int, int], int] = {}
-
-    def count(self, more: int) -> None:
-        """Count ``more`` turns walked; refuse past :data:`MAX_CROSSING_TURNS`."""
-        self.walked += more
-        if self.walked > MAX_CROSSING_TURNS:
-            raise Unsolvable(
-                f"{self.name}: the crossings of more than a turn take more than "
-                f"{MAX_CROSSING_TURNS:,} turns walked to work out (each position's turns "
-                "that may end off its one-turn cells); solve a smaller map or faster tokens"
-            )
 
     def end(self, side: str, src: int, dst: int, blocker: int | None) -> int:
         """Where ``side``'s turn from position ``src`` aiming at cell ``dst`` ends (a

@@ -28,7 +28,7 @@ from engine.grid import Cell
 from engine.solve.chance import Chance, _lasting
 from engine.solve.crossing import MAX_CROSSING_TURNS, Crossings, _aims
 from engine.solve.expect import steps_between
-from engine.solve.game import Game, Unsolvable
+from engine.solve.game import Game, TurnBudget, Unsolvable
 
 
 @runtime_checkable
@@ -52,32 +52,29 @@ class DiceTurns(Protocol):
 Dist = tuple[tuple[int, Fraction], ...]
 
 
-class _Build:
+class _Build(TurnBudget):
     """One build's walks: each turn walked once, counted against :data:`MAX_CROSSING_TURNS`."""
 
     def __init__(
         self, game: Game, turns: DiceTurns, system: Any, name: str, pits: Any = None
     ) -> None:
-        self.game, self.turns, self.system, self.name = game, turns, system, name
+        super().__init__(
+            name,
+            MAX_CROSSING_TURNS,
+            "the crossings of more than a turn",
+            "every position's turn aiming at every cell",
+            "solve a smaller map or faster tokens",
+        )
+        self.game, self.turns, self.system = game, turns, system
         #: The pit positions a failed jump falls into (:class:`engine.solve.jumpmix.DicePits`).
         self.pits = pits
         self.grid = game.quarry.graph.grid
         self.out = Crossings(game.n)
         #: The (side, state) of tokens whose turn's end leaves nothing more.
         self.clean: set[tuple[str, Any]] = set()
-        self.walked = 0
         #: Per (side, source, aim) walked with nobody in the way: the cells entered.
         self.entered: dict[tuple[str, int, int], frozenset[int]] = {}
         self.dists: dict[tuple[str, int, int], Dist] = {}
-
-    def count(self, more: int) -> None:
-        self.walked += more
-        if self.walked > MAX_CROSSING_TURNS:
-            raise Unsolvable(
-                f"{self.name}: the crossings of more than a turn take more than "
-                f"{MAX_CROSSING_TURNS:,} turns walked to work out (every position's turn "
-                "aiming at every cell); solve a smaller map or faster tokens"
-            )
 
     def turn(self, side: str, src: int, dst: int, blocker: int | None) -> Dist:
         """The positions a turn of ``side`` from position ``src`` aiming at ``dst`` ends on,

@@ -46,6 +46,25 @@ class Unsolvable(TacgridError):
     """A scenario ``solve`` does not model, or one too big for memory (one line)."""
 
 
+class TurnBudget:
+    """The loop's turns walked to build a game, counted: past ``limit`` the solve is
+    refused in one line naming ``what`` the turns are, ``how`` they are asked, and the
+    ``fix``."""
+
+    def __init__(self, name: str, limit: int, what: str, how: str, fix: str) -> None:
+        self.name, self.limit, self.what, self.how, self.fix = name, limit, what, how, fix
+        self.walked = 0
+
+    def count(self, more: int = 1) -> None:
+        """Count ``more`` turns walked; refuse past the limit."""
+        self.walked += more
+        if self.walked > self.limit:
+            raise Unsolvable(
+                f"{self.name}: {self.what} take more than {self.limit:,} turns walked to work "
+                f"out ({self.how}); {self.fix}"
+            )
+
+
 @dataclass(frozen=True)
 class Mover:
     """One token of the game: its id, side (``pursuer`` or ``quarry``), the graph it moves

@@ -38,6 +38,7 @@ from engine.solve.game import (
     Game,
     Mover,
     Reach,
+    TurnBudget,
     Unsolvable,
     _blocked_reach,
     _captures,
@@ -157,7 +158,13 @@ class _Finder:
         self.grid = game.quarry.graph.grid
         self.reaches: dict[Any, tuple[Reach, np.ndarray, np.ndarray]] = {}
         self.limit_moves = 0
-        self.walked = 0
+        self.budget = TurnBudget(
+            name,
+            MAX_PACE_TURNS,
+            "the pace states' turns",
+            "every state's turn from every cell aiming at every cell it reaches",
+            "solve a smaller map or a steadier pace",
+        )
         self._blocked: dict[Any, Any] = {}
         self.stand: set[int] = set()
         self.stand_p = np.zeros(game.n, dtype=bool)
@@ -244,13 +251,7 @@ class _Finder:
         block = None if blocker is None else grid.cell_of_index(blocker)
         moves: list[Move] = []
         for dst in aims.tolist():
-            self.walked += 1
-            if self.walked > MAX_PACE_TURNS:
-                raise Unsolvable(
-                    f"{self.name}: the pace states' turns take more than {MAX_PACE_TURNS:,} "
-                    "turns walked to work out (every state's turn from every cell aiming at "
-                    "every cell it reaches); solve a smaller map or a steadier pace"
-                )
+            self.budget.count()
             ends: dict[int, float] = {}
             for end, tok, p in turns.pace_turn(side, token, cell, grid.cell_of_index(dst), block):
                 pos = self.state(side, s, tok) * n + grid.index(end)
