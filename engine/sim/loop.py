@@ -15,12 +15,13 @@ from engine.mapmodel import MapModel
 from engine.occupancy import Occupancy, reach_cell
 from engine.scenario import Scenario, TokenSpec
 from engine.sim.cache import FieldCache
-from engine.sim.crossing import kept_share, mode_at
+from engine.sim.crossing import mode_at
 from engine.sim.edits import TokenEdits, on_the_map
-from engine.sim.fields import Profile, TurnPlan, Walk
+from engine.sim.fields import Profile, Walk
 from engine.sim.flight import choose, fly_turn, rules_for, start_flight
 from engine.sim.idmemo import MISSING
 from engine.sim.paceturn import SolveTurns
+from engine.sim.plans import PlanPlay
 from engine.sim.view import SimView, low_enough
 from engine.sim.walking import EventSink, StatsKeys, Walker
 from engine.sim.ways import occupancy_of, start_key, way_key
@@ -65,7 +66,7 @@ class Snapshot:
     doors: dict[int, bool] | None = None
 
 
-class Simulation(TokenEdits):
+class Simulation(TokenEdits, PlanPlay):
     """One seeded run of a scenario, turn by turn, with an event log.
 
     >>> from engine.scenario import load_scenario  # doctest: +SKIP
@@ -389,96 +390,6 @@ class Simulation(TokenEdits):
         """What :meth:`_ended` keeps the end of a turn by (with the very token)."""
         return ("end", tid, self._stats_key(token), pace, moved)
 
-    # ----------------------------------------------------------------- turn plans
-
-    def _plan_of(self, start: tuple[Any, ...]) -> TurnPlan | None:
-        """The plan of a turn from a kept ``start`` (:meth:`_turn_start`): the checks its
-        way rolls, in order, and the cells it walks; None where the turn is not played
-        from a plan (a flier, a way with jumps, checks rolled cell by cell as it walks)."""
-        token, _pace, per_turn, _prof, way = start
-        if token.state.flight is not None or token.state.cell is None:
-            return None
-        if way is None:  # it stays: no move, nothing rolled on the way
-            return TurnPlan((), None)
-        prof, walk, k = way
-        if walk.jumps or not (per_turn or not walk.checks):
-            return None
-        if token.state.toward is not None or (walk.after is not None and k == len(walk.edges)):
-            return None  # a crossing of more than a turn: walked by Walker.walk_down
-        entries, walked, rolled = walk.upto(k)
-        rolls: tuple[tuple[int, Any], ...] = ()
-        if per_turn and entries:
-            asked = self.walker.turn_rolls(token, prof.graph, entries, rolled)
-            rolls = tuple((at, c) for at, c in asked if c.check is not None)
-        return TurnPlan(rolls, (token.state.cell, *walked), tuple(t for _, t in entries))
-
-    def _play_plan(self, tid: str, start: tuple[Any, ...], plan: TurnPlan) -> None:
-        """:meth:`take_turn` from a plan (:meth:`_plan_of`), for a run that keeps no log:
-        the plan's checks rolled in order up to the first failure, then what those
-        degrees make of the token (kept in the plan by them) and the end of the turn."""
-        dice = self.dice
-        results: list[tuple[str, bool]] = []
-        for _at, check in plan.rolls:
-            result = check.check.roll(dice)
-            results.append((result.degree, result.success))
-            if not result.success and not _goes_on(self.system.failure_share(check, result.degree)):
-                break
-        log = dice.log
-        sink = self.sink
-        if sink.counting:  # each roll's event and its check's
-            sink.counted += len(log) + len(results)
-        log.clear()
-        self.walker.defer = None
-        key = tuple(results)
-        got = plan.outcomes.get(key)
-        if got is None:  # new degrees for this plan: the turn is made, and its outcome kept
-            got = self._plan_outcome(tid, start, plan, results)
-            plan.keep(key, got)
-            if sink.counting:
-                sink.counted += got[2]
-            return
-        moved_token, moved, n_move, ended = got
-        if sink.counting:
-            sink.counted += n_move
-        if ended is None:  # an end of the turn that rolls: made every time
-            self._end_turn(tid, moved_token, start[1], moved)
-            return
-        self._close_turn(tid, ended)
-
-    def _plan_outcome(
-        self, tid: str, start: tuple[Any, ...], plan: TurnPlan, results: list[tuple[str, bool]]
-    ) -> tuple[Token, bool, int, Token | None]:
-        """What a plan's rolled ``results`` (degree and success of each check rolled) make
-        of the turn, as :meth:`_roll_turn` and :meth:`_moved` make it: the token at the end
-        of its move, whether it left its cell, its move events (0 or 1), and the token at
-        the end of the turn where that end rolls nothing (None: it rolls, and is made
-        every time). The end is made here, on this turn's dice, either way."""
-        token, pace = start[0], start[1]
-        before = token.state.cell
-        hooks = self.fields.hooks
-        if plan.path is None:
-            moved_token, moved, n_move = token, False, 0
-        else:
-            path = plan.path
-            for (at, check), (degree, success) in zip(plan.rolls, results, strict=False):
-                token = self.walker.apply_check(tid, token, check.what, degree)
-                share = Fraction(1) if success else self.system.failure_share(check, degree)
-                if not _goes_on(share):
-                    ticks = plan.ticks
-                    whole = self.walker.share_whole(start[3].graph, ticks[-1])
-                    kept = at if share is None else kept_share(list(ticks), share, whole)
-                    path = path[: kept + 1]
-                    break
-            n_move = 1 if len(path) > 1 else 0
-            if n_move:
-                moved_token = hooks.moved(token, path[-1], mode_at(start[3].graph.model, path[-1]))
-            else:
-                moved_token = hooks.moved(token, path[-1])
-            moved = moved_token.state.cell != before
-        ended = self._end_turn(tid, moved_token, pace, moved)
-        pure = hooks.same(self._end_key(tid, moved_token, pace, moved), moved_token)
-        return moved_token, moved, n_move, (ended if pure is not None else None)
-
     def _begin(self, tid: str, spec: TokenSpec) -> tuple[Token, str, bool, Profile]:
         """The start of ``tid``'s turn: its token after the system's start of a turn, the
         pace this turn may use on the way to the chosen one (D6: two speed levels a round;
@@ -770,12 +681,6 @@ class Simulation(TokenEdits):
         write_text(
             path, "".join(json.dumps(ev, separators=(",", ":")) + "\n" for ev in self.events), label
         )
-
-
-def _goes_on(share: Fraction | None) -> bool:
-    """Whether a roll whose failure still makes ``share`` of the move lets it go on whole
-    (:meth:`RuleSystem.failure_share`; None: it stops before the cell that asked)."""
-    return share is not None and share >= 1
 
 
 class _Ways:
