@@ -642,20 +642,18 @@ class Walker:
             if got is not None:
                 return got
 
-        def rolls(tok: Token) -> list[tuple[int, CellCheck]]:
-            terrains = [g.model.terrains[t] for t, _ in cells]
-            asked = self.system.turn_checks(tok, terrains, g.pace) or []
+        # The checks asked, kept by what they read: the token, and the terrains entered
+        # (RuleSystem.turn_checks_by_runs: each run of one terrain once).
+        by_runs = self.system.turn_checks_by_runs
+        runs = terrain_runs(cells) if by_runs else cells
 
-            def asks(k: int, check: CellCheck) -> bool:
-                t, layer = cells[k]
-                c = g.state_costs[layer][t].check
-                return c is not None and (c.what, c.target) == (check.what, check.target)
+        def checks(tok: Token) -> list[CellCheck]:
+            ids = runs if by_runs else [t for t, _ in cells]
+            terrains = [g.model.terrains[t] for t in ids]
+            return self.system.turn_checks(tok, terrains, g.pace) or []
 
-            placed = [(next((k for k in range(len(cells)) if asks(k, c)), 0), c) for c in asked]
-            return sorted(placed, key=lambda x: x[0])
-
-        key = ("turn_checks", token.id, self.stats_key(token), g, cells)
-        result = fields.hooks.get(key, token, rolls)
+        key = ("turn_checks", token.id, self.stats_key(token), g, runs)
+        result = placed_checks(g, cells, fields.hooks.get(key, token, checks))
         if quick is not None:
             fields.rolls_same.put(quick, None, result)
         return result
@@ -776,3 +774,25 @@ def _enter_dry(
 ) -> tuple[bool, Token, tuple[int, int] | None]:
     """:meth:`Walker._enter` for a dry walk: every check passes, nothing is rolled."""
     return True, token, key
+
+
+def terrain_runs(cells: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
+    """The terrain ids of ``cells`` (``(terrain id, layer)`` each, in the order entered),
+    each run of one terrain entered in a row given once."""
+    return tuple(t for k, (t, _) in enumerate(cells) if not k or cells[k - 1][0] != t)
+
+
+def placed_checks(
+    g: MovementGraph, cells: tuple[tuple[int, int], ...], asked: list[CellCheck]
+) -> list[tuple[int, CellCheck]]:
+    """Each check of ``asked`` with the first entry of ``cells`` whose cost asks it (0
+    where none does), in that order (a stable sort: roll order among equals)."""
+    costs = g.state_costs
+
+    def asks(k: int, check: CellCheck) -> bool:
+        t, layer = cells[k]
+        c = costs[layer][t].check
+        return c is not None and (c.what, c.target) == (check.what, check.target)
+
+    placed = [(next((k for k in range(len(cells)) if asks(k, c)), 0), c) for c in asked]
+    return sorted(placed, key=lambda x: x[0])

@@ -674,6 +674,11 @@ class RuleSystem:
         check on each run of terrain, as :meth:`check_period` counts moves."""
         return None
 
+    #: True: :meth:`turn_checks` over a turn's terrains is the same as over them with each
+    #: run of one terrain entered in a row given once (D6 rolls once per run or at the
+    #: hardest); the loop then keeps a turn's checks by those runs, which many ways share.
+    turn_checks_by_runs: ClassVar[bool] = False
+
     #: True: ``gap`` cells are never entered by a step; a run of them in a straight line is
     #: crossed by one jump edge (:meth:`jump`), with a run-up or standing (RULES.md 4).
     jumps_gaps: ClassVar[bool] = False

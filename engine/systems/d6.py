@@ -1130,6 +1130,9 @@ class D6(RuleSystem):
         target = self.effective_pace(token, pace)
         return speeds_to(SPEEDS[token.state.counter("speed")], target)[:-1]
 
+    #: :meth:`round_checks` skips a terrain equal to the one before it.
+    turn_checks_by_runs: ClassVar[bool] = True
+
     def turn_checks(
         self, token: Token, terrains: list[Terrain], pace: str | None = None
     ) -> list[CellCheck] | None:
