@@ -4,6 +4,8 @@
   :func:`engine.sim.walking.terrain_runs`): D6's checks over a turn's terrains are its checks
   over them with each run given once, on random turns; and in play every turn's checks, with
   the entry each is rolled at, are those worked out the plain way from every cell entered.
+* What the start of a turn's key reads of each token serves its way's key
+  (:func:`engine.sim.ways.token_read`): the key so made is the key made afresh.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from engine.batch import run_seeds
 from engine.scenario import load_scenario
 from engine.sim import FieldCache, Simulation
 from engine.sim.walking import Walker, terrain_runs
+from engine.sim.ways import way_key
 from engine.systems.base import CellCheck, Token
 
 CHASE = ROOT / "scenarios" / "chase.yaml"
@@ -115,3 +118,44 @@ def test_every_turns_checks_in_play_are_the_plain_ones() -> None:
         logged = Simulation(sc, seed, fields=logged_fields, run=run)
         assert sim.run().to_dict() == logged.run().to_dict(), f"run {run}"
     assert len(seen) > 200 and sum(map(bool, seen)) > 100
+
+
+class _CheckedWays(Simulation):
+    """A run that works out each way's key afresh too where the start of the turn's key
+    lent it what it read of each token."""
+
+    lent = 0
+
+    def _ground_way(
+        self,
+        tid: str,
+        spec: Any,
+        token: Token,
+        prof: Any,
+        per_turn: bool,
+        kept: dict[str, Any] | None = None,
+    ) -> Any:
+        if kept is not None:
+            got = way_key(self, tid, spec, prof, per_turn, dict(kept))
+            plain = way_key(self, tid, spec, prof, per_turn)
+            assert (got is None) == (plain is None)
+            if got is not None and plain is not None:
+                assert got[0] == plain[0]
+                assert len(got[1]) == len(plain[1])
+                assert all(a is b for a, b in zip(got[1], plain[1], strict=True))
+                _CheckedWays.lent += 1
+        return super()._ground_way(tid, spec, token, prof, per_turn, kept)
+
+
+def test_a_ways_key_from_what_the_starts_key_read_is_the_plain_key() -> None:
+    """The start of a turn's key and its way's read the same tokens (ways.token_read, kept
+    per token): over 150 counted chase runs, every way's key made so equals the key made
+    afresh (plain values equal, the same objects), and the runs end as logged runs do."""
+    sc = load_scenario(CHASE)
+    fields, logged_fields = FieldCache(sc), FieldCache(sc)
+    _CheckedWays.lent = 0
+    for run, seed in enumerate(run_seeds(sc.seed, 150)):
+        sim = _CheckedWays(sc, seed, fields=fields, run=run, record="count")
+        logged = Simulation(sc, seed, fields=logged_fields, run=run)
+        assert sim.run().to_dict() == logged.run().to_dict(), f"run {run}"
+    assert _CheckedWays.lent > 200

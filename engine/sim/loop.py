@@ -441,12 +441,13 @@ class Simulation(TokenEdits, PlanPlay):
         if got is not None:
             self._kept_start = True
             return got
-        by_reads = start_key(self, tid)
+        kept: dict[str, Any] = {}  # what the key and the way read of each token
+        by_reads = start_key(self, tid, kept)
         if by_reads is not None:
             read, read_objects = by_reads
             start = fields.starts_by_reads.get(read_objects, read)
             if start is None:
-                start = self._turn_start_made(tid, spec)
+                start = self._turn_start_made(tid, spec, kept)
                 if not self._start_kept(tid, spec, start):
                     return start
                 fields.starts_by_reads.put(read_objects, read, start)
@@ -456,13 +457,13 @@ class Simulation(TokenEdits, PlanPlay):
         return self._turn_start_made(tid, spec)
 
     def _turn_start_made(
-        self, tid: str, spec: TokenSpec
+        self, tid: str, spec: TokenSpec, kept: dict[str, Any] | None = None
     ) -> tuple[Token, str, bool, Profile, tuple[Profile, Walk, int] | None]:
-        """:meth:`_turn_start` worked out."""
+        """:meth:`_turn_start` worked out (``kept``: what its key read of each token)."""
         token, pace, per_turn, prof = self._begin(tid, spec)
         if token.state.flight is not None or self.system.held(token) is not None:
             return token, pace, per_turn, prof, None
-        way = self._ground_way(tid, spec, token, prof, per_turn)
+        way = self._ground_way(tid, spec, token, prof, per_turn, kept)
         return token, pace, per_turn, prof, way
 
     def _start_kept(self, tid: str, spec: TokenSpec, start: tuple[Any, ...]) -> bool:
@@ -485,13 +486,19 @@ class Simulation(TokenEdits, PlanPlay):
     # ----------------------------------------------------------------- policies
 
     def _ground_way(
-        self, tid: str, spec: TokenSpec, token: Token, prof: Profile, per_turn: bool
+        self,
+        tid: str,
+        spec: TokenSpec,
+        token: Token,
+        prof: Profile,
+        per_turn: bool,
+        kept: dict[str, Any] | None = None,
     ) -> tuple[Profile, Walk, int] | None:
         """The way a ground token's policy takes this turn, before anything is rolled: the
         profile walked, its walk and how many edges of it (:meth:`_descent`), or None (it
         stays). Kept in the field cache (``ways``) by all that the policy and the way
-        read (:meth:`_way_key`)."""
-        keyed = way_key(self, tid, spec, prof, per_turn)
+        read (:meth:`_way_key`; ``kept``: what the start's key read of each token)."""
+        keyed = way_key(self, tid, spec, prof, per_turn, kept)
         if keyed is None:
             return self._find_way(tid, spec, token, prof)
         plain, objects = keyed

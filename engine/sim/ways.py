@@ -10,6 +10,7 @@ from engine import policies
 from engine.grid import Cell
 from engine.occupancy import Occupancy, Other, occupancy, reach_cell
 from engine.sim.fields import Profile
+from engine.sim.idmemo import MISSING
 from engine.sim.view import RunState, low_enough
 from engine.tokenspec import TokenSpec
 
@@ -71,7 +72,12 @@ def occupancy_of(run: RunState, tid: str) -> Occupancy:
 
 
 def way_key(
-    run: RunState, tid: str, spec: TokenSpec, prof: Profile, per_turn: bool
+    run: RunState,
+    tid: str,
+    spec: TokenSpec,
+    prof: Profile,
+    per_turn: bool,
+    per_token: dict[str, Any] | None = None,
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
     """What :meth:`_ground_way` keeps a way by: plain values, and objects compared by
     identity (:class:`IdMemo`); None where it is not kept (a flier about, a token off the
@@ -83,11 +89,11 @@ def way_key(
     the policies, the tokens in the way and the descent read (:meth:`_find_way`); and
     the token's own crossing under way, where it has one (``state.toward`` and its
     ``progress``: the quarry prices going on with it by what is left of it), which its
-    profile does not hold."""
+    profile does not hold. ``per_token``: as :func:`others_read` takes it."""
     if policies.get(spec.policy).reads is None:
         return None
     doors = run.door_key()
-    seen = others_read(run, tid, doors)
+    seen = others_read(run, tid, doors, per_token=per_token)
     if seen is None:
         return None
     values, objects = seen
@@ -100,7 +106,9 @@ def way_key(
     return (tid, per_turn, doors, *values), kept
 
 
-def start_key(run: RunState, tid: str) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+def start_key(
+    run: RunState, tid: str, per_token: dict[str, Any] | None = None
+) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
     """What :meth:`_turn_start` keeps a start by in ``starts_by_reads``: plain values,
     and objects compared by identity (:class:`IdMemo`); None where a token is in the air or off the map.
 
@@ -108,9 +116,9 @@ def start_key(run: RunState, tid: str) -> tuple[tuple[Any, ...], tuple[Any, ...]
     cells and their profiles' distances (:meth:`_others_read`), not the rest of their
     states (a D6 token's last collision margin, which no rule reads again, or a penalty
     die that changes its odds but not its ways, would otherwise make every later turn
-    of the run new)."""
+    of the run new). ``per_token``: as :func:`others_read` takes it."""
     doors = run.door_key()
-    seen = others_read(run, tid, doors, skip_own=True)
+    seen = others_read(run, tid, doors, skip_own=True, per_token=per_token)
     if seen is None:
         return None
     values, objects = seen
@@ -121,7 +129,11 @@ def start_key(run: RunState, tid: str) -> tuple[tuple[Any, ...], tuple[Any, ...]
 
 
 def others_read(
-    run: RunState, tid: str, doors: tuple[tuple[int, bool], ...], skip_own: bool = False
+    run: RunState,
+    tid: str,
+    doors: tuple[tuple[int, bool], ...],
+    skip_own: bool = False,
+    per_token: dict[str, Any] | None = None,
 ) -> tuple[list[Any], list[Any]] | None:
     """What ``tid``'s policy and way read of every token as it stands (the mover's own
     too, unless ``skip_own``): values, and objects a key names by identity
@@ -134,34 +146,50 @@ def others_read(
     route follows. Distances are the same for every profile on the same compiled graph
     (:class:`_Distances`) at the same scale and denominator: tokens whose states differ
     in their checks' odds but not their ways (a D6 pursuer one penalty die down) are
-    read alike, and a way or a start kept for one serves the others."""
-    tokens = run.tokens
+    read alike, and a way or a start kept for one serves the others.
+
+    ``per_token``: what was read of each token (:func:`token_read`) for this very mover, doors
+    and tokens, filled here: the start of a turn's key and its way's read the same
+    tokens (:meth:`Simulation._turn_start`)."""
     reads = policies.get(run.specs[tid].policy).reads or frozenset()
-    distances = policies.DISTANCES in reads
-    odds = policies.QUARRY_ODDS in reads
     values: list[Any] = []
     objects: list[Any] = []
     for oid in run.order:
         if skip_own and oid == tid:
             continue
-        tok = tokens.get(oid)
-        if tok is None or tok.state.cell is None or tok.state.flight is not None:
+        if per_token is None:
+            got = token_read(run, oid, doors, reads)
+        else:
+            got = per_token.get(oid, MISSING)
+            if got is MISSING:
+                got = per_token[oid] = token_read(run, oid, doors, reads)
+        if got is None:
             return None
-        cell = tok.state.cell
-        # A climber partway up: reached (and in the way) where it climbs to.
-        reach = cell if tok.state.toward is None else reach_cell(tok)
-        at = (cell,) if reach == cell else (cell, reach)
-        if not distances:
-            values.append(at)
-            continue
-        prof = run.profile_now(oid, doors)
-        shared = prof.shared
-        if shared is None:  # (not one of a field cache's: the profile itself)
-            values.append(at)
-            objects.append(prof)
-            continue
-        values.append((*at, prof.scale, prof.graph.denominator))
-        objects.append(shared)
-        if odds and oid in run.quarries:
-            objects.append(prof.penalty)
+        values.append(got[0])
+        objects.extend(got[1])
     return values, objects
+
+
+def token_read(
+    run: RunState, oid: str, doors: tuple[tuple[int, bool], ...], reads: frozenset[str]
+) -> tuple[Any, tuple[Any, ...]] | None:
+    """What a policy that declares ``reads`` reads of token ``oid`` (:func:`others_read`):
+    a value and the objects named by identity; None where it is in the air or off the
+    map."""
+    tok = run.tokens.get(oid)
+    if tok is None or tok.state.cell is None or tok.state.flight is not None:
+        return None
+    cell = tok.state.cell
+    # A climber partway up: reached (and in the way) where it climbs to.
+    reach = cell if tok.state.toward is None else reach_cell(tok)
+    at = (cell,) if reach == cell else (cell, reach)
+    if policies.DISTANCES not in reads:
+        return at, ()
+    prof = run.profile_now(oid, doors)
+    shared = prof.shared
+    if shared is None:  # (not one of a field cache's: the profile itself)
+        return at, (prof,)
+    value = (*at, prof.scale, prof.graph.denominator)
+    if policies.QUARRY_ODDS in reads and oid in run.quarries:
+        return value, (shared, prof.penalty)
+    return value, (shared,)
