@@ -4,6 +4,9 @@
   :func:`engine.sim.walking.terrain_runs`): D6's checks over a turn's terrains are its checks
   over them with each run given once, on random turns; and in play every turn's checks, with
   the entry each is rolled at, are those worked out the plain way from every cell entered.
+* D6 keeps a movement roll by what decides it (``D6.move_check``): every kept check equals
+  the one made afresh, and a round's checks (the hardest move roll, jumps in place) are
+  those the plain rule picks, on random turns.
 * What the start of a turn's key reads of each token serves its way's key
   (:func:`engine.sim.ways.token_read`): the key so made is the key made afresh.
 """
@@ -159,3 +162,62 @@ def test_a_ways_key_from_what_the_starts_key_read_is_the_plain_key() -> None:
         logged = Simulation(sc, seed, fields=logged_fields, run=run)
         assert sim.run().to_dict() == logged.run().to_dict(), f"run {run}"
     assert _CheckedWays.lent > 200
+
+
+def _fresh(system: Any) -> Any:
+    """The same system, keeping nothing yet (its checks made afresh)."""
+    return type(system)(system.config)
+
+
+def _plain_round(system: Any, token: Token, terrains: list[Any], pace: Any) -> list[Any]:
+    """D6's round of checks the plain way: every check made afresh (no kept check), the
+    hardest move roll picked by ``max`` (its first of the highest DN, least likely)."""
+    checks, last = [], None
+    for terrain in terrains:
+        key = (terrain.move, terrain.difficulty, terrain.dn)
+        if key == last:
+            continue
+        last = key
+        found = _fresh(system).move_check(token, terrain, pace)
+        if found is not None:
+            checks.append(found)
+    moves = [c for c in checks if c.what.startswith("move ")]
+    if system.config["roll_per"] == "cell_run" or len(moves) < 2:
+        return checks
+    hardest = max(moves, key=lambda c: (c.check.dn, -c.p_success))
+    return [c for c in checks if c is hardest or not c.what.startswith("move ")]
+
+
+def test_d6_kept_checks_are_the_checks_made_afresh() -> None:
+    """On 2 000 random turns (the chase's terrains and terrains with a GM's DN, a terrain
+    met again after others, random penalties, actions, speeds, stunts and declared
+    actions), every movement roll kept equals the one made afresh, and each round's checks
+    equal the plain rule's (the same checks, in the same places)."""
+    sc = load_scenario(CHASE)
+    system = sc.system
+    terrains = list(sc.model.terrains)
+    terrains += [replace(t, name=f"{t.name} dn", dn=dn) for t in terrains for dn in (7, 14, 23)]
+    token = system.token(dict(sc.tokens[1].stats), token_id="pursuer1")
+    token = replace(token, state=system.initial_state(token))
+    rng = random.Random(4343)
+    paces = (None, "cautious", "cruising", "high", "all_out")
+    rounds = 0
+    for _ in range(2000):
+        st = token.state
+        for name in ("penalty", "actions", "speed"):
+            st = st.with_counter(name, rng.randint(0, 3))
+        tok = token.with_state(st)
+        pace = rng.choice(paces)
+        terrain = rng.choice(terrains)
+        maneuver, other = rng.choice((0, 0, 5)), rng.choice((None, None, 0, 2))
+        kept = system.move_check(tok, terrain, pace, maneuver=maneuver, other=other)
+        again = system.move_check(tok, terrain, pace, maneuver=maneuver, other=other)
+        fresh = _fresh(system).move_check(tok, terrain, pace, maneuver=maneuver, other=other)
+        assert kept == fresh and again is kept
+        entered = [rng.choice(terrains) for _ in range(rng.randint(1, 5))]
+        entered += entered[:2]  # terrains met again after others
+        got = system.round_checks(tok, entered, pace)
+        plain = _plain_round(system, tok, entered, pace)
+        assert got == plain
+        rounds += len(plain) > 1
+    assert rounds > 100

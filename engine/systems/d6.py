@@ -854,6 +854,11 @@ class D6(RuleSystem):
     #: No rule reads them again: the seed gives no wound chart (:meth:`end_turn`).
     notes = frozenset({"collision_margin", "injured"})
 
+    def __init__(self, settings: Mapping[str, Any] | None = None) -> None:
+        super().__init__(settings)
+        #: :meth:`move_check`'s results by all that decides them.
+        self._checks: dict[tuple[Any, ...], CellCheck | None] = {}
+
     @classmethod
     def describe_check(cls, what: str, target: str) -> tuple[str, str, str]:
         """D6's check wording (:meth:`checks`: ``move all_out swim: swimming 3D vs
@@ -1265,6 +1270,9 @@ class D6(RuleSystem):
             wild_one=self.config["wild_one"],
         )
 
+    #: Movement rolls kept (:meth:`move_check`; all of them go beyond this).
+    CHECKS_KEPT = 4096
+
     def move_check(
         self,
         token: Token,
@@ -1280,14 +1288,40 @@ class D6(RuleSystem):
 
         A ``gap`` is jumped: a climbing/jumping roll at the cell's own level, whatever the
         speed (seed 003: "roll movement, then roll the other skill separately").
+
+        Kept by what decides it (:meth:`_made_check`): the terrain's mode, difficulty and
+        dn, the speed, the stunt, the skill and its code, the actions and the penalty (the
+        token's state read as before, so that a hook memo tracing the reads sees them).
         """
         if terrain.move not in MODE_SKILLS:  # air and blocked: nothing to roll for
             return None
         pace = self.effective_pace(token, pace)
-        level = self.terrain_level(terrain)
         skill, code = self.skill(token, terrain.move)
         actions = self.round_actions(token, terrain, pace, other)
         penalty = token.state.counter("penalty")
+        move, difficulty, dn = terrain.move, terrain.difficulty, terrain.dn
+        key = (move, difficulty, dn, pace, maneuver, skill, code, actions, penalty)
+        kept = self._checks
+        got = kept.get(key, _UNLISTED)
+        if got is _UNLISTED:
+            got = self._made_check(terrain, pace, maneuver, skill, code, actions, penalty)
+            if len(kept) >= self.CHECKS_KEPT:
+                kept.clear()
+            kept[key] = got
+        return got  # type: ignore[return-value]
+
+    def _made_check(
+        self,
+        terrain: Terrain,
+        pace: str,
+        maneuver: int,
+        skill: str,
+        code: DieCode,
+        actions: int,
+        penalty: int,
+    ) -> CellCheck | None:
+        """:meth:`move_check` worked out."""
+        level = self.terrain_level(terrain)
         if terrain.move == "gap":
             dn = (terrain.dn if terrain.dn is not None else self.number(level)) + maneuver
             check = self._check(code, dn, actions, penalty)
@@ -1337,11 +1371,17 @@ class D6(RuleSystem):
             found = self.move_check(token, terrain, pace)
             if found is not None:
                 checks.append(found)
-        moves = [c for c in checks if c.what.startswith("move ")]
+        moves = [k for k, c in enumerate(checks) if c.what.startswith("move ")]
         if self.config["roll_per"] == "cell_run" or len(moves) < 2:
             return checks
-        hardest = max(moves, key=lambda c: (c.check.dn, -c.p_success))
-        return [c for c in checks if c is hardest or not c.what.startswith("move ")]
+        # The first of the highest DN, the least likely among those (a check kept by
+        # move_check may stand in the list twice: told apart by place).
+        hardest = moves[0]
+        for k in moves[1:]:
+            c, h = checks[k].check, checks[hardest]
+            if c.dn > h.check.dn or (c.dn == h.check.dn and checks[k].p_success < h.p_success):
+                hardest = k
+        return [c for k, c in enumerate(checks) if k == hardest or not c.what.startswith("move ")]
 
     # ----------------------------------------------------------------- results
 
