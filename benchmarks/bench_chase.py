@@ -36,7 +36,10 @@ rest all played by a process forked after them, the parent waiting (``fork``: th
 its copy-on-write faults and the child's start and exit); the rest split chunk by chunk
 between the two, one after the other (``split``: besides, what both learn after the fork);
 and the same at once (``both``: besides, two processes on the machine at once). No files,
-no pool: the runs alone, CPU of every process.
+no pool: the runs alone, CPU of every process. Beside the CPU, what the processes learned
+after the warm chunks (turn starts, plans, ways, descents), summed over them: ``split``'s
+counts beyond ``one``'s are work the second process does again. They are counts, the same
+under any load, so they show what cheaper learning would save there when the CPU is noisy.
 """
 
 from __future__ import annotations
@@ -299,8 +302,18 @@ def instructions() -> int:
 APPORTION = ("one", "fork", "split", "both")
 
 
+#: What ``--apportion`` counts of the field cache: the memos a run's turns learn into (as
+#: ``bench_cluster.py --learned`` counts them).
+LEARNED = ("starts", "plans_by_reads", "ways", "_descents")
+
+
+def _learned_of(fields: object) -> list[int]:
+    return [len(getattr(fields, name)) for name in LEARNED]
+
+
 def apportion_child(variant: str) -> None:
-    """One variant of ``--apportion`` in this (fresh) process; prints its CPU as JSON."""
+    """One variant of ``--apportion`` in this (fresh) process; prints its CPU, faults and
+    what its processes learned after the warm chunks (summed over them) as JSON."""
     import gc
 
     from engine.batch import work
@@ -308,24 +321,37 @@ def apportion_child(variant: str) -> None:
 
     items = list(enumerate(run_seeds(7, CPU_RUNS)))
     chunks = [items[i : i + work.CHUNK] for i in range(0, CPU_RUNS, work.CHUNK)]
-    warm = work._warm_chunks(CPU_RUNS) if variant != "one" else len(chunks)
+    warm = work._warm_chunks(CPU_RUNS)
     usage = (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
     before = [resource.getrusage(who) for who in usage]
     for chunk in chunks[:warm]:
         run_chunk(SCENARIO, (), chunk)
+    fields = work.WORKER_CACHE.prepared(SCENARIO, ())[1]
+    at_warm = _learned_of(fields)
     rest = chunks[warm:]
-    if rest:
+    child_learned = [0] * len(LEARNED)
+    if variant == "one":
+        for chunk in rest:
+            run_chunk(SCENARIO, (), chunk)
+    elif rest:
         gc.freeze()  # as engine.batch.pool does before its fork
         _FROZEN[0] = True
         mine, theirs = ([], rest) if variant == "fork" else (rest[0::2], rest[1::2])
+        read, write = os.pipe()
         pid = os.fork()
         if pid == 0:
+            os.close(read)
             for chunk in theirs:
                 run_chunk(SCENARIO, (), chunk)
+            got = [n - w for n, w in zip(_learned_of(fields), at_warm, strict=True)]
+            os.write(write, json.dumps(got).encode())
             os._exit(0)
+        os.close(write)
         if variant == "both":
             for chunk in mine:
                 run_chunk(SCENARIO, (), chunk)
+        with os.fdopen(read) as pipe:
+            child_learned = json.loads(pipe.read())
         os.waitpid(pid, 0)
         for chunk in mine if variant != "both" else ():
             run_chunk(SCENARIO, (), chunk)
@@ -335,10 +361,15 @@ def apportion_child(variant: str) -> None:
         for a, b in zip(before, after, strict=True)
     )
     faults = sum(b.ru_minflt - a.ru_minflt for a, b in zip(before, after, strict=True))
-    print(json.dumps({"variant": variant, "cpu": cpu, "faults": faults}))
+    learned = [
+        n - w + c for n, w, c in zip(_learned_of(fields), at_warm, child_learned, strict=True)
+    ]
+    print(json.dumps({"variant": variant, "cpu": cpu, "faults": faults, "learned": learned}))
 
 
 def apportion(rounds: int) -> int:
+    from engine.batch import work
+
     got: dict[str, list[dict[str, float]]] = {v: [] for v in APPORTION}
     for r in range(rounds):
         for v in APPORTION if r % 2 == 0 else APPORTION[::-1]:
@@ -358,6 +389,15 @@ def apportion(rounds: int) -> int:
         print(
             f"   {v:6s} {cpu[v]:.2f} CPU-s ({cpu[v] / base:.3f}x; {cpu[v] - cpu[prev]:+.2f} over "
             f"{prev}), minor faults {faults[v]:.0f} ({faults[v] - faults[prev]:+.0f})"
+        )
+    # The counts are the same in every round (the same runs, split the same way).
+    learned = {v: got[v][0]["learned"] for v in APPORTION}
+    print(f"   learned after the {work._warm_chunks(CPU_RUNS)} warm chunks, every process summed:")
+    for k, name in enumerate(LEARNED):
+        one, split = learned["one"][k], learned["split"][k]
+        print(
+            f"   {name:15s} one process {one}, split between two {split} ({split - one:+d} "
+            f"learned twice, {split / one - 1:+.0%})"
         )
     return 0
 
