@@ -2698,6 +2698,202 @@ done:
     return result;
 }
 
+/* ---- goalfast: a fleeing quarry's scans of its turn arrays (the goalfast lane) ----
+ *
+ * engine.sim.flee.flee_choice reads the quarry's turns and the pursuers' (one double a
+ * cell) in a dozen numpy passes a choice: the cells it reaches this turn, those of them no
+ * pursuer reaches in its next move, the one farthest from the pursuers, the refuge of the
+ * largest margin beyond this turn; then the farthest cell in each direction. Each is one
+ * pass here, by the same double comparisons and subtractions numpy makes on the same
+ * values (ties as its lexsort and argmax break them), so the same cells:
+ * tests/test_goalfast.py holds them equal to their numpy twins (engine.sim.flee's
+ * flee_scan_plain and sector_picks_plain). The arrays hold no NaN (turns are finite or
+ * +inf). */
+
+#define GOALFAST_NEAR (1.0 + 1e-12) /* reached this turn: turns at most this */
+#define GOALFAST_SAFE (1.0 + 1e-9)  /* no pursuer's next move: its turns above this */
+
+static int goalfast_cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+PyDoc_STRVAR(goalfast_flee_scan_doc,
+             "goalfast_flee_scan(mine, threat, taken, cross, cross_cost, safe) -> "
+             "(near, safe_count, farthest, beyond, beyond_cost)\n\n"
+             "One pass over a quarry's turns mine and the pursuers' threat (float64, one a "
+             "cell), the cells taken (int64 indexes) left out: how many cells it reaches this "
+             "turn (mine <= 1 + 1e-12); those of them with threat > 1 + 1e-9, written in "
+             "index order into safe (int64, one a cell; their count returned); of the cells "
+             "of this turn, the one of most threat, then least mine, then lowest index (-1: "
+             "none); and beyond this turn (cost: mine, but cross_cost on the cell cross, "
+             "-1: none), of the cells of finite cost, the one of the largest margin threat - "
+             "cost, then least cost, then lowest index, where that margin beats every cell "
+             "of this turn's (-1: none), with its cost. engine.sim.flee.flee_scan_plain is "
+             "its twin.");
+
+static PyObject *goalfast_flee_scan(PyObject *self, PyObject *args) {
+    PyObject *o_mine, *o_threat, *o_taken, *o_safe;
+    Py_ssize_t cross;
+    double cross_cost;
+    if (!PyArg_ParseTuple(args, "OOOndO", &o_mine, &o_threat, &o_taken, &cross, &cross_cost,
+                          &o_safe))
+        return NULL;
+    Buf bufs[4];
+    for (int i = 0; i < 4; i++) bufs[i].held = 0;
+    PyObject *result = NULL;
+    int64_t *taken = NULL;
+    if (get_buf(o_mine, &bufs[0], 0, 8, "mine") < 0 ||
+        get_buf(o_threat, &bufs[1], 0, 8, "threat") < 0 ||
+        get_buf(o_taken, &bufs[2], 0, 8, "taken") < 0 ||
+        get_buf(o_safe, &bufs[3], 1, 8, "safe") < 0)
+        goto done;
+    for (int i = 0; i < 4; i++) {
+        if (!bufs[i].held) {
+            PyErr_SetString(PyExc_TypeError, "goalfast_flee_scan: no array may be None");
+            goto done;
+        }
+    }
+    const double *mine = bufs[0].b.buf, *threat = bufs[1].b.buf;
+    int64_t *safe = bufs[3].b.buf;
+    Py_ssize_t n = bufs[0].b.len / 8, k = bufs[2].b.len / 8;
+    if (bufs[1].b.len / 8 != n || bufs[3].b.len / 8 != n || cross < -1 || cross >= n) {
+        PyErr_SetString(PyExc_ValueError, "goalfast_flee_scan: the arrays or cross disagree");
+        goto done;
+    }
+    taken = malloc((size_t)(k ? k : 1) * sizeof(int64_t));
+    if (!taken) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(taken, bufs[2].b.buf, (size_t)k * sizeof(int64_t));
+    for (Py_ssize_t t = 0; t < k; t++) {
+        if (taken[t] < 0 || taken[t] >= n) {
+            PyErr_SetString(PyExc_ValueError, "goalfast_flee_scan: a taken cell out of range");
+            goto done;
+        }
+    }
+    qsort(taken, (size_t)k, sizeof(int64_t), goalfast_cmp_i64);
+    Py_ssize_t near = 0, n_safe = 0, farthest = -1, beyond = -1, t = 0;
+    double far_threat = 0.0, far_mine = 0.0, near_top = 0.0, top = 0.0, beyond_cost = 0.0;
+    int have_top = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        while (t < k && taken[t] < i) t++;
+        if (t < k && taken[t] == i) continue; /* another token's: never chosen */
+        double mi = mine[i], th = threat[i];
+        if (mi <= GOALFAST_NEAR) {
+            double v = th - mi;
+            if (!near || v > near_top) near_top = v;
+            near++;
+            if (th > GOALFAST_SAFE) safe[n_safe++] = i;
+            if (farthest < 0 || th > far_threat || (th == far_threat && mi < far_mine)) {
+                farthest = i;
+                far_threat = th;
+                far_mine = mi;
+            }
+            continue;
+        }
+        double cost = i == cross ? cross_cost : mi;
+        if (!isfinite(cost)) continue;
+        double margin = th - cost;
+        if (!have_top || margin > top || (margin == top && cost < beyond_cost)) {
+            have_top = 1;
+            top = margin;
+            beyond = i;
+            beyond_cost = cost;
+        }
+    }
+    if (beyond >= 0 && near && !(top > near_top)) beyond = -1;
+    result = Py_BuildValue("(nnnnd)", near, n_safe, farthest, beyond, beyond < 0 ? 0.0 : beyond_cost);
+done:
+    free(taken);
+    for (int i = 0; i < 4; i++) release(&bufs[i]);
+    return result;
+}
+
+PyDoc_STRVAR(goalfast_flee_picks_doc,
+             "goalfast_flee_picks(safe, sector, mine, threat, sectors, limit, picks) -> count\n\n"
+             "Of the cells safe (int64 indexes) in each direction (sector, int64, one a cell "
+             "of safe, each from 0 to sectors - 1), the one of most mine, then most threat, "
+             "then lowest index (mine and threat float64, one a cell of the map); of those, "
+             "at most limit written into picks (int64), most threat first, then least mine, "
+             "then lowest index; returns how many. engine.sim.flee.sector_picks_plain is its "
+             "twin.");
+
+static PyObject *goalfast_flee_picks(PyObject *self, PyObject *args) {
+    PyObject *o_safe, *o_sector, *o_mine, *o_threat, *o_picks;
+    Py_ssize_t sectors, limit;
+    if (!PyArg_ParseTuple(args, "OOOOnnO", &o_safe, &o_sector, &o_mine, &o_threat, &sectors,
+                          &limit, &o_picks))
+        return NULL;
+    Buf bufs[5];
+    for (int i = 0; i < 5; i++) bufs[i].held = 0;
+    PyObject *result = NULL;
+    int64_t *best = NULL;
+    if (get_buf(o_safe, &bufs[0], 0, 8, "safe") < 0 ||
+        get_buf(o_sector, &bufs[1], 0, 8, "sector") < 0 ||
+        get_buf(o_mine, &bufs[2], 0, 8, "mine") < 0 ||
+        get_buf(o_threat, &bufs[3], 0, 8, "threat") < 0 ||
+        get_buf(o_picks, &bufs[4], 1, 8, "picks") < 0)
+        goto done;
+    for (int i = 0; i < 5; i++) {
+        if (!bufs[i].held) {
+            PyErr_SetString(PyExc_TypeError, "goalfast_flee_picks: no array may be None");
+            goto done;
+        }
+    }
+    const int64_t *safe = bufs[0].b.buf, *sector = bufs[1].b.buf;
+    const double *mine = bufs[2].b.buf, *threat = bufs[3].b.buf;
+    int64_t *picks = bufs[4].b.buf;
+    Py_ssize_t ns = bufs[0].b.len / 8, n = bufs[2].b.len / 8;
+    if (bufs[1].b.len / 8 != ns || bufs[3].b.len / 8 != n || sectors < 1 || limit < 0 ||
+        bufs[4].b.len / 8 < limit) {
+        PyErr_SetString(PyExc_ValueError, "goalfast_flee_picks: the arrays disagree");
+        goto done;
+    }
+    best = malloc((size_t)sectors * sizeof(int64_t));
+    if (!best) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t s = 0; s < sectors; s++) best[s] = -1;
+    for (Py_ssize_t j = 0; j < ns; j++) {
+        int64_t i = safe[j], s = sector[j];
+        if (i < 0 || i >= n || s < 0 || s >= sectors) {
+            PyErr_SetString(PyExc_ValueError, "goalfast_flee_picks: a cell or sector out of range");
+            goto done;
+        }
+        int64_t c = best[s];
+        if (c < 0 || mine[i] > mine[c] ||
+            (mine[i] == mine[c] && (threat[i] > threat[c] || (threat[i] == threat[c] && i < c))))
+            best[s] = i;
+    }
+    /* The directions' cells, most threat first (then least mine, lowest index): an
+     * insertion sort of at most sectors cells. */
+    Py_ssize_t count = 0;
+    for (Py_ssize_t s = 0; s < sectors; s++) {
+        int64_t i = best[s];
+        if (i < 0) continue;
+        Py_ssize_t at = count++;
+        while (at > 0) {
+            int64_t c = best[at - 1];
+            int before = threat[i] > threat[c] ||
+                         (threat[i] == threat[c] && (mine[i] < mine[c] || (mine[i] == mine[c] && i < c)));
+            if (!before) break;
+            best[at] = c;
+            at--;
+        }
+        best[at] = i;
+    }
+    if (count > limit) count = limit;
+    for (Py_ssize_t j = 0; j < count; j++) picks[j] = best[j];
+    result = PyLong_FromSsize_t(count);
+done:
+    free(best);
+    for (int i = 0; i < 5; i++) release(&bufs[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"field", field, METH_VARARGS, field_doc},
@@ -2716,6 +2912,8 @@ static PyMethodDef methods[] = {
     {"objraster_composite", objraster_composite, METH_VARARGS, objraster_composite_doc},
     {"objraster_pixels", objraster_pixels, METH_VARARGS, objraster_pixels_doc},
     {"chaserate_descend", chaserate_descend, METH_VARARGS, chaserate_descend_doc},
+    {"goalfast_flee_scan", goalfast_flee_scan, METH_VARARGS, goalfast_flee_scan_doc},
+    {"goalfast_flee_picks", goalfast_flee_picks, METH_VARARGS, goalfast_flee_picks_doc},
     {NULL, NULL, 0, NULL},
 };
 

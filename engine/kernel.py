@@ -513,3 +513,42 @@ def chaserate_descend(
     above 0, at most ``most``. Only where :func:`chaserate_descend_available`;
     ``Field.step``'s own loop is its twin."""
     return list(_BUILT.chaserate_descend(indptr, indices, data, dist, node, most))
+
+
+#: The goalfast lane's flee scans in the built module (see :data:`_HAS_REACH`).
+_HAS_GOALFAST_FLEE = _BUILT is not None and all(
+    hasattr(_BUILT, f) for f in ("goalfast_flee_scan", "goalfast_flee_picks")
+)
+
+
+def goalfast_flee_available() -> bool:
+    """Whether :func:`goalfast_flee_scan` and :func:`goalfast_flee_picks` run
+    (:func:`available`, and built with them)."""
+    return available() and _HAS_GOALFAST_FLEE
+
+
+def goalfast_flee_scan(
+    mine: Any, threat: Any, taken: Any, cross: int, cross_cost: float, safe: Any
+) -> tuple[int, int, int, int, float]:
+    """engine/_kernel.c's ``goalfast_flee_scan``: of a quarry's turns ``mine`` and the
+    pursuers' ``threat`` (float64, one a cell), the cells ``taken`` (int64) left out: how
+    many cells it reaches this turn, how many of them it wrote into ``safe`` (int64, one a
+    cell: those no pursuer reaches in its next move), the one of this turn farthest from
+    the pursuers (-1: none), and the refuge beyond this turn with its cost (``cross_cost``
+    on the cell ``cross``; -1: none). Only where :func:`goalfast_flee_available`;
+    ``engine.sim.flee.flee_scan_plain`` is its twin."""
+    near, count, farthest, beyond, cost = _BUILT.goalfast_flee_scan(
+        mine, threat, taken, cross, cross_cost, safe
+    )
+    return int(near), int(count), int(farthest), int(beyond), float(cost)
+
+
+def goalfast_flee_picks(
+    safe: Any, sector: Any, mine: Any, threat: Any, sectors: int, limit: int, picks: Any
+) -> int:
+    """engine/_kernel.c's ``goalfast_flee_picks``: the farthest cell of ``safe`` (int64) in
+    each direction (``sector``, int64 from 0 to ``sectors - 1``), at most ``limit`` of them
+    written into ``picks`` (int64), the farthest from the pursuers first; how many. Only
+    where :func:`goalfast_flee_available`; ``engine.sim.flee.sector_picks_plain`` is its
+    twin."""
+    return int(_BUILT.goalfast_flee_picks(safe, sector, mine, threat, sectors, limit, picks))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -52,31 +52,21 @@ def flee_choice(
     fields, not a plan: the way there is not weighed, only where it ends. ``centres``:
     :func:`cell_centres` of the grid, where the caller keeps them (else worked out for the
     cells weighed: the same numbers)."""
-    ok = mine <= 1 + 1e-12
-    if taken:
-        ok[[g.grid.index(c) for c in taken]] = False
-    near = np.flatnonzero(ok)
+    scan = flee_scan(g.grid, mine, threat, taken, crossing)
     best: int | None = None
     held = 0
-    if len(near) and prof is not None:
-        best, held = held_cell(prof, cell, near, mine, threat, centres)
-    elif len(near):
-        # The most threat, then the least time, then the lowest index (near is in index
-        # order, so the first of a tie is the lowest).
-        far = threat[near]
-        pick = near[far == far.max()]
-        if len(pick) > 1:
-            t = mine[pick]
-            pick = pick[t == t.min()]
-        best = int(pick[0])
-    beyond = _beyond_margin(g, mine, threat, taken, crossing, near)
-    if beyond is not None and (
+    if scan.near and prof is not None:
+        best, held = held_cell(prof, cell, scan, mine, threat, centres)
+    elif scan.near:
+        best = scan.farthest
+    beyond = scan.beyond
+    if beyond >= 0 and (
         prof is None
         or best is None
-        or _slow_to_enter(prof, beyond[0])
-        or _held_from(prof, beyond[0], threat, beyond[1]) >= held
+        or _slow_to_enter(prof, beyond)
+        or _held_from(prof, beyond, threat, scan.cost) >= held
     ):
-        best = beyond[0]
+        best = beyond
     if best is None:
         return None
     got = g.grid.cell_of_index(best)
@@ -149,14 +139,15 @@ def cell_centres(grid: Grid) -> np.ndarray:
 def held_cell(
     prof: Profile,
     cell: Cell,
-    near: np.ndarray,
+    scan: FleeScan,
     mine: np.ndarray,
     threat: np.ndarray,
     centres: np.ndarray | None = None,
 ) -> tuple[int, int]:
-    """Of ``near`` (the indexes of the cells the quarry on ``cell`` reaches this turn, on
-    ``prof``), the one from which it holds the most cells (:func:`_held_from`), ties to
-    the most ``threat``, the least ``mine``, the lowest index; and how many it holds.
+    """Of the cells the quarry on ``cell`` reaches this turn on ``prof`` (``scan``, of at
+    least one such cell: :func:`flee_scan`), the one from which it holds the most cells
+    (:func:`_held_from`), ties to the most ``threat``, the least ``mine``, the lowest
+    index; and how many it holds.
 
     It holds a cell where it gets there a whole turn before the pursuers, so a cell a
     pursuer reaches in its next move holds nothing: the quarry never steps into a
@@ -166,17 +157,17 @@ def held_cell(
     each direction from ``cell`` (the grid's face headings, by the angle between the
     cells' centres), the cell farthest along it (the most ``mine``, then the most
     ``threat``, then the lowest index) of those no pursuer reaches in its next move, and
-    ``cell`` itself; of those, the :data:`FLEE_CANDIDATES` farthest from the pursuers. So a
-    room beyond the pursuers' way is weighed against the dead end away from them. Where
-    every cell is within a pursuer's next move, none holds anything: the one farthest
-    from them. ``centres``: :func:`cell_centres` of the grid, where the caller keeps them
-    (else the centres of the cells weighed are worked out here: the same numbers)."""
+    ``cell`` itself; of those, the :data:`FLEE_CANDIDATES` farthest from the pursuers
+    (:func:`sector_picks`). So a room beyond the pursuers' way is weighed against the
+    dead end away from them. Where every cell is within a pursuer's next move, none holds
+    anything: the one farthest from them. ``centres``: :func:`cell_centres` of the grid,
+    where the caller keeps them (else the centres of the cells weighed are worked out
+    here: the same numbers)."""
     g = prof.graph
     grid = g.grid
-    safe = near[threat[near] > 1 + 1e-9]
+    safe = scan.safe
     if not len(safe):
-        order = near[np.lexsort((near, mine[near], -threat[near]))]
-        return int(order[0]), 0
+        return scan.farthest, 0
     sectors = len(grid.face_headings())
     ox, oy = grid.cell_center(cell)
     here = grid.index(cell)
@@ -189,16 +180,9 @@ def held_cell(
     turn = np.arctan2(xy[:, 1] - oy, xy[:, 0] - ox) / (2 * np.pi) + 0.5 / sectors
     sector = np.floor(turn * sectors).astype(np.int64) % sectors
     sector[safe == here] = sectors  # staying is a direction of its own
-    # The best of each direction: sorted by (direction, -mine, -threat, index), the first.
-    order = np.lexsort((safe, -threat[safe], -mine[safe], sector))
-    s_sorted = sector[order]
-    first = order[np.r_[True, s_sorted[1:] != s_sorted[:-1]]]
-    picks = safe[first]
-    # The farthest from the pursuers first (then the least time, the lowest index).
-    picks = picks[np.lexsort((picks, mine[picks], -threat[picks]))][:FLEE_CANDIDATES]
     late = _deadlines(g.n, threat, 0.0)
     best: tuple[int, float, float, int] | None = None
-    for i in picks.tolist():
+    for i in sector_picks(safe, sector, mine, threat, sectors + 1):
         weighed = (_held_from(prof, i, threat, late=late), float(threat[i]), -float(mine[i]), -i)
         if best is None or weighed > best:
             best = weighed
@@ -206,8 +190,120 @@ def held_cell(
     return -best[3], best[0]
 
 
+#: Whether :func:`flee_scan` and :func:`sector_picks` ask the kernel (engine/_kernel.c
+#: ``goalfast_flee_scan``, ``goalfast_flee_picks``; off: numpy, the plain way).
+ON = True
+
+
+class FleeScan(NamedTuple):
+    """What :func:`flee_choice` reads of the turn arrays before any search
+    (:func:`flee_scan`)."""
+
+    #: How many cells the quarry reaches this turn (``mine`` <= 1), those taken left out.
+    near: int
+    #: Of them, the indexes of those no pursuer reaches in its next move (``threat`` > 1),
+    #: in index order.
+    safe: np.ndarray
+    #: Of them all, the index of the one of most ``threat``, then least ``mine``, then
+    #: lowest index (-1: none).
+    farthest: int
+    #: :func:`_beyond_margin`'s cell (-1: none) and its time.
+    beyond: int
+    cost: float
+
+
+def flee_scan(
+    grid: Grid,
+    mine: np.ndarray,
+    threat: np.ndarray,
+    taken: frozenset[Cell],
+    crossing: tuple[Cell, Fraction] | None,
+) -> FleeScan:
+    """:class:`FleeScan` of ``mine`` and ``threat`` (one a cell of ``grid``), ``taken``
+    and the ``crossing`` under way as :func:`flee_choice` has them: one pass in the kernel
+    where it is built and :data:`ON` (the same double comparisons and differences as
+    numpy's, tests/test_goalfast.py), else :func:`flee_scan_plain`."""
+    if not (ON and kernel.goalfast_flee_available() and _doubles(mine) and _doubles(threat)):
+        return flee_scan_plain(grid, mine, threat, taken, crossing)
+    cross, cross_cost = -1, 0.0
+    if crossing is not None:
+        toward, progress = crossing
+        i = grid.index(toward)
+        if np.isfinite(mine[i]):
+            cross, cross_cost = i, float(mine[i] * float(1 - progress))
+    index = grid.index
+    out = np.empty(len(mine), dtype=np.int64)
+    near, count, farthest, beyond, cost = kernel.goalfast_flee_scan(
+        mine, threat, np.array([index(c) for c in taken], dtype=np.int64), cross, cross_cost, out
+    )
+    return FleeScan(near, out[:count], farthest, beyond, cost)
+
+
+def _doubles(a: np.ndarray) -> bool:
+    return a.dtype == np.float64 and a.flags.c_contiguous
+
+
+def flee_scan_plain(
+    grid: Grid,
+    mine: np.ndarray,
+    threat: np.ndarray,
+    taken: frozenset[Cell],
+    crossing: tuple[Cell, Fraction] | None,
+) -> FleeScan:
+    """:func:`flee_scan`'s twin in numpy, the plain way."""
+    ok = mine <= 1 + 1e-12
+    if taken:
+        ok[[grid.index(c) for c in taken]] = False
+    near = np.flatnonzero(ok)
+    safe = near[threat[near] > 1 + 1e-9]
+    farthest = -1
+    if len(near):
+        farthest = int(near[np.lexsort((near, mine[near], -threat[near]))[0]])
+    beyond = _beyond_margin(grid, mine, threat, taken, crossing, near)
+    if beyond is None:
+        return FleeScan(len(near), safe, farthest, -1, 0.0)
+    return FleeScan(len(near), safe, farthest, beyond[0], beyond[1])
+
+
+def sector_picks(
+    safe: np.ndarray, sector: np.ndarray, mine: np.ndarray, threat: np.ndarray, sectors: int
+) -> list[int]:
+    """:func:`held_cell`'s cells to weigh: of the cell indexes ``safe`` (int64), in each
+    direction (``sector``, one a cell of ``safe``, from 0 to ``sectors - 1``) the one of
+    most ``mine``, then most ``threat``, then lowest index; of those, the
+    :data:`FLEE_CANDIDATES` of most ``threat`` (then least ``mine``, lowest index), in that
+    order. In the kernel where it is built and :data:`ON`, else
+    :func:`sector_picks_plain`."""
+    if not (ON and kernel.goalfast_flee_available() and _doubles(mine) and _doubles(threat)):
+        return sector_picks_plain(safe, sector, mine, threat)
+    out = np.empty(FLEE_CANDIDATES, dtype=np.int64)
+    count = kernel.goalfast_flee_picks(
+        np.ascontiguousarray(safe, dtype=np.int64),
+        np.ascontiguousarray(sector, dtype=np.int64),
+        mine,
+        threat,
+        sectors,
+        FLEE_CANDIDATES,
+        out,
+    )
+    return out[:count].tolist()
+
+
+def sector_picks_plain(
+    safe: np.ndarray, sector: np.ndarray, mine: np.ndarray, threat: np.ndarray
+) -> list[int]:
+    """:func:`sector_picks`'s twin in numpy, the plain way."""
+    # The best of each direction: sorted by (direction, -mine, -threat, index), the first.
+    order = np.lexsort((safe, -threat[safe], -mine[safe], sector))
+    s_sorted = sector[order]
+    first = order[np.r_[True, s_sorted[1:] != s_sorted[:-1]]]
+    picks = safe[first]
+    # The farthest from the pursuers first (then the least time, the lowest index).
+    return picks[np.lexsort((picks, mine[picks], -threat[picks]))][:FLEE_CANDIDATES].tolist()
+
+
 def _beyond_margin(
-    g: MovementGraph,
+    grid: Grid,
     mine: np.ndarray,
     threat: np.ndarray,
     taken: frozenset[Cell],
@@ -220,13 +316,13 @@ def _beyond_margin(
     cost = mine
     if crossing is not None:
         toward, progress = crossing
-        i = g.grid.index(toward)
+        i = grid.index(toward)
         if np.isfinite(mine[i]):
             cost = mine.copy()
             cost[i] = mine[i] * float(1 - progress)
     reach = np.isfinite(cost) & (mine > 1 + 1e-12)
     if taken:
-        reach[[g.grid.index(c) for c in taken]] = False
+        reach[[grid.index(c) for c in taken]] = False
     cand = np.flatnonzero(reach)
     if not len(cand):
         return None
