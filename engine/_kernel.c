@@ -2894,6 +2894,265 @@ done:
     return result;
 }
 
+/* ---- goalfast: fields by buckets, lean (the goalfast lane) ----
+ *
+ * field()'s Dial and field_spread()'s Dinitz buckets again, the same distances: each
+ * field first read every edge to find the most steps (or ticks) of one, a pass as long as
+ * the search itself on a small map; here the caller gives that bound, worked out once per
+ * graph (engine.sim.spread.edge_bound), and each edge is checked against it as it is
+ * read. The buckets' entries share one pool (a node and the next entry of its bucket)
+ * instead of an array each. tests/test_goalfast.py holds the distances equal, bit for
+ * bit, to field()'s and field_spread()'s, and to scipy's Dijkstra. */
+
+typedef struct {
+    int64_t *indptr;
+    int32_t *indices;
+    Py_ssize_t n, m;
+    int32_t *heads, *node, *next;
+    Py_ssize_t used, cap;
+} GoalfastPool;
+
+static int goalfast_pool(GoalfastPool *p, Py_ssize_t nb, Py_ssize_t cap) {
+    p->heads = malloc((size_t)nb * sizeof(int32_t));
+    p->node = malloc((size_t)(cap ? cap : 1) * sizeof(int32_t));
+    p->next = malloc((size_t)(cap ? cap : 1) * sizeof(int32_t));
+    p->used = 0;
+    p->cap = cap;
+    if (!p->heads || !p->node || !p->next) return -1;
+    for (Py_ssize_t k = 0; k < nb; k++) p->heads[k] = -1;
+    return 0;
+}
+
+static void goalfast_pool_free(GoalfastPool *p) {
+    free(p->heads);
+    free(p->node);
+    free(p->next);
+}
+
+static inline int goalfast_push(GoalfastPool *p, int64_t bucket, int32_t v) {
+    if (p->used >= p->cap) return -1;
+    int32_t e = (int32_t)p->used++;
+    p->node[e] = v;
+    p->next[e] = p->heads[bucket];
+    p->heads[bucket] = e;
+    return 0;
+}
+
+/* The arrays of goalfast_field / goalfast_spread: indptr, indices, ticks (int32 steps or
+ * float64), sources, dist; -1 with the error set where they disagree. */
+static int goalfast_field_bufs(Buf *bufs, PyObject **objs, Py_ssize_t tick_size,
+                               const char *name) {
+    for (int i = 0; i < 5; i++) bufs[i].held = 0;
+    if (get_buf(objs[0], &bufs[0], 0, 8, "indptr") < 0 ||
+        get_buf(objs[1], &bufs[1], 0, 4, "indices") < 0 ||
+        get_buf(objs[2], &bufs[2], 0, tick_size, "ticks") < 0 ||
+        get_buf(objs[3], &bufs[3], 0, 8, "sources") < 0 ||
+        get_buf(objs[4], &bufs[4], 1, 8, "dist") < 0)
+        return -1;
+    for (int i = 0; i < 5; i++) {
+        if (!bufs[i].held) {
+            PyErr_Format(PyExc_TypeError, "%s: no array may be None", name);
+            return -1;
+        }
+    }
+    Py_ssize_t n = bufs[4].b.len / 8, m = bufs[1].b.len / 4;
+    const int64_t *indptr = bufs[0].b.buf;
+    if (bufs[0].b.len / 8 != n + 1 || bufs[2].b.len / tick_size != m || indptr[0] != 0 ||
+        indptr[n] != m || n >= INT32_MAX || m + bufs[3].b.len / 8 >= INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s: indptr, indices, ticks and dist disagree", name);
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(goalfast_field_doc,
+             "goalfast_field(indptr, indices, steps, span, sources, dist, step) -> settled\n\n"
+             "field(indptr, indices, data, sources, dist, steps, step)'s distances (Dial's "
+             "buckets over whole steps, each node's steps times step) where no edge is more "
+             "than span steps (ValueError at an edge that is, or a negative step or an index "
+             "out of range): indptr int64, indices int32, steps int32, sources int64, dist "
+             "float64 filled with inf by the caller. Returns the nodes settled. Called by "
+             "engine.sim.spread.");
+
+static PyObject *goalfast_field(PyObject *self, PyObject *args) {
+    PyObject *objs[5];
+    Py_ssize_t span;
+    double step;
+    if (!PyArg_ParseTuple(args, "OOOnOOd", &objs[0], &objs[1], &objs[2], &span, &objs[3],
+                          &objs[4], &step))
+        return NULL;
+    Buf bufs[5];
+    PyObject *result = NULL;
+    GoalfastPool pool = {0};
+    int64_t *at = NULL;
+    if (goalfast_field_bufs(bufs, objs, 4, "goalfast_field") < 0) goto done;
+    if (span < 0 || span > (1 << 24)) {
+        PyErr_SetString(PyExc_ValueError, "goalfast_field: span out of range");
+        goto done;
+    }
+    const int64_t *indptr = bufs[0].b.buf, *sources = bufs[3].b.buf;
+    const int32_t *indices = bufs[1].b.buf, *steps = bufs[2].b.buf;
+    double *dist = bufs[4].b.buf;
+    Py_ssize_t n = bufs[4].b.len / 8, m = bufs[1].b.len / 4, n_src = bufs[3].b.len / 8;
+    Py_ssize_t nb = 1;
+    while (nb <= span) nb <<= 1; /* a power of two: the bucket by a mask */
+    const int64_t mask = nb - 1;
+    at = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!at || goalfast_pool(&pool, nb, m + n_src) < 0) goto nomem;
+    for (Py_ssize_t v = 0; v < n; v++) at[v] = INT64_MAX;
+    Py_ssize_t pending = 0;
+    for (Py_ssize_t k = 0; k < n_src; k++) {
+        int64_t v = sources[k];
+        if (v < 0 || v >= n) {
+            PyErr_SetString(PyExc_ValueError, "goalfast_field: a source out of range");
+            goto done;
+        }
+        if (dist[v] > 0.0) {
+            dist[v] = 0.0;
+            at[v] = 0;
+            if (goalfast_push(&pool, 0, (int32_t)v) < 0) goto nomem;
+            pending++;
+        }
+    }
+    long long settled = 0;
+    for (int64_t cur = 0; pending; cur++) {
+        int32_t *head = &pool.heads[cur & mask];
+        while (*head >= 0) {
+            int32_t e = *head;
+            *head = pool.next[e];
+            pending--;
+            int32_t v = pool.node[e];
+            if (at[v] != cur) continue; /* reached sooner since */
+            settled++;
+            dist[v] = (double)cur * step;
+            int64_t lo = indptr[v], hi = indptr[v + 1];
+            if (lo < 0 || hi > m || lo > hi) {
+                PyErr_SetString(PyExc_ValueError, "goalfast_field: indptr out of order");
+                goto done;
+            }
+            for (int64_t j = lo; j < hi; j++) {
+                int32_t w = indices[j], s = steps[j];
+                if ((uint32_t)w >= (uint32_t)n || (uint32_t)s > (uint32_t)span) {
+                    PyErr_SetString(PyExc_ValueError,
+                                    "goalfast_field: an index out of range, or a step out of "
+                                    "0..span");
+                    goto done;
+                }
+                int64_t nd = cur + s;
+                if (nd < at[w]) {
+                    at[w] = nd;
+                    if (goalfast_push(&pool, nd & mask, w) < 0) goto nomem;
+                    pending++;
+                }
+            }
+        }
+    }
+    result = PyLong_FromLongLong(settled);
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(at);
+    goalfast_pool_free(&pool);
+    for (int i = 0; i < 5; i++) release(&bufs[i]);
+    return result;
+}
+
+PyDoc_STRVAR(goalfast_spread_doc,
+             "goalfast_spread(indptr, indices, data, most, sources, dist, width) -> settled\n\n"
+             "field_spread(indptr, indices, data, sources, dist, width)'s distances (Dinitz's "
+             "buckets of width ticks) where no edge takes more than most ticks (ValueError at "
+             "an edge that does, or one under 2 * width, not finite; and where width and most "
+             "make too many buckets, as field_spread): indptr int64, indices int32, data "
+             "float64, sources int64, dist float64 filled with inf by the caller. Returns the "
+             "nodes settled. Called by engine.sim.spread.");
+
+static PyObject *goalfast_spread(PyObject *self, PyObject *args) {
+    PyObject *objs[5];
+    double most, width;
+    if (!PyArg_ParseTuple(args, "OOOdOOd", &objs[0], &objs[1], &objs[2], &most, &objs[3],
+                          &objs[4], &width))
+        return NULL;
+    Buf bufs[5];
+    PyObject *result = NULL;
+    GoalfastPool pool = {0};
+    uint8_t *taken = NULL;
+    if (goalfast_field_bufs(bufs, objs, 8, "goalfast_spread") < 0) goto done;
+    const int64_t *indptr = bufs[0].b.buf, *sources = bufs[3].b.buf;
+    const int32_t *indices = bufs[1].b.buf;
+    const double *data = bufs[2].b.buf;
+    double *dist = bufs[4].b.buf;
+    Py_ssize_t n = bufs[4].b.len / 8, m = bufs[1].b.len / 4, n_src = bufs[3].b.len / 8;
+    if (!(width > 0.0) || !(width - width == 0.0) || !(most >= 2.0 * width) ||
+        !(most - most == 0.0) || (double)(n + 1) * (most / width + 2.0) >= SPREAD_MOST_BUCKETS) {
+        PyErr_SetString(PyExc_ValueError, "goalfast_spread: width and most out of range");
+        goto done;
+    }
+    Py_ssize_t nb = 1;
+    while ((double)nb <= most / width + 2.0) nb <<= 1; /* a power of two: the bucket by a mask */
+    const int64_t mask = nb - 1;
+    const double least = 2.0 * width;
+    taken = calloc((size_t)(n ? n : 1), 1);
+    if (!taken || goalfast_pool(&pool, nb, m + n_src) < 0) goto nomem;
+    Py_ssize_t pending = 0;
+    for (Py_ssize_t k = 0; k < n_src; k++) {
+        int64_t v = sources[k];
+        if (v < 0 || v >= n) {
+            PyErr_SetString(PyExc_ValueError, "goalfast_spread: a source out of range");
+            goto done;
+        }
+        if (dist[v] > 0.0) {
+            dist[v] = 0.0;
+            if (goalfast_push(&pool, 0, (int32_t)v) < 0) goto nomem;
+            pending++;
+        }
+    }
+    long long settled = 0;
+    for (int64_t cur = 0; pending; cur++) {
+        int32_t *head = &pool.heads[cur & mask];
+        while (*head >= 0) {
+            int32_t e = *head;
+            *head = pool.next[e];
+            pending--;
+            int32_t v = pool.node[e];
+            if (taken[v]) continue; /* reached sooner, and taken from an earlier bucket */
+            taken[v] = 1;
+            settled++;
+            double d = dist[v];
+            int64_t lo = indptr[v], hi = indptr[v + 1];
+            if (lo < 0 || hi > m || lo > hi) {
+                PyErr_SetString(PyExc_ValueError, "goalfast_spread: indptr out of order");
+                goto done;
+            }
+            for (int64_t j = lo; j < hi; j++) {
+                int32_t w = indices[j];
+                double t = data[j];
+                if ((uint32_t)w >= (uint32_t)n || !(t >= least) || !(t <= most)) {
+                    PyErr_SetString(PyExc_ValueError,
+                                    "goalfast_spread: an index out of range, or a tick out of "
+                                    "2 * width..most");
+                    goto done;
+                }
+                double nd = d + t;
+                if (nd < dist[w]) {
+                    dist[w] = nd;
+                    if (goalfast_push(&pool, (int64_t)(nd / width) & mask, w) < 0) goto nomem;
+                    pending++;
+                }
+            }
+        }
+    }
+    result = PyLong_FromLongLong(settled);
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(taken);
+    goalfast_pool_free(&pool);
+    for (int i = 0; i < 5; i++) release(&bufs[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"field", field, METH_VARARGS, field_doc},
@@ -2914,6 +3173,8 @@ static PyMethodDef methods[] = {
     {"chaserate_descend", chaserate_descend, METH_VARARGS, chaserate_descend_doc},
     {"goalfast_flee_scan", goalfast_flee_scan, METH_VARARGS, goalfast_flee_scan_doc},
     {"goalfast_flee_picks", goalfast_flee_picks, METH_VARARGS, goalfast_flee_picks_doc},
+    {"goalfast_field", goalfast_field, METH_VARARGS, goalfast_field_doc},
+    {"goalfast_spread", goalfast_spread, METH_VARARGS, goalfast_spread_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -552,3 +552,38 @@ def goalfast_flee_picks(
     where :func:`goalfast_flee_available`; ``engine.sim.flee.sector_picks_plain`` is its
     twin."""
     return int(_BUILT.goalfast_flee_picks(safe, sector, mine, threat, sectors, limit, picks))
+
+
+#: The goalfast lane's lean fields in the built module (see :data:`_HAS_REACH`).
+_HAS_GOALFAST_FIELD = _BUILT is not None and hasattr(_BUILT, "goalfast_field")
+_HAS_GOALFAST_SPREAD = _BUILT is not None and hasattr(_BUILT, "goalfast_spread")
+
+
+def goalfast_field_available() -> bool:
+    """Whether :func:`goalfast_field` runs (:func:`available`, and built with it)."""
+    return available() and _HAS_GOALFAST_FIELD
+
+
+def goalfast_field(
+    indptr: Any, indices: Any, steps: Any, span: int, sources: Any, dist: Any, step: float
+) -> int:
+    """engine/_kernel.c's ``goalfast_field``: :func:`field`'s distances over whole ``steps``
+    (int32) where no edge has more than ``span`` of them (ValueError at one that does),
+    without a pass over the edges to find that first. Only where
+    :func:`goalfast_field_available`; :func:`field` is its twin."""
+    return int(_BUILT.goalfast_field(indptr, indices, steps, span, sources, dist, step))
+
+
+def goalfast_spread_available() -> bool:
+    """Whether :func:`goalfast_spread` runs (:func:`available`, and built with it)."""
+    return available() and _HAS_GOALFAST_SPREAD
+
+
+def goalfast_spread(
+    indptr: Any, indices: Any, data: Any, most: float, sources: Any, dist: Any, width: float
+) -> int:
+    """engine/_kernel.c's ``goalfast_spread``: :func:`field_spread`'s distances where no
+    edge takes more than ``most`` ticks (ValueError at one that does), without a pass over
+    the edges first. Only where :func:`goalfast_spread_available`; :func:`field_spread` is
+    its twin."""
+    return int(_BUILT.goalfast_spread(indptr, indices, data, most, sources, dist, width))

@@ -4,6 +4,10 @@
   engine/_kernel.c ``goalfast_flee_scan`` and ``goalfast_flee_picks``) against their numpy
   twins, on random turn arrays full of ties, +inf and taken cells, and a crossing under
   way; and whole batches of the shipped chases played with the seams on and off.
+- Fields by lean buckets (engine.sim.spread ``LEAN``: engine/_kernel.c ``goalfast_field``
+  and ``goalfast_spread``, each given its graph's bound on an edge) against the kernel's
+  ``field`` and ``field_spread`` and scipy's Dijkstra, bit for bit, on random graphs of
+  whole steps (zeros and ties too) and fractional ticks; a bound an edge exceeds refused.
 """
 
 from __future__ import annotations
@@ -13,10 +17,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.sparse import csr_array
+from scipy.sparse import random as sparse_random
+from scipy.sparse.csgraph import dijkstra
 
 from engine import kernel
 from engine.grid import Grid
-from engine.sim import flee
+from engine.sim import flee, spread
+from engine.sim.kernelcsr import _kernel_csr
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_flee = pytest.mark.skipif(
@@ -116,6 +124,68 @@ def test_the_kernel_refuses_arrays_that_disagree() -> None:
         )
 
 
+# --------------------------------------------------------------------------- fields
+
+needs_lean = pytest.mark.skipif(
+    not (kernel.goalfast_field_available() and kernel.goalfast_spread_available()),
+    reason="kernel not built with goalfast_field/goalfast_spread",
+)
+
+
+def _graph(rng: np.random.Generator, kind: str) -> csr_array:
+    n = int(rng.integers(1, 300))
+    m = sparse_random(n, n, density=float(rng.uniform(0.005, 0.1)), format="csr", rng=rng)
+    if kind == "whole":  # whole ticks over a common step, zeros and ties among them
+        m.data = np.floor(m.data * 7) * 381.0
+    else:  # a check's expected delay added: sums that round
+        m.data = 381.0 + np.round(m.data * 40) * (1000.0 / 27)
+    return csr_array(m)
+
+
+@needs_lean
+@pytest.mark.parametrize("kind", ["whole", "fractional"])
+def test_lean_fields_are_the_kernels_and_scipys(kind: str) -> None:
+    rng = np.random.default_rng(["whole", "fractional"].index(kind) + 10)
+    lean = 0
+    for _ in range(150):
+        graph = _graph(rng, kind)
+        n = graph.shape[0]
+        sources = rng.integers(0, n, size=int(rng.integers(1, 4))).astype(np.int64)
+        indptr, indices, data, steps, step = _kernel_csr(graph)
+        want = dijkstra(graph, indices=sources.tolist(), min_only=True)
+        bound = spread.edge_bound(data, steps)
+        plain, got = np.full(n, np.inf), np.full(n, np.inf)
+        if steps is not None:
+            kernel.field(indptr, indices, data, sources, plain, steps, step)
+            settled = kernel.goalfast_field(indptr, indices, steps, int(bound), sources, got, step)
+        elif step > 0:
+            kernel.field_spread(indptr, indices, data, sources, plain, step)
+            settled = kernel.goalfast_spread(indptr, indices, data, bound, sources, got, step)
+        else:
+            continue  # no edge: no buckets
+        assert np.array_equal(got, plain) and np.array_equal(got, want)
+        assert settled == int(np.isfinite(want).sum())
+        lean += 1
+    assert lean > 100
+
+
+@needs_lean
+def test_lean_fields_refuse_an_edge_past_the_bound() -> None:
+    graph = csr_array(np.array([[0.0, 2.0, 0.0], [0.0, 0.0, 6.0], [0.0, 0.0, 0.0]]))
+    indptr, indices, data, steps, step = _kernel_csr(graph)
+    assert steps is not None and spread.edge_bound(data, steps) == 3.0
+    src = np.array([0], np.int64)
+    got = np.full(3, np.inf)
+    kernel.goalfast_field(indptr, indices, steps, 3, src, got, step)
+    assert got.tolist() == [0.0, 2.0, 8.0]
+    with pytest.raises(ValueError):
+        kernel.goalfast_field(indptr, indices, steps, 2, src, np.full(3, np.inf), step)
+    with pytest.raises(ValueError):
+        kernel.goalfast_spread(indptr, indices, data, 5.0, src, np.full(3, np.inf), 1.0)
+    kernel.goalfast_spread(indptr, indices, data, 6.0, src, got, 1.0)
+    assert got.tolist() == [0.0, 2.0, 8.0]
+
+
 def _records(name: str, runs: int) -> list[dict[str, object]]:
     from engine.batch import run_seeds
     from engine.scenario import load_scenario
@@ -131,7 +201,7 @@ def _records(name: str, runs: int) -> list[dict[str, object]]:
 
 @needs_flee
 @pytest.mark.parametrize("name", ["chase", "hex_hunt"])
-def test_the_chases_play_the_same_runs_with_the_flee_seams_off(
+def test_the_chases_play_the_same_runs_with_the_seams_off(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     asked: list[int] = []
@@ -145,4 +215,5 @@ def test_the_chases_play_the_same_runs_with_the_flee_seams_off(
     on = _records(name, 60)
     assert len(asked) > 20  # the quarry fled, by the kernel's scans
     monkeypatch.setattr(flee, "ON", False)
+    monkeypatch.setattr(spread, "LEAN", False)
     assert _records(name, 60) == on

@@ -12,7 +12,7 @@ from engine.grid import Cell
 from engine.movement import MovementGraph
 from engine.sim.descend import steps_down
 from engine.sim.kernelcsr import _kernel_csr
-from engine.sim.spread import spread_field
+from engine.sim.spread import edge_bound, spread_field, whole_field
 
 # --------------------------------------------------------------------------- fields
 
@@ -570,11 +570,24 @@ class Profile:
         arrays = self._kernel_of(which)
         dist = np.full(matrix.shape[0], INF)
         indptr, indices, data, steps, step = arrays
+        bound = self._edge_bound(which)
+        src = np.asarray(sources, np.int64)
         if steps is None:  # (step: the bucket width, engine.sim.spread; 0.0: none)
-            spread_field(indptr, indices, data, np.asarray(sources, np.int64), dist, step)
-            return dist
-        kernel.field(indptr, indices, data, np.asarray(sources, np.int64), dist, steps, float(step))
+            spread_field(indptr, indices, data, src, dist, step, bound)
+        else:
+            whole_field(indptr, indices, data, steps, float(step), src, dist, bound)
         return dist
+
+    def _edge_bound(self, which: str) -> float:
+        """:func:`~engine.sim.spread.edge_bound` of the ``which`` arrays (:meth:`_kernel_of`),
+        kept with them."""
+        kept = self._kernel_risk if which == "rev_risk" else self._kernel_arrays
+        key = "bound " + which
+        got = kept.get(key)
+        if got is None:
+            arrays = self._kernel_of(which)
+            got = kept[key] = (edge_bound(arrays[2], arrays[3]),)
+        return float(got[0])
 
     def _kernel_of(self, which: str) -> tuple[Any, ...]:
         """The ``csr``, ``rev`` or ``rev_risk`` arrays (``which``) as engine/_kernel.c reads
