@@ -8,6 +8,8 @@
   and ``goalfast_spread``, each given its graph's bound on an edge) against the kernel's
   ``field`` and ``field_spread`` and scipy's Dijkstra, bit for bit, on random graphs of
   whole steps (zeros and ties too) and fractional ticks; a bound an edge exceeds refused.
+- The pursuers' least turns kept by where they stand (engine.sim.threat ``ThreatMaps.PLAIN``)
+  against asking the field cache every time: the same batches.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from engine import kernel
 from engine.grid import Grid
 from engine.sim import flee, spread
 from engine.sim.kernelcsr import _kernel_csr
+from engine.sim.threat import ThreatMaps
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_flee = pytest.mark.skipif(
@@ -216,4 +219,5 @@ def test_the_chases_play_the_same_runs_with_the_seams_off(
     assert len(asked) > 20  # the quarry fled, by the kernel's scans
     monkeypatch.setattr(flee, "ON", False)
     monkeypatch.setattr(spread, "LEAN", False)
+    monkeypatch.setattr(ThreatMaps, "PLAIN", False)
     assert _records(name, 60) == on

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from engine.flight.model import FlightState
@@ -229,7 +231,7 @@ def _shrink(view: TurnView, spec: TokenSpec, quarry: str, at: Cell) -> Cell:
             others = np.minimum(others, view.reach_times(pid))
     theirs = view.turns_of(quarry, at)
     region = safe_mask(theirs, others) & (theirs > 0)
-    exits = np.array(sorted(grid.index(c) for c in view.exits), dtype=np.int64)
+    exits = exit_indexes(grid, view.exits)
     # frontier_choice's cells: the safe exits if any, else the whole region.
     cells = exits[region[exits]] if len(exits) and region[exits].any() else np.flatnonzero(region)
     mine = view.claim_times_on(spec.id, cells, theirs[cells])
@@ -255,9 +257,18 @@ def _shrink_by_flight(view: TurnView, spec: TokenSpec, quarry: str, at: Cell) ->
     theirs = (
         view.reach_times(quarry) if qtok.state.flight is not None else view.turns_of(quarry, at)
     )
-    exits = np.array(sorted(grid.index(c) for c in view.exits), dtype=np.int64)
+    exits = exit_indexes(grid, view.exits)
     got = frontier_choice(view.reach_times(spec.id), others, theirs, exits)
     return None if got is None else grid.cell_of_index(got)
+
+
+@lru_cache(maxsize=8)
+def exit_indexes(grid: Grid, exits: frozenset[Cell]) -> np.ndarray:
+    """The cell indexes of ``exits`` on ``grid``, in order (read-only): the same for every
+    turn of a scenario, so worked out once."""
+    out = np.array(sorted(grid.index(c) for c in exits), dtype=np.int64)
+    out.setflags(write=False)
+    return out
 
 
 def team_cover(view: TurnView, mover: str, quarry: str) -> np.ndarray | None:

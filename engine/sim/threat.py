@@ -108,9 +108,18 @@ class ThreatMaps:
     #: past the field cache's budget, and so drop every field at once (FieldCache.trim).
     KEPT = 16
 
+    #: Least turns of tokens whose maps are not kept (a small graph's, from their fields,
+    #: :meth:`FieldCache.threat`) kept by the same key, the newest, where :attr:`PLAIN` is
+    #: on: the quarry asks them twice a turn (its exit, then where it flees) and the first
+    #: pursuer after it once more (where the quarry makes for), the pursuers unmoved. They
+    #: are the arrays the field cache keeps (its bytes count them); off: asked of it anew.
+    PLAIN_KEPT = 64
+    PLAIN = True
+
     def __init__(self) -> None:
         self._maps: dict[Profile, ThreatMap] = {}
         self._least: dict[tuple[Any, ...], np.ndarray] = {}
+        self._plain: dict[tuple[Any, ...], np.ndarray] = {}
 
     def least(
         self, fields: Any, tokens: list[tuple[str, Profile, Cell]], n: int | None
@@ -118,7 +127,7 @@ class ThreatMaps:
         """:meth:`FieldCache.least_turns` of ``fields`` (its ``THREAT_NODES``, its
         ``threat`` for the tokens whose graph is small, its ``weight``)."""
         key = (frozenset((p, c) for _, p, c in tokens), n)
-        got = self._least.get(key)
+        got = self._least.get(key, self._plain.get(key))
         if got is not None:
             return got
         groups: dict[Profile, dict[str, Cell]] = {}
@@ -129,7 +138,7 @@ class ThreatMaps:
             else:
                 plain.append(prof.turns_from(cell))
         if not groups:
-            return fields.threat(plain, n)
+            return self._keep_plain(key, fields.threat(plain, n))
         parts = []
         for prof, cells in groups.items():
             kept = self._maps.get(prof)
@@ -150,12 +159,21 @@ class ThreatMaps:
         self._least[key] = got
         return got
 
+    def _keep_plain(self, key: tuple[Any, ...], got: np.ndarray) -> np.ndarray:
+        """``got`` (:meth:`FieldCache.threat`'s) kept by ``key`` where :attr:`PLAIN` is on."""
+        if self.PLAIN:
+            if len(self._plain) >= self.PLAIN_KEPT:
+                del self._plain[next(iter(self._plain))]
+            self._plain[key] = got
+        return got
+
     def forget(self) -> int:
         """Drop the least turns kept by tokens' cells (:meth:`FieldCache.trim`), and give
         the bytes of what stays: the maps themselves, one per profile, each the same as
         made again from nothing (a map is exact after every move), so a trim costs no
         map made again from every token."""
         self._least.clear()
+        self._plain.clear()
         return sum(m.nbytes for m in self._maps.values())
 
 
@@ -190,8 +208,11 @@ def turns_to(prof: Profile, src: Cell, dst: Cell, nodes: int) -> float:
     ``dst`` at ``src``'s node (the least ticks from it to any of ``dst``'s nodes, as the
     turns from ``src`` take them; one field to a cell serves every token's turns to it)."""
     g = prof.graph
-    if _kept_turns(prof, src) is not None or not _whole(prof, nodes):
-        return float(prof.turns_from(src)[g.grid.index(dst)])
+    kept = _kept_turns(prof, src)
+    if kept is None and not _whole(prof, nodes):
+        kept = prof.turns_from(src)
+    if kept is not None:
+        return float(kept[g.grid.index(dst)])
     return float(prof.field_to((dst,)).dist[g.node(src)]) / g.denominator
 
 

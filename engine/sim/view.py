@@ -314,8 +314,11 @@ def threat_turns(run: RunState, n: int | None = None) -> np.ndarray:
     threat's identity (the safe exit, the flee cell) are found again."""
     tokens = run.tokens
     ids = tuple(run.pursuers)
-    first = next((tokens[p] for p in ids if tokens[p].state.flight is not None), None)
-    rules0 = None if first is None else run.flight_rules(first)
+    rules0 = None
+    for p in ids:
+        if tokens[p].state.flight is not None:
+            rules0 = run.flight_rules(tokens[p])
+            break
     if rules0 is None:
         return least_turns(run, ids, n)
     # The same pursuers (the very tokens: each stands for its state) and doors: the same
