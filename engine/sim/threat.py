@@ -109,10 +109,11 @@ class ThreatMaps:
     KEPT = 16
 
     #: Least turns of tokens whose maps are not kept (a small graph's, from their fields,
-    #: :meth:`FieldCache.threat`) kept by the same key, the newest, where :attr:`PLAIN` is
-    #: on: the quarry asks them twice a turn (its exit, then where it flees) and the first
-    #: pursuer after it once more (where the quarry makes for), the pursuers unmoved. They
-    #: are the arrays the field cache keeps (its bytes count them); off: asked of it anew.
+    #: :meth:`FieldCache.threat`) kept by the same key (all go beyond this), where
+    #: :attr:`PLAIN` is on: the quarry asks them twice a turn (its exit, then where it
+    #: flees) and the first pursuer after it once more (where the quarry makes for), the
+    #: pursuers unmoved. They are the arrays the field cache keeps (its bytes count them);
+    #: off: asked of it anew.
     PLAIN_KEPT = 64
     PLAIN = True
 
@@ -163,7 +164,7 @@ class ThreatMaps:
         """``got`` (:meth:`FieldCache.threat`'s) kept by ``key`` where :attr:`PLAIN` is on."""
         if self.PLAIN:
             if len(self._plain) >= self.PLAIN_KEPT:
-                del self._plain[next(iter(self._plain))]
+                self._plain.clear()  # (asked again within a turn or never: no order kept)
             self._plain[key] = got
         return got
 
