@@ -4,7 +4,7 @@ and the bounds their A* reads (engine/_kernel.c ``field_toward``, ``toward_kappa
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy as np
@@ -44,16 +44,43 @@ class _Scratch:
         return (_Scratch, (len(self.dist),))
 
 
-@contextmanager
+class _Kept:
+    """:func:`walk_toward`'s block on a field kept whole (a small graph's): the field itself,
+    nothing to put back (no generator made and resumed for every walk)."""
+
+    __slots__ = ("field",)
+
+    def __init__(self, field: Field) -> None:
+        self.field = field
+
+    def __enter__(self) -> Field:
+        return self.field
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
 def walk_toward(
     prof: Profile, cells: tuple[Cell, ...] | frozenset[Cell], node: int, *, risk: bool = False
-) -> Iterator[Field]:
+) -> AbstractContextManager[Field]:
     """:func:`field_toward`'s field, the same distances, for reads made within the block
     only: its distances are an array kept with ``prof``'s kernel arrays, inf between
     searches, the nodes the search settled put back to inf when the block ends, so a
     search costs the nodes it settles and no array of every node. The field must not
     outlive the block (its walks may: they hold no distances). Where the array is in use
-    (a search within the block), :func:`field_toward`'s own."""
+    (a search within the block), :func:`field_toward`'s own; on a graph of at most
+    :data:`Profile.TOWARD_NODES` nodes, the whole field, kept (:meth:`Profile.field_to`)."""
+    g = prof.graph
+    if g.n * g.n_states <= prof.TOWARD_NODES:  # (as _search would give it)
+        return _Kept(prof.field_to(cells, risk=risk))
+    return _walk_searched(prof, cells, node, risk)
+
+
+@contextmanager
+def _walk_searched(
+    prof: Profile, cells: tuple[Cell, ...] | frozenset[Cell], node: int, risk: bool
+) -> Iterator[Field]:
+    """:func:`walk_toward` on a graph of more than :data:`Profile.TOWARD_NODES` nodes."""
     g = prof.graph
     size = g.n * g.n_states
     kept = prof._kernel_arrays
