@@ -22,8 +22,9 @@ INF = float("inf")
 #: Most nodes of a field whose distances :class:`Field` also keeps as a list of floats.
 _LIST_NODES = 1 << 15
 
-#: Steps down a field (:meth:`Field.step`, kept) after which it takes its distances as a
-#: list of floats (0: at once, the plain way): before, its walks read the array.
+#: Steps down a field kept (:meth:`Field.step`) after which its own loop takes the
+#: distances as a list of floats (0: at once, the plain way): before, its walks read the
+#: array, as the kernel's steps down (engine.sim.descend) always do.
 LIST_AFTER_STEPS = 48
 
 
@@ -42,12 +43,12 @@ class Field:
         self.dist = dist
         self._hops: dict[int, tuple[int, float] | None] = {} if like is None else like._hops
         # The distances as Python floats for the walks' lookups (several times quicker than
-        # numpy's one by one), made once the walks have taken LIST_AFTER_STEPS steps (most
-        # fields are walked for a turn or two: a list of every node would cost more than
-        # those reads); on a large graph the array itself (a list of floats weighs four
-        # times the array).
+        # numpy's one by one), made once step()'s own loop has taken LIST_AFTER_STEPS steps
+        # (most fields are walked for a turn or two: a list of every node would cost more
+        # than those reads; the kernel's steps down read the array itself); on a large
+        # graph the array itself (a list of floats weighs four times the array).
         self._steps: Any = like._steps if like is not None else dist
-        if type(self._steps) is not list and len(self._hops) >= LIST_AFTER_STEPS:
+        if not LIST_AFTER_STEPS and type(self._steps) is not list:
             self._list()
         self._walks: dict[int, Walk] = {}
         self._enters: dict[int, frozenset[int]] = {}
@@ -153,8 +154,6 @@ class Field:
             if hop is None:
                 break
             at = hop[0]
-        if type(self._steps) is not list and len(hops) >= LIST_AFTER_STEPS:
-            self._list()
         return True
 
     def _step_arrays(self, prof: Profile, node: int) -> tuple[int, float] | None:
