@@ -2905,21 +2905,44 @@ done:
  * bit, to field()'s and field_spread()'s, and to scipy's Dijkstra. */
 
 typedef struct {
-    int64_t *indptr;
-    int32_t *indices;
-    Py_ssize_t n, m;
     int32_t *heads, *node, *next;
-    Py_ssize_t used, cap;
+    Py_ssize_t used, cap, most;
 } GoalfastPool;
 
-static int goalfast_pool(GoalfastPool *p, Py_ssize_t nb, Py_ssize_t cap) {
+/* The pool starts with room for first entries (the callers: twice the nodes, a search
+ * on a movement graph pushes a node about once) and grows as they come, up to most (each
+ * edge relaxed once, and the sources: no search pushes more). */
+
+static int goalfast_pool(GoalfastPool *p, Py_ssize_t nb, Py_ssize_t first, Py_ssize_t most) {
+    Py_ssize_t cap = first < most ? first : most;
+    if (cap < 1) cap = 1;
     p->heads = malloc((size_t)nb * sizeof(int32_t));
-    p->node = malloc((size_t)(cap ? cap : 1) * sizeof(int32_t));
-    p->next = malloc((size_t)(cap ? cap : 1) * sizeof(int32_t));
+    p->node = malloc((size_t)cap * sizeof(int32_t));
+    p->next = malloc((size_t)cap * sizeof(int32_t));
     p->used = 0;
     p->cap = cap;
+    p->most = most;
     if (!p->heads || !p->node || !p->next) return -1;
     for (Py_ssize_t k = 0; k < nb; k++) p->heads[k] = -1;
+    return 0;
+}
+
+#if defined(__GNUC__)
+#define GOALFAST_RARE __attribute__((noinline, cold))
+#else
+#define GOALFAST_RARE
+#endif
+
+static GOALFAST_RARE int goalfast_grow(GoalfastPool *p) {
+    if (p->cap >= p->most) return -1;
+    Py_ssize_t cap = p->cap * 2 < p->most ? p->cap * 2 : p->most;
+    int32_t *node = realloc(p->node, (size_t)cap * sizeof(int32_t));
+    if (!node) return -1;
+    p->node = node;
+    int32_t *next = realloc(p->next, (size_t)cap * sizeof(int32_t));
+    if (!next) return -1;
+    p->next = next;
+    p->cap = cap;
     return 0;
 }
 
@@ -2930,7 +2953,7 @@ static void goalfast_pool_free(GoalfastPool *p) {
 }
 
 static inline int goalfast_push(GoalfastPool *p, int64_t bucket, int32_t v) {
-    if (p->used >= p->cap) return -1;
+    if (p->used >= p->cap && goalfast_grow(p) < 0) return -1;
     int32_t e = (int32_t)p->used++;
     p->node[e] = v;
     p->next[e] = p->heads[bucket];
@@ -2998,7 +3021,7 @@ static PyObject *goalfast_field(PyObject *self, PyObject *args) {
     while (nb <= span) nb <<= 1; /* a power of two: the bucket by a mask */
     const int64_t mask = nb - 1;
     at = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    if (!at || goalfast_pool(&pool, nb, m + n_src) < 0) goto nomem;
+    if (!at || goalfast_pool(&pool, nb, 2 * n + n_src + 64, m + n_src) < 0) goto nomem;
     for (Py_ssize_t v = 0; v < n; v++) at[v] = INT64_MAX;
     Py_ssize_t pending = 0;
     for (Py_ssize_t k = 0; k < n_src; k++) {
@@ -3093,7 +3116,7 @@ static PyObject *goalfast_spread(PyObject *self, PyObject *args) {
     const int64_t mask = nb - 1;
     const double least = 2.0 * width;
     taken = calloc((size_t)(n ? n : 1), 1);
-    if (!taken || goalfast_pool(&pool, nb, m + n_src) < 0) goto nomem;
+    if (!taken || goalfast_pool(&pool, nb, 2 * n + n_src + 64, m + n_src) < 0) goto nomem;
     Py_ssize_t pending = 0;
     for (Py_ssize_t k = 0; k < n_src; k++) {
         int64_t v = sources[k];

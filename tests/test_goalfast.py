@@ -173,6 +173,36 @@ def test_lean_fields_are_the_kernels_and_scipys(kind: str) -> None:
 
 
 @needs_lean
+@pytest.mark.parametrize("kind", ["whole", "fractional"])
+def test_lean_fields_grow_their_pool(kind: str) -> None:
+    """Every node reached three times before it is settled (from the source, then from
+    node 1, then along the chain from node 2): more entries than the pool's first room
+    (twice the nodes), the same distances."""
+    n = 400
+    rows, cols, ticks = [0, 0], [1, 2], [1.0, 2.0]
+    for j in range(3, n):
+        rows += [0, 1, j - 1]
+        cols += [j, j, j]
+        ticks += [3.0 * n, 2.0 * n, 1.0]
+    scale = 1.0 if kind == "whole" else 1.0 + 1 / 27
+    graph = csr_array((np.array(ticks) * scale, (rows, cols)), shape=(n, n))
+    indptr, indices, data, steps, step = _kernel_csr(graph)
+    src = np.array([0], np.int64)
+    want = dijkstra(graph, indices=[0], min_only=True)
+    plain, got = np.full(n, np.inf), np.full(n, np.inf)
+    bound = spread.edge_bound(data, steps)
+    if kind == "whole":
+        assert steps is not None
+        kernel.field(indptr, indices, data, src, plain, steps, step)
+        kernel.goalfast_field(indptr, indices, steps, int(bound), src, got, step)
+    else:
+        assert steps is None and step > 0
+        kernel.field_spread(indptr, indices, data, src, plain, step)
+        kernel.goalfast_spread(indptr, indices, data, bound, src, got, step)
+    assert np.array_equal(got, plain) and np.array_equal(got, want)
+
+
+@needs_lean
 def test_lean_fields_refuse_an_edge_past_the_bound() -> None:
     graph = csr_array(np.array([[0.0, 2.0, 0.0], [0.0, 0.0, 6.0], [0.0, 0.0, 0.0]]))
     indptr, indices, data, steps, step = _kernel_csr(graph)
