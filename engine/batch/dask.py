@@ -499,32 +499,35 @@ def _ship(client: Any, args: tuple[str, tuple[tuple[str, Any], ...], str, bytes]
     """Give every worker of the cluster the batch's shipment (``args``: path, overrides,
     token, pickled cache) and wait until each has taken it (:func:`take_shipment`).
 
-    The pickle goes out as data (``Client.scatter``, to every worker), and a task pinned
-    to each worker takes it on its task thread. Sent as an argument of ``Client.run``
-    instead, it was copied into the messages of the client, then of the scheduler once per
-    worker (msgpack), and unpickled on each worker's event loop, several times the CPU of
-    the batch's own process. A worker that has not
-    taken it within :data:`SHIP_WAIT_S` (gone, too busy, or it failed there) is left
-    without: its tasks load the scenario themselves (:func:`run_shipped`)."""
+    The pickle goes out as data (``Client.scatter``), to each worker from this process
+    where it can reach the worker (:func:`_scatter_to`), and a task pinned to each worker
+    takes it on its task thread. Sent as an argument of ``Client.run`` instead, it was
+    copied into the messages of the client, then of the scheduler once per worker
+    (msgpack), and unpickled on each worker's event loop, several times the CPU of the
+    batch's own process. A worker that has not taken it within :data:`SHIP_WAIT_S` (gone,
+    too busy, or it failed there) is left without: its tasks load the scenario themselves
+    (:func:`run_shipped`)."""
     path, overrides, token, blob = args
     # Every worker: ``scheduler_info()`` lists only the first 5 in some dask releases.
     workers = list(client.nthreads())
     if not workers:
         return
-    data = client.scatter(blob, broadcast=True, hash=False)
-    takes = [
-        client.submit(
-            take_shipment,
-            path,
-            overrides,
-            token,
-            data,
-            workers=[w],
-            allow_other_workers=False,
-            pure=False,
+    takes = []
+    for w in workers:
+        # Each worker's take is on its way as soon as its copy is there: it unpickles while
+        # this process sends the next copy.
+        takes.append(
+            client.submit(
+                take_shipment,
+                path,
+                overrides,
+                token,
+                _scatter_to(client, blob, w),
+                workers=[w],
+                allow_other_workers=False,
+                pure=False,
+            )
         )
-        for w in workers
-    ]
     deadline = time.monotonic() + SHIP_WAIT_S
     try:
         for f in takes:
@@ -533,7 +536,44 @@ def _ship(client: Any, args: tuple[str, tuple[tuple[str, Any], ...], str, bytes]
                 f.result(timeout=max(0.0, deadline - time.monotonic()))
     finally:
         client.cancel([f for f in takes if not f.done()])
-        del data, takes
+        del takes
+
+
+#: Seconds to open a connection to a worker before a shipment goes to it through the
+#: scheduler instead (:func:`_scatter_to`).
+DIRECT_CONNECT_S = 2.0
+
+
+def _scatter_to(client: Any, blob: bytes, worker: str) -> Any:
+    """``blob`` as data held by ``worker`` alone (a future).
+
+    Sent straight from this process where it can reach the worker (the scheduler is only
+    told where it is). Through the scheduler (as ``Client.scatter`` does by default), the
+    pickle of tens of MB was read and written by the scheduler and then copied from one
+    worker to the other (``broadcast``): a quarter of a second of the scheduler's CPU and
+    more of the workers' event loops, while every worker waited. A worker this process
+    cannot reach (another network, a firewall), or a direct send that fails, gets it
+    through the scheduler."""
+    if _reachable(worker, DIRECT_CONNECT_S):
+        with contextlib.suppress(Exception):
+            return client.scatter(blob, workers=[worker], direct=True, hash=False)
+    return client.scatter(blob, workers=[worker], direct=False, hash=False)
+
+
+def _reachable(address: str, timeout: float) -> bool:
+    """Whether a TCP connection to ``address`` (``tcp://HOST:PORT``) opens within
+    ``timeout`` seconds (closed at once)."""
+    import socket
+
+    scheme, _, rest = address.partition("://")
+    host, _, port = rest.rpartition(":")
+    if scheme != "tcp" or not port.isdigit():
+        return False
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout).close()
+    except OSError:
+        return False
+    return True
 
 
 def _forget_shipment(client: Any, args: tuple[Any, ...], wait: bool = True) -> threading.Event:

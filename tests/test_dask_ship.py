@@ -1,0 +1,114 @@
+"""A Dask batch's shipment (its warm field cache, pickled once) goes from the batch's
+process straight to each worker (engine.batch.dask._ship, _scatter_to), not through the
+scheduler, and each worker holds one copy; a worker the batch's process cannot reach gets
+it through the scheduler."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.batch import dask as batch_dask
+
+pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """Two workers as threads of this process, on loopback: the scheduler's handlers can be
+    watched."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp://",
+        host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+    ) as c, Client(c.scheduler_address, set_as_default=False) as client:  # fmt: skip
+        yield c, client
+
+
+def _scatters(cluster: Any, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The scheduler's ``scatter`` requests (data it is handed to pass on), from now on."""
+    seen: list[Any] = []
+    handlers = cluster.scheduler.handlers
+    real = handlers["scatter"]
+
+    async def scatter(*args: Any, **kw: Any) -> Any:
+        seen.append(sorted(kw.get("data", {})))
+        return await real(*args, **kw)
+
+    monkeypatch.setitem(handlers, "scatter", scatter)
+    return seen
+
+
+def _holders(client: Any, fut: Any) -> list[str]:
+    return sorted(client.who_has([fut])[fut.key])
+
+
+def test_a_shipment_goes_straight_to_each_worker(
+    cluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c, client = cluster
+    seen = _scatters(c, monkeypatch)
+    blob = bytes(range(256)) * 4096  # 1 MB
+    workers = sorted(client.nthreads())
+    futs = [batch_dask._scatter_to(client, blob, w) for w in workers]
+    assert seen == []  # the scheduler never held it
+    assert [_holders(client, f) for f in futs] == [[w] for w in workers]  # one copy each
+    assert client.gather(futs) == [blob, blob]
+    del futs
+
+
+def test_a_worker_out_of_reach_gets_its_shipment_through_the_scheduler(
+    cluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c, client = cluster
+    seen = _scatters(c, monkeypatch)
+    monkeypatch.setattr(batch_dask, "_reachable", lambda address, timeout: False)
+    blob = b"shipment" * 1000
+    w = sorted(client.nthreads())[1]
+    fut = batch_dask._scatter_to(client, blob, w)
+    assert len(seen) == 1 and _holders(client, fut) == [w]
+    assert client.gather(fut) == blob
+    del fut
+
+
+def test_ship_has_every_worker_take_its_own_copy(
+    cluster: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """_ship: each worker's task takes the blob on that worker; nothing through the
+    scheduler."""
+    c, client = cluster
+    seen = _scatters(c, monkeypatch)
+    log = tmp_path / "taken"  # the workers run a copy of the function: it tells a file
+
+    def take(path: str, overrides: Any, token: str, blob: bytes) -> bool:
+        from distributed import get_worker
+
+        with open(log, "a") as f:
+            f.write(f"{get_worker().address} {len(blob)}\n")
+        return True
+
+    monkeypatch.setattr(batch_dask, "take_shipment", take)
+    batch_dask._ship(client, ("p.yaml", (), "t", b"x" * 50_000))
+    taken = sorted(log.read_text().splitlines())
+    assert taken == sorted(f"{w} 50000" for w in client.nthreads())
+    assert seen == []
+
+
+def test_reachable_opens_a_connection_only_where_one_listens() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert batch_dask._reachable(f"tcp://127.0.0.1:{port}", 1.0)
+    assert not batch_dask._reachable(f"tcp://127.0.0.1:{port}", 1.0)  # closed now
+    assert not batch_dask._reachable(f"inproc://127.0.0.1:{port}", 1.0)
+    assert not batch_dask._reachable("tcp://127.0.0.1:port", 1.0)
