@@ -147,16 +147,21 @@ class Cluster:
         return client
 
     def cpu(self) -> float:
+        return sum(self.cpus())
+
+    def cpus(self) -> list[float]:
+        """CPU seconds of each process so far: the scheduler's, then each worker's."""
         import psutil
 
-        total = 0.0
+        out = []
         for p in self.procs:
             try:
                 t = psutil.Process(p.pid).cpu_times()
             except psutil.Error:
+                out.append(0.0)
                 continue
-            total += t.user + t.system
-        return total
+            out.append(t.user + t.system)
+        return out
 
     def close(self) -> None:
         for p in self.procs[::-1]:
@@ -209,7 +214,7 @@ def _on_cluster(kind: str, out: str, stream: str | None, cluster: Cluster) -> di
         c0, own0, w0 = cluster.cpu(), time.process_time(), time.perf_counter()
         time.sleep(IDLE_WINDOW)
         idle_rate = (cluster.cpu() - c0 + time.process_time() - own0) / (time.perf_counter() - w0)
-        c0, own0, w0 = cluster.cpu(), time.process_time(), time.perf_counter()
+        each0, own0, w0 = cluster.cpus(), time.process_time(), time.perf_counter()
         if stream:
             from distributed import get_task_stream
 
@@ -221,8 +226,11 @@ def _on_cluster(kind: str, out: str, stream: str | None, cluster: Cluster) -> di
             _work(kind, out, cluster.address)
         wall = time.perf_counter() - w0
         own = time.process_time() - own0
+        each = [b - a for a, b in zip(each0, cluster.cpus(), strict=True)]
         got: dict[str, Any] = {
-            "cpu": own + cluster.cpu() - c0,
+            "cpu": own + sum(each),
+            "scheduler_cpu": each[0],
+            "workers_cpu": each[1:],
             "own": own,
             "wall": wall,
             "idle": idle_rate * wall,
@@ -396,6 +404,17 @@ def main() -> int:
             flush=True,
         )
         last = rounds[-1]["dask"]
+        print(
+            f"   CPU of the {kind} on the cluster, median of the rounds: the batch's process "
+            f"{statistics.median(g['dask']['own'] for g in rounds):.2f}, the scheduler "
+            f"{statistics.median(g['dask']['scheduler_cpu'] for g in rounds):.2f}, the workers "
+            + " + ".join(
+                f"{statistics.median(g['dask']['workers_cpu'][k] for g in rounds):.2f}"
+                for k in range(len(last["workers_cpu"]))
+            )
+            + " CPU-s",
+            flush=True,
+        )
         print(
             f"   peak memory over the {kind}: scheduler {last['scheduler_mb']:.0f} MB, workers "
             + ", ".join(f"{m:.0f}" for m in last["workers_mb"])

@@ -1156,15 +1156,15 @@ def test_a_dask_batchs_last_tasks_shrink_and_cover_every_run_once() -> None:
             plain = [len(c) for c in _run_indices(plan, first, rest, leading)]
             assert plain[leading:-1] == [rest] * (len(plain) - leading - 1)
     # The batch's own split (engine.batch.dask.dask_tasks), which bench_cluster.py --learned
-    # replays: the warm chunks of _warm_chunks, then tasks of at most DASK_CHUNK_MAX.
-    from engine.batch.dask import DASK_CHUNK_MAX, dask_tasks
+    # replays: the warm chunks of dask_warm_chunks, then tasks of at most DASK_CHUNK_MAX.
+    from engine.batch.dask import DASK_CHUNK_MAX, dask_tasks, dask_warm_chunks
 
     for n, workers in ((60_000, 2), (60_000, 5), (3_000, 2), (30, 2)):
         plan = SimpleNamespace(n=n, prefix=0, extra=set())
         warm, made = dask_tasks(plan, n, workers)
         chunks = list(made)
         assert [i for c in chunks for i in c] == list(range(n))
-        assert warm == work._warm_chunks(n)
+        assert warm == dask_warm_chunks(n)
         assert all(len(c) == min(batch.CHUNK, n // 2) for c in chunks[:warm])
         tasks = [len(c) for c in chunks[warm:]]
         assert max(tasks) <= max(DASK_CHUNK_MAX, batch.CHUNK)

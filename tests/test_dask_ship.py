@@ -112,3 +112,17 @@ def test_reachable_opens_a_connection_only_where_one_listens() -> None:
     assert not batch_dask._reachable(f"tcp://127.0.0.1:{port}", 1.0)  # closed now
     assert not batch_dask._reachable(f"inproc://127.0.0.1:{port}", 1.0)
     assert not batch_dask._reachable("tcp://127.0.0.1:port", 1.0)
+
+
+def test_a_dask_batch_warms_fewer_runs_than_a_local_pool() -> None:
+    """The runs the batch's process plays before a Dask batch's tasks go out: one in
+    WARM_SHARE of the batch, DASK_WARM_RUNS at most, one chunk at least; a local pool's
+    own warm-up (WARM_RUNS) is left as it is."""
+    from engine.batch import work
+
+    chunk = work.CHUNK
+    assert batch_dask.DASK_WARM_RUNS < work.WARM_RUNS
+    assert batch_dask.dask_warm_chunks(60_000) * chunk == batch_dask.DASK_WARM_RUNS
+    assert work._warm_chunks(60_000) * chunk == work.WARM_RUNS
+    assert batch_dask.dask_warm_chunks(800) * chunk == 800 // work.WARM_SHARE
+    assert batch_dask.dask_warm_chunks(30) == 1

@@ -16,13 +16,13 @@ from engine.batch.results import fragment_records
 from engine.batch.work import (
     AHEAD_PER_WORKER,
     CHUNK,
+    WARM_SHARE,
     Job,
     Records,
     SeededRuns,
     _Plan,
     _run_indices,
     _unpacked,
-    _warm_chunks,
     drop_shipment,
     engine_digest,
     play_point,
@@ -237,14 +237,31 @@ class DaskCluster:
         self.forgets.clear()
 
 
+#: Runs the batch's process plays at most before a Dask batch's tasks go out (one in
+#: ``WARM_SHARE`` of the batch, one chunk at least: :func:`dask_warm_chunks`). Fewer than a
+#: local pool's ``WARM_RUNS``: every worker waits, idle, for these runs and then for their
+#: pickle to be made, sent and taken, whereas a forked worker starts at once. A run left
+#: out of them is played by a worker instead; what it learns the other worker may learn
+#: again, but the learning is front-loaded (the first few hundred runs learn the most),
+#: and a smaller shipment is quicker to pickle and to take.
+DASK_WARM_RUNS = 400
+
+
+def dask_warm_chunks(todo: int) -> int:
+    """How many chunks of ``CHUNK`` runs a Dask batch's own process plays first
+    (:data:`DASK_WARM_RUNS`)."""
+    return max(1, min(DASK_WARM_RUNS, todo // WARM_SHARE) // CHUNK)
+
+
 def dask_tasks(plan: _Plan, todo: int, workers: int) -> tuple[int, Iterator[list[int]]]:
     """How a Dask batch of ``todo`` runs still to play splits them where the engine's cache
     plays (:func:`_dask_results`): ``warm`` chunks of at most ``CHUNK`` runs played in the
-    batch's process (:func:`_warm_chunks`, each at most half the batch), then tasks of up
-    to :data:`DASK_CHUNK_MAX` runs, about ``AHEAD_PER_WORKER`` a worker, that shrink towards
-    the end (``taper``): ``(warm, the run indices of every chunk, warm ones first)``."""
+    batch's process (:func:`dask_warm_chunks`, each at most half the batch), then tasks of
+    up to :data:`DASK_CHUNK_MAX` runs, about ``AHEAD_PER_WORKER`` a worker, that shrink
+    towards the end (``taper``): ``(warm, the run indices of every chunk, warm ones
+    first)``."""
     first = min(CHUNK, max(1, todo // 2))
-    warm = _warm_chunks(todo)
+    warm = dask_warm_chunks(todo)
     ahead = AHEAD_PER_WORKER * workers
     rest = min(DASK_CHUNK_MAX, max(CHUNK, -(-(todo - first * warm) // ahead)))
     return warm, _run_indices(plan, first, rest, warm, taper=workers)
@@ -256,7 +273,7 @@ def _dask_results(
     """Each chunk's results from the cluster, in run order.
 
     Where the engine's own cache plays (``job.cache``) the field cache is built once,
-    here: the first chunks (:func:`_warm_chunks`, each at most half the batch) run in this
+    here: the first chunks (:func:`dask_warm_chunks`, each at most half the batch) run in this
     process, and the scenario and warm cache then ship to each worker once
     (:meth:`WorkerCache.shipment`, :func:`_ship`, :func:`take_shipment`; the tasks,
     :func:`run_shipped`, carry only their runs). The rest
