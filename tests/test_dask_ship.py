@@ -126,3 +126,28 @@ def test_a_dask_batch_warms_fewer_runs_than_a_local_pool() -> None:
     assert work._warm_chunks(60_000) * chunk == work.WARM_RUNS
     assert batch_dask.dask_warm_chunks(800) * chunk == 800 // work.WARM_SHARE
     assert batch_dask.dask_warm_chunks(30) == 1
+
+
+def test_a_dask_batchs_last_tasks_allow_for_the_one_queued_on_each_worker() -> None:
+    """The tail of a Dask batch's tasks: each at most the runs not yet in a task over twice
+    the workers (a worker holds one task queued behind the one it plays), at least
+    DASK_TAIL_LEAST but the very last, every run once and in order."""
+    from types import SimpleNamespace
+
+    for n, workers in ((60_000, 2), (60_000, 3), (3_000, 2), (130, 2)):
+        plan: Any = SimpleNamespace(n=n, prefix=0, extra=set())
+        warm, made = batch_dask.dask_tasks(plan, n, workers)
+        chunks = [len(c) for c in made]
+        assert sum(chunks) == n
+        tasks = chunks[warm:]
+        rest = tasks[0]
+        least = min(batch_dask.DASK_TAIL_LEAST, rest)
+        left = n - sum(chunks[:warm])
+        for k in tasks[:-1]:
+            assert k == max(least, min(rest, -(-left // (2 * workers))))
+            left -= k
+        tail = [k for k in tasks if k < rest]
+        if n >= 3_000:
+            assert len(tail) >= 6 and all(k >= least for k in tail[:-1])
+            # The last whole-ish task one worker may start is short against the batch.
+            assert tail[-2] <= max(least, rest // 16)

@@ -253,6 +253,21 @@ def dask_warm_chunks(todo: int) -> int:
     return max(1, min(DASK_WARM_RUNS, todo // WARM_SHARE) // CHUNK)
 
 
+#: The last tasks of a Dask batch are at most the runs not yet in a task over this many
+#: per worker (:func:`engine.batch.work._run_indices`'s ``taper``). A worker holds a task
+#: queued behind the one it plays (the scheduler sends a worker of one thread two, its
+#: ``worker-saturation``), so the task one worker ends on was cut two tasks before it
+#: started: cut at half the runs left, it could outlast the other worker's last ones by a
+#: whole such task.
+TAPER_PER_WORKER = 2
+
+#: Runs of a Dask batch's last tasks at least (the very last may be fewer): a task costs
+#: the client, the scheduler and its worker some milliseconds of CPU whatever its size,
+#: about what 25 runs take to play, whereas a worker's last task of this size ends the
+#: batch a few hundredths of a second after the other's.
+DASK_TAIL_LEAST = 100
+
+
 def dask_tasks(plan: _Plan, todo: int, workers: int) -> tuple[int, Iterator[list[int]]]:
     """How a Dask batch of ``todo`` runs still to play splits them where the engine's cache
     plays (:func:`_dask_results`): ``warm`` chunks of at most ``CHUNK`` runs played in the
@@ -264,7 +279,9 @@ def dask_tasks(plan: _Plan, todo: int, workers: int) -> tuple[int, Iterator[list
     warm = dask_warm_chunks(todo)
     ahead = AHEAD_PER_WORKER * workers
     rest = min(DASK_CHUNK_MAX, max(CHUNK, -(-(todo - first * warm) // ahead)))
-    return warm, _run_indices(plan, first, rest, warm, taper=workers)
+    taper = TAPER_PER_WORKER * workers
+    least = min(DASK_TAIL_LEAST, rest)
+    return warm, _run_indices(plan, first, rest, warm, taper=taper, least=least)
 
 
 def _dask_results(

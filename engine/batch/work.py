@@ -339,10 +339,15 @@ def _chunks(
 
 
 def _run_indices(
-    plan: _Plan, first: int = CHUNK, rest: int = CHUNK, leading: int = 1, taper: int = 0
+    plan: _Plan,
+    first: int = CHUNK,
+    rest: int = CHUNK,
+    leading: int = 1,
+    taper: int = 0,
+    least: int = CHUNK,
 ) -> Iterator[list[int]]:
     """:func:`_chunks`'s run indices alone. ``taper``: the chunks after the leading ones
-    are at most the runs not yet in a chunk over ``taper`` (``CHUNK`` at least), so that
+    are at most the runs not yet in a chunk over ``taper`` (``least`` at least), so that
     they shrink towards the batch's end and the workers finish together (the last chunk a
     worker takes is a small one, not a whole ``rest``)."""
     chunk: list[int] = []
@@ -359,7 +364,7 @@ def _run_indices(
             made += 1
             chunk = []
             if made >= leading:
-                size = rest if not taper else max(CHUNK, min(rest, -(-left // taper)))
+                size = rest if not taper else max(least, min(rest, -(-left // taper)))
     if chunk:
         yield chunk
 
