@@ -151,3 +151,22 @@ def test_a_dask_batchs_last_tasks_allow_for_the_one_queued_on_each_worker() -> N
             assert len(tail) >= 6 and all(k >= least for k in tail[:-1])
             # The last whole-ish task one worker may start is short against the batch.
             assert tail[-2] <= max(least, rest // 16)
+
+
+def test_a_shipment_to_many_workers_goes_out_once_and_is_copied_between_them(
+    cluster: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Past DIRECT_SHIP_MAX workers the batch's process sends one copy and the workers copy
+    it between them (here with the limit set to 1 on a 2-worker cluster): still nothing
+    through the scheduler, and every worker takes it."""
+    c, client = cluster
+    seen = _scatters(c, monkeypatch)
+    monkeypatch.setattr(batch_dask, "DIRECT_SHIP_MAX", 1)
+    workers = sorted(client.nthreads())
+    copies = list(batch_dask._copies(client, b"y" * 40_000, workers))
+    assert [w for w, _ in copies] == workers
+    fut = copies[0][1]
+    assert all(d is fut for _, d in copies)  # one piece of data ...
+    assert _holders(client, fut) == workers  # ... held by every worker
+    assert seen == []
+    del copies, fut

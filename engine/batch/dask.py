@@ -547,7 +547,7 @@ def _ship(client: Any, args: tuple[str, tuple[tuple[str, Any], ...], str, bytes]
     if not workers:
         return
     takes = []
-    for w in workers:
+    for w, data in _copies(client, blob, workers):
         # Each worker's take is on its way as soon as its copy is there: it unpickles while
         # this process sends the next copy.
         takes.append(
@@ -556,7 +556,7 @@ def _ship(client: Any, args: tuple[str, tuple[tuple[str, Any], ...], str, bytes]
                 path,
                 overrides,
                 token,
-                _scatter_to(client, blob, w),
+                data,
                 workers=[w],
                 allow_other_workers=False,
                 pure=False,
@@ -571,6 +571,31 @@ def _ship(client: Any, args: tuple[str, tuple[tuple[str, Any], ...], str, bytes]
     finally:
         client.cancel([f for f in takes if not f.done()])
         del takes
+
+
+#: Workers a shipment is sent to one by one from the batch's process, at most
+#: (:func:`_copies`); to more, it is sent once and copied from worker to worker.
+DIRECT_SHIP_MAX = 4
+
+
+def _copies(client: Any, blob: bytes, workers: list[str]) -> Iterator[tuple[str, Any]]:
+    """Each worker with the data (a future) of its copy of ``blob``, as each copy is there.
+
+    A few workers get a copy each from this process (:func:`_scatter_to`): no hop through
+    the scheduler or another worker. To more than :data:`DIRECT_SHIP_MAX`, one copy goes to
+    one worker and Dask's ``replicate`` copies it from worker to worker (as a cluster's
+    network shares the sending out), through the scheduler only where the direct send
+    fails."""
+    if len(workers) <= DIRECT_SHIP_MAX:
+        for w in workers:
+            yield w, _scatter_to(client, blob, w)
+        return
+    try:
+        data = client.scatter(blob, direct=True, broadcast=True, hash=False)
+    except Exception:  # noqa: BLE001 - distributed raises many kinds; the scheduler relays it
+        data = client.scatter(blob, broadcast=True, hash=False)
+    for w in workers:
+        yield w, data
 
 
 #: Seconds to open a connection to a worker before a shipment goes to it through the
