@@ -170,3 +170,39 @@ def test_a_shipment_to_many_workers_goes_out_once_and_is_copied_between_them(
     assert _holders(client, fut) == workers  # ... held by every worker
     assert seen == []
     del copies, fut
+
+
+class _Seen:
+    """A value that tells, as it is unpickled, whether the collector's passes were on."""
+
+    collecting: list[bool] = []
+
+    def __getstate__(self) -> dict[str, int]:
+        return {"x": 1}  # a state, so that unpickling calls __setstate__
+
+    def __setstate__(self, state: Any) -> None:
+        import gc
+
+        _Seen.collecting.append(gc.isenabled())
+
+
+def test_a_tasks_records_are_unpacked_with_the_collector_paused() -> None:
+    import gc
+    import pickle
+
+    from engine.batch import work
+
+    records = [{"run": i, "cell": [i, 1], "seen": _Seen()} for i in range(3)]
+    _Seen.collecting.clear()
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        got = batch_dask._taken(work._packed(records))
+        assert gc.isenabled()  # as it was
+    finally:
+        if not was:
+            gc.disable()
+    assert _Seen.collecting == [False, False, False]
+    assert [(r["run"], r["cell"]) for r in got] == [(i, [i, 1]) for i in range(3)]
+    assert batch_dask._taken(records) is records  # a test's own chunk_fn's list
+    assert pickle.loads(work._packed(records[:0])) == []

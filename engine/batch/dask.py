@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, NamedTuple
 
+from engine.batch.control import _collector_paused
 from engine.batch.results import fragment_records
 from engine.batch.work import (
     AHEAD_PER_WORKER,
@@ -363,7 +364,7 @@ def _dask_results(
         _dask_call(top_up, scheduler, plan)
         while index:
             fut = _dask_call(lambda: next(queue), scheduler, plan)
-            res = _unpacked(_dask_call(fut.result, scheduler, plan))
+            res = _taken(_dask_call(fut.result, scheduler, plan))
             back[index.pop(fut.key)] = res
             _dask_call(top_up, scheduler, plan)
             while next_out in back:
@@ -378,6 +379,16 @@ def _dask_results(
         done = _forget_shipment(client, (path, plan.overrides, token), wait=forgets is None)
         if forgets is not None:  # waited for by DaskCluster.settle, after the batch's end
             forgets.append(done)
+
+
+def _taken(value: Any) -> Records:
+    """A task's records as :func:`_unpacked` gives them, made with the cyclic collector's
+    automatic passes paused: the thousands of records a task sends back are containers
+    enough to set off passes, and a full one walks every object of this process, whose
+    warm field cache is most of them. The records make no cycles; each goes when the
+    batch has written it."""
+    with _collector_paused():
+        return _unpacked(value)
 
 
 #: A sweep's points on the cluster at once, per worker (:class:`DaskPoints`): one playing
