@@ -280,8 +280,9 @@ class FieldCache:
                 k = self.THREAT_PART
                 parts = [self.threat(times[i : i + k], n) for i in range(0, len(times), k)]
             if parts:
-                out = parts[0].copy()
-                for t in parts[1:]:
+                # (np.minimum of the first two makes the new array: no copy first)
+                out = parts[0].copy() if len(parts) == 1 else np.minimum(parts[0], parts[1])
+                for t in parts[2:]:
                     np.minimum(out, t, out=out)
             else:
                 grid = self.scenario.model.grid

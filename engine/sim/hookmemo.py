@@ -493,10 +493,12 @@ class HookMemo:
         got = self._same.one(token, key, MISSING)
         if got is not MISSING:
             return got
-        token = self.canon(token)  # an equal token kept: its results serve
-        got = self._same.one(token, key, MISSING)
-        if got is not MISSING:
-            return got
+        kept = self.canon(token)  # an equal token kept: its results serve
+        if kept is not token:  # (the very token was asked just above)
+            token = kept
+            got = self._same.one(token, key, MISSING)
+            if got is not MISSING:
+                return got
         found, recipe = self._find(key, token.state)
         if found:
             if recipe is False:  # a call like this one rolled: it is made every time

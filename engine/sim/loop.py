@@ -284,7 +284,9 @@ class Simulation(TokenEdits, PlanPlay):
             self._finish("timeout", None, None)
 
     def take_turn(self, tid: str, path: list[Cell] | None = None) -> None:
-        self.fields.trim(t.state.cell for t in self.tokens.values())
+        fields = self.fields
+        if fields.weight.used > fields.FIELD_BYTES:  # (FieldCache.trim's own test, first)
+            fields.trim(t.state.cell for t in self.tokens.values())
         spec = self.specs[tid]
         if path is None:
             start = self._turn_start(tid, spec)
