@@ -3176,6 +3176,284 @@ done:
     return result;
 }
 
+/* ---- fieldfast: fields settled as far as a walk needs, grown on demand (the fieldfast lane) ----
+ *
+ * goalfast_field's Dial and goalfast_spread's Dinitz buckets again, the same distances, with
+ * two more arguments: stop, a node (-1: none), and after, where a previous call left the
+ * field (-1: a fresh field, dist filled with inf by the caller). The search ends once the
+ * bucket in which stop is settled is done (or the queue is empty): every node of a
+ * distance up to the greatest settled one, the value returned, then holds its final
+ * distance, and every other node a greater one (the least sum over the settled nodes'
+ * edges, or inf), at least its final one. A later call given that value as after takes the
+ * search up again from dist alone (the unsettled nodes of finite distance go back to their
+ * buckets), so a field is grown in steps and ends as the whole one, bit for bit; +inf
+ * returned: the whole field. Dial writes its tentative distances into dist too (exact:
+ * whole steps times step, below 2**53 by the caller's check), its steps read back from there.
+ * tests/test_fieldfast.py holds them equal to goalfast_field's and goalfast_spread's. */
+
+/* The buckets of a resumed search: every node of dist above after and finite, in the
+ * bucket of its tentative distance (at, from cur and below cur + nb), else -2 (the error
+ * set: dist is not a previous call's); -1 out of memory. */
+static int fieldfast_requeue(GoalfastPool *pool, const double *dist, Py_ssize_t n, double after,
+                             double unit, int64_t cur, int64_t nb, Py_ssize_t *pending,
+                             const char *name) {
+    const int64_t mask = nb - 1;
+    for (Py_ssize_t v = 0; v < n; v++) {
+        double d = dist[v];
+        if (d <= after || d == INFINITY) continue;
+        double q = d / unit;
+        if (!(q >= (double)cur && q < (double)(cur + nb))) {
+            PyErr_Format(PyExc_ValueError, "%s: dist is not a previous call's", name);
+            return -2;
+        }
+        if (goalfast_push(pool, (int64_t)q & mask, (int32_t)v) < 0) return -1;
+        (*pending)++;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(fieldfast_field_doc,
+             "fieldfast_field(indptr, indices, steps, span, sources, dist, step, stop, after) -> "
+             "limit\n\n"
+             "goalfast_field's distances (Dial's buckets over whole steps of at most span) into "
+             "dist, up to the bucket where node stop is settled (-1: all of them): returns the "
+             "greatest distance settled (every node at most that far holds its final "
+             "distance, every other one at least its final one), or inf where the field is "
+             "whole. after: -1 for a fresh field (dist filled with inf by the caller), else "
+             "what a previous call on dist returned, to go on from there.");
+
+static PyObject *fieldfast_field(PyObject *self, PyObject *args) {
+    PyObject *objs[5];
+    Py_ssize_t span, stop;
+    double step, after;
+    if (!PyArg_ParseTuple(args, "OOOnOOdnd", &objs[0], &objs[1], &objs[2], &span, &objs[3],
+                          &objs[4], &step, &stop, &after))
+        return NULL;
+    Buf bufs[5];
+    PyObject *result = NULL;
+    GoalfastPool pool = {0};
+    int64_t *at = NULL;
+    if (goalfast_field_bufs(bufs, objs, 4, "fieldfast_field") < 0) goto done;
+    const int64_t *indptr = bufs[0].b.buf, *sources = bufs[3].b.buf;
+    const int32_t *indices = bufs[1].b.buf, *steps = bufs[2].b.buf;
+    double *dist = bufs[4].b.buf;
+    Py_ssize_t n = bufs[4].b.len / 8, m = bufs[1].b.len / 4, n_src = bufs[3].b.len / 8;
+    if (span < 0 || span > (1 << 24) || !(step > 0.0) || step == INFINITY || stop < -1 ||
+        stop >= n || !(after == -1.0 || (after >= 0.0 && after < INFINITY))) {
+        PyErr_SetString(PyExc_ValueError, "fieldfast_field: span, step, stop or after out of range");
+        goto done;
+    }
+    if (stop >= 0 && after >= 0.0 && dist[stop] <= after) { /* settled already */
+        result = PyFloat_FromDouble(after);
+        goto done;
+    }
+    Py_ssize_t nb = 1;
+    while (nb <= span) nb <<= 1; /* a power of two: the bucket by a mask */
+    const int64_t mask = nb - 1;
+    at = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!at || goalfast_pool(&pool, nb, 2 * n + n_src + 64, m + n_src + n) < 0) goto nomem;
+    Py_ssize_t pending = 0;
+    int64_t cur = 0;
+    if (after < 0.0) {
+        for (Py_ssize_t v = 0; v < n; v++) at[v] = INT64_MAX;
+        for (Py_ssize_t k = 0; k < n_src; k++) {
+            int64_t v = sources[k];
+            if (v < 0 || v >= n) {
+                PyErr_SetString(PyExc_ValueError, "fieldfast_field: a source out of range");
+                goto done;
+            }
+            if (dist[v] > 0.0) {
+                dist[v] = 0.0;
+                at[v] = 0;
+                if (goalfast_push(&pool, 0, (int32_t)v) < 0) goto nomem;
+                pending++;
+            }
+        }
+    } else {
+        double q = after / step;
+        cur = (int64_t)q + 1;
+        if ((double)(cur - 1) != q || (double)(cur - 1) * step != after) {
+            PyErr_SetString(PyExc_ValueError, "fieldfast_field: after is not a previous call's");
+            goto done;
+        }
+        /* (dist's values are whole steps times step, exact: their steps again, exactly) */
+        for (Py_ssize_t v = 0; v < n; v++)
+            at[v] = dist[v] == INFINITY ? INT64_MAX : (int64_t)(dist[v] / step);
+        int got = fieldfast_requeue(&pool, dist, n, after, step, cur, nb, &pending,
+                                    "fieldfast_field");
+        if (got == -1) goto nomem;
+        if (got < 0) goto done;
+    }
+    int reached = 0;
+    double limit = INFINITY;
+    for (; pending; cur++) {
+        int32_t *head = &pool.heads[cur & mask];
+        while (*head >= 0) {
+            int32_t e = *head;
+            *head = pool.next[e];
+            pending--;
+            int32_t v = pool.node[e];
+            if (at[v] != cur) continue; /* reached sooner since */
+            if (v == stop) reached = 1;
+            int64_t lo = indptr[v], hi = indptr[v + 1];
+            if (lo < 0 || hi > m || lo > hi) {
+                PyErr_SetString(PyExc_ValueError, "fieldfast_field: indptr out of order");
+                goto done;
+            }
+            for (int64_t j = lo; j < hi; j++) {
+                int32_t w = indices[j], s = steps[j];
+                if ((uint32_t)w >= (uint32_t)n || (uint32_t)s > (uint32_t)span) {
+                    PyErr_SetString(PyExc_ValueError,
+                                    "fieldfast_field: an index out of range, or a step out of "
+                                    "0..span");
+                    goto done;
+                }
+                int64_t nd = cur + s;
+                if (nd < at[w]) {
+                    at[w] = nd;
+                    dist[w] = (double)nd * step;
+                    if (goalfast_push(&pool, nd & mask, w) < 0) goto nomem;
+                    pending++;
+                }
+            }
+        }
+        if (reached) {
+            if (pending) limit = (double)cur * step;
+            break;
+        }
+    }
+    result = PyFloat_FromDouble(limit);
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(at);
+    goalfast_pool_free(&pool);
+    for (int i = 0; i < 5; i++) release(&bufs[i]);
+    return result;
+}
+
+PyDoc_STRVAR(fieldfast_spread_doc,
+             "fieldfast_spread(indptr, indices, data, most, sources, dist, width, stop, after) "
+             "-> limit\n\n"
+             "goalfast_spread's distances (Dinitz's buckets of width ticks, no edge above most "
+             "ticks) into dist, up to the bucket where node stop is settled (-1: all of "
+             "them): returns the greatest distance settled (every node at most that far holds "
+             "its final distance, every other one at least its final one), or inf where the "
+             "field is whole. after: -1 for a fresh field (dist filled with inf by the "
+             "caller), else what a previous call on dist returned, to go on from there.");
+
+static PyObject *fieldfast_spread(PyObject *self, PyObject *args) {
+    PyObject *objs[5];
+    double most, width, after;
+    Py_ssize_t stop;
+    if (!PyArg_ParseTuple(args, "OOOdOOdnd", &objs[0], &objs[1], &objs[2], &most, &objs[3],
+                          &objs[4], &width, &stop, &after))
+        return NULL;
+    Buf bufs[5];
+    PyObject *result = NULL;
+    GoalfastPool pool = {0};
+    uint8_t *taken = NULL;
+    if (goalfast_field_bufs(bufs, objs, 8, "fieldfast_spread") < 0) goto done;
+    const int64_t *indptr = bufs[0].b.buf, *sources = bufs[3].b.buf;
+    const int32_t *indices = bufs[1].b.buf;
+    const double *data = bufs[2].b.buf;
+    double *dist = bufs[4].b.buf;
+    Py_ssize_t n = bufs[4].b.len / 8, m = bufs[1].b.len / 4, n_src = bufs[3].b.len / 8;
+    if (!(width > 0.0) || !(width - width == 0.0) || !(most >= 2.0 * width) ||
+        !(most - most == 0.0) || (double)(n + 1) * (most / width + 2.0) >= SPREAD_MOST_BUCKETS ||
+        stop < -1 || stop >= n || !(after == -1.0 || (after >= 0.0 && after < INFINITY))) {
+        PyErr_SetString(PyExc_ValueError,
+                        "fieldfast_spread: width, most, stop or after out of range");
+        goto done;
+    }
+    if (stop >= 0 && after >= 0.0 && dist[stop] <= after) { /* settled already */
+        result = PyFloat_FromDouble(after);
+        goto done;
+    }
+    Py_ssize_t nb = 1;
+    while ((double)nb <= most / width + 2.0) nb <<= 1; /* a power of two: the bucket by a mask */
+    const int64_t mask = nb - 1;
+    const double least = 2.0 * width;
+    taken = malloc((size_t)(n ? n : 1));
+    if (!taken || goalfast_pool(&pool, nb, 2 * n + n_src + 64, m + n_src + n) < 0) goto nomem;
+    Py_ssize_t pending = 0;
+    int64_t cur = 0;
+    double top = after;
+    if (after < 0.0) {
+        memset(taken, 0, (size_t)n);
+        for (Py_ssize_t k = 0; k < n_src; k++) {
+            int64_t v = sources[k];
+            if (v < 0 || v >= n) {
+                PyErr_SetString(PyExc_ValueError, "fieldfast_spread: a source out of range");
+                goto done;
+            }
+            if (dist[v] > 0.0) {
+                dist[v] = 0.0;
+                if (goalfast_push(&pool, 0, (int32_t)v) < 0) goto nomem;
+                pending++;
+            }
+        }
+    } else {
+        for (Py_ssize_t v = 0; v < n; v++) taken[v] = dist[v] <= after;
+        cur = (int64_t)(after / width) + 1;
+        int got = fieldfast_requeue(&pool, dist, n, after, width, cur, nb, &pending,
+                                    "fieldfast_spread");
+        if (got == -1) goto nomem;
+        if (got < 0) goto done;
+    }
+    int reached = 0;
+    double limit = INFINITY;
+    for (; pending; cur++) {
+        int32_t *head = &pool.heads[cur & mask];
+        while (*head >= 0) {
+            int32_t e = *head;
+            *head = pool.next[e];
+            pending--;
+            int32_t v = pool.node[e];
+            if (taken[v]) continue; /* reached sooner, and taken from an earlier bucket */
+            taken[v] = 1;
+            double d = dist[v];
+            if (d > top) top = d;
+            if (v == stop) reached = 1;
+            int64_t lo = indptr[v], hi = indptr[v + 1];
+            if (lo < 0 || hi > m || lo > hi) {
+                PyErr_SetString(PyExc_ValueError, "fieldfast_spread: indptr out of order");
+                goto done;
+            }
+            for (int64_t j = lo; j < hi; j++) {
+                int32_t w = indices[j];
+                double t = data[j];
+                if ((uint32_t)w >= (uint32_t)n || !(t >= least) || !(t <= most)) {
+                    PyErr_SetString(PyExc_ValueError,
+                                    "fieldfast_spread: an index out of range, or a tick out of "
+                                    "2 * width..most");
+                    goto done;
+                }
+                double nd = d + t;
+                if (nd < dist[w]) {
+                    dist[w] = nd;
+                    if (goalfast_push(&pool, (int64_t)(nd / width) & mask, w) < 0) goto nomem;
+                    pending++;
+                }
+            }
+        }
+        if (reached) {
+            if (pending) limit = top;
+            break;
+        }
+    }
+    result = PyFloat_FromDouble(limit);
+    goto done;
+nomem:
+    PyErr_NoMemory();
+done:
+    free(taken);
+    goalfast_pool_free(&pool);
+    for (int i = 0; i < 5; i++) release(&bufs[i]);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS, search_doc},
     {"field", field, METH_VARARGS, field_doc},
@@ -3198,6 +3476,8 @@ static PyMethodDef methods[] = {
     {"goalfast_flee_picks", goalfast_flee_picks, METH_VARARGS, goalfast_flee_picks_doc},
     {"goalfast_field", goalfast_field, METH_VARARGS, goalfast_field_doc},
     {"goalfast_spread", goalfast_spread, METH_VARARGS, goalfast_spread_doc},
+    {"fieldfast_field", fieldfast_field, METH_VARARGS, fieldfast_field_doc},
+    {"fieldfast_spread", fieldfast_spread, METH_VARARGS, fieldfast_spread_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -587,3 +587,55 @@ def goalfast_spread(
     the edges first. Only where :func:`goalfast_spread_available`; :func:`field_spread` is
     its twin."""
     return int(_BUILT.goalfast_spread(indptr, indices, data, most, sources, dist, width))
+
+
+#: The fieldfast lane's grown fields in the built module (see :data:`_HAS_REACH`).
+_HAS_FIELDFAST = _BUILT is not None and all(
+    hasattr(_BUILT, f) for f in ("fieldfast_field", "fieldfast_spread")
+)
+
+
+def fieldfast_available() -> bool:
+    """Whether :func:`fieldfast_field` and :func:`fieldfast_spread` run (:func:`available`,
+    and built with them)."""
+    return available() and _HAS_FIELDFAST
+
+
+def fieldfast_field(
+    indptr: Any,
+    indices: Any,
+    steps: Any,
+    span: int,
+    sources: Any,
+    dist: Any,
+    step: float,
+    stop: int,
+    after: float,
+) -> float:
+    """engine/_kernel.c's ``fieldfast_field``: :func:`goalfast_field`'s distances into
+    ``dist``, settled up to the bucket of node ``stop`` (-1: all), going on from ``after``
+    (-1.0: a fresh field, ``dist`` filled with inf); the greatest distance settled, inf
+    where the field is whole. Only where :func:`fieldfast_available`;
+    :func:`goalfast_field` is its twin."""
+    return float(
+        _BUILT.fieldfast_field(indptr, indices, steps, span, sources, dist, step, stop, after)
+    )
+
+
+def fieldfast_spread(
+    indptr: Any,
+    indices: Any,
+    data: Any,
+    most: float,
+    sources: Any,
+    dist: Any,
+    width: float,
+    stop: int,
+    after: float,
+) -> float:
+    """engine/_kernel.c's ``fieldfast_spread``: :func:`goalfast_spread`'s distances, grown
+    as :func:`fieldfast_field`'s. Only where :func:`fieldfast_available`;
+    :func:`goalfast_spread` is its twin."""
+    return float(
+        _BUILT.fieldfast_spread(indptr, indices, data, most, sources, dist, width, stop, after)
+    )

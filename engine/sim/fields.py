@@ -11,8 +11,10 @@ import numpy as np
 from engine.grid import Cell
 from engine.movement import MovementGraph
 from engine.sim.descend import steps_down
+from engine.sim.grow import MARGIN, Grow, Grown, Scaled, grow_of
 from engine.sim.kernelcsr import _kernel_csr
 from engine.sim.spread import edge_bound, spread_field, whole_field
+from engine.sim.walkplan import Walk
 
 # --------------------------------------------------------------------------- fields
 
@@ -32,15 +34,21 @@ class Field:
     """Distances (ticks) from every node to a target, and the best next step per node.
 
     Next steps are worked out the first time a node asks and kept: fields are shared by
-    every run of a batch, so tokens walking the same ground reuse them.
+    every run of a batch, so tokens walking the same ground reuse them. A field given a
+    :class:`~engine.sim.grow.Grow` is searched as far as its walks need (the same steps,
+    engine.sim.grow), and whole where its distances are read (:attr:`dist`).
     """
 
-    __slots__ = ("dist", "_hops", "_steps", "_walks", "_enters", "_routes")
+    __slots__ = ("_dist", "_grow", "_hops", "_steps", "_walks", "_enters", "_routes")
 
-    def __init__(self, dist: np.ndarray, like: Field | None = None) -> None:
+    def __init__(
+        self, dist: np.ndarray, like: Field | None = None, grow: Grown | None = None
+    ) -> None:
         """``like``: a field of the same distances on the same compiled graph (another
-        profile's, :class:`_Distances`): its next steps are shared, its walks are not."""
-        self.dist = dist
+        profile's, :class:`_Distances`): its next steps and search are shared, its walks
+        are not. ``grow``: the search whose ``dist`` this is, not yet whole."""
+        self._dist = dist
+        self._grow: Grown | None = like._grow if like is not None else grow
         self._hops: dict[int, tuple[int, float] | None] = {} if like is None else like._hops
         # The distances as Python floats for the walks' lookups (several times quicker than
         # numpy's one by one), made once step()'s own loop has taken LIST_AFTER_STEPS steps
@@ -54,21 +62,56 @@ class Field:
         self._enters: dict[int, frozenset[int]] = {}
         self._routes: dict[tuple[int, int], Route] = {}
 
+    @property
+    def dist(self) -> np.ndarray:
+        """Ticks from every node to the target, the whole field (searched on to the end
+        first where it is grown as its walks need)."""
+        grow = self._grow
+        if grow is not None:
+            grow.whole()
+            self._grow = None
+        return self._dist
+
+    def scaled(self, over: float, times: float) -> Field:
+        """A field of its distances over ``over`` times ``times`` (the same ways at another
+        speed: exact on whole ticks), grown with this one where it is grown."""
+        grow = self._grow
+        if grow is None or grow.limit == INF or not isinstance(grow, Grow):
+            base = self.dist / over
+            return Field(base * times if times != 1.0 else base)
+        scaled = Scaled(grow, over, times)
+        return Field(scaled.dist, grow=scaled)
+
+    def whole(self) -> bool:
+        """Whether its distances are whole (searched to the end)."""
+        return self._grow is None or self._grow.limit == INF
+
     def nbytes(self) -> int:
         """What its distances weigh (with the list of floats it keeps or makes once walked
         enough, where the graph is small enough for one)."""
-        return self.dist.nbytes * (5 if self.dist.size <= _LIST_NODES else 1)
+        return self._dist.nbytes * (5 if self._dist.size <= _LIST_NODES else 1)
 
     def _list(self) -> None:
         """Take the distances as a list of floats for the walks' lookups, where the graph
-        is small enough (:data:`_LIST_NODES`)."""
-        if self.dist.size <= _LIST_NODES:
-            self._steps = self.dist.tolist()
+        is small enough (:data:`_LIST_NODES`) and the field whole (a list is not grown)."""
+        if self._dist.size <= _LIST_NODES and self.whole():
+            self._steps = self._dist.tolist()
+
+    def _reach(self, prof: Profile, node: int) -> None:
+        """Where the field is grown as its walks need: on until ``node`` is settled, and
+        whole where ``prof``'s least tick does not clear the settled distances by
+        :data:`~engine.sim.grow.MARGIN` (a step could then tie with a node beyond)."""
+        grow = self._grow
+        if grow is not None:
+            grow.reach(node)
+            if grow.limit != INF and not prof.least_tick() > MARGIN * max(1.0, grow.limit):
+                grow.whole()
 
     def walk(self, prof: Profile, node: int) -> Walk:
         """One turn's way down the field from ``node`` (:func:`plan_turn`), kept."""
         got = self._walks.get(node)
         if got is None:
+            self._reach(prof, node)
             plan, after = plan_turn(prof, self, node)
             got = self._walks[node] = Walk(prof, plan, after)
         return got
@@ -78,6 +121,7 @@ class Field:
         key = (node, limit_turns)
         got = self._routes.get(key)
         if got is None:
+            self._reach(prof, node)
             got = self._routes[key] = Route(prof, self, node, limit_turns)
         return got
 
@@ -86,6 +130,7 @@ class Field:
         it, the cells a jump passes too), kept."""
         got = self._enters.get(node)
         if got is None:
+            self._reach(prof, node)
             g = prof.graph
             out: set[int] = set()
             cur = node
@@ -104,14 +149,28 @@ class Field:
             got = self._enters[node] = frozenset(out)
         return got
 
+    def at(self, node: int) -> float:
+        """The ticks from ``node`` to the target (a field grown as its walks need searched
+        on only as far as ``node``)."""
+        grow = self._grow
+        if grow is not None:
+            grow.reach(node)
+        return float(self._dist[node])
+
     def left(self, node: int) -> float:
-        return self._steps[node]
+        got = self._steps[node]
+        grow = self._grow
+        if grow is not None and not got <= grow.limit:  # (not settled yet)
+            grow.reach(node)
+            got = self._steps[node]
+        return got
 
     def step(self, prof: Profile, node: int) -> tuple[int, float] | None:
         """The out-edge ``(node, ticks)`` that goes furthest down the field, or None."""
         hops = self._hops
         if node in hops:
             return hops[node]
+        self._reach(prof, node)
         if self._steps_down(prof, node):
             return hops[node]
         lists = prof.lists()
@@ -144,7 +203,7 @@ class Field:
         """Keep the steps down from ``node`` that the kernel takes, a walk of them at once
         (engine.sim.descend: the same steps as :meth:`step`'s own); False where it does
         not serve."""
-        taken = steps_down(prof, self.dist, node)
+        taken = steps_down(prof, self._dist, node)
         if taken is None:
             return False
         hops = self._hops
@@ -163,85 +222,13 @@ class Field:
         if lo < hi:
             nbrs = prof.indices[lo:hi]
             w = prof.data[lo:hi]
-            total = w + self.dist[nbrs]
+            total = w + self._dist[nbrs]
             k = int(np.argmin(total))
-            here = self.dist[node]
+            here = self._dist[node]
             if np.isfinite(total[k]) and total[k] <= here + 1e-9 * max(1.0, here):
                 best = (int(nbrs[k]), float(w[k]))
         self._hops[node] = best
         return best
-
-
-class Walk:
-    """A turn's plan down a field from one node (:func:`plan_turn`) and what walking
-    it gives when nothing is rolled on the way: per edge, the cell it ends in, whether it
-    enters a new cell, and the ticks spent by its end (summed in walking order)."""
-
-    __slots__ = (
-        "edges",
-        "after",
-        "cells",
-        "moved",
-        "spent",
-        "jumps",
-        "checks",
-        "_graph",
-        "_ids",
-        "_upto",
-    )
-
-    def __init__(
-        self,
-        prof: Profile,
-        edges: list[tuple[int, int, float]],
-        after: tuple[int, int, float] | None = None,
-    ) -> None:
-        g = prof.graph
-        #: The edge down the field after the turn's (None: the way ends, or goes on by a
-        #: jump): where it takes longer than a whole turn, the token works at it over turns
-        #: (:meth:`Walker.walk_down`).
-        self.after = after if after is not None and after[2] > g.denominator + 1e-9 else None
-        self._graph = g
-        self._ids = ids = g.terrain_list()
-        self._upto: dict[int, tuple[list[tuple[int, float]], list[Cell], tuple[Any, ...]]] = {}
-        n = g.n
-        cell_of = g.grid.cell_of_index
-        self.edges = edges
-        self.cells = [cell_of(nxt % n) for _, nxt, _ in edges]
-        self.moved = [nxt % n != node % n for node, nxt, _ in edges]
-        spent = 0.0
-        self.spent: list[float] = []
-        for _, _, w in edges:
-            spent += w
-            self.spent.append(spent)
-        jump_at = g.jump_at
-        self.jumps = bool(jump_at) and any((a, b) in jump_at for a, b, _ in edges)
-        # Whether a cell entered asks a check (:meth:`Simulation._enter` may roll there).
-        costs = g.state_costs
-        per = n * g.n_par
-        self.checks = False
-        for (_, nxt, _), moved in zip(edges, self.moved, strict=True):
-            if moved:
-                c = costs[nxt // per][ids[nxt % n]].check
-                if c is not None and c.check is not None:
-                    self.checks = True
-                    break
-
-    def upto(self, k: int) -> tuple[list[tuple[int, float]], list[Cell], tuple[Any, ...]]:
-        """Walking the first ``k`` edges with nothing rolled on the way: the cells entered as
-        ``(node, ticks spent)``, the cells of the path after the start, and each entered
-        cell's ``(terrain id, layer)`` (:meth:`Simulation._turn_rolls`); kept."""
-        got = self._upto.get(k)
-        if got is None:
-            g = self._graph
-            n, per = g.n, g.n * g.n_par
-            ids = self._ids
-            moved, edges = self.moved, self.edges
-            at = [i for i in range(k) if moved[i]]
-            entries = [(edges[i][1], self.spent[i]) for i in at]
-            cells = tuple((ids[nxt % n], nxt // per) for nxt, _ in entries)
-            got = self._upto[k] = (entries, [self.cells[i] for i in at], cells)
-        return got
 
 
 class TurnPlan:
@@ -485,18 +472,10 @@ class Profile:
                 skey = (self.scale, self._risk_key(shared) if risk else None, idx)
                 like = shared.to.get(skey)
             if like is not None:  # another profile's on the same graph: the same distances
-                got = cache[idx] = Field(like.dist, like)
+                got = cache[idx] = Field(like._dist, like)
             else:
-                kept = None if shared is None or risk else shared.base_to.get(idx)
-                if kept is not None:  # the same ways at another speed: times the scale
-                    base = kept[1] / kept[0]
-                    dist = base * self.scale if self.scale != 1.0 else base
-                else:
-                    nodes = [i + s * g.n for i in idx for s in range(g.n_states)]
-                    dist = self._dijkstra("rev_risk" if risk else "rev", nodes)
-                    if shared is not None and not risk:
-                        shared.keep_base_to(idx, (self.scale, dist))
-                got = cache[idx] = Field(dist)
+                got = self._field_made(idx, risk)
+                cache[idx] = got
                 self.weight.used += got.nbytes()
                 if shared is not None:
                     shared.keep_to(skey, got)
@@ -505,6 +484,21 @@ class Profile:
         self._to_cells[(cells, risk)] = got
         if not risk and len(idx) == 1 and g.n * g.n_states > self.TOWARD_NODES:
             self.landmark = got
+        return got
+
+    def _field_made(self, idx: tuple[int, ...], risk: bool) -> Field:
+        """:meth:`field_to`'s field to the cell indexes ``idx`` that no profile of its
+        compiled graph keeps at its scale: the same ways at another speed, times the scale,
+        else a field of its own (grown as its walks need where it can)."""
+        g = self.graph
+        shared = self.shared
+        kept = None if shared is None or risk else shared.base_to.get(idx)
+        if kept is not None:  # the same ways at another speed: times the scale
+            return kept[1].scaled(kept[0], self.scale)
+        nodes = [i + s * g.n for i in idx for s in range(g.n_states)]
+        got = self._field_of("rev_risk" if risk else "rev", nodes)
+        if shared is not None and not risk:
+            shared.keep_base_to(idx, (self.scale, got))
         return got
 
     def compiled_bytes(self) -> int:
@@ -551,6 +545,28 @@ class Profile:
                     shared.keep_turns(key, got)
             self._turns_from[cell] = got
         return got
+
+    def _field_of(self, which: str, sources: list[int]) -> Field:
+        """The field from ``sources`` over the ``which`` arrays (:meth:`_dijkstra`'s), grown
+        as its walks need where engine.sim.grow serves, else searched whole."""
+        from engine import kernel
+
+        if which == "rev_risk" and self.rev_risk is self.rev:
+            which = "rev"  # (one graph: one set of kernel arrays)
+        if kernel.available():
+            grow = grow_of(self._kernel_of(which), self._edge_bound(which), sources)
+            if grow is not None:
+                return Field(grow.dist, grow=grow)
+        return Field(self._dijkstra(which, sources))
+
+    def least_tick(self) -> float:
+        """The least ticks of an edge of its graph (inf: none), kept with its kernel
+        arrays."""
+        kept = self._kernel_arrays
+        got = kept.get("least")
+        if got is None:
+            got = kept["least"] = (float(self.data.min()) if self.data.size else INF,)
+        return float(got[0])
 
     def _dijkstra(self, which: str, sources: list[int]) -> np.ndarray:
         """Ticks from the nearest of ``sources`` to every node over this profile's ``csr``,
@@ -677,7 +693,7 @@ class _Distances:
 
     def __init__(self) -> None:
         self.to: dict[tuple[Any, ...], Field] = {}
-        self.base_to: dict[tuple[int, ...], tuple[float, np.ndarray]] = {}
+        self.base_to: dict[tuple[int, ...], tuple[float, Field]] = {}
         self.from_: dict[Cell, np.ndarray] = {}
         #: Turns from cells (Profile.turns_from) by (scale, denominator, cell).
         self.turns: dict[tuple[Any, ...], np.ndarray] = {}
@@ -713,7 +729,7 @@ class _Distances:
             self.to.clear()
         self.to[key] = got
 
-    def keep_base_to(self, idx: tuple[int, ...], dist: tuple[float, np.ndarray]) -> None:
+    def keep_base_to(self, idx: tuple[int, ...], dist: tuple[float, Field]) -> None:
         if len(self.base_to) >= self.KEPT:
             self.base_to.clear()
         self.base_to[idx] = dist

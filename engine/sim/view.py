@@ -214,7 +214,7 @@ class SimView:
         g = prof.graph
         field = prof.field_to((cell,))  # the way a Goal of the cell walks: no other field
         node = g.node(mine)
-        ticks = float(field.dist[node])
+        ticks = field.at(node)
         penalty = prof.penalty
         for _ in range(g.n * g.n_states):
             if not ticks < INF or field.left(node) <= 0:
