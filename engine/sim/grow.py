@@ -8,7 +8,7 @@ is settled (its bucket done) gives every step of that walk, and of every walk fr
 settled, as the whole field does, edge for edge, ties and all: every node at most as far
 as the farthest settled one holds its final distance, every other one a greater one, so
 its edge's total is above the node's own distance by more than the least tick and is
-neither taken nor tied (given :data:`MARGIN`, checked by :meth:`engine.sim.fields.Field`).
+neither taken nor tied (where the least tick clears :data:`MARGIN`: ``Field._reach``).
 A walk from a node not settled yet grows the search on from where it stopped; anything
 that reads the distances whole (``Field.dist``) grows it to the whole field, which is the
 one a whole search gives, bit for bit (tests/test_fieldfast.py).
@@ -29,10 +29,11 @@ INF = float("inf")
 #: Whether fields to cells are grown as their walks need (off: searched whole at once).
 ON = True
 
-#: How far above the least forward tick (relative to the farthest settled distance, at
-#: least 1) a partly searched field serves steps: a step's total within ``1e-9`` of a
+#: A partly searched field serves steps only where the least forward tick is above this
+#: times its farthest settled distance (at least 1): a step's total within ``1e-9`` of a
 #: node's distance counts as down (engine.sim.fields.Field.step), so a head not settled
-#: must stay clear of that by a tick; far below every real graph's ticks.
+#: (further than that distance) must stay clear of it by more than that slack. Far below
+#: every real graph's ticks; else the field is searched whole.
 MARGIN = 1e-6
 
 
