@@ -15,8 +15,11 @@ Rows (each measured against its reference in the same run; exit status 1 if one 
   of the batch's own process.
 
 The cluster is started afresh for every round (its peak memory is that round's), and its
-workers import the engine before the work starts (a cluster is started once for many
-batches); the scenario and its field caches are new to them.
+workers and scheduler import the engine before the work starts (a cluster is started once for
+many batches; the scheduler unpickles every task); the scenario and its field caches are new
+to them. Beside each row's CPU: each process's share, and of each worker's the share of its
+main thread, the event loop (heartbeats, messages, the shipment's bytes, its drop), the rest
+being its task thread's (Linux ``/proc``; zeros elsewhere).
 
 Run: python benchmarks/bench_cluster.py [--rounds N] [--task-stream PNG]
 (``--task-stream``: also save the Dask task stream of one sweep as a picture, and of one
@@ -144,6 +147,9 @@ class Cluster:
             import engine.sim  # noqa: F401
 
         client.run(load)
+        # The scheduler unpickles every task, so it imports the module of the tasks'
+        # functions with the first one: started once for many batches, it has it already.
+        client.run_on_scheduler(_load_tasks)
         return client
 
     def cpu(self) -> float:
@@ -163,6 +169,12 @@ class Cluster:
             out.append(t.user + t.system)
         return out
 
+    def loops(self) -> list[float]:
+        """CPU seconds so far of each worker's main thread, its event loop (the rest of a
+        worker's CPU is its task thread's, which plays the runs, and its comms offload
+        thread's); zeros where ``/proc`` does not tell threads apart."""
+        return [_thread_cpu(p.pid, p.pid) for p in self.procs[1:]]
+
     def close(self) -> None:
         for p in self.procs[::-1]:
             p.terminate()
@@ -171,6 +183,20 @@ class Cluster:
                 p.wait(10)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+def _load_tasks() -> None:
+    import engine.batch.work  # noqa: F401
+
+
+def _thread_cpu(pid: int, tid: int) -> float:
+    """CPU seconds so far of thread ``tid`` of process ``pid`` (Linux ``/proc``), else 0."""
+    try:
+        with open(f"/proc/{pid}/task/{tid}/stat") as fh:
+            fields = fh.read().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _maxrss_mb() -> float:
@@ -215,6 +241,7 @@ def _on_cluster(kind: str, out: str, stream: str | None, cluster: Cluster) -> di
         time.sleep(IDLE_WINDOW)
         idle_rate = (cluster.cpu() - c0 + time.process_time() - own0) / (time.perf_counter() - w0)
         each0, own0, w0 = cluster.cpus(), time.process_time(), time.perf_counter()
+        loops0 = cluster.loops()
         if stream:
             from distributed import get_task_stream
 
@@ -227,10 +254,12 @@ def _on_cluster(kind: str, out: str, stream: str | None, cluster: Cluster) -> di
         wall = time.perf_counter() - w0
         own = time.process_time() - own0
         each = [b - a for a, b in zip(each0, cluster.cpus(), strict=True)]
+        loops = [b - a for a, b in zip(loops0, cluster.loops(), strict=True)]
         got: dict[str, Any] = {
             "cpu": own + sum(each),
             "scheduler_cpu": each[0],
             "workers_cpu": each[1:],
+            "workers_loop_cpu": loops,
             "own": own,
             "wall": wall,
             "idle": idle_rate * wall,
@@ -412,7 +441,12 @@ def main() -> int:
                 f"{statistics.median(g['dask']['workers_cpu'][k] for g in rounds):.2f}"
                 for k in range(len(last["workers_cpu"]))
             )
-            + " CPU-s",
+            + " CPU-s (of which their event loops "
+            + " + ".join(
+                f"{statistics.median(g['dask']['workers_loop_cpu'][k] for g in rounds):.2f}"
+                for k in range(len(last["workers_loop_cpu"]))
+            )
+            + ")",
             flush=True,
         )
         print(
