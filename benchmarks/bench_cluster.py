@@ -146,10 +146,13 @@ class Cluster:
             import engine.batch  # noqa: F401
             import engine.sim  # noqa: F401
 
+        def load_tasks() -> None:
+            import engine.batch.work  # noqa: F401
+
         client.run(load)
         # The scheduler unpickles every task, so it imports the module of the tasks'
         # functions with the first one: started once for many batches, it has it already.
-        client.run_on_scheduler(_load_tasks)
+        client.run_on_scheduler(load_tasks)
         return client
 
     def cpu(self) -> float:
@@ -183,10 +186,6 @@ class Cluster:
                 p.wait(10)
             except subprocess.TimeoutExpired:
                 p.kill()
-
-
-def _load_tasks() -> None:
-    import engine.batch.work  # noqa: F401
 
 
 def _thread_cpu(pid: int, tid: int) -> float:
