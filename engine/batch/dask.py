@@ -540,7 +540,7 @@ class PointExecutor:
                     points.client.cancel([fut])
 
 
-def _ship(client: Any, args: tuple[str, tuple[tuple[str, Any], ...], str, bytes]) -> None:
+def _ship(client: Any, args: tuple[str, tuple[tuple[str, Any], ...], str, Any]) -> None:
     """Give every worker of the cluster the batch's shipment (``args``: path, overrides,
     token, pickled cache) and wait until each has taken it (:func:`take_shipment`).
 
@@ -589,7 +589,7 @@ def _ship(client: Any, args: tuple[str, tuple[tuple[str, Any], ...], str, bytes]
 DIRECT_SHIP_MAX = 4
 
 
-def _copies(client: Any, blob: bytes, workers: list[str]) -> Iterator[tuple[str, Any]]:
+def _copies(client: Any, blob: Any, workers: list[str]) -> Iterator[tuple[str, Any]]:
     """Each worker with the data (a future) of its copy of ``blob``, as each copy is there.
 
     A few workers get a copy each from this process (:func:`_scatter_to`): no hop through
@@ -614,7 +614,7 @@ def _copies(client: Any, blob: bytes, workers: list[str]) -> Iterator[tuple[str,
 DIRECT_CONNECT_S = 2.0
 
 
-def _scatter_to(client: Any, blob: bytes, worker: str) -> Any:
+def _scatter_to(client: Any, blob: Any, worker: str) -> Any:
     """``blob`` as data held by ``worker`` alone (a future).
 
     Sent straight from this process where it can reach the worker (the scheduler is only

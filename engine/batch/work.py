@@ -140,11 +140,12 @@ class WorkerCache:
         scenario, fields = self.prepared(path, overrides)
         return _play(scenario, fields, items)
 
-    def shipment(self, path: str, overrides: tuple[tuple[str, Any], ...]) -> bytes | None:
+    def shipment(self, path: str, overrides: tuple[tuple[str, Any], ...]) -> np.ndarray | None:
         """The scenario and warm field cache kept for ``path``, pickled whole for Dask
         workers (engine.sim.FieldCache pickles its memos kept by object ids keyed again on
-        arrival: a worker starts from everything this cache learned, as a forked one does);
-        None where there is none, it does not pickle or is too big."""
+        arrival: a worker starts from everything this cache learned, as a forked one does),
+        packed with its arrays' data apart (:func:`pack_shipment`); None where there is
+        none, it does not pickle or is too big."""
         got = self.entry((os.path.abspath(path), overrides))
         if got is None:
             return None
@@ -152,21 +153,24 @@ class WorkerCache:
             # The memos' entries are listed afresh as they pickle (IdMemo.__getstate__):
             # many objects made at once, which would set off passes over the whole heap.
             with _collector_paused():
-                blob = pickle.dumps(got, protocol=pickle.HIGHEST_PROTOCOL)
+                blob = pack_shipment(got)
         except (pickle.PicklingError, TypeError, AttributeError):
             return None
-        return blob if len(blob) <= SHIP_MAX_BYTES else None
+        return blob if blob.nbytes <= SHIP_MAX_BYTES else None
 
     def take_shipment(
-        self, path: str, overrides: tuple[tuple[str, Any], ...], token: str, blob: bytes
+        self, path: str, overrides: tuple[tuple[str, Any], ...], token: str, blob: Any
     ) -> bool:
         """Keep a shipment (:meth:`shipment`) under ``token``: the client's
         :func:`engine_digest` and the shipment's name. Another engine than the client's
-        keeps nothing (its tasks load the scenario themselves). True if kept."""
+        keeps nothing (its tasks load the scenario themselves). True if kept.
+
+        The cache's arrays are made on ``blob``'s memory where it is writable (a worker's
+        copy as it arrived: :func:`unpack_shipment`), so a blob is taken once."""
         if token.partition("/")[0] != engine_digest():
             return False
         with _collector_paused():  # a cache is many objects made at once: no pass walks them
-            scenario, fields = pickle.loads(blob)
+            scenario, fields = unpack_shipment(blob)
         where = (os.path.abspath(path), overrides)
         for old in [k for k in self._entries if len(k) == 3 and k[:2] == where]:
             self.drop(old)  # an earlier batch's shipment of this scenario (stopped, or forgotten)
@@ -265,9 +269,64 @@ def engine_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def take_shipment(
-    path: str, overrides: tuple[tuple[str, Any], ...], token: str, blob: bytes
-) -> bool:
+#: Bytes a shipment's array data is aligned to (:func:`pack_shipment`): a cache line, more
+#: than any dtype needs.
+SHIP_ALIGN = 64
+
+
+def pack_shipment(value: Any) -> np.ndarray:
+    """``value`` pickled for :func:`unpack_shipment`, as one array of bytes: the pickle
+    without the data of the arrays in it (protocol 5's out-of-band buffers), then each
+    array's data at a multiple of :data:`SHIP_ALIGN` from where the data starts, then
+    :data:`SHIP_ALIGN` spare bytes.
+
+    A plain pickle carries the arrays' data inside it: a worker first receives it, then
+    unpickling copies each array out of it into memory of its own, page by page (a warm
+    cache's fields are most of its bytes). Kept apart, the arrays are made on the received
+    bytes themselves. An array of bytes is one frame to Dask, received into one allocation."""
+    buffers: list[pickle.PickleBuffer] = []
+    head = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
+    raws = [b.raw() for b in buffers]
+    offsets, at = [], 0
+    for raw in raws:
+        offsets.append((at, raw.nbytes))
+        at += -(-raw.nbytes // SHIP_ALIGN) * SHIP_ALIGN
+    meta = pickle.dumps((head, offsets), protocol=5)
+    start = -(-(8 + len(meta)) // SHIP_ALIGN) * SHIP_ALIGN
+    blob = np.empty(start + at + SHIP_ALIGN, np.uint8)
+    blob[:8] = np.frombuffer(len(meta).to_bytes(8, "little"), np.uint8)
+    blob[8 : 8 + len(meta)] = np.frombuffer(meta, np.uint8)
+    for (offset, size), raw in zip(offsets, raws, strict=True):
+        blob[start + offset : start + offset + size] = np.frombuffer(raw, np.uint8)
+    return blob
+
+
+def unpack_shipment(blob: Any) -> Any:
+    """The value :func:`pack_shipment` packed into ``blob`` (its bytes, however they
+    arrived: an array, ``bytes``, a memoryview).
+
+    Where ``blob`` is writable its arrays are views of its memory, aligned: Dask hands a
+    task the bytes it received in an allocation of their own, at whatever offset its
+    message put them, so the data is first moved there to the next multiple of
+    :data:`SHIP_ALIGN` (into the spare bytes at the end). Read-only bytes are copied once
+    into memory of their own first. Either way no array's data is copied again."""
+    whole = memoryview(blob).cast("B")
+    size = int.from_bytes(whole[:8], "little")
+    head, offsets = pickle.loads(whole[8 : 8 + size])
+    start = -(-(8 + size) // SHIP_ALIGN) * SHIP_ALIGN
+    used = whole.nbytes - start - SHIP_ALIGN
+    data = whole[start : start + used + SHIP_ALIGN]
+    if data.readonly:
+        data = np.empty(data.nbytes, np.uint8).data.cast("B")
+        data[:] = whole[start:]
+    shift = -np.frombuffer(data, np.uint8).ctypes.data % SHIP_ALIGN
+    if shift:
+        data[shift : shift + used] = data[:used]  # memoryview copies overlapping bytes right
+    buffers = [data[shift + offset : shift + offset + n] for offset, n in offsets]
+    return pickle.loads(head, buffers=buffers)
+
+
+def take_shipment(path: str, overrides: tuple[tuple[str, Any], ...], token: str, blob: Any) -> bool:
     """On a Dask worker (a task pinned to it, engine.batch.dask._ship): keep the scenario
     and warm field cache a batch shipped (:meth:`WorkerCache.shipment`) in this process's
     :data:`WORKER_CACHE` for its tasks (:func:`run_shipped`). Taken on the worker's task
