@@ -70,6 +70,12 @@ def test_a_packed_shipment_unpacks_as_a_plain_pickle_does() -> None:
     for a in _arrays(got):
         assert a.ctypes.data % work.SHIP_ALIGN == 0
         assert np.shares_memory(a, blob)  # made on the shipment's bytes, not copied out
+    # Aligned as made: taken again in this process (threads as workers take one blob), the
+    # same value, the blob unchanged.
+    assert blob.ctypes.data % work.SHIP_ALIGN == 0
+    before = blob.copy()
+    _same(work.unpack_shipment(blob), plain)
+    assert np.array_equal(blob, before)
 
 
 @pytest.mark.parametrize("offset", [0, 1, 5, 8, 29, 63])

@@ -293,7 +293,11 @@ def pack_shipment(value: Any) -> np.ndarray:
         at += -(-raw.nbytes // SHIP_ALIGN) * SHIP_ALIGN
     meta = pickle.dumps((head, offsets), protocol=5)
     start = -(-(8 + len(meta)) // SHIP_ALIGN) * SHIP_ALIGN
-    blob = np.empty(start + at + SHIP_ALIGN, np.uint8)
+    # Aligned where it is made: taken in this process (a test, threads as workers), its
+    # data is used where it is, never moved (unpack_shipment), so one blob may be taken twice.
+    room = np.empty(start + at + 2 * SHIP_ALIGN, np.uint8)
+    first = -room.ctypes.data % SHIP_ALIGN
+    blob = room[first : first + start + at + SHIP_ALIGN]
     blob[:8] = np.frombuffer(len(meta).to_bytes(8, "little"), np.uint8)
     blob[8 : 8 + len(meta)] = np.frombuffer(meta, np.uint8)
     for (offset, size), raw in zip(offsets, raws, strict=True):
@@ -306,10 +310,11 @@ def unpack_shipment(blob: Any) -> Any:
     arrived: an array, ``bytes``, a memoryview).
 
     Where ``blob`` is writable its arrays are views of its memory, aligned: Dask hands a
-    task the bytes it received in an allocation of their own, at whatever offset its
-    message put them, so the data is first moved there to the next multiple of
-    :data:`SHIP_ALIGN` (into the spare bytes at the end). Read-only bytes are copied once
-    into memory of their own first. Either way no array's data is copied again."""
+    task the bytes it received in an allocation of their own (its copy alone), at whatever
+    offset its message put them, so the data is first moved there to the next multiple of
+    :data:`SHIP_ALIGN` (into the spare bytes at the end); a blob as :func:`pack_shipment`
+    made it is aligned already and never changed. Read-only bytes are copied once into
+    memory of their own first. Either way no array's data is copied again."""
     whole = memoryview(blob).cast("B")
     size = int.from_bytes(whole[:8], "little")
     head, offsets = pickle.loads(whole[8 : 8 + size])
