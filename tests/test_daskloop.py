@@ -125,18 +125,21 @@ def test_a_shipment_taken_as_a_worker_receives_it_plays_the_same_runs() -> None:
     assert there.take_shipment(CHASE, (), token, received)
     entry = there.entry((os.path.abspath(CHASE), (), token))
     assert entry is not None
-    fields = [f for p in entry[1]._profiles.values() for f in _dists(p)]
+    fields = [d for p in entry[1]._profiles.values() for d in _dists(p)]
     assert fields and all(np.shares_memory(d, received) for d in fields)
+    # Fields searched only as far as their walks needed are searched on in place, on the
+    # received bytes, as the runs need: the same runs.
     assert there.run_shipped(CHASE, (), token, seeds[15:]) == here.run_chunk(CHASE, (), seeds[15:])
 
 
 def _dists(profile: Any) -> list[np.ndarray]:
-    """The distance arrays of a profile's fields kept in the cache (whatever holds them)."""
+    """The distance arrays of a profile's fields kept in the cache, as they are (a field
+    grown as its walks need is not grown by this: ``Field._dist``, not ``Field.dist``)."""
     out = []
     for v in vars(profile).values():
         items = v.values() if isinstance(v, dict) else ()
         for f in items:
-            d = getattr(f, "dist", None)
+            d = getattr(f, "_dist", None)
             if isinstance(d, np.ndarray) and d.size > 64:
                 out.append(d)
     return out
