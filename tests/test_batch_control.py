@@ -1033,6 +1033,16 @@ def test_every_executor_plays_a_job_to_the_plain_runs(tmp_path: Path) -> None:
     assert work.WORKER_CACHE.keys() == process_keys
 
 
+def _first_to_make(path: Path) -> bool:
+    """Whether this process made ``path`` (an atomic create: of two worker processes that
+    ask at once, one only)."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
 def test_the_batchs_process_is_one_of_its_workers(tmp_path: Path, monkeypatch) -> None:
     """With ``workers=K`` the batch's own process plays chunks too, after its warm chunks
     as before them, and forks K - 1 worker processes (each forked one costs CPU a run does
@@ -1044,8 +1054,7 @@ def test_the_batchs_process_is_one_of_its_workers(tmp_path: Path, monkeypatch) -
     here = os.getpid()
 
     def spy(scenario: Any, fields: Any, items: list[tuple[int, int]]) -> Any:
-        if os.getpid() != here and items[0][0] >= 1200 and not died.exists():
-            died.touch()
+        if os.getpid() != here and items[0][0] >= 1200 and _first_to_make(died):
             os._exit(9)  # a worker process killed half-way through the batch, once
         results = real(scenario, fields, items)
         with open(log, "a") as fh:  # one short line per chunk: appends do not interleave
