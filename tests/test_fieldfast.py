@@ -22,6 +22,7 @@ import pytest
 from scipy.sparse import csr_array
 from scipy.sparse import random as sparse_random
 from scipy.sparse.csgraph import dijkstra
+from test_goalfast import _records  # the same runs, played the same way
 
 from engine import kernel
 from engine.sim import descend, grow, spread
@@ -283,19 +284,6 @@ def test_a_grown_field_pickles_and_reads_whole() -> None:
 
 
 # --------------------------------------------------------------------------- whole runs
-
-
-def _records(name: str, runs: int) -> list[dict[str, object]]:
-    from engine.batch import run_seeds
-    from engine.scenario import load_scenario
-    from engine.sim import FieldCache, Simulation
-
-    scenario = load_scenario(str(ROOT / "scenarios" / f"{name}.yaml"))
-    fields = FieldCache(scenario)
-    return [
-        Simulation(scenario, s, fields=fields, run=r, record="count").run().to_dict()
-        for r, s in enumerate(run_seeds(scenario.seed, runs))
-    ]
 
 
 @needs_grow
