@@ -2894,14 +2894,15 @@ done:
     return result;
 }
 
-/* ---- goalfast: fields by buckets, lean (the goalfast lane) ----
+/* ---- goalfast: the lean buckets' pool and arrays (the goalfast lane) ----
  *
- * field()'s Dial and field_spread()'s Dinitz buckets again, the same distances: each
- * field first read every edge to find the most steps (or ticks) of one, a pass as long as
- * the search itself on a small map; here the caller gives that bound, worked out once per
- * graph (engine.sim.spread.edge_bound), and each edge is checked against it as it is
- * read. The buckets' entries share one pool (a node and the next entry of its bucket)
- * instead of an array each. tests/test_goalfast.py holds the distances equal, bit for
+ * What fieldfast_field and fieldfast_spread (below) search by: field()'s Dial and
+ * field_spread()'s Dinitz buckets again, the same distances. Those first read every edge
+ * to find the most steps (or ticks) of one, a pass as long as the search itself on a small
+ * map; here the caller gives that bound, worked out once per graph
+ * (engine.sim.spread.edge_bound), and each edge is checked against it as it is read. The
+ * buckets' entries share one pool (a node and the next entry of its bucket) instead of an
+ * array each. tests/test_goalfast.py holds the whole searches' distances equal, bit for
  * bit, to field()'s and field_spread()'s, and to scipy's Dijkstra. */
 
 typedef struct {
@@ -2911,7 +2912,8 @@ typedef struct {
 
 /* The pool starts with room for first entries (the callers: twice the nodes, a search
  * on a movement graph pushes a node about once) and grows as they come, up to most (each
- * edge relaxed once, and the sources: no search pushes more). */
+ * edge relaxed once, the sources, and a resumed search's nodes put back: no search pushes
+ * more). */
 
 static int goalfast_pool(GoalfastPool *p, Py_ssize_t nb, Py_ssize_t first, Py_ssize_t most) {
     Py_ssize_t cap = first < most ? first : most;
@@ -2961,7 +2963,7 @@ static inline int goalfast_push(GoalfastPool *p, int64_t bucket, int32_t v) {
     return 0;
 }
 
-/* The arrays of goalfast_field / goalfast_spread: indptr, indices, ticks (int32 steps or
+/* The arrays of fieldfast_field / fieldfast_spread: indptr, indices, ticks (int32 steps or
  * float64), sources, dist; -1 with the error set where they disagree. */
 static int goalfast_field_bufs(Buf *bufs, PyObject **objs, Py_ssize_t tick_size,
                                const char *name) {
@@ -2988,198 +2990,10 @@ static int goalfast_field_bufs(Buf *bufs, PyObject **objs, Py_ssize_t tick_size,
     return 0;
 }
 
-PyDoc_STRVAR(goalfast_field_doc,
-             "goalfast_field(indptr, indices, steps, span, sources, dist, step) -> settled\n\n"
-             "field(indptr, indices, data, sources, dist, steps, step)'s distances (Dial's "
-             "buckets over whole steps, each node's steps times step) where no edge is more "
-             "than span steps (ValueError at an edge that is, or a negative step or an index "
-             "out of range): indptr int64, indices int32, steps int32, sources int64, dist "
-             "float64 filled with inf by the caller. Returns the nodes settled. Called by "
-             "engine.sim.spread.");
-
-static PyObject *goalfast_field(PyObject *self, PyObject *args) {
-    PyObject *objs[5];
-    Py_ssize_t span;
-    double step;
-    if (!PyArg_ParseTuple(args, "OOOnOOd", &objs[0], &objs[1], &objs[2], &span, &objs[3],
-                          &objs[4], &step))
-        return NULL;
-    Buf bufs[5];
-    PyObject *result = NULL;
-    GoalfastPool pool = {0};
-    int64_t *at = NULL;
-    if (goalfast_field_bufs(bufs, objs, 4, "goalfast_field") < 0) goto done;
-    if (span < 0 || span > (1 << 24)) {
-        PyErr_SetString(PyExc_ValueError, "goalfast_field: span out of range");
-        goto done;
-    }
-    const int64_t *indptr = bufs[0].b.buf, *sources = bufs[3].b.buf;
-    const int32_t *indices = bufs[1].b.buf, *steps = bufs[2].b.buf;
-    double *dist = bufs[4].b.buf;
-    Py_ssize_t n = bufs[4].b.len / 8, m = bufs[1].b.len / 4, n_src = bufs[3].b.len / 8;
-    Py_ssize_t nb = 1;
-    while (nb <= span) nb <<= 1; /* a power of two: the bucket by a mask */
-    const int64_t mask = nb - 1;
-    at = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    if (!at || goalfast_pool(&pool, nb, 2 * n + n_src + 64, m + n_src) < 0) goto nomem;
-    for (Py_ssize_t v = 0; v < n; v++) at[v] = INT64_MAX;
-    Py_ssize_t pending = 0;
-    for (Py_ssize_t k = 0; k < n_src; k++) {
-        int64_t v = sources[k];
-        if (v < 0 || v >= n) {
-            PyErr_SetString(PyExc_ValueError, "goalfast_field: a source out of range");
-            goto done;
-        }
-        if (dist[v] > 0.0) {
-            dist[v] = 0.0;
-            at[v] = 0;
-            if (goalfast_push(&pool, 0, (int32_t)v) < 0) goto nomem;
-            pending++;
-        }
-    }
-    long long settled = 0;
-    for (int64_t cur = 0; pending; cur++) {
-        int32_t *head = &pool.heads[cur & mask];
-        while (*head >= 0) {
-            int32_t e = *head;
-            *head = pool.next[e];
-            pending--;
-            int32_t v = pool.node[e];
-            if (at[v] != cur) continue; /* reached sooner since */
-            settled++;
-            dist[v] = (double)cur * step;
-            int64_t lo = indptr[v], hi = indptr[v + 1];
-            if (lo < 0 || hi > m || lo > hi) {
-                PyErr_SetString(PyExc_ValueError, "goalfast_field: indptr out of order");
-                goto done;
-            }
-            for (int64_t j = lo; j < hi; j++) {
-                int32_t w = indices[j], s = steps[j];
-                if ((uint32_t)w >= (uint32_t)n || (uint32_t)s > (uint32_t)span) {
-                    PyErr_SetString(PyExc_ValueError,
-                                    "goalfast_field: an index out of range, or a step out of "
-                                    "0..span");
-                    goto done;
-                }
-                int64_t nd = cur + s;
-                if (nd < at[w]) {
-                    at[w] = nd;
-                    if (goalfast_push(&pool, nd & mask, w) < 0) goto nomem;
-                    pending++;
-                }
-            }
-        }
-    }
-    result = PyLong_FromLongLong(settled);
-    goto done;
-nomem:
-    PyErr_NoMemory();
-done:
-    free(at);
-    goalfast_pool_free(&pool);
-    for (int i = 0; i < 5; i++) release(&bufs[i]);
-    return result;
-}
-
-PyDoc_STRVAR(goalfast_spread_doc,
-             "goalfast_spread(indptr, indices, data, most, sources, dist, width) -> settled\n\n"
-             "field_spread(indptr, indices, data, sources, dist, width)'s distances (Dinitz's "
-             "buckets of width ticks) where no edge takes more than most ticks (ValueError at "
-             "an edge that does, or one under 2 * width, not finite; and where width and most "
-             "make too many buckets, as field_spread): indptr int64, indices int32, data "
-             "float64, sources int64, dist float64 filled with inf by the caller. Returns the "
-             "nodes settled. Called by engine.sim.spread.");
-
-static PyObject *goalfast_spread(PyObject *self, PyObject *args) {
-    PyObject *objs[5];
-    double most, width;
-    if (!PyArg_ParseTuple(args, "OOOdOOd", &objs[0], &objs[1], &objs[2], &most, &objs[3],
-                          &objs[4], &width))
-        return NULL;
-    Buf bufs[5];
-    PyObject *result = NULL;
-    GoalfastPool pool = {0};
-    uint8_t *taken = NULL;
-    if (goalfast_field_bufs(bufs, objs, 8, "goalfast_spread") < 0) goto done;
-    const int64_t *indptr = bufs[0].b.buf, *sources = bufs[3].b.buf;
-    const int32_t *indices = bufs[1].b.buf;
-    const double *data = bufs[2].b.buf;
-    double *dist = bufs[4].b.buf;
-    Py_ssize_t n = bufs[4].b.len / 8, m = bufs[1].b.len / 4, n_src = bufs[3].b.len / 8;
-    if (!(width > 0.0) || !(width - width == 0.0) || !(most >= 2.0 * width) ||
-        !(most - most == 0.0) || (double)(n + 1) * (most / width + 2.0) >= SPREAD_MOST_BUCKETS) {
-        PyErr_SetString(PyExc_ValueError, "goalfast_spread: width and most out of range");
-        goto done;
-    }
-    Py_ssize_t nb = 1;
-    while ((double)nb <= most / width + 2.0) nb <<= 1; /* a power of two: the bucket by a mask */
-    const int64_t mask = nb - 1;
-    const double least = 2.0 * width;
-    taken = calloc((size_t)(n ? n : 1), 1);
-    if (!taken || goalfast_pool(&pool, nb, 2 * n + n_src + 64, m + n_src) < 0) goto nomem;
-    Py_ssize_t pending = 0;
-    for (Py_ssize_t k = 0; k < n_src; k++) {
-        int64_t v = sources[k];
-        if (v < 0 || v >= n) {
-            PyErr_SetString(PyExc_ValueError, "goalfast_spread: a source out of range");
-            goto done;
-        }
-        if (dist[v] > 0.0) {
-            dist[v] = 0.0;
-            if (goalfast_push(&pool, 0, (int32_t)v) < 0) goto nomem;
-            pending++;
-        }
-    }
-    long long settled = 0;
-    for (int64_t cur = 0; pending; cur++) {
-        int32_t *head = &pool.heads[cur & mask];
-        while (*head >= 0) {
-            int32_t e = *head;
-            *head = pool.next[e];
-            pending--;
-            int32_t v = pool.node[e];
-            if (taken[v]) continue; /* reached sooner, and taken from an earlier bucket */
-            taken[v] = 1;
-            settled++;
-            double d = dist[v];
-            int64_t lo = indptr[v], hi = indptr[v + 1];
-            if (lo < 0 || hi > m || lo > hi) {
-                PyErr_SetString(PyExc_ValueError, "goalfast_spread: indptr out of order");
-                goto done;
-            }
-            for (int64_t j = lo; j < hi; j++) {
-                int32_t w = indices[j];
-                double t = data[j];
-                if ((uint32_t)w >= (uint32_t)n || !(t >= least) || !(t <= most)) {
-                    PyErr_SetString(PyExc_ValueError,
-                                    "goalfast_spread: an index out of range, or a tick out of "
-                                    "2 * width..most");
-                    goto done;
-                }
-                double nd = d + t;
-                if (nd < dist[w]) {
-                    dist[w] = nd;
-                    if (goalfast_push(&pool, (int64_t)(nd / width) & mask, w) < 0) goto nomem;
-                    pending++;
-                }
-            }
-        }
-    }
-    result = PyLong_FromLongLong(settled);
-    goto done;
-nomem:
-    PyErr_NoMemory();
-done:
-    free(taken);
-    goalfast_pool_free(&pool);
-    for (int i = 0; i < 5; i++) release(&bufs[i]);
-    return result;
-}
-
 /* ---- fieldfast: fields settled as far as a walk needs, grown on demand (the fieldfast lane) ----
  *
- * goalfast_field's Dial and goalfast_spread's Dinitz buckets again, the same distances, with
- * two more arguments: stop, a node (-1: none), and after, where a previous call left the
+ * Dial's and Dinitz's lean buckets (above), given the bound on an edge, with two more
+ * arguments: stop, a node (-1: none), and after, where a previous call left the
  * field (-1: a fresh field, dist filled with inf by the caller). The search ends once the
  * bucket in which stop is settled is done (or the queue is empty): every node of a
  * distance up to the greatest settled one, the value returned, then holds its final
@@ -3189,7 +3003,8 @@ done:
  * buckets), so a field is grown in steps and ends as the whole one, bit for bit; +inf
  * returned: the whole field. Dial writes its tentative distances into dist too (exact:
  * whole steps times step, below 2**53 by the caller's check), its steps read back from there.
- * tests/test_fieldfast.py holds them equal to goalfast_field's and goalfast_spread's. */
+ * tests/test_fieldfast.py holds them equal to the whole search's (stop -1), which
+ * tests/test_goalfast.py holds equal to field()'s, field_spread()'s and scipy's. */
 
 /* The buckets of a resumed search: every node of dist above after and finite, in the
  * bucket of its tentative distance (at, from cur and below cur + nb), else -2 (the error
@@ -3215,12 +3030,16 @@ static int fieldfast_requeue(GoalfastPool *pool, const double *dist, Py_ssize_t 
 PyDoc_STRVAR(fieldfast_field_doc,
              "fieldfast_field(indptr, indices, steps, span, sources, dist, step, stop, after) -> "
              "limit\n\n"
-             "goalfast_field's distances (Dial's buckets over whole steps of at most span) into "
-             "dist, up to the bucket where node stop is settled (-1: all of them): returns the "
-             "greatest distance settled (every node at most that far holds its final "
-             "distance, every other one at least its final one), or inf where the field is "
-             "whole. after: -1 for a fresh field (dist filled with inf by the caller), else "
-             "what a previous call on dist returned, to go on from there.");
+             "field(indptr, indices, data, sources, dist, steps, step)'s distances (Dial's "
+             "buckets over whole steps, each node's steps times step) where no edge is more "
+             "than span steps (ValueError at an edge that is, or a negative step or an index "
+             "out of range): indptr int64, indices int32, steps int32, sources int64, dist "
+             "float64. Into dist, up to the bucket where node stop is settled (-1: all of "
+             "them): returns the greatest distance settled (every node at most that far holds "
+             "its final distance, every other one at least its final one), or inf where the "
+             "field is whole. after: -1 for a fresh field (dist filled with inf by the "
+             "caller), else what a previous call on dist returned, to go on from there. "
+             "Called by engine.sim.spread and engine.sim.grow.");
 
 static PyObject *fieldfast_field(PyObject *self, PyObject *args) {
     PyObject *objs[5];
@@ -3336,12 +3155,16 @@ done:
 PyDoc_STRVAR(fieldfast_spread_doc,
              "fieldfast_spread(indptr, indices, data, most, sources, dist, width, stop, after) "
              "-> limit\n\n"
-             "goalfast_spread's distances (Dinitz's buckets of width ticks, no edge above most "
-             "ticks) into dist, up to the bucket where node stop is settled (-1: all of "
-             "them): returns the greatest distance settled (every node at most that far holds "
-             "its final distance, every other one at least its final one), or inf where the "
-             "field is whole. after: -1 for a fresh field (dist filled with inf by the "
-             "caller), else what a previous call on dist returned, to go on from there.");
+             "field_spread(indptr, indices, data, sources, dist, width)'s distances (Dinitz's "
+             "buckets of width ticks) where no edge takes more than most ticks (ValueError at "
+             "an edge that does, or one under 2 * width, not finite; and where width and most "
+             "make too many buckets, as field_spread): indptr int64, indices int32, data "
+             "float64, sources int64, dist float64. Into dist, up to the bucket where node "
+             "stop is settled (-1: all of them): returns the greatest distance settled (every "
+             "node at most that far holds its final distance, every other one at least its "
+             "final one), or inf where the field is whole. after: -1 for a fresh field (dist "
+             "filled with inf by the caller), else what a previous call on dist returned, to "
+             "go on from there. Called by engine.sim.spread and engine.sim.grow.");
 
 static PyObject *fieldfast_spread(PyObject *self, PyObject *args) {
     PyObject *objs[5];
@@ -3474,8 +3297,6 @@ static PyMethodDef methods[] = {
     {"chaserate_descend", chaserate_descend, METH_VARARGS, chaserate_descend_doc},
     {"goalfast_flee_scan", goalfast_flee_scan, METH_VARARGS, goalfast_flee_scan_doc},
     {"goalfast_flee_picks", goalfast_flee_picks, METH_VARARGS, goalfast_flee_picks_doc},
-    {"goalfast_field", goalfast_field, METH_VARARGS, goalfast_field_doc},
-    {"goalfast_spread", goalfast_spread, METH_VARARGS, goalfast_spread_doc},
     {"fieldfast_field", fieldfast_field, METH_VARARGS, fieldfast_field_doc},
     {"fieldfast_spread", fieldfast_spread, METH_VARARGS, fieldfast_spread_doc},
     {NULL, NULL, 0, NULL},

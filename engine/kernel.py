@@ -554,41 +554,6 @@ def goalfast_flee_picks(
     return int(_BUILT.goalfast_flee_picks(safe, sector, mine, threat, sectors, limit, picks))
 
 
-#: The goalfast lane's lean fields in the built module (see :data:`_HAS_REACH`).
-_HAS_GOALFAST_FIELD = _BUILT is not None and hasattr(_BUILT, "goalfast_field")
-_HAS_GOALFAST_SPREAD = _BUILT is not None and hasattr(_BUILT, "goalfast_spread")
-
-
-def goalfast_field_available() -> bool:
-    """Whether :func:`goalfast_field` runs (:func:`available`, and built with it)."""
-    return available() and _HAS_GOALFAST_FIELD
-
-
-def goalfast_field(
-    indptr: Any, indices: Any, steps: Any, span: int, sources: Any, dist: Any, step: float
-) -> int:
-    """engine/_kernel.c's ``goalfast_field``: :func:`field`'s distances over whole ``steps``
-    (int32) where no edge has more than ``span`` of them (ValueError at one that does),
-    without a pass over the edges to find that first. Only where
-    :func:`goalfast_field_available`; :func:`field` is its twin."""
-    return int(_BUILT.goalfast_field(indptr, indices, steps, span, sources, dist, step))
-
-
-def goalfast_spread_available() -> bool:
-    """Whether :func:`goalfast_spread` runs (:func:`available`, and built with it)."""
-    return available() and _HAS_GOALFAST_SPREAD
-
-
-def goalfast_spread(
-    indptr: Any, indices: Any, data: Any, most: float, sources: Any, dist: Any, width: float
-) -> int:
-    """engine/_kernel.c's ``goalfast_spread``: :func:`field_spread`'s distances where no
-    edge takes more than ``most`` ticks (ValueError at one that does), without a pass over
-    the edges first. Only where :func:`goalfast_spread_available`; :func:`field_spread` is
-    its twin."""
-    return int(_BUILT.goalfast_spread(indptr, indices, data, most, sources, dist, width))
-
-
 #: The fieldfast lane's grown fields in the built module (see :data:`_HAS_REACH`).
 _HAS_FIELDFAST = _BUILT is not None and all(
     hasattr(_BUILT, f) for f in ("fieldfast_field", "fieldfast_spread")
@@ -612,11 +577,12 @@ def fieldfast_field(
     stop: int,
     after: float,
 ) -> float:
-    """engine/_kernel.c's ``fieldfast_field``: :func:`goalfast_field`'s distances into
-    ``dist``, settled up to the bucket of node ``stop`` (-1: all), going on from ``after``
-    (-1.0: a fresh field, ``dist`` filled with inf); the greatest distance settled, inf
-    where the field is whole. Only where :func:`fieldfast_available`;
-    :func:`goalfast_field` is its twin."""
+    """engine/_kernel.c's ``fieldfast_field``: :func:`field`'s distances over whole ``steps``
+    (int32) where no edge has more than ``span`` of them (ValueError at one that does),
+    without a pass over the edges to find that first, into ``dist``, settled up to the
+    bucket of node ``stop`` (-1: all), going on from ``after`` (-1.0: a fresh field,
+    ``dist`` filled with inf); the greatest distance settled, inf where the field is whole.
+    Only where :func:`fieldfast_available`; :func:`field` is its twin."""
     return float(
         _BUILT.fieldfast_field(indptr, indices, steps, span, sources, dist, step, stop, after)
     )
@@ -633,9 +599,10 @@ def fieldfast_spread(
     stop: int,
     after: float,
 ) -> float:
-    """engine/_kernel.c's ``fieldfast_spread``: :func:`goalfast_spread`'s distances, grown
-    as :func:`fieldfast_field`'s. Only where :func:`fieldfast_available`;
-    :func:`goalfast_spread` is its twin."""
+    """engine/_kernel.c's ``fieldfast_spread``: :func:`field_spread`'s distances where no
+    edge takes more than ``most`` ticks (ValueError at one that does), without a pass over
+    the edges first, grown as :func:`fieldfast_field`'s. Only where
+    :func:`fieldfast_available`; :func:`field_spread` is its twin."""
     return float(
         _BUILT.fieldfast_spread(indptr, indices, data, most, sources, dist, width, stop, after)
     )

@@ -1,10 +1,11 @@
 """Fields to cells grown as their walks need (engine.sim.grow, engine/_kernel.c
 ``fieldfast_field`` and ``fieldfast_spread``) give what whole fields give:
 
-- the kernel's grown searches, stopped at random nodes and taken up again, against
-  ``goalfast_field`` / ``goalfast_spread`` and scipy's Dijkstra, bit for bit: the nodes
-  settled hold their final distances, the others more, and the last call the whole field;
-  arguments that are not a previous call's refused;
+- the kernel's grown searches, stopped at random nodes and taken up again, against the
+  whole search (stop -1, after -1.0: engine.sim.spread's; tests/test_goalfast.py holds it
+  equal to the kernel's ``field`` and ``field_spread``) and scipy's Dijkstra, bit for bit:
+  the nodes settled hold their final distances, the others more, and the last call the
+  whole field; arguments that are not a previous call's refused;
 - a grown :class:`Field`'s steps, distances read one by one, walks, ways entered and routes
   against a whole field's, on random graphs full of ties and on the scenarios' own fields
   (at another speed too); a profile whose least tick does not clear the margin gets the
@@ -47,13 +48,20 @@ def _graph(rng: np.random.Generator, kind: str) -> csr_array:
     return csr_array(m)
 
 
-def _whole(arrays: tuple, bound: float, sources: np.ndarray, n: int) -> np.ndarray:  # type: ignore[type-arg]
+def _whole(graph: csr_array, arrays: tuple, bound: float, sources: np.ndarray) -> np.ndarray:  # type: ignore[type-arg]
+    """The whole field over ``graph`` (its ``arrays``, :func:`_kernel_csr`'s) from
+    ``sources``: the kernel's search asked for no stop (-1) on a fresh field (-1.0), as
+    engine.sim.spread asks it, and scipy's Dijkstra's, bit for bit."""
     indptr, indices, data, steps, step = arrays
-    out = np.full(n, np.inf)
+    out = np.full(graph.shape[0], np.inf)
     if steps is not None:
-        kernel.goalfast_field(indptr, indices, steps, int(bound), sources, out, step)
+        limit = kernel.fieldfast_field(
+            indptr, indices, steps, int(bound), sources, out, step, -1, -1.0
+        )
     else:
-        kernel.goalfast_spread(indptr, indices, data, bound, sources, out, step)
+        limit = kernel.fieldfast_spread(indptr, indices, data, bound, sources, out, step, -1, -1.0)
+    assert limit == INF
+    assert np.array_equal(out, dijkstra(graph, indices=sources.tolist(), min_only=True))
     return out
 
 
@@ -73,8 +81,7 @@ def test_grown_searches_are_whole_fields_as_far_as_settled(kind: str) -> None:
             continue  # no edge: no buckets
         bound = spread.edge_bound(arrays[2], arrays[3])
         sources = rng.integers(0, n, size=int(rng.integers(1, 4))).astype(np.int64)
-        want = _whole(arrays, bound, sources, n)
-        assert np.array_equal(want, dijkstra(graph, indices=sources.tolist(), min_only=True))
+        want = _whole(graph, arrays, bound, sources)
         got = grow.Grow(arrays, bound, sources)
         for stop in rng.integers(0, n, size=5).tolist() + [-1]:
             before = got.limit
@@ -163,7 +170,7 @@ def _grown_field(graph: csr_array, sources: np.ndarray) -> tuple[Field, np.ndarr
     bound = spread.edge_bound(arrays[2], arrays[3])
     got = grow.grow_of(arrays, bound, sources.tolist())
     assert got is not None
-    return Field(got.dist, grow=got), _whole(arrays, bound, sources, graph.shape[0])
+    return Field(got.dist, grow=got), _whole(rev, arrays, bound, sources)
 
 
 @needs_grow

@@ -4,10 +4,11 @@
   engine/_kernel.c ``goalfast_flee_scan`` and ``goalfast_flee_picks``) against their numpy
   twins, on random turn arrays full of ties, +inf and taken cells, and a crossing under
   way; and whole batches of the shipped chases played with the seams on and off.
-- Fields by lean buckets (engine.sim.spread ``LEAN``: engine/_kernel.c ``goalfast_field``
-  and ``goalfast_spread``, each given its graph's bound on an edge) against the kernel's
-  ``field`` and ``field_spread`` and scipy's Dijkstra, bit for bit, on random graphs of
-  whole steps (zeros and ties too) and fractional ticks; a bound an edge exceeds refused.
+- Fields by lean buckets (engine.sim.spread ``LEAN``: engine/_kernel.c ``fieldfast_field``
+  and ``fieldfast_spread`` searching whole, each given its graph's bound on an edge)
+  against the kernel's ``field`` and ``field_spread`` and scipy's Dijkstra, bit for bit,
+  on random graphs of whole steps (zeros and ties too) and fractional ticks; a bound an
+  edge exceeds refused, and arguments out of range.
 - The pursuers' least turns kept by where they stand (engine.sim.threat ``ThreatMaps.PLAIN``)
   against asking the field cache every time: the same batches.
 """
@@ -130,8 +131,8 @@ def test_the_kernel_refuses_arrays_that_disagree() -> None:
 # --------------------------------------------------------------------------- fields
 
 needs_lean = pytest.mark.skipif(
-    not (kernel.goalfast_field_available() and kernel.goalfast_spread_available()),
-    reason="kernel not built with goalfast_field/goalfast_spread",
+    not kernel.fieldfast_available(),
+    reason="kernel not built with fieldfast_field/fieldfast_spread",
 )
 
 
@@ -145,6 +146,17 @@ def _graph(rng: np.random.Generator, kind: str) -> csr_array:
     return csr_array(m)
 
 
+def _lean(arrays: tuple, bound: float, sources: np.ndarray, dist: np.ndarray) -> float:  # type: ignore[type-arg]
+    """The lean buckets' whole search into ``dist`` as engine.sim.spread asks it (no node
+    to stop at, a fresh field: stop -1, after -1.0); what it returns."""
+    indptr, indices, data, steps, step = arrays
+    if steps is not None:
+        return kernel.fieldfast_field(
+            indptr, indices, steps, int(bound), sources, dist, step, -1, -1.0
+        )
+    return kernel.fieldfast_spread(indptr, indices, data, bound, sources, dist, step, -1, -1.0)
+
+
 @needs_lean
 @pytest.mark.parametrize("kind", ["whole", "fractional"])
 def test_lean_fields_are_the_kernels_and_scipys(kind: str) -> None:
@@ -154,20 +166,22 @@ def test_lean_fields_are_the_kernels_and_scipys(kind: str) -> None:
         graph = _graph(rng, kind)
         n = graph.shape[0]
         sources = rng.integers(0, n, size=int(rng.integers(1, 4))).astype(np.int64)
-        indptr, indices, data, steps, step = _kernel_csr(graph)
+        arrays = _kernel_csr(graph)
+        indptr, indices, data, steps, step = arrays
         want = dijkstra(graph, indices=sources.tolist(), min_only=True)
         bound = spread.edge_bound(data, steps)
-        plain, got = np.full(n, np.inf), np.full(n, np.inf)
+        plain, got, seam = np.full(n, np.inf), np.full(n, np.inf), np.full(n, np.inf)
         if steps is not None:
             kernel.field(indptr, indices, data, sources, plain, steps, step)
-            settled = kernel.goalfast_field(indptr, indices, steps, int(bound), sources, got, step)
+            spread.whole_field(indptr, indices, data, steps, step, sources, seam, bound)
         elif step > 0:
             kernel.field_spread(indptr, indices, data, sources, plain, step)
-            settled = kernel.goalfast_spread(indptr, indices, data, bound, sources, got, step)
+            spread.spread_field(indptr, indices, data, sources, seam, step, bound)
         else:
             continue  # no edge: no buckets
+        assert _lean(arrays, bound, sources, got) == np.inf  # the whole field
         assert np.array_equal(got, plain) and np.array_equal(got, want)
-        assert settled == int(np.isfinite(want).sum())
+        assert np.array_equal(seam, want)  # (the seam, as the engine asks it)
         lean += 1
     assert lean > 100
 
@@ -186,7 +200,8 @@ def test_lean_fields_grow_their_pool(kind: str) -> None:
         ticks += [3.0 * n, 2.0 * n, 1.0]
     scale = 1.0 if kind == "whole" else 1.0 + 1 / 27
     graph = csr_array((np.array(ticks) * scale, (rows, cols)), shape=(n, n))
-    indptr, indices, data, steps, step = _kernel_csr(graph)
+    arrays = _kernel_csr(graph)
+    indptr, indices, data, steps, step = arrays
     src = np.array([0], np.int64)
     want = dijkstra(graph, indices=[0], min_only=True)
     plain, got = np.full(n, np.inf), np.full(n, np.inf)
@@ -194,11 +209,10 @@ def test_lean_fields_grow_their_pool(kind: str) -> None:
     if kind == "whole":
         assert steps is not None
         kernel.field(indptr, indices, data, src, plain, steps, step)
-        kernel.goalfast_field(indptr, indices, steps, int(bound), src, got, step)
     else:
         assert steps is None and step > 0
         kernel.field_spread(indptr, indices, data, src, plain, step)
-        kernel.goalfast_spread(indptr, indices, data, bound, src, got, step)
+    assert _lean(arrays, bound, src, got) == np.inf
     assert np.array_equal(got, plain) and np.array_equal(got, want)
 
 
@@ -209,14 +223,51 @@ def test_lean_fields_refuse_an_edge_past_the_bound() -> None:
     assert steps is not None and spread.edge_bound(data, steps) == 3.0
     src = np.array([0], np.int64)
     got = np.full(3, np.inf)
-    kernel.goalfast_field(indptr, indices, steps, 3, src, got, step)
+    kernel.fieldfast_field(indptr, indices, steps, 3, src, got, step, -1, -1.0)
     assert got.tolist() == [0.0, 2.0, 8.0]
-    with pytest.raises(ValueError):
-        kernel.goalfast_field(indptr, indices, steps, 2, src, np.full(3, np.inf), step)
-    with pytest.raises(ValueError):
-        kernel.goalfast_spread(indptr, indices, data, 5.0, src, np.full(3, np.inf), 1.0)
-    kernel.goalfast_spread(indptr, indices, data, 6.0, src, got, 1.0)
+    with pytest.raises(ValueError, match="a step out of 0..span"):
+        kernel.fieldfast_field(indptr, indices, steps, 2, src, np.full(3, np.inf), step, -1, -1.0)
+    with pytest.raises(ValueError, match="a tick out of 2 \\* width..most"):
+        kernel.fieldfast_spread(indptr, indices, data, 5.0, src, np.full(3, np.inf), 1.0, -1, -1.0)
+    got = np.full(3, np.inf)
+    kernel.fieldfast_spread(indptr, indices, data, 6.0, src, got, 1.0, -1, -1.0)
     assert got.tolist() == [0.0, 2.0, 8.0]
+
+
+@needs_lean
+def test_lean_fields_refuse_arguments_out_of_range() -> None:
+    graph = csr_array(np.array([[0.0, 2.0, 0.0], [0.0, 0.0, 6.0], [0.0, 0.0, 0.0]]))
+    indptr, indices, data, steps, step = _kernel_csr(graph)
+    src, far = np.array([0], np.int64), np.array([3], np.int64)
+
+    def whole(span: int, sources: np.ndarray, n: int = 3, at: np.ndarray = indices) -> float:
+        dist = np.full(n, np.inf)
+        return kernel.fieldfast_field(indptr, at, steps, span, sources, dist, step, -1, -1.0)
+
+    def spread_of(
+        most: float, width: float, sources: np.ndarray, ticks: np.ndarray = data
+    ) -> float:
+        dist = np.full(3, np.inf)
+        return kernel.fieldfast_spread(indptr, indices, ticks, most, sources, dist, width, -1, -1.0)
+
+    with pytest.raises(ValueError, match="span, step, stop or after out of range"):
+        whole(-1, src)
+    with pytest.raises(ValueError, match="span, step, stop or after out of range"):
+        whole((1 << 24) + 1, src)
+    with pytest.raises(ValueError, match="a source out of range"):
+        whole(3, far)
+    with pytest.raises(ValueError, match="an index out of range"):
+        whole(3, src, at=np.array([1, 3], np.int32))
+    with pytest.raises(ValueError, match="indptr, indices, ticks and dist disagree"):
+        whole(3, src, n=4)
+    with pytest.raises(ValueError, match="width, most, stop or after out of range"):
+        spread_of(6.0, 0.0, src)
+    with pytest.raises(ValueError, match="width, most, stop or after out of range"):
+        spread_of(1.0, 1.0, src)  # most under 2 * width
+    with pytest.raises(ValueError, match="a source out of range"):
+        spread_of(6.0, 1.0, far)
+    with pytest.raises(ValueError, match="a tick out of 2 \\* width..most"):
+        spread_of(6.0, 1.0, src, np.array([2.0, np.nan]))
 
 
 def _records(name: str, runs: int) -> list[dict[str, object]]:
