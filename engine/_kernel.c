@@ -2894,7 +2894,7 @@ done:
     return result;
 }
 
-/* ---- goalfast: the lean buckets' pool and arrays (the goalfast lane) ----
+/* ---- lean buckets: the pool and arrays of fieldfast's searches ----
  *
  * What fieldfast_field and fieldfast_spread (below) search by: field()'s Dial and
  * field_spread()'s Dinitz buckets again, the same distances. Those first read every edge
@@ -2908,14 +2908,14 @@ done:
 typedef struct {
     int32_t *heads, *node, *next;
     Py_ssize_t used, cap, most;
-} GoalfastPool;
+} LeanPool;
 
 /* The pool starts with room for first entries (the callers: twice the nodes, a search
  * on a movement graph pushes a node about once) and grows as they come, up to most (each
  * edge relaxed once, the sources, and a resumed search's nodes put back: no search pushes
  * more). */
 
-static int goalfast_pool(GoalfastPool *p, Py_ssize_t nb, Py_ssize_t first, Py_ssize_t most) {
+static int lean_pool(LeanPool *p, Py_ssize_t nb, Py_ssize_t first, Py_ssize_t most) {
     Py_ssize_t cap = first < most ? first : most;
     if (cap < 1) cap = 1;
     p->heads = malloc((size_t)nb * sizeof(int32_t));
@@ -2930,12 +2930,12 @@ static int goalfast_pool(GoalfastPool *p, Py_ssize_t nb, Py_ssize_t first, Py_ss
 }
 
 #if defined(__GNUC__)
-#define GOALFAST_RARE __attribute__((noinline, cold))
+#define LEAN_RARE __attribute__((noinline, cold))
 #else
-#define GOALFAST_RARE
+#define LEAN_RARE
 #endif
 
-static GOALFAST_RARE int goalfast_grow(GoalfastPool *p) {
+static LEAN_RARE int lean_grow(LeanPool *p) {
     if (p->cap >= p->most) return -1;
     Py_ssize_t cap = p->cap * 2 < p->most ? p->cap * 2 : p->most;
     int32_t *node = realloc(p->node, (size_t)cap * sizeof(int32_t));
@@ -2948,14 +2948,14 @@ static GOALFAST_RARE int goalfast_grow(GoalfastPool *p) {
     return 0;
 }
 
-static void goalfast_pool_free(GoalfastPool *p) {
+static void lean_pool_free(LeanPool *p) {
     free(p->heads);
     free(p->node);
     free(p->next);
 }
 
-static inline int goalfast_push(GoalfastPool *p, int64_t bucket, int32_t v) {
-    if (p->used >= p->cap && goalfast_grow(p) < 0) return -1;
+static inline int lean_push(LeanPool *p, int64_t bucket, int32_t v) {
+    if (p->used >= p->cap && lean_grow(p) < 0) return -1;
     int32_t e = (int32_t)p->used++;
     p->node[e] = v;
     p->next[e] = p->heads[bucket];
@@ -2965,8 +2965,7 @@ static inline int goalfast_push(GoalfastPool *p, int64_t bucket, int32_t v) {
 
 /* The arrays of fieldfast_field / fieldfast_spread: indptr, indices, ticks (int32 steps or
  * float64), sources, dist; -1 with the error set where they disagree. */
-static int goalfast_field_bufs(Buf *bufs, PyObject **objs, Py_ssize_t tick_size,
-                               const char *name) {
+static int fieldfast_bufs(Buf *bufs, PyObject **objs, Py_ssize_t tick_size, const char *name) {
     for (int i = 0; i < 5; i++) bufs[i].held = 0;
     if (get_buf(objs[0], &bufs[0], 0, 8, "indptr") < 0 ||
         get_buf(objs[1], &bufs[1], 0, 4, "indices") < 0 ||
@@ -3009,7 +3008,7 @@ static int goalfast_field_bufs(Buf *bufs, PyObject **objs, Py_ssize_t tick_size,
 /* The buckets of a resumed search: every node of dist above after and finite, in the
  * bucket of its tentative distance (at, from cur and below cur + nb), else -2 (the error
  * set: dist is not a previous call's); -1 out of memory. */
-static int fieldfast_requeue(GoalfastPool *pool, const double *dist, Py_ssize_t n, double after,
+static int fieldfast_requeue(LeanPool *pool, const double *dist, Py_ssize_t n, double after,
                              double unit, int64_t cur, int64_t nb, Py_ssize_t *pending,
                              const char *name) {
     const int64_t mask = nb - 1;
@@ -3021,7 +3020,7 @@ static int fieldfast_requeue(GoalfastPool *pool, const double *dist, Py_ssize_t 
             PyErr_Format(PyExc_ValueError, "%s: dist is not a previous call's", name);
             return -2;
         }
-        if (goalfast_push(pool, (int64_t)q & mask, (int32_t)v) < 0) return -1;
+        if (lean_push(pool, (int64_t)q & mask, (int32_t)v) < 0) return -1;
         (*pending)++;
     }
     return 0;
@@ -3050,9 +3049,9 @@ static PyObject *fieldfast_field(PyObject *self, PyObject *args) {
         return NULL;
     Buf bufs[5];
     PyObject *result = NULL;
-    GoalfastPool pool = {0};
+    LeanPool pool = {0};
     int64_t *at = NULL;
-    if (goalfast_field_bufs(bufs, objs, 4, "fieldfast_field") < 0) goto done;
+    if (fieldfast_bufs(bufs, objs, 4, "fieldfast_field") < 0) goto done;
     const int64_t *indptr = bufs[0].b.buf, *sources = bufs[3].b.buf;
     const int32_t *indices = bufs[1].b.buf, *steps = bufs[2].b.buf;
     double *dist = bufs[4].b.buf;
@@ -3070,7 +3069,7 @@ static PyObject *fieldfast_field(PyObject *self, PyObject *args) {
     while (nb <= span) nb <<= 1; /* a power of two: the bucket by a mask */
     const int64_t mask = nb - 1;
     at = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
-    if (!at || goalfast_pool(&pool, nb, 2 * n + n_src + 64, m + n_src + n) < 0) goto nomem;
+    if (!at || lean_pool(&pool, nb, 2 * n + n_src + 64, m + n_src + n) < 0) goto nomem;
     Py_ssize_t pending = 0;
     int64_t cur = 0;
     if (after < 0.0) {
@@ -3084,7 +3083,7 @@ static PyObject *fieldfast_field(PyObject *self, PyObject *args) {
             if (dist[v] > 0.0) {
                 dist[v] = 0.0;
                 at[v] = 0;
-                if (goalfast_push(&pool, 0, (int32_t)v) < 0) goto nomem;
+                if (lean_push(&pool, 0, (int32_t)v) < 0) goto nomem;
                 pending++;
             }
         }
@@ -3131,7 +3130,7 @@ static PyObject *fieldfast_field(PyObject *self, PyObject *args) {
                 if (nd < at[w]) {
                     at[w] = nd;
                     dist[w] = (double)nd * step;
-                    if (goalfast_push(&pool, nd & mask, w) < 0) goto nomem;
+                    if (lean_push(&pool, nd & mask, w) < 0) goto nomem;
                     pending++;
                 }
             }
@@ -3147,7 +3146,7 @@ nomem:
     PyErr_NoMemory();
 done:
     free(at);
-    goalfast_pool_free(&pool);
+    lean_pool_free(&pool);
     for (int i = 0; i < 5; i++) release(&bufs[i]);
     return result;
 }
@@ -3175,9 +3174,9 @@ static PyObject *fieldfast_spread(PyObject *self, PyObject *args) {
         return NULL;
     Buf bufs[5];
     PyObject *result = NULL;
-    GoalfastPool pool = {0};
+    LeanPool pool = {0};
     uint8_t *taken = NULL;
-    if (goalfast_field_bufs(bufs, objs, 8, "fieldfast_spread") < 0) goto done;
+    if (fieldfast_bufs(bufs, objs, 8, "fieldfast_spread") < 0) goto done;
     const int64_t *indptr = bufs[0].b.buf, *sources = bufs[3].b.buf;
     const int32_t *indices = bufs[1].b.buf;
     const double *data = bufs[2].b.buf;
@@ -3199,7 +3198,7 @@ static PyObject *fieldfast_spread(PyObject *self, PyObject *args) {
     const int64_t mask = nb - 1;
     const double least = 2.0 * width;
     taken = malloc((size_t)(n ? n : 1));
-    if (!taken || goalfast_pool(&pool, nb, 2 * n + n_src + 64, m + n_src + n) < 0) goto nomem;
+    if (!taken || lean_pool(&pool, nb, 2 * n + n_src + 64, m + n_src + n) < 0) goto nomem;
     Py_ssize_t pending = 0;
     int64_t cur = 0;
     double top = after;
@@ -3213,7 +3212,7 @@ static PyObject *fieldfast_spread(PyObject *self, PyObject *args) {
             }
             if (dist[v] > 0.0) {
                 dist[v] = 0.0;
-                if (goalfast_push(&pool, 0, (int32_t)v) < 0) goto nomem;
+                if (lean_push(&pool, 0, (int32_t)v) < 0) goto nomem;
                 pending++;
             }
         }
@@ -3256,7 +3255,7 @@ static PyObject *fieldfast_spread(PyObject *self, PyObject *args) {
                 double nd = d + t;
                 if (nd < dist[w]) {
                     dist[w] = nd;
-                    if (goalfast_push(&pool, (int64_t)(nd / width) & mask, w) < 0) goto nomem;
+                    if (lean_push(&pool, (int64_t)(nd / width) & mask, w) < 0) goto nomem;
                     pending++;
                 }
             }
@@ -3272,7 +3271,7 @@ nomem:
     PyErr_NoMemory();
 done:
     free(taken);
-    goalfast_pool_free(&pool);
+    lean_pool_free(&pool);
     for (int i = 0; i < 5; i++) release(&bufs[i]);
     return result;
 }
