@@ -3000,8 +3000,10 @@ static int fieldfast_bufs(Buf *bufs, PyObject **objs, Py_ssize_t tick_size, cons
  * edges, or inf), at least its final one. A later call given that value as after takes the
  * search up again from dist alone (the unsettled nodes of finite distance go back to their
  * buckets), so a field is grown in steps and ends as the whole one, bit for bit; +inf
- * returned: the whole field. Dial writes its tentative distances into dist too (exact:
- * whole steps times step, below 2**53 by the caller's check), its steps read back from there.
+ * returned: the whole field. Dial keeps its tentative distances in whole steps and writes a
+ * node's distance into dist as it settles it; where it stops short, the nodes still queued get
+ * their tentative ones there too (exact: whole steps times step, below 2**53 by the caller's
+ * check), read back from there on a resume.
  * tests/test_fieldfast.py holds them equal to the whole search's (stop -1), which
  * tests/test_goalfast.py holds equal to field()'s, field_spread()'s and scipy's. */
 
@@ -3112,6 +3114,7 @@ static PyObject *fieldfast_field(PyObject *self, PyObject *args) {
             pending--;
             int32_t v = pool.node[e];
             if (at[v] != cur) continue; /* reached sooner since */
+            dist[v] = (double)cur * step;  /* settled: its distance, written once */
             if (v == stop) reached = 1;
             int64_t lo = indptr[v], hi = indptr[v + 1];
             if (lo < 0 || hi > m || lo > hi) {
@@ -3129,14 +3132,22 @@ static PyObject *fieldfast_field(PyObject *self, PyObject *args) {
                 int64_t nd = cur + s;
                 if (nd < at[w]) {
                     at[w] = nd;
-                    dist[w] = (double)nd * step;
                     if (lean_push(&pool, nd & mask, w) < 0) goto nomem;
                     pending++;
                 }
             }
         }
         if (reached) {
-            if (pending) limit = (double)cur * step;
+            if (pending) {
+                limit = (double)cur * step;
+                /* A node reached but not settled has an entry still pooled: its distance so
+                 * far goes to dist, where a resumed search (after) finds it. */
+                for (Py_ssize_t b = 0; b < nb; b++)
+                    for (int32_t e = pool.heads[b]; e >= 0; e = pool.next[e]) {
+                        int32_t v = pool.node[e];
+                        dist[v] = (double)at[v] * step;
+                    }
+            }
             break;
         }
     }
