@@ -3297,7 +3297,6 @@ static PyMethodDef methods[] = {
     {"json_rows", json_rows, METH_VARARGS, json_rows_doc},
     {"pred_chain", pred_chain, METH_VARARGS, pred_chain_doc},
     {"field_toward", field_toward, METH_VARARGS, field_toward_doc},
-    {"field_toward_order", field_toward, METH_VARARGS, field_toward_doc}, /* order given */
     {"toward_kappa", toward_kappa, METH_VARARGS, toward_kappa_doc},
     {"claim_reach", claim_reach, METH_VARARGS, claim_reach_doc},
     {"threat_move", threat_move, METH_VARARGS, threat_move_doc},

@@ -19,6 +19,32 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
+#: Every function of engine/_kernel.c this module calls. A module built from an older
+#: engine/_kernel.c (a checkout updated without rebuilding it) lacks some: then none of it
+#: runs (every user runs its twin) and :func:`state` says ``"stale"``, :func:`missing` which.
+ENTRY_POINTS = (
+    "search",
+    "field",
+    "csv_u32",
+    "reach_within",
+    "held_region",
+    "field_spread",
+    "json_rows",
+    "pred_chain",
+    "field_toward",
+    "toward_kappa",
+    "claim_reach",
+    "threat_move",
+    "objraster_coverage",
+    "objraster_composite",
+    "objraster_pixels",
+    "chaserate_descend",
+    "goalfast_flee_scan",
+    "goalfast_flee_picks",
+    "fieldfast_field",
+    "fieldfast_spread",
+)
+
 
 def _load() -> Any:
     try:
@@ -31,38 +57,41 @@ def _load() -> Any:
 #: The compiled module (None: not built).
 _BUILT: Any = _load()
 
+
+def _lacks(built: Any) -> tuple[str, ...]:
+    """The :data:`ENTRY_POINTS` the module ``built`` lacks (none where it is None)."""
+    return () if built is None else tuple(f for f in ENTRY_POINTS if not hasattr(built, f))
+
+
+#: The :data:`ENTRY_POINTS` the built module lacks, found once (see :func:`missing`).
+_MISSING = _lacks(_BUILT)
+
 #: The switch: False runs every user's own fallback instead of the compiled module.
 enabled = not os.environ.get("TACGRID_NO_KERNEL")
 
 
 def available() -> bool:
-    """Whether the compiled kernel runs: built, and switched on (:data:`enabled`)."""
-    return enabled and _BUILT is not None
+    """Whether the compiled kernel runs: built, with every one of :data:`ENTRY_POINTS`, and
+    switched on (:data:`enabled`)."""
+    return enabled and _BUILT is not None and not _MISSING
 
 
-#: :func:`reach_within` in the built module: False for a module built from an older
-#: engine/_kernel.c (a checkout updated without reinstalling), whose users then run their twin.
-_HAS_REACH = _BUILT is not None and hasattr(_BUILT, "reach_within")
-_HAS_HELD = _BUILT is not None and hasattr(_BUILT, "held_region")
-_HAS_TOWARD = _BUILT is not None and all(
-    hasattr(_BUILT, f) for f in ("field_toward", "toward_kappa", "claim_reach")
-)
-_HAS_THREAT = _BUILT is not None and hasattr(_BUILT, "threat_move")
-#: field_toward taking ``order`` (a build before it takes none: its callers ask first).
-_HAS_ORDER = _BUILT is not None and hasattr(_BUILT, "field_toward_order")
-
-
-def reach_available() -> bool:
-    """Whether :func:`reach_within` runs (:func:`available`, and built with it)."""
-    return available() and _HAS_REACH
+def missing() -> tuple[str, ...]:
+    """The :data:`ENTRY_POINTS` the built module lacks: where any, it is stale (built from
+    an older engine/_kernel.c) and does not run until rebuilt."""
+    return _MISSING
 
 
 def state() -> str:
     """The kernel in a word, for ``tacgrid --version``: ``"active"`` (:func:`available`),
-    ``"off"`` (built, switched off by ``TACGRID_NO_KERNEL``) or ``"not built"`` (no C
-    compiler at install: the numpy and scipy twins run, the same answers, slower)."""
+    ``"off"`` (built, switched off by ``TACGRID_NO_KERNEL``), ``"stale"`` (built from an
+    older engine/_kernel.c, without the functions :func:`missing` names: rebuild it) or
+    ``"not built"`` (no C compiler at install); where not active the numpy and scipy twins
+    run, the same answers, slower."""
     if _BUILT is None:
         return "not built"
+    if _MISSING:
+        return "stale"
     return "active" if enabled else "off"
 
 
@@ -213,11 +242,6 @@ def field(
     _BUILT.field(indptr, indices, data, sources, dist, steps, step)
 
 
-def held_available() -> bool:
-    """Whether :func:`held_region` runs (:func:`available`, and built with it)."""
-    return available() and _HAS_HELD
-
-
 def held_region(
     indptr: Any, indices: Any, data: Any, start: int, deadline: Any, denominator: float, cap: int
 ) -> int:
@@ -225,7 +249,7 @@ def held_region(
     ``start`` of a CSR graph (int32 or int64 ``indptr`` and ``indices``, float64 ``data``
     in ticks; node ``k`` on cell ``k % n``, ``n = len(deadline)``), entering a node only
     before its cell's ``deadline`` (float64 turns, ticks / ``denominator``); at most
-    ``cap`` (0: no cap). Only where :func:`held_available`."""
+    ``cap`` (0: no cap). Only where :func:`available`."""
     return int(_BUILT.held_region(indptr, indices, data, start, deadline, denominator, cap))
 
 
@@ -234,7 +258,7 @@ def reach_within(indptr: Any, indices: Any, starts: Any, allowed: Any, out: Any)
     int64 ``indptr`` and ``indices``; node ``k`` on cell ``k % n``, ``n = len(out)``) from the
     nodes ``starts`` (int64), entering only nodes on ``allowed`` cells (bool, one a cell),
     marked in ``out`` (bool, zeroed); returns the nodes reached. Only where
-    :func:`reach_available`."""
+    :func:`available`."""
     return int(_BUILT.reach_within(indptr, indices, starts, allowed, out))
 
 
@@ -245,15 +269,6 @@ def csv_u32(text: str, out: Any) -> int:
     return int(_BUILT.csv_u32(text, out))
 
 
-#: :func:`field_spread` in the built module (see :data:`_HAS_REACH`).
-_HAS_SPREAD = _BUILT is not None and hasattr(_BUILT, "field_spread")
-
-
-def spread_available() -> bool:
-    """Whether :func:`field_spread` runs (:func:`available`, and built with it)."""
-    return available() and _HAS_SPREAD
-
-
 def field_spread(
     indptr: Any, indices: Any, data: Any, sources: Any, dist: Any, width: float
 ) -> int:
@@ -261,16 +276,8 @@ def field_spread(
     sources, ``dist`` filled with inf) by buckets ``width`` ticks wide, where every tick is
     finite and at least ``2 * width`` (:func:`engine.sim.spread.spread_width`): a graph
     whose ticks are no whole multiples of one step (a risk-weighted one) without the heap.
-    Returns the nodes settled. Only where :func:`spread_available`."""
+    Returns the nodes settled. Only where :func:`available`."""
     return int(_BUILT.field_spread(indptr, indices, data, sources, dist, float(width)))
-
-
-_HAS_JSON_ROWS = _BUILT is not None and hasattr(_BUILT, "json_rows")
-
-
-def json_rows_available() -> bool:
-    """Whether :func:`json_rows` runs (:func:`available`, and built with it)."""
-    return available() and _HAS_JSON_ROWS
 
 
 def json_rows(
@@ -280,36 +287,17 @@ def json_rows(
     by template ``kind[i]`` (``kind`` None: template 0), a template ``(parts, refs)``: the
     ASCII ``parts`` with, between them, the values of the columns ``refs`` (a bytes of
     column numbers) names, ints in decimal and float64 as ``float.__repr__`` (``null``
-    where not finite). Only where :func:`json_rows_available`;
+    where not finite). Only where :func:`available`;
     :func:`engine.report.blocktext.rows_plain` is its twin."""
     return str(_BUILT.json_rows(templates, kind, columns, lo, hi))
-
-
-_HAS_PRED_CHAIN = _BUILT is not None and hasattr(_BUILT, "pred_chain")
-
-
-def pred_chain_available() -> bool:
-    """Whether :func:`pred_chain` runs (:func:`available`, and built with it)."""
-    return available() and _HAS_PRED_CHAIN
 
 
 def pred_chain(pred: Any, node: int, out: Any = None) -> int:
     """engine/_kernel.c's ``pred_chain``: the length of the chain of predecessors from
     ``node`` back to the start (``pred``: int32 or int64, -1 at the start); with ``out``
     (int32 or int64, exactly that long) the chain written into it, start first. Only where
-    :func:`pred_chain_available`; :func:`engine.search.frontier.chain_plain` is its twin."""
+    :func:`available`; :func:`engine.search.frontier.chain_plain` is its twin."""
     return int(_BUILT.pred_chain(pred, node, out))
-
-
-def toward_available() -> bool:
-    """Whether :func:`field_toward` runs (:func:`available`, and built with it)."""
-    return available() and _HAS_TOWARD
-
-
-def toward_order_available() -> bool:
-    """Whether :func:`field_toward` takes ``order`` (:func:`toward_available`, and built with
-    it)."""
-    return toward_available() and _HAS_ORDER
 
 
 def field_toward(
@@ -336,13 +324,25 @@ def field_toward(
     ``(cell % width, cell // width)``, node ``k`` on cell ``k % n_cells``; ``guide``
     (float64 ticks a node to a landmark, or None) with ``start`` ``goff`` steps from it
     bounds that estimate by ``goff - guide`` steps too; ``order`` (int32, one a node, or
-    None) gets the nodes settled, in turn (the only nodes of ``dist`` written; only where
-    :func:`toward_order_available`). Returns the nodes settled. Only where
-    :func:`toward_available`."""
-    args = (*rev, span, *forward, sources, start, width, n_cells, kappa, step, dist, guide, goff)
-    if order is None:
-        return int(_BUILT.field_toward(*args))
-    return int(_BUILT.field_toward_order(*args, order))
+    None) gets the nodes settled, in turn (the only nodes of ``dist`` written). Returns the
+    nodes settled. Only where :func:`available`."""
+    return int(
+        _BUILT.field_toward(
+            *rev,
+            span,
+            *forward,
+            sources,
+            start,
+            width,
+            n_cells,
+            kappa,
+            step,
+            dist,
+            guide,
+            goff,
+            order,
+        )
+    )
 
 
 def toward_kappa(
@@ -352,7 +352,7 @@ def toward_kappa(
     ``indptr``, int32 ``indices``, int32 ``steps``; node ``k`` on cell ``k % n_cells``), the
     most whole steps no edge falls below per cell of Chebyshev distance between its cells
     (-1 where no edge leaves its cell) and the most steps of an edge. Only where
-    :func:`toward_available`."""
+    :func:`available`."""
     kappa, span = _BUILT.toward_kappa(indptr, indices, steps, width, n_cells)
     return int(kappa), int(span)
 
@@ -380,7 +380,7 @@ def claim_reach(
     later than that least. A* toward the box of ``cells`` as :func:`field_toward`; ``guide``
     (float64 ticks a node to a landmark, or None), every node of ``cells`` at most ``goff``
     steps from it, bounds the estimate by ``guide - goff`` steps too. Only where
-    :func:`toward_available`."""
+    :func:`available`."""
     return int(
         _BUILT.claim_reach(
             *graph,
@@ -400,11 +400,6 @@ def claim_reach(
     )
 
 
-def threat_available() -> bool:
-    """Whether :func:`threat_move` runs (:func:`available`, and built with it)."""
-    return available() and _HAS_THREAT
-
-
 def threat_move(
     graph: tuple[Any, Any, Any],
     rev: tuple[Any, Any, Any],
@@ -420,19 +415,8 @@ def threat_move(
     int32 ``steps``), kept in ``kept`` (int64 node steps, int32 owners, float64 cell turns:
     a cell's least node steps times ``step`` over ``den``) as ``slot`` moves from
     ``old_node`` to ``sources[slot]`` (slot -1: all made from unreached arrays). Returns
-    the nodes touched. Only where :func:`threat_available`."""
+    the nodes touched. Only where :func:`available`."""
     return int(_BUILT.threat_move(*graph, *rev, sources, *kept, step, den, slot, old_node))
-
-
-_HAS_OBJRASTER = _BUILT is not None and all(
-    hasattr(_BUILT, f) for f in ("objraster_coverage", "objraster_composite", "objraster_pixels")
-)
-
-
-def objraster_available() -> bool:
-    """Whether :func:`objraster_coverage`, :func:`objraster_composite` and
-    :func:`objraster_pixels` run (:func:`available`, and built with them)."""
-    return available() and _HAS_OBJRASTER
 
 
 def objraster_coverage(
@@ -455,7 +439,7 @@ def objraster_coverage(
     ``edge`` of the border (for a stroke: of ``half``, and farther than ``inner``) sampled
     ``ss`` x ``ss`` times, distances measured as far as ``reach``, a segment tried on a
     pixel's samples where within ``near`` of its centre. Returns the pixels sampled. Only
-    where :func:`objraster_available`; ``engine.viewer.objraster.coverage_numpy`` is its
+    where :func:`available`; ``engine.viewer.objraster.coverage_numpy`` is its
     twin."""
     return int(
         _BUILT.objraster_coverage(
@@ -475,7 +459,7 @@ def objraster_composite(
     """engine/_kernel.c's ``objraster_composite``: the straight colour ``src`` (0..1) at
     alpha ``cov * k * opacity`` over the premultiplied ``canvas`` (float64, C order, rows x
     columns x 4) where ``cov`` (float64, C order), placed at column, row ``at``, is not 0.
-    Returns those pixels. Only where :func:`objraster_available`;
+    Returns those pixels. Only where :func:`available`;
     ``engine.viewer.objraster.composite_numpy`` is its twin."""
     return int(
         _BUILT.objraster_composite(
@@ -490,17 +474,8 @@ def objraster_pixels(canvas: Any, out: Any, pitch: int, shifts: tuple[int, int, 
     ``out`` (a writable buffer of ``pitch`` bytes a row: a 32-bit surface's pixels), its
     pixels written there, each channel 255 times the canvas rounded half to even and
     clamped, shifted left by ``shifts`` (red, green, blue, alpha). Only where
-    :func:`objraster_available`; ``engine.viewer.objraster.layer_numpy`` is its twin."""
+    :func:`available`; ``engine.viewer.objraster.layer_numpy`` is its twin."""
     return bool(_BUILT.objraster_pixels(canvas, canvas.shape[1], out, pitch, *shifts))
-
-
-#: :func:`chaserate_descend` in the built module (see :data:`_HAS_REACH`).
-_HAS_CHASERATE_DESCEND = _BUILT is not None and hasattr(_BUILT, "chaserate_descend")
-
-
-def chaserate_descend_available() -> bool:
-    """Whether :func:`chaserate_descend` runs (:func:`available`, and built with it)."""
-    return available() and _HAS_CHASERATE_DESCEND
 
 
 def chaserate_descend(
@@ -510,21 +485,9 @@ def chaserate_descend(
     one a node) of a CSR graph (``indptr`` int64, ``indices`` int32, ``data`` float64) from
     ``node``, each ``(next node, ticks)`` as ``engine.sim.fields.Field.step`` takes it, or
     None where there is none (the last); on from each next node while its distance is
-    above 0, at most ``most``. Only where :func:`chaserate_descend_available`;
+    above 0, at most ``most``. Only where :func:`available`;
     ``Field.step``'s own loop is its twin."""
     return list(_BUILT.chaserate_descend(indptr, indices, data, dist, node, most))
-
-
-#: The goalfast lane's flee scans in the built module (see :data:`_HAS_REACH`).
-_HAS_GOALFAST_FLEE = _BUILT is not None and all(
-    hasattr(_BUILT, f) for f in ("goalfast_flee_scan", "goalfast_flee_picks")
-)
-
-
-def goalfast_flee_available() -> bool:
-    """Whether :func:`goalfast_flee_scan` and :func:`goalfast_flee_picks` run
-    (:func:`available`, and built with them)."""
-    return available() and _HAS_GOALFAST_FLEE
 
 
 def goalfast_flee_scan(
@@ -535,7 +498,7 @@ def goalfast_flee_scan(
     many cells it reaches this turn, how many of them it wrote into ``safe`` (int64, one a
     cell: those no pursuer reaches in its next move), the one of this turn farthest from
     the pursuers (-1: none), and the refuge beyond this turn with its cost (``cross_cost``
-    on the cell ``cross``; -1: none). Only where :func:`goalfast_flee_available`;
+    on the cell ``cross``; -1: none). Only where :func:`available`;
     ``engine.sim.flee.flee_scan_plain`` is its twin."""
     near, count, farthest, beyond, cost = _BUILT.goalfast_flee_scan(
         mine, threat, taken, cross, cross_cost, safe
@@ -549,21 +512,9 @@ def goalfast_flee_picks(
     """engine/_kernel.c's ``goalfast_flee_picks``: the farthest cell of ``safe`` (int64) in
     each direction (``sector``, int64 from 0 to ``sectors - 1``), at most ``limit`` of them
     written into ``picks`` (int64), the farthest from the pursuers first; how many. Only
-    where :func:`goalfast_flee_available`; ``engine.sim.flee.sector_picks_plain`` is its
+    where :func:`available`; ``engine.sim.flee.sector_picks_plain`` is its
     twin."""
     return int(_BUILT.goalfast_flee_picks(safe, sector, mine, threat, sectors, limit, picks))
-
-
-#: The fieldfast lane's grown fields in the built module (see :data:`_HAS_REACH`).
-_HAS_FIELDFAST = _BUILT is not None and all(
-    hasattr(_BUILT, f) for f in ("fieldfast_field", "fieldfast_spread")
-)
-
-
-def fieldfast_available() -> bool:
-    """Whether :func:`fieldfast_field` and :func:`fieldfast_spread` run (:func:`available`,
-    and built with them)."""
-    return available() and _HAS_FIELDFAST
 
 
 def fieldfast_field(
@@ -582,7 +533,7 @@ def fieldfast_field(
     without a pass over the edges to find that first, into ``dist``, settled up to the
     bucket of node ``stop`` (-1: all), going on from ``after`` (-1.0: a fresh field,
     ``dist`` filled with inf); the greatest distance settled, inf where the field is whole.
-    Only where :func:`fieldfast_available`; :func:`field` is its twin."""
+    Only where :func:`available`; :func:`field` is its twin."""
     return float(
         _BUILT.fieldfast_field(indptr, indices, steps, span, sources, dist, step, stop, after)
     )
@@ -602,7 +553,7 @@ def fieldfast_spread(
     """engine/_kernel.c's ``fieldfast_spread``: :func:`field_spread`'s distances where no
     edge takes more than ``most`` ticks (ValueError at one that does), without a pass over
     the edges first, grown as :func:`fieldfast_field`'s. Only where
-    :func:`fieldfast_available`; :func:`field_spread` is its twin."""
+    :func:`available`; :func:`field_spread` is its twin."""
     return float(
         _BUILT.fieldfast_spread(indptr, indices, data, most, sources, dist, width, stop, after)
     )

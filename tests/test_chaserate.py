@@ -19,9 +19,7 @@ from engine.sim import descend
 from engine.sim.fields import INF, Field, _kernel_csr
 
 ROOT = Path(__file__).resolve().parents[1]
-needs_descend = pytest.mark.skipif(
-    not kernel.chaserate_descend_available(), reason="kernel not built with chaserate_descend"
-)
+needs_descend = pytest.mark.skipif(not kernel.available(), reason=f"kernel {kernel.state()}")
 
 
 def _whole_graph(rng: np.random.Generator, most: int) -> csr_array:

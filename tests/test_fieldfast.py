@@ -31,9 +31,7 @@ from engine.sim.fields import INF, Field
 from engine.sim.kernelcsr import _kernel_csr
 
 ROOT = Path(__file__).resolve().parents[1]
-needs_grow = pytest.mark.skipif(
-    not kernel.fieldfast_available(), reason="kernel not built with fieldfast_*"
-)
+needs_grow = pytest.mark.skipif(not kernel.available(), reason=f"kernel {kernel.state()}")
 
 
 def _graph(rng: np.random.Generator, kind: str) -> csr_array:

@@ -31,9 +31,7 @@ from engine.sim.kernelcsr import _kernel_csr
 from engine.sim.threat import ThreatMaps
 
 ROOT = Path(__file__).resolve().parents[1]
-needs_flee = pytest.mark.skipif(
-    not kernel.goalfast_flee_available(), reason="kernel not built with goalfast_flee_*"
-)
+needs_flee = pytest.mark.skipif(not kernel.available(), reason=f"kernel {kernel.state()}")
 
 
 def _turns(rng: np.random.Generator, n: int, scale: float) -> np.ndarray:
@@ -130,10 +128,7 @@ def test_the_kernel_refuses_arrays_that_disagree() -> None:
 
 # --------------------------------------------------------------------------- fields
 
-needs_lean = pytest.mark.skipif(
-    not kernel.fieldfast_available(),
-    reason="kernel not built with fieldfast_field/fieldfast_spread",
-)
+needs_lean = pytest.mark.skipif(not kernel.available(), reason=f"kernel {kernel.state()}")
 
 
 def _graph(rng: np.random.Generator, kind: str) -> csr_array:

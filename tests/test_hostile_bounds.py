@@ -1094,8 +1094,8 @@ def test_a_field_toward_a_node_walks_as_the_whole_field(tmp_path: Path) -> None:
     from engine.sim import FieldCache, Simulation
     from engine.sim.toward import field_toward, toward_bound
 
-    if not kernel.toward_available():
-        pytest.skip("kernel not built")
+    if not kernel.available():
+        pytest.skip(f"kernel {kernel.state()}")
     sc = load_scenario(str(_many_tokens(tmp_path, n=60)))
     sim = Simulation(sc, 1, fields=FieldCache(sc))
     rnd = random.Random(7)
@@ -1149,8 +1149,8 @@ def test_many_tokens_play_the_same_with_fields_toward_a_node(tmp_path: Path, mon
     from engine.sim import FieldCache, Simulation
     from engine.sim.fields import Profile
 
-    if not kernel.toward_available():
-        pytest.skip("kernel not built")
+    if not kernel.available():
+        pytest.skip(f"kernel {kernel.state()}")
     sc = load_scenario(str(_many_tokens(tmp_path)))
     made = []
     toward = kernel.field_toward
@@ -1183,8 +1183,8 @@ def test_a_kept_threat_map_is_the_least_of_each_tokens_turns(tmp_path: Path) -> 
     from engine.sim import FieldCache, Simulation
     from engine.sim.threat import ThreatMap, least_plain
 
-    if not kernel.threat_available():
-        pytest.skip("kernel not built")
+    if not kernel.available():
+        pytest.skip(f"kernel {kernel.state()}")
     sc = load_scenario(str(_many_tokens(tmp_path, n=50)))
     sim = Simulation(sc, 1, fields=FieldCache(sc))
     rnd = random.Random(3)
@@ -1225,8 +1225,8 @@ def test_turns_to_and_claim_turns_are_the_plain_turns(tmp_path: Path) -> None:
     from engine.sim import FieldCache, Simulation
     from engine.sim.threat import claim_turns, claim_turns_on, turns_to
 
-    if not kernel.toward_available():
-        pytest.skip("kernel not built")
+    if not kernel.available():
+        pytest.skip(f"kernel {kernel.state()}")
     sc = load_scenario(str(_many_tokens(tmp_path, n=50)))
     fields = FieldCache(sc)
     sim = Simulation(sc, 1, fields=fields)
@@ -1268,8 +1268,8 @@ def test_many_tokens_play_the_same_with_kept_threat_maps(tmp_path: Path, monkeyp
     from engine.sim import FieldCache, Simulation
     from engine.sim.fields import Profile
 
-    if not (kernel.threat_available() and kernel.toward_available()):
-        pytest.skip("kernel not built")
+    if not kernel.available():
+        pytest.skip(f"kernel {kernel.state()}")
     made = []
     move = kernel.threat_move
     monkeypatch.setattr(kernel, "threat_move", lambda *a: made.append(1) or move(*a))
@@ -1308,8 +1308,8 @@ def test_a_walk_toward_reads_the_fields_toward_and_leaves_its_array_clean(tmp_pa
     from engine.sim import FieldCache, Simulation
     from engine.sim.toward import field_toward, walk_toward
 
-    if not kernel.toward_available():
-        pytest.skip("kernel not built")
+    if not kernel.available():
+        pytest.skip(f"kernel {kernel.state()}")
     sc = load_scenario(str(_many_tokens(tmp_path, n=50)))
     sim = Simulation(sc, 1, fields=FieldCache(sc))
     rnd = random.Random(11)
@@ -1347,11 +1347,13 @@ def test_a_walk_toward_reads_the_fields_toward_and_leaves_its_array_clean(tmp_pa
         again = pickle.loads(pickle.dumps(scratch))
     assert len(pickle.dumps(scratch)) < 200 and len(again.dist) == size
     assert np.isinf(again.dist).all() and not again.busy
-    # a kernel built before field_toward took ``order``: field_toward's own field
+    # a stale kernel (built from an older engine/_kernel.c, here one without field_toward):
+    # no array kept, field_toward's own field
     fresh = sim.profile_now("p2")
     fresh.TOWARD_NODES = 0
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(kernel, "_HAS_ORDER", False)
+        mp.setattr(kernel, "_MISSING", ("field_toward",))
+        assert not kernel.available()
         for prof in {fresh, *(sim.profile_now(t) for t in ("q", "p0", "p1"))}:
             prof._kernel_arrays.pop("toward scratch", None)
             with walk_toward(prof, cells, node) as got:

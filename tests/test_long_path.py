@@ -113,7 +113,7 @@ def test_streamed_items_are_written_as_the_encoder_writes_them() -> None:
         "".join(json_chunks({"rows": Streamed([object()])}))
 
 
-needs_json_rows = pytest.mark.skipif(not kernel.json_rows_available(), reason="kernel not built")
+needs_json_rows = pytest.mark.skipif(not kernel.available(), reason=f"kernel {kernel.state()}")
 
 
 def _random_rows(rng: np.random.Generator) -> tuple[tuple[Any, ...], Any, tuple[Any, ...]]:
@@ -240,9 +240,9 @@ def test_tables_are_written_in_blocks_as_the_encoder_writes_them(
     """Cells, steps and plan written by their block writers (blocks of 7 rows: runs
     cut at every block's edge and around every step written as a record), at two
     depths, through the kernel or its twin: the plain encoder's text of the records."""
-    if compiled and not kernel.json_rows_available():
-        pytest.skip("kernel not built")
-    monkeypatch.setattr(kernel, "_HAS_JSON_ROWS", compiled and kernel._HAS_JSON_ROWS)
+    if compiled and not kernel.available():
+        pytest.skip(f"kernel {kernel.state()}")
+    monkeypatch.setattr(kernel, "enabled", compiled)
     monkeypatch.setattr(blocktext, "BLOCK_ROWS", 7)
     rng = np.random.default_rng(7)
     for n in (0, 1, 2, 6, 7, 8, 50, 200):

@@ -37,9 +37,7 @@ from engine.viewer.objraster import (
 )
 from engine.viewer.render import load_for_render, render_map
 
-needs_kernel = pytest.mark.skipif(
-    not kernel.objraster_available(), reason="kernel not built with objraster"
-)
+needs_kernel = pytest.mark.skipif(not kernel.available(), reason=f"kernel {kernel.state()}")
 
 #: The scales a render draws objects at (``render --scale``), both sides of 1.
 SCALES = (1.0, 1.5, 2.0, 3.0, 0.75, 0.5, 0.25, 0.125, 0.0625)
@@ -241,7 +239,7 @@ def test_draw_paints_with_the_kernel_off_draws_the_same(monkeypatch: pytest.Monk
         cases.append((paints, rng.choice([1.0, 0.8]), SS if trial % 2 else SS_SMALL))
     on = [_drawn(*case) for case in cases]
     monkeypatch.setattr(kernel, "enabled", False)
-    assert not kernel.objraster_available()
+    assert not kernel.available()
     assert on == [_drawn(*case) for case in cases]
 
 
@@ -273,8 +271,8 @@ def test_a_whole_render_is_the_same_with_the_kernel_off(
 
 
 def test_a_kernel_without_the_functions_runs_the_twins(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kernel, "_HAS_OBJRASTER", False)
-    assert not kernel.objraster_available()
+    monkeypatch.setattr(kernel, "_MISSING", ("objraster_pixels",))
+    assert not kernel.available()
 
     def refuse(*args: object) -> int:
         raise AssertionError("the kernel ran")

@@ -15,7 +15,7 @@ import pytest
 from engine import kernel
 from engine.policies import region
 
-needs_kernel = pytest.mark.skipif(not kernel.reach_available(), reason="kernel not built")
+needs_kernel = pytest.mark.skipif(not kernel.available(), reason=f"kernel {kernel.state()}")
 
 
 def _graph(rng: np.random.Generator, n: int, states: int, dtype: type) -> tuple:
@@ -83,8 +83,8 @@ def test_the_kernel_refuses_what_disagrees() -> None:
 
 
 def test_without_the_kernels_function_the_twin_runs(monkeypatch) -> None:
-    monkeypatch.setattr(kernel, "_HAS_REACH", False)
-    assert not kernel.reach_available()
+    monkeypatch.setattr(kernel, "_MISSING", ("reach_within",))
+    assert not kernel.available()
     indptr = np.array([0, 1, 2, 2], dtype=np.int64)
     indices = np.array([1, 2], dtype=np.int64)
     got = region.reached_safely(indptr, indices, 3, 0, np.array([True, True, False]))
@@ -93,8 +93,6 @@ def test_without_the_kernels_function_the_twin_runs(monkeypatch) -> None:
 
 @needs_kernel
 def test_held_region_in_the_kernel_counts_as_its_twin() -> None:
-    if not kernel.held_available():
-        pytest.skip("kernel built without held_region")
     rng = np.random.default_rng(17)
     for trial in range(400):
         n, states = int(rng.integers(1, 60)), int(rng.integers(1, 4))
@@ -115,8 +113,6 @@ def test_held_region_in_the_kernel_counts_as_its_twin() -> None:
 
 @needs_kernel
 def test_held_region_refuses_what_disagrees() -> None:
-    if not kernel.held_available():
-        pytest.skip("kernel built without held_region")
     indptr = np.array([0, 1, 1], dtype=np.int64)
     data = np.ones(1)
     late = np.full(2, 9.0)

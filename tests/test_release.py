@@ -60,37 +60,56 @@ def test_version_prints_the_package_version_and_the_kernel(
 def test_version_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--version", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
+    missing = {"missing": list(kernel.missing())} if kernel.missing() else {}
     assert doc == {
         "version": importlib.metadata.version("tacgrid"),
         "python": ".".join(str(p) for p in sys.version_info[:3]),
         "kernel": kernel.state(),
+        **missing,
     }
 
 
+LAST = kernel.ENTRY_POINTS[-1]
+SOURCE = "engine/_kernel.c"
+
+
 @pytest.mark.parametrize(
-    ("built", "enabled", "word", "says"),
+    ("built", "missing", "enabled", "word", "says"),
     [
-        (True, True, "active", "compiled kernel active"),
-        (True, False, "off", "TACGRID_NO_KERNEL is set"),
-        (False, True, "not built", "not built (no C compiler at install)"),
+        (True, (), True, "active", "compiled kernel active"),
+        (True, (), False, "off", "TACGRID_NO_KERNEL is set"),
+        (
+            True,
+            ("field", LAST),
+            True,
+            "stale",
+            f"kernel stale (built from an older {SOURCE}, without field, {LAST})",
+        ),
+        (True, (LAST,), False, "stale", f"without {LAST}): "),
+        (False, (), True, "not built", "not built (no C compiler at install)"),
     ],
 )
 def test_version_says_the_kernels_state(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     built: bool,
+    missing: tuple[str, ...],
     enabled: bool,
     word: str,
     says: str,
 ) -> None:
     monkeypatch.setattr(kernel, "_BUILT", object() if built else None)
+    monkeypatch.setattr(kernel, "_MISSING", missing)
     monkeypatch.setattr(kernel, "enabled", enabled)
     assert kernel.state() == word
+    assert kernel.missing() == missing
     assert kernel.available() == (word == "active")
     assert main(["--version"]) == 0
     assert says in capsys.readouterr().out
     assert main(["--version", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["kernel"] == word
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["kernel"] == word
+    assert doc.get("missing", []) == list(missing)
 
 
 def test_version_takes_only_json(capsys: pytest.CaptureFixture[str]) -> None:

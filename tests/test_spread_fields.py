@@ -17,7 +17,7 @@ from engine import kernel
 from engine.sim import spread
 from engine.sim.fields import _kernel_csr
 
-needs_spread = pytest.mark.skipif(not kernel.spread_available(), reason="kernel not built")
+needs_spread = pytest.mark.skipif(not kernel.available(), reason=f"kernel {kernel.state()}")
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -16,9 +16,7 @@ from scipy.sparse.csgraph import dijkstra
 from engine import kernel
 from engine.sim.fields import _kernel_csr
 
-needs_toward = pytest.mark.skipif(
-    not (kernel.toward_available() and kernel.threat_available()), reason="kernel not built"
-)
+needs_toward = pytest.mark.skipif(not kernel.available(), reason=f"kernel {kernel.state()}")
 
 #: Each kind's steps of an edge: an open map's (one or two), up to thousands (keys far past
 #: the ring), a few tens, and steps about the ring's size (engine/_kernel.c ``KQ_RING``)

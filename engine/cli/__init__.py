@@ -88,6 +88,8 @@ KERNEL_WORDS = {
     "off": "compiled kernel off (TACGRID_NO_KERNEL is set): the numpy and scipy loops run",
     "not built": "compiled kernel not built (no C compiler at install): the numpy and scipy "
     "loops run, the same answers, slower on big maps and batches",
+    "stale": "compiled kernel stale (built from an older engine/_kernel.c, without {missing}): "
+    "the numpy and scipy loops run until it is rebuilt (pip install -e .)",
 }
 
 
@@ -102,13 +104,20 @@ def _version(argv: list[str]) -> int:
         raise ArgumentError(
             f"tacgrid --version: takes only --json, not {rest[0][:80]}; give a command alone"
         )
-    doc = {"version": version(), "python": platform.python_version(), "kernel": kernel.state()}
+    doc: dict[str, Any] = {
+        "version": version(),
+        "python": platform.python_version(),
+        "kernel": kernel.state(),
+    }
+    if kernel.missing():
+        doc["missing"] = list(kernel.missing())
     if "--json" in argv:
         from engine.cli.common import _print_json
 
         _print_json(doc)
     else:
-        say(f"tacgrid {doc['version']} (Python {doc['python']}; {KERNEL_WORDS[doc['kernel']]})")
+        words = KERNEL_WORDS[doc["kernel"]].format(missing=", ".join(kernel.missing()))
+        say(f"tacgrid {doc['version']} (Python {doc['python']}; {words})")
     return 0
 
 

@@ -77,7 +77,7 @@ def reached_safely(
     them a safe one."""
     states = (len(indptr) - 1) // n
     starts = np.arange(states, dtype=np.int64) * n + start
-    if kernel.reach_available():
+    if kernel.available():
         out = np.zeros(n, dtype=bool)
         kernel.reach_within(
             np.ascontiguousarray(indptr),
@@ -141,7 +141,7 @@ def held_region(
     ``held_region``); :func:`held_region_plain` is its twin, the same count
     (tests/test_reach_within.py)."""
     if (
-        kernel.held_available()
+        kernel.available()
         and isinstance(indptr, np.ndarray)
         and isinstance(indices, np.ndarray)
         and isinstance(deadline, np.ndarray)

@@ -48,7 +48,7 @@ def rows_text(
     written by template ``kind[i]`` (``kind`` None: the first template): each part of
     the template, then the value of the column its ref names (ints in decimal, floats as
     ``float.__repr__``, null where not finite)."""
-    if kernel.json_rows_available():
+    if kernel.available():
         return kernel.json_rows(templates, kind, columns, lo, hi)
     return rows_plain(templates, kind, columns, lo, hi)
 

@@ -162,7 +162,7 @@ def chain_nodes(graph: MovementGraph, pred: np.ndarray, node: int) -> np.ndarray
     small = tab.pn * graph.n_states < 2**31 and n * graph.n_states < 2**31
     kind: Any = np.int32 if small else np.int64
     layer: np.ndarray
-    if kernel.pred_chain_available():
+    if kernel.available():
         layer = np.empty(kernel.pred_chain(pred, cur), dtype=kind)
         kernel.pred_chain(pred, cur, layer)
     else:

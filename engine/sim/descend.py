@@ -32,7 +32,7 @@ def steps_down(prof: Any, dist: np.ndarray, node: int) -> list[tuple[int, float]
     is above 0, at most :data:`MOST`. None where the kernel does not serve."""
     if not (
         ON
-        and kernel.chaserate_descend_available()
+        and kernel.available()
         and isinstance(dist, np.ndarray)
         and dist.dtype == np.float64
         and dist.flags.c_contiguous

@@ -125,7 +125,7 @@ def _deadlines(n: int, threat: np.ndarray, after: float) -> Any:
     :data:`LIST_CELLS` cells where the search runs in Python (no kernel), whose reads of a
     list are several times quicker."""
     late = threat - (1.0 + after)
-    return late.tolist() if n <= LIST_CELLS and not kernel.held_available() else late
+    return late.tolist() if n <= LIST_CELLS and not kernel.available() else late
 
 
 def cell_centres(grid: Grid) -> np.ndarray:
@@ -223,7 +223,7 @@ def flee_scan(
     and the ``crossing`` under way as :func:`flee_choice` has them: one pass in the kernel
     where it is built and :data:`ON` (the same double comparisons and differences as
     numpy's, tests/test_goalfast.py), else :func:`flee_scan_plain`."""
-    if not (ON and kernel.goalfast_flee_available() and _doubles(mine) and _doubles(threat)):
+    if not (ON and kernel.available() and _doubles(mine) and _doubles(threat)):
         return flee_scan_plain(grid, mine, threat, taken, crossing)
     cross, cross_cost = -1, 0.0
     if crossing is not None:
@@ -274,7 +274,7 @@ def sector_picks(
     :data:`FLEE_CANDIDATES` of most ``threat`` (then least ``mine``, lowest index), in that
     order. In the kernel where it is built and :data:`ON`, else
     :func:`sector_picks_plain`."""
-    if not (ON and kernel.goalfast_flee_available() and _doubles(mine) and _doubles(threat)):
+    if not (ON and kernel.available() and _doubles(mine) and _doubles(threat)):
         return sector_picks_plain(safe, sector, mine, threat)
     out = np.empty(FLEE_CANDIDATES, dtype=np.int64)
     count = kernel.goalfast_flee_picks(

@@ -138,8 +138,8 @@ class Scaled:
 def grow_of(arrays: tuple[Any, ...], bound: float, sources: list[int]) -> Grow | None:
     """A :class:`Grow` of the field from ``sources`` over ``arrays`` (a profile's
     ``_kernel_of``, with their :func:`~engine.sim.spread.edge_bound` ``bound``), nothing
-    searched yet; None where :data:`ON` is off, the kernel is not built with the grown
-    fields, or the arrays take the heap (no buckets)."""
-    if not (ON and kernel.fieldfast_available()) or (arrays[3] is None and not arrays[4] > 0.0):
+    searched yet; None where :data:`ON` is off, the kernel does not run
+    (:func:`engine.kernel.available`), or the arrays take the heap (no buckets)."""
+    if not (ON and kernel.available()) or (arrays[3] is None and not arrays[4] > 0.0):
         return None
     return Grow(arrays, bound, np.asarray(sources, np.int64))

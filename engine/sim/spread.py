@@ -53,7 +53,7 @@ def whole_field(
     ``step``) from ``sources`` (int64) into ``dist`` (float64, filled with inf): by the lean
     buckets where ``bound`` (:func:`edge_bound`) is given and :data:`LEAN`. Only where
     :func:`engine.kernel.available`."""
-    if LEAN and bound is not None and kernel.fieldfast_available():
+    if LEAN and bound is not None and kernel.available():
         kernel.fieldfast_field(indptr, indices, steps, int(bound), sources, dist, step, -1, -1.0)
     else:
         kernel.field(indptr, indices, data, sources, dist, steps, step)
@@ -106,9 +106,9 @@ def spread_field(
     ``data`` float64), ``width`` being :func:`spread_width`'s: by buckets where the kernel
     has them and ``width`` > 0 (the lean ones where ``most``, :func:`edge_bound`, is given
     and :data:`LEAN`), else :func:`plain_field`; the same distances either way."""
-    if width > 0.0 and LEAN and most is not None and kernel.fieldfast_available():
+    if width > 0.0 and LEAN and most is not None and kernel.available():
         kernel.fieldfast_spread(indptr, indices, data, most, sources, dist, width, -1, -1.0)
-    elif width > 0.0 and kernel.spread_available():
+    elif width > 0.0 and kernel.available():
         kernel.field_spread(indptr, indices, data, sources, dist, width)
     else:
         plain_field(indptr, indices, data, sources, dist)

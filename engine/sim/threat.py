@@ -24,7 +24,7 @@ def kept_map_fits(prof: Profile, nodes: int) -> bool:
     g = prof.graph
     return (
         g.n * g.n_states > nodes
-        and kernel.threat_available()
+        and kernel.available()
         and prof._kernel_of("csr")[3] is not None
         and prof._kernel_of("rev")[3] is not None
     )
@@ -237,7 +237,7 @@ def claim_turns(
 
 def _claim_bounded(prof: Profile, src: Cell, nodes: int) -> bool:
     """Whether :func:`claim_turns` from ``src`` settles only until its least is proven."""
-    return _kept_turns(prof, src) is None and _whole(prof, nodes) and kernel.toward_available()
+    return _kept_turns(prof, src) is None and _whole(prof, nodes) and kernel.available()
 
 
 def claim_turns_on(

@@ -85,7 +85,7 @@ def _walk_searched(
     size = g.n * g.n_states
     kept = prof._kernel_arrays
     held = kept.get("toward scratch")
-    if held is None and size > prof.TOWARD_NODES and kernel.toward_order_available():
+    if held is None and size > prof.TOWARD_NODES and kernel.available():
         # (a smaller graph's field is whole, and kept)
         held = kept["toward scratch"] = (_Scratch(size),)
     if held is None or held[0].busy or len(held[0].dist) != size:
@@ -118,7 +118,7 @@ def _search(
     many nodes the search settled into them (0: the whole field, not in ``scratch``)."""
     g = prof.graph
     size = g.n * g.n_states
-    if size <= prof.TOWARD_NODES or not kernel.toward_available() or kept_to(prof, cells, risk):
+    if size <= prof.TOWARD_NODES or not kernel.available() or kept_to(prof, cells, risk):
         return prof.field_to(cells, risk=risk), 0
     which = "rev_risk" if risk and prof.rev_risk is not prof.rev else "rev"
     indptr, indices, _, steps, step = prof._kernel_of(which)

@@ -346,7 +346,7 @@ def _coverage(
     x0, y0, w, h = box
     if not 1 <= ss <= 8:
         raise ValueError(f"coverage: {ss} samples a side; at most 8")
-    if w < 1 or h < 1 or not kernel.objraster_available():
+    if w < 1 or h < 1 or not kernel.available():
         return coverage_numpy(paint, x0, y0, w, h, ss)
     if segs.size and not np.abs(segs).max() <= COMPILED_REACH:  # NaN fails too
         return coverage_numpy(paint, x0, y0, w, h, ss)
@@ -391,7 +391,7 @@ def composite(
     opacity: float,
 ) -> None:
     """:func:`composite_numpy`, by the compiled kernel where it is available."""
-    if not kernel.objraster_available():
+    if not kernel.available():
         composite_numpy(canvas, cov, at, colour, opacity)
         return
     src = np.array(colour[:3], dtype=np.float64) / 255.0
@@ -417,7 +417,7 @@ def layer_numpy(canvas: np.ndarray) -> pygame.Surface | None:
 def _layer(canvas: np.ndarray) -> pygame.Surface | None:
     """:func:`layer_numpy`, by the compiled kernel where it is available (written straight
     into the surface's pixels)."""
-    if not kernel.objraster_available():
+    if not kernel.available():
         return layer_numpy(canvas)
     layer = pygame.Surface((canvas.shape[1], canvas.shape[0]), pygame.SRCALPHA, 32)
     shifts = layer.get_shifts()
