@@ -1022,7 +1022,7 @@ done:
     return result;
 }
 
-/* ---- json_rows: a table's rows as JSON text in one block (the longpath lane) ----
+/* ---- json_rows: a table's rows as JSON text in one block ----
  *
  * A long path's --json document is millions of records of the same few shapes. Each shape
  * is a template: literal pieces of text between the values of some columns (the record's
@@ -2601,7 +2601,7 @@ done:
 #pragma GCC pop_options
 #endif
 
-/* ---- chaserate: the steps down a field (the chaserate lane) ----
+/* ---- descend: the steps down a field, a walk at a time ----
  *
  * engine.sim.fields.Field.step, node after node: the out-edge whose ticks plus its head's
  * distance are least (ties to the first edge), taken where that total is finite and no
@@ -2610,15 +2610,15 @@ done:
  * comparisons as Field.step's Python floats, so the same steps; tests/test_chaserate.py
  * holds them equal. */
 
-PyDoc_STRVAR(chaserate_descend_doc,
-             "chaserate_descend(indptr, indices, data, dist, node, most) -> list\n\n"
+PyDoc_STRVAR(descend_doc,
+             "descend(indptr, indices, data, dist, node, most) -> list\n\n"
              "The steps down a field from node, as engine.sim.fields.Field.step takes them, "
              "one after the other: indptr int64, indices int32, data float64 (a CSR graph), "
              "dist float64 (the field, one a node). Each entry is (next node, ticks), or None "
              "where the node has no step down (the list ends there); the walk goes on from "
              "each next node while its distance is above 0, at most most entries.");
 
-static PyObject *chaserate_descend(PyObject *self, PyObject *args) {
+static PyObject *descend(PyObject *self, PyObject *args) {
     PyObject *o_indptr, *o_indices, *o_data, *o_dist;
     Py_ssize_t node, most;
     if (!PyArg_ParseTuple(args, "OOOOnn", &o_indptr, &o_indices, &o_data, &o_dist, &node, &most))
@@ -2633,7 +2633,7 @@ static PyObject *chaserate_descend(PyObject *self, PyObject *args) {
         goto done;
     for (int i = 0; i < 4; i++) {
         if (!bufs[i].held) {
-            PyErr_SetString(PyExc_TypeError, "chaserate_descend: no argument may be None");
+            PyErr_SetString(PyExc_TypeError, "descend: no argument may be None");
             goto done;
         }
     }
@@ -2642,7 +2642,7 @@ static PyObject *chaserate_descend(PyObject *self, PyObject *args) {
     const double *data = bufs[2].b.buf, *dist = bufs[3].b.buf;
     Py_ssize_t n = bufs[3].b.len / 8, m = bufs[1].b.len / 4;
     if (bufs[0].b.len / 8 != n + 1 || bufs[2].b.len / 8 != m || node < 0 || node >= n) {
-        PyErr_SetString(PyExc_ValueError, "chaserate_descend: the arrays or node disagree");
+        PyErr_SetString(PyExc_ValueError, "descend: the arrays or node disagree");
         goto done;
     }
     out = PyList_New(0);
@@ -2651,7 +2651,7 @@ static PyObject *chaserate_descend(PyObject *self, PyObject *args) {
     for (Py_ssize_t k = 0; k < most; k++) {
         int64_t lo = indptr[cur], hi = indptr[cur + 1];
         if (lo < 0 || hi > m || lo > hi) {
-            PyErr_SetString(PyExc_ValueError, "chaserate_descend: indptr out of order");
+            PyErr_SetString(PyExc_ValueError, "descend: indptr out of order");
             goto done;
         }
         int64_t best = -1;
@@ -2691,14 +2691,14 @@ static PyObject *chaserate_descend(PyObject *self, PyObject *args) {
     out = NULL;
     goto done;
 bad_index:
-    PyErr_SetString(PyExc_ValueError, "chaserate_descend: an index out of range");
+    PyErr_SetString(PyExc_ValueError, "descend: an index out of range");
 done:
     Py_XDECREF(out);
     for (int i = 0; i < 4; i++) release(&bufs[i]);
     return result;
 }
 
-/* ---- goalfast: a fleeing quarry's scans of its turn arrays (the goalfast lane) ----
+/* ---- flee_scan, flee_picks: a fleeing quarry's scans of its turn arrays ----
  *
  * engine.sim.flee.flee_choice reads the quarry's turns and the pursuers' (one double a
  * cell) in a dozen numpy passes a choice: the cells it reaches this turn, those of them no
@@ -2710,16 +2710,16 @@ done:
  * flee_scan_plain and sector_picks_plain). The arrays hold no NaN (turns are finite or
  * +inf). */
 
-#define GOALFAST_NEAR (1.0 + 1e-12) /* reached this turn: turns at most this */
-#define GOALFAST_SAFE (1.0 + 1e-9)  /* no pursuer's next move: its turns above this */
+#define FLEE_NEAR (1.0 + 1e-12) /* reached this turn: turns at most this */
+#define FLEE_SAFE (1.0 + 1e-9)  /* no pursuer's next move: its turns above this */
 
-static int goalfast_cmp_i64(const void *a, const void *b) {
+static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
 }
 
-PyDoc_STRVAR(goalfast_flee_scan_doc,
-             "goalfast_flee_scan(mine, threat, taken, cross, cross_cost, safe) -> "
+PyDoc_STRVAR(flee_scan_doc,
+             "flee_scan(mine, threat, taken, cross, cross_cost, safe) -> "
              "(near, safe_count, farthest, beyond, beyond_cost)\n\n"
              "One pass over a quarry's turns mine and the pursuers' threat (float64, one a "
              "cell), the cells taken (int64 indexes) left out: how many cells it reaches this "
@@ -2732,7 +2732,7 @@ PyDoc_STRVAR(goalfast_flee_scan_doc,
              "of this turn's (-1: none), with its cost. engine.sim.flee.flee_scan_plain is "
              "its twin.");
 
-static PyObject *goalfast_flee_scan(PyObject *self, PyObject *args) {
+static PyObject *flee_scan(PyObject *self, PyObject *args) {
     PyObject *o_mine, *o_threat, *o_taken, *o_safe;
     Py_ssize_t cross;
     double cross_cost;
@@ -2750,7 +2750,7 @@ static PyObject *goalfast_flee_scan(PyObject *self, PyObject *args) {
         goto done;
     for (int i = 0; i < 4; i++) {
         if (!bufs[i].held) {
-            PyErr_SetString(PyExc_TypeError, "goalfast_flee_scan: no array may be None");
+            PyErr_SetString(PyExc_TypeError, "flee_scan: no array may be None");
             goto done;
         }
     }
@@ -2758,7 +2758,7 @@ static PyObject *goalfast_flee_scan(PyObject *self, PyObject *args) {
     int64_t *safe = bufs[3].b.buf;
     Py_ssize_t n = bufs[0].b.len / 8, k = bufs[2].b.len / 8;
     if (bufs[1].b.len / 8 != n || bufs[3].b.len / 8 != n || cross < -1 || cross >= n) {
-        PyErr_SetString(PyExc_ValueError, "goalfast_flee_scan: the arrays or cross disagree");
+        PyErr_SetString(PyExc_ValueError, "flee_scan: the arrays or cross disagree");
         goto done;
     }
     taken = malloc((size_t)(k ? k : 1) * sizeof(int64_t));
@@ -2769,11 +2769,11 @@ static PyObject *goalfast_flee_scan(PyObject *self, PyObject *args) {
     memcpy(taken, bufs[2].b.buf, (size_t)k * sizeof(int64_t));
     for (Py_ssize_t t = 0; t < k; t++) {
         if (taken[t] < 0 || taken[t] >= n) {
-            PyErr_SetString(PyExc_ValueError, "goalfast_flee_scan: a taken cell out of range");
+            PyErr_SetString(PyExc_ValueError, "flee_scan: a taken cell out of range");
             goto done;
         }
     }
-    qsort(taken, (size_t)k, sizeof(int64_t), goalfast_cmp_i64);
+    qsort(taken, (size_t)k, sizeof(int64_t), cmp_i64);
     Py_ssize_t near = 0, n_safe = 0, farthest = -1, beyond = -1, t = 0;
     double far_threat = 0.0, far_mine = 0.0, near_top = 0.0, top = 0.0, beyond_cost = 0.0;
     int have_top = 0;
@@ -2781,11 +2781,11 @@ static PyObject *goalfast_flee_scan(PyObject *self, PyObject *args) {
         while (t < k && taken[t] < i) t++;
         if (t < k && taken[t] == i) continue; /* another token's: never chosen */
         double mi = mine[i], th = threat[i];
-        if (mi <= GOALFAST_NEAR) {
+        if (mi <= FLEE_NEAR) {
             double v = th - mi;
             if (!near || v > near_top) near_top = v;
             near++;
-            if (th > GOALFAST_SAFE) safe[n_safe++] = i;
+            if (th > FLEE_SAFE) safe[n_safe++] = i;
             if (farthest < 0 || th > far_threat || (th == far_threat && mi < far_mine)) {
                 farthest = i;
                 far_threat = th;
@@ -2811,8 +2811,8 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(goalfast_flee_picks_doc,
-             "goalfast_flee_picks(safe, sector, mine, threat, sectors, limit, picks) -> count\n\n"
+PyDoc_STRVAR(flee_picks_doc,
+             "flee_picks(safe, sector, mine, threat, sectors, limit, picks) -> count\n\n"
              "Of the cells safe (int64 indexes) in each direction (sector, int64, one a cell "
              "of safe, each from 0 to sectors - 1), the one of most mine, then most threat, "
              "then lowest index (mine and threat float64, one a cell of the map); of those, "
@@ -2820,7 +2820,7 @@ PyDoc_STRVAR(goalfast_flee_picks_doc,
              "then lowest index; returns how many. engine.sim.flee.sector_picks_plain is its "
              "twin.");
 
-static PyObject *goalfast_flee_picks(PyObject *self, PyObject *args) {
+static PyObject *flee_picks(PyObject *self, PyObject *args) {
     PyObject *o_safe, *o_sector, *o_mine, *o_threat, *o_picks;
     Py_ssize_t sectors, limit;
     if (!PyArg_ParseTuple(args, "OOOOnnO", &o_safe, &o_sector, &o_mine, &o_threat, &sectors,
@@ -2838,7 +2838,7 @@ static PyObject *goalfast_flee_picks(PyObject *self, PyObject *args) {
         goto done;
     for (int i = 0; i < 5; i++) {
         if (!bufs[i].held) {
-            PyErr_SetString(PyExc_TypeError, "goalfast_flee_picks: no array may be None");
+            PyErr_SetString(PyExc_TypeError, "flee_picks: no array may be None");
             goto done;
         }
     }
@@ -2848,7 +2848,7 @@ static PyObject *goalfast_flee_picks(PyObject *self, PyObject *args) {
     Py_ssize_t ns = bufs[0].b.len / 8, n = bufs[2].b.len / 8;
     if (bufs[1].b.len / 8 != ns || bufs[3].b.len / 8 != n || sectors < 1 || limit < 0 ||
         bufs[4].b.len / 8 < limit) {
-        PyErr_SetString(PyExc_ValueError, "goalfast_flee_picks: the arrays disagree");
+        PyErr_SetString(PyExc_ValueError, "flee_picks: the arrays disagree");
         goto done;
     }
     best = malloc((size_t)sectors * sizeof(int64_t));
@@ -2860,7 +2860,7 @@ static PyObject *goalfast_flee_picks(PyObject *self, PyObject *args) {
     for (Py_ssize_t j = 0; j < ns; j++) {
         int64_t i = safe[j], s = sector[j];
         if (i < 0 || i >= n || s < 0 || s >= sectors) {
-            PyErr_SetString(PyExc_ValueError, "goalfast_flee_picks: a cell or sector out of range");
+            PyErr_SetString(PyExc_ValueError, "flee_picks: a cell or sector out of range");
             goto done;
         }
         int64_t c = best[s];
@@ -2894,9 +2894,9 @@ done:
     return result;
 }
 
-/* ---- lean buckets: the pool and arrays of fieldfast's searches ----
+/* ---- lean buckets: the pool and arrays of field_upto's and field_spread_upto's searches ----
  *
- * What fieldfast_field and fieldfast_spread (below) search by: field()'s Dial and
+ * What field_upto and field_spread_upto (below) search by: field()'s Dial and
  * field_spread()'s Dinitz buckets again, the same distances. Those first read every edge
  * to find the most steps (or ticks) of one, a pass as long as the search itself on a small
  * map; here the caller gives that bound, worked out once per graph
@@ -2963,9 +2963,9 @@ static inline int lean_push(LeanPool *p, int64_t bucket, int32_t v) {
     return 0;
 }
 
-/* The arrays of fieldfast_field / fieldfast_spread: indptr, indices, ticks (int32 steps or
+/* The arrays of field_upto / field_spread_upto: indptr, indices, ticks (int32 steps or
  * float64), sources, dist; -1 with the error set where they disagree. */
-static int fieldfast_bufs(Buf *bufs, PyObject **objs, Py_ssize_t tick_size, const char *name) {
+static int lean_bufs(Buf *bufs, PyObject **objs, Py_ssize_t tick_size, const char *name) {
     for (int i = 0; i < 5; i++) bufs[i].held = 0;
     if (get_buf(objs[0], &bufs[0], 0, 8, "indptr") < 0 ||
         get_buf(objs[1], &bufs[1], 0, 4, "indices") < 0 ||
@@ -2989,7 +2989,7 @@ static int fieldfast_bufs(Buf *bufs, PyObject **objs, Py_ssize_t tick_size, cons
     return 0;
 }
 
-/* ---- fieldfast: fields settled as far as a walk needs, grown on demand (the fieldfast lane) ----
+/* ---- field_upto, field_spread_upto: fields settled up to a node, grown on demand ----
  *
  * Dial's and Dinitz's lean buckets (above), given the bound on an edge, with two more
  * arguments: stop, a node (-1: none), and after, where a previous call left the
@@ -3010,9 +3010,9 @@ static int fieldfast_bufs(Buf *bufs, PyObject **objs, Py_ssize_t tick_size, cons
 /* The buckets of a resumed search: every node of dist above after and finite, in the
  * bucket of its tentative distance (at, from cur and below cur + nb), else -2 (the error
  * set: dist is not a previous call's); -1 out of memory. */
-static int fieldfast_requeue(LeanPool *pool, const double *dist, Py_ssize_t n, double after,
-                             double unit, int64_t cur, int64_t nb, Py_ssize_t *pending,
-                             const char *name) {
+static int lean_requeue(LeanPool *pool, const double *dist, Py_ssize_t n, double after,
+                        double unit, int64_t cur, int64_t nb, Py_ssize_t *pending,
+                        const char *name) {
     const int64_t mask = nb - 1;
     for (Py_ssize_t v = 0; v < n; v++) {
         double d = dist[v];
@@ -3028,8 +3028,8 @@ static int fieldfast_requeue(LeanPool *pool, const double *dist, Py_ssize_t n, d
     return 0;
 }
 
-PyDoc_STRVAR(fieldfast_field_doc,
-             "fieldfast_field(indptr, indices, steps, span, sources, dist, step, stop, after) -> "
+PyDoc_STRVAR(field_upto_doc,
+             "field_upto(indptr, indices, steps, span, sources, dist, step, stop, after) -> "
              "limit\n\n"
              "field(indptr, indices, data, sources, dist, steps, step)'s distances (Dial's "
              "buckets over whole steps, each node's steps times step) where no edge is more "
@@ -3042,7 +3042,7 @@ PyDoc_STRVAR(fieldfast_field_doc,
              "caller), else what a previous call on dist returned, to go on from there. "
              "Called by engine.sim.spread and engine.sim.grow.");
 
-static PyObject *fieldfast_field(PyObject *self, PyObject *args) {
+static PyObject *field_upto(PyObject *self, PyObject *args) {
     PyObject *objs[5];
     Py_ssize_t span, stop;
     double step, after;
@@ -3053,14 +3053,14 @@ static PyObject *fieldfast_field(PyObject *self, PyObject *args) {
     PyObject *result = NULL;
     LeanPool pool = {0};
     int64_t *at = NULL;
-    if (fieldfast_bufs(bufs, objs, 4, "fieldfast_field") < 0) goto done;
+    if (lean_bufs(bufs, objs, 4, "field_upto") < 0) goto done;
     const int64_t *indptr = bufs[0].b.buf, *sources = bufs[3].b.buf;
     const int32_t *indices = bufs[1].b.buf, *steps = bufs[2].b.buf;
     double *dist = bufs[4].b.buf;
     Py_ssize_t n = bufs[4].b.len / 8, m = bufs[1].b.len / 4, n_src = bufs[3].b.len / 8;
     if (span < 0 || span > (1 << 24) || !(step > 0.0) || step == INFINITY || stop < -1 ||
         stop >= n || !(after == -1.0 || (after >= 0.0 && after < INFINITY))) {
-        PyErr_SetString(PyExc_ValueError, "fieldfast_field: span, step, stop or after out of range");
+        PyErr_SetString(PyExc_ValueError, "field_upto: span, step, stop or after out of range");
         goto done;
     }
     if (stop >= 0 && after >= 0.0 && dist[stop] <= after) { /* settled already */
@@ -3079,7 +3079,7 @@ static PyObject *fieldfast_field(PyObject *self, PyObject *args) {
         for (Py_ssize_t k = 0; k < n_src; k++) {
             int64_t v = sources[k];
             if (v < 0 || v >= n) {
-                PyErr_SetString(PyExc_ValueError, "fieldfast_field: a source out of range");
+                PyErr_SetString(PyExc_ValueError, "field_upto: a source out of range");
                 goto done;
             }
             if (dist[v] > 0.0) {
@@ -3093,14 +3093,13 @@ static PyObject *fieldfast_field(PyObject *self, PyObject *args) {
         double q = after / step;
         cur = (int64_t)q + 1;
         if ((double)(cur - 1) != q || (double)(cur - 1) * step != after) {
-            PyErr_SetString(PyExc_ValueError, "fieldfast_field: after is not a previous call's");
+            PyErr_SetString(PyExc_ValueError, "field_upto: after is not a previous call's");
             goto done;
         }
         /* (dist's values are whole steps times step, exact: their steps again, exactly) */
         for (Py_ssize_t v = 0; v < n; v++)
             at[v] = dist[v] == INFINITY ? INT64_MAX : (int64_t)(dist[v] / step);
-        int got = fieldfast_requeue(&pool, dist, n, after, step, cur, nb, &pending,
-                                    "fieldfast_field");
+        int got = lean_requeue(&pool, dist, n, after, step, cur, nb, &pending, "field_upto");
         if (got == -1) goto nomem;
         if (got < 0) goto done;
     }
@@ -3118,14 +3117,14 @@ static PyObject *fieldfast_field(PyObject *self, PyObject *args) {
             if (v == stop) reached = 1;
             int64_t lo = indptr[v], hi = indptr[v + 1];
             if (lo < 0 || hi > m || lo > hi) {
-                PyErr_SetString(PyExc_ValueError, "fieldfast_field: indptr out of order");
+                PyErr_SetString(PyExc_ValueError, "field_upto: indptr out of order");
                 goto done;
             }
             for (int64_t j = lo; j < hi; j++) {
                 int32_t w = indices[j], s = steps[j];
                 if ((uint32_t)w >= (uint32_t)n || (uint32_t)s > (uint32_t)span) {
                     PyErr_SetString(PyExc_ValueError,
-                                    "fieldfast_field: an index out of range, or a step out of "
+                                    "field_upto: an index out of range, or a step out of "
                                     "0..span");
                     goto done;
                 }
@@ -3162,8 +3161,8 @@ done:
     return result;
 }
 
-PyDoc_STRVAR(fieldfast_spread_doc,
-             "fieldfast_spread(indptr, indices, data, most, sources, dist, width, stop, after) "
+PyDoc_STRVAR(field_spread_upto_doc,
+             "field_spread_upto(indptr, indices, data, most, sources, dist, width, stop, after) "
              "-> limit\n\n"
              "field_spread(indptr, indices, data, sources, dist, width)'s distances (Dinitz's "
              "buckets of width ticks) where no edge takes more than most ticks (ValueError at "
@@ -3176,7 +3175,7 @@ PyDoc_STRVAR(fieldfast_spread_doc,
              "filled with inf by the caller), else what a previous call on dist returned, to "
              "go on from there. Called by engine.sim.spread and engine.sim.grow.");
 
-static PyObject *fieldfast_spread(PyObject *self, PyObject *args) {
+static PyObject *field_spread_upto(PyObject *self, PyObject *args) {
     PyObject *objs[5];
     double most, width, after;
     Py_ssize_t stop;
@@ -3187,7 +3186,7 @@ static PyObject *fieldfast_spread(PyObject *self, PyObject *args) {
     PyObject *result = NULL;
     LeanPool pool = {0};
     uint8_t *taken = NULL;
-    if (fieldfast_bufs(bufs, objs, 8, "fieldfast_spread") < 0) goto done;
+    if (lean_bufs(bufs, objs, 8, "field_spread_upto") < 0) goto done;
     const int64_t *indptr = bufs[0].b.buf, *sources = bufs[3].b.buf;
     const int32_t *indices = bufs[1].b.buf;
     const double *data = bufs[2].b.buf;
@@ -3197,7 +3196,7 @@ static PyObject *fieldfast_spread(PyObject *self, PyObject *args) {
         !(most - most == 0.0) || (double)(n + 1) * (most / width + 2.0) >= SPREAD_MOST_BUCKETS ||
         stop < -1 || stop >= n || !(after == -1.0 || (after >= 0.0 && after < INFINITY))) {
         PyErr_SetString(PyExc_ValueError,
-                        "fieldfast_spread: width, most, stop or after out of range");
+                        "field_spread_upto: width, most, stop or after out of range");
         goto done;
     }
     if (stop >= 0 && after >= 0.0 && dist[stop] <= after) { /* settled already */
@@ -3218,7 +3217,7 @@ static PyObject *fieldfast_spread(PyObject *self, PyObject *args) {
         for (Py_ssize_t k = 0; k < n_src; k++) {
             int64_t v = sources[k];
             if (v < 0 || v >= n) {
-                PyErr_SetString(PyExc_ValueError, "fieldfast_spread: a source out of range");
+                PyErr_SetString(PyExc_ValueError, "field_spread_upto: a source out of range");
                 goto done;
             }
             if (dist[v] > 0.0) {
@@ -3230,8 +3229,8 @@ static PyObject *fieldfast_spread(PyObject *self, PyObject *args) {
     } else {
         for (Py_ssize_t v = 0; v < n; v++) taken[v] = dist[v] <= after;
         cur = (int64_t)(after / width) + 1;
-        int got = fieldfast_requeue(&pool, dist, n, after, width, cur, nb, &pending,
-                                    "fieldfast_spread");
+        int got = lean_requeue(&pool, dist, n, after, width, cur, nb, &pending,
+                               "field_spread_upto");
         if (got == -1) goto nomem;
         if (got < 0) goto done;
     }
@@ -3251,7 +3250,7 @@ static PyObject *fieldfast_spread(PyObject *self, PyObject *args) {
             if (v == stop) reached = 1;
             int64_t lo = indptr[v], hi = indptr[v + 1];
             if (lo < 0 || hi > m || lo > hi) {
-                PyErr_SetString(PyExc_ValueError, "fieldfast_spread: indptr out of order");
+                PyErr_SetString(PyExc_ValueError, "field_spread_upto: indptr out of order");
                 goto done;
             }
             for (int64_t j = lo; j < hi; j++) {
@@ -3259,7 +3258,7 @@ static PyObject *fieldfast_spread(PyObject *self, PyObject *args) {
                 double t = data[j];
                 if ((uint32_t)w >= (uint32_t)n || !(t >= least) || !(t <= most)) {
                     PyErr_SetString(PyExc_ValueError,
-                                    "fieldfast_spread: an index out of range, or a tick out of "
+                                    "field_spread_upto: an index out of range, or a tick out of "
                                     "2 * width..most");
                     goto done;
                 }
@@ -3303,11 +3302,11 @@ static PyMethodDef methods[] = {
     {"objraster_coverage", objraster_coverage, METH_VARARGS, objraster_coverage_doc},
     {"objraster_composite", objraster_composite, METH_VARARGS, objraster_composite_doc},
     {"objraster_pixels", objraster_pixels, METH_VARARGS, objraster_pixels_doc},
-    {"chaserate_descend", chaserate_descend, METH_VARARGS, chaserate_descend_doc},
-    {"goalfast_flee_scan", goalfast_flee_scan, METH_VARARGS, goalfast_flee_scan_doc},
-    {"goalfast_flee_picks", goalfast_flee_picks, METH_VARARGS, goalfast_flee_picks_doc},
-    {"fieldfast_field", fieldfast_field, METH_VARARGS, fieldfast_field_doc},
-    {"fieldfast_spread", fieldfast_spread, METH_VARARGS, fieldfast_spread_doc},
+    {"descend", descend, METH_VARARGS, descend_doc},
+    {"flee_scan", flee_scan, METH_VARARGS, flee_scan_doc},
+    {"flee_picks", flee_picks, METH_VARARGS, flee_picks_doc},
+    {"field_upto", field_upto, METH_VARARGS, field_upto_doc},
+    {"field_spread_upto", field_spread_upto, METH_VARARGS, field_spread_upto_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -38,11 +38,11 @@ ENTRY_POINTS = (
     "objraster_coverage",
     "objraster_composite",
     "objraster_pixels",
-    "chaserate_descend",
-    "goalfast_flee_scan",
-    "goalfast_flee_picks",
-    "fieldfast_field",
-    "fieldfast_spread",
+    "descend",
+    "flee_scan",
+    "flee_picks",
+    "field_upto",
+    "field_spread_upto",
 )
 
 
@@ -478,46 +478,45 @@ def objraster_pixels(canvas: Any, out: Any, pitch: int, shifts: tuple[int, int, 
     return bool(_BUILT.objraster_pixels(canvas, canvas.shape[1], out, pitch, *shifts))
 
 
-def chaserate_descend(
+def descend(
     indptr: Any, indices: Any, data: Any, dist: Any, node: int, most: int
 ) -> list[tuple[int, float] | None]:
-    """engine/_kernel.c's ``chaserate_descend``: the steps down the field ``dist`` (float64,
-    one a node) of a CSR graph (``indptr`` int64, ``indices`` int32, ``data`` float64) from
+    """engine/_kernel.c's ``descend``: the steps down the field ``dist`` (float64, one a
+    node) of a CSR graph (``indptr`` int64, ``indices`` int32, ``data`` float64) from
     ``node``, each ``(next node, ticks)`` as ``engine.sim.fields.Field.step`` takes it, or
-    None where there is none (the last); on from each next node while its distance is
-    above 0, at most ``most``. Only where :func:`available`;
-    ``Field.step``'s own loop is its twin."""
-    return list(_BUILT.chaserate_descend(indptr, indices, data, dist, node, most))
+    None where there is none (the last); on from each next node while its distance is above
+    0, at most ``most``. Only where :func:`available`; ``Field.step``'s own loop is its
+    twin."""
+    return list(_BUILT.descend(indptr, indices, data, dist, node, most))
 
 
-def goalfast_flee_scan(
+def flee_scan(
     mine: Any, threat: Any, taken: Any, cross: int, cross_cost: float, safe: Any
 ) -> tuple[int, int, int, int, float]:
-    """engine/_kernel.c's ``goalfast_flee_scan``: of a quarry's turns ``mine`` and the
-    pursuers' ``threat`` (float64, one a cell), the cells ``taken`` (int64) left out: how
-    many cells it reaches this turn, how many of them it wrote into ``safe`` (int64, one a
-    cell: those no pursuer reaches in its next move), the one of this turn farthest from
-    the pursuers (-1: none), and the refuge beyond this turn with its cost (``cross_cost``
-    on the cell ``cross``; -1: none). Only where :func:`available`;
-    ``engine.sim.flee.flee_scan_plain`` is its twin."""
-    near, count, farthest, beyond, cost = _BUILT.goalfast_flee_scan(
+    """engine/_kernel.c's ``flee_scan``: of a quarry's turns ``mine`` and the pursuers'
+    ``threat`` (float64, one a cell), the cells ``taken`` (int64) left out: how many cells
+    it reaches this turn, how many of them it wrote into ``safe`` (int64, one a cell: those
+    no pursuer reaches in its next move), the one of this turn farthest from the pursuers
+    (-1: none), and the refuge beyond this turn with its cost (``cross_cost`` on the cell
+    ``cross``; -1: none). Only where :func:`available`; ``engine.sim.flee.flee_scan_plain``
+    is its twin."""
+    near, count, farthest, beyond, cost = _BUILT.flee_scan(
         mine, threat, taken, cross, cross_cost, safe
     )
     return int(near), int(count), int(farthest), int(beyond), float(cost)
 
 
-def goalfast_flee_picks(
+def flee_picks(
     safe: Any, sector: Any, mine: Any, threat: Any, sectors: int, limit: int, picks: Any
 ) -> int:
-    """engine/_kernel.c's ``goalfast_flee_picks``: the farthest cell of ``safe`` (int64) in
-    each direction (``sector``, int64 from 0 to ``sectors - 1``), at most ``limit`` of them
+    """engine/_kernel.c's ``flee_picks``: the farthest cell of ``safe`` (int64) in each
+    direction (``sector``, int64 from 0 to ``sectors - 1``), at most ``limit`` of them
     written into ``picks`` (int64), the farthest from the pursuers first; how many. Only
-    where :func:`available`; ``engine.sim.flee.sector_picks_plain`` is its
-    twin."""
-    return int(_BUILT.goalfast_flee_picks(safe, sector, mine, threat, sectors, limit, picks))
+    where :func:`available`; ``engine.sim.flee.sector_picks_plain`` is its twin."""
+    return int(_BUILT.flee_picks(safe, sector, mine, threat, sectors, limit, picks))
 
 
-def fieldfast_field(
+def field_upto(
     indptr: Any,
     indices: Any,
     steps: Any,
@@ -528,18 +527,16 @@ def fieldfast_field(
     stop: int,
     after: float,
 ) -> float:
-    """engine/_kernel.c's ``fieldfast_field``: :func:`field`'s distances over whole ``steps``
+    """engine/_kernel.c's ``field_upto``: :func:`field`'s distances over whole ``steps``
     (int32) where no edge has more than ``span`` of them (ValueError at one that does),
     without a pass over the edges to find that first, into ``dist``, settled up to the
     bucket of node ``stop`` (-1: all), going on from ``after`` (-1.0: a fresh field,
     ``dist`` filled with inf); the greatest distance settled, inf where the field is whole.
     Only where :func:`available`; :func:`field` is its twin."""
-    return float(
-        _BUILT.fieldfast_field(indptr, indices, steps, span, sources, dist, step, stop, after)
-    )
+    return float(_BUILT.field_upto(indptr, indices, steps, span, sources, dist, step, stop, after))
 
 
-def fieldfast_spread(
+def field_spread_upto(
     indptr: Any,
     indices: Any,
     data: Any,
@@ -550,10 +547,10 @@ def fieldfast_spread(
     stop: int,
     after: float,
 ) -> float:
-    """engine/_kernel.c's ``fieldfast_spread``: :func:`field_spread`'s distances where no
+    """engine/_kernel.c's ``field_spread_upto``: :func:`field_spread`'s distances where no
     edge takes more than ``most`` ticks (ValueError at one that does), without a pass over
-    the edges first, grown as :func:`fieldfast_field`'s. Only where
-    :func:`available`; :func:`field_spread` is its twin."""
+    the edges first, grown as :func:`field_upto`'s. Only where :func:`available`;
+    :func:`field_spread` is its twin."""
     return float(
-        _BUILT.fieldfast_spread(indptr, indices, data, most, sources, dist, width, stop, after)
+        _BUILT.field_spread_upto(indptr, indices, data, most, sources, dist, width, stop, after)
     )

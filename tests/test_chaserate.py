@@ -1,5 +1,5 @@
 """The chase's speed seam gives what the plain way gives: the kernel's steps down a field
-(engine.sim.descend, engine/_kernel.c ``chaserate_descend``) are the steps
+(engine.sim.descend, engine/_kernel.c ``descend``) are the steps
 :meth:`Field.step` takes in Python, on random graphs and fields (ties, near-ties, fields
 that end or are not descents), and a batch of the square chase plays the same records
 with it on and off."""
@@ -113,11 +113,11 @@ def test_steps_down_refuse_bad_arrays() -> None:
     indices = np.array([1, 0], np.int32)
     data = np.array([1.0, 1.0])
     dist = np.array([1.0, 0.0])
-    assert kernel.chaserate_descend(indptr, indices, data, dist, 0, 8) == [(1, 1.0)]
+    assert kernel.descend(indptr, indices, data, dist, 0, 8) == [(1, 1.0)]
     with pytest.raises(ValueError):
-        kernel.chaserate_descend(indptr, indices, data, dist, 2, 8)
+        kernel.descend(indptr, indices, data, dist, 2, 8)
     with pytest.raises(ValueError):
-        kernel.chaserate_descend(indptr, np.array([1, 7], np.int32), data, dist, 1, 8)
+        kernel.descend(indptr, np.array([1, 7], np.int32), data, dist, 1, 8)
 
 
 @needs_descend

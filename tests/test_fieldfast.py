@@ -1,5 +1,5 @@
 """Fields to cells grown as their walks need (engine.sim.grow, engine/_kernel.c
-``fieldfast_field`` and ``fieldfast_spread``) give what whole fields give:
+``field_upto`` and ``field_spread_upto``) give what whole fields give:
 
 - the kernel's grown searches, stopped at random nodes and taken up again, against the
   whole search (stop -1, after -1.0: engine.sim.spread's; tests/test_goalfast.py holds it
@@ -53,11 +53,9 @@ def _whole(graph: csr_array, arrays: tuple, bound: float, sources: np.ndarray) -
     indptr, indices, data, steps, step = arrays
     out = np.full(graph.shape[0], np.inf)
     if steps is not None:
-        limit = kernel.fieldfast_field(
-            indptr, indices, steps, int(bound), sources, out, step, -1, -1.0
-        )
+        limit = kernel.field_upto(indptr, indices, steps, int(bound), sources, out, step, -1, -1.0)
     else:
-        limit = kernel.fieldfast_spread(indptr, indices, data, bound, sources, out, step, -1, -1.0)
+        limit = kernel.field_spread_upto(indptr, indices, data, bound, sources, out, step, -1, -1.0)
     assert limit == INF
     assert np.array_equal(out, dijkstra(graph, indices=sources.tolist(), min_only=True))
     return out
@@ -104,31 +102,31 @@ def test_grown_searches_refuse_what_no_call_left() -> None:
     indptr, indices, data, steps, step = _kernel_csr(graph)
     src = np.array([0], np.int64)
     dist = np.full(3, np.inf)
-    limit = kernel.fieldfast_field(indptr, indices, steps, 3, src, dist, step, 1, -1.0)
+    limit = kernel.field_upto(indptr, indices, steps, 3, src, dist, step, 1, -1.0)
     assert limit == 2.0 and dist.tolist() == [0.0, 2.0, 8.0]  # node 2: only reached
     # Taken up again from there, and from a settled node at once:
-    assert kernel.fieldfast_field(indptr, indices, steps, 3, src, dist, step, 1, limit) == 2.0
+    assert kernel.field_upto(indptr, indices, steps, 3, src, dist, step, 1, limit) == 2.0
     again = dist.copy()
-    assert kernel.fieldfast_field(indptr, indices, steps, 3, src, again, step, -1, 2.0) == INF
+    assert kernel.field_upto(indptr, indices, steps, 3, src, again, step, -1, 2.0) == INF
     assert again.tolist() == [0.0, 2.0, 8.0]
     for bad_after in (1.5, -2.0, INF):  # not a distance settled, not -1
         with pytest.raises(ValueError):
-            kernel.fieldfast_field(indptr, indices, steps, 3, src, dist.copy(), step, -1, bad_after)
+            kernel.field_upto(indptr, indices, steps, 3, src, dist.copy(), step, -1, bad_after)
     beyond = np.array([0.0, 2.0, 99.0])  # a node reached further than any edge goes
     with pytest.raises(ValueError):
-        kernel.fieldfast_field(indptr, indices, steps, 3, src, beyond, step, -1, 2.0)
+        kernel.field_upto(indptr, indices, steps, 3, src, beyond, step, -1, 2.0)
     with pytest.raises(ValueError):
-        kernel.fieldfast_field(indptr, indices, steps, 3, src, np.full(3, np.inf), step, 3, -1.0)
+        kernel.field_upto(indptr, indices, steps, 3, src, np.full(3, np.inf), step, 3, -1.0)
     with pytest.raises(ValueError):
-        kernel.fieldfast_field(indptr, indices, steps, 2, src, np.full(3, np.inf), step, -1, -1.0)
+        kernel.field_upto(indptr, indices, steps, 2, src, np.full(3, np.inf), step, -1, -1.0)
     with pytest.raises(ValueError):
-        kernel.fieldfast_spread(indptr, indices, data, 5.0, src, np.full(3, np.inf), 1.0, -1, -1.0)
+        kernel.field_spread_upto(indptr, indices, data, 5.0, src, np.full(3, np.inf), 1.0, -1, -1.0)
     spread_dist = np.full(3, np.inf)
     assert (
-        kernel.fieldfast_spread(indptr, indices, data, 6.0, src, spread_dist, 1.0, 1, -1.0) == 2.0
+        kernel.field_spread_upto(indptr, indices, data, 6.0, src, spread_dist, 1.0, 1, -1.0) == 2.0
     )
     with pytest.raises(ValueError):
-        kernel.fieldfast_spread(indptr, indices, data, 6.0, src, beyond, 1.0, -1, 2.0)
+        kernel.field_spread_upto(indptr, indices, data, 6.0, src, beyond, 1.0, -1, 2.0)
 
 
 # --------------------------------------------------------------------------- fields

@@ -1,11 +1,11 @@
 """The goal choices' speed seams give what the plain ways give (the goalfast lane).
 
 - A fleeing quarry's scans (engine.sim.flee ``flee_scan`` and ``sector_picks``, in
-  engine/_kernel.c ``goalfast_flee_scan`` and ``goalfast_flee_picks``) against their numpy
+  engine/_kernel.c ``flee_scan`` and ``flee_picks``) against their numpy
   twins, on random turn arrays full of ties, +inf and taken cells, and a crossing under
   way; and whole batches of the shipped chases played with the seams on and off.
-- Fields by lean buckets (engine.sim.spread ``LEAN``: engine/_kernel.c ``fieldfast_field``
-  and ``fieldfast_spread`` searching whole, each given its graph's bound on an edge)
+- Fields by lean buckets (engine.sim.spread ``LEAN``: engine/_kernel.c ``field_upto``
+  and ``field_spread_upto`` searching whole, each given its graph's bound on an edge)
   against the kernel's ``field`` and ``field_spread`` and scipy's Dijkstra, bit for bit,
   on random graphs of whole steps (zeros and ties too) and fractional ticks; a bound an
   edge exceeds refused, and arguments out of range.
@@ -109,19 +109,17 @@ def test_sector_picks_are_their_numpy_twin() -> None:
 def test_the_kernel_refuses_arrays_that_disagree() -> None:
     mine, threat = np.zeros(4), np.full(4, 2.0)
     none = np.zeros(0, np.int64)
-    assert kernel.goalfast_flee_scan(mine, threat, none, -1, 0.0, np.empty(4, np.int64))[:2] == (
+    assert kernel.flee_scan(mine, threat, none, -1, 0.0, np.empty(4, np.int64))[:2] == (
         4,
         4,
     )
     with pytest.raises(ValueError):
-        kernel.goalfast_flee_scan(
-            mine, threat, np.array([4], np.int64), -1, 0.0, np.empty(4, np.int64)
-        )
+        kernel.flee_scan(mine, threat, np.array([4], np.int64), -1, 0.0, np.empty(4, np.int64))
     with pytest.raises(ValueError):
-        kernel.goalfast_flee_scan(mine, threat[:3], none, -1, 0.0, np.empty(4, np.int64))
+        kernel.flee_scan(mine, threat[:3], none, -1, 0.0, np.empty(4, np.int64))
     safe = np.arange(4, dtype=np.int64)
     with pytest.raises(ValueError):
-        kernel.goalfast_flee_picks(
+        kernel.flee_picks(
             safe, np.array([0, 1, 2, 3], np.int64), mine, threat, 3, 4, np.empty(4, np.int64)
         )
 
@@ -146,10 +144,8 @@ def _lean(arrays: tuple, bound: float, sources: np.ndarray, dist: np.ndarray) ->
     to stop at, a fresh field: stop -1, after -1.0); what it returns."""
     indptr, indices, data, steps, step = arrays
     if steps is not None:
-        return kernel.fieldfast_field(
-            indptr, indices, steps, int(bound), sources, dist, step, -1, -1.0
-        )
-    return kernel.fieldfast_spread(indptr, indices, data, bound, sources, dist, step, -1, -1.0)
+        return kernel.field_upto(indptr, indices, steps, int(bound), sources, dist, step, -1, -1.0)
+    return kernel.field_spread_upto(indptr, indices, data, bound, sources, dist, step, -1, -1.0)
 
 
 @needs_lean
@@ -218,14 +214,14 @@ def test_lean_fields_refuse_an_edge_past_the_bound() -> None:
     assert steps is not None and spread.edge_bound(data, steps) == 3.0
     src = np.array([0], np.int64)
     got = np.full(3, np.inf)
-    kernel.fieldfast_field(indptr, indices, steps, 3, src, got, step, -1, -1.0)
+    kernel.field_upto(indptr, indices, steps, 3, src, got, step, -1, -1.0)
     assert got.tolist() == [0.0, 2.0, 8.0]
     with pytest.raises(ValueError, match="a step out of 0..span"):
-        kernel.fieldfast_field(indptr, indices, steps, 2, src, np.full(3, np.inf), step, -1, -1.0)
+        kernel.field_upto(indptr, indices, steps, 2, src, np.full(3, np.inf), step, -1, -1.0)
     with pytest.raises(ValueError, match="a tick out of 2 \\* width..most"):
-        kernel.fieldfast_spread(indptr, indices, data, 5.0, src, np.full(3, np.inf), 1.0, -1, -1.0)
+        kernel.field_spread_upto(indptr, indices, data, 5.0, src, np.full(3, np.inf), 1.0, -1, -1.0)
     got = np.full(3, np.inf)
-    kernel.fieldfast_spread(indptr, indices, data, 6.0, src, got, 1.0, -1, -1.0)
+    kernel.field_spread_upto(indptr, indices, data, 6.0, src, got, 1.0, -1, -1.0)
     assert got.tolist() == [0.0, 2.0, 8.0]
 
 
@@ -237,13 +233,15 @@ def test_lean_fields_refuse_arguments_out_of_range() -> None:
 
     def whole(span: int, sources: np.ndarray, n: int = 3, at: np.ndarray = indices) -> float:
         dist = np.full(n, np.inf)
-        return kernel.fieldfast_field(indptr, at, steps, span, sources, dist, step, -1, -1.0)
+        return kernel.field_upto(indptr, at, steps, span, sources, dist, step, -1, -1.0)
 
     def spread_of(
         most: float, width: float, sources: np.ndarray, ticks: np.ndarray = data
     ) -> float:
         dist = np.full(3, np.inf)
-        return kernel.fieldfast_spread(indptr, indices, ticks, most, sources, dist, width, -1, -1.0)
+        return kernel.field_spread_upto(
+            indptr, indices, ticks, most, sources, dist, width, -1, -1.0
+        )
 
     with pytest.raises(ValueError, match="span, step, stop or after out of range"):
         whole(-1, src)

@@ -1,5 +1,5 @@
 """The steps down a distance field, taken a walk at a time by the kernel (engine/_kernel.c
-``chaserate_descend``) for :meth:`engine.sim.fields.Field.step`.
+``descend``) for :meth:`engine.sim.fields.Field.step`.
 
 A chase's turns walk down fresh fields: each first step from a node looks at its out-edges
 in Python (a few microseconds), and a walk takes a dozen of them. The kernel takes the
@@ -39,4 +39,4 @@ def steps_down(prof: Any, dist: np.ndarray, node: int) -> list[tuple[int, float]
     ):
         return None
     indptr, indices, data = prof._kernel_of("csr")[:3]
-    return kernel.chaserate_descend(indptr, indices, data, dist, node, MOST)
+    return kernel.descend(indptr, indices, data, dist, node, MOST)

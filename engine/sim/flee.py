@@ -191,7 +191,7 @@ def held_cell(
 
 
 #: Whether :func:`flee_scan` and :func:`sector_picks` ask the kernel (engine/_kernel.c
-#: ``goalfast_flee_scan``, ``goalfast_flee_picks``; off: numpy, the plain way).
+#: ``flee_scan``, ``flee_picks``; off: numpy, the plain way).
 ON = True
 
 
@@ -233,7 +233,7 @@ def flee_scan(
             cross, cross_cost = i, float(mine[i] * float(1 - progress))
     index = grid.index
     out = np.empty(len(mine), dtype=np.int64)
-    near, count, farthest, beyond, cost = kernel.goalfast_flee_scan(
+    near, count, farthest, beyond, cost = kernel.flee_scan(
         mine, threat, np.array([index(c) for c in taken], dtype=np.int64), cross, cross_cost, out
     )
     return FleeScan(near, out[:count], farthest, beyond, cost)
@@ -277,7 +277,7 @@ def sector_picks(
     if not (ON and kernel.available() and _doubles(mine) and _doubles(threat)):
         return sector_picks_plain(safe, sector, mine, threat)
     out = np.empty(FLEE_CANDIDATES, dtype=np.int64)
-    count = kernel.goalfast_flee_picks(
+    count = kernel.flee_picks(
         np.ascontiguousarray(safe, dtype=np.int64),
         np.ascontiguousarray(sector, dtype=np.int64),
         mine,

@@ -1,5 +1,5 @@
 """Fields to cells settled only as far as their walks need, grown when a walk needs more
-(:class:`Grow`; engine/_kernel.c ``fieldfast_field`` and ``fieldfast_spread``).
+(:class:`Grow`; engine/_kernel.c ``field_upto`` and ``field_spread_upto``).
 
 Most fields to cells serve the walks down them from a node or two (a descent's turn): a
 step from a node reads the distances of its out-edges' heads, and only a head nearer the
@@ -82,11 +82,11 @@ class Grow:
     def _search(self, stop: int) -> None:
         indptr, indices, data, steps, step = self._arrays
         if steps is None:
-            self.limit = kernel.fieldfast_spread(
+            self.limit = kernel.field_spread_upto(
                 indptr, indices, data, self._bound, self._sources, self.dist, step, stop, self.limit
             )
         else:
-            self.limit = kernel.fieldfast_field(
+            self.limit = kernel.field_upto(
                 indptr,
                 indices,
                 steps,

@@ -13,7 +13,7 @@ the same field bit for bit (tests/test_spread_fields.py).
 A second seam, :data:`LEAN`: the kernel's ``field`` and ``field_spread`` read every edge
 before they search, to find the most steps or ticks of one (on a chase's map, a pass as
 long as the search). Given that bound (:func:`edge_bound`, worked out once per graph by
-its caller), ``fieldfast_field`` and ``fieldfast_spread`` (given no node to stop at, the
+its caller), ``field_upto`` and ``field_spread_upto`` (given no node to stop at, the
 whole search) search at once, each edge checked against it as it is read: the same
 distances, bit for bit (tests/test_goalfast.py)."""
 
@@ -27,7 +27,7 @@ from engine import kernel
 MOST_BUCKETS = float(1 << 40)
 
 #: Whether a field given its graph's :func:`edge_bound` takes the kernel's lean buckets
-#: (``fieldfast_field``, ``fieldfast_spread``, whole); off: ``field`` and ``field_spread``, the
+#: (``field_upto``, ``field_spread_upto``, whole); off: ``field`` and ``field_spread``, the
 #: plain way, which find the bound in every field.
 LEAN = True
 
@@ -54,7 +54,7 @@ def whole_field(
     buckets where ``bound`` (:func:`edge_bound`) is given and :data:`LEAN`. Only where
     :func:`engine.kernel.available`."""
     if LEAN and bound is not None and kernel.available():
-        kernel.fieldfast_field(indptr, indices, steps, int(bound), sources, dist, step, -1, -1.0)
+        kernel.field_upto(indptr, indices, steps, int(bound), sources, dist, step, -1, -1.0)
     else:
         kernel.field(indptr, indices, data, sources, dist, steps, step)
 
@@ -107,7 +107,7 @@ def spread_field(
     has them and ``width`` > 0 (the lean ones where ``most``, :func:`edge_bound`, is given
     and :data:`LEAN`), else :func:`plain_field`; the same distances either way."""
     if width > 0.0 and LEAN and most is not None and kernel.available():
-        kernel.fieldfast_spread(indptr, indices, data, most, sources, dist, width, -1, -1.0)
+        kernel.field_spread_upto(indptr, indices, data, most, sources, dist, width, -1, -1.0)
     elif width > 0.0 and kernel.available():
         kernel.field_spread(indptr, indices, data, sources, dist, width)
     else:
