@@ -353,6 +353,50 @@ def test_a_value_checked_on_the_map_read_once_loads_as_the_plain_way(
         sweep_spec(CHASE, [f"{MOVE}=7,8", "terrain.forest.move=walk,teleport"], 10, None)
 
 
+def _counted_map_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    import engine.tiled
+
+    reads: list[str] = []
+    real = engine.tiled.read_tiled
+
+    def counted(path: Any, *args: Any, **kw: Any) -> Any:
+        reads.append(str(path))
+        return real(path, *args, **kw)
+
+    monkeypatch.setattr(engine.tiled, "read_tiled", counted)
+    return reads
+
+
+def test_a_sweeps_points_play_on_its_map_read_once_as_separate_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every point's batch loads its scenario from the map the sweep read (PointWork's
+    ``same_map``), a map edit from its own: each point's folder is, byte for byte, the
+    batch run_batch makes alone, reading its map itself."""
+    from engine.batch import run_batch
+    from engine.batch.work import WORKER_CACHE
+    from engine.sweep import sweep_spec
+
+    vary = [f"{MOVE}=8,12", f"{WILD}=complication,none"]
+    edited = [f"{MOVE}=8,12", "terrain.forest.move=walk,blocked"]
+    reads = _counted_map_reads(monkeypatch)
+    for name, grid in (("plain", vary), ("edited", edited)):
+        out = tmp_path / name
+        del reads[:]
+        run_sweep(CHASE, vary=grid, runs=20, seed=4, out_dir=str(out))
+        map_edits = 2 + 4 if name == "edited" else 0  # each value checked, each point played
+        assert len(reads) == 1 + map_edits, reads  # else once per point, as batches read it
+        for p in sweep_spec(CHASE, grid, 20, 4)["points"]:
+            WORKER_CACHE.clear()  # the plain way: nothing the sweep loaded
+            alone = tmp_path / f"{name}-alone" / p["point"]
+            run_batch(CHASE, runs=20, seed=p["seed"], out_dir=str(alone), overrides=p["params"])
+            point = out / "points" / p["point"]
+            for file in ("runs.jsonl", "runs.parquet", "batch.json"):
+                assert (point / file).read_bytes() == (alone / file).read_bytes(), (p, file)
+            a, b = (json.loads((f / "summary.json").read_text()) for f in (point, alone))
+            assert a.pop("results") != b.pop("results") and a == b
+
+
 # --------------------------------------------------------------------------- named regions
 
 #: A 10 x 4 map with a river (~) down columns 4-5; objects in Tiled's pixels (32 px cells).

@@ -11,12 +11,15 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.batch.control import out_folder
 from engine.batch.runner import ProgressFn, run_batch
 from engine.batch.work import CHUNK, ChunkFn, Executor
 from engine.errors import Wording
+
+if TYPE_CHECKING:
+    from engine.scenario import MapRead
 
 #: ``--until-ci``'s cap on a point's runs where ``--max-runs`` is not given.
 UNTIL_MAX_RUNS = 10_000
@@ -75,6 +78,9 @@ class PointWork:
     progress: ProgressFn | None = None
     note: Callable[[Wording], None] | None = None
     chunk_fn: ChunkFn | None = None
+    #: The scenario's map as the sweep read it (engine.scenario.read_scenario_map): each
+    #: point's batch loads its scenario from it, not from the map file again.
+    same_map: MapRead | None = None
 
 
 def _batch_runs(folder: str) -> int | None:
@@ -119,6 +125,7 @@ def run_point(
             note=work.note,
             chunk_fn=work.chunk_fn,
             executor=executor,
+            same_map=work.same_map,
         )
         until = work.until
         n = summary["runs"]

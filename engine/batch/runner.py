@@ -8,7 +8,7 @@ import json
 import os
 import signal
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import version
 from engine.batch.control import (
@@ -54,6 +54,9 @@ from engine.errors import ArgumentError, Wording, literal
 from engine.safeio import AppendFile, rename_over
 from engine.sources import read_json_file
 
+if TYPE_CHECKING:
+    from engine.scenario import MapRead
+
 #: The most runs one batch may have: runs.jsonl holds about 0.45 KB a run, so this is
 #: already some 450 GB of results; a larger study is several batches with other seeds.
 MAX_RUNS = 10**9
@@ -97,6 +100,7 @@ def run_batch(
     chunk_fn: ChunkFn | None = None,
     cache: WorkerCache | None = None,
     executor: Executor | None = None,
+    same_map: MapRead | None = None,
 ) -> dict[str, Any]:
     """Run a batch and write ``runs.jsonl`` and ``summary.json`` into ``out_dir``.
 
@@ -110,13 +114,17 @@ def run_batch(
     make a worker die, and must be picklable for ``workers > 1``. ``executor``: where the
     runs play, chosen by the caller (a sweep's point on a cluster it is connected to:
     engine.batch.dask.DaskPoints); ``workers`` and ``scheduler`` then go unused.
+    ``same_map``: the scenario's map as the caller read it already
+    (engine.scenario.read_scenario_map; a sweep's, for every point), loaded from instead
+    of reading the map file again where ``overrides`` leave the map as read
+    (:func:`engine.scenario.load_scenario`'s ``same_map``).
     Raises :class:`BatchStopped` on SIGINT or SIGTERM (in the main thread).
     """
     from engine.scenario import load_scenario
 
     # Validated before anything runs, and loaded as the workers load it (overrides in order).
     ordered = dict(sorted((overrides or {}).items()))
-    scenario = load_scenario(scenario_path, overrides=ordered)
+    scenario = load_scenario(scenario_path, overrides=ordered, same_map=same_map)
     if runs is not None:
         _check_runs(runs)
     if workers < 1:

@@ -45,7 +45,7 @@ import itertools
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import version
 from engine.batch.control import BatchStopped, _FolderLock, out_folder
@@ -74,6 +74,9 @@ from engine.batch.work import ChunkFn
 from engine.errors import ArgumentError, ScenarioError, Wording, literal, stop_signal
 from engine.safeio import write_text
 from engine.sources import read_json_file
+
+if TYPE_CHECKING:
+    from engine.scenario import MapRead
 
 #: The most points one sweep may have (each is a batch folder).
 MAX_POINTS = 10_000
@@ -232,15 +235,18 @@ def sweep_spec(
     runs: int | None,
     seed: int | None,
     seeds: str = "common",
+    same_map: MapRead | None = None,
 ) -> dict[str, Any]:
     """The sweep to run: the grid (``--vary`` texts or a ``{name: [values]}`` mapping, else
     the scenario's ``sweep:`` block), runs per point, the sweep seed and how the points are
-    seeded (:data:`SEEDINGS`), checked; every point's scenario is validated."""
+    seeded (:data:`SEEDINGS`), checked; every point's scenario is validated. ``same_map``:
+    the scenario's map as read already (engine.scenario.read_scenario_map), else read here."""
     from engine.scenario import load_scenario, read_scenario_map
 
     # The map is read once: each value below is validated on it (a value that edits the
     # map, terrain.* or region.*, reads its own).
-    same_map = read_scenario_map(scenario_path)
+    if same_map is None:
+        same_map = read_scenario_map(scenario_path)
     scenario = load_scenario(scenario_path, same_map=same_map)
     block = scenario.raw.get("sweep")
     where = f"{scenario_path}: sweep"
@@ -391,7 +397,11 @@ def run_sweep(
         )
     if scheduler:
         _check_address(scheduler)
-    spec = sweep_spec(scenario_path, vary, runs, seed, seeds or "common")
+    from engine.scenario import read_scenario_map
+
+    # Read once: every value is validated on it, and every point's batch loads from it.
+    same_map = read_scenario_map(scenario_path)
+    spec = sweep_spec(scenario_path, vary, runs, seed, seeds or "common", same_map)
     _check_runs(spec["runs"])
     if resume and force:
         raise ArgumentError(
@@ -465,6 +475,7 @@ def run_sweep(
             progress=progress,
             note=note,
             chunk_fn=chunk_fn,
+            same_map=same_map,
         )
         tables = SweepTables(spec, out_dir, paired=spec["seeds"] == "common")
         summaries = _run_points(work, spec, point_done, tables.point_written)
