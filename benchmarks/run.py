@@ -121,7 +121,7 @@ BENCHES: tuple[Bench, ...] = (
     ),
     Bench(
         "bench_sweep.py",
-        "a 12-point sweep of the square chase, 1 worker",
+        "CPU of a 12-point sweep of the square chase, 1 worker",
         "the same runs as 12 separate batches",
         "<= 1.05x",
     ),
