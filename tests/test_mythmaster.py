@@ -673,3 +673,49 @@ def test_swim_failure_stalls_for_the_rest_of_the_turn_only() -> None:
     # Calm water (difficulty none) and aquatic swimmers ask nothing.
     assert MM.cell_check(t, Terrain(name="pond", move="swim")) is None
     assert MM.cell_check(tok("adaptability=14,aquatic=true"), water) is None
+
+
+def _within_floats_entry_by_entry(chains, budget: int) -> float:
+    """The chance within ``budget`` turns in floats, the convolution made entry by entry in
+    Python (the plain way :func:`engine.search.odds._within_floats` is held equal to)."""
+    from engine.search.odds import _climb_pmf
+
+    dist = [1.0]
+    for odds, n, _ in chains:
+        pmf = _climb_pmf(odds, n, budget, False)
+        new = [0.0] * (budget + 1)
+        for a, pa in enumerate(dist):
+            if pa:
+                for b in range(budget + 1 - a):
+                    new[a + b] += pa * pmf[b]
+        dist = new
+    return sum(dist, 0.0)
+
+
+def test_a_long_climbs_chance_within_turns_is_the_entry_by_entry_sum() -> None:
+    """Past EXACT_WITHIN_TURNS the chance to be through is made in floats a row at a time:
+    the same float, bit for bit, as the convolution made entry by entry, for one climb and
+    several, slips or none, odds from likely to rare."""
+    import random
+
+    from engine.search.odds import EXACT_WITHIN_TURNS, _within_exact, _within_floats
+    from engine.systems.base import ClimbOdds
+
+    rng = random.Random(43)
+    for trial in range(12):
+        chains = []
+        for _ in range(1 + trial % 3):
+            p = Fraction(rng.randint(1, 60), 100)
+            q = Fraction(rng.randint(0, 10), 100)
+            odds = ClimbOdds(Fraction(1), p, q, slip=rng.random() < 0.5)
+            chains.append((odds, rng.randint(1, 6), Fraction(1)))
+        budget = EXACT_WITHIN_TURNS + rng.randint(1, 300)
+        got = _within_floats(chains, budget)
+        assert got == _within_floats_entry_by_entry(chains, budget)
+        assert 0.0 <= got <= 1.0
+    # And the floats are the exact sum's, to float precision, where both are made.
+    odds = ClimbOdds(Fraction(1), Fraction(3, 10), Fraction(1, 20), slip=True)
+    chains = [(odds, 3, Fraction(1)), (odds, 2, Fraction(1))]
+    assert _within_floats(chains, 150) == pytest.approx(
+        float(_within_exact(chains, 150)), rel=1e-12
+    )

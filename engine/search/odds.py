@@ -309,6 +309,40 @@ def _climb_pmf(odds: ClimbOdds, n: int, horizon: int, exact_: bool) -> list[Any]
     return out
 
 
+def _within_exact(chains: Sequence[tuple[ClimbOdds, int, Fraction]], budget: int) -> Fraction:
+    """The chance that ``chains`` (each climb's odds and successes) are all done, without a
+    fall, within ``budget`` turns in all: their time distributions convolved, cut at
+    ``budget``, summed; exact."""
+    dist: list[Fraction] = [Fraction(1)]
+    for odds, n, _ in chains:
+        pmf = _climb_pmf(odds, n, budget, True)
+        new = [Fraction(0)] * (budget + 1)
+        for a, pa in enumerate(dist):
+            if pa:
+                for b in range(budget + 1 - a):
+                    new[a + b] += pa * pmf[b]
+        dist = new
+    return sum(dist, Fraction(0))
+
+
+def _within_floats(chains: Sequence[tuple[ClimbOdds, int, Fraction]], budget: int) -> float:
+    """:func:`_within_exact` in floats, for a budget past :data:`EXACT_WITHIN_TURNS`: the
+    same products and sums in the same order (every entry of the convolution gets its
+    terms by increasing first index, one row of them a numpy operation), so the same float
+    as the loop done entry by entry, in O(budget) numpy operations instead of O(budget**2)
+    Python ones (a climb of thousands of turns took seconds). tests/test_mythmaster.py
+    holds the two equal, bit for bit."""
+    dist = np.zeros(1)
+    dist[0] = 1.0
+    for odds, n, _ in chains:
+        pmf = np.array(_climb_pmf(odds, n, budget, False), dtype=np.float64)
+        new = np.zeros(budget + 1)
+        for a in np.flatnonzero(dist).tolist():
+            new[a:] += dist[a] * pmf[: budget + 1 - a]
+        dist = new
+    return float(sum(dist.tolist(), 0.0))
+
+
 def climb_runs(graph: MovementGraph, spans: Spans) -> list[tuple[ClimbOdds, list[int]]]:
     """Each run of steps (indices from 1) climbing on the same mode, difficulty and state,
     with its odds (:meth:`RuleSystem.climb_odds`, asked once per terrain and state: a
@@ -443,18 +477,11 @@ def _price_climbs(
     others = p_ok / climbs_safe if climbs_safe else Fraction(0)
     if chains:
         budget = math.floor(horizon - (total - expected))
-        exact_ = budget <= EXACT_WITHIN_TURNS
-        dist: list[Any] = [Fraction(1) if exact_ else 1.0]
-        for odds, n, _ in chains:
-            pmf = _climb_pmf(odds, n, budget, exact_)
-            new = [0 * dist[0]] * (budget + 1)
-            for a, pa in enumerate(dist):
-                if pa:
-                    for b in range(budget + 1 - a):
-                        new[a + b] += pa * pmf[b]
-            dist = new
-        within = sum(dist, 0 * dist[0])
-        p_within = others * (within if exact_ else Fraction(within).limit_denominator(10**12))
+        if budget <= EXACT_WITHIN_TURNS:
+            within = _within_exact(chains, budget)
+        else:
+            within = Fraction(_within_floats(chains, budget)).limit_denominator(10**12)
+        p_within = others * within
     else:
         p_within = p_ok
     return PathOdds(total, p_ok, p_within, effects, bool(runs))
