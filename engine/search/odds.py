@@ -628,9 +628,11 @@ def _risk_weighted(
     layer_n = n * graph.n_par
     src = graph.node(start)
     goal_idx = g.index(goal)
-    # A move's ticks over a check period, worked out exactly once per (ticks, period): a
-    # search meets a few hundred distinct times and asks them millions of times.
-    moves: dict[tuple[float, Any], int] = {}
+    # A move's ticks over a check period, worked out exactly once per (ticks, terrain): a
+    # search meets a few hundred distinct times and asks them millions of times. (Keyed by
+    # the terrain, whose period it is, not by the period: a Fraction hashes and compares
+    # slowly, and these look-ups were half of a long route's search.)
+    moves: dict[tuple[float, int], int] = {}
 
     def move_of(ticks: float, k: int) -> int | None:
         """The move a step ending at ``ticks`` falls in on terrain ``k`` (None: one per run)."""
@@ -639,9 +641,9 @@ def _risk_weighted(
             return None
         if not ticks:
             return 0
-        got = moves.get((ticks, period))
+        got = moves.get((ticks, k))
         if got is None:
-            got = moves[ticks, period] = math.ceil(Fraction(ticks) / (den * period))
+            got = moves[ticks, k] = math.ceil(Fraction(ticks) / (den * period))
         return got
 
     best: dict[int, tuple[float, float]] = {src: (0.0, 0.0)}
