@@ -330,8 +330,7 @@ def _within_floats(chains: Sequence[tuple[ClimbOdds, int, Fraction]], budget: in
     same products and sums in the same order (every entry of the convolution gets its
     terms by increasing first index, one row of them a numpy operation), so the same float
     as the loop done entry by entry, in O(budget) numpy operations instead of O(budget**2)
-    Python ones (a climb of thousands of turns took seconds). tests/test_mythmaster.py
-    holds the two equal, bit for bit."""
+    Python ones. tests/test_mythmaster.py holds the two equal, bit for bit."""
     dist = np.zeros(1)
     dist[0] = 1.0
     for odds, n, _ in chains:
@@ -631,7 +630,7 @@ def _risk_weighted(
     # A move's ticks over a check period, worked out exactly once per (ticks, terrain): a
     # search meets a few hundred distinct times and asks them millions of times. (Keyed by
     # the terrain, whose period it is, not by the period: a Fraction hashes and compares
-    # slowly, and these look-ups were half of a long route's search.)
+    # slowly.)
     moves: dict[tuple[float, int], int] = {}
 
     def move_of(ticks: float, k: int) -> int | None:
