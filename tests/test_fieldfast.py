@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.sparse import csr_array
-from scipy.sparse import random as sparse_random
 from scipy.sparse.csgraph import dijkstra
+from test_goalfast import _graph as goalfast_graph
 from test_goalfast import _records  # the same runs, played the same way
 
 from engine import kernel
@@ -34,16 +34,13 @@ ROOT = Path(__file__).resolve().parents[1]
 needs_grow = pytest.mark.skipif(not kernel.available(), reason=f"kernel {kernel.state()}")
 
 
-def _graph(rng: np.random.Generator, kind: str) -> csr_array:
-    n = int(rng.integers(1, 300))
-    m = sparse_random(n, n, density=float(rng.uniform(0.005, 0.12)), format="csr", rng=rng)
-    if kind == "whole":  # whole ticks over a common step, zeros and ties among them
-        m.data = np.floor(m.data * 7) * 381.0
-    elif kind == "ties":  # every tick alike and above 0: ties everywhere
-        m.data = np.full_like(m.data, 381.0)
-    else:  # a check's expected delay added: sums that round
-        m.data = 381.0 + np.round(m.data * 40) * (1000.0 / 27)
-    return csr_array(m)
+def _graph(rng: np.random.Generator, kind: str, least_edges: int = 0) -> csr_array:
+    """test_goalfast's random graphs a little denser, drawn again until one has at least
+    ``least_edges`` edges."""
+    graph = goalfast_graph(rng, kind, densest=0.12)
+    while graph.nnz < least_edges:
+        graph = goalfast_graph(rng, kind, densest=0.12)
+    return graph
 
 
 def _whole(graph: csr_array, arrays: tuple, bound: float, sources: np.ndarray) -> np.ndarray:  # type: ignore[type-arg]
@@ -208,9 +205,7 @@ def test_a_grown_fields_steps_are_the_whole_fields(kind: str, kernel_steps: bool
 @needs_grow
 def test_a_margin_too_thin_for_the_ticks_takes_the_whole_field() -> None:
     rng = np.random.default_rng(60)
-    graph = _graph(rng, "ties")
-    while graph.nnz < 100:
-        graph = _graph(rng, "ties")
+    graph = _graph(rng, "ties", least_edges=100)
     field, want = _grown_field(graph, np.array([0], np.int64))
     reached = np.flatnonzero(np.isfinite(want) & (want > 0))
     near = int(reached[np.argmin(want[reached])])  # the nearest node but the target
@@ -259,9 +254,7 @@ def test_a_scenarios_grown_fields_walk_as_whole_ones(name: str) -> None:
 @needs_grow
 def test_a_grown_field_at_another_speed_is_the_base_times_the_scale() -> None:
     rng = np.random.default_rng(8)
-    graph = _graph(rng, "whole")
-    while graph.nnz < 200:
-        graph = _graph(rng, "whole")
+    graph = _graph(rng, "whole", least_edges=200)
     n = graph.shape[0]
     base, want = _grown_field(graph, np.array([1], np.int64))
     slow = base.scaled(381.0, 1143.0)
@@ -277,9 +270,7 @@ def test_a_grown_field_at_another_speed_is_the_base_times_the_scale() -> None:
 @needs_grow
 def test_a_grown_field_pickles_and_reads_whole() -> None:
     rng = np.random.default_rng(9)
-    graph = _graph(rng, "fractional")
-    while graph.nnz < 200:
-        graph = _graph(rng, "fractional")
+    graph = _graph(rng, "fractional", least_edges=200)
     field, want = _grown_field(graph, np.array([0], np.int64))
     field.at(int(np.argmax(np.where(np.isfinite(want), want, -1.0)) // 2))
     back = pickle.loads(pickle.dumps(field))

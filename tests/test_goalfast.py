@@ -129,11 +129,14 @@ def test_the_kernel_refuses_arrays_that_disagree() -> None:
 needs_lean = pytest.mark.skipif(not kernel.available(), reason=f"kernel {kernel.state()}")
 
 
-def _graph(rng: np.random.Generator, kind: str) -> csr_array:
+def _graph(rng: np.random.Generator, kind: str, densest: float = 0.1) -> csr_array:
+    """A random graph of up to 300 nodes, density up to ``densest``, its ticks by ``kind``."""
     n = int(rng.integers(1, 300))
-    m = sparse_random(n, n, density=float(rng.uniform(0.005, 0.1)), format="csr", rng=rng)
+    m = sparse_random(n, n, density=float(rng.uniform(0.005, densest)), format="csr", rng=rng)
     if kind == "whole":  # whole ticks over a common step, zeros and ties among them
         m.data = np.floor(m.data * 7) * 381.0
+    elif kind == "ties":  # every tick alike and above 0: ties everywhere
+        m.data = np.full_like(m.data, 381.0)
     else:  # a check's expected delay added: sums that round
         m.data = 381.0 + np.round(m.data * 40) * (1000.0 / 27)
     return csr_array(m)

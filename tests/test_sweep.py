@@ -314,7 +314,6 @@ def test_a_value_checked_on_the_map_read_once_loads_as_the_plain_way(
     once is left as read."""
     import pickle
 
-    import engine.tiled
     from engine.scenario import load_scenario, read_scenario_map
     from engine.sweep import sweep_spec
 
@@ -337,14 +336,7 @@ def test_a_value_checked_on_the_map_read_once_loads_as_the_plain_way(
         assert (shared.model is once.tiled.model) != edits_map
     assert pickle.dumps(once.tiled.model) == before
 
-    reads: list[str] = []
-    real = engine.tiled.read_tiled
-
-    def counted(path: Any, *args: Any, **kw: Any) -> Any:
-        reads.append(str(path))
-        return real(path, *args, **kw)
-
-    monkeypatch.setattr(engine.tiled, "read_tiled", counted)
+    reads = _counted_map_reads(monkeypatch)
     spec = sweep_spec(CHASE, [f"{MOVE}=7,8,9,10", f"{WILD}=complication,none"], 10, None)
     assert len(spec["points"]) == 8 and len(reads) == 1
     sweep_spec(CHASE, [f"{MOVE}=7,8", "terrain.forest.move=walk,blocked"], 10, None)
